@@ -1,0 +1,39 @@
+/**
+ * The one HTTP server: the REST API (with OpenAPI at /openapi.json and a docs page at /docs), the JSON error
+ * layer and request metrics. It listens on SERVICE_API_HOST:SERVICE_API_PORT.
+ */
+import { NodeHttpServer } from "@effect/platform-node"
+import { ByteSize, Effect, Layer } from "effect"
+import { HttpIncomingMessage, HttpRouter } from "effect/http"
+import { HttpApiBuilder, HttpApiScalar, OpenApi } from "effect/http-api"
+import { createServer } from "node:http"
+import { EngramConfig } from "../../src/config/EngramConfig.ts"
+import { EngramApi } from "../../src/http/api/Api.ts"
+import { BanksHandlers } from "../../src/http/handlers/BanksHandlers.ts"
+import { ApiKeyAuthLive, RequestValidationLive } from "../../src/http/handlers/Middleware.ts"
+import { MonitoringHandlers } from "../../src/http/handlers/MonitoringHandlers.ts"
+import { OperationsHandlers } from "../../src/http/handlers/OperationsHandlers.ts"
+import { jsonErrorsMiddleware } from "../../src/http/JsonErrors.ts"
+import { makeRouteTemplates } from "../../src/http/RouteTemplates.ts"
+
+const ApiRoutes = HttpApiBuilder.layer(EngramApi, { openapiPath: "/openapi.json" }).pipe(
+  Layer.provide([BanksHandlers, OperationsHandlers, MonitoringHandlers]),
+  Layer.provide([RequestValidationLive, ApiKeyAuthLive])
+)
+
+const DocsRoute = HttpApiScalar.layer(EngramApi, { path: "/docs" })
+
+const routeOf = makeRouteTemplates(OpenApi.fromApi(EngramApi).paths as Record<string, Record<string, unknown>>)
+
+export const Routes = Layer.mergeAll(ApiRoutes, DocsRoute, jsonErrorsMiddleware(routeOf))
+
+/** Serves the routes on the configured address; request bodies above SERVICE_API_MAX_REQUEST_BYTES get 413. */
+export const HttpServerLive = Layer.unwrap(
+  Effect.gen(function*() {
+    const config = yield* EngramConfig
+    return HttpRouter.serve(Routes, { disableListenLog: true, disableLogger: true }).pipe(
+      Layer.provide(NodeHttpServer.layer(createServer, { port: config.port, host: config.host })),
+      Layer.provide(Layer.succeed(HttpIncomingMessage.MaxBodySize, ByteSize.bytes(config.maxRequestBytes)))
+    )
+  })
+)

@@ -1,0 +1,187 @@
+/**
+ * The SQL layers: `SqlClient` and `PgClient` over embedded PGlite (the default) or a PostgreSQL server, both through
+ * `@effect/sql-pg`, with the tenant schema created and on the `search_path`, pgvector installed and its codec
+ * registered, and snake_case columns read as camelCase fields. It must never fall back from PostgreSQL to PGlite.
+ */
+import { PGlite } from "@electric-sql/pglite"
+import { vector } from "@electric-sql/pglite-pgvector"
+import * as PgClient from "@effect/sql-pg/PgClient"
+import * as PgTypes from "@effect/sql-pg/PgTypes"
+import * as Config from "effect/Config"
+import type * as Duration from "effect/Duration"
+import * as Effect from "effect/Effect"
+import * as Layer from "effect/Layer"
+import * as Option from "effect/Option"
+import * as Redacted from "effect/Redacted"
+import * as Schema from "effect/Schema"
+import type * as SqlClient from "effect/sql/SqlClient"
+import * as Str from "effect/String"
+import { mkdir } from "node:fs/promises"
+import * as Path from "node:path"
+import * as PgliteStream from "./PgliteStream.ts"
+import * as PgVector from "./PgVector.ts"
+
+/** What every variant provides. */
+export type Sql = PgClient.PgClient | SqlClient.SqlClient
+
+/** The database could not be opened, reached or prepared. The message is safe to log: it never holds a password. */
+export class DatabaseStartupError extends Schema.TaggedError<DatabaseStartupError>()("DatabaseStartupError", {
+  message: Schema.String
+}) {}
+
+export interface PgliteOptions {
+  /** Where PGlite keeps its files (created if missing). In memory when omitted. */
+  readonly dataDir?: string | undefined
+  /** The schema that holds this tenant's tables. Default `"public"`. */
+  readonly schema?: string | undefined
+}
+
+export interface PostgresOptions {
+  readonly url: Redacted.Redacted
+  /** The schema that holds this tenant's tables. Default `"public"`. */
+  readonly schema?: string | undefined
+  /** How long connecting (and authenticating) may take before start-up fails. Default 5 seconds. */
+  readonly connectTimeout?: Duration.Input | undefined
+  /** Pool size. Default 10. */
+  readonly maxConnections?: number | undefined
+}
+
+/**
+ * Embedded PostgreSQL (PGlite with pgvector), persisted under `dataDir` or in memory. PGlite is a single session,
+ * so the client holds exactly one connection: statements from concurrent fibers queue, and a transaction holds the
+ * session until it ends. The PGlite instance is closed when the layer's scope closes.
+ */
+export const pglite = (options: PgliteOptions = {}): Layer.Layer<Sql, DatabaseStartupError> =>
+  PgClient.layerFrom(Effect.gen(function*() {
+    const schema = options.schema ?? "public"
+    const db = yield* Effect.acquireRelease(
+      openPglite(options.dataDir),
+      (db) =>
+        Effect.tryPromise(() => db.close()).pipe(
+          Effect.catch((error) => Effect.logWarning("PGlite did not close cleanly", error))
+        )
+    )
+    const types = PgTypes.makeRegistry()
+    const client = yield* PgClient.makeClient({
+      ...clientOptions(schema, types),
+      stream: () => PgliteStream.make(db),
+      username: "postgres",
+      database: "postgres"
+    })
+    yield* prepare(client, schema, types)
+    return client
+  }).pipe(
+    Effect.mapError((error) => new DatabaseStartupError({ message: `Cannot open PGlite ${where(options)}: ${describe(error)}` }))
+  ))
+
+/**
+ * A PostgreSQL server reached through a connection pool. Start-up connects once and fails within `connectTimeout`
+ * with a message naming the host and port (never the password) when the server cannot be reached or prepared.
+ */
+export const postgres = (options: PostgresOptions): Layer.Layer<Sql, DatabaseStartupError> =>
+  PgClient.layerFrom(Effect.gen(function*() {
+    const schema = options.schema ?? "public"
+    const types = PgTypes.makeRegistry()
+    const client = yield* PgClient.make({
+      ...clientOptions(schema, types),
+      url: options.url,
+      connectTimeout: options.connectTimeout ?? "5 seconds",
+      maxConnections: options.maxConnections ?? 10
+    })
+    yield* prepare(client, schema, types)
+    return client
+  }).pipe(
+    Effect.mapError((error) =>
+      new DatabaseStartupError({
+        message: scrubPassword(`Cannot start PostgreSQL at ${target(options.url)}: ${describe(error)}`, options.url)
+      })
+    )
+  ))
+
+/**
+ * Chooses from configuration: PostgreSQL when `SERVICE_API_DATABASE_URL` is set (and not empty), otherwise PGlite
+ * under `${SERVICE_API_DATA_DIR ?? "./.engram"}/pglite`. `SERVICE_API_DATABASE_SCHEMA` names the schema (`public`).
+ */
+export const layerConfig: Layer.Layer<Sql, DatabaseStartupError | Config.ConfigError> = Layer.unwrap(
+  Effect.gen(function*() {
+    const url = yield* Config.option(Config.Redacted("SERVICE_API_DATABASE_URL"))
+    const schema = yield* Config.String("SERVICE_API_DATABASE_SCHEMA").pipe(Config.withDefault("public"))
+    if (Option.isSome(url) && Redacted.value(url.value).trim() !== "") return postgres({ url: url.value, schema })
+    const dataDir = yield* Config.String("SERVICE_API_DATA_DIR").pipe(Config.withDefault("./.engram"))
+    return pglite({ dataDir: Path.join(dataDir, "pglite"), schema })
+  })
+)
+
+const where = (options: PgliteOptions): string =>
+  options.dataDir === undefined ? "in memory" : `at ${Path.resolve(options.dataDir)}`
+
+const openPglite = (dataDir: string | undefined) => {
+  if (dataDir === undefined) return Effect.tryPromise(() => PGlite.create({ extensions: { vector } }))
+  const path = Path.resolve(dataDir)
+  return Effect.tryPromise(() => mkdir(path, { recursive: true })).pipe(
+    Effect.andThen(Effect.tryPromise(() => PGlite.create({ dataDir: path, extensions: { vector } })))
+  )
+}
+
+/**
+ * Settings both variants share. `int8` (e.g. `count(*)`) columns decode to `bigint`: cast to `int` in SQL where a
+ * `number` is wanted. JSON values keep their keys as stored (`transformJson: false`): only column names are renamed.
+ */
+const clientOptions = (schema: string, types: PgTypes.Registry) => ({
+  startupParameters: { search_path: searchPath(schema) },
+  transformResultNames: Str.snakeToCamel,
+  transformQueryNames: Str.camelToSnake,
+  transformJson: false,
+  types
+})
+
+/**
+ * Creates the schema and the extension when missing, then registers the vector codec. Checking before creating keeps
+ * a role without CREATE rights working against a database prepared for it; the advisory lock keeps two processes
+ * starting at once from racing on `CREATE EXTENSION`.
+ */
+const prepare = Effect.fnUntraced(function*(sql: PgClient.PgClient, schema: string, types: PgTypes.Registry) {
+  yield* sql.withTransaction(Effect.gen(function*() {
+    yield* sql`SELECT pg_catalog.pg_advisory_xact_lock(${bootstrapLock})`
+    const schemas = yield* sql`SELECT 1 FROM pg_catalog.pg_namespace WHERE nspname = ${schema}`
+    if (schemas.length === 0) yield* sql`CREATE SCHEMA ${sql(schema)}`.withoutTransform
+    const extensions = yield* sql`SELECT 1 FROM pg_catalog.pg_extension WHERE extname = 'vector'`
+    if (extensions.length === 0) yield* sql`CREATE EXTENSION vector WITH SCHEMA public`
+  }))
+  yield* PgVector.register(sql, types)
+})
+
+/** An arbitrary constant shared by every engram process: the key of the start-up advisory lock. */
+const bootstrapLock = 0x656e6772
+
+const searchPath = (schema: string): string =>
+  schema === "public" ? "public" : `"${schema.replaceAll("\"", "\"\"")}", public`
+
+/** `host:port` of a connection URL, for messages. */
+const target = (url: Redacted.Redacted): string => {
+  const parsed = URL.parse(Redacted.value(url))
+  if (parsed === null) return "an unparsable SERVICE_API_DATABASE_URL"
+  const host = parsed.searchParams.get("host") ?? (parsed.hostname === "" ? "localhost" : parsed.hostname)
+  return `${host}:${parsed.searchParams.get("port") ?? (parsed.port === "" ? "5432" : parsed.port)}`
+}
+
+/** Hides the URL's password, as written and percent-decoded, wherever it appears in `message`. */
+const scrubPassword = (message: string, url: Redacted.Redacted): string => {
+  const raw = URL.parse(Redacted.value(url))?.password ?? ""
+  const secrets = [raw, Option.getOrElse(decodeComponent(raw), () => raw)].filter((secret) => secret !== "")
+  return secrets.reduce((scrubbed, secret) => scrubbed.replaceAll(secret, "***"), message)
+}
+
+const decodeComponent = Option.liftThrowable(decodeURIComponent)
+
+/** The messages along an error's cause chain, outermost first, leaving out those already said. */
+const describe = (error: unknown): string => {
+  const messages: Array<string> = []
+  let cause = error
+  for (let depth = 0; cause instanceof Error && depth < 5; depth++) {
+    const message = cause.message
+    if (message !== "" && !messages.some((seen) => seen.includes(message))) messages.push(message)
+    cause = cause.cause
+  }
+  return messages.length === 0 ? String(error) : messages.join(": ")
+}

@@ -1,0 +1,183 @@
+/**
+ * One supervised actor (fiber) per bank: it owns the bank's wake-up queue, the operation it is running and
+ * its circuit-breaker key. Actors are created on demand, passivate after an idle period and are interrupted
+ * when the service shuts down. They never hold state that matters: the operations table is the truth, so an
+ * actor that dies loses nothing and a new one picks the work up again.
+ */
+import { Cause, Context, Duration, Effect, Exit, Fiber, Layer, Option, Queue, Schedule, Semaphore } from "effect"
+import { CircuitBreaker } from "effect/persistence"
+import { EngramConfig } from "../config/EngramConfig.ts"
+import type { OperationRecord } from "../operations/OperationStore.ts"
+import { OperationStore } from "../operations/OperationStore.ts"
+import { TaskFailure, TaskRegistry } from "../operations/TaskRegistry.ts"
+
+export interface ActorStatus {
+  readonly active: boolean
+  readonly currentOperationId: string | null
+  readonly circuit: "closed" | "open" | "half_open"
+  readonly retryAfterMs: number | null
+  readonly consecutiveFailures: number
+}
+
+interface Actor {
+  readonly wakeups: Queue.Queue<void>
+  current: { readonly operationId: string; readonly fiber: Fiber.Fiber<void> } | undefined
+}
+
+export class BankActors extends Context.Service<BankActors, {
+  /** Makes sure the bank's actor runs and looks for pending work. */
+  readonly wake: (bankId: string) => Effect.Effect<void>
+  /** Interrupts the operation if this node is running it (its row must already say `cancelled`). */
+  readonly interrupt: (operationId: string) => Effect.Effect<void>
+  readonly status: (bankId: string) => Effect.Effect<ActorStatus>
+  readonly activeCount: Effect.Effect<number>
+  /**
+   * Re-queues work a dead process left running and wakes every bank with pending work. Run once at start,
+   * after every task handler is registered.
+   */
+  readonly start: Effect.Effect<void>
+}>()("engram/bank/BankActors") {
+  static readonly layer = Layer.effect(
+    BankActors,
+    Effect.gen(function*() {
+      const config = yield* EngramConfig
+      const store = yield* OperationStore
+      const registry = yield* TaskRegistry
+      const scope = yield* Effect.scope
+      const breaker = yield* CircuitBreaker.make({
+        tripPolicy: CircuitBreaker.consecutive(config.circuitBreakerFailures),
+        openDuration: config.circuitBreakerOpenFor
+      }).pipe(Effect.provide(CircuitBreaker.layerStoreMemory()))
+      const actors = new Map<string, Actor>()
+      const failures = new Map<string, number>()
+      const lock = yield* Semaphore.make(1)
+
+      const circuitState = (bankId: string) =>
+        breaker.state(bankId).pipe(Effect.orElseSucceed(() => ({ _tag: "Closed" as const, key: bankId })))
+
+      /** Turns whatever ended the task into the message stored on the operation; defects never leak details. */
+      const failureMessage = (cause: Cause.Cause<unknown>): string => {
+        const error = Cause.findErrorOption(cause)
+        if (Option.isSome(error) && error.value instanceof TaskFailure) return error.value.message
+        return "internal error while running the operation"
+      }
+
+      const runOperation = (bankId: string, operation: OperationRecord) =>
+        Effect.gen(function*() {
+          const handler = yield* registry.get(operation.taskType)
+          if (handler === undefined) {
+            yield* store.fail(operation.id, `no handler is registered for task type '${operation.taskType}'`)
+            return
+          }
+          const attempt = Effect.suspend(() => handler(operation)).pipe(
+            Effect.retry({
+              schedule: Schedule.exponential(config.operationRetryBase),
+              times: Math.max(0, config.operationMaxAttempts - 1),
+              while: (error: TaskFailure) => error.retryable
+            })
+          )
+          const exit = yield* Effect.exit(breaker.execute(attempt, { key: bankId }))
+          if (Exit.isSuccess(exit)) {
+            failures.set(bankId, 0)
+            yield* store.complete(operation.id, exit.value ?? null)
+            return
+          }
+          const error = Cause.findErrorOption(exit.cause)
+          if (Option.isSome(error) && error.value instanceof CircuitBreaker.CircuitBreakerError) {
+            yield* store.release(operation.id)
+            return
+          }
+          if (Cause.hasInterruptsOnly(exit.cause)) return yield* Effect.interrupt
+          failures.set(bankId, (failures.get(bankId) ?? 0) + 1)
+          if (Cause.hasDies(exit.cause)) yield* Effect.logError("operation crashed", exit.cause)
+          yield* store.fail(operation.id, failureMessage(exit.cause))
+        }).pipe(
+          // Shutdown or cancel: give the row back unless a cancel already settled it.
+          Effect.onInterrupt(() => store.release(operation.id)),
+          Effect.annotateLogs({ bankId, operationId: operation.id, taskType: operation.taskType })
+        )
+
+      const waitForWork = (actor: Actor, timeout: Duration.Duration) =>
+        Queue.take(actor.wakeups).pipe(Effect.timeoutOption(timeout))
+
+      const loop = (bankId: string, actor: Actor): Effect.Effect<void> =>
+        Effect.gen(function*() {
+          while (true) {
+            const circuit = yield* circuitState(bankId)
+            if (circuit._tag === "Open") {
+              yield* Effect.sleep(circuit.retryAfter)
+              continue
+            }
+            yield* Queue.clear(actor.wakeups)
+            const next = yield* store.claimNext(bankId)
+            if (Option.isNone(next)) {
+              const woke = yield* waitForWork(actor, config.actorIdleTimeout)
+              if (Option.isSome(woke)) continue
+              const passivated = yield* lock.withPermit(Effect.sync(() => {
+                if (Queue.sizeUnsafe(actor.wakeups) > 0) return false
+                actors.delete(bankId)
+                return true
+              }))
+              if (passivated) return
+              continue
+            }
+            const fiber = yield* Effect.forkChild(runOperation(bankId, next.value))
+            actor.current = { operationId: next.value.id, fiber }
+            yield* Fiber.await(fiber)
+            actor.current = undefined
+          }
+        }).pipe(
+          Effect.onExit(() => Effect.sync(() => actors.get(bankId) === actor && actors.delete(bankId))),
+          Effect.annotateLogs({ bankId })
+        )
+
+      const wake = (bankId: string) =>
+        lock.withPermit(Effect.gen(function*() {
+          const existing = actors.get(bankId)
+          if (existing) {
+            Queue.offerUnsafe(existing.wakeups, undefined)
+            return
+          }
+          const actor: Actor = { wakeups: yield* Queue.sliding<void>(1), current: undefined }
+          actors.set(bankId, actor)
+          yield* Effect.forkIn(loop(bankId, actor), scope)
+        }))
+
+      const interrupt = (operationId: string) =>
+        Effect.gen(function*() {
+          for (const actor of actors.values()) {
+            if (actor.current?.operationId === operationId) yield* Fiber.interrupt(actor.current.fiber)
+          }
+        })
+
+      const status = (bankId: string) =>
+        Effect.gen(function*() {
+          const actor = actors.get(bankId)
+          const circuit = yield* circuitState(bankId)
+          return {
+            active: actor !== undefined,
+            currentOperationId: actor?.current?.operationId ?? null,
+            circuit: circuit._tag === "Open" ? "open" as const : circuit._tag === "HalfOpen" ? "half_open" as const : "closed" as const,
+            retryAfterMs: circuit._tag === "Open" ? Duration.toMillis(circuit.retryAfter) : null,
+            consecutiveFailures: failures.get(bankId) ?? 0
+          }
+        })
+
+      const start = Effect.gen(function*() {
+        const recovered = yield* store.recoverInterrupted
+        if (recovered.length > 0) yield* Effect.logInfo("re-queued operations interrupted by a restart", recovered)
+        const pending = yield* store.banksWithPendingWork
+        yield* Effect.forEach(pending, wake, { discard: true })
+      })
+
+      return BankActors.of({
+        wake,
+        interrupt,
+        status,
+        activeCount: Effect.sync(() => actors.size),
+        start
+      })
+    })
+  )
+}
+

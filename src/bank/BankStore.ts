@@ -1,0 +1,171 @@
+/**
+ * Persistence of banks: create, read, update, delete, and the statistics computed from the bank's tables.
+ * Deleting a bank removes everything it owns through foreign keys with ON DELETE CASCADE.
+ */
+import { Context, Effect, Layer, Option, Schema } from "effect"
+import { SqlClient } from "effect/sql"
+import type { Bank, BankSettings, BankStatsResponse } from "../domain/Bank.ts"
+import { ExtractionMode } from "../domain/Bank.ts"
+import { emptySettings } from "./BankSettings.ts"
+
+const BankRow = Schema.Struct({
+  bankId: Schema.String,
+  name: Schema.NullOr(Schema.String),
+  reflectMission: Schema.NullOr(Schema.String),
+  retainMission: Schema.NullOr(Schema.String),
+  retainExtractionMode: Schema.NullOr(ExtractionMode),
+  retainCustomInstructions: Schema.NullOr(Schema.String),
+  retainChunkSize: Schema.NullOr(Schema.Number),
+  bankPreset: Schema.NullOr(Schema.String),
+  enableObservations: Schema.NullOr(Schema.Boolean),
+  observationsMission: Schema.NullOr(Schema.String),
+  dispositionSkepticism: Schema.Number,
+  dispositionLiteralism: Schema.Number,
+  dispositionEmpathy: Schema.Number,
+  lastConsolidatedAt: Schema.NullOr(Schema.Date),
+  createdAt: Schema.Date,
+  updatedAt: Schema.Date
+})
+type BankRow = typeof BankRow.Type
+
+const decodeRows = Schema.decodeUnknownEffect(Schema.Array(BankRow))
+
+const toBank = (row: BankRow): Bank => ({
+  bankId: row.bankId,
+  name: row.name,
+  reflectMission: row.reflectMission,
+  retainMission: row.retainMission,
+  retainExtractionMode: row.retainExtractionMode,
+  retainCustomInstructions: row.retainCustomInstructions,
+  retainChunkSize: row.retainChunkSize,
+  bankPreset: row.bankPreset,
+  enableObservations: row.enableObservations,
+  observationsMission: row.observationsMission,
+  disposition: {
+    skepticism: row.dispositionSkepticism,
+    literalism: row.dispositionLiteralism,
+    empathy: row.dispositionEmpathy
+  },
+  createdAt: row.createdAt,
+  updatedAt: row.updatedAt
+})
+
+const toColumns = (settings: BankSettings) => ({
+  name: settings.name,
+  reflectMission: settings.reflectMission,
+  retainMission: settings.retainMission,
+  retainExtractionMode: settings.retainExtractionMode,
+  retainCustomInstructions: settings.retainCustomInstructions,
+  retainChunkSize: settings.retainChunkSize,
+  bankPreset: settings.bankPreset,
+  enableObservations: settings.enableObservations,
+  observationsMission: settings.observationsMission,
+  dispositionSkepticism: settings.disposition.skepticism,
+  dispositionLiteralism: settings.disposition.literalism,
+  dispositionEmpathy: settings.disposition.empathy
+})
+
+export interface BankStatsCounts extends Omit<BankStatsResponse, "bank_id"> {}
+
+export class BankStore extends Context.Service<BankStore, {
+  readonly list: Effect.Effect<ReadonlyArray<Bank>>
+  readonly find: (bankId: string) => Effect.Effect<Option.Option<Bank>>
+  /** Inserts the bank with the given settings, or replaces the settings of the existing one. */
+  readonly save: (bankId: string, settings: BankSettings) => Effect.Effect<Bank>
+  /** Returns the bank, creating it with default settings when it does not exist yet. */
+  readonly ensure: (bankId: string) => Effect.Effect<Bank>
+  readonly remove: (bankId: string) => Effect.Effect<boolean>
+  readonly stats: (bankId: string) => Effect.Effect<BankStatsCounts>
+}>()("engram/bank/BankStore") {
+  static readonly layer = Layer.effect(
+    BankStore,
+    Effect.gen(function*() {
+      const sql = yield* SqlClient.SqlClient
+      const rows = (query: Effect.Effect<ReadonlyArray<unknown>, unknown>) =>
+        query.pipe(Effect.flatMap(decodeRows), Effect.map((found) => found.map(toBank)), Effect.orDie)
+
+      const find = Effect.fn("BankStore.find")(function*(bankId: string) {
+        const found = yield* rows(sql`SELECT * FROM banks WHERE bank_id = ${bankId}`)
+        return Option.fromNullishOr(found[0])
+      })
+
+      const save = Effect.fn("BankStore.save")(function*(bankId: string, settings: BankSettings) {
+        const columns = toColumns(settings)
+        const saved = yield* rows(sql`
+          INSERT INTO banks ${sql.insert({ bankId, ...columns })}
+          ON CONFLICT (bank_id) DO UPDATE SET ${sql.update(columns)}, updated_at = now()
+          RETURNING *`)
+        return saved[0]!
+      })
+
+      const ensure = Effect.fn("BankStore.ensure")(function*(bankId: string) {
+        yield* sql`INSERT INTO banks ${sql.insert({ bankId, ...toColumns(emptySettings) })}
+          ON CONFLICT (bank_id) DO NOTHING`.pipe(Effect.orDie)
+        const found = yield* find(bankId)
+        return Option.getOrThrow(found)
+      })
+
+      const remove = Effect.fn("BankStore.remove")(function*(bankId: string) {
+        const deleted = yield* sql`DELETE FROM banks WHERE bank_id = ${bankId} RETURNING bank_id`.pipe(Effect.orDie)
+        return deleted.length > 0
+      })
+
+      const countBy = (query: Effect.Effect<ReadonlyArray<Record<string, unknown>>, unknown>) =>
+        query.pipe(
+          Effect.orDie,
+          Effect.map((found) => Object.fromEntries(found.map((row) => [String(row["key"]), Number(row["count"])])))
+        )
+
+      const stats = Effect.fn("BankStore.stats")(function*(bankId: string) {
+        const [nodes, links, linksByFact, breakdown, documents, operations, consolidation] = yield* Effect.all([
+          countBy(sql`SELECT fact_type AS key, count(*)::int AS count FROM memory_units
+            WHERE bank_id = ${bankId} GROUP BY fact_type`),
+          countBy(sql`SELECT link_type AS key, count(*)::int AS count FROM memory_links
+            WHERE bank_id = ${bankId} GROUP BY link_type`),
+          countBy(sql`SELECT u.fact_type AS key, count(*)::int AS count FROM memory_links l
+            JOIN memory_units u ON u.id = l.from_id WHERE l.bank_id = ${bankId} GROUP BY u.fact_type`),
+          sql`SELECT u.fact_type AS fact_type, l.link_type AS link_type, count(*)::int AS count FROM memory_links l
+            JOIN memory_units u ON u.id = l.from_id WHERE l.bank_id = ${bankId}
+            GROUP BY u.fact_type, l.link_type`.pipe(Effect.orDie),
+          sql`SELECT count(*)::int AS count FROM documents WHERE bank_id = ${bankId}`.pipe(Effect.orDie),
+          countBy(sql`SELECT status AS key, count(*)::int AS count FROM operations
+            WHERE bank_id = ${bankId} AND parent_id IS NULL GROUP BY status`),
+          sql`SELECT
+              (SELECT count(*)::int FROM memory_units WHERE bank_id = ${bankId} AND consolidated_at IS NULL
+                AND fact_type IN ('world', 'experience')) AS pending,
+              (SELECT last_consolidated_at FROM banks WHERE bank_id = ${bankId}) AS last`.pipe(Effect.orDie)
+        ], { concurrency: "unbounded" })
+        const linksBreakdown: Record<string, Record<string, number>> = {}
+        for (const row of breakdown) {
+          const factType = String(row["factType"])
+          linksBreakdown[factType] = { ...linksBreakdown[factType], [String(row["linkType"])]: Number(row["count"]) }
+        }
+        const sum = (counts: Record<string, number>) => Object.values(counts).reduce((a, b) => a + b, 0)
+        const last = consolidation[0]?.["last"]
+        return {
+          total_nodes: sum(nodes),
+          total_links: sum(links),
+          total_documents: Number(documents[0]?.["count"] ?? 0),
+          nodes_by_fact_type: nodes,
+          links_by_link_type: links,
+          links_by_fact_type: linksByFact,
+          links_breakdown: linksBreakdown,
+          pending_operations: (operations["pending"] ?? 0) + (operations["running"] ?? 0),
+          failed_operations: operations["failed"] ?? 0,
+          last_consolidated_at: last instanceof Date ? last.toISOString() : null,
+          pending_consolidation: Number(consolidation[0]?.["pending"] ?? 0),
+          total_observations: nodes["observation"] ?? 0
+        }
+      })
+
+      return BankStore.of({
+        list: rows(sql`SELECT * FROM banks ORDER BY bank_id`),
+        find,
+        save,
+        ensure,
+        remove,
+        stats
+      })
+    })
+  )
+}

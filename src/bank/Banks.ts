@@ -1,0 +1,82 @@
+/**
+ * The bank API shared by REST, MCP and in-process callers: create and update with the spec's rules, read,
+ * delete (which stops the bank's work and removes everything it owns), profile, statistics, configuration.
+ */
+import { Context, Effect, Layer, Option } from "effect"
+import { EngramConfig } from "../config/EngramConfig.ts"
+import type { Bank, BankUpdate } from "../domain/Bank.ts"
+import { NotFound } from "../domain/Errors.ts"
+import { BankActors } from "./BankActors.ts"
+import { applyBankUpdate, emptySettings, resetSettings } from "./BankSettings.ts"
+import type { BankStatsCounts } from "./BankStore.ts"
+import { BankStore } from "./BankStore.ts"
+
+export class Banks extends Context.Service<Banks, {
+  readonly list: Effect.Effect<ReadonlyArray<Bank>>
+  readonly get: (bankId: string) => Effect.Effect<Bank, NotFound>
+  /** Returns the bank, creating it with defaults first if needed (profile reads, retain into a new bank). */
+  readonly ensure: (bankId: string) => Effect.Effect<Bank>
+  /** PUT: creates the bank or updates the given fields of an existing one. */
+  readonly put: (bankId: string, update: BankUpdate) => Effect.Effect<Bank>
+  /** PATCH: updates the given fields of an existing bank. */
+  readonly patch: (bankId: string, update: BankUpdate) => Effect.Effect<Bank, NotFound>
+  readonly resetConfig: (bankId: string) => Effect.Effect<Bank, NotFound>
+  readonly remove: (bankId: string) => Effect.Effect<void, NotFound>
+  readonly stats: (bankId: string) => Effect.Effect<BankStatsCounts, NotFound>
+  readonly defaults: { readonly retainChunkSize: number }
+}>()("engram/bank/Banks") {
+  static readonly layer = Layer.effect(
+    Banks,
+    Effect.gen(function*() {
+      const store = yield* BankStore
+      const actors = yield* BankActors
+      const config = yield* EngramConfig
+
+      const get = Effect.fn("Banks.get")(function*(bankId: string) {
+        const found = yield* store.find(bankId)
+        if (Option.isNone(found)) return yield* NotFound.of("bank", bankId)
+        return found.value
+      })
+
+      const put = Effect.fn("Banks.put")(function*(bankId: string, update: BankUpdate) {
+        const current = yield* store.find(bankId)
+        const base = Option.getOrElse(current, () => emptySettings)
+        return yield* store.save(bankId, applyBankUpdate(base, update))
+      })
+
+      const patch = Effect.fn("Banks.patch")(function*(bankId: string, update: BankUpdate) {
+        const current = yield* get(bankId)
+        return yield* store.save(bankId, applyBankUpdate(current, update))
+      })
+
+      const resetConfig = Effect.fn("Banks.resetConfig")(function*(bankId: string) {
+        const current = yield* get(bankId)
+        return yield* store.save(bankId, resetSettings(current))
+      })
+
+      const remove = Effect.fn("Banks.remove")(function*(bankId: string) {
+        const removed = yield* store.remove(bankId)
+        if (!removed) return yield* NotFound.of("bank", bankId)
+        const status = yield* actors.status(bankId)
+        if (status.currentOperationId !== null) yield* actors.interrupt(status.currentOperationId)
+      })
+
+      const stats = Effect.fn("Banks.stats")(function*(bankId: string) {
+        yield* get(bankId)
+        return yield* store.stats(bankId)
+      })
+
+      return Banks.of({
+        list: store.list,
+        get,
+        ensure: store.ensure,
+        put,
+        patch,
+        resetConfig,
+        remove,
+        stats,
+        defaults: { retainChunkSize: config.defaultChunkSize }
+      })
+    })
+  )
+}

@@ -1,0 +1,74 @@
+/**
+ * Every setting of the service, read once through Effect `Config` from `SERVICE_API_*` environment variables.
+ * Secrets stay `Redacted` so they never reach a log line or a response. The README's configuration table
+ * lists the same variables; keep both in step.
+ */
+import { Config, Context, Data, Duration, Effect, Layer, Option, Redacted } from "effect"
+
+export class InvalidConfiguration extends Data.TaggedError("InvalidConfiguration")<{ readonly message: string }> {}
+
+export interface EngramSettings {
+  readonly host: string
+  readonly port: number
+  readonly dataDir: string
+  readonly databaseUrl: Option.Option<Redacted.Redacted<string>>
+  readonly databaseSchema: string
+  readonly tenantExtension: "none" | "api_key"
+  readonly tenantApiKey: Option.Option<Redacted.Redacted<string>>
+  readonly mcpEnabled: boolean
+  readonly mcpDefaultBankId: string
+  readonly fileParser: string
+  readonly maxRequestBytes: number
+  readonly actorIdleTimeout: Duration.Duration
+  readonly operationMaxAttempts: number
+  readonly operationRetryBase: Duration.Duration
+  readonly circuitBreakerFailures: number
+  readonly circuitBreakerOpenFor: Duration.Duration
+  readonly defaultChunkSize: number
+}
+
+const settings = Config.all({
+  host: Config.String("SERVICE_API_HOST").pipe(Config.withDefault("127.0.0.1")),
+  port: Config.Port("SERVICE_API_PORT").pipe(Config.withDefault(8888)),
+  dataDir: Config.String("SERVICE_API_DATA_DIR").pipe(Config.withDefault("./.engram")),
+  databaseUrl: Config.option(Config.Redacted("SERVICE_API_DATABASE_URL")),
+  databaseSchema: Config.String("SERVICE_API_DATABASE_SCHEMA").pipe(Config.withDefault("public")),
+  tenantExtension: Config.Literals(["none", "api_key"], "SERVICE_API_TENANT_EXTENSION").pipe(
+    Config.withDefault("none" as const)
+  ),
+  tenantApiKey: Config.option(Config.Redacted("SERVICE_API_TENANT_API_KEY")),
+  mcpEnabled: Config.Boolean("SERVICE_API_MCP_ENABLED").pipe(Config.withDefault(true)),
+  mcpDefaultBankId: Config.String("SERVICE_MCP_BANK_ID").pipe(Config.withDefault("default")),
+  fileParser: Config.String("SERVICE_API_FILE_PARSER").pipe(Config.withDefault("native")),
+  maxRequestBytes: Config.Int("SERVICE_API_MAX_REQUEST_BYTES").pipe(Config.withDefault(50 * 1024 * 1024)),
+  actorIdleTimeout: Config.Duration("SERVICE_API_ACTOR_IDLE_TIMEOUT").pipe(Config.withDefault(Duration.minutes(5))),
+  operationMaxAttempts: Config.Int("SERVICE_API_OPERATION_MAX_ATTEMPTS").pipe(Config.withDefault(3)),
+  operationRetryBase: Config.Duration("SERVICE_API_OPERATION_RETRY_BASE").pipe(
+    Config.withDefault(Duration.millis(500))
+  ),
+  circuitBreakerFailures: Config.Int("SERVICE_API_CIRCUIT_BREAKER_FAILURES").pipe(Config.withDefault(5)),
+  circuitBreakerOpenFor: Config.Duration("SERVICE_API_CIRCUIT_BREAKER_OPEN_FOR").pipe(
+    Config.withDefault(Duration.seconds(30))
+  ),
+  defaultChunkSize: Config.Int("SERVICE_API_RETAIN_CHUNK_SIZE").pipe(Config.withDefault(512))
+})
+
+export class EngramConfig extends Context.Service<EngramConfig, EngramSettings>()("engram/config/EngramConfig") {
+  /** Reads the environment; an inconsistent combination is a start-up error that says what to set. */
+  static readonly layer = Layer.effect(
+    EngramConfig,
+    Effect.gen(function*() {
+      const value = yield* settings
+      if (value.tenantExtension === "api_key" && Option.isNone(value.tenantApiKey)) {
+        return yield* new InvalidConfiguration({
+          message: "SERVICE_API_TENANT_EXTENSION=api_key requires SERVICE_API_TENANT_API_KEY to be set"
+        })
+      }
+      return EngramConfig.of(value)
+    })
+  )
+
+  /** The defaults with some settings replaced: for tests and for embedding the service in-process. */
+  static readonly layerWith = (overrides: Partial<EngramSettings>) =>
+    Layer.effect(EngramConfig, Effect.map(settings, (value) => EngramConfig.of({ ...value, ...overrides })))
+}

@@ -1,0 +1,70 @@
+/**
+ * The outermost HTTP layer: unknown routes answer 404 JSON, unexpected failures answer 500 JSON without
+ * internals, and any error response that would go out without a body gets `{"detail": ...}` — existing
+ * clients read `detail` and treat a body-less error as a protocol failure. It also records request metrics.
+ */
+import { Cause, Clock, Effect, Metric } from "effect"
+import { HttpRouter, HttpServerError, HttpServerRequest, HttpServerResponse } from "effect/http"
+
+const requests = Metric.counter("engram_http_requests_total", {
+  description: "HTTP requests by method, route and status"
+})
+const durations = Metric.histogram("engram_http_request_duration_seconds", {
+  description: "HTTP request durations by method and route",
+  boundaries: [0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10, 30]
+})
+
+const reasons: Record<number, string> = {
+  400: "bad request",
+  401: "unauthorized",
+  403: "forbidden",
+  404: "not found",
+  405: "method not allowed",
+  408: "request timeout",
+  413: "request body too large",
+  415: "unsupported media type",
+  500: "internal server error",
+  503: "service unavailable"
+}
+
+const errorBody = (status: number, detail: string) =>
+  HttpServerResponse.jsonUnsafe({ detail }, { status })
+
+const isEmptyBody = (response: HttpServerResponse.HttpServerResponse) =>
+  response.body._tag === "Empty"
+
+export const jsonErrorsMiddleware = (routeOf: (method: string, url: string) => string) =>
+  HttpRouter.middleware((httpEffect) =>
+    Effect.gen(function*() {
+      const request = yield* HttpServerRequest.HttpServerRequest
+      const started = yield* Clock.currentTimeNanos
+      const response = yield* httpEffect.pipe(
+        Effect.catchCause((cause) => {
+          const error = Cause.findErrorOption(cause)
+          if (error._tag === "Some" && HttpServerError.isHttpServerError(error.value)) {
+            const reason = error.value.reason
+            if (reason._tag === "RouteNotFound") {
+              return Effect.succeed(errorBody(404, `no route for ${request.method} ${request.url.split("?")[0]}`))
+            }
+            if (reason._tag === "RequestParseError") {
+              return Effect.succeed(errorBody(400, "the request body could not be read"))
+            }
+          }
+          if (Cause.hasInterruptsOnly(cause)) return Effect.failCause(cause)
+          return Effect.logError("request failed", cause).pipe(Effect.as(errorBody(500, reasons[500]!)))
+        }),
+        Effect.map((response) =>
+          response.status >= 400 && isEmptyBody(response)
+            ? errorBody(response.status, reasons[response.status] ?? "request failed")
+            : response
+        )
+      )
+      const route = routeOf(request.method, request.url)
+      const attributes = { method: request.method, route, status: String(response.status) }
+      yield* Metric.update(Metric.withAttributes(requests, attributes), 1)
+      yield* Metric.update(
+        Metric.withAttributes(durations, { method: request.method, route }),
+        Number((yield* Clock.currentTimeNanos) - started) / 1e9
+      )
+      return response
+    }), { global: true })

@@ -1,0 +1,18 @@
+/** The whole REST API contract. A typed client can import this file without pulling in any server code. */
+import { HttpApi, OpenApi } from "effect/http-api"
+import { BanksApi } from "./BanksApi.ts"
+import { ApiKeyAuth, RequestValidation } from "./Middleware.ts"
+import { MonitoringApi } from "./MonitoringApi.ts"
+import { OperationsApi } from "./OperationsApi.ts"
+
+export class EngramApi extends HttpApi.make("engram")
+  .add(MonitoringApi)
+  .add(BanksApi)
+  .add(OperationsApi)
+  .middleware(RequestValidation)
+  .middleware(ApiKeyAuth)
+  .annotateMerge(OpenApi.annotations({
+    title: "engram",
+    description: "Memory service for AI agents: banks of memories to retain, recall and reflect over."
+  }))
+{}

@@ -1,0 +1,51 @@
+/** Background operation routes: list, detail, result, cancel and retry. */
+import { Schema } from "effect"
+import { HttpApiEndpoint, HttpApiGroup, OpenApi } from "effect/http-api"
+import { BankId } from "../../domain/Bank.ts"
+import { Conflict, NotFound } from "../../domain/Errors.ts"
+import {
+  CancelResponse,
+  OperationAccepted,
+  OperationDetail,
+  OperationListResponse,
+  OperationResultResponse,
+  OperationStatus
+} from "../../domain/Operation.ts"
+
+const operation = { bank_id: BankId, operation_id: Schema.String }
+
+export class OperationsApi extends HttpApiGroup.make("operations")
+  .add(
+    HttpApiEndpoint.get("list", "/v1/default/banks/:bank_id/operations", {
+      params: { bank_id: BankId },
+      query: {
+        status: Schema.optionalKey(OperationStatus),
+        task_type: Schema.optionalKey(Schema.String),
+        limit: Schema.optionalKey(Schema.Int.check(Schema.isBetween({ minimum: 1, maximum: 1000 }))),
+        offset: Schema.optionalKey(Schema.Int.check(Schema.isGreaterThanOrEqualTo(0)))
+      },
+      success: OperationListResponse,
+      error: NotFound
+    }),
+    HttpApiEndpoint.get("get", "/v1/default/banks/:bank_id/operations/:operation_id", {
+      params: operation,
+      success: OperationDetail
+    }),
+    HttpApiEndpoint.get("result", "/v1/default/banks/:bank_id/operations/:operation_id/result", {
+      params: operation,
+      success: OperationResultResponse,
+      error: NotFound
+    }),
+    HttpApiEndpoint.delete("cancel", "/v1/default/banks/:bank_id/operations/:operation_id", {
+      params: operation,
+      success: CancelResponse,
+      error: [NotFound, Conflict]
+    }),
+    HttpApiEndpoint.post("retry", "/v1/default/banks/:bank_id/operations/:operation_id/retry", {
+      params: operation,
+      success: OperationAccepted,
+      error: [NotFound, Conflict]
+    })
+  )
+  .annotateMerge(OpenApi.annotations({ title: "Operations", description: "Background operations" }))
+{}

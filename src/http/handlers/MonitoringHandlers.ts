@@ -1,0 +1,65 @@
+/** Version and feature flags, the database health check, and the Prometheus scrape. */
+import { Duration, Effect, Metric } from "effect"
+import { HttpApiBuilder } from "effect/http-api"
+import { PrometheusMetrics } from "effect/observability"
+import { SqlClient } from "effect/sql"
+import { BankActors } from "../../bank/BankActors.ts"
+import { ServiceUnavailable } from "../../domain/Errors.ts"
+import { OperationStore } from "../../operations/OperationStore.ts"
+import { EngramApi } from "../api/Api.ts"
+import type { Features } from "../api/MonitoringApi.ts"
+
+export const apiVersion = "0.1.0"
+
+/** True only for what this build really serves; later features flip their flag when they land. */
+export const features: Features = {
+  observations: false,
+  timeline_v2: false,
+  mcp: false,
+  worker: true,
+  bank_config_api: true,
+  file_upload_api: false,
+  brain_runtime: false,
+  sub_routine: false,
+  brain_import_export: false
+}
+
+const operationsGauge = Metric.gauge("engram_operations", { description: "Operations by task type and status" })
+const actorsGauge = Metric.gauge("engram_bank_actors", { description: "Bank actors currently running" })
+
+export const MonitoringHandlers = HttpApiBuilder.group(
+  EngramApi,
+  "monitoring",
+  Effect.fn(function*(handlers) {
+    const sql = yield* SqlClient.SqlClient
+    const operations = yield* OperationStore
+    const actors = yield* BankActors
+
+    return handlers.handleAll({
+      version: () => Effect.succeed({ api_version: apiVersion, version: apiVersion, features }),
+      health: () =>
+        sql`SELECT 1 AS ok`.pipe(
+          Effect.timeoutOrElse({
+            duration: Duration.seconds(3),
+            orElse: () => Effect.fail(new Error("timed out after 3s"))
+          }),
+          Effect.as({ status: "healthy" as const, database: "ok" }),
+          Effect.catchCause(() =>
+            Effect.fail(new ServiceUnavailable({ detail: "database unavailable: the health query did not succeed" }))
+          )
+        ),
+      metrics: () =>
+        Effect.gen(function*() {
+          const counts = yield* operations.countByTypeAndStatus
+          for (const row of counts) {
+            yield* Metric.update(
+              Metric.withAttributes(operationsGauge, { task_type: row.taskType, status: row.status }),
+              row.count
+            )
+          }
+          yield* Metric.update(actorsGauge, yield* actors.activeCount)
+          return yield* PrometheusMetrics.format()
+        })
+    })
+  })
+)

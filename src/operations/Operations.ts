@@ -1,0 +1,131 @@
+/**
+ * The operations API shared by the REST handlers, the MCP tools and in-process callers: submit work to a
+ * bank's actor, read status, details and results, cancel and retry.
+ */
+import { Context, Effect, Layer, Option } from "effect"
+import { BankActors } from "../bank/BankActors.ts"
+import { Conflict, NotFound } from "../domain/Errors.ts"
+import type { OperationStatus } from "../domain/Operation.ts"
+import type { ListFilter, NewOperation, OperationRecord } from "./OperationStore.ts"
+import { OperationStore } from "./OperationStore.ts"
+
+const iso = (date: Date | null) => date === null ? null : date.toISOString()
+
+export const toListEntry = (operation: OperationRecord) => ({
+  id: operation.id,
+  task_type: operation.taskType,
+  items_count: operation.itemsCount,
+  document_id: operation.documentId,
+  created_at: operation.createdAt.toISOString(),
+  status: operation.status,
+  error_message: operation.errorMessage
+})
+
+export class Operations extends Context.Service<Operations, {
+  /** Stores the operation (the acknowledgement point: from here on it is never lost) and wakes the actor. */
+  readonly submit: (operation: NewOperation) => Effect.Effect<OperationRecord>
+  readonly list: (bankId: string, filter: ListFilter) => Effect.Effect<{
+    readonly items: ReadonlyArray<OperationRecord>
+    readonly total: number
+  }>
+  readonly detail: (bankId: string, id: string) => Effect.Effect<ReturnType<typeof notFoundDetail>>
+  readonly result: (bankId: string, id: string) => Effect.Effect<OperationRecord, NotFound>
+  readonly cancel: (bankId: string, id: string) => Effect.Effect<OperationStatus, NotFound | Conflict>
+  readonly retry: (bankId: string, id: string) => Effect.Effect<OperationStatus, NotFound | Conflict>
+}>()("engram/operations/Operations") {
+  static readonly layer = Layer.effect(
+    Operations,
+    Effect.gen(function*() {
+      const store = yield* OperationStore
+      const actors = yield* BankActors
+
+      const submit = Effect.fn("Operations.submit")(function*(operation: NewOperation) {
+        const created = yield* store.create(operation)
+        yield* actors.wake(operation.bankId)
+        return created
+      })
+
+      const detail = Effect.fn("Operations.detail")(function*(bankId: string, id: string) {
+        const found = yield* store.find(bankId, id)
+        if (Option.isNone(found)) return notFoundDetail(bankId, id)
+        const operation = found.value
+        const children = yield* store.children(operation.id)
+        return {
+          operation_id: operation.id,
+          bank_id: operation.bankId,
+          status: operation.status,
+          task_type: operation.taskType,
+          items_count: operation.itemsCount,
+          document_id: operation.documentId,
+          error_message: operation.errorMessage,
+          attempts: operation.attempts,
+          parent_operation_id: operation.parentId,
+          child_operations: children.map((child) => ({
+            operation_id: child.id,
+            status: child.status,
+            sub_batch_index: child.subBatchIndex,
+            items_count: child.itemsCount,
+            error_message: child.errorMessage
+          })),
+          created_at: iso(operation.createdAt),
+          updated_at: iso(operation.updatedAt),
+          started_at: iso(operation.startedAt),
+          completed_at: iso(operation.completedAt)
+        }
+      })
+
+      const result = Effect.fn("Operations.result")(function*(bankId: string, id: string) {
+        const found = yield* store.find(bankId, id)
+        if (Option.isNone(found)) return yield* NotFound.of("operation", id)
+        return found.value
+      })
+
+      const cancel = Effect.fn("Operations.cancel")(function*(bankId: string, id: string) {
+        const previous = yield* store.cancel(bankId, id)
+        if (Option.isNone(previous)) return yield* NotFound.of("operation", id)
+        if (previous.value !== "cancelled") {
+          return yield* new Conflict({ detail: `operation '${id}' is already ${previous.value} and cannot be cancelled` })
+        }
+        yield* actors.interrupt(id)
+        return previous.value
+      })
+
+      const retry = Effect.fn("Operations.retry")(function*(bankId: string, id: string) {
+        const status = yield* store.retry(bankId, id)
+        if (Option.isNone(status)) return yield* NotFound.of("operation", id)
+        if (status.value !== "pending") {
+          return yield* new Conflict({
+            detail: `operation '${id}' is ${status.value}; only failed or cancelled operations can be retried`
+          })
+        }
+        yield* actors.wake(bankId)
+        return status.value
+      })
+
+      return Operations.of({ submit, list: store.list, detail, result, cancel, retry })
+    })
+  )
+}
+
+export const notFoundDetail = (bankId: string, id: string) => ({
+  operation_id: id,
+  bank_id: bankId,
+  status: "not_found" as "pending" | "running" | "completed" | "failed" | "cancelled" | "not_found",
+  task_type: null as string | null,
+  items_count: 0,
+  document_id: null as string | null,
+  error_message: null as string | null,
+  attempts: 0,
+  parent_operation_id: null as string | null,
+  child_operations: [] as Array<{
+    operation_id: string
+    status: OperationStatus
+    sub_batch_index: number | null
+    items_count: number
+    error_message: string | null
+  }>,
+  created_at: null as string | null,
+  updated_at: null as string | null,
+  started_at: null as string | null,
+  completed_at: null as string | null
+})

@@ -1,0 +1,8 @@
+/** The ordered list of schema migrations, forward only: add a new numbered file, never edit a landed one. */
+import banksAndOperations from "./0001_banks_and_operations.ts"
+import memory from "./0002_memory.ts"
+
+export const migrations = {
+  "0001_banks_and_operations": banksAndOperations,
+  "0002_memory": memory
+}

@@ -1,0 +1,21 @@
+// Test tiers: every test file runs on embedded PGlite; when ENGRAM_TEST_DATABASE_URL names a PostgreSQL
+// server, the same files run a second time against it (`.ci/run` starts one and sets the variable).
+import { defineConfig } from "vitest/config"
+
+const postgresUrl = process.env["ENGRAM_TEST_DATABASE_URL"]
+
+const tier = (name: string, database: string) => ({
+  extends: true as const,
+  test: { name, env: { ENGRAM_TEST_DATABASE: database } }
+})
+
+export default defineConfig({
+  test: {
+    include: ["test/**/*.test.ts"],
+    testTimeout: 60_000,
+    hookTimeout: 120_000,
+    fileParallelism: true,
+    maxWorkers: 2,
+    projects: postgresUrl ? [tier("pglite", "pglite"), tier("postgres", postgresUrl)] : [tier("pglite", "pglite")]
+  }
+})
