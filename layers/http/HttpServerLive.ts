@@ -27,13 +27,16 @@ const routeOf = makeRouteTemplates(OpenApi.fromApi(EngramApi).paths as Record<st
 
 export const Routes = Layer.mergeAll(ApiRoutes, DocsRoute, jsonErrorsMiddleware(routeOf))
 
-/** Serves the routes on the configured address; request bodies above SERVICE_API_MAX_REQUEST_BYTES get 413. */
+/**
+ * Serves the routes on the configured address (port 0 picks a free one; read it from `HttpServer.address`).
+ * Request bodies above SERVICE_API_MAX_REQUEST_BYTES are refused with 413.
+ */
 export const HttpServerLive = Layer.unwrap(
   Effect.gen(function*() {
     const config = yield* EngramConfig
     return HttpRouter.serve(Routes, { disableListenLog: true, disableLogger: true }).pipe(
-      Layer.provide(NodeHttpServer.layer(createServer, { port: config.port, host: config.host })),
-      Layer.provide(Layer.succeed(HttpIncomingMessage.MaxBodySize, ByteSize.bytes(config.maxRequestBytes)))
+      Layer.provide(Layer.succeed(HttpIncomingMessage.MaxBodySize, ByteSize.bytes(config.maxRequestBytes))),
+      Layer.provideMerge(NodeHttpServer.layer(createServer, { port: config.port, host: config.host }))
     )
   })
 )

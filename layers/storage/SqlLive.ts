@@ -8,8 +8,9 @@ import { vector } from "@electric-sql/pglite-pgvector"
 import * as PgClient from "@effect/sql-pg/PgClient"
 import * as PgTypes from "@effect/sql-pg/PgTypes"
 import * as Config from "effect/Config"
-import type * as Duration from "effect/Duration"
+import * as Duration from "effect/Duration"
 import * as Effect from "effect/Effect"
+import { identity } from "effect/Function"
 import * as Layer from "effect/Layer"
 import * as Option from "effect/Option"
 import * as Redacted from "effect/Redacted"
@@ -47,9 +48,11 @@ export interface PostgresOptions {
 }
 
 /**
- * Embedded PostgreSQL (PGlite with pgvector), persisted under `dataDir` or in memory. PGlite is a single session,
- * so the client holds exactly one connection: statements from concurrent fibers queue, and a transaction holds the
- * session until it ends. The PGlite instance is closed when the layer's scope closes.
+ * Embedded PostgreSQL (PGlite with pgvector), persisted under `dataDir` or in memory, closed with the layer's scope.
+ * PGlite is a single session, so the client is a pool of exactly one connection: statements from concurrent fibers
+ * queue and a transaction holds the session until it ends. A pool rather than `PgClient.makeClient` because the
+ * driver closes a connection for good when a row cannot be decoded; the pool then opens a new one (the bridge resets
+ * the session for it) where a lone connection would leave every later query failing until restart.
  */
 export const pglite = (options: PgliteOptions = {}): Layer.Layer<Sql, DatabaseStartupError> =>
   PgClient.layerFrom(Effect.gen(function*() {
@@ -62,16 +65,21 @@ export const pglite = (options: PgliteOptions = {}): Layer.Layer<Sql, DatabaseSt
         )
     )
     const types = PgTypes.makeRegistry()
-    const client = yield* PgClient.makeClient({
+    const client = yield* PgClient.make({
       ...clientOptions(schema, types),
       stream: () => PgliteStream.make(db),
       username: "postgres",
-      database: "postgres"
+      database: "postgres",
+      maxConnections: 1,
+      // Nothing is gained by closing an in-process connection that sits idle.
+      idleTimeout: Duration.infinity
     })
     yield* prepare(client, schema, types)
     return client
   }).pipe(
-    Effect.mapError((error) => new DatabaseStartupError({ message: `Cannot open PGlite ${where(options)}: ${describe(error)}` }))
+    Effect.mapError((error) =>
+      new DatabaseStartupError({ message: `Cannot open PGlite ${where(options)}: ${describe(error)}` })
+    )
   ))
 
 /**
@@ -116,10 +124,12 @@ const where = (options: PgliteOptions): string =>
   options.dataDir === undefined ? "in memory" : `at ${Path.resolve(options.dataDir)}`
 
 const openPglite = (dataDir: string | undefined) => {
-  if (dataDir === undefined) return Effect.tryPromise(() => PGlite.create({ extensions: { vector } }))
+  const create = (options: { readonly dataDir?: string }) =>
+    Effect.tryPromise({ try: () => PGlite.create({ ...options, extensions: { vector } }), catch: identity })
+  if (dataDir === undefined) return create({})
   const path = Path.resolve(dataDir)
-  return Effect.tryPromise(() => mkdir(path, { recursive: true })).pipe(
-    Effect.andThen(Effect.tryPromise(() => PGlite.create({ dataDir: path, extensions: { vector } })))
+  return Effect.tryPromise({ try: () => mkdir(path, { recursive: true }), catch: identity }).pipe(
+    Effect.andThen(create({ dataDir: path }))
   )
 }
 
@@ -160,7 +170,7 @@ const searchPath = (schema: string): string =>
 /** `host:port` of a connection URL, for messages. */
 const target = (url: Redacted.Redacted): string => {
   const parsed = URL.parse(Redacted.value(url))
-  if (parsed === null) return "an unparsable SERVICE_API_DATABASE_URL"
+  if (parsed === null) return "an unparsable URL"
   const host = parsed.searchParams.get("host") ?? (parsed.hostname === "" ? "localhost" : parsed.hostname)
   return `${host}:${parsed.searchParams.get("port") ?? (parsed.port === "" ? "5432" : parsed.port)}`
 }

@@ -103,8 +103,10 @@ export class BankActors extends Context.Service<BankActors, {
       const loop = (bankId: string, actor: Actor): Effect.Effect<void> =>
         Effect.gen(function*() {
           while (true) {
+            // An open circuit holds the bank's work (it stays pending) until the breaker lets a probe through;
+            // the store reports Open with no time left until the next call moves it to half-open.
             const circuit = yield* circuitState(bankId)
-            if (circuit._tag === "Open") {
+            if (circuit._tag === "Open" && Duration.toMillis(circuit.retryAfter) > 0) {
               yield* Effect.sleep(circuit.retryAfter)
               continue
             }

@@ -40,17 +40,22 @@ export const jsonErrorsMiddleware = (routeOf: (method: string, url: string) => s
       const started = yield* Clock.currentTimeNanos
       const response = yield* httpEffect.pipe(
         Effect.catchCause((cause) => {
-          const error = Cause.findErrorOption(cause)
-          if (error._tag === "Some" && HttpServerError.isHttpServerError(error.value)) {
-            const reason = error.value.reason
+          if (Cause.hasInterruptsOnly(cause)) return Effect.failCause(cause)
+          // Body parse failures surface as failures or, inside HttpApi decoding, as defects: look at both.
+          const error = Cause.squash(cause)
+          if (HttpServerError.isHttpServerError(error)) {
+            const reason = error.reason
             if (reason._tag === "RouteNotFound") {
               return Effect.succeed(errorBody(404, `no route for ${request.method} ${request.url.split("?")[0]}`))
             }
             if (reason._tag === "RequestParseError") {
-              return Effect.succeed(errorBody(400, "the request body could not be read"))
+              return Effect.succeed(
+                reason.reason === "BodyTooLarge"
+                  ? errorBody(413, "request body too large")
+                  : errorBody(400, "the request body could not be read")
+              )
             }
           }
-          if (Cause.hasInterruptsOnly(cause)) return Effect.failCause(cause)
           return Effect.logError("request failed", cause).pipe(Effect.as(errorBody(500, reasons[500]!)))
         }),
         Effect.map((response) =>

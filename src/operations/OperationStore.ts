@@ -61,7 +61,10 @@ export class OperationStore extends Context.Service<OperationStore, {
   readonly fail: (id: string, message: string) => Effect.Effect<boolean>
   /** Gives a claimed operation back to the queue (shutdown, open circuit) without counting an attempt. */
   readonly release: (id: string) => Effect.Effect<void>
-  readonly cancel: (bankId: string, id: string) => Effect.Effect<Option.Option<OperationStatus>>
+  /** Cancels a pending or running operation (and its sub-batches); `cancelled` tells whether it changed. */
+  readonly cancel: (bankId: string, id: string) => Effect.Effect<
+    Option.Option<{ readonly status: OperationStatus; readonly cancelled: boolean }>
+  >
   readonly retry: (bankId: string, id: string) => Effect.Effect<Option.Option<OperationStatus>>
   /** At start: operations left running by a process that died go back to pending. Returns their banks. */
   readonly recoverInterrupted: Effect.Effect<ReadonlyArray<string>>
@@ -170,7 +173,7 @@ export class OperationStore extends Context.Service<OperationStore, {
           RETURNING *`)
         yield* settleParent(current.value.parentId)
         const mine = cancelled.find((row) => row.id === id)
-        return Option.some(mine ? mine.status : current.value.status)
+        return Option.some({ status: mine ? mine.status : current.value.status, cancelled: mine !== undefined })
       })
 
       const retry = Effect.fn("OperationStore.retry")(function*(bankId: string, id: string) {

@@ -81,13 +81,15 @@ export class Operations extends Context.Service<Operations, {
       })
 
       const cancel = Effect.fn("Operations.cancel")(function*(bankId: string, id: string) {
-        const previous = yield* store.cancel(bankId, id)
-        if (Option.isNone(previous)) return yield* NotFound.of("operation", id)
-        if (previous.value !== "cancelled") {
-          return yield* new Conflict({ detail: `operation '${id}' is already ${previous.value} and cannot be cancelled` })
+        const outcome = yield* store.cancel(bankId, id)
+        if (Option.isNone(outcome)) return yield* NotFound.of("operation", id)
+        if (!outcome.value.cancelled) {
+          return yield* new Conflict({
+            detail: `operation '${id}' is already ${outcome.value.status} and cannot be cancelled`
+          })
         }
         yield* actors.interrupt(id)
-        return previous.value
+        return outcome.value.status
       })
 
       const retry = Effect.fn("Operations.retry")(function*(bankId: string, id: string) {

@@ -11,6 +11,8 @@ export class EngramApi extends HttpApi.make("engram")
   .add(OperationsApi)
   .middleware(RequestValidation)
   .middleware(ApiKeyAuth)
+  // Report every invalid field at once, not just the first one found.
+  .annotate(HttpApi.ParseOptions, { errors: "all" })
   .annotateMerge(OpenApi.annotations({
     title: "engram",
     description: "Memory service for AI agents: banks of memories to retain, recall and reflect over."

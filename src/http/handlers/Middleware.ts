@@ -50,7 +50,7 @@ export const ApiKeyAuthLive = Layer.effect(
     }
     const check = makeKeyCheck(config.tenantApiKey.value)
     return ApiKeyAuth.of((httpEffect, { endpoint }) =>
-      publicEndpoints.has(endpoint.name) ? httpEffect : Effect.gen(function*() {
+      publicEndpoints.has(endpoint.identifier) ? httpEffect : Effect.gen(function*() {
         const request = yield* HttpServerRequest.HttpServerRequest
         if (!check(request.headers["authorization"])) {
           return yield* new Unauthorized({ detail: "missing or invalid API key: send 'Authorization: Bearer <key>'" })

@@ -1,0 +1,47 @@
+/** With the api_key tenant extension on, every route but /health and /version needs the bearer key. */
+import { assert, layer } from "@effect/vitest"
+import { Effect, Option, Redacted } from "effect"
+import { TestServer, testApp } from "../support/TestServer.ts"
+
+const key = "k-test-0123456789"
+
+const app = testApp({ tenantExtension: "api_key", tenantApiKey: Option.some(Redacted.make(key)) })
+
+layer(app, { excludeTestServices: true })("authentication", (it) => {
+  it.effect("every documented route answers 401 JSON without the key or with a wrong one, and works with it", () =>
+    Effect.gen(function*() {
+      const server = yield* TestServer
+      const openapi = yield* server.request("GET", "/openapi.json", { headers: { authorization: `Bearer ${key}` } })
+      assert.strictEqual(openapi.status, 200)
+      const routes: Array<[string, string]> = []
+      for (const [path, item] of Object.entries(openapi.body.paths as Record<string, object>)) {
+        for (const method of Object.keys(item)) routes.push([method.toUpperCase(), path])
+      }
+      assert.isAbove(routes.length, 15)
+      for (const [method, template] of routes) {
+        const path = template.replace("{bank_id}", "secured").replace("{operation_id}", "op-1")
+        const isPublic = path === "/health" || path === "/version"
+        const json = method === "GET" || method === "DELETE" ? undefined : {}
+        const anonymous = yield* server.request(method, path, json === undefined ? {} : { json })
+        const wrong = yield* server.request(method, path, {
+          headers: { authorization: "Bearer wrong-key" },
+          ...(json === undefined ? {} : { json })
+        })
+        if (isPublic) {
+          assert.strictEqual(anonymous.status, 200, path)
+          continue
+        }
+        assert.strictEqual(anonymous.status, 401, `${method} ${path}`)
+        assert.strictEqual(wrong.status, 401, `${method} ${path}`)
+        assert.include(anonymous.body.detail, "API key")
+        assert.notInclude(anonymous.text, key)
+      }
+      const withKey = yield* server.request("PUT", "/v1/default/banks/secured", {
+        json: { name: "Secured" },
+        headers: { authorization: `Bearer ${key}` }
+      })
+      assert.strictEqual(withKey.status, 200)
+      const listed = yield* server.request("GET", "/v1/default/banks", { headers: { authorization: `Bearer ${key}` } })
+      assert.deepStrictEqual(listed.body.banks.map((bank: any) => bank.bank_id), ["secured"])
+    }))
+})

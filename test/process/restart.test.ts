@@ -1,0 +1,82 @@
+/**
+ * The service as a real process: banks survive a restart, an operation interrupted by SIGKILL completes
+ * exactly once after restart, and an unreachable PostgreSQL URL is a clear start-up error without the password.
+ */
+import { assert, describe, it } from "@effect/vitest"
+import { Effect } from "effect"
+import { databaseTier, freshDatabaseSettings } from "../support/TestServer.ts"
+import { freePort, spawnService, waitForHealth } from "../support/ChildService.ts"
+import { Option, Redacted } from "effect"
+
+const fixture = "test/fixtures/serve-with-durable-task.ts"
+
+const tierEnv = () => {
+  const settings = freshDatabaseSettings()
+  const env: Record<string, string> = { SERVICE_API_DATA_DIR: settings.dataDir! }
+  if (settings.databaseUrl && Option.isSome(settings.databaseUrl)) {
+    env["SERVICE_API_DATABASE_URL"] = Redacted.value(settings.databaseUrl.value)
+    env["SERVICE_API_DATABASE_SCHEMA"] = settings.databaseSchema!
+  }
+  return env
+}
+
+const getJson = (url: string) => Effect.promise(() => fetch(url).then((response) => response.json() as Promise<any>))
+
+const pollOperation = (url: string, predicate: (operation: any) => boolean) =>
+  Effect.promise(async () => {
+    const deadline = Date.now() + 60_000
+    while (Date.now() < deadline) {
+      const list = await fetch(`${url}/v1/default/banks/durable/operations`).then((r) => r.json() as Promise<any>)
+      const operation = list.operations?.[0]
+      if (operation && predicate(operation)) return operation
+      await new Promise((resolve) => setTimeout(resolve, 50))
+    }
+    throw new Error("operation did not reach the expected state")
+  })
+
+describe("process", () => {
+  it.live("an operation killed mid-run completes exactly once after restart; banks persist", () =>
+    Effect.scoped(Effect.gen(function*() {
+      const env = { ...tierEnv(), SERVICE_API_PORT: String(yield* freePort) }
+      const url = `http://127.0.0.1:${env["SERVICE_API_PORT"]}`
+
+      const first = yield* spawnService(fixture, { ...env, ENGRAM_FIXTURE_SUBMIT_BANK: "durable" })
+      yield* waitForHealth(url, first)
+      yield* Effect.promise(() => fetch(`${url}/v1/default/banks/durable`, {
+        method: "PUT",
+        headers: { "content-type": "application/json" },
+        body: JSON.stringify({ name: "Durable" })
+      }))
+      const running = yield* pollOperation(url, (operation) => operation.status === "running")
+      first.process.kill("SIGKILL")
+      yield* Effect.promise(() => first.exited)
+
+      const second = yield* spawnService(fixture, env)
+      yield* waitForHealth(url, second)
+      const banks = yield* getJson(`${url}/v1/default/banks`)
+      assert.deepStrictEqual(banks.banks.map((bank: any) => bank.name), ["Durable"])
+      const done = yield* pollOperation(url, (operation) => operation.status === "completed")
+      assert.strictEqual(done.id, running.id)
+      const detail = yield* getJson(`${url}/v1/default/banks/durable/operations/${done.id}`)
+      assert.strictEqual(detail.attempts, 2)
+      const result = yield* getJson(`${url}/v1/default/banks/durable/operations/${done.id}/result`)
+      assert.deepStrictEqual(result.result, { effects: 1 })
+      const list = yield* getJson(`${url}/v1/default/banks/durable/operations`)
+      assert.strictEqual(list.operations.length, 1)
+    })), 120_000)
+
+  it.live.skipIf(databaseTier !== "pglite")("an unreachable database URL fails start-up clearly, never falling back", () =>
+    Effect.scoped(Effect.gen(function*() {
+      const port = yield* freePort
+      const child = yield* spawnService("src/main.ts", {
+        SERVICE_API_PORT: String(port),
+        SERVICE_API_DATABASE_URL: "postgres://engram:s3cr3t-pw@127.0.0.1:1/engram"
+      })
+      const code = yield* Effect.promise(() => child.exited)
+      assert.notStrictEqual(code, 0)
+      assert.include(child.output(), "127.0.0.1:1")
+      assert.notInclude(child.output(), "s3cr3t-pw")
+      const listening = yield* Effect.promise(() => fetch(`http://127.0.0.1:${port}/health`).then(() => true, () => false))
+      assert.isFalse(listening)
+    })), 60_000)
+})

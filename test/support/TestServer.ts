@@ -1,0 +1,81 @@
+/**
+ * Runs the real engram service in-process on a free loopback port, on the database tier this test run was
+ * started for (PGlite in a fresh temporary data dir, or PostgreSQL in a fresh schema), and talks to it over
+ * a real socket with fetch.
+ */
+import { Context, Effect, Layer, Option, Redacted } from "effect"
+import { HttpServer } from "effect/http"
+import { mkdtempSync } from "node:fs"
+import { tmpdir } from "node:os"
+import { join } from "node:path"
+import { AppWith } from "../../layers/App.ts"
+import type { EngramSettings } from "../../src/config/EngramConfig.ts"
+import { EngramConfig } from "../../src/config/EngramConfig.ts"
+
+/** `pglite`, or the PostgreSQL URL of the tier (set by vitest.config.ts). */
+export const databaseTier = process.env["ENGRAM_TEST_DATABASE"] ?? "pglite"
+
+export const freshDatabaseSettings = (): Partial<EngramSettings> => {
+  const dataDir = mkdtempSync(join(tmpdir(), "engram-test-"))
+  if (databaseTier === "pglite") return { dataDir, databaseUrl: Option.none() }
+  const schema = `t_${crypto.randomUUID().replaceAll("-", "").slice(0, 16)}`
+  return { dataDir, databaseUrl: Option.some(Redacted.make(databaseTier)), databaseSchema: schema }
+}
+
+export interface Response {
+  readonly status: number
+  readonly body: any
+  readonly text: string
+  readonly headers: Headers
+}
+
+export class TestServer extends Context.Service<TestServer, {
+  readonly url: string
+  readonly request: (
+    method: string,
+    path: string,
+    options?: { readonly json?: unknown; readonly body?: string; readonly headers?: Record<string, string> }
+  ) => Effect.Effect<Response>
+}>()("test/TestServer") {}
+
+const serverHandle = Layer.effect(
+  TestServer,
+  Effect.gen(function*() {
+    const server = yield* HttpServer.HttpServer
+    const address = server.address
+    if (address._tag === "UnixPathAddress") return yield* Effect.die("expected a TCP address")
+    const url = `http://127.0.0.1:${address.port}`
+    return TestServer.of({
+      url,
+      request: (method, path, options) =>
+        Effect.promise(async () => {
+          const headers: Record<string, string> = { ...options?.headers }
+          let body = options?.body
+          if (options?.json !== undefined) {
+            body = JSON.stringify(options.json)
+            headers["content-type"] = "application/json"
+          }
+          const response = await fetch(url + path, { method, headers, ...(body === undefined ? {} : { body }) })
+          const text = await response.text()
+          let parsed: unknown = undefined
+          try {
+            parsed = text === "" ? undefined : JSON.parse(text)
+          } catch {
+            parsed = undefined
+          }
+          return { status: response.status, body: parsed, text, headers: response.headers }
+        })
+    })
+  })
+)
+
+/** The full app with test settings, plus extra layers (e.g. a test task handler) merged into its services. */
+export const testApp = <E, R>(
+  overrides: Partial<EngramSettings> = {},
+  extra?: Layer.Layer<never, E, R>
+) => {
+  const settings = { ...freshDatabaseSettings(), host: "127.0.0.1", port: 0, ...overrides }
+  const app = AppWith(EngramConfig.layerWith(settings))
+  const withExtra = extra === undefined ? app : Layer.provideMerge(extra as Layer.Layer<never>, app)
+  return Layer.provideMerge(serverHandle, withExtra)
+}

@@ -1,0 +1,70 @@
+/**
+ * Task types that exist only in tests, registered through the same `TaskRegistry` the features use, so the
+ * generic operations engine can be exercised directly: echo, fail, flaky, block-until-released, switchable.
+ */
+import { Deferred, Duration, Effect, Layer } from "effect"
+import { TaskFailure, TaskRegistry } from "../../src/operations/TaskRegistry.ts"
+
+export const TestTasks = {
+  blockers: new Map<string, Deferred.Deferred<void>>(),
+  interrupted: new Set<string>(),
+  attempts: new Map<string, number>(),
+  failing: { value: false }
+}
+
+const key = (payload: unknown) => String((payload as { key?: string }).key ?? "")
+
+export const TestTaskHandlers = Layer.mergeAll(
+  TaskRegistry.handler("test_echo", Effect.succeed((operation) => Effect.succeed({ echoed: operation.payload }))),
+  TaskRegistry.handler(
+    "test_fail",
+    Effect.succeed(() => Effect.fail(new TaskFailure({ message: "the test task failed on purpose", retryable: false })))
+  ),
+  TaskRegistry.handler(
+    "test_flaky",
+    Effect.succeed((operation) =>
+      Effect.suspend(() => {
+        const name = key(operation.payload)
+        const attempt = (TestTasks.attempts.get(name) ?? 0) + 1
+        TestTasks.attempts.set(name, attempt)
+        return attempt < 3
+          ? Effect.fail(new TaskFailure({ message: `transient failure ${attempt}`, retryable: true }))
+          : Effect.succeed({ attempts: attempt })
+      })
+    )
+  ),
+  TaskRegistry.handler(
+    "test_block",
+    Effect.succeed((operation) =>
+      Effect.gen(function*() {
+        const name = key(operation.payload)
+        const gate = TestTasks.blockers.get(name) ?? (yield* Deferred.make<void>())
+        TestTasks.blockers.set(name, gate)
+        yield* Deferred.await(gate).pipe(Effect.onInterrupt(() => Effect.sync(() => TestTasks.interrupted.add(name))))
+        return { released: name }
+      })
+    )
+  ),
+  TaskRegistry.handler(
+    "test_switch",
+    Effect.succeed(() =>
+      Effect.suspend(() =>
+        TestTasks.failing.value
+          ? Effect.fail(new TaskFailure({ message: "dependency down", retryable: false }))
+          : Effect.succeed({ ok: true })
+      )
+    )
+  )
+)
+
+/** Polls until `check` holds (bounded): background work has no completion signal a client could wait on. */
+export const eventually = <A, R>(probe: Effect.Effect<A, never, R>, check: (value: A) => boolean, timeout = Duration.seconds(15)) =>
+  Effect.gen(function*() {
+    const deadline = Date.now() + Duration.toMillis(timeout)
+    while (true) {
+      const value = yield* probe
+      if (check(value)) return value
+      if (Date.now() > deadline) return yield* Effect.die(new Error(`condition not reached: ${JSON.stringify(value)}`))
+      yield* Effect.sleep(Duration.millis(25))
+    }
+  })
