@@ -142,11 +142,12 @@ export class BankStore extends Context.Service<BankStore, {
         }
         const sum = (counts: Record<string, number>) => Object.values(counts).reduce((a, b) => a + b, 0)
         const last = consolidation[0]?.["last"]
+        const zeroFactTypes = { world: 0, experience: 0, observation: 0, opinion: 0 }
         return {
           total_nodes: sum(nodes),
           total_links: sum(links),
           total_documents: Number(documents[0]?.["count"] ?? 0),
-          nodes_by_fact_type: nodes,
+          nodes_by_fact_type: { ...zeroFactTypes, ...nodes },
           links_by_link_type: links,
           links_by_fact_type: linksByFact,
           links_breakdown: linksBreakdown,

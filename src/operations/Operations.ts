@@ -5,7 +5,7 @@
 import { Context, Effect, Layer, Option } from "effect"
 import { BankActors } from "../bank/BankActors.ts"
 import { Conflict, NotFound } from "../domain/Errors.ts"
-import type { OperationStatus } from "../domain/Operation.ts"
+import type { OperationDetail, OperationStatus } from "../domain/Operation.ts"
 import type { ListFilter, NewOperation, OperationRecord } from "./OperationStore.ts"
 import { OperationStore } from "./OperationStore.ts"
 
@@ -28,7 +28,8 @@ export class Operations extends Context.Service<Operations, {
     readonly items: ReadonlyArray<OperationRecord>
     readonly total: number
   }>
-  readonly detail: (bankId: string, id: string) => Effect.Effect<ReturnType<typeof notFoundDetail>>
+  /** The operation with its sub-batches; an unknown id answers status `not_found`, as the spec asks. */
+  readonly detail: (bankId: string, id: string) => Effect.Effect<typeof OperationDetail.Type>
   readonly result: (bankId: string, id: string) => Effect.Effect<OperationRecord, NotFound>
   readonly cancel: (bankId: string, id: string) => Effect.Effect<OperationStatus, NotFound | Conflict>
   readonly retry: (bankId: string, id: string) => Effect.Effect<OperationStatus, NotFound | Conflict>
@@ -109,25 +110,19 @@ export class Operations extends Context.Service<Operations, {
   )
 }
 
-export const notFoundDetail = (bankId: string, id: string) => ({
+const notFoundDetail = (bankId: string, id: string): typeof OperationDetail.Type => ({
   operation_id: id,
   bank_id: bankId,
-  status: "not_found" as "pending" | "running" | "completed" | "failed" | "cancelled" | "not_found",
-  task_type: null as string | null,
+  status: "not_found",
+  task_type: null,
   items_count: 0,
-  document_id: null as string | null,
-  error_message: null as string | null,
+  document_id: null,
+  error_message: null,
   attempts: 0,
-  parent_operation_id: null as string | null,
-  child_operations: [] as Array<{
-    operation_id: string
-    status: OperationStatus
-    sub_batch_index: number | null
-    items_count: number
-    error_message: string | null
-  }>,
-  created_at: null as string | null,
-  updated_at: null as string | null,
-  started_at: null as string | null,
-  completed_at: null as string | null
+  parent_operation_id: null,
+  child_operations: [],
+  created_at: null,
+  updated_at: null,
+  started_at: null,
+  completed_at: null
 })
