@@ -1,0 +1,58 @@
+/**
+ * The language-model contract engram's features use (retain extraction, reflect, consolidation). Providers
+ * implement `effect/ai`'s `LanguageModel`; this service adds what every call here needs on top: the purpose
+ * (which may use its own provider), structured output with repair for small local models, timeouts, retries,
+ * token usage and a trace row per call. With no provider configured `available` is false and calls fail with
+ * `LlmError` reason `unavailable`, so features fall back to their offline paths.
+ */
+import { Context, Schema } from "effect"
+import type { Effect } from "effect"
+
+export const LlmPurpose = Schema.Literals(["retain", "reflect", "consolidation"])
+export type LlmPurpose = typeof LlmPurpose.Type
+
+export interface LlmMessage {
+  readonly role: "system" | "user" | "assistant"
+  readonly content: string
+}
+
+export interface LlmRequest {
+  readonly purpose: LlmPurpose
+  /** What the call is for, recorded in the trace (e.g. `retain.extract_facts`, `reflect.answer`). */
+  readonly scope: string
+  readonly bankId: string
+  readonly operationId?: string | undefined
+  readonly messages: ReadonlyArray<LlmMessage>
+  readonly maxOutputTokens?: number | undefined
+  readonly temperature?: number | undefined
+}
+
+export interface LlmUsage {
+  readonly inputTokens: number
+  readonly outputTokens: number
+  readonly totalTokens: number
+}
+
+export class LlmError extends Schema.TaggedError<LlmError>()("LlmError", {
+  reason: Schema.Literals(["unavailable", "timeout", "provider", "invalid_output", "rate_limited"]),
+  /** Safe to show to clients and store in `error_message`: never contains a key or a full prompt. */
+  message: Schema.String,
+  retryable: Schema.Boolean
+}) {}
+
+export class Llm extends Context.Service<Llm, {
+  /** False when no provider is configured for the purpose (offline mode). */
+  readonly available: (purpose: LlmPurpose) => boolean
+  /** `provider/model` serving the purpose, or `none`. */
+  readonly describe: (purpose: LlmPurpose) => string
+  readonly generateText: (request: LlmRequest) => Effect.Effect<{ readonly text: string; readonly usage: LlmUsage }, LlmError>
+  /**
+   * Asks for JSON matching `schema` (JSON Schema response format where the provider supports it), extracts and
+   * repairs the JSON from whatever the model answered (prose around it, code fences, thinking blocks, a list
+   * where an object was asked for), validates it, and asks once more with the validation error when it is
+   * still invalid.
+   */
+  readonly generateObject: <S extends Schema.Top>(
+    request: LlmRequest & { readonly schema: S; readonly objectName: string }
+  ) => Effect.Effect<{ readonly value: S["Type"]; readonly usage: LlmUsage }, LlmError, S["DecodingServices"]>
+}>()("engram/models/Llm") {}

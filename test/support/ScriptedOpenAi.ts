@@ -1,0 +1,129 @@
+/**
+ * A scripted OpenAI-compatible server on loopback for tests: `/v1/chat/completions` answers from a queue of
+ * scripted replies (text, raw body, HTTP status, delay or a hang), `/v1/embeddings` answers deterministic
+ * vectors, and every request is recorded so tests can assert what the service sent (prompts, headers).
+ */
+import { Effect } from "effect"
+import { createServer, type IncomingMessage, type ServerResponse } from "node:http"
+
+export type ScriptedReply =
+  | { readonly content: string; readonly usage?: { prompt_tokens: number; completion_tokens: number } }
+  | { readonly status: number; readonly body?: unknown }
+  | { readonly hang: true }
+  | { readonly raw: unknown }
+
+export interface RecordedRequest {
+  readonly path: string
+  readonly headers: IncomingMessage["headers"]
+  readonly body: any
+}
+
+export interface ScriptedOpenAi {
+  readonly baseUrl: string
+  readonly requests: Array<RecordedRequest>
+  /** Queues replies for the next chat completions, in order. */
+  readonly script: (...replies: ReadonlyArray<ScriptedReply>) => void
+  /** Answers chat completions with this when the queue is empty (default: HTTP 500). */
+  readonly setFallback: (reply: ScriptedReply | ((body: any) => ScriptedReply)) => void
+  readonly setEmbeddingDimensions: (dimensions: number) => void
+  readonly chatRequests: () => ReadonlyArray<RecordedRequest>
+}
+
+/** A deterministic pseudo-embedding: hashed character trigrams, so similar texts get similar vectors. */
+export const fakeEmbedding = (text: string, dimensions: number): Array<number> => {
+  const vector = new Array<number>(dimensions).fill(0)
+  const normalized = ` ${text.toLowerCase()} `
+  for (let i = 0; i + 3 <= normalized.length; i++) {
+    let hash = 2166136261
+    for (let j = i; j < i + 3; j++) hash = Math.imul(hash ^ normalized.charCodeAt(j), 16777619)
+    vector[Math.abs(hash) % dimensions]! += 1
+  }
+  const norm = Math.hypot(...vector) || 1
+  return vector.map((value) => value / norm)
+}
+
+const readBody = (request: IncomingMessage) =>
+  new Promise<string>((resolve) => {
+    let data = ""
+    request.on("data", (chunk) => (data += chunk))
+    request.on("end", () => resolve(data))
+  })
+
+const send = (response: ServerResponse, status: number, body: unknown) => {
+  response.writeHead(status, { "content-type": "application/json" })
+  response.end(JSON.stringify(body))
+}
+
+const completion = (model: string, content: string, usage?: { prompt_tokens: number; completion_tokens: number }) => ({
+  id: `chatcmpl-${Math.random().toString(36).slice(2)}`,
+  object: "chat.completion",
+  created: 1_700_000_000,
+  model,
+  choices: [{ index: 0, message: { role: "assistant", content }, finish_reason: "stop" }],
+  usage: {
+    prompt_tokens: usage?.prompt_tokens ?? 10,
+    completion_tokens: usage?.completion_tokens ?? 5,
+    total_tokens: (usage?.prompt_tokens ?? 10) + (usage?.completion_tokens ?? 5)
+  }
+})
+
+/** Starts the server for the enclosing scope. */
+export const scriptedOpenAi = Effect.acquireRelease(
+  Effect.promise(() =>
+    new Promise<ScriptedOpenAi & { close: () => Promise<void> }>((resolve) => {
+      const queue: Array<ScriptedReply> = []
+      const requests: Array<RecordedRequest> = []
+      let fallback: ScriptedReply | ((body: any) => ScriptedReply) = { status: 500, body: { error: { message: "no scripted reply" } } }
+      let dimensions = 16
+      const hanging = new Set<ServerResponse>()
+      const server = createServer(async (request, response) => {
+        const text = await readBody(request)
+        let body: any = undefined
+        try {
+          body = text === "" ? undefined : JSON.parse(text)
+        } catch {
+          body = text
+        }
+        const path = (request.url ?? "").split("?")[0]!
+        requests.push({ path, headers: request.headers, body })
+        if (path.endsWith("/embeddings")) {
+          const inputs: Array<string> = Array.isArray(body?.input) ? body.input : [body?.input ?? ""]
+          return send(response, 200, {
+            object: "list",
+            model: body?.model ?? "fake-embedding",
+            data: inputs.map((input, index) => ({ object: "embedding", index, embedding: fakeEmbedding(input, body?.dimensions ?? dimensions) })),
+            usage: { prompt_tokens: inputs.length * 3, total_tokens: inputs.length * 3 }
+          })
+        }
+        if (!path.endsWith("/chat/completions")) return send(response, 404, { error: { message: `no route ${path}` } })
+        const next = queue.shift() ?? (typeof fallback === "function" ? fallback(body) : fallback)
+        if ("hang" in next) {
+          hanging.add(response)
+          return
+        }
+        if ("raw" in next) return send(response, 200, next.raw)
+        if ("status" in next) return send(response, next.status, next.body ?? { error: { message: `status ${next.status}` } })
+        return send(response, 200, completion(body?.model ?? "scripted", next.content, next.usage))
+      })
+      server.listen(0, "127.0.0.1", () => {
+        const address = server.address()
+        const port = typeof address === "object" && address !== null ? address.port : 0
+        resolve({
+          baseUrl: `http://127.0.0.1:${port}/v1`,
+          requests,
+          script: (...replies) => void queue.push(...replies),
+          setFallback: (reply) => void (fallback = reply),
+          setEmbeddingDimensions: (value) => void (dimensions = value),
+          chatRequests: () => requests.filter((request) => request.path.endsWith("/chat/completions")),
+          close: () =>
+            new Promise<void>((done) => {
+              for (const response of hanging) response.destroy()
+              server.closeAllConnections()
+              server.close(() => done())
+            })
+        })
+      })
+    })
+  ),
+  (server) => Effect.promise(() => server.close())
+)
