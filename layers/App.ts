@@ -1,14 +1,14 @@
-/** The single place where engram is wired: configuration, database, engine and the HTTP server. */
+/** The single place where engram is wired as it runs: configuration from the environment, configured models. */
 import { Layer } from "effect"
 import { EngramConfig } from "../src/config/EngramConfig.ts"
-import { HttpServerLive } from "./http/HttpServerLive.ts"
-import { ServicesLive } from "./Services.ts"
+import { AppWith } from "./AppWith.ts"
+import { ModelsLive } from "./Models.ts"
+import { ServicesWith } from "./Services.ts"
 
-/** The whole service with explicit configuration (tests and embedders pass their own `EngramConfig`). */
-export const AppWith = <E, R>(config: Layer.Layer<EngramConfig, E, R>) =>
-  HttpServerLive.pipe(Layer.provideMerge(ServicesLive), Layer.provideMerge(config))
+/** The engine (no HTTP) with the models chosen by configuration. */
+export const ServicesLive = ServicesWith(ModelsLive)
 
-/** The service as `npm start` runs it: configuration from the environment. */
-export const AppLive = AppWith(EngramConfig.layer)
+/** The service as `npm start` runs it. */
+export const AppLive = AppWith(EngramConfig.layer, ModelsLive)
 
-export { ServicesLive }
+export { AppWith }

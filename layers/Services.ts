@@ -1,24 +1,36 @@
 /**
- * The engine of engram without any server: banks, operations and the bank actors over the database. This is
- * what an Effect program embeds to use engram in-process.
+ * The engine of engram without any server: banks, operations, bank actors and memory over the database, with
+ * the model layers (embeddings, language model) passed in. This is what an Effect program embeds to use
+ * engram in-process.
  */
 import { Effect, Layer } from "effect"
 import { BankActors } from "../src/bank/BankActors.ts"
+import { BankLocks } from "../src/bank/BankLocks.ts"
 import { Banks } from "../src/bank/Banks.ts"
 import { BankStore } from "../src/bank/BankStore.ts"
+import { Documents } from "../src/memory/Documents.ts"
+import { Entities } from "../src/memory/Entities.ts"
+import { MemoryUnits } from "../src/memory/MemoryUnits.ts"
+import { Retain } from "../src/memory/retain/Retain.ts"
+import { Tags } from "../src/memory/Tags.ts"
+import type { Embeddings } from "../src/models/Embeddings.ts"
+import type { Llm } from "../src/models/Llm.ts"
 import { Operations } from "../src/operations/Operations.ts"
 import { OperationStore } from "../src/operations/OperationStore.ts"
 import { TaskRegistry } from "../src/operations/TaskRegistry.ts"
 import { DatabaseLive } from "./Database.ts"
+import { EmbeddingIndexLive } from "./storage/EmbeddingIndex.ts"
 
-const Stores = Layer.mergeAll(BankStore.layer, OperationStore.layer, TaskRegistry.layer)
-
-/** Every task type engram runs in the background; later features add their handler layers here. */
-export const TaskHandlers = Layer.empty
+const Stores = Layer.mergeAll(BankStore.layer, OperationStore.layer, TaskRegistry.layer, BankLocks.layer)
 
 const Engine = Layer.mergeAll(Banks.layer, Operations.layer).pipe(
   Layer.provideMerge(BankActors.layer),
   Layer.provideMerge(Stores)
+)
+
+/** Features that read and write memories; each registers its background task types when built. */
+const Memory = Layer.mergeAll(Retain.layer, MemoryUnits.layer, Documents.layer, Entities.layer, Tags.layer).pipe(
+  Layer.provideMerge(EmbeddingIndexLive)
 )
 
 /** Starts the actors once every handler is registered, so recovered work finds its handler. */
@@ -27,8 +39,10 @@ const WorkerStartup = Layer.effectDiscard(Effect.gen(function*() {
   yield* actors.start
 }))
 
-export const ServicesLive = WorkerStartup.pipe(
-  Layer.provide(TaskHandlers),
-  Layer.provideMerge(Engine),
-  Layer.provideMerge(DatabaseLive)
-)
+export const ServicesWith = <E, R>(models: Layer.Layer<Embeddings | Llm, E, R>) =>
+  WorkerStartup.pipe(
+    Layer.provideMerge(Memory),
+    Layer.provideMerge(models),
+    Layer.provideMerge(Engine),
+    Layer.provideMerge(DatabaseLive)
+  )

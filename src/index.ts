@@ -12,15 +12,30 @@ export { EngramApi } from "./http/api/Api.ts"
 export { Operations } from "./operations/Operations.ts"
 export { TaskFailure, type TaskHandler, TaskRegistry } from "./operations/TaskRegistry.ts"
 export { AppLive, AppWith, ServicesLive } from "../layers/App.ts"
+export { Retain } from "./memory/retain/Retain.ts"
+export { MemoryUnits } from "./memory/MemoryUnits.ts"
+export { Documents } from "./memory/Documents.ts"
+export { Entities } from "./memory/Entities.ts"
+export { Embeddings } from "./models/Embeddings.ts"
+export { Llm } from "./models/Llm.ts"
 
 import { Layer } from "effect"
 import { ServicesLive } from "../layers/App.ts"
+import { ServicesWith } from "../layers/Services.ts"
+import type { Embeddings as EmbeddingsService } from "./models/Embeddings.ts"
+import type { Llm as LlmService } from "./models/Llm.ts"
 import type { EngramSettings } from "./config/EngramConfig.ts"
 import { EngramConfig } from "./config/EngramConfig.ts"
 
 /** The engine configured from the environment, with no HTTP server: provide it to an Effect program. */
 export const EngramLive = ServicesLive.pipe(Layer.provideMerge(EngramConfig.layer))
 
-/** The engine with explicit settings (the rest from the environment or defaults). */
-export const engramWith = (settings: Partial<EngramSettings>) =>
-  ServicesLive.pipe(Layer.provideMerge(EngramConfig.layerWith(settings)))
+/**
+ * The engine with explicit settings (the rest from the environment or defaults) and, optionally, explicit
+ * model layers instead of the configured ones.
+ */
+export const engramWith = <E = never, R = never>(
+  settings: Partial<EngramSettings>,
+  models?: Layer.Layer<EmbeddingsService | LlmService, E, R>
+) =>
+  (models === undefined ? ServicesLive : ServicesWith(models)).pipe(Layer.provideMerge(EngramConfig.layerWith(settings)))

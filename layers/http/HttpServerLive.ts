@@ -10,6 +10,8 @@ import { createServer } from "node:http"
 import { EngramConfig } from "../../src/config/EngramConfig.ts"
 import { EngramApi } from "../../src/http/api/Api.ts"
 import { BanksHandlers } from "../../src/http/handlers/BanksHandlers.ts"
+import { DocumentsHandlers, EntitiesHandlers, TagsHandlers } from "../../src/http/handlers/DocumentsHandlers.ts"
+import { MemoriesHandlers } from "../../src/http/handlers/MemoriesHandlers.ts"
 import { ApiKeyAuthLive, RequestValidationLive } from "../../src/http/handlers/Middleware.ts"
 import { MonitoringHandlers } from "../../src/http/handlers/MonitoringHandlers.ts"
 import { OperationsHandlers } from "../../src/http/handlers/OperationsHandlers.ts"
@@ -17,7 +19,15 @@ import { jsonErrorsMiddleware } from "../../src/http/JsonErrors.ts"
 import { makeRouteTemplates } from "../../src/http/RouteTemplates.ts"
 
 const ApiRoutes = HttpApiBuilder.layer(EngramApi, { openapiPath: "/openapi.json" }).pipe(
-  Layer.provide([BanksHandlers, OperationsHandlers, MonitoringHandlers]),
+  Layer.provide([
+    BanksHandlers,
+    OperationsHandlers,
+    MonitoringHandlers,
+    MemoriesHandlers,
+    DocumentsHandlers,
+    EntitiesHandlers,
+    TagsHandlers
+  ]),
   Layer.provide([RequestValidationLive, ApiKeyAuthLive])
 )
 

@@ -5,8 +5,7 @@
  * token usage and a trace row per call. With no provider configured `available` is false and calls fail with
  * `LlmError` reason `unavailable`, so features fall back to their offline paths.
  */
-import { Context, Schema } from "effect"
-import type { Effect } from "effect"
+import { Context, Effect, Layer, Schema } from "effect"
 
 export const LlmPurpose = Schema.Literals(["retain", "reflect", "consolidation"])
 export type LlmPurpose = typeof LlmPurpose.Type
@@ -40,6 +39,12 @@ export class LlmError extends Schema.TaggedError<LlmError>()("LlmError", {
   retryable: Schema.Boolean
 }) {}
 
+const unavailable = new LlmError({
+  reason: "unavailable",
+  message: "no language model is configured (SERVICE_API_LLM_PROVIDER=none)",
+  retryable: false
+})
+
 export class Llm extends Context.Service<Llm, {
   /** False when no provider is configured for the purpose (offline mode). */
   readonly available: (purpose: LlmPurpose) => boolean
@@ -55,4 +60,13 @@ export class Llm extends Context.Service<Llm, {
   readonly generateObject: <S extends Schema.Top>(
     request: LlmRequest & { readonly schema: S; readonly objectName: string }
   ) => Effect.Effect<{ readonly value: S["Type"]; readonly usage: LlmUsage }, LlmError, S["DecodingServices"]>
-}>()("engram/models/Llm") {}
+}>()("engram/models/Llm") {
+  /** No language model at all: every feature takes its offline path. */
+  static readonly layerNone = Layer.succeed(Llm)(Llm.of({
+    available: () => false,
+    describe: () => "none",
+    generateText: () => Effect.fail(unavailable),
+    generateObject: () => Effect.fail(unavailable)
+  }))
+}
+

@@ -8,9 +8,12 @@ import { HttpServer } from "effect/http"
 import { mkdtempSync } from "node:fs"
 import { tmpdir } from "node:os"
 import { join } from "node:path"
-import { AppWith } from "../../layers/App.ts"
+import { AppWith } from "../../layers/AppWith.ts"
 import type { EngramSettings } from "../../src/config/EngramConfig.ts"
 import { EngramConfig } from "../../src/config/EngramConfig.ts"
+import type { Embeddings } from "../../src/models/Embeddings.ts"
+import type { Llm } from "../../src/models/Llm.ts"
+import { OfflineTestModels } from "./FakeModels.ts"
 
 /** `pglite`, or the PostgreSQL URL of the tier (set by vitest.config.ts). */
 export const databaseTier = process.env["ENGRAM_TEST_DATABASE"] ?? "pglite"
@@ -69,13 +72,17 @@ const serverHandle = Layer.effect(
   })
 )
 
-/** The full app with test settings, plus extra layers (e.g. a test task handler) merged into its services. */
-export const testApp = <E, R>(
+/**
+ * The full app with test settings, plus extra layers (e.g. a test task handler) merged into its services.
+ * Models default to deterministic trigram embeddings and no language model.
+ */
+export const testApp = <E, R, E2 = never>(
   overrides: Partial<EngramSettings> = {},
-  extra?: Layer.Layer<never, E, R>
+  extra?: Layer.Layer<never, E, R>,
+  models: Layer.Layer<Embeddings | Llm, E2> = OfflineTestModels as Layer.Layer<Embeddings | Llm, E2>
 ) => {
   const settings = { ...freshDatabaseSettings(), host: "127.0.0.1", port: 0, ...overrides }
-  const app = AppWith(EngramConfig.layerWith(settings))
+  const app = AppWith(EngramConfig.layerWith(settings), models)
   const withExtra = extra === undefined ? app : Layer.provideMerge(extra as Layer.Layer<never>, app)
   return Layer.provideMerge(serverHandle, withExtra)
 }

@@ -1,6 +1,8 @@
 /** The whole REST API contract. A typed client can import this file without pulling in any server code. */
 import { HttpApi, OpenApi } from "effect/http-api"
 import { BanksApi } from "./BanksApi.ts"
+import { DocumentsApi, EntitiesApi, TagsApi } from "./DocumentsApi.ts"
+import { MemoriesApi } from "./MemoriesApi.ts"
 import { ApiKeyAuth, RequestValidation } from "./Middleware.ts"
 import { MonitoringApi } from "./MonitoringApi.ts"
 import { OperationsApi } from "./OperationsApi.ts"
@@ -9,6 +11,10 @@ export class EngramApi extends HttpApi.make("engram")
   .add(MonitoringApi)
   .add(BanksApi)
   .add(OperationsApi)
+  .add(MemoriesApi)
+  .add(DocumentsApi)
+  .add(EntitiesApi)
+  .add(TagsApi)
   .middleware(RequestValidation)
   .middleware(ApiKeyAuth)
   // Report every invalid field at once, not just the first one found.

@@ -1,8 +1,10 @@
 /** The ordered list of schema migrations, forward only: add a new numbered file, never edit a landed one. */
 import banksAndOperations from "./0001_banks_and_operations.ts"
 import memory from "./0002_memory.ts"
+import retain from "./0003_retain.ts"
 
 export const migrations = {
   "0001_banks_and_operations": banksAndOperations,
-  "0002_memory": memory
+  "0002_memory": memory,
+  "0003_retain": retain
 }

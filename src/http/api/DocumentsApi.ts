@@ -1,0 +1,72 @@
+/** Document, entity and tag routes: the groupings retain builds around memories. */
+import { Schema } from "effect"
+import { HttpApiEndpoint, HttpApiGroup, OpenApi } from "effect/http-api"
+import { BankId, DeleteResponse } from "../../domain/Bank.ts"
+import { NotFound } from "../../domain/Errors.ts"
+import {
+  DocumentDetail,
+  DocumentListResponse,
+  EntityDetailResponse,
+  EntityListResponse,
+  TagListResponse
+} from "../../domain/Memory.ts"
+import { Limit, Offset } from "./MemoriesApi.ts"
+
+const bank = { bank_id: BankId }
+const page = { limit: Schema.optionalKey(Limit), offset: Schema.optionalKey(Offset) }
+
+export class DocumentsApi extends HttpApiGroup.make("documents")
+  .add(
+    HttpApiEndpoint.get("list", "/v1/default/banks/:bank_id/documents", {
+      params: bank,
+      query: { q: Schema.optionalKey(Schema.String), ...page },
+      success: DocumentListResponse,
+      error: NotFound
+    }),
+    HttpApiEndpoint.get("get", "/v1/default/banks/:bank_id/documents/:document_id", {
+      params: { bank_id: BankId, document_id: Schema.String },
+      success: DocumentDetail,
+      error: NotFound
+    }),
+    HttpApiEndpoint.delete("delete", "/v1/default/banks/:bank_id/documents/:document_id", {
+      params: { bank_id: BankId, document_id: Schema.String },
+      success: DeleteResponse,
+      error: NotFound
+    })
+  )
+  .annotateMerge(OpenApi.annotations({ title: "Documents" }))
+{}
+
+export class EntitiesApi extends HttpApiGroup.make("entities")
+  .add(
+    HttpApiEndpoint.get("list", "/v1/default/banks/:bank_id/entities", {
+      params: bank,
+      query: page,
+      success: EntityListResponse,
+      error: NotFound
+    }),
+    HttpApiEndpoint.get("get", "/v1/default/banks/:bank_id/entities/:entity_id", {
+      params: { bank_id: BankId, entity_id: Schema.String },
+      success: EntityDetailResponse,
+      error: NotFound
+    }),
+    HttpApiEndpoint.post("regenerate", "/v1/default/banks/:bank_id/entities/:entity_id/regenerate", {
+      params: { bank_id: BankId, entity_id: Schema.String },
+      success: EntityDetailResponse,
+      error: NotFound
+    }).annotate(OpenApi.Deprecated, true)
+  )
+  .annotateMerge(OpenApi.annotations({ title: "Entities" }))
+{}
+
+export class TagsApi extends HttpApiGroup.make("tags")
+  .add(
+    HttpApiEndpoint.get("list", "/v1/default/banks/:bank_id/tags", {
+      params: bank,
+      query: { q: Schema.optionalKey(Schema.String.annotate({ description: "glob: * and ?" })), ...page },
+      success: TagListResponse,
+      error: NotFound
+    })
+  )
+  .annotateMerge(OpenApi.annotations({ title: "Tags" }))
+{}

@@ -1,0 +1,51 @@
+/** Memory routes: retain, list, get, clear, delete one, and chunks. */
+import { Schema } from "effect"
+import { HttpApiEndpoint, HttpApiGroup, OpenApi } from "effect/http-api"
+import { BankId, DeleteResponse } from "../../domain/Bank.ts"
+import { NotFound, ServiceUnavailable } from "../../domain/Errors.ts"
+import { ChunkResponse, FactType, MemoryDetail, MemoryListResponse, RetainRequest, RetainResponse } from "../../domain/Memory.ts"
+
+const bank = { bank_id: BankId }
+export const Limit = Schema.Int.check(Schema.isBetween({ minimum: 1, maximum: 1000 }))
+export const Offset = Schema.Int.check(Schema.isGreaterThanOrEqualTo(0))
+
+export class MemoriesApi extends HttpApiGroup.make("memories")
+  .add(
+    HttpApiEndpoint.post("retain", "/v1/default/banks/:bank_id/memories", {
+      params: bank,
+      payload: RetainRequest,
+      success: RetainResponse,
+      error: ServiceUnavailable
+    }).annotate(OpenApi.Description, "Retain memory items. `async: true` queues a batch_retain operation."),
+    HttpApiEndpoint.get("list", "/v1/default/banks/:bank_id/memories/list", {
+      params: bank,
+      query: {
+        type: Schema.optionalKey(FactType),
+        q: Schema.optionalKey(Schema.String),
+        branch_name: Schema.optionalKey(Schema.String),
+        limit: Schema.optionalKey(Limit),
+        offset: Schema.optionalKey(Offset)
+      },
+      success: MemoryListResponse,
+      error: NotFound
+    }),
+    HttpApiEndpoint.get("get", "/v1/default/banks/:bank_id/memories/:memory_id", {
+      params: { bank_id: BankId, memory_id: Schema.String },
+      query: { branch_name: Schema.optionalKey(Schema.String) },
+      success: MemoryDetail,
+      error: NotFound
+    }),
+    HttpApiEndpoint.delete("clear", "/v1/default/banks/:bank_id/memories", {
+      params: bank,
+      query: { type: Schema.optionalKey(FactType) },
+      success: DeleteResponse,
+      error: NotFound
+    }).annotate(OpenApi.Description, "Delete the bank's memories (of one type, or all); the bank profile is kept."),
+    HttpApiEndpoint.get("chunk", "/v1/default/chunks/:chunk_id", {
+      params: { chunk_id: Schema.String },
+      success: ChunkResponse,
+      error: NotFound
+    })
+  )
+  .annotateMerge(OpenApi.annotations({ title: "Memory", description: "Retain and read memories" }))
+{}

@@ -1,0 +1,66 @@
+/** REST handlers for documents, entities and tags. */
+import { Effect } from "effect"
+import { HttpApiBuilder } from "effect/http-api"
+import { Documents } from "../../memory/Documents.ts"
+import { Entities } from "../../memory/Entities.ts"
+import { Tags } from "../../memory/Tags.ts"
+import { EngramApi } from "../api/Api.ts"
+
+const paging = (query: { readonly limit?: number; readonly offset?: number }) => ({
+  limit: query.limit ?? 100,
+  offset: query.offset ?? 0
+})
+
+export const DocumentsHandlers = HttpApiBuilder.group(
+  EngramApi,
+  "documents",
+  Effect.fn(function*(handlers) {
+    const documents = yield* Documents
+    return handlers.handleAll({
+      list: Effect.fn(function*({ params, query }) {
+        const page = paging(query)
+        const found = yield* documents.list(params.bank_id, { q: query.q, ...page })
+        return { items: found.items, total: found.total, ...page }
+      }),
+      get: ({ params }) => documents.get(params.bank_id, params.document_id),
+      delete: ({ params }) =>
+        Effect.map(documents.remove(params.bank_id, params.document_id), (deleted) => ({
+          success: true,
+          message: `document '${params.document_id}' and its ${deleted} memories deleted`,
+          deleted_count: deleted
+        }))
+    })
+  })
+)
+
+export const EntitiesHandlers = HttpApiBuilder.group(
+  EngramApi,
+  "entities",
+  Effect.fn(function*(handlers) {
+    const entities = yield* Entities
+    return handlers.handleAll({
+      list: Effect.fn(function*({ params, query }) {
+        const page = paging(query)
+        const found = yield* entities.list(params.bank_id, page)
+        return { items: found.items, total: found.total, ...page }
+      }),
+      get: ({ params }) => entities.detail(params.bank_id, params.entity_id),
+      regenerate: ({ params }) => entities.detail(params.bank_id, params.entity_id)
+    })
+  })
+)
+
+export const TagsHandlers = HttpApiBuilder.group(
+  EngramApi,
+  "tags",
+  Effect.fn(function*(handlers) {
+    const tags = yield* Tags
+    return handlers.handleAll({
+      list: Effect.fn(function*({ params, query }) {
+        const page = paging(query)
+        const found = yield* tags.list(params.bank_id, { q: query.q, ...page })
+        return { items: found.items, total: found.total, ...page }
+      })
+    })
+  })
+)

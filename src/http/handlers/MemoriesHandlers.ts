@@ -1,0 +1,62 @@
+/** REST handlers for retain and memory reads, over the `Retain` and `MemoryUnits` services. */
+import { Effect } from "effect"
+import { HttpApiBuilder } from "effect/http-api"
+import { Retain } from "../../memory/retain/Retain.ts"
+import { MemoryUnits } from "../../memory/MemoryUnits.ts"
+import { EngramApi } from "../api/Api.ts"
+
+export const MemoriesHandlers = HttpApiBuilder.group(
+  EngramApi,
+  "memories",
+  Effect.fn(function*(handlers) {
+    const retain = yield* Retain
+    const units = yield* MemoryUnits
+
+    return handlers.handleAll({
+      retain: Effect.fn(function*({ params, payload }) {
+        if (payload.async === true) {
+          const { operationId } = yield* retain.retainLater(params.bank_id, payload)
+          return { success: true, bank_id: params.bank_id, items_count: payload.items.length, async: true, operation_id: operationId }
+        }
+        const outcome = yield* retain.retainNow(params.bank_id, payload)
+        return {
+          success: true,
+          bank_id: params.bank_id,
+          items_count: payload.items.length,
+          async: false,
+          operation_id: null,
+          usage: {
+            input_tokens: outcome.usage.inputTokens,
+            output_tokens: outcome.usage.outputTokens,
+            total_tokens: outcome.usage.totalTokens
+          },
+          memories_created: outcome.created,
+          duplicates_skipped: outcome.duplicates
+        }
+      }),
+      list: Effect.fn(function*({ params, query }) {
+        const limit = query.limit ?? 100
+        const offset = query.offset ?? 0
+        const page = yield* units.list(params.bank_id, { type: query.type, q: query.q, limit, offset })
+        return { items: page.items, total: page.total, limit, offset }
+      }),
+      get: ({ params }) => Effect.map(units.get(params.bank_id, params.memory_id), (unit) => ({ ...unit, history: [] })),
+      clear: ({ params, query }) =>
+        Effect.map(units.clear(params.bank_id, query.type), (deleted) => ({
+          success: true,
+          message: `deleted ${deleted} ${query.type ?? ""} memories`.replace("  ", " "),
+          deleted_count: deleted
+        })),
+      chunk: ({ params }) =>
+        Effect.map(units.chunk(params.chunk_id), (chunk) => ({
+          id: chunk.id,
+          chunk_id: chunk.id,
+          bank_id: chunk.bankId,
+          document_id: chunk.documentId,
+          chunk_index: chunk.chunkIndex,
+          text: chunk.text,
+          created_at: chunk.createdAt.toISOString()
+        }))
+    })
+  })
+)

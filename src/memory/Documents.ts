@@ -1,0 +1,101 @@
+/** Documents: the groups of retained content named by `document_id`. Deleting one deletes its memories. */
+import { Context, Effect, Layer } from "effect"
+import { SqlClient } from "effect/sql"
+import { BankLocks } from "../bank/BankLocks.ts"
+import { Banks } from "../bank/Banks.ts"
+import { NotFound } from "../domain/Errors.ts"
+
+interface DocumentRow {
+  readonly documentId: string
+  readonly bankId: string
+  readonly metadata: Record<string, unknown>
+  readonly tags: ReadonlyArray<string>
+  readonly context: string | null
+  readonly originalText: string | null
+  readonly memoryUnitCount: number
+  readonly chunkCount: number
+  readonly createdAt: Date
+  readonly updatedAt: Date
+}
+
+const toView = (row: DocumentRow) => ({
+  id: row.documentId,
+  document_id: row.documentId,
+  bank_id: row.bankId,
+  metadata: row.metadata,
+  tags: [...row.tags],
+  context: row.context,
+  memory_unit_count: row.memoryUnitCount,
+  chunk_count: row.chunkCount,
+  created_at: row.createdAt.toISOString(),
+  updated_at: row.updatedAt.toISOString()
+})
+
+export class Documents extends Context.Service<Documents, {
+  readonly list: (bankId: string, filter: { readonly q?: string | undefined; readonly limit: number; readonly offset: number }) =>
+    Effect.Effect<{ readonly items: ReadonlyArray<ReturnType<typeof toView>>; readonly total: number }, NotFound>
+  readonly get: (bankId: string, documentId: string) =>
+    Effect.Effect<ReturnType<typeof toView> & { readonly original_text: string | null }, NotFound>
+  readonly remove: (bankId: string, documentId: string) => Effect.Effect<number, NotFound>
+}>()("engram/memory/Documents") {
+  static readonly layer = Layer.effect(
+    Documents,
+    Effect.gen(function*() {
+      const sql = yield* SqlClient.SqlClient
+      const banks = yield* Banks
+      const locks = yield* BankLocks
+
+      const select = sql`
+        SELECT d.document_id, d.bank_id, d.metadata, d.tags, d.context, d.original_text, d.created_at, d.updated_at,
+          (SELECT count(*)::int FROM memory_units u WHERE u.bank_id = d.bank_id AND u.document_id = d.document_id)
+            AS memory_unit_count,
+          (SELECT count(*)::int FROM chunks c WHERE c.bank_id = d.bank_id AND c.document_id = d.document_id)
+            AS chunk_count
+        FROM documents d`
+
+      const list = Effect.fn("Documents.list")(function*(bankId: string, filter: {
+        readonly q?: string | undefined
+        readonly limit: number
+        readonly offset: number
+      }) {
+        yield* banks.get(bankId)
+        const where = sql.and([
+          sql`d.bank_id = ${bankId}`,
+          ...(filter.q ? [sql`d.document_id ILIKE ${`%${filter.q.replace(/[\\%_]/g, "\\$&")}%`}`] : [])
+        ])
+        const [rows, total] = yield* Effect.all([
+          sql<DocumentRow>`${select} WHERE ${where} ORDER BY d.updated_at DESC, d.document_id
+            LIMIT ${filter.limit} OFFSET ${filter.offset}`,
+          sql<{ count: number }>`SELECT count(*)::int AS count FROM documents d WHERE ${where}`
+        ]).pipe(Effect.orDie)
+        return { items: rows.map(toView), total: total[0]?.count ?? 0 }
+      })
+
+      const get = Effect.fn("Documents.get")(function*(bankId: string, documentId: string) {
+        const rows = yield* sql<DocumentRow>`${select} WHERE d.bank_id = ${bankId} AND d.document_id = ${documentId}`
+          .pipe(Effect.orDie)
+        const row = rows[0]
+        if (row === undefined) return yield* NotFound.of("document", documentId)
+        return { ...toView(row), original_text: row.originalText }
+      })
+
+      const remove = Effect.fn("Documents.remove")(function*(bankId: string, documentId: string) {
+        const result = yield* locks.withWriteLock(bankId)(Effect.gen(function*() {
+          const found = yield* sql`DELETE FROM documents WHERE bank_id = ${bankId} AND document_id = ${documentId}
+            RETURNING document_id`
+          if (found.length === 0) return -1
+          const units = yield* sql`DELETE FROM memory_units WHERE bank_id = ${bankId} AND document_id = ${documentId}
+            RETURNING id`
+          yield* sql`DELETE FROM chunks WHERE bank_id = ${bankId} AND document_id = ${documentId}`
+          yield* sql`DELETE FROM entities e WHERE e.bank_id = ${bankId}
+            AND NOT EXISTS (SELECT 1 FROM unit_entities ue WHERE ue.entity_id = e.id)`
+          return units.length
+        }).pipe(sql.withTransaction, Effect.orDie))
+        if (result < 0) return yield* NotFound.of("document", documentId)
+        return result
+      })
+
+      return Documents.of({ list, get, remove })
+    })
+  )
+}

@@ -1,0 +1,161 @@
+/**
+ * Reading and deleting memory units: the list with type and text filters, one unit with its entities and
+ * tags, clearing by type (the bank and its profile stay), and the chunk a unit came from.
+ */
+import { Context, Effect, Layer, Option } from "effect"
+import { SqlClient } from "effect/sql"
+import { BankLocks } from "../bank/BankLocks.ts"
+import { Banks } from "../bank/Banks.ts"
+import { NotFound } from "../domain/Errors.ts"
+import type { FactType, MemoryUnitView } from "../domain/Memory.ts"
+
+export interface UnitRow {
+  readonly id: string
+  readonly text: string
+  readonly factType: string
+  readonly context: string | null
+  readonly occurredStart: Date | null
+  readonly occurredEnd: Date | null
+  readonly mentionedAt: Date | null
+  readonly documentId: string | null
+  readonly chunkId: string | null
+  readonly metadata: Record<string, string> | null
+  readonly tags: ReadonlyArray<string> | null
+  readonly sourceFactIds: ReadonlyArray<string> | null
+  readonly confidence: number | null
+  readonly createdAt: Date | null
+  readonly entityNames: ReadonlyArray<string> | null
+}
+
+const iso = (date: Date | null) => (date === null ? null : date.toISOString())
+
+export const toUnitView = (row: UnitRow): MemoryUnitView => ({
+  id: row.id,
+  text: row.text,
+  type: row.factType,
+  fact_type: row.factType,
+  entities: row.entityNames ?? [],
+  context: row.context,
+  occurred_start: iso(row.occurredStart),
+  occurred_end: iso(row.occurredEnd),
+  mentioned_at: iso(row.mentionedAt),
+  document_id: row.documentId,
+  metadata: row.metadata ?? {},
+  chunk_id: row.chunkId,
+  tags: row.tags ?? [],
+  source_fact_ids: row.sourceFactIds,
+  confidence: row.confidence,
+  created_at: iso(row.createdAt)
+})
+
+export class MemoryUnits extends Context.Service<MemoryUnits, {
+  readonly list: (bankId: string, filter: {
+    readonly type?: FactType | undefined
+    readonly q?: string | undefined
+    readonly limit: number
+    readonly offset: number
+  }) => Effect.Effect<{ readonly items: ReadonlyArray<MemoryUnitView>; readonly total: number }, NotFound>
+  readonly get: (bankId: string, id: string) => Effect.Effect<MemoryUnitView, NotFound>
+  /** Deletes the bank's memories of one type, or all of them (with documents, chunks and entities). */
+  readonly clear: (bankId: string, type: FactType | undefined) => Effect.Effect<number, NotFound>
+  readonly remove: (bankId: string, id: string) => Effect.Effect<void, NotFound>
+  readonly chunk: (chunkId: string) => Effect.Effect<{
+    readonly id: string
+    readonly bankId: string
+    readonly documentId: string | null
+    readonly chunkIndex: number
+    readonly text: string
+    readonly createdAt: Date
+  }, NotFound>
+}>()("engram/memory/MemoryUnits") {
+  static readonly layer = Layer.effect(
+    MemoryUnits,
+    Effect.gen(function*() {
+      const sql = yield* SqlClient.SqlClient
+      const banks = yield* Banks
+      const locks = yield* BankLocks
+
+      const select = (where: ReturnType<typeof sql.and>) => sql<UnitRow>`
+        SELECT u.id, u.text, u.fact_type, u.context, u.occurred_start, u.occurred_end, u.mentioned_at, u.document_id,
+          u.chunk_id, u.metadata, u.tags, u.source_fact_ids, u.confidence, u.created_at,
+          ARRAY(SELECT e.canonical_name FROM unit_entities ue JOIN entities e ON e.id = ue.entity_id
+                WHERE ue.unit_id = u.id ORDER BY e.canonical_name) AS entity_names
+        FROM memory_units u WHERE ${where}`
+
+      const list = Effect.fn("MemoryUnits.list")(function*(bankId: string, filter: {
+        readonly type?: FactType | undefined
+        readonly q?: string | undefined
+        readonly limit: number
+        readonly offset: number
+      }) {
+        yield* banks.get(bankId)
+        const where = sql.and([
+          sql`u.bank_id = ${bankId}`,
+          ...(filter.type ? [sql`u.fact_type = ${filter.type}`] : []),
+          ...(filter.q ? [sql`u.text ILIKE ${`%${filter.q.replace(/[\\%_]/g, "\\$&")}%`}`] : [])
+        ])
+        const [rows, total] = yield* Effect.all([
+          sql<UnitRow>`${select(where)} ORDER BY coalesce(u.mentioned_at, u.created_at) DESC, u.seq DESC
+            LIMIT ${filter.limit} OFFSET ${filter.offset}`,
+          sql<{ count: number }>`SELECT count(*)::int AS count FROM memory_units u WHERE ${where}`
+        ]).pipe(Effect.orDie)
+        return { items: rows.map(toUnitView), total: total[0]?.count ?? 0 }
+      })
+
+      const get = Effect.fn("MemoryUnits.get")(function*(bankId: string, id: string) {
+        const rows = yield* select(sql.and([sql`u.bank_id = ${bankId}`, sql`u.id = ${id}`])).pipe(Effect.orDie)
+        const row = rows[0]
+        if (row === undefined) return yield* NotFound.of("memory", id)
+        return toUnitView(row)
+      })
+
+      const pruneEntities = (bankId: string) =>
+        sql`DELETE FROM entities e WHERE e.bank_id = ${bankId}
+          AND NOT EXISTS (SELECT 1 FROM unit_entities ue WHERE ue.entity_id = e.id)`.pipe(
+          Effect.andThen(sql`UPDATE entities e SET mention_count =
+              (SELECT count(*)::int FROM unit_entities ue WHERE ue.entity_id = e.id) WHERE e.bank_id = ${bankId}`)
+        )
+
+      const clear = Effect.fn("MemoryUnits.clear")(function*(bankId: string, type: FactType | undefined) {
+        yield* banks.get(bankId)
+        const deleted = yield* locks.withWriteLock(bankId)(Effect.gen(function*() {
+          const rows = yield* sql`DELETE FROM memory_units WHERE bank_id = ${bankId}
+            ${type ? sql`AND fact_type = ${type}` : sql``} RETURNING id`
+          if (type === undefined) {
+            yield* sql`DELETE FROM chunks WHERE bank_id = ${bankId}`
+            yield* sql`DELETE FROM documents WHERE bank_id = ${bankId}`
+          }
+          yield* pruneEntities(bankId)
+          return rows.length
+        }).pipe(sql.withTransaction, Effect.orDie))
+        return deleted
+      })
+
+      const remove = Effect.fn("MemoryUnits.remove")(function*(bankId: string, id: string) {
+        const rows = yield* locks.withWriteLock(bankId)(Effect.gen(function*() {
+          const deleted = yield* sql`DELETE FROM memory_units WHERE bank_id = ${bankId} AND id = ${id} RETURNING id`
+          yield* pruneEntities(bankId)
+          return deleted
+        }).pipe(sql.withTransaction, Effect.orDie))
+        if (rows.length === 0) return yield* NotFound.of("memory", id)
+      })
+
+      const chunk = Effect.fn("MemoryUnits.chunk")(function*(chunkId: string) {
+        const rows = yield* sql<{
+          id: string
+          bankId: string
+          documentId: string | null
+          chunkIndex: number
+          text: string
+          createdAt: Date
+        }>`SELECT id, bank_id, document_id, chunk_index, text, created_at FROM chunks WHERE id = ${chunkId}`.pipe(Effect.orDie)
+        return yield* Option.match(Option.fromNullishOr(rows[0]), {
+          onNone: () => Effect.fail(NotFound.of("chunk", chunkId)),
+          onSome: Effect.succeed
+        })
+      })
+
+      return MemoryUnits.of({ list, get, clear, remove, chunk })
+    })
+  )
+}

@@ -1,0 +1,288 @@
+/**
+ * Writes one prepared retain batch in a single short transaction: document replacement, chunks, deduplication
+ * against what the bank already holds, memory units with their vectors and full-text index, entities, and the
+ * temporal, semantic, entity and causal links recall walks. Everything here is idempotent for a re-run of the
+ * same batch: facts already stored (by content, or as a near-duplicate) are skipped, never doubled.
+ */
+import { Array as Arr, Effect } from "effect"
+import { SqlClient } from "effect/sql"
+import { param } from "../../../layers/storage/PgVector.ts"
+import type { CausalRelation, ExtractedEntity } from "./ExtractedFact.ts"
+import { resolveEntities } from "./EntityResolver.ts"
+import { wordJaccard } from "./ContentHash.ts"
+
+export interface PreparedFact {
+  readonly id: string
+  readonly text: string
+  readonly factType: "world" | "experience"
+  readonly occurredStart: Date | null
+  readonly occurredEnd: Date | null
+  readonly mentionedAt: Date | null
+  readonly context: string | null
+  readonly documentId: string | null
+  readonly chunkId: string | null
+  readonly metadata: Record<string, string>
+  readonly tags: ReadonlyArray<string>
+  readonly observationScopes: unknown
+  readonly contentHash: string
+  readonly embedding: Float32Array
+  readonly entities: ReadonlyArray<ExtractedEntity>
+  readonly causes: ReadonlyArray<{ readonly targetId: string; readonly relation: CausalRelation }>
+  readonly itemIndex: number
+  readonly factIndex: number
+}
+
+export interface PreparedChunk {
+  readonly id: string
+  readonly documentId: string | null
+  readonly chunkIndex: number
+  readonly text: string
+  readonly hash: string
+}
+
+export interface PreparedDocument {
+  readonly documentId: string
+  readonly replace: boolean
+  readonly metadata: Record<string, string>
+  readonly tags: ReadonlyArray<string>
+  readonly context: string | null
+  readonly originalText: string
+  /** Chunks of the old version that reappear unchanged: their memories are kept instead of re-extracted. */
+  readonly keptChunkIds: ReadonlyArray<string>
+}
+
+export interface WriteBatch {
+  readonly bankId: string
+  readonly operationId: string | null
+  readonly embeddingModel: string
+  readonly dimensions: number
+  readonly documents: ReadonlyArray<PreparedDocument>
+  readonly chunks: ReadonlyArray<PreparedChunk>
+  readonly facts: ReadonlyArray<PreparedFact>
+}
+
+export interface WriteResult {
+  readonly created: ReadonlyArray<string>
+  readonly duplicates: number
+}
+
+/** Link bounds: enough neighbours for spreading activation, few enough to keep the graph sparse. */
+export const linkPolicy = {
+  temporalNeighbours: 4,
+  temporalWindowDays: 3,
+  semanticNeighbours: 5,
+  semanticThreshold: 0.6,
+  entityNeighbours: 8,
+  nearDuplicateSimilarity: 0.97,
+  nearDuplicateWordOverlap: 0.8
+}
+
+const iso = (date: Date | null) => (date === null ? null : date.toISOString())
+
+export const writeBatch = Effect.fn("MemoryWriter.writeBatch")(function*(batch: WriteBatch) {
+  const sql = yield* SqlClient.SqlClient
+  const { bankId, dimensions } = batch
+  // The dimension is a trusted integer from the embedder; it must be literal for the partial HNSW index to apply.
+  const dims = sql.literal(String(Math.trunc(dimensions)))
+
+  for (const document of batch.documents) {
+    if (document.replace) {
+      const kept = document.keptChunkIds
+      yield* sql`DELETE FROM memory_units WHERE bank_id = ${bankId} AND document_id = ${document.documentId}
+        AND fact_type IN ('world', 'experience')
+        ${kept.length > 0 ? sql`AND (chunk_id IS NULL OR chunk_id NOT IN ${sql.in(kept)})` : sql``}`
+      yield* sql`DELETE FROM chunks WHERE bank_id = ${bankId} AND document_id = ${document.documentId}
+        ${kept.length > 0 ? sql`AND id NOT IN ${sql.in(kept)}` : sql``}`
+    }
+    const row = {
+      bankId,
+      documentId: document.documentId,
+      metadata: JSON.stringify(document.metadata),
+      tags: document.tags,
+      context: document.context,
+      originalText: document.originalText
+    }
+    yield* document.replace
+      ? sql`INSERT INTO documents ${sql.insert(row)}
+          ON CONFLICT (bank_id, document_id) DO UPDATE SET metadata = excluded.metadata, tags = excluded.tags,
+            context = excluded.context, original_text = excluded.original_text, updated_at = now(), retained_at = now()`
+      : sql`INSERT INTO documents ${sql.insert(row)}
+          ON CONFLICT (bank_id, document_id) DO UPDATE SET
+            metadata = documents.metadata || excluded.metadata,
+            tags = ARRAY(SELECT DISTINCT unnest(documents.tags || excluded.tags)),
+            original_text = coalesce(documents.original_text || E'\\n\\n', '') || excluded.original_text,
+            updated_at = now(), retained_at = now()`
+  }
+
+  const chunkRows: ReadonlyArray<Record<string, unknown>> = batch.chunks.map((chunk) => ({
+    id: chunk.id,
+    bankId,
+    documentId: chunk.documentId,
+    chunkIndex: chunk.chunkIndex,
+    text: chunk.text,
+    contentHash: chunk.hash,
+    operationId: batch.operationId
+  }))
+  if (Arr.isReadonlyArrayNonEmpty(chunkRows)) yield* sql`INSERT INTO chunks ${sql.insert(chunkRows)} ON CONFLICT DO NOTHING`
+
+  // Deduplicate: the same statement (by normalised content) or a close rewording of one already stored.
+  const hashes = [...new Set(batch.facts.map((fact) => fact.contentHash))]
+  const existing = hashes.length === 0 ? [] : yield* sql<{ contentHash: string }>`
+    SELECT content_hash FROM memory_units WHERE bank_id = ${bankId} AND content_hash IN ${sql.in(hashes)}`
+  const seen = new Set(existing.map((row) => row.contentHash))
+  const unique = batch.facts.filter((fact) => {
+    if (seen.has(fact.contentHash)) return false
+    seen.add(fact.contentHash)
+    return true
+  })
+  const probe = JSON.stringify(unique.map((fact, index) => ({ idx: index, embedding: param(fact.embedding) })))
+  const nearest = unique.length === 0 ? [] : yield* sql<{ idx: number; text: string; similarity: number }>`
+    SELECT x.idx, n.text, n.similarity
+    FROM jsonb_to_recordset(${probe}::jsonb) AS x(idx int, embedding text)
+    CROSS JOIN LATERAL (
+      SELECT u.text, 1 - (u.embedding::vector(${dims}) <=> x.embedding::vector(${dims})) AS similarity
+      FROM memory_units u
+      WHERE u.bank_id = ${bankId} AND u.embedding_model = ${batch.embeddingModel}
+        AND vector_dims(u.embedding) = ${dims}
+      ORDER BY u.embedding::vector(${dims}) <=> x.embedding::vector(${dims})
+      LIMIT 1) n`
+  const nearDuplicates = new Set(
+    nearest
+      .filter((row) =>
+        row.similarity >= linkPolicy.nearDuplicateSimilarity &&
+        wordJaccard(row.text, unique[row.idx]!.text) >= linkPolicy.nearDuplicateWordOverlap
+      )
+      .map((row) => row.idx)
+  )
+  const fresh = unique.filter((_, index) => !nearDuplicates.has(index))
+  const duplicates = batch.facts.length - fresh.length
+  if (fresh.length === 0) return { created: [], duplicates } satisfies WriteResult
+
+  const units = fresh.map((fact) => ({
+    id: fact.id,
+    text: fact.text,
+    fact_type: fact.factType,
+    context: fact.context,
+    occurred_start: iso(fact.occurredStart),
+    occurred_end: iso(fact.occurredEnd),
+    mentioned_at: iso(fact.mentionedAt),
+    document_id: fact.documentId,
+    chunk_id: fact.chunkId,
+    metadata: fact.metadata,
+    tags: fact.tags,
+    observation_scopes: fact.observationScopes ?? null,
+    content_hash: fact.contentHash,
+    embedding: param(fact.embedding),
+    item_index: fact.itemIndex,
+    fact_index: fact.factIndex
+  }))
+  yield* sql`
+    INSERT INTO memory_units (id, bank_id, text, fact_type, context, occurred_start, occurred_end, mentioned_at,
+      document_id, chunk_id, metadata, tags, observation_scopes, content_hash, embedding, embedding_model,
+      search_text, operation_id, item_index, fact_index)
+    SELECT x.id, ${bankId}, x.text, x.fact_type, x.context, x.occurred_start, x.occurred_end, x.mentioned_at,
+      x.document_id, x.chunk_id, coalesce(x.metadata, '{}'::jsonb), coalesce(x.tags, '{}'), x.observation_scopes,
+      x.content_hash, x.embedding::vector, ${batch.embeddingModel},
+      to_tsvector('english', x.text), ${batch.operationId}, x.item_index, x.fact_index
+    FROM jsonb_to_recordset(${JSON.stringify(units)}::jsonb) AS x(id text, text text, fact_type text, context text,
+      occurred_start timestamptz, occurred_end timestamptz, mentioned_at timestamptz, document_id text,
+      chunk_id text, metadata jsonb, tags text[], observation_scopes jsonb, content_hash text, embedding text,
+      item_index int, fact_index int)`
+
+  // Entities: resolve every mention, then attach units to them.
+  const lookup = yield* resolveEntities(bankId, fresh.flatMap((fact) => fact.entities))
+  const unitEntities: ReadonlyArray<Record<string, unknown>> = fresh.flatMap((fact) =>
+    [...new Set(fact.entities.map((entity) => lookup(entity.name)).filter((id) => id !== undefined))]
+      .map((entityId) => ({ unitId: fact.id, entityId }))
+  )
+  if (Arr.isReadonlyArrayNonEmpty(unitEntities)) {
+    yield* sql`INSERT INTO unit_entities ${sql.insert(unitEntities)} ON CONFLICT DO NOTHING`
+    const touched = [...new Set(unitEntities.map((row) => row["entityId"] as string))]
+    yield* sql`
+      UPDATE entities e SET mention_count = s.mentions, first_seen = s.first_seen, last_seen = s.last_seen
+      FROM (SELECT ue.entity_id, count(*)::int AS mentions,
+              min(coalesce(u.mentioned_at, u.created_at)) AS first_seen,
+              max(coalesce(u.mentioned_at, u.created_at)) AS last_seen
+            FROM unit_entities ue JOIN memory_units u ON u.id = ue.unit_id
+            WHERE ue.entity_id IN ${sql.in(touched)} GROUP BY ue.entity_id) s
+      WHERE e.id = s.entity_id`
+  }
+
+  const ids = fresh.map((fact) => fact.id)
+  yield* linkNew(bankId, ids, batch.embeddingModel, dims)
+  const causal: ReadonlyArray<Record<string, unknown>> = fresh.flatMap((fact) =>
+    fact.causes.map((cause) => ({ bankId, fromId: fact.id, toId: cause.targetId, linkType: cause.relation, weight: 1 }))
+  )
+  if (Arr.isReadonlyArrayNonEmpty(causal)) {
+    // A target may have been a duplicate that was not stored: only link to units that exist.
+    yield* sql`INSERT INTO memory_links (bank_id, from_id, to_id, link_type, weight)
+      SELECT x.bank_id, x.from_id, x.to_id, x.link_type, x.weight
+      FROM jsonb_to_recordset(${JSON.stringify(causal.map((row) => ({
+        bank_id: row["bankId"], from_id: row["fromId"], to_id: row["toId"], link_type: row["linkType"], weight: 1
+      })))}::jsonb) AS x(bank_id text, from_id text, to_id text, link_type text, weight real)
+      WHERE EXISTS (SELECT 1 FROM memory_units WHERE id = x.to_id)
+      ON CONFLICT DO NOTHING`
+  }
+  return { created: ids, duplicates } satisfies WriteResult
+})
+
+/**
+ * Temporal, semantic and entity links from the new units to their nearest existing neighbours. Temporal
+ * closeness is when things were said (then when they happened): neighbouring turns of a conversation.
+ */
+const linkNew = Effect.fnUntraced(function*(
+  bankId: string,
+  ids: ReadonlyArray<string>,
+  embeddingModel: string,
+  dims: ReturnType<SqlClient.SqlClient["literal"]>
+) {
+  const sql = yield* SqlClient.SqlClient
+  const policy = linkPolicy
+  yield* sql`
+    INSERT INTO memory_links (bank_id, from_id, to_id, link_type, weight)
+    SELECT ${bankId}, u.id, n.id, 'temporal', n.weight
+    FROM memory_units u
+    CROSS JOIN LATERAL (
+      SELECT o.id,
+        (1.0 / (1 + abs(o.seq - u.seq))) * exp(-abs(extract(epoch FROM
+          coalesce(o.mentioned_at, o.occurred_start) - coalesce(u.mentioned_at, u.occurred_start))) / 86400.0) AS weight
+      FROM memory_units o
+      WHERE o.bank_id = ${bankId} AND o.id <> u.id AND o.fact_type IN ('world', 'experience')
+        AND coalesce(o.mentioned_at, o.occurred_start) IS NOT NULL
+        AND abs(extract(epoch FROM coalesce(o.mentioned_at, o.occurred_start) - coalesce(u.mentioned_at, u.occurred_start)))
+          <= ${policy.temporalWindowDays * 86400}
+        AND (o.seq < u.seq OR o.id NOT IN ${sql.in(ids)})
+      ORDER BY abs(extract(epoch FROM coalesce(o.mentioned_at, o.occurred_start) - coalesce(u.mentioned_at, u.occurred_start))),
+        abs(o.seq - u.seq)
+      LIMIT ${policy.temporalNeighbours}) n
+    WHERE u.id IN ${sql.in(ids)} AND coalesce(u.mentioned_at, u.occurred_start) IS NOT NULL
+    ON CONFLICT DO NOTHING`
+  yield* sql`
+    INSERT INTO memory_links (bank_id, from_id, to_id, link_type, weight)
+    SELECT ${bankId}, u.id, n.id, 'semantic', n.similarity
+    FROM memory_units u
+    CROSS JOIN LATERAL (
+      SELECT o.id, 1 - (o.embedding::vector(${dims}) <=> u.embedding::vector(${dims})) AS similarity
+      FROM memory_units o
+      WHERE o.bank_id = ${bankId} AND o.id <> u.id AND o.embedding_model = ${embeddingModel}
+        AND vector_dims(o.embedding) = ${dims}
+      ORDER BY o.embedding::vector(${dims}) <=> u.embedding::vector(${dims})
+      LIMIT ${policy.semanticNeighbours}) n
+    WHERE u.id IN ${sql.in(ids)} AND vector_dims(u.embedding) = ${dims} AND n.similarity >= ${policy.semanticThreshold}
+      AND NOT EXISTS (SELECT 1 FROM memory_links l WHERE l.from_id = n.id AND l.to_id = u.id AND l.link_type = 'semantic')
+    ON CONFLICT DO NOTHING`
+  yield* sql`
+    INSERT INTO memory_links (bank_id, from_id, to_id, link_type, weight)
+    SELECT ${bankId}, u.id, n.unit_id, 'entity', 1
+    FROM memory_units u
+    CROSS JOIN LATERAL (
+      SELECT DISTINCT ON (o.seq) o.id AS unit_id, o.seq
+      FROM unit_entities mine
+      JOIN unit_entities theirs ON theirs.entity_id = mine.entity_id AND theirs.unit_id <> mine.unit_id
+      JOIN memory_units o ON o.id = theirs.unit_id
+      WHERE mine.unit_id = u.id AND (o.seq < u.seq OR o.id NOT IN ${sql.in(ids)})
+      ORDER BY o.seq DESC
+      LIMIT ${policy.entityNeighbours}) n
+    WHERE u.id IN ${sql.in(ids)}
+    ON CONFLICT DO NOTHING`
+})

@@ -1,0 +1,273 @@
+/**
+ * Retain: raw content becomes facts, entities, times and links. Synchronous retain runs in the caller's fiber;
+ * asynchronous retain stores a `batch_retain` operation (split into sub-batches) that the bank's actor runs.
+ * Extraction uses the configured language model, or the offline extractor when there is none.
+ */
+import { Clock, Context, Effect, Layer, Schema } from "effect"
+import { SqlClient } from "effect/sql"
+import { BankLocks } from "../../bank/BankLocks.ts"
+import { Banks } from "../../bank/Banks.ts"
+import { EngramConfig } from "../../config/EngramConfig.ts"
+import type { Bank } from "../../domain/Bank.ts"
+import { ServiceUnavailable } from "../../domain/Errors.ts"
+import type { MemoryItem, RetainRequest } from "../../domain/Memory.ts"
+import { MemoryItem as MemoryItemSchema } from "../../domain/Memory.ts"
+import { EmbeddingError, Embeddings } from "../../models/Embeddings.ts"
+import { Llm, LlmError, type LlmUsage } from "../../models/Llm.ts"
+import { Operations } from "../../operations/Operations.ts"
+import { TaskFailure, TaskRegistry } from "../../operations/TaskRegistry.ts"
+import { chunkHash, contentHash } from "./ContentHash.ts"
+import type { ExtractedFact, ExtractionInput } from "./ExtractedFact.ts"
+import { extractWithLlm } from "./LlmExtractor.ts"
+import type { PreparedChunk, PreparedDocument, PreparedFact } from "./MemoryWriter.ts"
+import { writeBatch } from "./MemoryWriter.ts"
+import { extractOffline } from "./OfflineExtractor.ts"
+import { chunkText } from "./Tokens.ts"
+
+export interface RetainOutcome {
+  readonly created: number
+  readonly duplicates: number
+  readonly usage: LlmUsage
+}
+
+const zeroUsage: LlmUsage = { inputTokens: 0, outputTokens: 0, totalTokens: 0 }
+const addUsage = (a: LlmUsage, b: LlmUsage): LlmUsage => ({
+  inputTokens: a.inputTokens + b.inputTokens,
+  outputTokens: a.outputTokens + b.outputTokens,
+  totalTokens: a.totalTokens + b.totalTokens
+})
+
+/** Items per sub-batch of an asynchronous retain: each sub-batch is one operation and one transaction. */
+export const subBatchSize = 25
+
+const BatchPayload = Schema.Struct({
+  items: Schema.Array(MemoryItemSchema),
+  document_tags: Schema.optionalKey(Schema.NullOr(Schema.Array(Schema.String))),
+  item_offset: Schema.optionalKey(Schema.Int)
+})
+const decodePayload = Schema.decodeUnknownEffect(BatchPayload)
+
+const resolveTimestamp = (timestamp: string | null | undefined, now: Date): Date | null =>
+  timestamp === undefined || timestamp === null ? now : timestamp === "unset" ? null : new Date(timestamp)
+
+/** Stable ids make a re-run of the same operation write the same chunks, which the database then ignores. */
+const stableId = (...parts: ReadonlyArray<string | number>) => {
+  const hash = chunkHash(parts.join("\u0000"))
+  return `${hash.slice(0, 8)}-${hash.slice(8, 12)}-${hash.slice(12, 16)}-${hash.slice(16, 20)}-${hash.slice(20, 32)}`
+}
+
+export class Retain extends Context.Service<Retain, {
+  /** Stores the items now; fails with 503 when the configured language model cannot be reached. */
+  readonly retainNow: (
+    bankId: string,
+    request: RetainRequest
+  ) => Effect.Effect<RetainOutcome, ServiceUnavailable>
+  /** Queues the items as a `batch_retain` operation and returns it. */
+  readonly retainLater: (bankId: string, request: RetainRequest) => Effect.Effect<{ readonly operationId: string }>
+}>()("engram/memory/Retain") {
+  static readonly layer = Layer.effect(
+    Retain,
+    Effect.gen(function*() {
+      const sql = yield* SqlClient.SqlClient
+      const banks = yield* Banks
+      const locks = yield* BankLocks
+      const llm = yield* Llm
+      const embeddings = yield* Embeddings
+      const operations = yield* Operations
+      const config = yield* EngramConfig
+      const registry = yield* TaskRegistry
+
+      const extract = (input: ExtractionInput, bankId: string, operationId: string | null) =>
+        llm.available("retain")
+          ? extractWithLlm(input, { bankId, operationId: operationId ?? undefined }).pipe(Effect.provideService(Llm, llm))
+          : Effect.succeed({ facts: extractOffline(input), usage: zeroUsage })
+
+      const process = Effect.fn("Retain.process")(function*(
+        bank: Bank,
+        items: ReadonlyArray<MemoryItem>,
+        options: { readonly operationId: string | null; readonly documentTags: ReadonlyArray<string>; readonly itemOffset: number }
+      ) {
+        const now = new Date(yield* Clock.currentTimeMillis)
+        const bankId = bank.bankId
+        const chunkSize = bank.retainChunkSize ?? config.defaultChunkSize
+        const runKey = options.operationId ?? crypto.randomUUID()
+
+        // The first item naming a document replaces it (unless it asks to append); later items append.
+        const replacing = new Set<string>()
+        const documents = new Map<string, PreparedDocument & { texts: Array<string>; keptChunkIds: Array<string> }>()
+        for (const item of items) {
+          const documentId = item.document_id ?? null
+          if (documentId === null || documents.has(documentId)) continue
+          const replace = (item.update_mode ?? "replace") === "replace"
+          if (replace) replacing.add(documentId)
+          documents.set(documentId, {
+            documentId,
+            replace,
+            metadata: item.metadata ?? {},
+            tags: [...new Set([...(item.tags ?? []), ...options.documentTags])],
+            context: item.context ?? null,
+            originalText: "",
+            keptChunkIds: [],
+            texts: []
+          })
+        }
+        const oldChunks = replacing.size === 0 ? [] : yield* sql<{ id: string; documentId: string; contentHash: string }>`
+          SELECT id, document_id, content_hash FROM chunks
+          WHERE bank_id = ${bankId} AND document_id IN ${sql.in([...replacing])}`.pipe(Effect.orDie)
+        const reusable = new Map(oldChunks.map((chunk) => [`${chunk.documentId}\u0000${chunk.contentHash}`, chunk.id]))
+
+        const chunks: Array<PreparedChunk> = []
+        const facts: Array<PreparedFact> = []
+        let usage = zeroUsage
+        const chunkCounter = new Map<string, number>()
+        for (const [position, item] of items.entries()) {
+          const itemIndex = options.itemOffset + position
+          const documentId = item.document_id ?? null
+          const document = documentId === null ? undefined : documents.get(documentId)
+          document?.texts.push(item.content)
+          const mentionedAt = resolveTimestamp(item.timestamp, now)
+          const tags = [...new Set([...(item.tags ?? []), ...options.documentTags])]
+          for (const text of chunkText(item.content, chunkSize)) {
+            const counterKey = documentId ?? `item-${itemIndex}`
+            const chunkIndex = chunkCounter.get(counterKey) ?? 0
+            chunkCounter.set(counterKey, chunkIndex + 1)
+            const hash = chunkHash(text)
+            const kept = documentId === null ? undefined : reusable.get(`${documentId}\u0000${hash}`)
+            if (kept !== undefined && document !== undefined) {
+              document.keptChunkIds.push(kept)
+              continue
+            }
+            const chunkId = stableId(bankId, documentId ?? runKey, itemIndex, chunkIndex, hash)
+            chunks.push({ id: chunkId, documentId, chunkIndex, text, hash })
+            const extraction = yield* extract({
+              text,
+              context: item.context ?? null,
+              mentionedAt,
+              mode: bank.retainExtractionMode ?? "concise",
+              mission: bank.retainMission,
+              customInstructions: bank.retainCustomInstructions
+            }, bankId, options.operationId)
+            usage = addUsage(usage, extraction.usage)
+            const ids = extraction.facts.map(() => crypto.randomUUID())
+            extraction.facts.forEach((fact: ExtractedFact, factIndex) => {
+              facts.push({
+                id: ids[factIndex]!,
+                text: fact.text,
+                factType: fact.factType,
+                occurredStart: fact.occurredStart,
+                occurredEnd: fact.occurredEnd,
+                mentionedAt,
+                context: item.context ?? null,
+                documentId,
+                chunkId,
+                metadata: item.metadata ?? {},
+                tags,
+                observationScopes: item.observation_scopes ?? null,
+                contentHash: contentHash(fact.text),
+                embedding: new Float32Array(0),
+                entities: [
+                  ...fact.entities,
+                  ...(item.entities ?? []).map((entity) => ({ name: entity.text, type: entity.type ?? null }))
+                ],
+                causes: fact.causes.map((cause) => ({ targetId: ids[cause.target]!, relation: cause.relation })),
+                itemIndex,
+                factIndex
+              })
+            })
+          }
+        }
+        const vectors = yield* embeddings.embedDocuments(facts.map((fact) => fact.text))
+        const embedded = facts.map((fact, index) => ({ ...fact, embedding: vectors[index]! }))
+        const result = yield* locks.withWriteLock(bankId)(
+          writeBatch({
+            bankId,
+            operationId: options.operationId,
+            embeddingModel: `${embeddings.identity.provider}:${embeddings.identity.model}`,
+            dimensions: embeddings.identity.dimensions,
+            documents: [...documents.values()].map(({ texts, ...document }) => ({
+              ...document,
+              originalText: texts.join("\n\n")
+            })),
+            chunks,
+            facts: embedded
+          }).pipe(sql.withTransaction, Effect.orDie, Effect.provideService(SqlClient.SqlClient, sql))
+        )
+        return { created: result.created.length, duplicates: result.duplicates, usage }
+      })
+
+      const toUnavailable = (error: LlmError | EmbeddingError) =>
+        new ServiceUnavailable({
+          detail: error instanceof LlmError
+            ? `the language model failed during retain: ${error.message}`
+            : `embedding failed during retain: ${error.message}`
+        })
+
+      const retainNow = Effect.fn("Retain.retainNow")(function*(bankId: string, request: RetainRequest) {
+        const bank = yield* banks.ensure(bankId)
+        return yield* process(bank, request.items, {
+          operationId: null,
+          documentTags: request.document_tags ?? [],
+          itemOffset: 0
+        }).pipe(Effect.mapError(toUnavailable))
+      })
+
+      const retainLater = Effect.fn("Retain.retainLater")(function*(bankId: string, request: RetainRequest) {
+        yield* banks.ensure(bankId)
+        const documentIds = new Set(request.items.map((item) => item.document_id ?? null))
+        const documentId = documentIds.size === 1 ? [...documentIds][0] ?? null : null
+        const tags = request.document_tags ?? null
+        const children = request.items.length <= subBatchSize ? undefined : Array.from(
+          { length: Math.ceil(request.items.length / subBatchSize) },
+          (_, index) => {
+            const items = request.items.slice(index * subBatchSize, (index + 1) * subBatchSize)
+            return { payload: { items, document_tags: tags, item_offset: index * subBatchSize }, itemsCount: items.length }
+          }
+        )
+        const operation = yield* operations.submit({
+          bankId,
+          taskType: "batch_retain",
+          payload: children === undefined ? { items: request.items, document_tags: tags } : { split: true },
+          itemsCount: request.items.length,
+          documentId,
+          ...(children === undefined ? {} : { children })
+        })
+        return { operationId: operation.id }
+      })
+
+      yield* registry.register("batch_retain", (operation) =>
+        Effect.gen(function*() {
+          const payload = yield* decodePayload(operation.payload).pipe(
+            Effect.mapError(() => new TaskFailure({ message: "the stored retain payload is invalid", retryable: false }))
+          )
+          const bank = yield* banks.get(operation.bankId).pipe(
+            Effect.mapError(() => new TaskFailure({ message: "the bank no longer exists", retryable: false }))
+          )
+          const outcome = yield* process(bank, payload.items, {
+            operationId: operation.id,
+            documentTags: payload.document_tags ?? [],
+            itemOffset: payload.item_offset ?? 0
+          }).pipe(
+            Effect.mapError((error) =>
+              new TaskFailure({
+                message: toUnavailable(error).detail,
+                retryable: error.retryable
+              })
+            )
+          )
+          return {
+            memories_created: outcome.created,
+            duplicates_skipped: outcome.duplicates,
+            usage: {
+              input_tokens: outcome.usage.inputTokens,
+              output_tokens: outcome.usage.outputTokens,
+              total_tokens: outcome.usage.totalTokens
+            }
+          }
+        })
+      )
+
+      return Retain.of({ retainNow, retainLater })
+    })
+  )
+}
+

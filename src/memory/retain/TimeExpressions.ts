@@ -1,0 +1,106 @@
+/**
+ * Resolves time expressions in text ("yesterday", "last May", "two weeks ago", "in 2022") against the time the
+ * text was said, into a window with the precision the text gives: a day, a month or a year. chrono-node does
+ * the parsing; month names with "last/this/next", which it does not resolve, are handled here.
+ */
+import * as chrono from "chrono-node"
+
+export interface TimeWindow {
+  /** The words in the text. */
+  readonly expression: string
+  readonly start: Date
+  readonly end: Date
+  readonly precision: "day" | "month" | "year" | "instant"
+}
+
+const months = ["january", "february", "march", "april", "may", "june", "july", "august", "september", "october",
+  "november", "december"]
+
+const utc = (year: number, month: number, day: number) => new Date(Date.UTC(year, month, day))
+
+const dayWindow = (date: Date): [Date, Date] => {
+  const start = utc(date.getUTCFullYear(), date.getUTCMonth(), date.getUTCDate())
+  return [start, new Date(start.getTime() + 86_400_000 - 1)]
+}
+
+const monthWindow = (year: number, month: number): [Date, Date] =>
+  [utc(year, month, 1), new Date(utc(year, month + 1, 1).getTime() - 1)]
+
+const yearWindow = (year: number): [Date, Date] => [utc(year, 0, 1), new Date(utc(year + 1, 0, 1).getTime() - 1)]
+
+const yearExpression = /\b(?:in|since|during|back in|by|until)\s+((?:19|20)\d{2})\b(?!\s*[-/])/gi
+
+const relativeMonth = /\b(last|this|next|in)\s+(january|february|march|april|may|june|july|august|september|october|november|december)\b/gi
+
+const fromChrono = (result: chrono.ParsedResult): TimeWindow => {
+  const start = result.start.date()
+  const known = (component: "day" | "month" | "year" | "hour") => result.start.isCertain(component)
+  const endDate = result.end?.date()
+  if (known("hour")) {
+    return { expression: result.text, start, end: endDate ?? start, precision: "instant" }
+  }
+  if (known("day") || (!known("month") && !known("year"))) {
+    const [dayStart] = dayWindow(start)
+    const [, dayEnd] = dayWindow(endDate ?? start)
+    // "last year" / "last month" give an uncertain day: widen to the unit the text names.
+    if (/\byear\b/i.test(result.text)) {
+      const [s, e] = yearWindow(start.getUTCFullYear())
+      return { expression: result.text, start: s, end: e, precision: "year" }
+    }
+    if (/\bmonth\b/i.test(result.text)) {
+      const [s, e] = monthWindow(start.getUTCFullYear(), start.getUTCMonth())
+      return { expression: result.text, start: s, end: e, precision: "month" }
+    }
+    return { expression: result.text, start: dayStart, end: dayEnd, precision: "day" }
+  }
+  if (known("month")) {
+    const [s, e] = monthWindow(start.getUTCFullYear(), start.getUTCMonth())
+    return { expression: result.text, start: s, end: e, precision: "month" }
+  }
+  const [s, e] = yearWindow(start.getUTCFullYear())
+  return { expression: result.text, start: s, end: e, precision: "year" }
+}
+
+/** Every time expression in `text`, resolved against `reference` (the moment the text was said). */
+export const resolveTimes = (text: string, reference: Date): Array<TimeWindow> => {
+  const windows: Array<TimeWindow & { readonly position: number }> = []
+  const covered: Array<[number, number]> = []
+  for (const match of text.matchAll(relativeMonth)) {
+    const modifier = match[1]!.toLowerCase()
+    const month = months.indexOf(match[2]!.toLowerCase())
+    const refYear = reference.getUTCFullYear()
+    const refMonth = reference.getUTCMonth()
+    const year = modifier === "last"
+      ? (month < refMonth ? refYear : refYear - 1)
+      : modifier === "next"
+      ? (month > refMonth ? refYear : refYear + 1)
+      : modifier === "this" ? refYear : (month >= refMonth ? refYear : refYear + 1)
+    const [start, end] = monthWindow(year, month)
+    windows.push({ expression: match[0], start, end, precision: "month", position: match.index })
+    covered.push([match.index, match.index + match[0].length])
+  }
+  for (const match of text.matchAll(yearExpression)) {
+    const [start, end] = yearWindow(Number(match[1]))
+    windows.push({ expression: match[0], start, end, precision: "year", position: match.index })
+    covered.push([match.index, match.index + match[0].length])
+  }
+  for (const result of chrono.parse(text, { instant: reference, timezone: 0 }, { forwardDate: false })) {
+    const overlaps = covered.some(([from, to]) => result.index < to && result.index + result.text.length > from)
+    // A bare number or weekday-less fragment like "may" alone is too ambiguous to trust.
+    if (overlaps || /^(may|march|sun|sat)$/i.test(result.text.trim())) continue
+    windows.push({ ...fromChrono(result), position: result.index })
+  }
+  // In the order the text says them: the first is the fact's own time.
+  return windows.sort((a, b) => a.position - b.position).map(({ position: _, ...window }) => window)
+}
+
+const formatter = new Intl.DateTimeFormat("en-GB", { day: "numeric", month: "long", year: "numeric", timeZone: "UTC" })
+const monthFormatter = new Intl.DateTimeFormat("en-GB", { month: "long", year: "numeric", timeZone: "UTC" })
+
+/** A human description of a window, written into facts so readers need not redo the arithmetic. */
+export const describeWindow = (window: TimeWindow): string =>
+  window.precision === "year"
+    ? String(window.start.getUTCFullYear())
+    : window.precision === "month"
+    ? monthFormatter.format(window.start)
+    : formatter.format(window.start)
