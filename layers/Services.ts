@@ -4,6 +4,7 @@
  * engram in-process.
  */
 import { Effect, Layer } from "effect"
+import { FetchHttpClient } from "effect/http"
 import { BankActors } from "../src/bank/BankActors.ts"
 import { BankLocks } from "../src/bank/BankLocks.ts"
 import { Banks } from "../src/bank/Banks.ts"
@@ -11,7 +12,10 @@ import { BankStore } from "../src/bank/BankStore.ts"
 import { Documents } from "../src/memory/Documents.ts"
 import { Entities } from "../src/memory/Entities.ts"
 import { MemoryUnits } from "../src/memory/MemoryUnits.ts"
+import { FileConverter } from "../src/files/FileConverter.ts"
+import { FileRetain } from "../src/memory/retain/FileRetain.ts"
 import { Retain } from "../src/memory/retain/Retain.ts"
+import { ReembeddingLive } from "../src/memory/Reembedding.ts"
 import { Tags } from "../src/memory/Tags.ts"
 import type { Embeddings } from "../src/models/Embeddings.ts"
 import type { Llm } from "../src/models/Llm.ts"
@@ -29,7 +33,14 @@ const Engine = Layer.mergeAll(Banks.layer, Operations.layer).pipe(
 )
 
 /** Features that read and write memories; each registers its background task types when built. */
-const Memory = Layer.mergeAll(Retain.layer, MemoryUnits.layer, Documents.layer, Entities.layer, Tags.layer).pipe(
+const Memory = Layer.mergeAll(
+  FileRetain.layer.pipe(Layer.provideMerge(Retain.layer), Layer.provideMerge(FileConverter.layerConfig)),
+  MemoryUnits.layer,
+  Documents.layer,
+  Entities.layer,
+  Tags.layer,
+  ReembeddingLive
+).pipe(
   Layer.provideMerge(EmbeddingIndexLive)
 )
 
@@ -44,5 +55,7 @@ export const ServicesWith = <E, R>(models: Layer.Layer<Embeddings | Llm, E, R>) 
     Layer.provideMerge(Memory),
     Layer.provideMerge(models),
     Layer.provideMerge(Engine),
-    Layer.provideMerge(DatabaseLive)
+    Layer.provideMerge(DatabaseLive),
+    // Outbound HTTP (model providers, transcription) goes through Node's fetch.
+    Layer.provideMerge(FetchHttpClient.layer)
   )

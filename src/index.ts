@@ -21,6 +21,7 @@ export { Llm } from "./models/Llm.ts"
 
 import { Layer } from "effect"
 import { ServicesLive } from "../layers/App.ts"
+import { ModelsLive } from "../layers/Models.ts"
 import { ServicesWith } from "../layers/Services.ts"
 import type { Embeddings as EmbeddingsService } from "./models/Embeddings.ts"
 import type { Llm as LlmService } from "./models/Llm.ts"
@@ -36,6 +37,9 @@ export const EngramLive = ServicesLive.pipe(Layer.provideMerge(EngramConfig.laye
  */
 export const engramWith = <E = never, R = never>(
   settings: Partial<EngramSettings>,
-  models?: Layer.Layer<EmbeddingsService | LlmService, E, R>
-) =>
-  (models === undefined ? ServicesLive : ServicesWith(models)).pipe(Layer.provideMerge(EngramConfig.layerWith(settings)))
+  models: Layer.Layer<EmbeddingsService | LlmService, E, R> = ModelsLive as unknown as Layer.Layer<
+    EmbeddingsService | LlmService,
+    E,
+    R
+  >
+) => ServicesWith(models).pipe(Layer.provideMerge(EngramConfig.layerWith(settings)))

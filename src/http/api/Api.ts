@@ -6,6 +6,7 @@ import { MemoriesApi } from "./MemoriesApi.ts"
 import { ApiKeyAuth, RequestValidation } from "./Middleware.ts"
 import { MonitoringApi } from "./MonitoringApi.ts"
 import { OperationsApi } from "./OperationsApi.ts"
+import { TracesApi } from "./TracesApi.ts"
 
 export class EngramApi extends HttpApi.make("engram")
   .add(MonitoringApi)
@@ -15,6 +16,7 @@ export class EngramApi extends HttpApi.make("engram")
   .add(DocumentsApi)
   .add(EntitiesApi)
   .add(TagsApi)
+  .add(TracesApi)
   .middleware(RequestValidation)
   .middleware(ApiKeyAuth)
   // Report every invalid field at once, not just the first one found.

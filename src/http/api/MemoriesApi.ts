@@ -1,8 +1,10 @@
 /** Memory routes: retain, list, get, clear, delete one, and chunks. */
 import { Schema } from "effect"
-import { HttpApiEndpoint, HttpApiGroup, OpenApi } from "effect/http-api"
+import { Multipart } from "effect/http"
+import { HttpApiEndpoint, HttpApiGroup, HttpApiSchema, OpenApi } from "effect/http-api"
 import { BankId, DeleteResponse } from "../../domain/Bank.ts"
-import { NotFound, ServiceUnavailable } from "../../domain/Errors.ts"
+import { NotFound, ServiceUnavailable, ValidationError } from "../../domain/Errors.ts"
+import { FileRetainResponse } from "../../domain/Files.ts"
 import { ChunkResponse, FactType, MemoryDetail, MemoryListResponse, RetainRequest, RetainResponse } from "../../domain/Memory.ts"
 
 const bank = { bank_id: BankId }
@@ -17,6 +19,19 @@ export class MemoriesApi extends HttpApiGroup.make("memories")
       success: RetainResponse,
       error: ServiceUnavailable
     }).annotate(OpenApi.Description, "Retain memory items. `async: true` queues a batch_retain operation."),
+    HttpApiEndpoint.post("retainFiles", "/v1/default/banks/:bank_id/files/retain", {
+      params: bank,
+      payload: Schema.Struct({
+        files: Multipart.FilesSchema,
+        request: Schema.optionalKey(Schema.String.annotate({ description: "FileRetainRequest as a JSON string" }))
+      }).pipe(HttpApiSchema.asMultipart()),
+      success: FileRetainResponse,
+      error: ValidationError
+    }).annotate(
+      OpenApi.Description,
+      "Upload files (PDF, DOCX, PPTX, XLSX, HTML, Markdown, text, images, audio); each becomes a document, converted " +
+        "and retained in the background (one file_retain operation per file)."
+    ),
     HttpApiEndpoint.get("list", "/v1/default/banks/:bank_id/memories/list", {
       params: bank,
       query: {

@@ -1,5 +1,9 @@
 /** REST handlers for retain and memory reads, over the `Retain` and `MemoryUnits` services. */
-import { Effect } from "effect"
+import { Effect, Schema } from "effect"
+import { readFile } from "node:fs/promises"
+import { ValidationError } from "../../domain/Errors.ts"
+import { FileRetainRequest } from "../../domain/Files.ts"
+import { FileRetain } from "../../memory/retain/FileRetain.ts"
 import { HttpApiBuilder } from "effect/http-api"
 import { Retain } from "../../memory/retain/Retain.ts"
 import { MemoryUnits } from "../../memory/MemoryUnits.ts"
@@ -11,6 +15,8 @@ export const MemoriesHandlers = HttpApiBuilder.group(
   Effect.fn(function*(handlers) {
     const retain = yield* Retain
     const units = yield* MemoryUnits
+    const fileRetain = yield* FileRetain
+    const decodeRequest = Schema.decodeUnknownEffect(Schema.fromJsonString(FileRetainRequest))
 
     return handlers.handleAll({
       retain: Effect.fn(function*({ params, payload }) {
@@ -33,6 +39,25 @@ export const MemoriesHandlers = HttpApiBuilder.group(
           memories_created: outcome.created,
           duplicates_skipped: outcome.duplicates
         }
+      }),
+      retainFiles: Effect.fn(function*({ params, payload }) {
+        const request = payload.request === undefined || payload.request.trim() === ""
+          ? {}
+          : yield* decodeRequest(payload.request).pipe(Effect.mapError((error) => {
+            const invalid = ValidationError.fromSchemaError(error, "body")
+            return new ValidationError({
+              detail: `request: ${invalid.detail}`,
+              errors: invalid.errors.map((issue) => ({ ...issue, field: `request.${issue.field}`.replace(/\.body$/, "") }))
+            })
+          }))
+        const files = yield* Effect.forEach(payload.files, (file) =>
+          Effect.promise(() => readFile(file.path)).pipe(Effect.map((bytes) => ({
+            filename: file.name,
+            contentType: file.contentType === "" ? undefined : file.contentType,
+            bytes: new Uint8Array(bytes.buffer, bytes.byteOffset, bytes.byteLength)
+          }))))
+        const operationIds = yield* fileRetain.submit(params.bank_id, files, request)
+        return { operation_ids: operationIds, success: true, bank_id: params.bank_id, files_count: files.length }
       }),
       list: Effect.fn(function*({ params, query }) {
         const limit = query.limit ?? 100

@@ -16,6 +16,7 @@ import { EmbeddingError, Embeddings } from "../../models/Embeddings.ts"
 import { Llm, LlmError, type LlmUsage } from "../../models/Llm.ts"
 import { Operations } from "../../operations/Operations.ts"
 import { TaskFailure, TaskRegistry } from "../../operations/TaskRegistry.ts"
+import { modelKey } from "../Reembedding.ts"
 import { chunkHash, contentHash } from "./ContentHash.ts"
 import type { ExtractedFact, ExtractionInput } from "./ExtractedFact.ts"
 import { extractWithLlm } from "./LlmExtractor.ts"
@@ -64,6 +65,12 @@ export class Retain extends Context.Service<Retain, {
   ) => Effect.Effect<RetainOutcome, ServiceUnavailable>
   /** Queues the items as a `batch_retain` operation and returns it. */
   readonly retainLater: (bankId: string, request: RetainRequest) => Effect.Effect<{ readonly operationId: string }>
+  /** Stores items on behalf of a background operation (its id makes a re-run write the same chunks). */
+  readonly retainForOperation: (
+    bankId: string,
+    items: ReadonlyArray<MemoryItem>,
+    operationId: string
+  ) => Effect.Effect<RetainOutcome, TaskFailure>
 }>()("engram/memory/Retain") {
   static readonly layer = Layer.effect(
     Retain,
@@ -182,7 +189,7 @@ export class Retain extends Context.Service<Retain, {
           writeBatch({
             bankId,
             operationId: options.operationId,
-            embeddingModel: `${embeddings.identity.provider}:${embeddings.identity.model}`,
+            embeddingModel: modelKey(embeddings.identity),
             dimensions: embeddings.identity.dimensions,
             documents: [...documents.values()].map(({ texts, ...document }) => ({
               ...document,
@@ -266,7 +273,20 @@ export class Retain extends Context.Service<Retain, {
         })
       )
 
-      return Retain.of({ retainNow, retainLater })
+      const retainForOperation = Effect.fn("Retain.retainForOperation")(function*(
+        bankId: string,
+        items: ReadonlyArray<MemoryItem>,
+        operationId: string
+      ) {
+        const bank = yield* banks.get(bankId).pipe(
+          Effect.mapError(() => new TaskFailure({ message: "the bank no longer exists", retryable: false }))
+        )
+        return yield* process(bank, items, { operationId, documentTags: [], itemOffset: 0 }).pipe(
+          Effect.mapError((error) => new TaskFailure({ message: toUnavailable(error).detail, retryable: error.retryable }))
+        )
+      })
+
+      return Retain.of({ retainNow, retainLater, retainForOperation })
     })
   )
 }

@@ -1,0 +1,64 @@
+/**
+ * REST handlers for LLM traces over `LlmTraceStore`. The store is provided here, so the routes work whether or
+ * not the engine already built it (layers are shared by reference, so it is built once either way).
+ */
+import { Effect, Layer } from "effect"
+import { HttpApiBuilder } from "effect/http-api"
+import { Banks } from "../../bank/Banks.ts"
+import type { LlmTraceRecord } from "../../traces/LlmTraceStore.ts"
+import { LlmTraceStore } from "../../traces/LlmTraceStore.ts"
+import { EngramApi } from "../api/Api.ts"
+
+const toItem = (trace: LlmTraceRecord) => ({
+  id: trace.id,
+  bank_id: trace.bankId,
+  operation_id: trace.operationId,
+  purpose: trace.purpose,
+  scope: trace.scope,
+  provider: trace.provider,
+  model: trace.model,
+  status: trace.status,
+  error: trace.errorMessage,
+  error_reason: trace.errorReason,
+  attempt: trace.attempt,
+  duration_ms: trace.durationMs,
+  input_tokens: trace.inputTokens,
+  output_tokens: trace.outputTokens,
+  total_tokens: trace.totalTokens,
+  input: trace.inputText,
+  output: trace.outputText,
+  created_at: trace.createdAt.toISOString()
+})
+
+export const TracesHandlers = HttpApiBuilder.group(
+  EngramApi,
+  "traces",
+  Effect.fn(function*(handlers) {
+    const traces = yield* LlmTraceStore
+    const banks = yield* Banks
+
+    return handlers.handleAll({
+      list: Effect.fn(function*({ params, query }) {
+        yield* banks.get(params.bank_id)
+        const limit = query.limit ?? 100
+        const offset = query.offset ?? 0
+        const page = yield* traces.list(params.bank_id, {
+          scope: query.scope,
+          status: query.status,
+          operationId: query.operation_id,
+          purpose: query.purpose,
+          limit,
+          offset
+        })
+        return { items: page.items.map(toItem), total: page.total, limit, offset }
+      }),
+      stats: Effect.fn(function*({ params, query }) {
+        yield* banks.get(params.bank_id)
+        const periodHours = query.period_hours ?? 24
+        const trunc = query.trunc ?? "hour"
+        const items = yield* traces.stats(params.bank_id, { periodHours, trunc })
+        return { bank_id: params.bank_id, period: `${periodHours}h`, trunc, items }
+      })
+    })
+  })
+).pipe(Layer.provide(LlmTraceStore.layer))
