@@ -1,9 +1,10 @@
 /**
- * The model layers chosen by configuration: embeddings (offline GloVe by default) and the language model
- * (none by default, so the offline extractor and deterministic fallbacks run).
+ * The model layers chosen by configuration: embeddings (offline GloVe sentence vectors by default) and the
+ * language model (`SERVICE_API_LLM_PROVIDER`, `none` by default so the offline extractor and deterministic
+ * fallbacks run).
  */
 import { Layer } from "effect"
-import { Llm } from "../src/models/Llm.ts"
 import { EmbeddingsLive } from "./models/embeddings/EmbeddingsLive.ts"
+import * as LlmLive from "./models/llm/LlmLive.ts"
 
-export const ModelsLive = Layer.mergeAll(EmbeddingsLive, Llm.layerNone)
+export const ModelsLive = Layer.mergeAll(EmbeddingsLive, LlmLive.layer)

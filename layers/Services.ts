@@ -22,10 +22,17 @@ import type { Llm } from "../src/models/Llm.ts"
 import { Operations } from "../src/operations/Operations.ts"
 import { OperationStore } from "../src/operations/OperationStore.ts"
 import { TaskRegistry } from "../src/operations/TaskRegistry.ts"
+import { LlmTraceStore } from "../src/traces/LlmTraceStore.ts"
 import { DatabaseLive } from "./Database.ts"
 import { EmbeddingIndexLive } from "./storage/EmbeddingIndex.ts"
 
-const Stores = Layer.mergeAll(BankStore.layer, OperationStore.layer, TaskRegistry.layer, BankLocks.layer)
+const Stores = Layer.mergeAll(
+  BankStore.layer,
+  OperationStore.layer,
+  TaskRegistry.layer,
+  BankLocks.layer,
+  LlmTraceStore.layer
+)
 
 const Engine = Layer.mergeAll(Banks.layer, Operations.layer).pipe(
   Layer.provideMerge(BankActors.layer),

@@ -15,6 +15,7 @@ import { MemoriesHandlers } from "../../src/http/handlers/MemoriesHandlers.ts"
 import { ApiKeyAuthLive, RequestValidationLive } from "../../src/http/handlers/Middleware.ts"
 import { MonitoringHandlers } from "../../src/http/handlers/MonitoringHandlers.ts"
 import { OperationsHandlers } from "../../src/http/handlers/OperationsHandlers.ts"
+import { TracesHandlers } from "../../src/http/handlers/TracesHandlers.ts"
 import { jsonErrorsMiddleware } from "../../src/http/JsonErrors.ts"
 import { makeRouteTemplates } from "../../src/http/RouteTemplates.ts"
 
@@ -26,7 +27,8 @@ const ApiRoutes = HttpApiBuilder.layer(EngramApi, { openapiPath: "/openapi.json"
     MemoriesHandlers,
     DocumentsHandlers,
     EntitiesHandlers,
-    TagsHandlers
+    TagsHandlers,
+    TracesHandlers
   ]),
   Layer.provide([RequestValidationLive, ApiKeyAuthLive])
 )

@@ -14,7 +14,7 @@ const upload = (files: ReadonlyArray<{ name: string; type: string; bytes: Uint8A
   Effect.gen(function*() {
     const server = yield* TestServer
     const form = new FormData()
-    for (const file of files) form.append("files", new Blob([file.bytes as BlobPart], { type: file.type }), file.name)
+    for (const file of files) form.append("files", new Blob([typeof file.bytes === "string" ? file.bytes : Buffer.from(file.bytes)], { type: file.type }), file.name)
     if (request !== undefined) form.append("request", typeof request === "string" ? request : JSON.stringify(request))
     return yield* Effect.promise(async () => {
       const response = await fetch(`${server.url}${bank}/files/retain`, { method: "POST", body: form })

@@ -1,6 +1,7 @@
 /**
- * A scripted OpenAI-compatible server on loopback for tests: `/v1/chat/completions` answers from a queue of
- * scripted replies (text, raw body, HTTP status, delay or a hang), `/v1/embeddings` answers deterministic
+ * A scripted model server on loopback for tests: `/v1/chat/completions` (OpenAI-compatible), `/v1/messages`
+ * (Anthropic) and `/v1beta/models/{model}:generateContent` (Gemini) answer from one queue of scripted replies
+ * (text, raw body, HTTP status or a hang), each in its own wire format; `/v1/embeddings` answers deterministic
  * vectors, and every request is recorded so tests can assert what the service sent (prompts, headers).
  */
 import { Effect } from "effect"
@@ -19,7 +20,10 @@ export interface RecordedRequest {
 }
 
 export interface ScriptedOpenAi {
+  /** The OpenAI-compatible base URL (`…/v1`). */
   readonly baseUrl: string
+  /** `http://127.0.0.1:port`: Anthropic's base URL is `${origin}/v1`, Gemini's `${origin}/v1beta`. */
+  readonly origin: string
   readonly requests: Array<RecordedRequest>
   /** Queues replies for the next chat completions, in order. */
   readonly script: (...replies: ReadonlyArray<ScriptedReply>) => void
@@ -27,7 +31,12 @@ export interface ScriptedOpenAi {
   readonly setFallback: (reply: ScriptedReply | ((body: any) => ScriptedReply)) => void
   readonly setEmbeddingDimensions: (dimensions: number) => void
   readonly chatRequests: () => ReadonlyArray<RecordedRequest>
+  /** Requests to any of the three generation routes, in order. */
+  readonly modelRequests: () => ReadonlyArray<RecordedRequest>
 }
+
+const isModelRoute = (path: string) =>
+  path.endsWith("/chat/completions") || path.endsWith("/messages") || path.endsWith(":generateContent")
 
 /** A deterministic pseudo-embedding: hashed character trigrams, so similar texts get similar vectors. */
 export const fakeEmbedding = (text: string, dimensions: number): Array<number> => {
@@ -67,6 +76,26 @@ const completion = (model: string, content: string, usage?: { prompt_tokens: num
   }
 })
 
+const anthropicMessage = (model: string, content: string, usage?: { prompt_tokens: number; completion_tokens: number }) => ({
+  id: `msg_${Math.random().toString(36).slice(2)}`,
+  type: "message",
+  role: "assistant",
+  model,
+  content: [{ type: "text", text: content }],
+  stop_reason: "end_turn",
+  usage: { input_tokens: usage?.prompt_tokens ?? 10, output_tokens: usage?.completion_tokens ?? 5 }
+})
+
+const geminiAnswer = (model: string, content: string, usage?: { prompt_tokens: number; completion_tokens: number }) => ({
+  candidates: [{ content: { role: "model", parts: [{ text: content }] }, finishReason: "STOP", index: 0 }],
+  usageMetadata: {
+    promptTokenCount: usage?.prompt_tokens ?? 10,
+    candidatesTokenCount: usage?.completion_tokens ?? 5,
+    totalTokenCount: (usage?.prompt_tokens ?? 10) + (usage?.completion_tokens ?? 5)
+  },
+  modelVersion: model
+})
+
 /** Starts the server for the enclosing scope. */
 export const scriptedOpenAi = Effect.acquireRelease(
   Effect.promise(() =>
@@ -95,7 +124,7 @@ export const scriptedOpenAi = Effect.acquireRelease(
             usage: { prompt_tokens: inputs.length * 3, total_tokens: inputs.length * 3 }
           })
         }
-        if (!path.endsWith("/chat/completions")) return send(response, 404, { error: { message: `no route ${path}` } })
+        if (!isModelRoute(path)) return send(response, 404, { error: { message: `no route ${path}` } })
         const next = queue.shift() ?? (typeof fallback === "function" ? fallback(body) : fallback)
         if ("hang" in next) {
           hanging.add(response)
@@ -103,6 +132,11 @@ export const scriptedOpenAi = Effect.acquireRelease(
         }
         if ("raw" in next) return send(response, 200, next.raw)
         if ("status" in next) return send(response, next.status, next.body ?? { error: { message: `status ${next.status}` } })
+        if (path.endsWith("/messages")) return send(response, 200, anthropicMessage(body?.model ?? "scripted", next.content, next.usage))
+        if (path.endsWith(":generateContent")) {
+          const model = path.slice(path.lastIndexOf("/") + 1, path.lastIndexOf(":"))
+          return send(response, 200, geminiAnswer(model, next.content, next.usage))
+        }
         return send(response, 200, completion(body?.model ?? "scripted", next.content, next.usage))
       })
       server.listen(0, "127.0.0.1", () => {
@@ -110,11 +144,13 @@ export const scriptedOpenAi = Effect.acquireRelease(
         const port = typeof address === "object" && address !== null ? address.port : 0
         resolve({
           baseUrl: `http://127.0.0.1:${port}/v1`,
+          origin: `http://127.0.0.1:${port}`,
           requests,
           script: (...replies) => void queue.push(...replies),
           setFallback: (reply) => void (fallback = reply),
           setEmbeddingDimensions: (value) => void (dimensions = value),
           chatRequests: () => requests.filter((request) => request.path.endsWith("/chat/completions")),
+          modelRequests: () => requests.filter((request) => isModelRoute(request.path)),
           close: () =>
             new Promise<void>((done) => {
               for (const response of hanging) response.destroy()

@@ -76,10 +76,10 @@ const serverHandle = Layer.effect(
  * The full app with test settings, plus extra layers (e.g. a test task handler) merged into its services.
  * Models default to deterministic trigram embeddings and no language model.
  */
-export const testApp = <E, R, E2 = never>(
+export const testApp = <E, R, E2 = never, R2 = never>(
   overrides: Partial<EngramSettings> = {},
   extra?: Layer.Layer<never, E, R>,
-  models: Layer.Layer<Embeddings | Llm, E2> = OfflineTestModels as Layer.Layer<Embeddings | Llm, E2>
+  models: Layer.Layer<Embeddings | Llm, E2, R2> = OfflineTestModels as Layer.Layer<Embeddings | Llm, E2, R2>
 ) => {
   const settings = { ...freshDatabaseSettings(), host: "127.0.0.1", port: 0, ...overrides }
   const app = AppWith(EngramConfig.layerWith(settings), models)

@@ -61,4 +61,4 @@ export const TracesHandlers = HttpApiBuilder.group(
       })
     })
   })
-).pipe(Layer.provide(LlmTraceStore.layer))
+)
