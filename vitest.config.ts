@@ -1,12 +1,17 @@
 // Test tiers: every test file runs on embedded PGlite; when ENGRAM_TEST_DATABASE_URL names a PostgreSQL
 // server, the same files run a second time against it (`.ci/run` starts one and sets the variable).
+import { tmpdir } from "node:os"
+import { join } from "node:path"
 import { defineConfig } from "vitest/config"
 
 const postgresUrl = process.env["ENGRAM_TEST_DATABASE_URL"]
 
+// The GloVe table is converted once per machine and shared by every test (and the child processes they start).
+const gloveCache = join(tmpdir(), "engram-glove-cache", "models")
+
 const tier = (name: string, database: string) => ({
   extends: true as const,
-  test: { name, env: { ENGRAM_TEST_DATABASE: database } }
+  test: { name, env: { ENGRAM_TEST_DATABASE: database, SERVICE_API_EMBEDDINGS_CACHE_DIR: gloveCache } }
 })
 
 export default defineConfig({

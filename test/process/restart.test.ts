@@ -65,6 +65,57 @@ describe("process", () => {
       assert.strictEqual(list.operations.length, 1)
     })), 120_000)
 
+  it.live("an async retain batch killed mid-way stores every item exactly once after restart", () =>
+    Effect.scoped(Effect.gen(function*() {
+      const env = { ...tierEnv(), SERVICE_API_PORT: String(yield* freePort) }
+      const url = `http://127.0.0.1:${env["SERVICE_API_PORT"]}`
+      const items = Array.from({ length: 400 }, (_, n) => ({
+        content: `Reading ${n}: sensor ${n} in greenhouse ${n % 13} measured ${(n * 7) % 31} degrees.`,
+        metadata: { n: String(n) }
+      }))
+
+      const first = yield* spawnService("src/main.ts", env)
+      yield* waitForHealth(url, first)
+      const accepted = yield* Effect.promise(() =>
+        fetch(`${url}/v1/default/banks/batch/memories`, {
+          method: "POST",
+          headers: { "content-type": "application/json" },
+          body: JSON.stringify({ items, async: true })
+        }).then((response) => response.json() as Promise<any>)
+      )
+      const operationUrl = `${url}/v1/default/banks/batch/operations/${accepted.operation_id}`
+      // Kill once some sub-batches are done and others are not.
+      yield* Effect.promise(async () => {
+        const deadline = Date.now() + 60_000
+        while (Date.now() < deadline) {
+          const detail = await fetch(operationUrl).then((r) => r.json() as Promise<any>)
+          const done = detail.child_operations.filter((child: any) => child.status === "completed").length
+          if (done >= 1 && done < detail.child_operations.length - 2) return
+          await new Promise((resolve) => setTimeout(resolve, 10))
+        }
+        throw new Error("the batch never reached the middle")
+      })
+      first.process.kill("SIGKILL")
+      yield* Effect.promise(() => first.exited)
+
+      const second = yield* spawnService("src/main.ts", env)
+      yield* waitForHealth(url, second)
+      const done = yield* Effect.promise(async () => {
+        const deadline = Date.now() + 90_000
+        while (Date.now() < deadline) {
+          const detail = await fetch(operationUrl).then((r) => r.json() as Promise<any>)
+          if (detail.status === "completed" || detail.status === "failed") return detail
+          await new Promise((resolve) => setTimeout(resolve, 50))
+        }
+        throw new Error("the batch did not finish after restart")
+      })
+      assert.strictEqual(done.status, "completed", JSON.stringify(done))
+      const stored = yield* getJson(`${url}/v1/default/banks/batch/memories/list?limit=1000`)
+      assert.strictEqual(stored.total, items.length)
+      const seen = stored.items.map((item: any) => Number(item.metadata.n)).sort((a: number, b: number) => a - b)
+      assert.deepStrictEqual(seen, items.map((_, n) => n))
+    })), 180_000)
+
   it.live.skipIf(databaseTier !== "pglite")("an unreachable database URL fails start-up clearly, never falling back", () =>
     Effect.scoped(Effect.gen(function*() {
       const port = yield* freePort
