@@ -22,6 +22,7 @@ import type { Llm } from "../src/models/Llm.ts"
 import { Operations } from "../src/operations/Operations.ts"
 import { OperationStore } from "../src/operations/OperationStore.ts"
 import { TaskRegistry } from "../src/operations/TaskRegistry.ts"
+import { TableStatistics } from "../src/storage/TableStatistics.ts"
 import { LlmTraceStore } from "../src/traces/LlmTraceStore.ts"
 import { DatabaseLive } from "./Database.ts"
 import { EmbeddingIndexLive } from "./storage/EmbeddingIndex.ts"
@@ -31,7 +32,8 @@ const Stores = Layer.mergeAll(
   OperationStore.layer,
   TaskRegistry.layer,
   BankLocks.layer,
-  LlmTraceStore.layer
+  LlmTraceStore.layer,
+  TableStatistics.layer
 )
 
 const Engine = Layer.mergeAll(Banks.layer, Operations.layer).pipe(

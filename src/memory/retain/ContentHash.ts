@@ -24,3 +24,9 @@ export const wordJaccard = (a: string, b: string): number => {
   for (const word of left) if (right.has(word)) shared++
   return shared / (left.size + right.size - shared || 1)
 }
+
+/** Numbers carry meaning that word vectors ignore: statements with different figures are never duplicates. */
+export const sameNumbers = (a: string, b: string): boolean => {
+  const numbers = (text: string) => [...normalizeFact(text).matchAll(/\d+/g)].map((match) => match[0]).sort().join(" ")
+  return numbers(a) === numbers(b)
+}

@@ -9,7 +9,7 @@ import { SqlClient } from "effect/sql"
 import { param } from "../../../layers/storage/PgVector.ts"
 import type { CausalRelation, ExtractedEntity } from "./ExtractedFact.ts"
 import { resolveEntities } from "./EntityResolver.ts"
-import { wordJaccard } from "./ContentHash.ts"
+import { sameNumbers, wordJaccard } from "./ContentHash.ts"
 
 export interface PreparedFact {
   readonly id: string
@@ -135,22 +135,24 @@ export const writeBatch = Effect.fn("MemoryWriter.writeBatch")(function*(batch: 
     seen.add(fact.contentHash)
     return true
   })
+  // Typed as `vector` in the record set, so each probe is parsed once rather than at every comparison.
   const probe = JSON.stringify(unique.map((fact, index) => ({ idx: index, embedding: param(fact.embedding) })))
   const nearest = unique.length === 0 ? [] : yield* sql<{ idx: number; text: string; similarity: number }>`
     SELECT x.idx, n.text, n.similarity
-    FROM jsonb_to_recordset(${probe}::jsonb) AS x(idx int, embedding text)
+    FROM jsonb_to_recordset(${probe}::jsonb) AS x(idx int, embedding vector)
     CROSS JOIN LATERAL (
-      SELECT u.text, 1 - (u.embedding::vector(${dims}) <=> x.embedding::vector(${dims})) AS similarity
+      SELECT u.text, 1 - (u.embedding::vector(${dims}) <=> x.embedding) AS similarity
       FROM memory_units u
       WHERE u.bank_id = ${bankId} AND u.embedding_model = ${batch.embeddingModel}
         AND vector_dims(u.embedding) = ${dims}
-      ORDER BY u.embedding::vector(${dims}) <=> x.embedding::vector(${dims})
+      ORDER BY u.embedding::vector(${dims}) <=> x.embedding
       LIMIT 1) n`
   const nearDuplicates = new Set(
     nearest
       .filter((row) =>
         row.similarity >= linkPolicy.nearDuplicateSimilarity &&
-        wordJaccard(row.text, unique[row.idx]!.text) >= linkPolicy.nearDuplicateWordOverlap
+        wordJaccard(row.text, unique[row.idx]!.text) >= linkPolicy.nearDuplicateWordOverlap &&
+        sameNumbers(row.text, unique[row.idx]!.text)
       )
       .map((row) => row.idx)
   )
@@ -196,7 +198,12 @@ export const writeBatch = Effect.fn("MemoryWriter.writeBatch")(function*(batch: 
       .map((entityId) => ({ unitId: fact.id, entityId }))
   )
   if (Arr.isReadonlyArrayNonEmpty(unitEntities)) {
-    yield* sql`INSERT INTO unit_entities ${sql.insert(unitEntities)} ON CONFLICT DO NOTHING`
+    yield* sql`INSERT INTO unit_entities (unit_id, entity_id, unit_seq)
+      SELECT x.unit_id, x.entity_id, u.seq
+      FROM jsonb_to_recordset(${JSON.stringify(unitEntities.map((row) => ({ unit_id: row["unitId"], entity_id: row["entityId"] })))}::jsonb)
+        AS x(unit_id text, entity_id text)
+      JOIN memory_units u ON u.id = x.unit_id
+      ON CONFLICT DO NOTHING`
     const touched = [...new Set(unitEntities.map((row) => row["entityId"] as string))]
     yield* sql`
       UPDATE entities e SET mention_count = s.mentions, first_seen = s.first_seen, last_seen = s.last_seen
@@ -238,22 +245,20 @@ const linkNew = Effect.fnUntraced(function*(
 ) {
   const sql = yield* SqlClient.SqlClient
   const policy = linkPolicy
+  // Backwards along (time said, seq): the index walk stops after a few rows however large the bank is.
   yield* sql`
     INSERT INTO memory_links (bank_id, from_id, to_id, link_type, weight)
-    SELECT ${bankId}, u.id, n.id, 'temporal', n.weight
+    SELECT ${bankId}, u.id, n.id, 'temporal',
+      (1.0 / (1 + abs(n.seq - u.seq))) * exp(-extract(epoch FROM coalesce(u.mentioned_at, u.occurred_start) - n.said) / 86400.0)
     FROM memory_units u
     CROSS JOIN LATERAL (
-      SELECT o.id,
-        (1.0 / (1 + abs(o.seq - u.seq))) * exp(-abs(extract(epoch FROM
-          coalesce(o.mentioned_at, o.occurred_start) - coalesce(u.mentioned_at, u.occurred_start))) / 86400.0) AS weight
+      SELECT o.id, o.seq, coalesce(o.mentioned_at, o.occurred_start) AS said
       FROM memory_units o
-      WHERE o.bank_id = ${bankId} AND o.id <> u.id AND o.fact_type IN ('world', 'experience')
-        AND coalesce(o.mentioned_at, o.occurred_start) IS NOT NULL
-        AND abs(extract(epoch FROM coalesce(o.mentioned_at, o.occurred_start) - coalesce(u.mentioned_at, u.occurred_start)))
-          <= ${policy.temporalWindowDays * 86400}
-        AND (o.seq < u.seq OR o.id NOT IN ${sql.in(ids)})
-      ORDER BY abs(extract(epoch FROM coalesce(o.mentioned_at, o.occurred_start) - coalesce(u.mentioned_at, u.occurred_start))),
-        abs(o.seq - u.seq)
+      WHERE o.bank_id = ${bankId}
+        AND (coalesce(o.mentioned_at, o.occurred_start), o.seq) < (coalesce(u.mentioned_at, u.occurred_start), u.seq)
+        AND coalesce(o.mentioned_at, o.occurred_start)
+          >= coalesce(u.mentioned_at, u.occurred_start) - make_interval(days => ${policy.temporalWindowDays})
+      ORDER BY coalesce(o.mentioned_at, o.occurred_start) DESC, o.seq DESC
       LIMIT ${policy.temporalNeighbours}) n
     WHERE u.id IN ${sql.in(ids)} AND coalesce(u.mentioned_at, u.occurred_start) IS NOT NULL
     ON CONFLICT DO NOTHING`
@@ -271,18 +276,16 @@ const linkNew = Effect.fnUntraced(function*(
     WHERE u.id IN ${sql.in(ids)} AND vector_dims(u.embedding) = ${dims} AND n.similarity >= ${policy.semanticThreshold}
       AND NOT EXISTS (SELECT 1 FROM memory_links l WHERE l.from_id = n.id AND l.to_id = u.id AND l.link_type = 'semantic')
     ON CONFLICT DO NOTHING`
+  // For each entity of a new unit, its most recent earlier units, read from the (entity, seq) index.
   yield* sql`
     INSERT INTO memory_links (bank_id, from_id, to_id, link_type, weight)
-    SELECT ${bankId}, u.id, n.unit_id, 'entity', 1
-    FROM memory_units u
+    SELECT DISTINCT ${bankId}, mine.unit_id, n.unit_id, 'entity', 1::real
+    FROM unit_entities mine
     CROSS JOIN LATERAL (
-      SELECT DISTINCT ON (o.seq) o.id AS unit_id, o.seq
-      FROM unit_entities mine
-      JOIN unit_entities theirs ON theirs.entity_id = mine.entity_id AND theirs.unit_id <> mine.unit_id
-      JOIN memory_units o ON o.id = theirs.unit_id
-      WHERE mine.unit_id = u.id AND (o.seq < u.seq OR o.id NOT IN ${sql.in(ids)})
-      ORDER BY o.seq DESC
+      SELECT theirs.unit_id FROM unit_entities theirs
+      WHERE theirs.entity_id = mine.entity_id AND theirs.unit_seq < mine.unit_seq
+      ORDER BY theirs.unit_seq DESC
       LIMIT ${policy.entityNeighbours}) n
-    WHERE u.id IN ${sql.in(ids)}
+    WHERE mine.unit_id IN ${sql.in(ids)}
     ON CONFLICT DO NOTHING`
 })

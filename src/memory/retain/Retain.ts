@@ -17,6 +17,7 @@ import { Llm, LlmError, type LlmUsage } from "../../models/Llm.ts"
 import { Operations } from "../../operations/Operations.ts"
 import { TaskFailure, TaskRegistry } from "../../operations/TaskRegistry.ts"
 import { modelKey } from "../Reembedding.ts"
+import { TableStatistics } from "../../storage/TableStatistics.ts"
 import { chunkHash, contentHash } from "./ContentHash.ts"
 import type { ExtractedFact, ExtractionInput } from "./ExtractedFact.ts"
 import { extractWithLlm } from "./LlmExtractor.ts"
@@ -83,6 +84,7 @@ export class Retain extends Context.Service<Retain, {
       const operations = yield* Operations
       const config = yield* EngramConfig
       const registry = yield* TaskRegistry
+      const statistics = yield* TableStatistics
 
       const extract = (input: ExtractionInput, bankId: string, operationId: string | null) =>
         llm.available("retain")
@@ -199,6 +201,7 @@ export class Retain extends Context.Service<Retain, {
             facts: embedded
           }).pipe(sql.withTransaction, Effect.orDie, Effect.provideService(SqlClient.SqlClient, sql))
         )
+        yield* statistics.noteWrites(result.created.length)
         return { created: result.created.length, duplicates: result.duplicates, usage }
       })
 

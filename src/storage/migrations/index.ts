@@ -4,11 +4,13 @@ import memory from "./0002_memory.ts"
 import retain from "./0003_retain.ts"
 import llmRequests from "./0004_llm_requests.ts"
 import fileUploads from "./0005_file_uploads.ts"
+import linkIndexes from "./0006_link_indexes.ts"
 
 export const migrations = {
   "0001_banks_and_operations": banksAndOperations,
   "0002_memory": memory,
   "0003_retain": retain,
   "0004_llm_requests": llmRequests,
-  "0005_file_uploads": fileUploads
+  "0005_file_uploads": fileUploads,
+  "0006_link_indexes": linkIndexes
 }
