@@ -18,7 +18,7 @@ export const features: Features = {
   mcp: false,
   worker: true,
   bank_config_api: true,
-  file_upload_api: false,
+  file_upload_api: true,
   brain_runtime: false,
   sub_routine: false,
   brain_import_export: false
