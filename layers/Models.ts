@@ -6,5 +6,6 @@
 import { Layer } from "effect"
 import { EmbeddingsLive } from "./models/embeddings/EmbeddingsLive.ts"
 import * as LlmLive from "./models/llm/LlmLive.ts"
+import { WordVectorsLive } from "./models/WordVectorsLive.ts"
 
-export const ModelsLive = Layer.mergeAll(EmbeddingsLive, LlmLive.layer)
+export const ModelsLive = Layer.mergeAll(EmbeddingsLive, LlmLive.layer, WordVectorsLive)

@@ -15,6 +15,9 @@ import { MemoryUnits } from "../src/memory/MemoryUnits.ts"
 import { FileConverter } from "../src/files/FileConverter.ts"
 import { FileRetain } from "../src/memory/retain/FileRetain.ts"
 import { Retain } from "../src/memory/retain/Retain.ts"
+import { GraphRecall } from "../src/memory/recall/GraphRecall.ts"
+import { GraphSnapshots } from "../src/memory/recall/graph/GraphSnapshots.ts"
+import { Recall } from "../src/memory/recall/Recall.ts"
 import { ReembeddingLive } from "../src/memory/Reembedding.ts"
 import { Tags } from "../src/memory/Tags.ts"
 import type { Embeddings } from "../src/models/Embeddings.ts"
@@ -33,7 +36,8 @@ const Stores = Layer.mergeAll(
   TaskRegistry.layer,
   BankLocks.layer,
   LlmTraceStore.layer,
-  TableStatistics.layer
+  TableStatistics.layer,
+  GraphSnapshots.layer
 )
 
 const Engine = Layer.mergeAll(Banks.layer, Operations.layer).pipe(
@@ -42,14 +46,18 @@ const Engine = Layer.mergeAll(Banks.layer, Operations.layer).pipe(
 )
 
 /** Features that read and write memories; each registers its background task types when built. */
+const Graph = GraphRecall.layer
+
 const Memory = Layer.mergeAll(
   FileRetain.layer.pipe(Layer.provideMerge(Retain.layer), Layer.provideMerge(FileConverter.layerConfig)),
+  Recall.layer.pipe(Layer.provideMerge(MemoryUnits.layer)),
   MemoryUnits.layer,
   Documents.layer,
   Entities.layer,
   Tags.layer,
   ReembeddingLive
 ).pipe(
+  Layer.provideMerge(Graph),
   Layer.provideMerge(EmbeddingIndexLive)
 )
 

@@ -10,6 +10,7 @@ import { EngramConfig } from "../config/EngramConfig.ts"
 import type { OperationRecord } from "../operations/OperationStore.ts"
 import { OperationStore } from "../operations/OperationStore.ts"
 import { TaskFailure, TaskRegistry } from "../operations/TaskRegistry.ts"
+import { GraphSnapshots } from "../memory/recall/graph/GraphSnapshots.ts"
 
 export interface ActorStatus {
   readonly active: boolean
@@ -43,6 +44,7 @@ export class BankActors extends Context.Service<BankActors, {
       const config = yield* EngramConfig
       const store = yield* OperationStore
       const registry = yield* TaskRegistry
+      const snapshots = yield* GraphSnapshots
       const scope = yield* Effect.scope
       const breaker = yield* CircuitBreaker.make({
         tripPolicy: CircuitBreaker.consecutive(config.circuitBreakerFailures),
@@ -120,7 +122,8 @@ export class BankActors extends Context.Service<BankActors, {
                 actors.delete(bankId)
                 return true
               }))
-              if (passivated) return
+              // A passivated bank releases its graph snapshot; the next recall rebuilds it.
+              if (passivated) return yield* snapshots.drop(bankId)
               continue
             }
             const fiber = yield* Effect.forkChild(runOperation(bankId, next.value))

@@ -4,6 +4,7 @@ import { SqlClient } from "effect/sql"
 import { BankLocks } from "../bank/BankLocks.ts"
 import { Banks } from "../bank/Banks.ts"
 import { NotFound } from "../domain/Errors.ts"
+import { GraphRecall } from "./recall/GraphRecall.ts"
 
 interface DocumentRow {
   readonly documentId: string
@@ -44,6 +45,7 @@ export class Documents extends Context.Service<Documents, {
       const sql = yield* SqlClient.SqlClient
       const banks = yield* Banks
       const locks = yield* BankLocks
+      const graph = yield* GraphRecall
 
       const select = sql`
         SELECT d.document_id, d.bank_id, d.metadata, d.tags, d.context, d.original_text, d.created_at, d.updated_at,
@@ -92,6 +94,7 @@ export class Documents extends Context.Service<Documents, {
           return units.length
         }).pipe(sql.withTransaction, Effect.orDie))
         if (result < 0) return yield* NotFound.of("document", documentId)
+        yield* graph.invalidate(bankId)
         return result
       })
 

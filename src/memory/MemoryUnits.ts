@@ -8,6 +8,7 @@ import { BankLocks } from "../bank/BankLocks.ts"
 import { Banks } from "../bank/Banks.ts"
 import { NotFound } from "../domain/Errors.ts"
 import type { FactType, MemoryUnitView } from "../domain/Memory.ts"
+import { GraphRecall } from "./recall/GraphRecall.ts"
 
 export interface UnitRow {
   readonly id: string
@@ -56,6 +57,8 @@ export class MemoryUnits extends Context.Service<MemoryUnits, {
     readonly offset: number
   }) => Effect.Effect<{ readonly items: ReadonlyArray<MemoryUnitView>; readonly total: number }, NotFound>
   readonly get: (bankId: string, id: string) => Effect.Effect<MemoryUnitView, NotFound>
+  /** Rows of the given units of the bank, in no particular order. */
+  readonly byIds: (bankId: string, ids: ReadonlyArray<string>) => Effect.Effect<ReadonlyArray<UnitRow>>
   /** Deletes the bank's memories of one type, or all of them (with documents, chunks and entities). */
   readonly clear: (bankId: string, type: FactType | undefined) => Effect.Effect<number, NotFound>
   readonly remove: (bankId: string, id: string) => Effect.Effect<void, NotFound>
@@ -74,6 +77,7 @@ export class MemoryUnits extends Context.Service<MemoryUnits, {
       const sql = yield* SqlClient.SqlClient
       const banks = yield* Banks
       const locks = yield* BankLocks
+      const graph = yield* GraphRecall
 
       const select = (where: ReturnType<typeof sql.and>) => sql<UnitRow>`
         SELECT u.id, u.text, u.fact_type, u.context, u.occurred_start, u.occurred_end, u.mentioned_at, u.document_id,
@@ -128,6 +132,7 @@ export class MemoryUnits extends Context.Service<MemoryUnits, {
           yield* pruneEntities(bankId)
           return rows.length
         }).pipe(sql.withTransaction, Effect.orDie))
+        yield* graph.invalidate(bankId)
         return deleted
       })
 
@@ -138,6 +143,7 @@ export class MemoryUnits extends Context.Service<MemoryUnits, {
           return deleted
         }).pipe(sql.withTransaction, Effect.orDie))
         if (rows.length === 0) return yield* NotFound.of("memory", id)
+        yield* graph.invalidate(bankId)
       })
 
       const chunk = Effect.fn("MemoryUnits.chunk")(function*(chunkId: string) {
@@ -155,7 +161,12 @@ export class MemoryUnits extends Context.Service<MemoryUnits, {
         })
       })
 
-      return MemoryUnits.of({ list, get, clear, remove, chunk })
+      const byIds = (bankId: string, ids: ReadonlyArray<string>) =>
+        ids.length === 0
+          ? Effect.succeed([] as ReadonlyArray<UnitRow>)
+          : select(sql.and([sql`u.bank_id = ${bankId}`, sql`u.id IN ${sql.in(ids)}`])).pipe(Effect.orDie)
+
+      return MemoryUnits.of({ list, get, byIds, clear, remove, chunk })
     })
   )
 }

@@ -137,6 +137,12 @@ layer(app, { excludeTestServices: true })("retain with a language model", (it) =
       assert.strictEqual(pending.body.status, "pending")
       const list = yield* server.request("GET", `${bank("outage")}/memories/list`)
       assert.strictEqual(list.status, 200)
+      yield* server.request("POST", `${bank("llm")}/memories/recall`, { json: { query: "Lisbon flight" } }).pipe(
+        Effect.tap((recalled) => Effect.sync(() => {
+          assert.strictEqual(recalled.status, 200, "recall keeps answering while the language model is down")
+          assert.include(recalled.body.results[0].text, "Lisbon")
+        }))
+      )
       scripted.setFallback({ status: 500 })
     }))
 })

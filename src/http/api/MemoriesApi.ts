@@ -5,6 +5,7 @@ import { HttpApiEndpoint, HttpApiGroup, HttpApiSchema, OpenApi } from "effect/ht
 import { BankId, DeleteResponse } from "../../domain/Bank.ts"
 import { NotFound, ServiceUnavailable, ValidationError } from "../../domain/Errors.ts"
 import { FileRetainResponse } from "../../domain/Files.ts"
+import { RecallRequest, RecallResponse } from "../../domain/Recall.ts"
 import { ChunkResponse, FactType, MemoryDetail, MemoryListResponse, RetainRequest, RetainResponse } from "../../domain/Memory.ts"
 
 const bank = { bank_id: BankId }
@@ -31,6 +32,15 @@ export class MemoriesApi extends HttpApiGroup.make("memories")
       OpenApi.Description,
       "Upload files (PDF, DOCX, PPTX, XLSX, HTML, Markdown, text, images, audio); each becomes a document, converted " +
         "and retained in the background (one file_retain operation per file)."
+    ),
+    HttpApiEndpoint.post("recall", "/v1/default/banks/:bank_id/memories/recall", {
+      params: bank,
+      payload: RecallRequest,
+      success: RecallResponse,
+      error: [NotFound, ValidationError, ServiceUnavailable]
+    }).annotate(
+      OpenApi.Description,
+      "Recall memories: semantic, keyword, graph (spreading activation) and temporal retrieval, fused and reranked."
     ),
     HttpApiEndpoint.get("list", "/v1/default/banks/:bank_id/memories/list", {
       params: bank,

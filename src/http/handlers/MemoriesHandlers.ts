@@ -3,6 +3,7 @@ import { Effect, Schema } from "effect"
 import { readFile } from "node:fs/promises"
 import { ValidationError } from "../../domain/Errors.ts"
 import { FileRetainRequest } from "../../domain/Files.ts"
+import { Recall } from "../../memory/recall/Recall.ts"
 import { FileRetain } from "../../memory/retain/FileRetain.ts"
 import { HttpApiBuilder } from "effect/http-api"
 import { Retain } from "../../memory/retain/Retain.ts"
@@ -16,6 +17,7 @@ export const MemoriesHandlers = HttpApiBuilder.group(
     const retain = yield* Retain
     const units = yield* MemoryUnits
     const fileRetain = yield* FileRetain
+    const recall = yield* Recall
     const decodeRequest = Schema.decodeUnknownEffect(Schema.fromJsonString(FileRetainRequest))
 
     return handlers.handleAll({
@@ -59,6 +61,7 @@ export const MemoriesHandlers = HttpApiBuilder.group(
         const operationIds = yield* fileRetain.submit(params.bank_id, files, request)
         return { operation_ids: operationIds, success: true, bank_id: params.bank_id, files_count: files.length }
       }),
+      recall: ({ params, payload }) => recall.recall(params.bank_id, payload),
       list: Effect.fn(function*({ params, query }) {
         const limit = query.limit ?? 100
         const offset = query.offset ?? 0

@@ -8,6 +8,7 @@ import { Array as Arr, Effect } from "effect"
 import { SqlClient } from "effect/sql"
 import { param } from "../../../layers/storage/PgVector.ts"
 import type { CausalRelation, ExtractedEntity } from "./ExtractedFact.ts"
+import { cjkTerms } from "../recall/SearchTerms.ts"
 import { resolveEntities } from "./EntityResolver.ts"
 import { sameNumbers, wordJaccard } from "./ContentHash.ts"
 
@@ -175,6 +176,7 @@ export const writeBatch = Effect.fn("MemoryWriter.writeBatch")(function*(batch: 
     observation_scopes: fact.observationScopes ?? null,
     content_hash: fact.contentHash,
     embedding: param(fact.embedding),
+    cjk: cjkTerms(fact.text),
     item_index: fact.itemIndex,
     fact_index: fact.factIndex
   }))
@@ -185,11 +187,11 @@ export const writeBatch = Effect.fn("MemoryWriter.writeBatch")(function*(batch: 
     SELECT x.id, ${bankId}, x.text, x.fact_type, x.context, x.occurred_start, x.occurred_end, x.mentioned_at,
       x.document_id, x.chunk_id, coalesce(x.metadata, '{}'::jsonb), coalesce(x.tags, '{}'), x.observation_scopes,
       x.content_hash, x.embedding::vector, ${batch.embeddingModel},
-      to_tsvector('english', x.text), ${batch.operationId}, x.item_index, x.fact_index
+      to_tsvector('english', x.text) || to_tsvector('simple', x.cjk), ${batch.operationId}, x.item_index, x.fact_index
     FROM jsonb_to_recordset(${JSON.stringify(units)}::jsonb) AS x(id text, text text, fact_type text, context text,
       occurred_start timestamptz, occurred_end timestamptz, mentioned_at timestamptz, document_id text,
       chunk_id text, metadata jsonb, tags text[], observation_scopes jsonb, content_hash text, embedding text,
-      item_index int, fact_index int)`
+      cjk text, item_index int, fact_index int)`
 
   // Entities: resolve every mention, then attach units to them.
   const lookup = yield* resolveEntities(bankId, fresh.flatMap((fact) => fact.entities))

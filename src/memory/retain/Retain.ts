@@ -18,6 +18,7 @@ import { Operations } from "../../operations/Operations.ts"
 import { TaskFailure, TaskRegistry } from "../../operations/TaskRegistry.ts"
 import { modelKey } from "../Reembedding.ts"
 import { TableStatistics } from "../../storage/TableStatistics.ts"
+import { GraphRecall } from "../recall/GraphRecall.ts"
 import { chunkHash, contentHash } from "./ContentHash.ts"
 import type { ExtractedFact, ExtractionInput } from "./ExtractedFact.ts"
 import { extractWithLlm } from "./LlmExtractor.ts"
@@ -85,6 +86,7 @@ export class Retain extends Context.Service<Retain, {
       const config = yield* EngramConfig
       const registry = yield* TaskRegistry
       const statistics = yield* TableStatistics
+      const graph = yield* GraphRecall
 
       const extract = (input: ExtractionInput, bankId: string, operationId: string | null) =>
         llm.available("retain")
@@ -202,6 +204,7 @@ export class Retain extends Context.Service<Retain, {
           }).pipe(sql.withTransaction, Effect.orDie, Effect.provideService(SqlClient.SqlClient, sql))
         )
         yield* statistics.noteWrites(result.created.length)
+        if (result.created.length > 0 || documents.size > 0) yield* graph.invalidate(bankId)
         return { created: result.created.length, duplicates: result.duplicates, usage }
       })
 

@@ -1,0 +1,190 @@
+/**
+ * Recall: four strategies — semantic, keyword, graph (spreading activation on the bank's snapshot) and
+ * temporal — fused by weighted reciprocal rank, reranked, cut to the token budget, with the includes the
+ * request asks for. Reads only: it never waits for the bank's write lock, so it answers during a retain.
+ */
+import { Clock, Context, Effect, Layer, Option } from "effect"
+import { SqlClient } from "effect/sql"
+import { Banks } from "../../bank/Banks.ts"
+import { NotFound, ServiceUnavailable, ValidationError } from "../../domain/Errors.ts"
+import type { RecallRequest, RecallResponse, RecallResult } from "../../domain/Recall.ts"
+import { Embeddings } from "../../models/Embeddings.ts"
+import { WordVectors } from "../../models/WordVectors.ts"
+import { MemoryUnits, toUnitView } from "../MemoryUnits.ts"
+import { modelKey } from "../Reembedding.ts"
+import { countTokens } from "../retain/Tokens.ts"
+import { resolveTimes } from "../retain/TimeExpressions.ts"
+import { budgetDepth, type StrategyName, type StrategyRun } from "./Candidates.ts"
+import { byCombinedScore, deterministicRerank, reciprocalRankFusion } from "./Fusion.ts"
+import { GraphRecall } from "./GraphRecall.ts"
+import { includeChunks, includeEntities, includeSourceFacts, toRecallResult } from "./RecallIncludes.ts"
+import { keyword, semantic, temporal } from "./Strategies.ts"
+import { tagScope } from "./TagFilter.ts"
+
+/** Branches exist once memory repos do; until then only the default branch can be named. */
+const defaultBranches = new Set(["main", "default"])
+
+/** How many fused candidates the reranker sees, and how many seeds start spreading activation. */
+const rerankDepth = { low: 40, mid: 80, high: 160 } as const
+const graphSeeds = 8
+const expansionNeighbours = 3
+const expansionMinSimilarity = 0.55
+
+export class Recall extends Context.Service<Recall, {
+  readonly recall: (
+    bankId: string,
+    request: RecallRequest
+  ) => Effect.Effect<RecallResponse, NotFound | ValidationError | ServiceUnavailable>
+}>()("engram/memory/Recall") {
+  static readonly layer = Layer.effect(
+    Recall,
+    Effect.gen(function*() {
+      const sql = yield* SqlClient.SqlClient
+      const banks = yield* Banks
+      const embeddings = yield* Embeddings
+      const units = yield* MemoryUnits
+      const graph = yield* GraphRecall
+      const wordVectors = yield* Effect.serviceOption(WordVectors)
+
+      /** Each content word's closest neighbours, for keyword search at a lower weight. */
+      const expand = (query: string): ReadonlyArray<string> =>
+        Option.match(wordVectors, {
+          onNone: () => [],
+          onSome: (vectors) =>
+            [...new Set(query.toLowerCase().match(/[a-z]{4,}/g) ?? [])].flatMap((word) =>
+              vectors.nearest(word, expansionNeighbours)
+                .filter((neighbour) => neighbour.similarity >= expansionMinSimilarity && !neighbour.word.startsWith(word.slice(0, 4)))
+                .map((neighbour) => neighbour.word)
+            )
+        })
+
+      const timed = <A, E, R>(name: StrategyName, effect: Effect.Effect<ReadonlyArray<{ id: string; score: number }>, E, R>) =>
+        Effect.gen(function*() {
+          const start = yield* Clock.currentTimeMillis
+          const candidates = yield* effect
+          return { name, candidates, durationMs: (yield* Clock.currentTimeMillis) - start } satisfies StrategyRun
+        })
+
+      const recall = Effect.fn("Recall.recall")(function*(bankId: string, request: RecallRequest) {
+        const started = yield* Clock.currentTimeMillis
+        if (request.tags && request.tags.length > 0 && request.tag_groups && request.tag_groups.length > 0) {
+          return yield* ValidationError.single("tag_groups", "tags and tag_groups cannot be used together")
+        }
+        yield* banks.get(bankId)
+        if (request.branch_name && !defaultBranches.has(request.branch_name)) {
+          return yield* NotFound.of("branch", request.branch_name)
+        }
+        const budget = request.budget ?? "mid"
+        const depth = budgetDepth[budget]
+        const types = request.types && request.types.length > 0
+          ? [...request.types]
+          : request.prefer_observations ? ["world", "experience", "observation"] : ["world", "experience"]
+        const scope = sql.and([
+          sql`u.bank_id = ${bankId}`,
+          sql`u.fact_type IN ${sql.in(types)}`,
+          tagScope(sql, "u.tags", { tags: request.tags, tagsMatch: request.tags_match, tagGroups: request.tag_groups })
+        ])
+        const now = new Date(yield* Clock.currentTimeMillis)
+        const reference = request.query_timestamp ? new Date(request.query_timestamp) : now
+        const named = resolveTimes(request.query, reference)[0]
+        const window = named
+          ? { start: named.start, end: named.end }
+          : request.query_timestamp
+          ? { start: new Date(reference.getTime() - 3 * 86_400_000), end: new Date(reference.getTime() + 3 * 86_400_000) }
+          : null
+
+        const vector = yield* embeddings.embedQuery(request.query).pipe(
+          Effect.mapError((error) => new ServiceUnavailable({ detail: `embedding the query failed: ${error.message}` }))
+        )
+        const [semanticRun, keywordRun, temporalRun] = yield* Effect.all([
+          timed("semantic", semantic({
+            scope,
+            vector,
+            dimensions: embeddings.identity.dimensions,
+            model: modelKey(embeddings.identity),
+            depth
+          })),
+          timed("keyword", keyword({ scope, bankId, query: request.query, expansion: expand(request.query), depth })),
+          window === null
+            ? Effect.succeed(undefined)
+            : timed("temporal", temporal({ scope, start: window.start, end: window.end, depth }))
+        ], { concurrency: "unbounded" }).pipe(Effect.orDie)
+
+        const direct = [semanticRun, keywordRun, ...(temporalRun ? [temporalRun] : [])]
+        const seeds = reciprocalRankFusion(direct).slice(0, graphSeeds)
+        const graphRun = yield* timed("graph", graph.expand(bankId, seeds.map((seed) => ({ id: seed.id, activation: seed.rrf })), {
+          depth,
+          temporalOnly: false
+        }))
+        const runs = [...direct, graphRun]
+        const fused = byCombinedScore(reciprocalRankFusion(runs)).slice(0, rerankDepth[budget])
+
+        const rows = yield* units.byIds(bankId, fused.map((candidate) => candidate.id))
+        const byId = new Map(rows.map((row) => [row.id, row]))
+        // Graph neighbours outside the request's scope (type, tags) were never checked by SQL: drop them here.
+        const inScope = new Set(
+          fused.length === 0 ? [] : (yield* sql<{ id: string }>`
+            SELECT u.id FROM memory_units u WHERE ${scope} AND u.id IN ${sql.in(fused.map((c) => c.id))}`.pipe(Effect.orDie))
+            .map((row) => row.id)
+        )
+        const reranked = deterministicRerank(
+          request.query,
+          fused.filter((candidate) => byId.has(candidate.id) && inScope.has(candidate.id)).map((candidate) => {
+            const row = byId.get(candidate.id)!
+            return { fused: candidate, text: row.text, factType: row.factType, time: row.occurredStart ?? row.mentionedAt }
+          }),
+          { window, preferObservations: request.prefer_observations === true }
+        )
+        const threshold = request.min_score?.threshold ?? 0
+        const maxTokens = request.max_tokens ?? 4096
+        const results: Array<RecallResult> = []
+        let used = 0
+        for (const item of reranked) {
+          if (item.score < threshold) continue
+          const cost = countTokens(item.text)
+          if (used + cost > maxTokens) break
+          used += cost
+          results.push(toRecallResult(toUnitView(byId.get(item.fused.id)!), Number(item.score.toFixed(4))))
+        }
+
+        const include = request.include ?? {}
+        const [entities, chunks, sourceFacts] = yield* Effect.all([
+          include.entities === null ? Effect.succeed(null) : includeEntities(bankId, results, include.entities?.max_tokens ?? 500),
+          include.chunks ? includeChunks(results, include.chunks.max_tokens ?? 8192) : Effect.succeed(null),
+          include.source_facts
+            ? includeSourceFacts(results, {
+              maxTokens: include.source_facts.max_tokens ?? 4096,
+              maxTokensPerObservation: include.source_facts.max_tokens_per_observation ?? -1
+            }, (ids) => units.byIds(bankId, ids))
+            : Effect.succeed(null)
+        ]).pipe(Effect.orDie)
+
+        const trace = request.trace === true
+          ? {
+            query: request.query,
+            budget,
+            depth,
+            types,
+            time_window: window === null ? null : { start: window.start.toISOString(), end: window.end.toISOString() },
+            strategies: Object.fromEntries(runs.map((run) => [run.name, {
+              duration_ms: run.durationMs,
+              candidates: run.candidates.map((candidate, rank) => ({ id: candidate.id, rank: rank + 1, score: candidate.score }))
+            }])),
+            fusion: reranked.map((item) => ({
+              id: item.fused.id,
+              rrf: Number(item.fused.rrf.toFixed(5)),
+              fused: Number(item.fused.combined.toFixed(4)),
+              ranks: item.fused.ranks,
+              score: Number(item.score.toFixed(4))
+            })),
+            results_tokens: used,
+            total_ms: (yield* Clock.currentTimeMillis) - started
+          }
+          : null
+        return { results, trace, entities, chunks, source_facts: sourceFacts } satisfies RecallResponse
+      }, (effect) => Effect.provideService(effect, SqlClient.SqlClient, sql))
+
+      return Recall.of({ recall })
+    })
+  )
+}

@@ -1,0 +1,302 @@
+/**
+ * One bank's memory graph as an immutable compressed-sparse-row adjacency over typed arrays, the input of
+ * spreading activation. It is built from `memory_links` rows already read by the caller: it never touches the
+ * database and is never mutated after `build` (a retain makes a new snapshot, see `GraphSnapshots`).
+ */
+
+/** Link types by their code in `types`; anything the writer adds later is kept as `other`. */
+export const linkTypes = [
+  "temporal",
+  "semantic",
+  "entity",
+  "causes",
+  "caused_by",
+  "enables",
+  "prevents",
+  "other"
+] as const
+export type LinkType = typeof linkTypes[number]
+
+const codes = new Map<string, number>(linkTypes.map((name, code) => [name, code]))
+const otherCode = linkTypes.length - 1
+
+/** The code stored in `types` for a `link_type` value. */
+export const linkTypeCode = (linkType: string): number => codes.get(linkType) ?? otherCode
+
+/** A per-type multiplier table indexed by link type code; types not named get `fallback`. */
+export const typeTable = (factors: Partial<Record<LinkType, number>> | undefined, fallback: number): Float64Array => {
+  const table = new Float64Array(linkTypes.length).fill(fallback)
+  if (factors !== undefined) {
+    for (let code = 0; code < linkTypes.length; code++) {
+      const factor = factors[linkTypes[code]!]
+      if (factor !== undefined) table[code] = factor
+    }
+  }
+  return table
+}
+
+/** One row of `memory_links`. Stored once in one direction; the snapshot treats it as undirected. */
+export interface LinkRow {
+  readonly fromId: string
+  readonly toId: string
+  readonly linkType: string
+  readonly weight: number
+}
+
+/** A link whose endpoints are positions in `nodeIds` (see `IndexedGraphSource`). */
+export interface IndexedLinkRow {
+  readonly from: number
+  readonly to: number
+  readonly linkType: string
+  readonly weight: number
+}
+
+/**
+ * What a snapshot is built from: the bank's memory ids and its links, either by id or by position in `nodeIds`.
+ * Node order is index order: load them in a stable order (by `seq`, so a conversation's memories sit together
+ * in memory, which the spreading loop feels) for stable results. Prefer positions for large banks: resolving
+ * ids in JavaScript costs about a microsecond a link once the map outgrows the cache, where the database can
+ * number the nodes in its join (`row_number() OVER (ORDER BY seq)`) for nothing.
+ */
+export type GraphSource = {
+  readonly nodeIds: ReadonlyArray<string>
+  readonly links: ReadonlyArray<LinkRow>
+} | IndexedGraphSource
+
+/** `nodeIds` must be distinct here: links refer to their positions. */
+export interface IndexedGraphSource {
+  readonly nodeIds: ReadonlyArray<string>
+  readonly indexedLinks: ReadonlyArray<IndexedLinkRow>
+}
+
+export interface BuildOptions {
+  /** Multiplies the stored weight of each link type (default 1); a factor of 0 leaves that type out. */
+  readonly typeFactors?: Partial<Record<LinkType, number>>
+}
+
+/** Insertion sort is faster than a comparator sort on the short adjacency lists most nodes have. */
+const insertionSortLimit = 24
+
+/**
+ * The adjacency of node `i` is `targets/weights/types[offsets[i] .. offsets[i + 1])`, ordered by weight
+ * descending (ties: target index, then type code, ascending), so "the strongest k neighbours" is a prefix.
+ *
+ * Building rules, all deterministic for a given `nodeIds` order whatever the order of the links:
+ * - every link becomes two directed edges; a link whose endpoint is not a node, a self-link and a link whose
+ *   weight times its type factor is not a positive finite number are left out (counted in `droppedLinks`);
+ * - a node id listed twice in `nodeIds` counts once (with links by position it is an error);
+ * - links between the same two nodes are kept once per type (different types stay separate edges so query-time
+ *   type weights can tell them apart); the same pair and type stored in both directions is merged into the
+ *   stronger of the two.
+ */
+export class GraphSnapshot {
+  readonly ids: ReadonlyArray<string>
+  readonly indexOf: ReadonlyMap<string, number>
+  readonly offsets: Int32Array
+  readonly targets: Int32Array
+  readonly weights: Float32Array
+  readonly types: Uint8Array
+  readonly droppedLinks: number
+  readonly buildMillis: number
+  /** Bytes held: the typed arrays exactly, the id strings and their map estimated. */
+  readonly byteSize: number
+
+  private constructor(fields: {
+    readonly ids: ReadonlyArray<string>
+    readonly indexOf: ReadonlyMap<string, number>
+    readonly offsets: Int32Array
+    readonly targets: Int32Array
+    readonly weights: Float32Array
+    readonly types: Uint8Array
+    readonly droppedLinks: number
+    readonly buildMillis: number
+  }) {
+    this.ids = fields.ids
+    this.indexOf = fields.indexOf
+    this.offsets = fields.offsets
+    this.targets = fields.targets
+    this.weights = fields.weights
+    this.types = fields.types
+    this.droppedLinks = fields.droppedLinks
+    this.buildMillis = fields.buildMillis
+    let idBytes = 0
+    // A string of n one-byte characters takes about 16 + n bytes; array slot and Map entry about 8 + 40.
+    for (const id of fields.ids) idBytes += 64 + id.length
+    this.byteSize = fields.offsets.byteLength + fields.targets.byteLength + fields.weights.byteLength +
+      fields.types.byteLength + idBytes
+  }
+
+  get nodeCount(): number {
+    return this.ids.length
+  }
+
+  /** Directed edges: every kept link counts once from each end. */
+  get edgeCount(): number {
+    return this.targets.length
+  }
+
+  degree(index: number): number {
+    return this.offsets[index + 1]! - this.offsets[index]!
+  }
+
+  static build(source: GraphSource, options: BuildOptions = {}): GraphSnapshot {
+    const started = performance.now()
+    const indexed = "indexedLinks" in source
+    const ids: Array<string> = []
+    const indexOf = new Map<string, number>()
+    for (const id of source.nodeIds) {
+      if (indexOf.has(id)) {
+        if (indexed) throw new RangeError(`GraphSnapshot.build: node id ${id} is listed twice`)
+        continue
+      }
+      indexOf.set(id, ids.length)
+      ids.push(id)
+    }
+    const n = ids.length
+    const factors = typeTable(options.typeFactors, 1)
+
+    // Pass 1: resolve endpoints and count degrees.
+    const m = indexed ? source.indexedLinks.length : source.links.length
+    const from = new Int32Array(m)
+    const to = new Int32Array(m)
+    const linkWeight = new Float32Array(m)
+    const linkType = new Uint8Array(m)
+    const degree = new Int32Array(n + 1)
+    let kept = 0
+    for (let i = 0; i < m; i++) {
+      let a: number | undefined
+      let b: number | undefined
+      let link: IndexedLinkRow | LinkRow
+      if (indexed) {
+        link = source.indexedLinks[i]!
+        a = link.from
+        b = link.to
+        if (!(a >= 0 && a < n && b >= 0 && b < n && Number.isInteger(a) && Number.isInteger(b))) continue
+      } else {
+        link = source.links[i]!
+        a = indexOf.get(link.fromId)
+        b = indexOf.get(link.toId)
+        if (a === undefined || b === undefined) continue
+      }
+      if (a === b) continue
+      const code = linkTypeCode(link.linkType)
+      const weight = link.weight * factors[code]!
+      if (!(weight > 0 && weight < Infinity)) continue
+      from[kept] = a
+      to[kept] = b
+      linkWeight[kept] = weight
+      linkType[kept] = code
+      degree[a]!++
+      degree[b]!++
+      kept++
+    }
+
+    // Pass 2: scatter both directions into CSR order.
+    const offsets = new Int32Array(n + 1)
+    for (let i = 0; i < n; i++) offsets[i + 1] = offsets[i]! + degree[i]!
+    const cursor = degree
+    cursor.set(offsets.subarray(0, n))
+    const edges = 2 * kept
+    let targets = new Int32Array(edges)
+    let weights = new Float32Array(edges)
+    let types = new Uint8Array(edges)
+    for (let i = 0; i < kept; i++) {
+      const a = from[i]!
+      const b = to[i]!
+      let slot = cursor[a]!++
+      targets[slot] = b
+      weights[slot] = linkWeight[i]!
+      types[slot] = linkType[i]!
+      slot = cursor[b]!++
+      targets[slot] = a
+      weights[slot] = linkWeight[i]!
+      types[slot] = linkType[i]!
+    }
+
+    // Pass 3: order each adjacency list, drop repeated (target, type) pairs and compact in place.
+    const seenBy = new Int32Array(n).fill(-1)
+    const seenTypes = new Uint8Array(n)
+    let write = 0
+    let start = 0
+    for (let u = 0; u < n; u++) {
+      const end = offsets[u + 1]!
+      sortSegment(targets, weights, types, start, end)
+      offsets[u] = write
+      for (let e = start; e < end; e++) {
+        const v = targets[e]!
+        const bit = 1 << types[e]!
+        if (seenBy[v] !== u) {
+          seenBy[v] = u
+          seenTypes[v] = bit
+        } else if ((seenTypes[v]! & bit) !== 0) {
+          continue // a weaker copy of an edge already kept: the list is ordered strongest first
+        } else {
+          seenTypes[v] = seenTypes[v]! | bit
+        }
+        targets[write] = v
+        weights[write] = weights[e]!
+        types[write] = types[e]!
+        write++
+      }
+      start = end
+    }
+    offsets[n] = write
+    if (write < edges) {
+      targets = targets.slice(0, write)
+      weights = weights.slice(0, write)
+      types = types.slice(0, write)
+    }
+
+    return new GraphSnapshot({
+      ids,
+      indexOf,
+      offsets,
+      targets,
+      weights,
+      types,
+      droppedLinks: m - kept,
+      buildMillis: performance.now() - started
+    })
+  }
+}
+
+/** Sorts one adjacency list by weight descending, then target and type ascending. */
+const sortSegment = (targets: Int32Array, weights: Float32Array, types: Uint8Array, start: number, end: number) => {
+  const length = end - start
+  if (length < 2) return
+  if (length <= insertionSortLimit) {
+    for (let i = start + 1; i < end; i++) {
+      const t = targets[i]!
+      const w = weights[i]!
+      const c = types[i]!
+      let j = i - 1
+      while (j >= start) {
+        const wj = weights[j]!
+        if (wj > w || (wj === w && (targets[j]! < t || (targets[j] === t && types[j]! <= c)))) break
+        targets[j + 1] = targets[j]!
+        weights[j + 1] = wj
+        types[j + 1] = types[j]!
+        j--
+      }
+      targets[j + 1] = t
+      weights[j + 1] = w
+      types[j + 1] = c
+    }
+    return
+  }
+  const order = new Int32Array(length)
+  for (let k = 0; k < length; k++) order[k] = start + k
+  order.sort((a, b) => weights[b]! - weights[a]! || targets[a]! - targets[b]! || types[a]! - types[b]!)
+  const t = new Int32Array(length)
+  const w = new Float32Array(length)
+  const c = new Uint8Array(length)
+  for (let k = 0; k < length; k++) {
+    const from = order[k]!
+    t[k] = targets[from]!
+    w[k] = weights[from]!
+    c[k] = types[from]!
+  }
+  targets.set(t, start)
+  weights.set(w, start)
+  types.set(c, start)
+}
