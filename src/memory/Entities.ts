@@ -3,6 +3,7 @@ import { Context, Effect, Layer } from "effect"
 import { SqlClient } from "effect/sql"
 import { Banks } from "../bank/Banks.ts"
 import { NotFound } from "../domain/Errors.ts"
+import { isoOrNull as iso } from "../domain/IsoTime.ts"
 
 interface EntityRow {
   readonly id: string
@@ -14,7 +15,6 @@ interface EntityRow {
   readonly metadata: Record<string, unknown> | null
 }
 
-const iso = (date: Date | null) => (date === null ? null : date.toISOString())
 
 export class Entities extends Context.Service<Entities, {
   readonly list: (bankId: string, page: { readonly limit: number; readonly offset: number }) => Effect.Effect<{

@@ -9,6 +9,7 @@ import { Banks } from "../bank/Banks.ts"
 import { NotFound } from "../domain/Errors.ts"
 import type { FactType, MemoryUnitView } from "../domain/Memory.ts"
 import { GraphRecall } from "./recall/GraphRecall.ts"
+import { isoOrNull as iso } from "../domain/IsoTime.ts"
 
 export interface UnitRow {
   readonly id: string
@@ -28,7 +29,6 @@ export interface UnitRow {
   readonly entityNames: ReadonlyArray<string> | null
 }
 
-const iso = (date: Date | null) => (date === null ? null : date.toISOString())
 
 export const toUnitView = (row: UnitRow): MemoryUnitView => ({
   id: row.id,

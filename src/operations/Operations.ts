@@ -8,8 +8,8 @@ import { Conflict, NotFound } from "../domain/Errors.ts"
 import type { OperationDetail, OperationStatus } from "../domain/Operation.ts"
 import type { ListFilter, NewOperation, OperationRecord } from "./OperationStore.ts"
 import { OperationStore } from "./OperationStore.ts"
+import { isoOrNull as iso } from "../domain/IsoTime.ts"
 
-const iso = (date: Date | null) => date === null ? null : date.toISOString()
 
 export const toListEntry = (operation: OperationRecord) => ({
   id: operation.id,

@@ -7,8 +7,8 @@ import { SqlClient } from "effect/sql"
 import type { RecallResult } from "../../domain/Recall.ts"
 import { toUnitView, type UnitRow } from "../MemoryUnits.ts"
 import { countTokens } from "../retain/Tokens.ts"
+import { isoOrNull as iso } from "../../domain/IsoTime.ts"
 
-const iso = (date: Date | null) => (date === null ? null : date.toISOString())
 
 /** Takes items in order while their token cost fits; -1 means unlimited. */
 export const withinTokens = <A>(items: ReadonlyArray<A>, cost: (item: A) => number, limit: number): Array<A> => {

@@ -11,6 +11,7 @@ import type { CausalRelation, ExtractedEntity } from "./ExtractedFact.ts"
 import { cjkTerms } from "../recall/SearchTerms.ts"
 import { resolveEntities } from "./EntityResolver.ts"
 import { sameNumbers, wordJaccard } from "./ContentHash.ts"
+import { isoOrNull as iso } from "../../domain/IsoTime.ts"
 
 export interface PreparedFact {
   readonly id: string
@@ -78,7 +79,6 @@ export const linkPolicy = {
   nearDuplicateWordOverlap: 0.8
 }
 
-const iso = (date: Date | null) => (date === null ? null : date.toISOString())
 
 export const writeBatch = Effect.fn("MemoryWriter.writeBatch")(function*(batch: WriteBatch) {
   const sql = yield* SqlClient.SqlClient
