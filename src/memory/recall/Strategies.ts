@@ -40,6 +40,9 @@ export const semantic = Effect.fn("Recall.semantic")(function*(options: {
  * by its length (k1 1.2, b 0.75; a term counts once per memory, which suits short facts). Expansion terms
  * (related words) count with a lower weight.
  */
+/** Document frequencies are counted up to this many memories. */
+const dfCap = 2000
+
 export const keyword = Effect.fn("Recall.keyword")(function*(options: {
   readonly scope: Fragment
   readonly bankId: string
@@ -71,8 +74,10 @@ export const keyword = Effect.fn("Recall.keyword")(function*(options: {
     terms AS (
       SELECT r.q, r.boost * ln(1 + (s.n - d.df + 0.5) / (d.df + 0.5)) AS idf
       FROM raw r, stats s,
-        LATERAL (SELECT count(*)::float8 AS df FROM memory_units m
-                 WHERE m.bank_id = ${options.bankId} AND m.search_text @@ r.q) d
+        -- Counting stops at a cap: past it a term is common and its weight barely changes, and exact counts of
+        -- common terms would cost a scan of most of the bank on every query.
+        LATERAL (SELECT count(*)::float8 AS df FROM (SELECT 1 FROM memory_units m
+                 WHERE m.bank_id = ${options.bankId} AND m.search_text @@ r.q LIMIT ${dfCap}) c) d
       WHERE d.df > 0
     )
     SELECT u.id, sum(t.idf * 2.2 / (1 + 1.2 * (0.25 + 0.75 * length(u.search_text) / s.avglen))) AS score

@@ -1,0 +1,177 @@
+/**
+ * Recall latency on synthetic banks of 10k and 100k memories (templated conversation facts embedded with the
+ * offline GloVe model, so embeddings cluster by topic; 40 people as entities; temporal links between
+ * neighbouring facts, entity links between recent facts of the same person), through the library, no HTTP.
+ * Baseline measured in the same run: one top-10 HNSW vector query on the same bank. Reports p50/p95 for each
+ * budget and for each strategy alone, as ratios to the baseline. Target: recall at budget `mid` within 8× of
+ * the baseline at 100k memories, p95 included. Rerun: `node bench/recall.ts [sizes...]` (default 10000 100000).
+ */
+import { Effect, Layer } from "effect"
+import { SqlClient } from "effect/sql"
+import { mkdtempSync } from "node:fs"
+import { tmpdir } from "node:os"
+import { join } from "node:path"
+import { glove } from "../layers/models/embeddings/EmbeddingsLive.ts"
+import { param } from "../layers/storage/PgVector.ts"
+import { WordVectorsLive } from "../layers/models/WordVectorsLive.ts"
+import { Banks, Embeddings, engramWith, Llm } from "../src/index.ts"
+import { Recall } from "../src/memory/recall/Recall.ts"
+import { GraphRecall } from "../src/memory/recall/GraphRecall.ts"
+import { keyword, semantic } from "../src/memory/recall/Strategies.ts"
+import { modelKey } from "../src/memory/Reembedding.ts"
+import { contentHash } from "../src/memory/retain/ContentHash.ts"
+import { cjkTerms } from "../src/memory/recall/SearchTerms.ts"
+
+const sizes = process.argv.slice(2).map(Number).filter((n) => n > 0)
+const bankSizes = sizes.length > 0 ? sizes : [10_000, 100_000]
+const queriesPerCase = 60
+
+const random = (seed: number) => () => {
+  seed = (seed * 1664525 + 1013904223) >>> 0
+  return seed / 4294967296
+}
+const people = Array.from({ length: 40 }, (_, i) => ["Ava", "Ben", "Cleo", "Dan", "Eva", "Finn", "Gia", "Hugo", "Ivy", "Jon"][i % 10]! +
+  " " + ["Smith", "Lee", "Park", "Diaz"][Math.floor(i / 10)]!)
+const topics = [
+  ["painted", "a watercolor of the lake", "art class"], ["ran", "a half marathon", "training"],
+  ["cooked", "a vegetarian lasagna", "dinner party"], ["adopted", "a rescue dog", "the shelter"],
+  ["visited", "the science museum", "a school trip"], ["started", "a pottery course", "the community center"],
+  ["planted", "tomatoes in the garden", "spring"], ["read", "a novel about sailing", "the book club"],
+  ["fixed", "an old bicycle", "the weekend"], ["learned", "to play the guitar", "online lessons"]
+]
+
+const sentence = (n: number, next: () => number) => {
+  const topic = topics[Math.floor(next() * topics.length)]!
+  const person = people[Math.floor(next() * people.length)]!
+  return { text: `${person} ${topic[0]} ${topic[1]} during ${topic[2]} (entry ${n}).`, person }
+}
+
+const percentile = (values: Array<number>, p: number) => {
+  const sorted = [...values].sort((a, b) => a - b)
+  return sorted[Math.min(sorted.length - 1, Math.floor(p * sorted.length))]!
+}
+
+const time = <A, E, R>(effect: Effect.Effect<A, E, R>) =>
+  Effect.gen(function*() {
+    const start = performance.now()
+    yield* effect
+    return performance.now() - start
+  })
+
+const seed = Effect.fn(function*(bankId: string, count: number) {
+  const sql = yield* SqlClient.SqlClient
+  const embeddings = yield* Embeddings
+  const banks = yield* Banks
+  yield* banks.ensure(bankId)
+  const next = random(count)
+  const entityIds = new Map<string, string>()
+  for (const person of people) {
+    const id = crypto.randomUUID()
+    entityIds.set(person, id)
+    yield* sql`INSERT INTO entities (id, bank_id, canonical_name, entity_type) VALUES (${id}, ${bankId}, ${person}, 'person')`
+  }
+  const model = modelKey(embeddings.identity)
+  for (let offset = 0; offset < count; offset += 2000) {
+    const batch = Array.from({ length: Math.min(2000, count - offset) }, (_, i) => sentence(offset + i, next))
+    const vectors = yield* embeddings.embedDocuments(batch.map((b) => b.text))
+    const rows = batch.map((b, i) => ({
+      id: crypto.randomUUID(),
+      text: b.text,
+      fact_type: i % 3 === 0 ? "experience" : "world",
+      mentioned_at: new Date(Date.UTC(2023, 0, 1) + Math.floor((offset + i) / 50) * 86_400_000).toISOString(),
+      content_hash: contentHash(b.text),
+      embedding: param(vectors[i]!),
+      cjk: cjkTerms(b.text),
+      entity_id: entityIds.get(b.person)!
+    }))
+    yield* sql`
+      INSERT INTO memory_units (id, bank_id, text, fact_type, mentioned_at, content_hash, embedding, embedding_model, search_text)
+      SELECT x.id, ${bankId}, x.text, x.fact_type, x.mentioned_at, x.content_hash, x.embedding::vector, ${model},
+        to_tsvector('english', x.text) || to_tsvector('simple', x.cjk)
+      FROM jsonb_to_recordset(${JSON.stringify(rows)}::jsonb) AS x(id text, text text, fact_type text,
+        mentioned_at timestamptz, content_hash text, embedding text, cjk text)`
+    yield* sql`
+      INSERT INTO unit_entities (unit_id, entity_id, unit_seq)
+      SELECT x.id, x.entity_id, u.seq FROM jsonb_to_recordset(${JSON.stringify(rows)}::jsonb) AS x(id text, entity_id text)
+      JOIN memory_units u ON u.id = x.id`
+  }
+  // Links: each memory to its two predecessors in time, and to the last three memories of the same person.
+  yield* sql`
+    INSERT INTO memory_links (bank_id, from_id, to_id, link_type, weight)
+    SELECT ${bankId}, u.id, p.id, 'temporal', 1.0 / d
+    FROM (SELECT id, seq, lag(id, 1) OVER w AS p1, lag(id, 2) OVER w AS p2 FROM memory_units
+          WHERE bank_id = ${bankId} WINDOW w AS (ORDER BY seq)) u
+    CROSS JOIN LATERAL (VALUES (u.p1, 1), (u.p2, 2)) AS p(id, d)
+    WHERE p.id IS NOT NULL ON CONFLICT DO NOTHING`
+  yield* sql`
+    INSERT INTO memory_links (bank_id, from_id, to_id, link_type, weight)
+    SELECT ${bankId}, x.unit_id, x.prev, 'entity', 1
+    FROM (SELECT ue.unit_id, lag(ue.unit_id, k) OVER (PARTITION BY ue.entity_id ORDER BY ue.unit_seq) AS prev
+          FROM unit_entities ue JOIN entities e ON e.id = ue.entity_id, generate_series(1, 3) AS k
+          WHERE e.bank_id = ${bankId}) x
+    WHERE x.prev IS NOT NULL ON CONFLICT DO NOTHING`
+  yield* sql`ANALYZE memory_units, memory_links, unit_entities, entities`
+})
+
+const measure = Effect.fn(function*(bankId: string, count: number) {
+  const sql = yield* SqlClient.SqlClient
+  const recall = yield* Recall
+  const graph = yield* GraphRecall
+  const embeddings = yield* Embeddings
+  const next = random(7)
+  const queries = Array.from({ length: queriesPerCase }, (_, n) => {
+    const s = sentence(n, next)
+    return `What did ${s.person.split(" ")[0]} do during ${s.text.split(" during ")[1]!.split(" (")[0]}?`
+  })
+  const scope = sql.and([sql`u.bank_id = ${bankId}`, sql`u.fact_type IN ${sql.in(["world", "experience"])}`])
+  const d = embeddings.identity.dimensions
+  const model = modelKey(embeddings.identity)
+  // Warm-up: builds the graph snapshot and fills caches, as a live bank would have them.
+  for (const query of queries.slice(0, 5)) yield* recall.recall(bankId, { query })
+  const rows: Array<[string, Array<number>]> = []
+  const run = (name: string, make: (query: string) => Effect.Effect<unknown, unknown, SqlClient.SqlClient>) =>
+    Effect.gen(function*() {
+      const samples: Array<number> = []
+      for (const query of queries) samples.push(yield* time(Effect.provideService(make(query), SqlClient.SqlClient, sql)))
+      rows.push([name, samples])
+    })
+  yield* run("baseline: one top-10 vector query", (query) =>
+    Effect.flatMap(embeddings.embedQuery(query), (vector) => semantic({ scope, vector, dimensions: d, model, depth: 10 })).pipe(Effect.orDie))
+  for (const budget of ["low", "mid", "high"] as const) {
+    yield* run(`recall budget ${budget}`, (query) => recall.recall(bankId, { query, budget }).pipe(Effect.orDie))
+  }
+  yield* run("semantic only (mid depth)", (query) =>
+    Effect.flatMap(embeddings.embedQuery(query), (vector) => semantic({ scope, vector, dimensions: d, model, depth: 50 })).pipe(Effect.orDie))
+  yield* run("keyword only (mid depth)", (query) => keyword({ scope, bankId, query, depth: 50 }).pipe(Effect.orDie))
+  const seeds = yield* sql<{ id: string }>`SELECT id FROM memory_units WHERE bank_id = ${bankId} ORDER BY seq LIMIT 8`
+  yield* run("graph only (8 seeds)", () => graph.expand(bankId, seeds.map((s) => ({ id: s.id, activation: 1 })), { depth: 50, temporalOnly: false }))
+  const base = rows[0]![1]
+  const baseP50 = percentile(base, 0.5)
+  const baseP95 = percentile(base, 0.95)
+  for (const [name, samples] of rows) {
+    const p50 = percentile(samples, 0.5)
+    const p95 = percentile(samples, 0.95)
+    console.log(`| ${count} | ${name} | ${p50.toFixed(1)} | ${p95.toFixed(1)} | ${(p50 / baseP50).toFixed(1)}x | ${(p95 / baseP95).toFixed(1)}x |`)
+  }
+}, (effect) => Effect.orDie(effect))
+
+const program = Effect.gen(function*() {
+  console.log(`recall: synthetic banks, ${queriesPerCase} queries per row, PGlite, offline GloVe; ms`)
+  console.log("| memories | what | p50 | p95 | p50 vs baseline | p95 vs baseline |")
+  console.log("|---:|---|---:|---:|---:|---:|")
+  for (const count of bankSizes) {
+    const bankId = `bench-${count}`
+    const started = performance.now()
+    yield* seed(bankId, count)
+    console.error(`seeded ${count} memories in ${((performance.now() - started) / 1000).toFixed(0)} s`)
+    yield* measure(bankId, count)
+  }
+})
+
+process.env["SERVICE_API_EMBEDDINGS_CACHE_DIR"] ??= join(tmpdir(), "engram-glove-cache", "models")
+const models = Layer.mergeAll(glove({ cacheDir: process.env["SERVICE_API_EMBEDDINGS_CACHE_DIR"] }), Llm.layerNone, WordVectorsLive)
+Effect.runPromise(program.pipe(Effect.provide(engramWith({ dataDir: mkdtempSync(join(tmpdir(), "engram-recall-")) }, models))))
+  .then(() => process.exit(0), (error) => {
+    console.error(error)
+    process.exit(1)
+  })
