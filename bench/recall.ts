@@ -17,7 +17,7 @@ import { WordVectorsLive } from "../layers/models/WordVectorsLive.ts"
 import { Banks, Embeddings, engramWith, Llm } from "../src/index.ts"
 import { Recall } from "../src/memory/recall/Recall.ts"
 import { GraphRecall } from "../src/memory/recall/GraphRecall.ts"
-import { keyword, semantic } from "../src/memory/recall/Strategies.ts"
+import { corpusStatistics, keyword, semantic } from "../src/memory/recall/Strategies.ts"
 import { modelKey } from "../src/memory/Reembedding.ts"
 import { contentHash } from "../src/memory/retain/ContentHash.ts"
 import { cjkTerms } from "../src/memory/recall/SearchTerms.ts"
@@ -142,7 +142,8 @@ const measure = Effect.fn(function*(bankId: string, count: number) {
   }
   yield* run("semantic only (mid depth)", (query) =>
     Effect.flatMap(embeddings.embedQuery(query), (vector) => semantic({ scope, vector, dimensions: d, model, depth: 50 })).pipe(Effect.orDie))
-  yield* run("keyword only (mid depth)", (query) => keyword({ scope, bankId, query, depth: 50 }).pipe(Effect.orDie))
+  const corpus = yield* corpusStatistics(bankId)
+  yield* run("keyword only (mid depth)", (query) => keyword({ scope, bankId, query, depth: 50, corpus }).pipe(Effect.orDie))
   const seeds = yield* sql<{ id: string }>`SELECT id FROM memory_units WHERE bank_id = ${bankId} ORDER BY seq LIMIT 8`
   yield* run("graph only (8 seeds)", () => graph.expand(bankId, seeds.map((s) => ({ id: s.id, activation: 1 })), { depth: 50, temporalOnly: false }))
   const base = rows[0]![1]

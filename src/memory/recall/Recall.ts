@@ -18,7 +18,7 @@ import { budgetDepth, type StrategyName, type StrategyRun } from "./Candidates.t
 import { byCombinedScore, deterministicRerank, reciprocalRankFusion } from "./Fusion.ts"
 import { GraphRecall } from "./GraphRecall.ts"
 import { includeChunks, includeEntities, includeSourceFacts, toRecallResult } from "./RecallIncludes.ts"
-import { keyword, semantic, temporal } from "./Strategies.ts"
+import { corpusStatistics, keyword, semantic, temporal } from "./Strategies.ts"
 import { tagScope } from "./TagFilter.ts"
 
 /** Branches exist once memory repos do; until then only the default branch can be named. */
@@ -29,6 +29,8 @@ const rerankDepth = { low: 40, mid: 80, high: 160 } as const
 const graphSeeds = 8
 const expansionNeighbours = 3
 const expansionMinSimilarity = 0.55
+/** How long a bank's BM25 statistics (size, average length) are reused: they drift slowly as memories arrive. */
+const corpusStatisticsTtlMs = 30_000
 
 export class Recall extends Context.Service<Recall, {
   readonly recall: (
@@ -45,6 +47,14 @@ export class Recall extends Context.Service<Recall, {
       const units = yield* MemoryUnits
       const graph = yield* GraphRecall
       const wordVectors = yield* Effect.serviceOption(WordVectors)
+      const corpusCache = new Map<string, { readonly at: number; readonly value: { count: number; averageLength: number } }>()
+      const corpus = (bankId: string, now: number) => {
+        const cached = corpusCache.get(bankId)
+        if (cached !== undefined && now - cached.at < corpusStatisticsTtlMs) return Effect.succeed(cached.value)
+        return corpusStatistics(bankId).pipe(
+          Effect.tap((value) => Effect.sync(() => corpusCache.set(bankId, { at: now, value })))
+        )
+      }
 
       /** Each content word's closest neighbours, for keyword search at a lower weight. */
       const expand = (query: string): ReadonlyArray<string> =>
@@ -93,6 +103,7 @@ export class Recall extends Context.Service<Recall, {
           ? { start: new Date(reference.getTime() - 3 * 86_400_000), end: new Date(reference.getTime() + 3 * 86_400_000) }
           : null
 
+        const statistics = yield* corpus(bankId, now.getTime()).pipe(Effect.orDie)
         const vector = yield* embeddings.embedQuery(request.query).pipe(
           Effect.mapError((error) => new ServiceUnavailable({ detail: `embedding the query failed: ${error.message}` }))
         )
@@ -104,7 +115,14 @@ export class Recall extends Context.Service<Recall, {
             model: modelKey(embeddings.identity),
             depth
           })),
-          timed("keyword", keyword({ scope, bankId, query: request.query, expansion: expand(request.query), depth })),
+          timed("keyword", keyword({
+            scope,
+            bankId,
+            query: request.query,
+            expansion: expand(request.query),
+            depth,
+            corpus: statistics
+          })),
           window === null
             ? Effect.succeed(undefined)
             : timed("temporal", temporal({ scope, start: window.start, end: window.end, depth }))

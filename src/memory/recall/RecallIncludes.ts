@@ -37,11 +37,14 @@ export const includeEntities = Effect.fn("Recall.includeEntities")(function*(
     FROM unit_entities ue JOIN entities e ON e.id = ue.entity_id
     WHERE ue.unit_id IN ${sql.in(ids)} AND e.bank_id = ${bankId}
     GROUP BY e.id, e.canonical_name ORDER BY mentions DESC, e.canonical_name`
+  // From the bank's observations (an index range), not from every fact that mentions the entities.
   const observations = entities.length === 0 ? [] : yield* sql<{ entityId: string; text: string; mentionedAt: Date | null }>`
     SELECT ue.entity_id, u.text, coalesce(u.mentioned_at, u.created_at) AS mentioned_at
-    FROM unit_entities ue JOIN memory_units u ON u.id = ue.unit_id
-    WHERE ue.entity_id IN ${sql.in(entities.map((entity) => entity.id))} AND u.fact_type = 'observation'
-    ORDER BY coalesce(u.mentioned_at, u.created_at) DESC`
+    FROM memory_units u JOIN unit_entities ue ON ue.unit_id = u.id
+    WHERE u.bank_id = ${bankId} AND u.fact_type = 'observation'
+      AND ue.entity_id IN ${sql.in(entities.map((entity) => entity.id))}
+    ORDER BY coalesce(u.mentioned_at, u.created_at) DESC
+    LIMIT 200`
   const out: Record<string, { canonical_name: string; entity_id: string; observations: Array<{ text: string; mentioned_at: string | null }> }> = {}
   let used = 0
   for (const entity of entities) {

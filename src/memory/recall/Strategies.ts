@@ -50,6 +50,8 @@ export const keyword = Effect.fn("Recall.keyword")(function*(options: {
   readonly expansion?: ReadonlyArray<string> | undefined
   readonly expansionWeight?: number | undefined
   readonly depth: number
+  /** Memories in the bank and their average full-text length (cached by the caller: reading them scans the bank). */
+  readonly corpus: { readonly count: number; readonly averageLength: number }
 }) {
   const sql = yield* SqlClient.SqlClient
   const { cjk } = keywordQuery(options.query)
@@ -58,8 +60,7 @@ export const keyword = Effect.fn("Recall.keyword")(function*(options: {
   if (options.query.trim() === "") return [] as ReadonlyArray<Candidate>
   return yield* sql<Candidate>`
     WITH stats AS (
-      SELECT count(*)::float8 AS n, coalesce(avg(length(search_text)), 1)::float8 AS avglen
-      FROM memory_units WHERE bank_id = ${options.bankId}
+      SELECT ${options.corpus.count}::float8 AS n, ${Math.max(1, options.corpus.averageLength)}::float8 AS avglen
     ),
     raw AS (
       SELECT plainto_tsquery('simple', lexeme) AS q, 1.0::float8 AS boost
@@ -107,4 +108,13 @@ export const temporal = Effect.fn("Recall.temporal")(function*(options: {
       AND coalesce(u.occurred_end, u.occurred_start, u.mentioned_at) >= ${options.start.toISOString()}::timestamptz
     ORDER BY score DESC, u.seq DESC
     LIMIT ${options.depth}`
+})
+
+/** The bank's size and average full-text length for BM25; a scan of the bank, so callers cache it. */
+export const corpusStatistics = Effect.fn("Recall.corpusStatistics")(function*(bankId: string) {
+  const sql = yield* SqlClient.SqlClient
+  const rows = yield* sql<{ count: number; averageLength: number }>`
+    SELECT count(*)::int AS count, coalesce(avg(length(search_text)), 1)::float8 AS average_length
+    FROM memory_units WHERE bank_id = ${bankId}`
+  return rows[0] ?? { count: 0, averageLength: 1 }
 })
