@@ -17,7 +17,6 @@ export interface ActorStatus {
   readonly currentOperationId: string | null
   readonly circuit: "closed" | "open" | "half_open"
   readonly retryAfterMs: number | null
-  readonly consecutiveFailures: number
 }
 
 interface Actor {
@@ -51,7 +50,6 @@ export class BankActors extends Context.Service<BankActors, {
         openDuration: config.circuitBreakerOpenFor
       }).pipe(Effect.provide(CircuitBreaker.layerStoreMemory()))
       const actors = new Map<string, Actor>()
-      const failures = new Map<string, number>()
       const lock = yield* Semaphore.make(1)
 
       const circuitState = (bankId: string) =>
@@ -80,7 +78,6 @@ export class BankActors extends Context.Service<BankActors, {
           )
           const exit = yield* Effect.exit(breaker.execute(attempt, { key: bankId }))
           if (Exit.isSuccess(exit)) {
-            failures.set(bankId, 0)
             yield* store.complete(operation.id, exit.value ?? null)
             return
           }
@@ -90,7 +87,6 @@ export class BankActors extends Context.Service<BankActors, {
             return
           }
           if (Cause.hasInterruptsOnly(exit.cause)) return yield* Effect.interrupt
-          failures.set(bankId, (failures.get(bankId) ?? 0) + 1)
           if (Cause.hasDies(exit.cause)) yield* Effect.logError("operation crashed", exit.cause)
           yield* store.fail(operation.id, failureMessage(exit.cause))
         }).pipe(
@@ -163,8 +159,7 @@ export class BankActors extends Context.Service<BankActors, {
             active: actor !== undefined,
             currentOperationId: actor?.current?.operationId ?? null,
             circuit: circuit._tag === "Open" ? "open" as const : circuit._tag === "HalfOpen" ? "half_open" as const : "closed" as const,
-            retryAfterMs: circuit._tag === "Open" ? Duration.toMillis(circuit.retryAfter) : null,
-            consecutiveFailures: failures.get(bankId) ?? 0
+            retryAfterMs: circuit._tag === "Open" ? Duration.toMillis(circuit.retryAfter) : null
           }
         })
 

@@ -57,8 +57,12 @@ export class MemoryUnits extends Context.Service<MemoryUnits, {
     readonly offset: number
   }) => Effect.Effect<{ readonly items: ReadonlyArray<MemoryUnitView>; readonly total: number }, NotFound>
   readonly get: (bankId: string, id: string) => Effect.Effect<MemoryUnitView, NotFound>
-  /** Rows of the given units of the bank, in no particular order. */
-  readonly byIds: (bankId: string, ids: ReadonlyArray<string>) => Effect.Effect<ReadonlyArray<UnitRow>>
+  /** Rows of the given units of the bank (that also meet `where`, on alias `u`), in no particular order. */
+  readonly byIds: (
+    bankId: string,
+    ids: ReadonlyArray<string>,
+    where?: ReturnType<SqlClient.SqlClient["and"]>
+  ) => Effect.Effect<ReadonlyArray<UnitRow>>
   /** Deletes the bank's memories of one type, or all of them (with documents, chunks and entities). */
   readonly clear: (bankId: string, type: FactType | undefined) => Effect.Effect<number, NotFound>
   readonly remove: (bankId: string, id: string) => Effect.Effect<void, NotFound>
@@ -161,10 +165,11 @@ export class MemoryUnits extends Context.Service<MemoryUnits, {
         })
       })
 
-      const byIds = (bankId: string, ids: ReadonlyArray<string>) =>
+      const byIds = (bankId: string, ids: ReadonlyArray<string>, where?: ReturnType<typeof sql.and>) =>
         ids.length === 0
           ? Effect.succeed([] as ReadonlyArray<UnitRow>)
-          : select(sql.and([sql`u.bank_id = ${bankId}`, sql`u.id IN ${sql.in(ids)}`])).pipe(Effect.orDie)
+          : select(sql.and([sql`u.bank_id = ${bankId}`, sql`u.id IN ${sql.in(ids)}`, ...(where ? [where] : [])]))
+            .pipe(Effect.orDie)
 
       return MemoryUnits.of({ list, get, byIds, clear, remove, chunk })
     })

@@ -5,11 +5,8 @@ import { Documents } from "../../memory/Documents.ts"
 import { Entities } from "../../memory/Entities.ts"
 import { Tags } from "../../memory/Tags.ts"
 import { EngramApi } from "../api/Api.ts"
+import { paging } from "./Paging.ts"
 
-const paging = (query: { readonly limit?: number; readonly offset?: number }) => ({
-  limit: query.limit ?? 100,
-  offset: query.offset ?? 0
-})
 
 export const DocumentsHandlers = HttpApiBuilder.group(
   EngramApi,

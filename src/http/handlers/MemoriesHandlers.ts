@@ -9,6 +9,7 @@ import { HttpApiBuilder } from "effect/http-api"
 import { Retain } from "../../memory/retain/Retain.ts"
 import { MemoryUnits } from "../../memory/MemoryUnits.ts"
 import { EngramApi } from "../api/Api.ts"
+import { paging } from "./Paging.ts"
 
 export const MemoriesHandlers = HttpApiBuilder.group(
   EngramApi,
@@ -63,8 +64,7 @@ export const MemoriesHandlers = HttpApiBuilder.group(
       }),
       recall: ({ params, payload }) => recall.recall(params.bank_id, payload),
       list: Effect.fn(function*({ params, query }) {
-        const limit = query.limit ?? 100
-        const offset = query.offset ?? 0
+        const { limit, offset } = paging(query)
         const page = yield* units.list(params.bank_id, { type: query.type, q: query.q, limit, offset })
         return { items: page.items, total: page.total, limit, offset }
       }),

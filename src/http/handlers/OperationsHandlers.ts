@@ -5,6 +5,7 @@ import { BankActors } from "../../bank/BankActors.ts"
 import { Banks } from "../../bank/Banks.ts"
 import { Operations, toListEntry } from "../../operations/Operations.ts"
 import { EngramApi } from "../api/Api.ts"
+import { paging } from "./Paging.ts"
 
 export const OperationsHandlers = HttpApiBuilder.group(
   EngramApi,
@@ -17,8 +18,7 @@ export const OperationsHandlers = HttpApiBuilder.group(
     return handlers.handleAll({
       list: Effect.fn(function*({ params, query }) {
         yield* banks.get(params.bank_id)
-        const limit = query.limit ?? 100
-        const offset = query.offset ?? 0
+        const { limit, offset } = paging(query)
         const [page, worker] = yield* Effect.all([
           operations.list(params.bank_id, { status: query.status, taskType: query.task_type, limit, offset }),
           actors.status(params.bank_id)

@@ -1,13 +1,11 @@
-/**
- * REST handlers for LLM traces over `LlmTraceStore`. The store is provided here, so the routes work whether or
- * not the engine already built it (layers are shared by reference, so it is built once either way).
- */
-import { Effect, Layer } from "effect"
+/** REST handlers for LLM traces over `LlmTraceStore`. */
+import { Effect } from "effect"
 import { HttpApiBuilder } from "effect/http-api"
 import { Banks } from "../../bank/Banks.ts"
 import type { LlmTraceRecord } from "../../traces/LlmTraceStore.ts"
 import { LlmTraceStore } from "../../traces/LlmTraceStore.ts"
 import { EngramApi } from "../api/Api.ts"
+import { paging } from "./Paging.ts"
 
 const toItem = (trace: LlmTraceRecord) => ({
   id: trace.id,
@@ -40,8 +38,7 @@ export const TracesHandlers = HttpApiBuilder.group(
     return handlers.handleAll({
       list: Effect.fn(function*({ params, query }) {
         yield* banks.get(params.bank_id)
-        const limit = query.limit ?? 100
-        const offset = query.offset ?? 0
+        const { limit, offset } = paging(query)
         const page = yield* traces.list(params.bank_id, {
           scope: query.scope,
           status: query.status,

@@ -137,17 +137,12 @@ export class Recall extends Context.Service<Recall, {
         const runs = [...direct, graphRun]
         const fused = byCombinedScore(reciprocalRankFusion(runs)).slice(0, rerankDepth[budget])
 
-        const rows = yield* units.byIds(bankId, fused.map((candidate) => candidate.id))
+        // Hydrated within the request's scope: graph neighbours outside it (type, tags) were never checked by SQL.
+        const rows = yield* units.byIds(bankId, fused.map((candidate) => candidate.id), scope)
         const byId = new Map(rows.map((row) => [row.id, row]))
-        // Graph neighbours outside the request's scope (type, tags) were never checked by SQL: drop them here.
-        const inScope = new Set(
-          fused.length === 0 ? [] : (yield* sql<{ id: string }>`
-            SELECT u.id FROM memory_units u WHERE ${scope} AND u.id IN ${sql.in(fused.map((c) => c.id))}`.pipe(Effect.orDie))
-            .map((row) => row.id)
-        )
         const reranked = deterministicRerank(
           request.query,
-          fused.filter((candidate) => byId.has(candidate.id) && inScope.has(candidate.id)).map((candidate) => {
+          fused.filter((candidate) => byId.has(candidate.id)).map((candidate) => {
             const row = byId.get(candidate.id)!
             return { fused: candidate, text: row.text, factType: row.factType, time: row.occurredStart ?? row.mentionedAt }
           }),
