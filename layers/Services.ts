@@ -9,6 +9,7 @@ import { BankActors } from "../src/bank/BankActors.ts"
 import { BankLocks } from "../src/bank/BankLocks.ts"
 import { Banks } from "../src/bank/Banks.ts"
 import { BankStore } from "../src/bank/BankStore.ts"
+import { BankEvents } from "../src/events/BankEvents.ts"
 import { Documents } from "../src/memory/Documents.ts"
 import { Entities } from "../src/memory/Entities.ts"
 import { MemoryUnits } from "../src/memory/MemoryUnits.ts"
@@ -37,7 +38,8 @@ const Stores = Layer.mergeAll(
   BankLocks.layer,
   LlmTraceStore.layer,
   TableStatistics.layer,
-  GraphSnapshots.layer
+  GraphSnapshots.layer,
+  BankEvents.layer
 )
 
 const Engine = Layer.mergeAll(Banks.layer, Operations.layer).pipe(
