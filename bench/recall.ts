@@ -16,11 +16,13 @@ import { param } from "../layers/storage/PgVector.ts"
 import { WordVectorsLive } from "../layers/models/WordVectorsLive.ts"
 import { Banks, Embeddings, engramWith, Llm } from "../src/index.ts"
 import { Recall } from "../src/memory/recall/Recall.ts"
+import { KeywordIndexes } from "../src/memory/recall/keyword/KeywordIndexes.ts"
 import { GraphRecall } from "../src/memory/recall/GraphRecall.ts"
 import { corpusStatistics, keyword, semantic } from "../src/memory/recall/Strategies.ts"
 import { modelKey } from "../src/memory/Reembedding.ts"
 import { contentHash } from "../src/memory/retain/ContentHash.ts"
 import { cjkTerms } from "../src/memory/recall/SearchTerms.ts"
+import { keywordInMemory } from "../src/memory/recall/keyword/KeywordSearch.ts"
 
 const sizes = process.argv.slice(2).map(Number).filter((n) => n > 0)
 const bankSizes = sizes.length > 0 ? sizes : [10_000, 100_000]
@@ -115,6 +117,7 @@ const seed = Effect.fn(function*(bankId: string, count: number) {
 
 const measure = Effect.fn(function*(bankId: string, count: number) {
   const sql = yield* SqlClient.SqlClient
+  const keywordIndexes = yield* KeywordIndexes
   const recall = yield* Recall
   const graph = yield* GraphRecall
   const embeddings = yield* Embeddings
@@ -129,10 +132,15 @@ const measure = Effect.fn(function*(bankId: string, count: number) {
   // Warm-up: builds the graph snapshot and fills caches, as a live bank would have them.
   for (const query of queries.slice(0, 5)) yield* recall.recall(bankId, { query })
   const rows: Array<[string, Array<number>]> = []
-  const run = (name: string, make: (query: string) => Effect.Effect<unknown, unknown, SqlClient.SqlClient>) =>
+  const run = (name: string, make: (query: string) => Effect.Effect<unknown, unknown, SqlClient.SqlClient | KeywordIndexes>) =>
     Effect.gen(function*() {
       const samples: Array<number> = []
-      for (const query of queries) samples.push(yield* time(Effect.provideService(make(query), SqlClient.SqlClient, sql)))
+      for (const query of queries) {
+        samples.push(yield* time(make(query).pipe(
+          Effect.provideService(SqlClient.SqlClient, sql),
+          Effect.provideService(KeywordIndexes, keywordIndexes)
+        )))
+      }
       rows.push([name, samples])
     })
   yield* run("baseline: one top-10 vector query", (query) =>
@@ -143,7 +151,10 @@ const measure = Effect.fn(function*(bankId: string, count: number) {
   yield* run("semantic only (mid depth)", (query) =>
     Effect.flatMap(embeddings.embedQuery(query), (vector) => semantic({ scope, vector, dimensions: d, model, depth: 50 })).pipe(Effect.orDie))
   const corpus = yield* corpusStatistics(bankId)
-  yield* run("keyword only (mid depth)", (query) => keyword({ scope, bankId, query, depth: 50, corpus }).pipe(Effect.orDie))
+  yield* run("keyword only, in-memory index (mid depth)", (query) =>
+    keywordInMemory({ bankId, query, expansion: [], types: ["world", "experience"], depth: 50 }))
+  yield* run("keyword only, SQL as for tag-scoped recall (mid depth)", (query) =>
+    keyword({ scope, bankId, query, depth: 50, corpus }).pipe(Effect.orDie))
   const seeds = yield* sql<{ id: string }>`SELECT id FROM memory_units WHERE bank_id = ${bankId} ORDER BY seq LIMIT 8`
   yield* run("graph only (8 seeds)", () => graph.expand(bankId, seeds.map((s) => ({ id: s.id, activation: 1 })), { depth: 50, temporalOnly: false }))
   const base = rows[0]![1]

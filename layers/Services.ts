@@ -18,6 +18,7 @@ import { FileRetain } from "../src/memory/retain/FileRetain.ts"
 import { Retain } from "../src/memory/retain/Retain.ts"
 import { GraphRecall } from "../src/memory/recall/GraphRecall.ts"
 import { GraphSnapshots } from "../src/memory/recall/graph/GraphSnapshots.ts"
+import { KeywordIndexes } from "../src/memory/recall/keyword/KeywordIndexes.ts"
 import { Recall } from "../src/memory/recall/Recall.ts"
 import { ReembeddingLive } from "../src/memory/Reembedding.ts"
 import { Tags } from "../src/memory/Tags.ts"
@@ -39,6 +40,7 @@ const Stores = Layer.mergeAll(
   LlmTraceStore.layer,
   TableStatistics.layer,
   GraphSnapshots.layer,
+  KeywordIndexes.layer,
   BankEvents.layer
 )
 

@@ -11,6 +11,7 @@ import type { OperationRecord } from "../operations/OperationStore.ts"
 import { OperationStore } from "../operations/OperationStore.ts"
 import { TaskFailure, TaskRegistry } from "../operations/TaskRegistry.ts"
 import { GraphSnapshots } from "../memory/recall/graph/GraphSnapshots.ts"
+import { KeywordIndexes } from "../memory/recall/keyword/KeywordIndexes.ts"
 
 export interface ActorStatus {
   readonly active: boolean
@@ -44,6 +45,7 @@ export class BankActors extends Context.Service<BankActors, {
       const store = yield* OperationStore
       const registry = yield* TaskRegistry
       const snapshots = yield* GraphSnapshots
+      const keywordIndexes = yield* KeywordIndexes
       const scope = yield* Effect.scope
       const breaker = yield* CircuitBreaker.make({
         tripPolicy: CircuitBreaker.consecutive(config.circuitBreakerFailures),
@@ -118,8 +120,8 @@ export class BankActors extends Context.Service<BankActors, {
                 actors.delete(bankId)
                 return true
               }))
-              // A passivated bank releases its graph snapshot; the next recall rebuilds it.
-              if (passivated) return yield* snapshots.drop(bankId)
+              // A passivated bank releases its graph snapshot and keyword index; the next recall rebuilds them.
+              if (passivated) return yield* Effect.andThen(snapshots.drop(bankId), keywordIndexes.drop(bankId))
               continue
             }
             const fiber = yield* Effect.forkChild(runOperation(bankId, next.value))

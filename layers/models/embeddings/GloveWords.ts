@@ -67,6 +67,7 @@ export const make = Effect.fnUntraced(function*(options: GloveWordsOptions) {
     return best.map(({ row, similarity }) => ({ word: words[row]!, similarity }))
   }
 
+  const recentNeighbours = new Map<string, ReadonlyArray<Neighbour>>()
   const rowOf = (word: string) => table.index.get(normalise(word).trim())
 
   return GloveWords.of({
@@ -79,11 +80,22 @@ export const make = Effect.fnUntraced(function*(options: GloveWordsOptions) {
     },
     nearest: (word, k) => {
       const row = rowOf(word)
-      return row === undefined ? [] : search(vectors.subarray(row * dimensions, (row + 1) * dimensions), k, row)
+      if (row === undefined) return []
+      const key = `${k}:${row}`
+      const cached = recentNeighbours.get(key)
+      if (cached !== undefined) return cached
+      const found = search(vectors.subarray(row * dimensions, (row + 1) * dimensions), k, row)
+      // A full scan of the pool costs milliseconds, and an agent's queries reuse the same words all day.
+      if (recentNeighbours.size >= neighbourCacheSize) recentNeighbours.delete(recentNeighbours.keys().next().value!)
+      recentNeighbours.set(key, found)
+      return found
     },
     nearestTo: (vector, k) => vector.length === dimensions ? search(vector, k, -1) : []
   })
 })
+
+/** Words whose neighbours are remembered (oldest forgotten first): about 1 MB. */
+const neighbourCacheSize = 10_000
 
 const unitVector = (vector: Float32Array): Float32Array => {
   let norm = 0

@@ -7,6 +7,8 @@ import { Context, Effect, Layer } from "effect"
 import { SqlClient } from "effect/sql"
 import type { Candidate } from "./Candidates.ts"
 import { GraphSnapshots } from "./graph/GraphSnapshots.ts"
+import type { KeywordChange } from "./keyword/KeywordIndexes.ts"
+import { KeywordIndexes } from "./keyword/KeywordIndexes.ts"
 import type { SpreadOptions } from "./graph/SpreadingActivation.ts"
 import { spread } from "./graph/SpreadingActivation.ts"
 
@@ -26,9 +28,12 @@ export class GraphRecall extends Context.Service<GraphRecall, {
     seeds: ReadonlyArray<{ readonly id: string; readonly activation: number }>,
     options: { readonly depth: number; readonly temporalOnly: boolean }
   ) => Effect.Effect<ReadonlyArray<Candidate>>
-  /** The bank's memories or links changed: the next recall rebuilds its snapshot. */
-  readonly invalidate: (bankId: string) => Effect.Effect<void>
-  /** Releases the bank's snapshot (its actor passivated). */
+  /**
+   * The bank's memories or links changed: the next recall rebuilds its graph snapshot and brings its keyword
+   * index up to date (`appended` when memories were only added, which the index can take incrementally).
+   */
+  readonly invalidate: (bankId: string, change?: KeywordChange) => Effect.Effect<void>
+  /** Releases the bank's snapshot and keyword index (its actor passivated). */
   readonly drop: (bankId: string) => Effect.Effect<void>
 }>()("engram/memory/recall/GraphRecall") {
   static readonly layer = Layer.effect(
@@ -36,6 +41,7 @@ export class GraphRecall extends Context.Service<GraphRecall, {
     Effect.gen(function*() {
       const sql = yield* SqlClient.SqlClient
       const snapshots = yield* GraphSnapshots
+      const keywords = yield* KeywordIndexes
 
       // Positions numbered in SQL (retain order keeps a conversation's memories together in the arrays); one
       // repeatable-read transaction so the node list and the links describe the same moment.
@@ -82,7 +88,12 @@ export class GraphRecall extends Context.Service<GraphRecall, {
         return candidates
       })
 
-      return GraphRecall.of({ expand, invalidate: snapshots.invalidate, drop: snapshots.drop })
+      return GraphRecall.of({
+        expand,
+        invalidate: (bankId, change = "changed") =>
+          Effect.andThen(snapshots.invalidate(bankId), keywords.changed(bankId, change)),
+        drop: (bankId) => Effect.andThen(snapshots.drop(bankId), keywords.drop(bankId))
+      })
     })
   )
 }

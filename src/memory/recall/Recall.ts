@@ -18,6 +18,8 @@ import { budgetDepth, type StrategyName, type StrategyRun } from "./Candidates.t
 import { byCombinedScore, deterministicRerank, reciprocalRankFusion } from "./Fusion.ts"
 import { GraphRecall } from "./GraphRecall.ts"
 import { includeChunks, includeEntities, includeSourceFacts, toRecallResult } from "./RecallIncludes.ts"
+import { KeywordIndexes } from "./keyword/KeywordIndexes.ts"
+import { keywordInMemory } from "./keyword/KeywordSearch.ts"
 import { corpusStatistics, keyword, semantic, temporal } from "./Strategies.ts"
 import { tagScope } from "./TagFilter.ts"
 
@@ -47,6 +49,7 @@ export class Recall extends Context.Service<Recall, {
       const units = yield* MemoryUnits
       const graph = yield* GraphRecall
       const wordVectors = yield* Effect.serviceOption(WordVectors)
+      const keywordIndexes = yield* KeywordIndexes
       const corpusCache = new Map<string, { readonly at: number; readonly value: { count: number; averageLength: number } }>()
       const corpus = (bankId: string, now: number) => {
         const cached = corpusCache.get(bankId)
@@ -103,7 +106,13 @@ export class Recall extends Context.Service<Recall, {
           ? { start: new Date(reference.getTime() - 3 * 86_400_000), end: new Date(reference.getTime() + 3 * 86_400_000) }
           : null
 
-        const statistics = yield* corpus(bankId, now.getTime()).pipe(Effect.orDie)
+        const tagScoped = (request.tags?.length ?? 0) > 0 || (request.tag_groups?.length ?? 0) > 0
+        const expansion = expand(request.query)
+        // The in-memory index knows memory types but not tag rules: tag-scoped requests search in SQL.
+        const keywordSearch = tagScoped
+          ? Effect.flatMap(corpus(bankId, now.getTime()), (statistics) =>
+            keyword({ scope, bankId, query: request.query, expansion, depth, corpus: statistics }))
+          : keywordInMemory({ bankId, query: request.query, expansion, types, depth })
         const vector = yield* embeddings.embedQuery(request.query).pipe(
           Effect.mapError((error) => new ServiceUnavailable({ detail: `embedding the query failed: ${error.message}` }))
         )
@@ -115,14 +124,7 @@ export class Recall extends Context.Service<Recall, {
             model: modelKey(embeddings.identity),
             depth
           })),
-          timed("keyword", keyword({
-            scope,
-            bankId,
-            query: request.query,
-            expansion: expand(request.query),
-            depth,
-            corpus: statistics
-          })),
+          timed("keyword", keywordSearch),
           window === null
             ? Effect.succeed(undefined)
             : timed("temporal", temporal({ scope, start: window.start, end: window.end, depth }))
@@ -195,7 +197,11 @@ export class Recall extends Context.Service<Recall, {
           }
           : null
         return { results, trace, entities, chunks, source_facts: sourceFacts } satisfies RecallResponse
-      }, (effect) => Effect.provideService(effect, SqlClient.SqlClient, sql))
+      }, (effect) =>
+        effect.pipe(
+          Effect.provideService(SqlClient.SqlClient, sql),
+          Effect.provideService(KeywordIndexes, keywordIndexes)
+        ))
 
       return Recall.of({ recall })
     })

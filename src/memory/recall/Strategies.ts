@@ -72,9 +72,11 @@ export const keyword = Effect.fn("Recall.keyword")(function*(options: {
         FROM unnest(tsvector_to_array(to_tsvector('english', ${expansion}))) AS lexeme
         WHERE lexeme NOT IN (SELECT unnest(tsvector_to_array(to_tsvector('english', ${options.query}))))
     ),
+    -- A word found by both configurations (a CJK run is also one "english" word) counts once.
+    distinct_terms AS (SELECT q, max(boost) AS boost FROM raw GROUP BY q),
     terms AS (
       SELECT r.q, r.boost * ln(1 + (s.n - d.df + 0.5) / (d.df + 0.5)) AS idf
-      FROM raw r, stats s,
+      FROM distinct_terms r, stats s,
         -- Counting stops at a cap: past it a term is common and its weight barely changes, and exact counts of
         -- common terms would cost a scan of most of the bank on every query.
         LATERAL (SELECT count(*)::float8 AS df FROM (SELECT 1 FROM memory_units m

@@ -204,7 +204,10 @@ export class Retain extends Context.Service<Retain, {
           }).pipe(sql.withTransaction, Effect.orDie, Effect.provideService(SqlClient.SqlClient, sql))
         )
         yield* statistics.noteWrites(result.created.length)
-        if (result.created.length > 0 || documents.size > 0) yield* graph.invalidate(bankId)
+        if (result.created.length > 0 || documents.size > 0) {
+          // Replacing a document that had chunks removes their memories; otherwise memories were only added.
+          yield* graph.invalidate(bankId, oldChunks.length > 0 ? "changed" : "appended")
+        }
         return { created: result.created.length, duplicates: result.duplicates, usage }
       })
 

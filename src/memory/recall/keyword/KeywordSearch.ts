@@ -1,0 +1,42 @@
+/**
+ * The keyword strategy over the bank's in-memory index: the query's lexemes come from PostgreSQL (the same
+ * `english` stemming and stop words, and `simple` CJK terms, that built `search_text`), the scoring is the
+ * same BM25 as the SQL strategy with exact document frequencies. Used when the request has no tag filter;
+ * tag-scoped requests keep the SQL strategy, which applies the tag rules in the database.
+ */
+import { Effect } from "effect"
+import { SqlClient } from "effect/sql"
+import { cjkTerms } from "../SearchTerms.ts"
+import { KeywordIndexes } from "./KeywordIndexes.ts"
+import type { QueryTerm } from "./KeywordIndex.ts"
+
+export const queryTerms = Effect.fn("Recall.queryTerms")(function*(query: string, expansion: ReadonlyArray<string>, expansionWeight: number) {
+  const sql = yield* SqlClient.SqlClient
+  const rows = yield* sql<{ words: Array<string>; cjk: Array<string>; related: Array<string> }>`
+    SELECT tsvector_to_array(to_tsvector('english', ${query})) AS words,
+      tsvector_to_array(to_tsvector('simple', ${cjkTerms(query)})) AS cjk,
+      tsvector_to_array(to_tsvector('english', ${expansion.join(" ")})) AS related`
+  const { words = [], cjk = [], related = [] } = rows[0] ?? {}
+  const own = new Set([...words, ...cjk])
+  return [
+    ...[...own].map((lexeme): QueryTerm => ({ lexeme, boost: 1 })),
+    ...related.filter((lexeme) => !own.has(lexeme)).map((lexeme): QueryTerm => ({ lexeme, boost: expansionWeight }))
+  ]
+})
+
+export const keywordInMemory = Effect.fn("Recall.keywordInMemory")(function*(options: {
+  readonly bankId: string
+  readonly query: string
+  readonly expansion: ReadonlyArray<string>
+  readonly expansionWeight?: number | undefined
+  readonly types: ReadonlyArray<string>
+  readonly depth: number
+}) {
+  if (options.query.trim() === "") return []
+  const indexes = yield* KeywordIndexes
+  const [index, terms] = yield* Effect.all([
+    indexes.get(options.bankId),
+    queryTerms(options.query, options.expansion, options.expansionWeight ?? 0.3)
+  ], { concurrency: 2 })
+  return index.search(terms, { types: options.types, depth: options.depth })
+})

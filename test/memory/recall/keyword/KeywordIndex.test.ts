@@ -1,0 +1,65 @@
+/**
+ * The in-memory keyword index on its own: BM25 ranking (rare terms weigh more, shorter memories win ties of
+ * terms), the type filter, depth, the id tie-break, and appends that skip memories already indexed.
+ */
+import { assert, describe, it } from "@effect/vitest"
+import type { IndexedMemory } from "../../../../src/memory/recall/keyword/KeywordIndex.ts"
+import { KeywordIndex } from "../../../../src/memory/recall/keyword/KeywordIndex.ts"
+
+const memory = (id: string, seq: number, lexemes: Array<string>, factType = "world"): IndexedMemory => ({ id, seq, factType, lexemes })
+const words = (lexeme: string) => [{ lexeme, boost: 1 }]
+
+describe("KeywordIndex", () => {
+  const corpus = [
+    memory("a", 1, ["paint", "lake", "sunris"]),
+    memory("b", 2, ["paint", "hous"]),
+    memory("c", 3, ["cook", "lasagna", "dinner", "parti", "friend", "paint"]),
+    memory("d", 4, ["dog", "adopt"], "experience"),
+    memory("e", 5, ["lake", "swim"])
+  ]
+
+  it("ranks by BM25: a rare term outweighs a common one, and shorter memories come first", () => {
+    const index = KeywordIndex.build(corpus)
+    const ranked = index.search([{ lexeme: "paint", boost: 1 }, { lexeme: "sunris", boost: 1 }], { types: ["world"], depth: 10 })
+    assert.deepStrictEqual(ranked.map((c) => c.id), ["a", "b", "c"])
+    assert.isAbove(ranked[0]!.score, ranked[1]!.score)
+    // b and c share only "paint"; b is shorter.
+    assert.isAbove(ranked[1]!.score, ranked[2]!.score)
+  })
+
+  it("keeps only the requested types and cuts to the depth", () => {
+    const index = KeywordIndex.build(corpus)
+    assert.deepStrictEqual(index.search(words("dog"), { types: ["world"], depth: 10 }), [])
+    assert.deepStrictEqual(index.search(words("dog"), { types: ["experience"], depth: 10 }).map((c) => c.id), ["d"])
+    assert.strictEqual(index.search(words("paint"), { types: ["world"], depth: 2 }).length, 2)
+    assert.deepStrictEqual(index.search(words("unknown"), { types: ["world"], depth: 10 }), [])
+  })
+
+  it("an expansion term counts with its lower boost, and a repeated term once", () => {
+    const index = KeywordIndex.build(corpus)
+    const own = index.search(words("lake"), { types: ["world"], depth: 10 })
+    const expanded = index.search([{ lexeme: "lake", boost: 1 }, { lexeme: "swim", boost: 0.3 }, { lexeme: "lake", boost: 1 }], {
+      types: ["world"],
+      depth: 10
+    })
+    assert.deepStrictEqual(expanded.map((c) => c.id), ["e", "a"])
+    assert.closeTo(expanded.find((c) => c.id === "a")!.score, own.find((c) => c.id === "a")!.score, 1e-9)
+  })
+
+  it("breaks score ties by id and returns the best k of many matches", () => {
+    const many = Array.from({ length: 500 }, (_, i) => memory(`m${String(499 - i).padStart(3, "0")}`, i + 1, ["same"]))
+    const index = KeywordIndex.build(many)
+    assert.deepStrictEqual(index.search(words("same"), { types: ["world"], depth: 3 }).map((c) => c.id), ["m000", "m001", "m002"])
+  })
+
+  it("appends new memories, skipping ones already indexed, and scores are not left behind between searches", () => {
+    const index = KeywordIndex.build(corpus.slice(0, 2))
+    index.append(corpus)
+    assert.strictEqual(index.size, 5)
+    assert.strictEqual(index.maxSeq, 5)
+    const first = index.search(words("paint"), { types: ["world"], depth: 10 })
+    const second = index.search(words("paint"), { types: ["world"], depth: 10 })
+    assert.deepStrictEqual(first, second)
+    assert.strictEqual(first.length, 3)
+  })
+})
