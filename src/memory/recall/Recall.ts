@@ -9,12 +9,14 @@ import { Banks } from "../../bank/Banks.ts"
 import { NotFound, ServiceUnavailable, ValidationError } from "../../domain/Errors.ts"
 import type { RecallRequest, RecallResponse, RecallResult } from "../../domain/Recall.ts"
 import { Embeddings } from "../../models/Embeddings.ts"
+import { Reranker } from "../../models/Reranker.ts"
 import { WordVectors } from "../../models/WordVectors.ts"
 import { MemoryUnits, toUnitView } from "../MemoryUnits.ts"
 import { modelKey } from "../Reembedding.ts"
 import { countTokens } from "../retain/Tokens.ts"
 import { resolveTimes } from "../retain/TimeExpressions.ts"
 import { budgetDepth, type StrategyName, type StrategyRun } from "./Candidates.ts"
+import { crossEncoderRerank } from "./CrossEncoderRerank.ts"
 import { byCombinedScore, deterministicRerank, reciprocalRankFusion } from "./Fusion.ts"
 import { GraphRecall } from "./GraphRecall.ts"
 import { includeChunks, includeEntities, includeSourceFacts, toRecallResult } from "./RecallIncludes.ts"
@@ -50,6 +52,7 @@ export class Recall extends Context.Service<Recall, {
       const graph = yield* GraphRecall
       const wordVectors = yield* Effect.serviceOption(WordVectors)
       const keywordIndexes = yield* KeywordIndexes
+      const reranker = yield* Effect.serviceOption(Reranker)
       const corpusCache = new Map<string, { readonly at: number; readonly value: { count: number; averageLength: number } }>()
       const corpus = (bankId: string, now: number) => {
         const cached = corpusCache.get(bankId)
@@ -142,7 +145,7 @@ export class Recall extends Context.Service<Recall, {
         // Hydrated within the request's scope: graph neighbours outside it (type, tags) were never checked by SQL.
         const rows = yield* units.byIds(bankId, fused.map((candidate) => candidate.id), scope)
         const byId = new Map(rows.map((row) => [row.id, row]))
-        const reranked = deterministicRerank(
+        const deterministic = deterministicRerank(
           request.query,
           fused.filter((candidate) => byId.has(candidate.id)).map((candidate) => {
             const row = byId.get(candidate.id)!
@@ -150,6 +153,10 @@ export class Recall extends Context.Service<Recall, {
           }),
           { window, preferObservations: request.prefer_observations === true }
         )
+        const crossEncoded = Option.isSome(reranker)
+          ? yield* crossEncoderRerank(reranker.value, request.query, deterministic)
+          : { ranked: deterministic, trace: null }
+        const reranked = crossEncoded.ranked
         const threshold = request.min_score?.threshold ?? 0
         const maxTokens = request.max_tokens ?? 4096
         const results: Array<RecallResult> = []
@@ -192,6 +199,7 @@ export class Recall extends Context.Service<Recall, {
               ranks: item.fused.ranks,
               score: Number(item.score.toFixed(4))
             })),
+            reranker: crossEncoded.trace ?? { model: "deterministic" },
             results_tokens: used,
             total_ms: (yield* Clock.currentTimeMillis) - started
           }
