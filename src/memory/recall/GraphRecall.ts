@@ -29,6 +29,14 @@ export class GraphRecall extends Context.Service<GraphRecall, {
     options: { readonly depth: number; readonly temporalOnly: boolean }
   ) => Effect.Effect<ReadonlyArray<Candidate>>
   /**
+   * For each id, the memories retained just before and after it and joined to it by a temporal link (the
+   * previous and next turn of a conversation), when there are such.
+   */
+  readonly adjacent: (
+    bankId: string,
+    ids: ReadonlyArray<string>
+  ) => Effect.Effect<ReadonlyMap<string, { readonly previous: string | undefined; readonly next: string | undefined }>>
+  /**
    * The bank's memories or links changed: the next recall rebuilds its graph snapshot and brings its keyword
    * index up to date (`appended` when memories were only added, which the index can take incrementally).
    */
@@ -88,8 +96,26 @@ export class GraphRecall extends Context.Service<GraphRecall, {
         return candidates
       })
 
+      const adjacent = Effect.fn("GraphRecall.adjacent")(function*(bankId: string, ids: ReadonlyArray<string>) {
+        const found = new Map<string, { previous: string | undefined; next: string | undefined }>()
+        if (ids.length === 0) return found
+        const snapshot = yield* snapshots.get(bankId, load(bankId))
+        for (const id of ids) {
+          const index = snapshot.indexOf.get(id)
+          if (index === undefined) continue
+          const previous = snapshot.adjacentInOrder(index, -1)
+          const next = snapshot.adjacentInOrder(index, 1)
+          found.set(id, {
+            previous: previous < 0 ? undefined : snapshot.ids[previous],
+            next: next < 0 ? undefined : snapshot.ids[next]
+          })
+        }
+        return found
+      })
+
       return GraphRecall.of({
         expand,
+        adjacent,
         invalidate: (bankId, change = "changed") =>
           Effect.andThen(snapshots.invalidate(bankId), keywords.changed(bankId, change)),
         drop: (bankId) => Effect.andThen(snapshots.drop(bankId), keywords.drop(bankId))

@@ -16,6 +16,7 @@ import { modelKey } from "../Reembedding.ts"
 import { countTokens } from "../retain/Tokens.ts"
 import { resolveTimes } from "../retain/TimeExpressions.ts"
 import { budgetDepth, type StrategyName, type StrategyRun } from "./Candidates.ts"
+import { conversationContext, withConversationContext } from "./ConversationContext.ts"
 import { crossEncoderRerank } from "./CrossEncoderRerank.ts"
 import { byCombinedScore, deterministicRerank, reciprocalRankFusion } from "./Fusion.ts"
 import { GraphRecall } from "./GraphRecall.ts"
@@ -140,7 +141,9 @@ export class Recall extends Context.Service<Recall, {
           temporalOnly: false
         }))
         const runs = [...direct, graphRun]
-        const fused = byCombinedScore(reciprocalRankFusion(runs)).slice(0, rerankDepth[budget])
+        const ranked = byCombinedScore(reciprocalRankFusion(runs))
+        const adjacent = yield* graph.adjacent(bankId, ranked.slice(0, conversationContext.sources).map((candidate) => candidate.id))
+        const fused = byCombinedScore(withConversationContext(ranked, adjacent)).slice(0, rerankDepth[budget])
 
         // Hydrated within the request's scope: graph neighbours outside it (type, tags) were never checked by SQL.
         const rows = yield* units.byIds(bankId, fused.map((candidate) => candidate.id), scope)

@@ -19,6 +19,7 @@ export type LinkType = typeof linkTypes[number]
 
 const codes = new Map<string, number>(linkTypes.map((name, code) => [name, code]))
 const otherCode = linkTypes.length - 1
+const temporalCode = 0
 
 /** The code stored in `types` for a `link_type` value. */
 export const linkTypeCode = (linkType: string): number => codes.get(linkType) ?? otherCode
@@ -137,6 +138,19 @@ export class GraphSnapshot {
 
   degree(index: number): number {
     return this.offsets[index + 1]! - this.offsets[index]!
+  }
+
+  /**
+   * The node retained just after (`step` 1) or before (-1) `index`, when a temporal link joins them — in a
+   * conversation, the next or previous turn — or -1. Nodes are numbered in retain order.
+   */
+  adjacentInOrder(index: number, step: 1 | -1): number {
+    const target = index + step
+    if (target < 0 || target >= this.ids.length) return -1
+    for (let edge = this.offsets[index]!; edge < this.offsets[index + 1]!; edge++) {
+      if (this.targets[edge] === target && this.types[edge] === temporalCode) return target
+    }
+    return -1
   }
 
   static build(source: GraphSource, options: BuildOptions = {}): GraphSnapshot {
