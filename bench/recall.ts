@@ -157,6 +157,22 @@ const measure = Effect.fn(function*(bankId: string, count: number) {
     keyword({ scope, bankId, query, depth: 50, corpus }).pipe(Effect.orDie))
   const seeds = yield* sql<{ id: string }>`SELECT id FROM memory_units WHERE bank_id = ${bankId} ORDER BY seq LIMIT 8`
   yield* run("graph only (8 seeds)", () => graph.expand(bankId, seeds.map((s) => ({ id: s.id, activation: 1 })), { depth: 50, temporalOnly: false }))
+  // Where the slowest mid recalls spend their time, from recall's own trace.
+  const traced: Array<{ query: string; total: number; wall: number; stages: string }> = []
+  for (const query of queries) {
+    const start = performance.now()
+    const response = yield* recall.recall(bankId, { query, budget: "mid", trace: true }).pipe(Effect.orDie)
+    const trace = response.trace as { total_ms: number; strategies: Record<string, { duration_ms: number }> }
+    traced.push({
+      query,
+      total: trace.total_ms,
+      wall: performance.now() - start,
+      stages: Object.entries(trace.strategies).map(([name, run]) => `${name} ${run.duration_ms} ms`).join(", ")
+    })
+  }
+  for (const slow of traced.sort((a, b) => b.wall - a.wall).slice(0, 3)) {
+    console.error(`slow mid recall (${slow.wall.toFixed(1)} ms wall, ${slow.total} ms traced): ${slow.stages} — "${slow.query}"`)
+  }
   const base = rows[0]![1]
   const baseP50 = percentile(base, 0.5)
   const baseP95 = percentile(base, 0.95)

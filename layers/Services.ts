@@ -22,6 +22,10 @@ import { KeywordIndexes } from "../src/memory/recall/keyword/KeywordIndexes.ts"
 import { Recall } from "../src/memory/recall/Recall.ts"
 import { ReembeddingLive } from "../src/memory/Reembedding.ts"
 import { Tags } from "../src/memory/Tags.ts"
+import { Consolidation } from "../src/memory/consolidation/Consolidation.ts"
+import { GraphOverview } from "../src/memory/GraphOverview.ts"
+import { GraphView } from "../src/memory/GraphView.ts"
+import { WebhooksLive } from "../src/webhooks/Webhooks.ts"
 import type { Embeddings } from "../src/models/Embeddings.ts"
 import type { Llm } from "../src/models/Llm.ts"
 import { Operations } from "../src/operations/Operations.ts"
@@ -31,6 +35,8 @@ import { TableStatistics } from "../src/storage/TableStatistics.ts"
 import { LlmTraceStore } from "../src/traces/LlmTraceStore.ts"
 import { DatabaseLive } from "./Database.ts"
 import { EmbeddingIndexLive } from "./storage/EmbeddingIndex.ts"
+import { ReflectionLive } from "./Reflection.ts"
+import { MentalModelsLive } from "./MentalModelsLive.ts"
 
 const Stores = Layer.mergeAll(
   BankStore.layer,
@@ -59,6 +65,10 @@ const Memory = Layer.mergeAll(
   Documents.layer,
   Entities.layer,
   Tags.layer,
+  Consolidation.layer,
+  GraphView.layer,
+  GraphOverview.layer,
+  WebhooksLive,
   ReembeddingLive
 ).pipe(
   Layer.provideMerge(Graph),
@@ -73,6 +83,10 @@ const WorkerStartup = Layer.effectDiscard(Effect.gen(function*() {
 
 export const ServicesWith = <E, R>(models: Layer.Layer<Embeddings | Llm, E, R>) =>
   WorkerStartup.pipe(
+    // Mental models regenerate through reflect; research reads pages with the file converter.
+    Layer.provideMerge(MentalModelsLive),
+    // Reflection (reflect, directives, opinions) reads through recall, so it sits above Memory.
+    Layer.provideMerge(ReflectionLive),
     Layer.provideMerge(Memory),
     Layer.provideMerge(models),
     Layer.provideMerge(Engine),

@@ -1,6 +1,6 @@
 /**
- * The one HTTP server: the REST API (with OpenAPI at /openapi.json and a docs page at /docs), the JSON error
- * layer and request metrics. It listens on SERVICE_API_HOST:SERVICE_API_PORT.
+ * The one HTTP server: the REST API (with OpenAPI at /openapi.json and a docs page at /docs), the MCP tool endpoint
+ * (/mcp), the JSON error layer and request metrics. It listens on SERVICE_API_HOST:SERVICE_API_PORT.
  */
 import { NodeHttpServer } from "@effect/platform-node"
 import { ByteSize, Effect, Layer } from "effect"
@@ -10,14 +10,22 @@ import { createServer } from "node:http"
 import { EngramConfig } from "../../src/config/EngramConfig.ts"
 import { EngramApi } from "../../src/http/api/Api.ts"
 import { BanksHandlers } from "../../src/http/handlers/BanksHandlers.ts"
+import { ConsolidationHandlers } from "../../src/http/handlers/ConsolidationHandlers.ts"
 import { DocumentsHandlers, EntitiesHandlers, TagsHandlers } from "../../src/http/handlers/DocumentsHandlers.ts"
 import { MemoriesHandlers } from "../../src/http/handlers/MemoriesHandlers.ts"
 import { ApiKeyAuthLive, RequestValidationLive } from "../../src/http/handlers/Middleware.ts"
 import { MonitoringHandlers } from "../../src/http/handlers/MonitoringHandlers.ts"
 import { OperationsHandlers } from "../../src/http/handlers/OperationsHandlers.ts"
 import { TracesHandlers } from "../../src/http/handlers/TracesHandlers.ts"
+import { WebhooksHandlers } from "../../src/http/handlers/WebhooksHandlers.ts"
+import { GraphHandlers } from "../../src/http/handlers/GraphHandlers.ts"
+import { ReflectHandlers } from "../../src/http/handlers/ReflectHandlers.ts"
+import { DirectivesHandlers } from "../../src/http/handlers/DirectivesHandlers.ts"
+import { MentalModelsHandlers } from "../../src/http/handlers/MentalModelsHandlers.ts"
+import { ResearchHandlers } from "../../src/http/handlers/ResearchHandlers.ts"
 import { jsonErrorsMiddleware } from "../../src/http/JsonErrors.ts"
 import { makeRouteTemplates } from "../../src/http/RouteTemplates.ts"
+import { McpLive, mcpRouteTemplates } from "./McpLive.ts"
 
 const ApiRoutes = HttpApiBuilder.layer(EngramApi, { openapiPath: "/openapi.json" }).pipe(
   Layer.provide([
@@ -28,16 +36,26 @@ const ApiRoutes = HttpApiBuilder.layer(EngramApi, { openapiPath: "/openapi.json"
     DocumentsHandlers,
     EntitiesHandlers,
     TagsHandlers,
-    TracesHandlers
+    TracesHandlers,
+    WebhooksHandlers,
+    GraphHandlers,
+    ReflectHandlers,
+    DirectivesHandlers,
+    MentalModelsHandlers,
+    ResearchHandlers,
+    ConsolidationHandlers
   ]),
   Layer.provide([RequestValidationLive, ApiKeyAuthLive])
 )
 
 const DocsRoute = HttpApiScalar.layer(EngramApi, { path: "/docs" })
 
-const routeOf = makeRouteTemplates(OpenApi.fromApi(EngramApi).paths as Record<string, Record<string, unknown>>)
+const routeOf = makeRouteTemplates({
+  ...OpenApi.fromApi(EngramApi).paths as Record<string, Record<string, unknown>>,
+  ...mcpRouteTemplates
+})
 
-export const Routes = Layer.mergeAll(ApiRoutes, DocsRoute, jsonErrorsMiddleware(routeOf))
+export const Routes = Layer.mergeAll(ApiRoutes, DocsRoute, McpLive, jsonErrorsMiddleware(routeOf))
 
 /**
  * Serves the routes on the configured address (port 0 picks a free one; read it from `HttpServer.address`).

@@ -7,6 +7,7 @@
 import { Cause, Context, Duration, Effect, Exit, Fiber, Layer, Option, Queue, Schedule, Semaphore } from "effect"
 import { CircuitBreaker } from "effect/persistence"
 import { EngramConfig } from "../config/EngramConfig.ts"
+import { BankEvents } from "../events/BankEvents.ts"
 import type { OperationRecord } from "../operations/OperationStore.ts"
 import { OperationStore } from "../operations/OperationStore.ts"
 import { TaskFailure, TaskRegistry } from "../operations/TaskRegistry.ts"
@@ -46,6 +47,7 @@ export class BankActors extends Context.Service<BankActors, {
       const registry = yield* TaskRegistry
       const snapshots = yield* GraphSnapshots
       const keywordIndexes = yield* KeywordIndexes
+      const events = yield* BankEvents
       const scope = yield* Effect.scope
       const breaker = yield* CircuitBreaker.make({
         tripPolicy: CircuitBreaker.consecutive(config.circuitBreakerFailures),
@@ -64,11 +66,25 @@ export class BankActors extends Context.Service<BankActors, {
         return "internal error while running the operation"
       }
 
+      /** Marks the operation failed and, once the row really moved to failed, emits `operation.failed`. */
+      const fail = (operation: OperationRecord, message: string) =>
+        Effect.flatMap(store.fail(operation.id, message), (settled) =>
+          settled
+            ? events.emit(operation.bankId, "operation.failed", {
+              operation_id: operation.id,
+              parent_operation_id: operation.parentId,
+              task_type: operation.taskType,
+              status: "failed",
+              error_message: message,
+              attempts: operation.attempts
+            }, `operation.failed:${operation.id}:${operation.attempts}`)
+            : Effect.void)
+
       const runOperation = (bankId: string, operation: OperationRecord) =>
         Effect.gen(function*() {
           const handler = yield* registry.get(operation.taskType)
           if (handler === undefined) {
-            yield* store.fail(operation.id, `no handler is registered for task type '${operation.taskType}'`)
+            yield* fail(operation, `no handler is registered for task type '${operation.taskType}'`)
             return
           }
           const attempt = Effect.suspend(() => handler(operation)).pipe(
@@ -90,7 +106,7 @@ export class BankActors extends Context.Service<BankActors, {
           }
           if (Cause.hasInterruptsOnly(exit.cause)) return yield* Effect.interrupt
           if (Cause.hasDies(exit.cause)) yield* Effect.logError("operation crashed", exit.cause)
-          yield* store.fail(operation.id, failureMessage(exit.cause))
+          yield* fail(operation, failureMessage(exit.cause))
         }).pipe(
           // Shutdown or cancel: give the row back unless a cancel already settled it.
           Effect.onInterrupt(() => store.release(operation.id)),

@@ -3,6 +3,7 @@ import type { Bank, BankSettings } from "../domain/Bank.ts"
 
 export interface ServerDefaults {
   readonly retainChunkSize: number
+  readonly enableObservations: boolean
 }
 
 export const toBankResponse = (bank: Bank, defaults: ServerDefaults) => ({
@@ -17,7 +18,7 @@ export const toBankResponse = (bank: Bank, defaults: ServerDefaults) => ({
   retain_custom_instructions: bank.retainCustomInstructions,
   retain_chunk_size: bank.retainChunkSize ?? defaults.retainChunkSize,
   bank_preset: bank.bankPreset,
-  enable_observations: bank.enableObservations ?? true,
+  enable_observations: bank.enableObservations ?? defaults.enableObservations,
   observations_mission: bank.observationsMission,
   created_at: bank.createdAt.toISOString(),
   updated_at: bank.updatedAt.toISOString()

@@ -6,6 +6,7 @@ import { Context, Effect, Layer, Option } from "effect"
 import { EngramConfig } from "../config/EngramConfig.ts"
 import type { Bank, BankUpdate } from "../domain/Bank.ts"
 import { NotFound } from "../domain/Errors.ts"
+import { makeConsolidationRequests } from "../memory/consolidation/ConsolidationRequests.ts"
 import { BankActors } from "./BankActors.ts"
 import { applyBankUpdate, emptySettings, resetSettings } from "./BankSettings.ts"
 import type { BankStatsCounts } from "./BankStore.ts"
@@ -23,7 +24,7 @@ export class Banks extends Context.Service<Banks, {
   readonly resetConfig: (bankId: string) => Effect.Effect<Bank, NotFound>
   readonly remove: (bankId: string) => Effect.Effect<void, NotFound>
   readonly stats: (bankId: string) => Effect.Effect<BankStatsCounts, NotFound>
-  readonly defaults: { readonly retainChunkSize: number }
+  readonly defaults: { readonly retainChunkSize: number; readonly enableObservations: boolean }
 }>()("engram/bank/Banks") {
   static readonly layer = Layer.effect(
     Banks,
@@ -31,6 +32,8 @@ export class Banks extends Context.Service<Banks, {
       const store = yield* BankStore
       const actors = yield* BankActors
       const config = yield* EngramConfig
+      // A change of the rules observations follow (mission, observations mission, disposition) regenerates them.
+      const consolidation = yield* makeConsolidationRequests
 
       const get = Effect.fn("Banks.get")(function*(bankId: string) {
         const found = yield* store.find(bankId)
@@ -41,17 +44,23 @@ export class Banks extends Context.Service<Banks, {
       const put = Effect.fn("Banks.put")(function*(bankId: string, update: BankUpdate) {
         const current = yield* store.find(bankId)
         const base = Option.getOrElse(current, () => emptySettings)
-        return yield* store.save(bankId, applyBankUpdate(base, update))
+        const saved = yield* store.save(bankId, applyBankUpdate(base, update))
+        if (Option.isSome(current)) yield* consolidation.afterSettingsChange(bankId, current.value, saved)
+        return saved
       })
 
       const patch = Effect.fn("Banks.patch")(function*(bankId: string, update: BankUpdate) {
         const current = yield* get(bankId)
-        return yield* store.save(bankId, applyBankUpdate(current, update))
+        const saved = yield* store.save(bankId, applyBankUpdate(current, update))
+        yield* consolidation.afterSettingsChange(bankId, current, saved)
+        return saved
       })
 
       const resetConfig = Effect.fn("Banks.resetConfig")(function*(bankId: string) {
         const current = yield* get(bankId)
-        return yield* store.save(bankId, resetSettings(current))
+        const saved = yield* store.save(bankId, resetSettings(current))
+        yield* consolidation.afterSettingsChange(bankId, current, saved)
+        return saved
       })
 
       const remove = Effect.fn("Banks.remove")(function*(bankId: string) {
@@ -75,7 +84,7 @@ export class Banks extends Context.Service<Banks, {
         resetConfig,
         remove,
         stats,
-        defaults: { retainChunkSize: config.defaultChunkSize }
+        defaults: { retainChunkSize: config.defaultChunkSize, enableObservations: config.enableObservations }
       })
     })
   )

@@ -4,6 +4,7 @@
  * lists the same variables; keep both in step.
  */
 import { Config, Context, Data, Duration, Effect, Layer, Option, Redacted } from "effect"
+import { type ResearchSettings, researchSettingsConfig } from "../research/ResearchSettings.ts"
 
 export class InvalidConfiguration extends Data.TaggedError("InvalidConfiguration")<{ readonly message: string }> {}
 
@@ -17,6 +18,10 @@ export interface EngramSettings {
   readonly tenantApiKey: Option.Option<Redacted.Redacted<string>>
   readonly mcpEnabled: boolean
   readonly mcpDefaultBankId: string
+  /** Host names the MCP endpoint answers for (DNS-rebinding guard); none set: loopback names on a loopback bind. */
+  readonly mcpAllowedHosts: Option.Option<ReadonlyArray<string>>
+  /** Browser origins the MCP endpoint accepts; none set: origins on an allowed host. */
+  readonly mcpAllowedOrigins: Option.Option<ReadonlyArray<string>>
   readonly fileParser: string
   readonly maxRequestBytes: number
   readonly actorIdleTimeout: Duration.Duration
@@ -25,7 +30,17 @@ export interface EngramSettings {
   readonly circuitBreakerFailures: number
   readonly circuitBreakerOpenFor: Duration.Duration
   readonly defaultChunkSize: number
+  /** Whether banks that do not say otherwise consolidate into observations after each retain. */
+  readonly enableObservations: boolean
+  /** Wall time of a reflect at budget `low` (mid ×2, high ×4); every model call in it ends by then. */
+  readonly reflectTimeout: Duration.Duration
+  /** Internet research: web search provider and page-fetch limits (SERVICE_API_WEB_SEARCH_*, SERVICE_API_RESEARCH_*). */
+  readonly research: ResearchSettings
+  readonly webhookDenyPrivate: boolean
 }
+
+const commaList = (value: string): ReadonlyArray<string> =>
+  value.split(",").map((item) => item.trim()).filter((item) => item !== "")
 
 const settings = Config.all({
   host: Config.String("SERVICE_API_HOST").pipe(Config.withDefault("127.0.0.1")),
@@ -39,6 +54,8 @@ const settings = Config.all({
   tenantApiKey: Config.option(Config.Redacted("SERVICE_API_TENANT_API_KEY")),
   mcpEnabled: Config.Boolean("SERVICE_API_MCP_ENABLED").pipe(Config.withDefault(true)),
   mcpDefaultBankId: Config.String("SERVICE_MCP_BANK_ID").pipe(Config.withDefault("default")),
+  mcpAllowedHosts: Config.option(Config.String("SERVICE_API_MCP_ALLOWED_HOSTS").pipe(Config.map(commaList))),
+  mcpAllowedOrigins: Config.option(Config.String("SERVICE_API_MCP_ALLOWED_ORIGINS").pipe(Config.map(commaList))),
   fileParser: Config.String("SERVICE_API_FILE_PARSER").pipe(Config.withDefault("native")),
   maxRequestBytes: Config.Int("SERVICE_API_MAX_REQUEST_BYTES").pipe(Config.withDefault(50 * 1024 * 1024)),
   actorIdleTimeout: Config.Duration("SERVICE_API_ACTOR_IDLE_TIMEOUT").pipe(Config.withDefault(Duration.minutes(5))),
@@ -50,7 +67,11 @@ const settings = Config.all({
   circuitBreakerOpenFor: Config.Duration("SERVICE_API_CIRCUIT_BREAKER_OPEN_FOR").pipe(
     Config.withDefault(Duration.seconds(30))
   ),
-  defaultChunkSize: Config.Int("SERVICE_API_RETAIN_CHUNK_SIZE").pipe(Config.withDefault(512))
+  defaultChunkSize: Config.Int("SERVICE_API_RETAIN_CHUNK_SIZE").pipe(Config.withDefault(512)),
+  enableObservations: Config.Boolean("SERVICE_API_ENABLE_OBSERVATIONS").pipe(Config.withDefault(true)),
+  reflectTimeout: Config.Duration("SERVICE_API_REFLECT_TIMEOUT").pipe(Config.withDefault(Duration.seconds(60))),
+  research: researchSettingsConfig,
+  webhookDenyPrivate: Config.Boolean("SERVICE_API_WEBHOOK_DENY_PRIVATE").pipe(Config.withDefault(false))
 })
 
 export class EngramConfig extends Context.Service<EngramConfig, EngramSettings>()("engram/config/EngramConfig") {

@@ -121,7 +121,8 @@ export class MemoryUnits extends Context.Service<MemoryUnits, {
         sql`DELETE FROM entities e WHERE e.bank_id = ${bankId}
           AND NOT EXISTS (SELECT 1 FROM unit_entities ue WHERE ue.entity_id = e.id)`.pipe(
           Effect.andThen(sql`UPDATE entities e SET mention_count =
-              (SELECT count(*)::int FROM unit_entities ue WHERE ue.entity_id = e.id) WHERE e.bank_id = ${bankId}`)
+              (SELECT count(*)::int FROM unit_entities ue JOIN memory_units u ON u.id = ue.unit_id
+               WHERE ue.entity_id = e.id AND u.fact_type <> 'observation') WHERE e.bank_id = ${bankId}`)
         )
 
       const clear = Effect.fn("MemoryUnits.clear")(function*(bankId: string, type: FactType | undefined) {

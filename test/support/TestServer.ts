@@ -81,7 +81,9 @@ export const testApp = <E, R, E2 = never, R2 = never>(
   extra?: Layer.Layer<never, E, R>,
   models: Layer.Layer<Embeddings | Llm, E2, R2> = OfflineTestModels as Layer.Layer<Embeddings | Llm, E2, R2>
 ) => {
-  const settings = { ...freshDatabaseSettings(), host: "127.0.0.1", port: 0, ...overrides }
+  // Consolidation after retain is off unless a test turns it on (`enableObservations: true`): background
+  // observations would otherwise change the memory counts and take the scripted model replies of other tests.
+  const settings = { ...freshDatabaseSettings(), host: "127.0.0.1", port: 0, enableObservations: false, ...overrides }
   const app = AppWith(EngramConfig.layerWith(settings), models)
   const withExtra = extra === undefined ? app : Layer.provideMerge(extra as Layer.Layer<never>, app)
   return Layer.provideMerge(serverHandle, withExtra)

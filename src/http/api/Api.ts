@@ -1,12 +1,19 @@
 /** The whole REST API contract. A typed client can import this file without pulling in any server code. */
 import { HttpApi, OpenApi } from "effect/http-api"
 import { BanksApi } from "./BanksApi.ts"
+import { ConsolidationApi } from "./ConsolidationApi.ts"
 import { DocumentsApi, EntitiesApi, TagsApi } from "./DocumentsApi.ts"
 import { MemoriesApi } from "./MemoriesApi.ts"
 import { ApiKeyAuth, RequestValidation } from "./Middleware.ts"
 import { MonitoringApi } from "./MonitoringApi.ts"
 import { OperationsApi } from "./OperationsApi.ts"
 import { TracesApi } from "./TracesApi.ts"
+import { WebhooksApi } from "./WebhooksApi.ts"
+import { GraphApi } from "./GraphApi.ts"
+import { ReflectApi } from "./ReflectApi.ts"
+import { DirectivesApi } from "./DirectivesApi.ts"
+import { MentalModelsApi } from "./MentalModelsApi.ts"
+import { ResearchApi } from "./ResearchApi.ts"
 
 export class EngramApi extends HttpApi.make("engram")
   .add(MonitoringApi)
@@ -17,6 +24,13 @@ export class EngramApi extends HttpApi.make("engram")
   .add(EntitiesApi)
   .add(TagsApi)
   .add(TracesApi)
+  .add(WebhooksApi)
+  .add(GraphApi)
+  .add(MentalModelsApi)
+  .add(ResearchApi)
+  .add(ReflectApi)
+  .add(DirectivesApi)
+  .add(ConsolidationApi)
   .middleware(RequestValidation)
   .middleware(ApiKeyAuth)
   // Report every invalid field at once, not just the first one found.

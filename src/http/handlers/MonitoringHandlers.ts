@@ -4,6 +4,7 @@ import { HttpApiBuilder } from "effect/http-api"
 import { PrometheusMetrics } from "effect/observability"
 import { SqlClient } from "effect/sql"
 import { BankActors } from "../../bank/BankActors.ts"
+import { EngramConfig } from "../../config/EngramConfig.ts"
 import { ServiceUnavailable } from "../../domain/Errors.ts"
 import { OperationStore } from "../../operations/OperationStore.ts"
 import { EngramApi } from "../api/Api.ts"
@@ -13,9 +14,9 @@ export const apiVersion = "0.1.0"
 
 /** True only for what this build really serves; later features flip their flag when they land. */
 export const features: Features = {
-  observations: false,
-  timeline_v2: false,
-  mcp: false,
+  observations: true,
+  timeline_v2: true,
+  mcp: true,
   worker: true,
   bank_config_api: true,
   file_upload_api: true,
@@ -34,9 +35,16 @@ export const MonitoringHandlers = HttpApiBuilder.group(
     const sql = yield* SqlClient.SqlClient
     const operations = yield* OperationStore
     const actors = yield* BankActors
+    const config = yield* EngramConfig
 
     return handlers.handleAll({
-      version: () => Effect.succeed({ api_version: apiVersion, version: apiVersion, features }),
+      // The MCP endpoint is served unless SERVICE_API_MCP_ENABLED=false removed its routes.
+      version: () =>
+        Effect.succeed({
+          api_version: apiVersion,
+          version: apiVersion,
+          features: { ...features, mcp: config.mcpEnabled }
+        }),
       health: () =>
         sql`SELECT 1 AS ok`.pipe(
           Effect.timeoutOrElse({

@@ -108,6 +108,12 @@ export const temporal = Effect.fn("Recall.temporal")(function*(options: {
     WHERE ${options.scope}
       AND coalesce(u.occurred_start, u.mentioned_at) <= ${options.end.toISOString()}::timestamptz
       AND coalesce(u.occurred_end, u.occurred_start, u.mentioned_at) >= ${options.start.toISOString()}::timestamptz
+      -- The same overlap as a range, written exactly as the GiST index memory_units_span is, so it can be used.
+      AND tstzrange(
+            least(coalesce(u.occurred_start, u.mentioned_at), coalesce(u.occurred_end, u.occurred_start, u.mentioned_at)),
+            greatest(coalesce(u.occurred_start, u.mentioned_at), coalesce(u.occurred_end, u.occurred_start, u.mentioned_at)),
+            '[]')
+        && tstzrange(${options.start.toISOString()}::timestamptz, ${options.end.toISOString()}::timestamptz, '[]')
     ORDER BY score DESC, u.seq DESC
     LIMIT ${options.depth}`
 })

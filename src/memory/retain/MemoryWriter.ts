@@ -146,6 +146,8 @@ export const writeBatch = Effect.fn("MemoryWriter.writeBatch")(function*(batch: 
       FROM memory_units u
       WHERE u.bank_id = ${bankId} AND u.embedding_model = ${batch.embeddingModel}
         AND vector_dims(u.embedding) = ${dims}
+        -- Only facts make a new fact redundant: an observation restating it must not swallow it.
+        AND u.fact_type IN ('world', 'experience')
       ORDER BY u.embedding::vector(${dims}) <=> x.embedding
       LIMIT 1) n`
   const nearDuplicates = new Set(
@@ -213,7 +215,8 @@ export const writeBatch = Effect.fn("MemoryWriter.writeBatch")(function*(batch: 
               min(coalesce(u.mentioned_at, u.created_at)) AS first_seen,
               max(coalesce(u.mentioned_at, u.created_at)) AS last_seen
             FROM unit_entities ue JOIN memory_units u ON u.id = ue.unit_id
-            WHERE ue.entity_id IN ${sql.in(touched)} GROUP BY ue.entity_id) s
+            -- Observations are linked to their entities for recall, but they restate mentions, not add them.
+            WHERE ue.entity_id IN ${sql.in(touched)} AND u.fact_type <> 'observation' GROUP BY ue.entity_id) s
       WHERE e.id = s.entity_id`
   }
 

@@ -8,6 +8,7 @@ import { SqlClient } from "effect/sql"
 import { BankLocks } from "../../bank/BankLocks.ts"
 import { Banks } from "../../bank/Banks.ts"
 import { EngramConfig } from "../../config/EngramConfig.ts"
+import { BankEvents } from "../../events/BankEvents.ts"
 import type { Bank } from "../../domain/Bank.ts"
 import { ServiceUnavailable } from "../../domain/Errors.ts"
 import type { MemoryItem, RetainRequest } from "../../domain/Memory.ts"
@@ -19,6 +20,7 @@ import { TaskFailure, TaskRegistry } from "../../operations/TaskRegistry.ts"
 import { modelKey } from "../Reembedding.ts"
 import { TableStatistics } from "../../storage/TableStatistics.ts"
 import { GraphRecall } from "../recall/GraphRecall.ts"
+import { consolidateTask, makeConsolidationRequests, observationsEnabled } from "../consolidation/ConsolidationRequests.ts"
 import { chunkHash, contentHash } from "./ContentHash.ts"
 import type { ExtractedFact, ExtractionInput } from "./ExtractedFact.ts"
 import { extractWithLlm } from "./LlmExtractor.ts"
@@ -87,6 +89,8 @@ export class Retain extends Context.Service<Retain, {
       const registry = yield* TaskRegistry
       const statistics = yield* TableStatistics
       const graph = yield* GraphRecall
+      const events = yield* BankEvents
+      const consolidation = yield* makeConsolidationRequests
 
       const extract = (input: ExtractionInput, bankId: string, operationId: string | null) =>
         llm.available("retain")
@@ -207,6 +211,20 @@ export class Retain extends Context.Service<Retain, {
         if (result.created.length > 0 || documents.size > 0) {
           // Replacing a document that had chunks removes their memories; otherwise memories were only added.
           yield* graph.invalidate(bankId, oldChunks.length > 0 ? "changed" : "appended")
+        }
+        // Emitted before a background retain settles, so a crash re-runs it and re-emits the same event id.
+        yield* events.emit(bankId, "retain.completed", {
+          operation_id: options.operationId,
+          status: "completed",
+          items_count: items.length,
+          memories_created: result.created.length,
+          duplicates_skipped: result.duplicates,
+          document_ids: [...documents.keys()],
+          tags: [...new Set(items.flatMap((item) => [...(item.tags ?? []), ...options.documentTags]))]
+        }, options.operationId === null ? undefined : stableId(bankId, "retain.completed", options.operationId))
+        // New or replaced facts wait for consolidation into observations; one queued run serves many retains.
+        if (observationsEnabled(bank, config.enableObservations) && (result.created.length > 0 || oldChunks.length > 0)) {
+          yield* consolidation.request(bankId, consolidateTask, "retain")
         }
         return { created: result.created.length, duplicates: result.duplicates, usage }
       })

@@ -5,6 +5,11 @@ import retain from "./0003_retain.ts"
 import llmRequests from "./0004_llm_requests.ts"
 import fileUploads from "./0005_file_uploads.ts"
 import linkIndexes from "./0006_link_indexes.ts"
+import webhooks from "./0007_webhooks.ts"
+import directives from "./0008_directives.ts"
+import mentalModels from "./0009_mental_models.ts"
+import consolidation from "./0010_consolidation.ts"
+import timeWindowIndexes from "./0011_time_window_indexes.ts"
 
 export const migrations = {
   "0001_banks_and_operations": banksAndOperations,
@@ -12,5 +17,10 @@ export const migrations = {
   "0003_retain": retain,
   "0004_llm_requests": llmRequests,
   "0005_file_uploads": fileUploads,
-  "0006_link_indexes": linkIndexes
+  "0006_link_indexes": linkIndexes,
+  "0007_webhooks": webhooks,
+  "0008_directives": directives,
+  "0009_mental_models": mentalModels,
+  "0010_consolidation": consolidation,
+  "0011_time_window_indexes": timeWindowIndexes
 }

@@ -1,0 +1,18 @@
+/**
+ * Mental models and internet research wired: the mental-model store and API, the `refresh_mental_model` task
+ * (which regenerates through reflect), the consolidation listener that refreshes models marked
+ * `refresh_after_consolidation`, and the research service. Built on top of reflection and the memory layers.
+ */
+import { Layer } from "effect"
+import { ConsolidationRefresh } from "../src/mentalmodels/ConsolidationRefresh.ts"
+import { MentalModelRefreshTask } from "../src/mentalmodels/MentalModelRefresh.ts"
+import { MentalModels } from "../src/mentalmodels/MentalModels.ts"
+import { MentalModelStore } from "../src/mentalmodels/MentalModelStore.ts"
+import { InternetResearch } from "../src/research/InternetResearch.ts"
+
+const MentalModelsFeature = Layer.mergeAll(MentalModelRefreshTask, ConsolidationRefresh).pipe(
+  Layer.provideMerge(MentalModels.layer),
+  Layer.provideMerge(MentalModelStore.layer)
+)
+
+export const MentalModelsLive = Layer.mergeAll(MentalModelsFeature, InternetResearch.layer)

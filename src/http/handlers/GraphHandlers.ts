@@ -1,0 +1,73 @@
+/**
+ * REST handlers for the graph views: the evidence graph and the timeline (`GraphView`), the summary and the
+ * neighbourhood (`GraphOverview`), with the spec's defaults applied here.
+ */
+import { Effect } from "effect"
+import { HttpApiBuilder } from "effect/http-api"
+import type { FactType } from "../../domain/Memory.ts"
+import type { TagsMatch } from "../../domain/Recall.ts"
+import { GraphOverview } from "../../memory/GraphOverview.ts"
+import type { NodeKind, SurfaceFilter } from "../../memory/graphview/Surfaces.ts"
+import { GraphView } from "../../memory/GraphView.ts"
+import { EngramApi } from "../api/Api.ts"
+
+/** `?tags=a` arrives as a string, `?tags=a&tags=b` as a list. */
+const listOf = (value: string | ReadonlyArray<string> | undefined) =>
+  value === undefined ? undefined : typeof value === "string" ? [value] : value
+
+const filterOf = (
+  query: {
+    readonly type?: FactType
+    readonly limit?: number
+    readonly q?: string
+    readonly tags?: string | ReadonlyArray<string>
+    readonly tags_match?: TagsMatch
+  },
+  defaultLimit: number
+) => ({
+  type: query.type,
+  q: query.q,
+  tags: listOf(query.tags),
+  tagsMatch: query.tags_match ?? "all_strict" as const,
+  limit: query.limit ?? defaultLimit
+})
+
+/** The spec's defaults for the overview parameters: all_strict tags, confidence 0.55, all kinds, 90 days. */
+const overviewFilter = (query: {
+  readonly type?: FactType
+  readonly q?: string
+  readonly tags?: string | ReadonlyArray<string>
+  readonly tags_match?: TagsMatch
+  readonly confidence_min?: number
+  readonly node_kind?: NodeKind
+  readonly window_days?: number
+}): SurfaceFilter => ({
+  type: query.type,
+  q: query.q,
+  tags: listOf(query.tags),
+  tagsMatch: query.tags_match ?? "all_strict",
+  confidenceMin: query.confidence_min ?? 0.55,
+  nodeKind: query.node_kind ?? "all",
+  windowDays: query.window_days === undefined ? 90 : query.window_days === 0 ? null : query.window_days
+})
+
+export const GraphHandlers = HttpApiBuilder.group(
+  EngramApi,
+  "graph",
+  Effect.fn(function*(handlers) {
+    const view = yield* GraphView
+    const overview = yield* GraphOverview
+    return handlers.handleAll({
+      graph: ({ params, query }) => view.graph(params.bank_id, filterOf(query, 1000)),
+      timeline: ({ params, query }) => view.timeline(params.bank_id, filterOf(query, 500)),
+      summary: ({ params, query }) => overview.summary(params.bank_id, query.surface ?? "state", overviewFilter(query)),
+      neighborhood: ({ params, query }) =>
+        overview.neighborhood(params.bank_id, query.surface ?? "state", overviewFilter(query), {
+          focusIds: listOf(query.focus_ids) ?? [],
+          depth: query.depth ?? 1,
+          limitNodes: query.limit_nodes ?? 60,
+          limitEdges: query.limit_edges ?? 140
+        })
+    })
+  })
+)

@@ -1,0 +1,25 @@
+/**
+ * The MCP tool table: the 29 tools of the spec built over the engine's services, compiled into the multi-bank
+ * catalog (all 29) and the single-bank catalog (26, without list_banks, create_bank and get_bank_stats). Built once
+ * with the application; requests only look tools up.
+ */
+import { Context, Effect, Layer } from "effect"
+import { makeToolCatalog, type ToolCatalog } from "./ToolCatalog.ts"
+import { bankTools } from "./tools/BankTools.ts"
+import { documentTools } from "./tools/DocumentTools.ts"
+import { memoryTools } from "./tools/MemoryTools.ts"
+import { mentalModelTools } from "./tools/MentalModelTools.ts"
+
+export class McpTools extends Context.Service<McpTools, {
+  readonly multiBank: ToolCatalog
+  readonly singleBank: ToolCatalog
+}>()("engram/mcp/McpTools") {
+  static readonly layer = Layer.effect(
+    McpTools,
+    Effect.gen(function*() {
+      const groups = yield* Effect.all([memoryTools, mentalModelTools, documentTools, bankTools])
+      const tools = groups.flat()
+      return McpTools.of({ multiBank: makeToolCatalog(tools, "multi"), singleBank: makeToolCatalog(tools, "single") })
+    })
+  )
+}

@@ -1,0 +1,162 @@
+/**
+ * The delivery worker: one background fiber (scoped to the service) that claims due deliveries from the
+ * outbox and sends each on its own fiber, at most `concurrency` at a time, each bounded by its webhook's
+ * timeout. Every attempt is recorded; failures are retried with exponential backoff up to a cap and a maximum
+ * number of attempts. Producers never wait on it: they only write rows and `wake` it.
+ */
+import { NodeHttpClient } from "@effect/platform-node"
+import { Cause, Clock, Context, Duration, Effect, Layer, Option, Queue } from "effect"
+import type { HttpClientError } from "effect/http"
+import { HttpClientRequest } from "effect/http"
+import { EngramConfig } from "../config/EngramConfig.ts"
+import { checkDestination, guardedLookup } from "./DestinationGuard.ts"
+import type { HttpConfig } from "./WebhookSchemas.ts"
+import { deliveryHeader, eventHeader, eventIdHeader, sign, signatureHeader } from "./WebhookPayload.ts"
+import type { AttemptOutcome, DueDelivery } from "./WebhookStore.ts"
+import { WebhookStore } from "./WebhookStore.ts"
+
+/** Sends in flight at once across all webhooks: a dead receiver holds a slot only until its timeout. */
+const concurrency = 8
+/** Even with no wake-up (another process queued the row, a clock jump) the outbox is looked at this often. */
+const pollInterval = Duration.seconds(5)
+/** Receivers' answers are kept for inspection, bounded. */
+const maxStoredBody = 2000
+
+/** The wait before attempt `attempt + 1`: the initial backoff doubled per failure, capped. */
+export const backoffSeconds = (config: HttpConfig, failedAttempts: number): number =>
+  Math.min(config.retry_backoff_seconds * 2 ** Math.max(0, failedAttempts - 1), config.retry_max_backoff_seconds)
+
+const describeFailure = (error: HttpClientError.HttpClientError | { readonly _tag: "TimeoutError" }): string => {
+  if (error._tag === "TimeoutError") return "timed out"
+  const reason = error.reason
+  if (reason._tag === "TransportError") {
+    const cause = reason.cause
+    return cause instanceof Error && cause.message !== "" ? cause.message : "the connection failed"
+  }
+  return reason._tag
+}
+
+const targetUrl = (url: string, params: Readonly<Record<string, string>>) => {
+  const target = new URL(url)
+  for (const [key, value] of Object.entries(params)) target.searchParams.append(key, value)
+  return target
+}
+
+export class WebhookDelivery extends Context.Service<WebhookDelivery, {
+  /** Tells the worker new deliveries may be due (cheap; never waits). */
+  readonly wake: Effect.Effect<void>
+}>()("engram/webhooks/WebhookDelivery") {
+  static readonly layer = Layer.effect(
+    WebhookDelivery,
+    Effect.gen(function*() {
+      const store = yield* WebhookStore
+      const config = yield* EngramConfig
+      const scope = yield* Effect.scope
+      // Its own node:http agents: with private destinations denied, every connection's resolved address is
+      // checked at connect time. Redirects are never followed (a redirect could point anywhere).
+      const agent = yield* NodeHttpClient.makeAgent(config.webhookDenyPrivate ? { lookup: guardedLookup } : {})
+      const client = yield* NodeHttpClient.makeNodeHttp.pipe(Effect.provideService(NodeHttpClient.HttpAgent, agent))
+      const wakeups = yield* Queue.sliding<void>(1)
+      let inFlight = 0
+
+      const send = (delivery: DueDelivery): Effect.Effect<Omit<AttemptOutcome, "durationMs">> =>
+        Effect.gen(function*() {
+          const httpConfig = delivery.httpConfig
+          if (config.webhookDenyPrivate) {
+            const refused = yield* Effect.flip(checkDestination(delivery.url)).pipe(Effect.option)
+            if (Option.isSome(refused)) return { statusCode: null, error: refused.value, responseBody: null }
+          }
+          const headers: Record<string, string> = {
+            ...httpConfig.headers,
+            "content-type": "application/json",
+            "user-agent": "engram-webhooks",
+            [eventHeader]: delivery.eventType,
+            [eventIdHeader]: delivery.eventId,
+            [deliveryHeader]: delivery.id,
+            ...(delivery.secret === null ? {} : { [signatureHeader]: sign(delivery.secret, delivery.body) })
+          }
+          const request = HttpClientRequest.post(targetUrl(delivery.url, httpConfig.params)).pipe(
+            HttpClientRequest.setHeaders(headers),
+            HttpClientRequest.bodyText(delivery.body, "application/json")
+          )
+          const exchange = client.execute(request).pipe(
+            Effect.flatMap((response) =>
+              response.text.pipe(
+                Effect.orElseSucceed(() => ""),
+                Effect.map((text) => ({
+                  statusCode: response.status,
+                  error: response.status >= 200 && response.status < 300 ? null : `HTTP ${response.status}`,
+                  responseBody: text === "" ? null : text.slice(0, maxStoredBody)
+                }))
+              )
+            ),
+            Effect.timeoutOrElse({
+              duration: Duration.seconds(httpConfig.timeout_seconds),
+              orElse: () => Effect.fail({ _tag: "TimeoutError" as const })
+            })
+          )
+          return yield* exchange.pipe(
+            Effect.catch((error) => Effect.succeed({ statusCode: null, error: describeFailure(error), responseBody: null }))
+          )
+        })
+
+      const attempt = (delivery: DueDelivery) =>
+        Effect.gen(function*() {
+          const started = yield* Clock.currentTimeMillis
+          const result = yield* send(delivery)
+          const outcome = { ...result, durationMs: (yield* Clock.currentTimeMillis) - started }
+          const failedAttempts = delivery.attempts + 1
+          const next = outcome.error === null
+            ? { status: "completed" as const }
+            : failedAttempts >= delivery.httpConfig.max_attempts
+            ? { status: "failed" as const }
+            : { status: "pending" as const, retryAfterSeconds: backoffSeconds(delivery.httpConfig, failedAttempts) }
+          yield* store.recordAttempt(delivery, outcome, next)
+        }).pipe(
+          // Shutdown mid-send: the attempt never finished, so it is not counted and the row goes out again.
+          Effect.onInterrupt(() => store.release(delivery.id)),
+          Effect.annotateLogs({ webhookId: delivery.webhookId, deliveryId: delivery.id })
+        )
+
+      const wake = Effect.sync(() => void Queue.offerUnsafe(wakeups, undefined))
+
+      const tick = Effect.gen(function*() {
+        // Cleared before looking, so a wake-up that arrives while this round looks starts the next one.
+        yield* Queue.clear(wakeups)
+        const free = concurrency - inFlight
+        if (free > 0) {
+          const claimed = yield* store.claimDue(free)
+          for (const delivery of claimed) {
+            inFlight++
+            yield* Effect.forkIn(
+              attempt(delivery).pipe(Effect.ensuring(Effect.andThen(Effect.sync(() => inFlight--), wake))),
+              scope
+            )
+          }
+          // A full batch means more may be due right away.
+          if (claimed.length === free) return
+        }
+        const due = free > 0 ? yield* store.nextDueInMillis : Option.none<number>()
+        const wait = Option.match(due, {
+          onNone: () => pollInterval,
+          onSome: (millis) => Duration.min(Duration.millis(Math.ceil(millis)), pollInterval)
+        })
+        if (Duration.toMillis(wait) > 0) yield* Queue.take(wakeups).pipe(Effect.timeoutOption(wait))
+      })
+
+      const recovered = yield* store.releaseAllClaims
+      if (recovered > 0) yield* Effect.logInfo("webhook deliveries interrupted by a restart go out again", { recovered })
+      // One failed round (the database restarting, say) must not end delivery for good.
+      const loop = tick.pipe(
+        Effect.catchCause((cause) =>
+          Cause.hasInterruptsOnly(cause)
+            ? Effect.failCause(cause)
+            : Effect.logError("webhook delivery round failed", cause).pipe(Effect.andThen(Effect.sleep(Duration.seconds(1))))
+        ),
+        Effect.forever
+      )
+      yield* Effect.forkIn(loop, scope)
+      return WebhookDelivery.of({ wake })
+    })
+  )
+}

@@ -1,0 +1,80 @@
+/**
+ * The reflect time budget bounds every model call in it: with a 4 s base wall time, a model that never answers a
+ * search turn is cut off at the gathering deadline and the answer is still asked for; a model that answers nothing
+ * yields a labelled summary of the evidence within the budget — never a hung request — even though the provider's
+ * own per-request timeout is much longer.
+ */
+import { assert, layer } from "@effect/vitest"
+import { Context, Duration, Effect, Layer } from "effect"
+import { llmSettings } from "../../layers/models/llm/LlmConfig.ts"
+import * as LlmLive from "../../layers/models/llm/LlmLive.ts"
+import { trigramEmbeddings } from "../support/FakeModels.ts"
+import type { ScriptedOpenAi, ScriptedReply } from "../support/ScriptedOpenAi.ts"
+import { scriptedOpenAi } from "../support/ScriptedOpenAi.ts"
+import { TestServer, testApp } from "../support/TestServer.ts"
+
+class Scripted extends Context.Service<Scripted, ScriptedOpenAi>()("test/reflect/ReflectDeadline/Scripted") {}
+
+const behaviour = { answer: "hang" as "hang" | "reply" }
+
+const route = (body: any): ScriptedReply => {
+  const last = String(body?.messages?.at(-1)?.content ?? "")
+  if (last.includes("Answer the question now") && behaviour.answer === "reply") return { content: "The kettle is in the attic." }
+  return { hang: true }
+}
+
+const models = Layer.unwrap(Effect.gen(function*() {
+  const server = yield* Scripted
+  server.setFallback(route)
+  const settings = llmSettings({
+    provider: "openai",
+    baseUrl: server.baseUrl,
+    model: "slow",
+    maxRetries: 0,
+    timeout: "60 seconds",
+    purposes: { retain: { provider: "none" } }
+  })
+  return Layer.mergeAll(trigramEmbeddings(), LlmLive.layerWith(settings))
+}))
+
+const app = testApp({ reflectTimeout: Duration.seconds(4) }, undefined, models).pipe(
+  Layer.provideMerge(Layer.effect(Scripted, scriptedOpenAi))
+)
+
+const bank = "/v1/default/banks/slow"
+
+layer(app, { excludeTestServices: true })("reflect deadline", (it) => {
+  it.effect("a silent model yields a labelled summary within the time budget", () =>
+    Effect.gen(function*() {
+      const server = yield* TestServer
+      yield* server.request("POST", `${bank}/memories`, { json: { items: [{ content: "The old kettle is stored in the attic." }] } })
+      behaviour.answer = "hang"
+      const started = Date.now()
+      const response = yield* server.request("POST", `${bank}/reflect`, {
+        json: { query: "Where is the kettle?", include: { facts: {}, tool_calls: {} } }
+      })
+      const elapsed = Date.now() - started
+      assert.strictEqual(response.status, 200, response.text)
+      assert.isBelow(elapsed, 5_500)
+      assert.match(response.body.text, /^> \*\*Partial answer\*\*/)
+      assert.include(response.body.text, "The old kettle is stored in the attic.")
+      assert.deepStrictEqual(response.body.trace.llm_calls.map((call: any) => call.scope), ["reflect.decide", "reflect.answer"])
+      const [decide, answer] = response.body.trace.llm_calls
+      // Gathering ends at half the wall time; the answer gets the rest.
+      assert.isAtLeast(decide.duration_ms, 1_500)
+      assert.isAtMost(decide.duration_ms + answer.duration_ms, 4_300)
+      assert.strictEqual(response.body.based_on.memories.length, 1)
+    }))
+
+  it.effect("a search turn that stalls still leaves time for the answer", () =>
+    Effect.gen(function*() {
+      const server = yield* TestServer
+      behaviour.answer = "reply"
+      const response = yield* server.request("POST", `${bank}/reflect`, {
+        json: { query: "Where is the kettle?", include: { tool_calls: {} } }
+      })
+      assert.strictEqual(response.status, 200, response.text)
+      assert.strictEqual(response.body.text, "The kettle is in the attic.")
+      assert.deepStrictEqual(response.body.trace.llm_calls.map((call: any) => call.scope), ["reflect.decide", "reflect.answer"])
+    }))
+})
