@@ -12,7 +12,8 @@ import { freshDatabaseSettings } from "../support/TestServer.ts"
 describe("re-embedding", () => {
   it.live("a model change re-embeds every stored memory in the background", () =>
     Effect.gen(function*() {
-      const settings = freshDatabaseSettings()
+      // Exactly the retained facts: no observations consolidated in the background.
+      const settings = { ...freshDatabaseSettings(), enableObservations: false }
       const before = Layer.mergeAll(trigramEmbeddings(64), Llm.layerNone)
       const after = Layer.mergeAll(trigramEmbeddings(32), Llm.layerNone)
 

@@ -67,7 +67,9 @@ describe("process", () => {
 
   it.live("an async retain batch killed mid-way stores every item exactly once after restart", () =>
     Effect.scoped(Effect.gen(function*() {
-      const env = { ...tierEnv(), SERVICE_API_PORT: String(yield* freePort) }
+      const env = { ...tierEnv(), SERVICE_API_PORT: String(yield* freePort),
+        // Exact memory counts: no observations consolidated in the background.
+        SERVICE_API_ENABLE_OBSERVATIONS: "false" }
       const url = `http://127.0.0.1:${env["SERVICE_API_PORT"]}`
       const items = Array.from({ length: 400 }, (_, n) => ({
         content: `Reading ${n}: sensor ${n} in greenhouse ${n % 13} measured ${(n * 7) % 31} degrees.`,
