@@ -9,10 +9,13 @@ const NonBlank = (field: string) =>
 
 const Tags = Schema.Array(Schema.String)
 
+/** Stored in an `integer` column: a larger value must be a 400, not a database error. */
+const Priority = Schema.Int.check(Schema.isInt32())
+
 export const DirectiveCreate = Schema.Struct({
   name: NonBlank("name"),
   content: NonBlank("content"),
-  priority: Schema.optionalKey(Schema.Int.annotate({ description: "higher is injected first (default 0)" })),
+  priority: Schema.optionalKey(Priority.annotate({ description: "higher is injected first (default 0)" })),
   is_active: Schema.optionalKey(Schema.Boolean.annotate({ description: "default true" })),
   tags: Schema.optionalKey(Schema.NullOr(Tags).annotate({
     description: "an untagged directive applies to every reflect; a tagged one only when the reflect is scoped to one of its tags"
@@ -24,7 +27,7 @@ export type DirectiveCreate = typeof DirectiveCreate.Type
 export const DirectiveUpdate = Schema.Struct({
   name: Schema.optionalKey(Schema.NullOr(NonBlank("name"))),
   content: Schema.optionalKey(Schema.NullOr(NonBlank("content"))),
-  priority: Schema.optionalKey(Schema.NullOr(Schema.Int)),
+  priority: Schema.optionalKey(Schema.NullOr(Priority)),
   is_active: Schema.optionalKey(Schema.NullOr(Schema.Boolean)),
   tags: Schema.optionalKey(Schema.NullOr(Tags))
 }).annotate({ identifier: "DirectiveUpdate" })

@@ -3,9 +3,11 @@
  * for the question itself, then — with a language model — lets the agent loop search further and answer under
  * the bank's mission, directives and disposition; without one it answers with a labelled deterministic summary.
  * `submit` runs the same as a durable `reflect` operation. After a model-written answer it queues
- * `form_opinion`, so the bank may keep what it concluded. It reads only: it never waits for the bank's write lock.
+ * `form_opinion` (once per operation, however often it runs), so the bank may keep what it concluded. It reads
+ * only: it never waits for the bank's write lock.
  */
 import { Clock, Context, Duration, Effect, Layer, Result, Schema } from "effect"
+import { SqlClient } from "effect/sql"
 import { Banks } from "../bank/Banks.ts"
 import { EngramConfig } from "../config/EngramConfig.ts"
 import { Directives } from "../directives/Directives.ts"
@@ -84,6 +86,17 @@ export class Reflect extends Context.Service<Reflect, {
       const operations = yield* Operations
       const config = yield* EngramConfig
       const registry = yield* TaskRegistry
+      const sql = yield* SqlClient.SqlClient
+
+      /**
+       * Whether the `reflect` operation already queued its `form_opinion`: a re-run (after a crash or a retry)
+       * must not queue a second one. A reflect outside an operation has nothing to repeat.
+       */
+      const opinionQueuedBy = (bankId: string, operationId: string | undefined) =>
+        operationId === undefined ? Effect.succeed(false) : sql`
+          SELECT 1 FROM operations WHERE bank_id = ${bankId} AND task_type = 'form_opinion'
+            AND payload->>'reflect_operation_id' = ${operationId}
+          LIMIT 1`.pipe(Effect.map((rows) => rows.length > 0), Effect.orDie)
 
       /** Everything that can be rejected before any work: conflicting scopes and an unusable response_schema. */
       const check = (request: ReflectRequest) =>
@@ -107,7 +120,8 @@ export class Reflect extends Context.Service<Reflect, {
         const question = request.context && request.context.trim() !== ""
           ? `${request.query}\n\nContext: ${request.context.trim()}`
           : request.query
-        const rules = yield* directives.applicable(bankId, scopeTags(request))
+        const scope = scopeTags(request)
+        const rules = yield* directives.applicable(bankId, scope)
         const bounds = reflectBounds({
           budget: request.budget ?? "low",
           maxTokens: request.max_tokens ?? 4096,
@@ -149,7 +163,8 @@ export class Reflect extends Context.Service<Reflect, {
         const memories = outcome.shown?.memories ?? evidence.memories
         const shownModels = outcome.shown?.models ?? evidence.models
 
-        if (outcome.answeredByModel && options.formOpinion !== false && !evidence.isEmpty) {
+        const formsOpinion = outcome.answeredByModel && options.formOpinion !== false && !evidence.isEmpty
+        if (formsOpinion && !(yield* opinionQueuedBy(bankId, options.operationId))) {
           yield* operations.submit({
             bankId,
             taskType: "form_opinion",
@@ -157,7 +172,9 @@ export class Reflect extends Context.Service<Reflect, {
               query: question,
               answer: outcome.text,
               memory_ids: evidence.memories.map((memory) => memory.id),
-              tags: request.tags ?? []
+              // The scope the reflect read (its tags or its tag groups' tags), so the opinion stays in that scope.
+              tags: scope,
+              ...(options.operationId === undefined ? {} : { reflect_operation_id: options.operationId })
             }
           })
         }

@@ -87,10 +87,7 @@ export class InternetResearch extends Context.Service<InternetResearch, {
         })
 
         const fetched = yield* Effect.forEach(results, (result) =>
-          timed(fetchPage(settings, result.url)).pipe(
-            Effect.provideService(HttpClient.HttpClient, client),
-            Effect.provideService(FileConverter, converter)
-          ), { concurrency: 4 })
+          timed(fetchPage(settings, result.url)).pipe(Effect.provideService(FileConverter, converter)), { concurrency: 4 })
         fetched.forEach(({ value, ms }) =>
           toolCalls.push({
             tool: "fetch_page",

@@ -5,10 +5,13 @@
  * document workers, off the server's event loop. It never fails: an unreadable page is a `PageFailure` the
  * answer can do without.
  */
+import { NodeHttpClient } from "@effect/platform-node"
 import { Duration, Effect, Stream } from "effect"
-import { FetchHttpClient, HttpClient, HttpClientRequest } from "effect/http"
+import type { HttpClientError } from "effect/http"
+import { HttpClient, HttpClientRequest } from "effect/http"
 import { FileConverter } from "../files/FileConverter.ts"
-import { refusal } from "./NetworkGuard.ts"
+import { destinationDenied } from "../net/GuardedLookup.ts"
+import { refusal, researchLookup } from "./NetworkGuard.ts"
 import type { ResearchSettings } from "./ResearchSettings.ts"
 
 export interface FetchedPage {
@@ -76,10 +79,28 @@ interface Download {
   readonly truncated: boolean
 }
 
+/**
+ * The client pages are read with: its own node:http agents, which never follow redirects and, unless private
+ * networks are allowed, connect only to public addresses. `refusal` checks a name first (for a clear reason), but
+ * the fetch resolves it again; this check is on the address the socket actually uses (no DNS rebinding).
+ */
+export const pageClient = (settings: ResearchSettings) =>
+  NodeHttpClient.makeAgent(settings.allowPrivateNetworks ? {} : { lookup: researchLookup }).pipe(
+    Effect.flatMap((agent) => NodeHttpClient.makeNodeHttp.pipe(Effect.provideService(NodeHttpClient.HttpAgent, agent)))
+  )
+
+/** The guard's reason when it refused the connection, else a generic one. */
+const connectFailure = (error: HttpClientError.HttpClientError, host: string) => {
+  const cause = error.reason._tag === "TransportError" ? error.reason.cause : undefined
+  return cause instanceof Error && (cause as NodeJS.ErrnoException).code === destinationDenied
+    ? cause.message
+    : `could not connect to ${host}`
+}
+
 /** The network part, under the fetch time limit: redirects, each hop checked, then the body up to the byte limit. */
-const download = (settings: ResearchSettings, url: string): Effect.Effect<Download | string, never, HttpClient.HttpClient> =>
+const download = (settings: ResearchSettings, url: string): Effect.Effect<Download | string> =>
   Effect.gen(function*() {
-    const client = yield* HttpClient.HttpClient
+    const client = yield* pageClient(settings)
     let current = URL.parse(url)
     if (current === null) return "not a valid URL"
     for (let hop = 0; hop <= maxRedirects; hop++) {
@@ -91,12 +112,11 @@ const download = (settings: ResearchSettings, url: string): Effect.Effect<Downlo
           accept: "text/html,application/xhtml+xml,text/plain;q=0.9,text/markdown;q=0.9,application/pdf;q=0.8"
         }))
       ).pipe(
-        // Redirects are followed here, one checked hop at a time, not by fetch behind the guard's back.
-        Effect.provideService(FetchHttpClient.RequestInit, { redirect: "manual" }),
+        // Redirects are followed here, one checked hop at a time, never by the client behind the guard's back.
         Effect.provideService(HttpClient.TracerPropagationEnabled, false),
         Effect.result
       )
-      if (response._tag === "Failure") return `could not connect to ${current.host}`
+      if (response._tag === "Failure") return connectFailure(response.failure, current.host)
       const page = response.success
       const location = page.headers["location"]
       if (page.status >= 300 && page.status < 400 && location !== undefined) {
@@ -113,6 +133,8 @@ const download = (settings: ResearchSettings, url: string): Effect.Effect<Downlo
     }
     return `more than ${maxRedirects} redirects`
   }).pipe(
+    // The agents (and their sockets) live for this one page: closed once the body is read or the time is up.
+    Effect.scoped,
     Effect.timeoutOrElse({
       duration: settings.fetchTimeout,
       orElse: () => Effect.succeed(`no answer within ${Duration.format(settings.fetchTimeout)}`)
@@ -126,7 +148,7 @@ const download = (settings: ResearchSettings, url: string): Effect.Effect<Downlo
 export const fetchPage = (
   settings: ResearchSettings,
   url: string
-): Effect.Effect<PageOutcome, never, HttpClient.HttpClient | FileConverter> =>
+): Effect.Effect<PageOutcome, never, FileConverter> =>
   Effect.gen(function*() {
     const converter = yield* FileConverter
     const downloaded = yield* download(settings, url)

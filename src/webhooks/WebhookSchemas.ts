@@ -33,15 +33,12 @@ const HeaderValue = Schema.String.check(Schema.makeFilter((value: string) =>
 const seconds = (minimum: number, maximum: number) =>
   Schema.Number.check(Schema.isBetween({ minimum, maximum }))
 
-export const HttpConfigInput = Schema.Struct({
+/** The value a credential-like header or parameter (and the secret) reads back as; sent back, it keeps the value. */
+export const redacted = "********"
+
+const deliverySettings = {
   method: Schema.optionalKey(Schema.Literals(["POST"]).annotate({ description: "Always POST (the default)" })),
   timeout_seconds: Schema.optionalKey(seconds(0.05, 300).annotate({ description: "Per-request timeout; default 30" })),
-  headers: Schema.optionalKey(Schema.Record(HeaderName, HeaderValue).annotate({
-    description: "Extra request headers (Content-Type, Host and X-Engram-* are set by the service)"
-  })),
-  params: Schema.optionalKey(Schema.Record(Schema.String, Schema.String).annotate({
-    description: "Extra query parameters added to the URL"
-  })),
   max_attempts: Schema.optionalKey(Schema.Int.check(Schema.isBetween({ minimum: 1, maximum: 50 })).annotate({
     description: "Attempts before a delivery is marked failed; default 8"
   })),
@@ -51,8 +48,33 @@ export const HttpConfigInput = Schema.Struct({
   retry_max_backoff_seconds: Schema.optionalKey(seconds(0.01, 86400).annotate({
     description: "Cap on the wait between attempts; default 600"
   }))
+}
+
+export const HttpConfigInput = Schema.Struct({
+  ...deliverySettings,
+  headers: Schema.optionalKey(Schema.Record(HeaderName, HeaderValue).annotate({
+    description: "Extra request headers (Content-Type, Host and X-Engram-* are set by the service)"
+  })),
+  params: Schema.optionalKey(Schema.Record(Schema.String, Schema.String).annotate({
+    description: "Extra query parameters added to the URL"
+  }))
 }).annotate({ identifier: "WebhookHttpConfig" })
 export type HttpConfigInput = typeof HttpConfigInput.Type
+
+/**
+ * `http_config` in a partial update: the fields present replace the current ones; headers and params are merged
+ * into the current ones name by name, `null` removes one, and the redacted value read back keeps it.
+ */
+export const HttpConfigPatch = Schema.Struct({
+  ...deliverySettings,
+  headers: Schema.optionalKey(Schema.Record(HeaderName, Schema.NullOr(HeaderValue)).annotate({
+    description: `Headers to add or change; null removes one, "${redacted}" keeps its current value`
+  })),
+  params: Schema.optionalKey(Schema.Record(Schema.String, Schema.NullOr(Schema.String)).annotate({
+    description: `Query parameters to add or change; null removes one, "${redacted}" keeps its current value`
+  }))
+}).annotate({ identifier: "WebhookHttpConfigPatch" })
+export type HttpConfigPatch = typeof HttpConfigPatch.Type
 
 /** `http_config` with every default applied: what is stored and what the delivery worker reads. */
 export interface HttpConfig {
@@ -98,13 +120,18 @@ export const CreateWebhookRequest = Schema.Struct({
 }).annotate({ identifier: "CreateWebhookRequest" })
 export type CreateWebhookRequest = typeof CreateWebhookRequest.Type
 
-/** Partial update: only the fields present change; `secret: null` clears the secret, an absent one keeps it. */
+/**
+ * Partial update: only the fields present change; `secret: null` clears the secret, an absent one (or the
+ * redacted value a read returned) keeps it.
+ */
 export const UpdateWebhookRequest = Schema.Struct({
   url: Schema.optionalKey(WebhookUrl),
-  secret: Schema.optionalKey(Schema.NullOr(Schema.String.check(Schema.isMinLength(1)))),
+  secret: Schema.optionalKey(Schema.NullOr(Schema.String.check(Schema.isMinLength(1))).annotate({
+    description: `null clears the secret; omitted or "${redacted}" keeps it`
+  })),
   event_types: Schema.optionalKey(Schema.Array(WebhookEventType).check(Schema.isMinLength(1))),
   enabled: Schema.optionalKey(Schema.Boolean),
-  http_config: Schema.optionalKey(HttpConfigInput)
+  http_config: Schema.optionalKey(HttpConfigPatch)
 }).annotate({ identifier: "UpdateWebhookRequest" })
 export type UpdateWebhookRequest = typeof UpdateWebhookRequest.Type
 

@@ -94,7 +94,8 @@ export class WebhookStore extends Context.Service<WebhookStore, {
   readonly create: (bankId: string, webhook: NewWebhook) => Effect.Effect<WebhookRecord>
   readonly list: (bankId: string) => Effect.Effect<ReadonlyArray<WebhookRecord>>
   readonly find: (bankId: string, id: string) => Effect.Effect<Option.Option<WebhookRecord>>
-  readonly save: (webhook: WebhookRecord) => Effect.Effect<WebhookRecord>
+  /** Writes the webhook back; none when it no longer exists. */
+  readonly save: (webhook: WebhookRecord) => Effect.Effect<Option.Option<WebhookRecord>>
   readonly remove: (bankId: string, id: string) => Effect.Effect<boolean>
   /** One pending delivery per enabled webhook of the bank subscribed to the event; returns how many are new. */
   readonly enqueue: (event: BankEvent, body: string) => Effect.Effect<number>
@@ -136,7 +137,7 @@ export class WebhookStore extends Context.Service<WebhookStore, {
             http_config = ${JSON.stringify(webhook.httpConfig)}::jsonb, updated_at = clock_timestamp()
           WHERE bank_id = ${webhook.bankId} AND id = ${webhook.id}
           RETURNING *`.pipe(Effect.orDie)
-        return toWebhook(rows[0]!)
+        return Option.map(Option.fromNullishOr(rows[0]), toWebhook)
       })
 
       // `created_at` is the paging cursor, so it must order a webhook's deliveries strictly; PGlite's clock only

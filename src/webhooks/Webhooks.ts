@@ -14,24 +14,47 @@ import { eventBody } from "./WebhookPayload.ts"
 import type {
   CreateWebhookRequest,
   HttpConfig,
-  HttpConfigInput,
+  HttpConfigPatch,
   UpdateWebhookRequest,
   WebhookDelivery as DeliveryView,
   WebhookResponse
 } from "./WebhookSchemas.ts"
-import { defaultHttpConfig } from "./WebhookSchemas.ts"
+import { defaultHttpConfig, redacted } from "./WebhookSchemas.ts"
 import type { DeliveryRecord, WebhookRecord } from "./WebhookStore.ts"
 import { WebhookStore } from "./WebhookStore.ts"
 
 /** Headers the service sets itself; a webhook cannot override them. */
 const reservedHeader = /^(content-type|content-length|host|transfer-encoding|connection|x-engram-.*)$/i
-/** Header values that are credentials are masked when a webhook is read back. */
-const credentialHeader = /authorization|cookie|token|secret|key|password|signature/i
-const redacted = "********"
+/** Header and query parameter values whose names say they are credentials are masked when a webhook is read back. */
+const credentialName = /authorization|cookie|token|secret|key|password|signature/i
 
-const resolveHttpConfig = (input: HttpConfigInput | undefined) =>
+/**
+ * Applies named values (headers or params) onto the current ones: `null` removes a name, the redacted value a
+ * read returned keeps the current value (so a client can send back what it read), anything else sets it.
+ */
+const mergeNamed = (
+  current: Readonly<Record<string, string>>,
+  patch: Readonly<Record<string, string | null>> | undefined,
+  normalize: (name: string) => string
+): Record<string, string> => {
+  const merged = new Map(Object.entries(current).map(([name, value]) => [normalize(name), [name, value] as const]))
+  for (const [name, value] of Object.entries(patch ?? {})) {
+    if (value === null) merged.delete(normalize(name))
+    else if (value !== redacted) merged.set(normalize(name), [name, value])
+  }
+  return Object.fromEntries(merged.values())
+}
+
+/** The config after applying the given fields onto `current` (the defaults at registration), then validated. */
+const resolveHttpConfig = (current: HttpConfig, patch: HttpConfigPatch | undefined) =>
   Effect.gen(function*() {
-    const merged: HttpConfig = { ...defaultHttpConfig, ...input }
+    const merged: HttpConfig = {
+      ...current,
+      ...patch,
+      // Header names are case-insensitive: `authorization` replaces a stored `Authorization`.
+      headers: mergeNamed(current.headers, patch?.headers, (name) => name.toLowerCase()),
+      params: mergeNamed(current.params, patch?.params, (name) => name)
+    }
     const reserved = Object.keys(merged.headers).find((name) => reservedHeader.test(name))
     if (reserved !== undefined) {
       return yield* ValidationError.single("http_config.headers", `'${reserved}' is set by the service and cannot be overridden`)
@@ -45,6 +68,9 @@ const resolveHttpConfig = (input: HttpConfigInput | undefined) =>
     return merged
   })
 
+const masked = (values: Readonly<Record<string, string>>) =>
+  Object.fromEntries(Object.entries(values).map(([name, value]) => [name, credentialName.test(name) ? redacted : value]))
+
 export const toWebhookResponse = (webhook: WebhookRecord): WebhookResponse => ({
   id: webhook.id,
   bank_id: webhook.bankId,
@@ -52,12 +78,7 @@ export const toWebhookResponse = (webhook: WebhookRecord): WebhookResponse => ({
   secret: webhook.secret === null ? null : redacted,
   event_types: webhook.eventTypes,
   enabled: webhook.enabled,
-  http_config: {
-    ...webhook.httpConfig,
-    headers: Object.fromEntries(
-      Object.entries(webhook.httpConfig.headers).map(([name, value]) => [name, credentialHeader.test(name) ? redacted : value])
-    )
-  },
+  http_config: { ...webhook.httpConfig, headers: masked(webhook.httpConfig.headers), params: masked(webhook.httpConfig.params) },
   created_at: webhook.createdAt.toISOString(),
   updated_at: webhook.updatedAt.toISOString()
 })
@@ -133,7 +154,7 @@ export class Webhooks extends Context.Service<Webhooks, {
 
       const register = Effect.fn("Webhooks.register")(function*(bankId: string, request: CreateWebhookRequest) {
         yield* banks.get(bankId)
-        const httpConfig = yield* resolveHttpConfig(request.http_config)
+        const httpConfig = yield* resolveHttpConfig(defaultHttpConfig, request.http_config)
         yield* allowedDestination(request.url)
         const created = yield* store.create(bankId, {
           url: request.url,
@@ -147,19 +168,21 @@ export class Webhooks extends Context.Service<Webhooks, {
 
       const update = Effect.fn("Webhooks.update")(function*(bankId: string, id: string, request: UpdateWebhookRequest) {
         const current = yield* find(bankId, id)
-        const httpConfig = request.http_config === undefined ? current.httpConfig : yield* resolveHttpConfig(request.http_config)
+        const httpConfig = yield* resolveHttpConfig(current.httpConfig, request.http_config)
         if (request.url !== undefined) yield* allowedDestination(request.url)
         const saved = yield* store.save({
           ...current,
           url: request.url ?? current.url,
-          secret: request.secret === undefined ? current.secret : request.secret,
+          secret: request.secret === undefined || request.secret === redacted ? current.secret : request.secret,
           eventTypes: request.event_types === undefined ? current.eventTypes : [...new Set(request.event_types)],
           enabled: request.enabled ?? current.enabled,
           httpConfig
         })
+        // Deleted between the read and the write.
+        if (Option.isNone(saved)) return yield* NotFound.of("webhook", id)
         // Re-enabling a webhook makes its held deliveries due.
-        if (saved.enabled) yield* delivery.wake
-        return toWebhookResponse(saved)
+        if (saved.value.enabled) yield* delivery.wake
+        return toWebhookResponse(saved.value)
       })
 
       const remove = Effect.fn("Webhooks.remove")(function*(bankId: string, id: string) {

@@ -98,6 +98,13 @@ layer(testApp(), { excludeTestServices: true })("directives", (it) => {
       assert.include(yield* fieldOf("POST", directives("bad"), { name: "n", content: "c", tags: "x" }), "tags")
       const created = yield* server.request("POST", directives("bad"), { json: { name: "n", content: "c" } })
       assert.include(yield* fieldOf("PATCH", `${directives("bad")}/${created.body.id}`, { priority: "1" }), "priority")
+      // The column is a 32-bit integer.
+      assert.include(yield* fieldOf("POST", directives("bad"), { name: "n", content: "c", priority: 2 ** 31 }), "priority")
+      assert.include(yield* fieldOf("POST", directives("bad"), { name: "n", content: "c", priority: -(2 ** 31) - 1 }), "priority")
+      assert.include(yield* fieldOf("PATCH", `${directives("bad")}/${created.body.id}`, { priority: 1e12 }), "priority")
+      const largest = yield* server.request("POST", directives("bad"), { json: { name: "n", content: "c", priority: 2 ** 31 - 1 } })
+      assert.strictEqual(largest.status, 200, largest.text)
+      assert.strictEqual(largest.body.priority, 2 ** 31 - 1)
       assert.include(yield* fieldOf("GET", `${directives("bad")}?limit=0`), "limit")
       assert.include(yield* fieldOf("GET", `${directives("bad")}?active_only=maybe`), "active_only")
       assert.include(yield* fieldOf("GET", `${directives("bad")}?tags_match=some`), "tags_match")

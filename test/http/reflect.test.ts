@@ -6,8 +6,12 @@
  */
 import { assert, layer } from "@effect/vitest"
 import { Context, Effect, Layer } from "effect"
+import { SqlClient } from "effect/sql"
 import { llmSettings } from "../../layers/models/llm/LlmConfig.ts"
 import * as LlmLive from "../../layers/models/llm/LlmLive.ts"
+import { modelKey } from "../../src/memory/Reembedding.ts"
+import { Embeddings } from "../../src/models/Embeddings.ts"
+import { OpinionStore } from "../../src/reflect/opinions/OpinionStore.ts"
 import { trigramEmbeddings } from "../support/FakeModels.ts"
 import type { ScriptedOpenAi, ScriptedReply } from "../support/ScriptedOpenAi.ts"
 import { scriptedOpenAi } from "../support/ScriptedOpenAi.ts"
@@ -264,6 +268,89 @@ layer(app, { excludeTestServices: true, timeout: "2 minutes" })("reflect with a 
       assert.closeTo(raised, 0.6 + 0.4 * 0.1, 1e-6)
       const lowered = yield* confidenceAfter("Sam is a reliable colleague but missed the audit deadline.", "contradicts")
       assert.closeTo(lowered, raised * 0.8, 1e-6)
+    }))
+
+  it.effect("an opinion formed by a reflect scoped with tag_groups carries the scope's tags", () =>
+    Effect.gen(function*() {
+      const server = yield* TestServer
+      yield* retain("grouped", [{ content: "Priya reviews every pull request within an hour.", tags: ["team-x"] }])
+      replies.decisions.push({ tool: "answer", query: null, answer: "Priya reviews pull requests quickly." })
+      replies.opinions.set("Priya reviews pull requests quickly.", {
+        opinions: [{ text: "Priya is a responsive reviewer.", confidence: 0.7 }]
+      })
+      const response = yield* server.request("POST", `${bank("grouped")}/reflect`, {
+        json: { query: "Is Priya responsive?", tag_groups: [{ tags: ["team-x"] }] }
+      })
+      assert.strictEqual(response.status, 200, response.text)
+      const opinion = yield* eventually(
+        server.request("GET", `${bank("grouped")}/memories/list?type=opinion`),
+        (r) => r.body.items.length === 1
+      ).pipe(Effect.map((r) => r.body.items[0]))
+      assert.strictEqual(opinion.text, "Priya is a responsive reviewer.")
+      // Untagged, it would surface in every scope of the bank, including ones the reflect never read.
+      assert.deepStrictEqual(opinion.tags, ["team-x"])
+    }))
+
+  it.effect("a reflect operation that runs again (crash, retry) queues its form_opinion only once", () =>
+    Effect.gen(function*() {
+      const server = yield* TestServer
+      const sql = yield* SqlClient.SqlClient
+      yield* retain("rerun", [{ content: "The bakery on Elm Street opens at six." }])
+      replies.decisions.push({ tool: "answer", query: null, answer: "At six." })
+      const submitted = yield* server.request("POST", `${bank("rerun")}/reflect/submit`, {
+        json: { query: "When does the bakery open?" }
+      })
+      const id = submitted.body.operation_id
+      const status = server.request("GET", `${bank("rerun")}/operations/${id}`)
+      const formOpinions = Effect.map(
+        server.request("GET", `${bank("rerun")}/operations?task_type=form_opinion`),
+        (r) => r.body.total as number
+      )
+      yield* eventually(status, (r) => r.body.status === "completed")
+      assert.strictEqual(yield* formOpinions, 1)
+      // As if the process had died after queueing form_opinion but before recording the reflect's result.
+      yield* sql`UPDATE operations SET status = 'failed', error_message = 'the process died' WHERE id = ${id}`
+      replies.decisions.push({ tool: "answer", query: null, answer: "At six in the morning." })
+      const retried = yield* server.request("POST", `${bank("rerun")}/operations/${id}/retry`)
+      assert.strictEqual(retried.status, 200, retried.text)
+      yield* eventually(status, (r) => r.body.status === "completed")
+      const result = yield* server.request("GET", `${bank("rerun")}/operations/${id}/result`)
+      assert.strictEqual(result.body.result.text, "At six in the morning.")
+      assert.strictEqual(yield* formOpinions, 1)
+    }))
+
+  it.effect("reinforcement reads only facts up to the watermark it records", () =>
+    Effect.gen(function*() {
+      const sql = yield* SqlClient.SqlClient
+      const store = yield* OpinionStore
+      const embeddings = yield* Embeddings
+      yield* retain("watermark", [
+        { content: "Lena fixed the build server on Monday." },
+        { content: "Lena fixed the build server again on Friday." }
+      ])
+      const facts = yield* sql<{ id: string; seq: number }>`
+        SELECT id, seq::float8 AS seq FROM memory_units
+        WHERE bank_id = 'watermark' AND fact_type IN ('world', 'experience') ORDER BY seq`
+      const text = "Lena keeps the build server running."
+      const [vector] = yield* embeddings.embedDocuments([text])
+      yield* store.insert({
+        id: "watermark-opinion",
+        bankId: "watermark",
+        text,
+        confidence: 0.5,
+        contentHash: "watermark-opinion",
+        sourceFactIds: [],
+        tags: [],
+        operationId: "watermark-test",
+        embedding: vector!,
+        embeddingModel: modelKey(embeddings.identity),
+        mentionedAt: new Date()
+      })
+      const first = facts[0]!
+      const upToFirst = yield* store.relatedFacts("watermark", "watermark-opinion", 0, first.seq, 10)
+      assert.deepStrictEqual(upToFirst.map((fact) => fact.id), [first.id])
+      const all = yield* store.relatedFacts("watermark", "watermark-opinion", 0, facts.at(-1)!.seq, 10)
+      assert.sameMembers(all.map((fact) => fact.id), facts.map((fact) => fact.id))
     }))
 
   it.effect("a model that cannot produce a search action is asked for the answer in prose", () =>

@@ -6,6 +6,8 @@
  */
 import { assert, layer } from "@effect/vitest"
 import { Context, Duration, Effect, Layer, Option, Redacted } from "effect"
+import dnsPromises from "node:dns/promises"
+import { syncBuiltinESMExports } from "node:module"
 import { FetchHttpClient, HttpClient } from "effect/http"
 import { llmSettings } from "../../layers/models/llm/LlmConfig.ts"
 import * as LlmLive from "../../layers/models/llm/LlmLive.ts"
@@ -303,5 +305,36 @@ layer(parts)("research parts", (it) => {
         assert.isFalse(isPublicAddress(address), address)
       }
       for (const address of ["8.8.8.8", "1.1.1.1", "2606:4700:4700::1111"]) assert.isTrue(isPublicAddress(address), address)
+    }))
+
+  it.effect("a name that resolves to a public address for the check and to loopback for the fetch is refused", () =>
+    Effect.gen(function*() {
+      const web = yield* Web
+      const url = `http://localhost:${new URL(web.origin).port}/pages/tea.html`
+      // DNS rebinding: the check's resolver answers with a public address, the connection's with loopback.
+      const checkSays = (address: string) =>
+        Effect.acquireRelease(
+          Effect.sync(() => {
+            const original = dnsPromises.lookup
+            dnsPromises.lookup = ((host: string, options: unknown) =>
+              host === "localhost" ? Promise.resolve([{ address, family: 4 }]) : original(host, options as never)) as never
+            syncBuiltinESMExports()
+            return original
+          }),
+          (original) =>
+            Effect.sync(() => {
+              dnsPromises.lookup = original
+              syncBuiltinESMExports()
+            })
+        )
+      const outcome = yield* Effect.scoped(Effect.andThen(
+        checkSays("93.184.216.34"),
+        fetchPage(settingsFor(web, { allowPrivateNetworks: false }), url)
+      ))
+      assert.strictEqual(outcome._tag, "PageFailure")
+      assert.match((outcome as { reason: string }).reason, /^localhost resolves to (127\.0\.0\.1|::1), not a public address$/)
+      // Allowed, the same page is read through the same client.
+      const allowed = yield* fetchPage(settingsFor(web, {}), url)
+      assert.strictEqual(allowed._tag, "FetchedPage")
     }))
 })

@@ -5,11 +5,12 @@
  * private-destination guard.
  */
 import { assert, layer } from "@effect/vitest"
-import { Duration, Effect } from "effect"
+import { Duration, Effect, Option } from "effect"
 import { SqlClient } from "effect/sql"
 import { BankEvents } from "../../src/events/BankEvents.ts"
 import { Operations } from "../../src/operations/Operations.ts"
 import { verify } from "../../src/webhooks/WebhookPayload.ts"
+import { WebhookStore } from "../../src/webhooks/WebhookStore.ts"
 import { TestServer, testApp } from "../support/TestServer.ts"
 import { TestTaskHandlers, eventually } from "../support/TestTasks.ts"
 import { startReceiver } from "../support/WebhookReceiver.ts"
@@ -108,6 +109,70 @@ layer(testApp({}, TestTaskHandlers), { excludeTestServices: true })("webhooks", 
       assert.include(unknownBank.body.detail, "no-such-bank")
     }))
 
+  it.effect("a client that sends back what it read keeps the secret and credentials; http_config merges onto the current one", () =>
+    Effect.scoped(Effect.gen(function*() {
+      const server = yield* TestServer
+      const receiver = yield* startReceiver()
+      const events = yield* BankEvents
+      yield* createBank("wh-roundtrip")
+      const created = yield* register("wh-roundtrip", {
+        url: `${receiver.url}/in`,
+        secret: "round-trip-secret",
+        http_config: {
+          timeout_seconds: 5,
+          headers: { Authorization: "Bearer tok-round", "X-Team": "memory" },
+          params: { api_key: "param-key-123", source: "engram" }
+        }
+      })
+      // Credential-named params are masked like credential headers.
+      assert.deepStrictEqual(created.http_config.params, { api_key: "********", source: "engram" })
+      const read = (yield* server.request("GET", hooks("wh-roundtrip"))).body.items[0]
+      assert.notInclude(JSON.stringify(read), "param-key-123")
+
+      const path = `${hooks("wh-roundtrip")}/${created.id}`
+      const echoed = yield* server.request("PATCH", path, {
+        json: { url: read.url, secret: read.secret, event_types: read.event_types, http_config: read.http_config }
+      })
+      assert.strictEqual(echoed.status, 200, echoed.text)
+      const partial = yield* server.request("PATCH", path, {
+        json: { http_config: { max_attempts: 3, headers: { "X-Extra": "1", "X-Team": null }, params: { page: "2" } } }
+      })
+      assert.strictEqual(partial.status, 200, partial.text)
+      assert.deepStrictEqual(partial.body.http_config, {
+        method: "POST",
+        timeout_seconds: 5,
+        headers: { Authorization: "********", "X-Extra": "1" },
+        params: { api_key: "********", source: "engram", page: "2" },
+        max_attempts: 3,
+        retry_backoff_seconds: 5,
+        retry_max_backoff_seconds: 600
+      })
+
+      // What goes out is still signed with the real secret and carries the real credentials.
+      yield* events.emit("wh-roundtrip", "consolidation.completed", {})
+      yield* eventually(Effect.sync(() => receiver.received.length), (count) => count === 1)
+      const request = receiver.received[0]!
+      assert.isTrue(verify("round-trip-secret", request.rawBody, request.headers["x-engram-signature"] as string))
+      assert.strictEqual(request.headers["authorization"], "Bearer tok-round")
+      assert.strictEqual(request.headers["x-extra"], "1")
+      assert.isUndefined(request.headers["x-team"])
+      const target = new URL(request.path, receiver.url)
+      assert.strictEqual(target.pathname, "/in")
+      assert.deepStrictEqual(Object.fromEntries(target.searchParams), { api_key: "param-key-123", source: "engram", page: "2" })
+    })))
+
+  it.effect("saving a webhook deleted since it was read finds nothing, so PATCH answers 404 instead of crashing", () =>
+    Effect.gen(function*() {
+      const server = yield* TestServer
+      const store = yield* WebhookStore
+      yield* createBank("wh-vanish")
+      const created = yield* register("wh-vanish", { url: "http://127.0.0.1:9/hook" })
+      const record = yield* store.find("wh-vanish", created.id)
+      assert.isTrue(Option.isSome(record))
+      yield* server.request("DELETE", `${hooks("wh-vanish")}/${created.id}`)
+      assert.isTrue(Option.isNone(yield* store.save(Option.getOrThrow(record))))
+    }))
+
   it.effect("bad input answers 400 naming the field", () =>
     Effect.gen(function*() {
       const server = yield* TestServer
@@ -134,8 +199,14 @@ layer(testApp({}, TestTaskHandlers), { excludeTestServices: true })("webhooks", 
       const tooMany = yield* deliveries("wh-bad", hook.id, "?limit=500")
       assert.strictEqual(tooMany.status, 400)
       assert.deepStrictEqual(fieldsOf(tooMany), ["limit"])
-      const badCursor = yield* deliveries("wh-bad", hook.id, "?cursor=yesterday")
-      assert.deepStrictEqual(fieldsOf(badCursor), ["cursor"])
+      // Date.parse takes all of these; PostgreSQL would not, so each must be a 400 rather than a 500.
+      for (const cursor of ["yesterday", "1", "March 7", "2024-02-30T00:00:00Z", "2024-01-01 10:00"]) {
+        const badCursor = yield* deliveries("wh-bad", hook.id, `?cursor=${encodeURIComponent(cursor)}`)
+        assert.strictEqual(badCursor.status, 400, cursor)
+        assert.deepStrictEqual(fieldsOf(badCursor), ["cursor"])
+      }
+      const isoCursor = yield* deliveries("wh-bad", hook.id, `?cursor=${encodeURIComponent("2030-01-01T00:00:00.123456+02:00")}`)
+      assert.strictEqual(isoCursor.status, 200, isoCursor.text)
       const badPatch = yield* server.request("PATCH", `${hooks("wh-bad")}/${hook.id}`, { json: { url: "file:///etc/passwd" } })
       assert.strictEqual(badPatch.status, 400)
       assert.deepStrictEqual(fieldsOf(badPatch), ["url"])

@@ -2,7 +2,8 @@
 import { assert, describe, it } from "@effect/vitest"
 import { Effect } from "effect"
 import { request } from "node:http"
-import { checkDestination, guardedLookup, isPrivateAddress } from "../../src/webhooks/DestinationGuard.ts"
+import { isPrivateAddress } from "../../src/net/GuardedLookup.ts"
+import { checkDestination, guardedLookup } from "../../src/webhooks/DestinationGuard.ts"
 
 describe("DestinationGuard", () => {
   it("refuses private, loopback, link-local, CGNAT, multicast and reserved IPv4", () => {

@@ -18,7 +18,9 @@ const Payload = Schema.Struct({
   query: Schema.String,
   answer: Schema.String,
   memory_ids: Schema.Array(Schema.String),
-  tags: Schema.optionalKey(Schema.Array(Schema.String))
+  tags: Schema.optionalKey(Schema.Array(Schema.String)),
+  /** The `reflect` operation that queued this one, so a re-run of it does not queue another. */
+  reflect_operation_id: Schema.optionalKey(Schema.String)
 })
 const decodePayload = Schema.decodeUnknownEffect(Payload)
 

@@ -46,11 +46,15 @@ export class OpinionStore extends Context.Service<OpinionStore, {
   readonly hasOpinions: (bankId: string) => Effect.Effect<boolean>
   /** The bank's newest fact sequence number (0 when it has none). */
   readonly latestFactSeq: (bankId: string) => Effect.Effect<number>
-  /** Facts retained after `afterSeq` whose embedding is closest to the opinion's, best first. */
+  /**
+   * Facts retained after `afterSeq` and up to `upToSeq` whose embedding is closest to the opinion's, best first.
+   * The upper bound is the watermark the caller will record: a fact retained meanwhile is left for the next run.
+   */
   readonly relatedFacts: (
     bankId: string,
     opinionId: string,
     afterSeq: number,
+    upToSeq: number,
     limit: number
   ) => Effect.Effect<ReadonlyArray<RelatedFact>>
   /** Sets confidence and watermark only if the watermark is still `fromSeq`; false when another run got there first. */
@@ -105,6 +109,7 @@ export class OpinionStore extends Context.Service<OpinionStore, {
         bankId: string,
         opinionId: string,
         afterSeq: number,
+        upToSeq: number,
         limit: number
       ) {
         const found = yield* sql<{ dims: number | null; model: string | null }>`
@@ -117,7 +122,7 @@ export class OpinionStore extends Context.Service<OpinionStore, {
           SELECT f.id, f.text, f.seq::float8 AS seq, 1 - (f.embedding::${typed} <=> o.embedding::${typed}) AS similarity
           FROM memory_units f, memory_units o
           WHERE o.id = ${opinionId} AND f.bank_id = ${bankId} AND f.fact_type IN ('world', 'experience')
-            AND f.seq > ${afterSeq} AND f.embedding_model IS NOT DISTINCT FROM ${found[0]?.model ?? null}
+            AND f.seq > ${afterSeq} AND f.seq <= ${upToSeq} AND f.embedding_model IS NOT DISTINCT FROM ${found[0]?.model ?? null}
             AND vector_dims(f.embedding) = ${dims}
           ORDER BY f.embedding::${typed} <=> o.embedding::${typed}
           LIMIT ${limit}`

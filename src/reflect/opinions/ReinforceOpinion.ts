@@ -82,7 +82,7 @@ export const ReinforceOpinionTask = TaskRegistry.handler("reinforce_opinion", Ef
       const opinions = (yield* store.list(bankId)).filter((opinion) => opinion.reinforcedSeq < latest)
       const adjusted: Array<Record<string, unknown>> = []
       for (const opinion of opinions) {
-        const related = (yield* store.relatedFacts(bankId, opinion.id, opinion.reinforcedSeq, factsPerOpinion))
+        const related = (yield* store.relatedFacts(bankId, opinion.id, opinion.reinforcedSeq, latest, factsPerOpinion))
           .filter((fact) => fact.similarity >= linkPolicy.semanticThreshold)
         const stances = related.length === 0 ? [] : yield* judge(bankId, operation.id, opinion, related)
         const confidence = adjustConfidence(opinion.confidence, stances)
