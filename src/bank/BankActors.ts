@@ -6,6 +6,7 @@
  */
 import { Cause, Context, Duration, Effect, Exit, Fiber, Layer, Option, Queue, Schedule, Semaphore } from "effect"
 import { CircuitBreaker } from "effect/persistence"
+import { SqlClient } from "effect/sql"
 import { EngramConfig } from "../config/EngramConfig.ts"
 import { BankEvents } from "../events/BankEvents.ts"
 import type { OperationRecord } from "../operations/OperationStore.ts"
@@ -48,6 +49,7 @@ export class BankActors extends Context.Service<BankActors, {
       const snapshots = yield* GraphSnapshots
       const keywordIndexes = yield* KeywordIndexes
       const events = yield* BankEvents
+      const sql = yield* SqlClient.SqlClient
       const scope = yield* Effect.scope
       const breaker = yield* CircuitBreaker.make({
         tripPolicy: CircuitBreaker.consecutive(config.circuitBreakerFailures),
@@ -66,7 +68,11 @@ export class BankActors extends Context.Service<BankActors, {
         return "internal error while running the operation"
       }
 
-      /** Marks the operation failed and, once the row really moved to failed, emits `operation.failed`. */
+      /**
+       * Marks the operation failed and, once the row really moved to failed, emits `operation.failed` — in one
+       * transaction, so the failure is never stored without its event (webhook deliveries are rows written by
+       * the listener) nor the event sent for a row that a cancel settled first.
+       */
       const fail = (operation: OperationRecord, message: string) =>
         Effect.flatMap(store.fail(operation.id, message), (settled) =>
           settled
@@ -78,7 +84,10 @@ export class BankActors extends Context.Service<BankActors, {
               error_message: message,
               attempts: operation.attempts
             }, `operation.failed:${operation.id}:${operation.attempts}`)
-            : Effect.void)
+            : Effect.void).pipe(
+            sql.withTransaction,
+            Effect.catchTag("SqlError", (error) => Effect.logError("could not record the operation's failure", error))
+          )
 
       const runOperation = (bankId: string, operation: OperationRecord) =>
         Effect.gen(function*() {

@@ -3,8 +3,9 @@
  * delete (which stops the bank's work and removes everything it owns), profile, statistics, configuration.
  */
 import { Context, Effect, Layer, Option } from "effect"
+import { SqlClient } from "effect/sql"
 import { EngramConfig } from "../config/EngramConfig.ts"
-import type { Bank, BankUpdate } from "../domain/Bank.ts"
+import type { Bank, BankSettings, BankUpdate } from "../domain/Bank.ts"
 import { NotFound } from "../domain/Errors.ts"
 import { makeConsolidationRequests } from "../memory/consolidation/ConsolidationRequests.ts"
 import { BankActors } from "./BankActors.ts"
@@ -29,6 +30,7 @@ export class Banks extends Context.Service<Banks, {
   static readonly layer = Layer.effect(
     Banks,
     Effect.gen(function*() {
+      const sql = yield* SqlClient.SqlClient
       const store = yield* BankStore
       const actors = yield* BankActors
       const config = yield* EngramConfig
@@ -41,26 +43,38 @@ export class Banks extends Context.Service<Banks, {
         return found.value
       })
 
+      /**
+       * Saves new settings and, in the same transaction, queues what the change requires of observations
+       * (`before` is none for a new bank, which has nothing to regenerate); the actor is woken after the commit.
+       */
+      const save = (bankId: string, before: Option.Option<Bank>, next: BankSettings) =>
+        Effect.gen(function*() {
+          const saved = yield* store.save(bankId, next)
+          const queued = Option.isSome(before)
+            ? yield* consolidation.enqueueAfterSettingsChange(bankId, before.value, saved)
+            : false
+          return { saved, queued }
+        }).pipe(
+          sql.withTransaction,
+          Effect.orDie,
+          Effect.tap(({ queued }) => (queued ? consolidation.wake(bankId) : Effect.void)),
+          Effect.map(({ saved }) => saved)
+        )
+
       const put = Effect.fn("Banks.put")(function*(bankId: string, update: BankUpdate) {
         const current = yield* store.find(bankId)
         const base = Option.getOrElse(current, () => emptySettings)
-        const saved = yield* store.save(bankId, applyBankUpdate(base, update))
-        if (Option.isSome(current)) yield* consolidation.afterSettingsChange(bankId, current.value, saved)
-        return saved
+        return yield* save(bankId, current, applyBankUpdate(base, update))
       })
 
       const patch = Effect.fn("Banks.patch")(function*(bankId: string, update: BankUpdate) {
         const current = yield* get(bankId)
-        const saved = yield* store.save(bankId, applyBankUpdate(current, update))
-        yield* consolidation.afterSettingsChange(bankId, current, saved)
-        return saved
+        return yield* save(bankId, Option.some(current), applyBankUpdate(current, update))
       })
 
       const resetConfig = Effect.fn("Banks.resetConfig")(function*(bankId: string) {
         const current = yield* get(bankId)
-        const saved = yield* store.save(bankId, resetSettings(current))
-        yield* consolidation.afterSettingsChange(bankId, current, saved)
-        return saved
+        return yield* save(bankId, Option.some(current), resetSettings(current))
       })
 
       const remove = Effect.fn("Banks.remove")(function*(bankId: string) {

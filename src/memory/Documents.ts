@@ -4,6 +4,7 @@ import { SqlClient } from "effect/sql"
 import { BankLocks } from "../bank/BankLocks.ts"
 import { Banks } from "../bank/Banks.ts"
 import { NotFound } from "../domain/Errors.ts"
+import { makeConsolidationRequests } from "./consolidation/ConsolidationRequests.ts"
 import { GraphRecall } from "./recall/GraphRecall.ts"
 
 interface DocumentRow {
@@ -43,6 +44,7 @@ export class Documents extends Context.Service<Documents, {
     Documents,
     Effect.gen(function*() {
       const sql = yield* SqlClient.SqlClient
+      const consolidation = yield* makeConsolidationRequests
       const banks = yield* Banks
       const locks = yield* BankLocks
       const graph = yield* GraphRecall
@@ -86,16 +88,18 @@ export class Documents extends Context.Service<Documents, {
           const found = yield* sql`DELETE FROM documents WHERE bank_id = ${bankId} AND document_id = ${documentId}
             RETURNING document_id`
           if (found.length === 0) return -1
-          const units = yield* sql`DELETE FROM memory_units WHERE bank_id = ${bankId} AND document_id = ${documentId}
-            RETURNING id`
+          const units = yield* sql<{ id: string }>`DELETE FROM memory_units
+            WHERE bank_id = ${bankId} AND document_id = ${documentId} RETURNING id`
           yield* sql`DELETE FROM chunks WHERE bank_id = ${bankId} AND document_id = ${documentId}`
           yield* sql`DELETE FROM entities e WHERE e.bank_id = ${bankId}
             AND NOT EXISTS (SELECT 1 FROM unit_entities ue WHERE ue.entity_id = e.id)`
-          return units.length
+          const requeued = yield* consolidation.enqueueAfterFactsDeleted(bankId, units.map((unit) => unit.id))
+          return { deleted: units.length, requeued }
         }).pipe(sql.withTransaction, Effect.orDie))
-        if (result < 0) return yield* NotFound.of("document", documentId)
+        if (result === -1) return yield* NotFound.of("document", documentId)
         yield* graph.invalidate(bankId)
-        return result
+        if (result.requeued) yield* consolidation.wake(bankId)
+        return result.deleted
       })
 
       return Documents.of({ list, get, remove })

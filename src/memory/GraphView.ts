@@ -11,6 +11,7 @@ import { isoOrNull as iso } from "../domain/IsoTime.ts"
 import type { FactType } from "../domain/Memory.ts"
 import type { TagsMatch } from "../domain/Recall.ts"
 import { tagCondition } from "./recall/TagFilter.ts"
+import type { UnitRow as MemoryUnitRow } from "./MemoryUnits.ts"
 
 export interface GraphFilter {
   readonly type?: FactType | undefined
@@ -20,20 +21,10 @@ export interface GraphFilter {
   readonly limit: number
 }
 
-interface UnitRow {
-  readonly id: string
-  readonly text: string
-  readonly factType: string
-  readonly context: string | null
-  readonly occurredStart: Date | null
-  readonly occurredEnd: Date | null
-  readonly mentionedAt: Date | null
-  readonly documentId: string | null
-  readonly chunkId: string | null
-  readonly tags: ReadonlyArray<string> | null
+/** A memory row as the list routes read it, less what a graph node does not show, plus its access count. */
+interface UnitRow extends Omit<MemoryUnitRow, "metadata" | "sourceFactIds" | "confidence" | "createdAt"> {
   readonly accessCount: number
   readonly createdAt: Date
-  readonly entityNames: ReadonlyArray<string> | null
   readonly entityTypes: ReadonlyArray<string | null> | null
 }
 

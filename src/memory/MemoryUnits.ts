@@ -8,6 +8,7 @@ import { BankLocks } from "../bank/BankLocks.ts"
 import { Banks } from "../bank/Banks.ts"
 import { NotFound } from "../domain/Errors.ts"
 import type { FactType, MemoryUnitView } from "../domain/Memory.ts"
+import { makeConsolidationRequests } from "./consolidation/ConsolidationRequests.ts"
 import { GraphRecall } from "./recall/GraphRecall.ts"
 import { isoOrNull as iso } from "../domain/IsoTime.ts"
 
@@ -82,6 +83,7 @@ export class MemoryUnits extends Context.Service<MemoryUnits, {
       const banks = yield* Banks
       const locks = yield* BankLocks
       const graph = yield* GraphRecall
+      const consolidation = yield* makeConsolidationRequests
 
       const select = (where: ReturnType<typeof sql.and>) => sql<UnitRow>`
         SELECT u.id, u.text, u.fact_type, u.context, u.occurred_start, u.occurred_end, u.mentioned_at, u.document_id,
@@ -128,27 +130,32 @@ export class MemoryUnits extends Context.Service<MemoryUnits, {
       const clear = Effect.fn("MemoryUnits.clear")(function*(bankId: string, type: FactType | undefined) {
         yield* banks.get(bankId)
         const deleted = yield* locks.withWriteLock(bankId)(Effect.gen(function*() {
-          const rows = yield* sql`DELETE FROM memory_units WHERE bank_id = ${bankId}
+          const rows = yield* sql<{ id: string }>`DELETE FROM memory_units WHERE bank_id = ${bankId}
             ${type ? sql`AND fact_type = ${type}` : sql``} RETURNING id`
           if (type === undefined) {
             yield* sql`DELETE FROM chunks WHERE bank_id = ${bankId}`
             yield* sql`DELETE FROM documents WHERE bank_id = ${bankId}`
           }
           yield* pruneEntities(bankId)
-          return rows.length
+          const requeued = yield* consolidation.enqueueAfterFactsDeleted(bankId, rows.map((row) => row.id))
+          return { deleted: rows.length, requeued }
         }).pipe(sql.withTransaction, Effect.orDie))
         yield* graph.invalidate(bankId)
-        return deleted
+        if (deleted.requeued) yield* consolidation.wake(bankId)
+        return deleted.deleted
       })
 
       const remove = Effect.fn("MemoryUnits.remove")(function*(bankId: string, id: string) {
         const rows = yield* locks.withWriteLock(bankId)(Effect.gen(function*() {
-          const deleted = yield* sql`DELETE FROM memory_units WHERE bank_id = ${bankId} AND id = ${id} RETURNING id`
+          const deleted = yield* sql<{ id: string }>`DELETE FROM memory_units WHERE bank_id = ${bankId} AND id = ${id}
+            RETURNING id`
           yield* pruneEntities(bankId)
-          return deleted
+          const requeued = yield* consolidation.enqueueAfterFactsDeleted(bankId, deleted.map((row) => row.id))
+          return { deleted, requeued }
         }).pipe(sql.withTransaction, Effect.orDie))
-        if (rows.length === 0) return yield* NotFound.of("memory", id)
+        if (rows.deleted.length === 0) return yield* NotFound.of("memory", id)
         yield* graph.invalidate(bankId)
+        if (rows.requeued) yield* consolidation.wake(bankId)
       })
 
       const chunk = Effect.fn("MemoryUnits.chunk")(function*(chunkId: string) {

@@ -9,6 +9,7 @@ import { Deferred, Effect, Layer } from "effect"
 import { EngramConfig } from "../../src/config/EngramConfig.ts"
 import type { BankEvent } from "../../src/events/BankEvents.ts"
 import { BankEvents } from "../../src/events/BankEvents.ts"
+import { MemoryUnits } from "../../src/memory/MemoryUnits.ts"
 import { Operations } from "../../src/operations/Operations.ts"
 import { TestServer, testApp } from "../support/TestServer.ts"
 import { eventually, TestTaskHandlers, TestTasks } from "../support/TestTasks.ts"
@@ -290,12 +291,37 @@ layer(app, { excludeTestServices: true })("consolidation (offline)", (it) => {
       assert.strictEqual(before.source_fact_ids.length, 2, before.text)
       const deleted = yield* request("DELETE", `${bank("sources")}/documents/sketchbook`)
       assert.strictEqual(deleted.status, 200, deleted.text)
-      const run = yield* request("POST", `${bank("sources")}/consolidate`)
-      const result = yield* finished("sources", run.body.operation_id)
-      assert.strictEqual(result.body.result.observations_removed, 1)
+      // The observation resting on a deleted fact goes with it; recall never cites a fact that is gone.
+      assert.isUndefined((yield* observations("sources")).find((o) => o.id === before.id))
+      // ...and the deletion queued the run that rebuilds it from the facts that remain.
+      yield* settled("sources")
       const after = (yield* observations("sources")).find((o) => o.text.includes("harbour"))
       assert.strictEqual(after.source_fact_ids.length, 1)
       assert.notInclude(after.text, "dawn")
+
+      // Deleting that last fact (MCP's delete_memory calls this) leaves nothing to rebuild from.
+      const units = yield* MemoryUnits
+      yield* units.remove("sources", after.source_fact_ids[0])
+      yield* settled("sources")
+      assert.isUndefined((yield* observations("sources")).find((o) => o.text.includes("harbour")))
+    }))
+
+  it.effect("an explicit consolidate that joins a waiting automatic run makes it run even with observations off", () =>
+    Effect.gen(function*() {
+      const operations = yield* Operations
+      yield* request("PUT", bank("toggle"), {})
+      const blocker = yield* operations.submit({ bankId: "toggle", taskType: "test_block", payload: { key: "hold-toggle" } })
+      yield* eventually(request("GET", `${bank("toggle")}/operations/${blocker.id}`), (r) => r.body.status === "running")
+      yield* retain("toggle", session2)
+      const off = yield* request("PATCH", bank("toggle"), { enable_observations: false })
+      assert.strictEqual(off.status, 200, off.text)
+      const asked = yield* request("POST", `${bank("toggle")}/consolidate`)
+      assert.strictEqual(asked.body.deduplicated, true, "joins the run retain queued")
+      yield* Deferred.succeed(TestTasks.blockers.get("hold-toggle")!, undefined)
+      const result = yield* finished("toggle", asked.body.operation_id)
+      assert.strictEqual(result.body.result.trigger, "manual")
+      assert.isUndefined(result.body.result.skipped)
+      assert.isAbove(result.body.result.facts_processed, 0)
     }))
 
   it.effect("the admin route consolidates every bank of this instance's schema; bad input answers 400 or 404", () =>

@@ -26,6 +26,7 @@ import {
   type ConsolidationRequest,
   type ConsolidationTrigger,
   consolidateTask,
+  isAutomatic,
   makeConsolidationRequests,
   observationsEnabled,
   regenerateTask
@@ -34,7 +35,7 @@ import { planWithLlm } from "./LlmConsolidator.ts"
 import { memoryHistory } from "./ObservationHistory.ts"
 import { mergeNearDuplicates } from "./ObservationMerge.ts"
 import { pendingFacts, relatedObservations, type VectorSpace } from "./ObservationReads.ts"
-import { pruneDanglingSources, resetBank, resetFactObservations } from "./ObservationResets.ts"
+import { resetBank, resetFactObservations } from "./ObservationResets.ts"
 import { scopeKey, scopesOf, type Scope } from "./ObservationScopes.ts"
 import { writeObservations, type WriteOutcome } from "./ObservationWriter.ts"
 import { missionTerms, offlineMergedText, planOffline } from "./OfflineConsolidator.ts"
@@ -171,12 +172,11 @@ export class Consolidation extends Context.Service<Consolidation, {
           usage
         })
         // Turning observations off stops the automatic runs already queued; asking explicitly still works.
-        if (trigger === "retain" && !observationsEnabled(bank, config.enableObservations)) {
+        if (isAutomatic(trigger) && !observationsEnabled(bank, config.enableObservations)) {
           return result("observations are disabled for this bank")
         }
 
         if (mode === "regenerate") totals.removed += yield* write(bankId, resetBank(bankId)).pipe(Effect.orDie)
-        totals.removed += yield* write(bankId, pruneDanglingSources(bankId)).pipe(Effect.orDie)
         const seen = new Set<string>()
         while (true) {
           const facts = yield* pendingFacts(bankId, useLlm ? batchSize.llm : batchSize.offline).pipe(

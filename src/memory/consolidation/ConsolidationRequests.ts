@@ -10,13 +10,17 @@ import { BankActors } from "../../bank/BankActors.ts"
 import { EngramConfig } from "../../config/EngramConfig.ts"
 import type { BankSettings } from "../../domain/Bank.ts"
 import { OperationStore } from "../../operations/OperationStore.ts"
+import { releaseObservationsOf } from "./ObservationResets.ts"
 
 export const consolidateTask = "consolidate"
 export const regenerateTask = "regenerate_observations"
 export type ConsolidationTask = typeof consolidateTask | typeof regenerateTask
 
 /** Why consolidation was asked for; recorded in the operation's payload and in the completion event. */
-export type ConsolidationTrigger = "retain" | "manual" | "admin" | "reset" | "settings"
+export type ConsolidationTrigger = "retain" | "delete" | "manual" | "admin" | "reset" | "settings"
+
+/** Runs the service queues by itself; they are skipped when observations are off (an explicit request is not). */
+export const isAutomatic = (trigger: string) => trigger === "retain" || trigger === "delete"
 
 export interface ConsolidationRequest {
   readonly operationId: string
@@ -52,32 +56,73 @@ export const makeConsolidationRequests = Effect.gen(function*() {
   const actors = yield* BankActors
   const config = yield* EngramConfig
 
+  /**
+   * Queues the task without waking the actor, so it can run inside the caller's transaction: the request then
+   * commits with the writes that called for it, or not at all. A waiting operation of the same task is reused in
+   * one statement (it cannot start between the look and the reuse); an explicit request takes it over, so a run
+   * queued automatically, which is skipped when observations are off, still runs when someone asked for it.
+   */
+  const enqueue = Effect.fn("ConsolidationRequests.enqueue")(function*(
+    bankId: string,
+    task: ConsolidationTask,
+    trigger: ConsolidationTrigger
+  ) {
+    const reused = yield* sql<{ id: string }>`UPDATE operations
+      SET payload = CASE WHEN ${isAutomatic(trigger)} THEN payload
+                         ELSE jsonb_set(coalesce(payload, '{}'::jsonb), '{trigger}', to_jsonb(${trigger}::text)) END,
+          updated_at = now()
+      WHERE id = (SELECT id FROM operations
+                  WHERE bank_id = ${bankId} AND task_type = ${task} AND status = 'pending' AND parent_id IS NULL
+                  ORDER BY created_at LIMIT 1)
+        AND status = 'pending'
+      RETURNING id`.pipe(Effect.orDie)
+    const operationId = reused[0]?.id ?? (yield* store.create({ bankId, taskType: task, payload: { trigger } })).id
+    return { operationId, deduplicated: reused.length > 0 } satisfies ConsolidationRequest
+  })
+
   const request = Effect.fn("ConsolidationRequests.request")(function*(
     bankId: string,
     task: ConsolidationTask,
     trigger: ConsolidationTrigger
   ) {
-    const waiting = yield* sql<{ id: string }>`SELECT id FROM operations
-      WHERE bank_id = ${bankId} AND task_type = ${task} AND status = 'pending' AND parent_id IS NULL
-      ORDER BY created_at LIMIT 1`.pipe(Effect.orDie)
-    const reused = waiting[0]
-    const operationId = reused?.id ?? (yield* store.create({ bankId, taskType: task, payload: { trigger } })).id
+    const queued = yield* enqueue(bankId, task, trigger)
     yield* actors.wake(bankId)
-    return { operationId, deduplicated: reused !== undefined } satisfies ConsolidationRequest
+    return queued
   })
 
-  /** Called after a bank's settings were saved: queues what the change requires, if the bank holds facts. */
-  const afterSettingsChange = Effect.fn("ConsolidationRequests.afterSettingsChange")(function*(
+  /**
+   * What a bank's settings change queues, if anything and if the bank holds facts. Run it in the transaction
+   * that saves the settings (a crash cannot keep the new rules and lose the regeneration), then `wake`.
+   */
+  const enqueueAfterSettingsChange = Effect.fn("ConsolidationRequests.afterSettingsChange")(function*(
     bankId: string,
     before: BankSettings,
     after: BankSettings
   ) {
     const task = settingsConsequence(before, after, config.enableObservations)
-    if (task === null) return
+    if (task === null) return false
     const facts = yield* sql`SELECT 1 FROM memory_units
       WHERE bank_id = ${bankId} AND fact_type IN ('world', 'experience') LIMIT 1`.pipe(Effect.orDie)
-    if (facts.length > 0) yield* request(bankId, task, "settings")
+    if (facts.length === 0) return false
+    yield* enqueue(bankId, task, "settings")
+    return true
   })
 
-  return { request, afterSettingsChange }
+  /**
+   * In the transaction that deletes facts: the observations resting on them go and, when any did, a run is
+   * queued to consolidate the facts they leave behind. True when the caller should `wake` after its commit.
+   */
+  const enqueueAfterFactsDeleted = Effect.fn("ConsolidationRequests.afterFactsDeleted")(function*(
+    bankId: string,
+    deletedFactIds: ReadonlyArray<string>
+  ) {
+    const released = yield* releaseObservationsOf(bankId, deletedFactIds).pipe(
+      Effect.provideService(SqlClient.SqlClient, sql)
+    )
+    if (released === 0) return false
+    yield* enqueue(bankId, consolidateTask, "delete")
+    return true
+  })
+
+  return { enqueue, request, enqueueAfterSettingsChange, enqueueAfterFactsDeleted, wake: actors.wake }
 })

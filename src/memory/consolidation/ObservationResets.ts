@@ -1,7 +1,7 @@
 /**
- * Undoing consolidation so it can be redone: observations whose facts were deleted (a document replaced or
- * removed) are dropped and their remaining facts queued again; one fact's observations can be reset; and a bank
- * can start over (regeneration, `DELETE observations`). Facts are never touched beyond their consolidated mark.
+ * Undoing consolidation so it can be redone: observations whose facts were deleted (a memory removed, a
+ * document replaced or removed) are dropped and their remaining facts queued again; one fact's observations can
+ * be reset; and a bank can start over (regeneration, `DELETE observations`). Facts are never touched beyond their consolidated mark.
  * Run inside the caller's transaction.
  */
 import { Effect } from "effect"
@@ -25,15 +25,25 @@ const dropAndRequeue = Effect.fnUntraced(function*(
   return observations.length
 })
 
-/** Observations that lost a source fact; their surviving facts are consolidated again. */
-export const pruneDanglingSources = Effect.fn("ObservationResets.pruneDangling")(function*(bankId: string) {
+/**
+ * Called in the transaction that deletes facts (a memory, a document, a replaced document's old chunks): the
+ * observations resting on any of them go and their surviving facts wait for consolidation again. Found through
+ * the GIN index on `source_fact_ids`, so it costs what the deletion touched, not a scan of the bank.
+ */
+export const releaseObservationsOf = Effect.fn("ObservationResets.releaseObservationsOf")(function*(
+  bankId: string,
+  deletedFactIds: ReadonlyArray<string>
+) {
+  if (deletedFactIds.length === 0) return 0
   const sql = yield* SqlClient.SqlClient
   const broken = yield* sql<{ id: string; sourceFactIds: ReadonlyArray<string> | null }>`
     SELECT o.id, o.source_fact_ids FROM memory_units o
-    WHERE o.bank_id = ${bankId} AND o.fact_type = 'observation'
-      AND EXISTS (SELECT 1 FROM unnest(o.source_fact_ids) AS s(id)
-                  WHERE NOT EXISTS (SELECT 1 FROM memory_units f WHERE f.id = s.id))`
-  return yield* dropAndRequeue(sql, bankId, broken)
+    WHERE o.bank_id = ${bankId} AND o.fact_type = 'observation' AND o.source_fact_ids && ${[...deletedFactIds]}::text[]`
+  const gone = new Set(deletedFactIds)
+  return yield* dropAndRequeue(sql, bankId, broken.map((row) => ({
+    id: row.id,
+    sourceFactIds: (row.sourceFactIds ?? []).filter((id) => !gone.has(id))
+  })))
 })
 
 /** The observations resting on one fact; they go and all their facts (this one included) are requeued. */

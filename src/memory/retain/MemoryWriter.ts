@@ -12,6 +12,7 @@ import { cjkTerms } from "../recall/SearchTerms.ts"
 import { resolveEntities } from "./EntityResolver.ts"
 import { sameNumbers, wordJaccard } from "./ContentHash.ts"
 import { isoOrNull as iso } from "../../domain/IsoTime.ts"
+import { releaseObservationsOf } from "../consolidation/ObservationResets.ts"
 
 export interface PreparedFact {
   readonly id: string
@@ -89,9 +90,12 @@ export const writeBatch = Effect.fn("MemoryWriter.writeBatch")(function*(batch: 
   for (const document of batch.documents) {
     if (document.replace) {
       const kept = document.keptChunkIds
-      yield* sql`DELETE FROM memory_units WHERE bank_id = ${bankId} AND document_id = ${document.documentId}
-        AND fact_type IN ('world', 'experience')
-        ${kept.length > 0 ? sql`AND (chunk_id IS NULL OR chunk_id NOT IN ${sql.in(kept)})` : sql``}`
+      const replaced = yield* sql<{ id: string }>`DELETE FROM memory_units
+        WHERE bank_id = ${bankId} AND document_id = ${document.documentId} AND fact_type IN ('world', 'experience')
+        ${kept.length > 0 ? sql`AND (chunk_id IS NULL OR chunk_id NOT IN ${sql.in(kept)})` : sql``}
+        RETURNING id`
+      // Observations built on the old text go; retain queues the consolidation of what is left.
+      yield* releaseObservationsOf(bankId, replaced.map((row) => row.id))
       yield* sql`DELETE FROM chunks WHERE bank_id = ${bankId} AND document_id = ${document.documentId}
         ${kept.length > 0 ? sql`AND id NOT IN ${sql.in(kept)}` : sql``}`
     }

@@ -193,6 +193,7 @@ export class Retain extends Context.Service<Retain, {
         }
         const vectors = yield* embeddings.embedDocuments(facts.map((fact) => fact.text))
         const embedded = facts.map((fact, index) => ({ ...fact, embedding: vectors[index]! }))
+        const consolidates = observationsEnabled(bank, config.enableObservations)
         const result = yield* locks.withWriteLock(bankId)(
           writeBatch({
             bankId,
@@ -205,7 +206,18 @@ export class Retain extends Context.Service<Retain, {
             })),
             chunks,
             facts: embedded
-          }).pipe(sql.withTransaction, Effect.orDie, Effect.provideService(SqlClient.SqlClient, sql))
+          }).pipe(
+            // New or replaced facts wait for consolidation into observations; one queued run serves many retains.
+            // Queued in the same transaction, so facts are never stored without the run that will consolidate them.
+            Effect.tap((written) =>
+              consolidates && (written.created.length > 0 || oldChunks.length > 0)
+                ? consolidation.enqueue(bankId, consolidateTask, "retain")
+                : Effect.void
+            ),
+            sql.withTransaction,
+            Effect.orDie,
+            Effect.provideService(SqlClient.SqlClient, sql)
+          )
         )
         yield* statistics.noteWrites(result.created.length)
         if (result.created.length > 0 || documents.size > 0) {
@@ -222,10 +234,7 @@ export class Retain extends Context.Service<Retain, {
           document_ids: [...documents.keys()],
           tags: [...new Set(items.flatMap((item) => [...(item.tags ?? []), ...options.documentTags]))]
         }, options.operationId === null ? undefined : stableId(bankId, "retain.completed", options.operationId))
-        // New or replaced facts wait for consolidation into observations; one queued run serves many retains.
-        if (observationsEnabled(bank, config.enableObservations) && (result.created.length > 0 || oldChunks.length > 0)) {
-          yield* consolidation.request(bankId, consolidateTask, "retain")
-        }
+        if (consolidates && (result.created.length > 0 || oldChunks.length > 0)) yield* consolidation.wake(bankId)
         return { created: result.created.length, duplicates: result.duplicates, usage }
       })
 
