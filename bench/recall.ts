@@ -159,17 +159,29 @@ const measure = Effect.fn(function*(bankId: string, count: number) {
   yield* run("graph only (8 seeds)", () => graph.expand(bankId, seeds.map((s) => ({ id: s.id, activation: 1 })), { depth: 50, temporalOnly: false }))
   // Where the slowest mid recalls spend their time, from recall's own trace.
   const traced: Array<{ query: string; total: number; wall: number; stages: string }> = []
+  const stageSamples = new Map<string, Array<number>>()
   for (const query of queries) {
     const start = performance.now()
     const response = yield* recall.recall(bankId, { query, budget: "mid", trace: true }).pipe(Effect.orDie)
-    const trace = response.trace as { total_ms: number; strategies: Record<string, { duration_ms: number }> }
+    const trace = response.trace as {
+      total_ms: number
+      strategies: Record<string, { duration_ms: number }>
+      stages_ms: Record<string, number>
+    }
+    for (const [name, ms] of Object.entries(trace.stages_ms)) stageSamples.set(name, [...(stageSamples.get(name) ?? []), ms])
     traced.push({
       query,
       total: trace.total_ms,
       wall: performance.now() - start,
-      stages: Object.entries(trace.strategies).map(([name, run]) => `${name} ${run.duration_ms} ms`).join(", ")
+      stages: [
+        ...Object.entries(trace.strategies).map(([name, run]) => `${name} ${run.duration_ms} ms`),
+        ...Object.entries(trace.stages_ms).map(([name, ms]) => `${name} ${ms} ms`)
+      ].join(", ")
     })
   }
+  console.error(`mid recall stages, p50 ms: ${
+    [...stageSamples].map(([name, samples]) => `${name} ${percentile(samples, 0.5).toFixed(2)}`).join(", ")
+  }`)
   for (const slow of traced.sort((a, b) => b.wall - a.wall).slice(0, 3)) {
     console.error(`slow mid recall (${slow.wall.toFixed(1)} ms wall, ${slow.total} ms traced): ${slow.stages} — "${slow.query}"`)
   }

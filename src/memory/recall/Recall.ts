@@ -84,10 +84,18 @@ export class Recall extends Context.Service<Recall, {
 
       const recall = Effect.fn("Recall.recall")(function*(bankId: string, request: RecallRequest) {
         const started = yield* Clock.currentTimeMillis
+        // Where the time goes, for the trace: each stage's wall time in milliseconds.
+        const stages: Record<string, number> = {}
+        const stage = <A, E, R>(name: string, effect: Effect.Effect<A, E, R>) =>
+          Effect.gen(function*() {
+            const start = yield* Clock.currentTimeNanos
+            const value = yield* effect
+            stages[name] = Number((yield* Clock.currentTimeNanos) - start) / 1e6
+            return value
+          })
         if (request.tags && request.tags.length > 0 && request.tag_groups && request.tag_groups.length > 0) {
           return yield* ValidationError.single("tag_groups", "tags and tag_groups cannot be used together")
         }
-        yield* banks.get(bankId)
         if (request.branch_name && !defaultBranches.has(request.branch_name)) {
           return yield* NotFound.of("branch", request.branch_name)
         }
@@ -103,7 +111,7 @@ export class Recall extends Context.Service<Recall, {
         ])
         const now = new Date(yield* Clock.currentTimeMillis)
         const reference = request.query_timestamp ? new Date(request.query_timestamp) : now
-        const named = resolveTimes(request.query, reference)[0]
+        const named = yield* stage("time_parse", Effect.sync(() => resolveTimes(request.query, reference)[0]))
         const window = named
           ? { start: named.start, end: named.end }
           : request.query_timestamp
@@ -111,16 +119,20 @@ export class Recall extends Context.Service<Recall, {
           : null
 
         const tagScoped = (request.tags?.length ?? 0) > 0 || (request.tag_groups?.length ?? 0) > 0
-        const expansion = expand(request.query)
+        const expansion = yield* stage("expand", Effect.sync(() => expand(request.query)))
         // The in-memory index knows memory types but not tag rules: tag-scoped requests search in SQL.
         const keywordSearch = tagScoped
           ? Effect.flatMap(corpus(bankId, now.getTime()), (statistics) =>
             keyword({ scope, bankId, query: request.query, expansion, depth, corpus: statistics }))
           : keywordInMemory({ bankId, query: request.query, expansion, types, depth })
-        const vector = yield* embeddings.embedQuery(request.query).pipe(
-          Effect.mapError((error) => new ServiceUnavailable({ detail: `embedding the query failed: ${error.message}` }))
-        )
-        const [semanticRun, keywordRun, temporalRun] = yield* Effect.all([
+        // The bank's existence is checked while the query is embedded (a remote embedder's round trip hides it).
+        const [, vector] = yield* Effect.all([
+          stage("bank", banks.get(bankId)),
+          stage("embed", embeddings.embedQuery(request.query)).pipe(
+            Effect.mapError((error) => new ServiceUnavailable({ detail: `embedding the query failed: ${error.message}` }))
+          )
+        ], { concurrency: "unbounded" })
+        const [semanticRun, keywordRun, temporalRun] = yield* stage("search", Effect.all([
           timed("semantic", semantic({
             scope,
             vector,
@@ -132,7 +144,7 @@ export class Recall extends Context.Service<Recall, {
           window === null
             ? Effect.succeed(undefined)
             : timed("temporal", temporal({ scope, start: window.start, end: window.end, depth }))
-        ], { concurrency: "unbounded" }).pipe(Effect.orDie)
+        ], { concurrency: "unbounded" })).pipe(Effect.orDie)
 
         const direct = [semanticRun, keywordRun, ...(temporalRun ? [temporalRun] : [])]
         const seeds = reciprocalRankFusion(direct).slice(0, graphSeeds)
@@ -142,38 +154,41 @@ export class Recall extends Context.Service<Recall, {
         }))
         const runs = [...direct, graphRun]
         const ranked = byCombinedScore(reciprocalRankFusion(runs))
-        const adjacent = yield* graph.adjacent(bankId, ranked.slice(0, conversationContext.sources).map((candidate) => candidate.id))
+        const adjacent = yield* stage("context", graph.adjacent(bankId, ranked.slice(0, conversationContext.sources).map((candidate) => candidate.id)))
         const fused = byCombinedScore(withConversationContext(ranked, adjacent)).slice(0, rerankDepth[budget])
 
         // Hydrated within the request's scope: graph neighbours outside it (type, tags) were never checked by SQL.
-        const rows = yield* units.byIds(bankId, fused.map((candidate) => candidate.id), scope)
+        const rows = yield* stage("load", units.byIds(bankId, fused.map((candidate) => candidate.id), scope))
         const byId = new Map(rows.map((row) => [row.id, row]))
-        const deterministic = deterministicRerank(
+        const deterministic = yield* stage("rerank", Effect.sync(() => deterministicRerank(
           request.query,
           fused.filter((candidate) => byId.has(candidate.id)).map((candidate) => {
             const row = byId.get(candidate.id)!
             return { fused: candidate, text: row.text, factType: row.factType, time: row.occurredStart ?? row.mentionedAt }
           }),
           { window, preferObservations: request.prefer_observations === true }
-        )
+        )))
         const crossEncoded = Option.isSome(reranker)
-          ? yield* crossEncoderRerank(reranker.value, request.query, deterministic)
+          ? yield* stage("cross_encoder", crossEncoderRerank(reranker.value, request.query, deterministic))
           : { ranked: deterministic, trace: null }
         const reranked = crossEncoded.ranked
         const threshold = request.min_score?.threshold ?? 0
         const maxTokens = request.max_tokens ?? 4096
-        const results: Array<RecallResult> = []
-        let used = 0
-        for (const item of reranked) {
-          if (item.score < threshold) continue
-          const cost = countTokens(item.text)
-          if (used + cost > maxTokens) break
-          used += cost
-          results.push(toRecallResult(toUnitView(byId.get(item.fused.id)!), Number(item.score.toFixed(4))))
-        }
+        const { results, used } = yield* stage("budget", Effect.sync(() => {
+          const results: Array<RecallResult> = []
+          let used = 0
+          for (const item of reranked) {
+            if (item.score < threshold) continue
+            const cost = countTokens(item.text)
+            if (used + cost > maxTokens) break
+            used += cost
+            results.push(toRecallResult(toUnitView(byId.get(item.fused.id)!), Number(item.score.toFixed(4))))
+          }
+          return { results, used }
+        }))
 
         const include = request.include ?? {}
-        const [entities, chunks, sourceFacts] = yield* Effect.all([
+        const [entities, chunks, sourceFacts] = yield* stage("includes", Effect.all([
           include.entities === null ? Effect.succeed(null) : includeEntities(bankId, results, include.entities?.max_tokens ?? 500),
           include.chunks ? includeChunks(results, include.chunks.max_tokens ?? 8192) : Effect.succeed(null),
           include.source_facts
@@ -182,7 +197,7 @@ export class Recall extends Context.Service<Recall, {
               maxTokensPerObservation: include.source_facts.max_tokens_per_observation ?? -1
             }, (ids) => units.byIds(bankId, ids))
             : Effect.succeed(null)
-        ]).pipe(Effect.orDie)
+        ])).pipe(Effect.orDie)
 
         const trace = request.trace === true
           ? {
@@ -204,6 +219,7 @@ export class Recall extends Context.Service<Recall, {
             })),
             reranker: crossEncoded.trace ?? { model: "deterministic" },
             results_tokens: used,
+            stages_ms: Object.fromEntries(Object.entries(stages).map(([name, ms]) => [name, Number(ms.toFixed(2))])),
             total_ms: (yield* Clock.currentTimeMillis) - started
           }
           : null
