@@ -84,14 +84,16 @@ const seed = Effect.fn(function*(bankId: string, count: number) {
       content_hash: contentHash(b.text),
       embedding: param(vectors[i]!),
       cjk: cjkTerms(b.text),
-      entity_id: entityIds.get(b.person)!
+      entity_id: entityIds.get(b.person)!,
+      // Each memory is tagged with its person, as an app keeping one user's memories apart would tag them.
+      tag: `user:${b.person}`
     }))
     yield* sql`
-      INSERT INTO memory_units (id, bank_id, text, fact_type, mentioned_at, content_hash, embedding, embedding_model, search_text)
+      INSERT INTO memory_units (id, bank_id, text, fact_type, mentioned_at, content_hash, embedding, embedding_model, search_text, tags)
       SELECT x.id, ${bankId}, x.text, x.fact_type, x.mentioned_at, x.content_hash, x.embedding::vector, ${model},
-        to_tsvector('english', x.text) || to_tsvector('simple', x.cjk)
+        to_tsvector('english', x.text) || to_tsvector('simple', x.cjk), ARRAY[x.tag]
       FROM jsonb_to_recordset(${JSON.stringify(rows)}::jsonb) AS x(id text, text text, fact_type text,
-        mentioned_at timestamptz, content_hash text, embedding text, cjk text)`
+        mentioned_at timestamptz, content_hash text, embedding text, cjk text, tag text)`
     yield* sql`
       INSERT INTO unit_entities (unit_id, entity_id, unit_seq)
       SELECT x.id, x.entity_id, u.seq FROM jsonb_to_recordset(${JSON.stringify(rows)}::jsonb) AS x(id text, entity_id text)
@@ -148,12 +150,16 @@ const measure = Effect.fn(function*(bankId: string, count: number) {
   for (const budget of ["low", "mid", "high"] as const) {
     yield* run(`recall budget ${budget}`, (query) => recall.recall(bankId, { query, budget }).pipe(Effect.orDie))
   }
+  // Scoped to one person's tag, the way a multi-user app recalls: every strategy applies the tag rules.
+  yield* run("recall budget mid, tags [user:…] any_strict", (query) =>
+    recall.recall(bankId, { query, budget: "mid", tags: [`user:${people[query.length % people.length]!}`], tags_match: "any_strict" })
+      .pipe(Effect.orDie))
   yield* run("semantic only (mid depth)", (query) =>
     Effect.flatMap(embeddings.embedQuery(query), (vector) => semantic({ scope, vector, dimensions: d, model, depth: 50 })).pipe(Effect.orDie))
   const corpus = yield* corpusStatistics(bankId)
   yield* run("keyword only, in-memory index (mid depth)", (query) =>
     keywordInMemory({ bankId, query, expansion: [], types: ["world", "experience"], depth: 50 }))
-  yield* run("keyword only, SQL as for tag-scoped recall (mid depth)", (query) =>
+  yield* run("keyword only, SQL strategy (reference; mid depth)", (query) =>
     keyword({ scope, bankId, query, depth: 50, corpus }).pipe(Effect.orDie))
   const seeds = yield* sql<{ id: string }>`SELECT id FROM memory_units WHERE bank_id = ${bankId} ORDER BY seq LIMIT 8`
   yield* run("graph only (8 seeds)", () => graph.expand(bankId, seeds.map((s) => ({ id: s.id, activation: 1 })), { depth: 50, temporalOnly: false }))

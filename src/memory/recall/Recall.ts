@@ -23,7 +23,8 @@ import { GraphRecall } from "./GraphRecall.ts"
 import { includeChunks, includeEntities, includeSourceFacts, toRecallResult } from "./RecallIncludes.ts"
 import { KeywordIndexes } from "./keyword/KeywordIndexes.ts"
 import { keywordInMemory } from "./keyword/KeywordSearch.ts"
-import { corpusStatistics, keyword, semantic, temporal } from "./Strategies.ts"
+import { semantic, temporal } from "./Strategies.ts"
+import { tagMatcher } from "./TagMatch.ts"
 import { tagScope } from "./TagFilter.ts"
 
 /** Branches exist once memory repos do; until then only the default branch can be named. */
@@ -34,8 +35,6 @@ const rerankDepth = { low: 40, mid: 80, high: 160 } as const
 const graphSeeds = 8
 const expansionNeighbours = 3
 const expansionMinSimilarity = 0.55
-/** How long a bank's BM25 statistics (size, average length) are reused: they drift slowly as memories arrive. */
-const corpusStatisticsTtlMs = 30_000
 
 export class Recall extends Context.Service<Recall, {
   readonly recall: (
@@ -54,14 +53,6 @@ export class Recall extends Context.Service<Recall, {
       const wordVectors = yield* Effect.serviceOption(WordVectors)
       const keywordIndexes = yield* KeywordIndexes
       const reranker = yield* Effect.serviceOption(Reranker)
-      const corpusCache = new Map<string, { readonly at: number; readonly value: { count: number; averageLength: number } }>()
-      const corpus = (bankId: string, now: number) => {
-        const cached = corpusCache.get(bankId)
-        if (cached !== undefined && now - cached.at < corpusStatisticsTtlMs) return Effect.succeed(cached.value)
-        return corpusStatistics(bankId).pipe(
-          Effect.tap((value) => Effect.sync(() => corpusCache.set(bankId, { at: now, value })))
-        )
-      }
 
       /** Each content word's closest neighbours, for keyword search at a lower weight. */
       const expand = (query: string): ReadonlyArray<string> =>
@@ -118,13 +109,16 @@ export class Recall extends Context.Service<Recall, {
           ? { start: new Date(reference.getTime() - 3 * 86_400_000), end: new Date(reference.getTime() + 3 * 86_400_000) }
           : null
 
-        const tagScoped = (request.tags?.length ?? 0) > 0 || (request.tag_groups?.length ?? 0) > 0
         const expansion = yield* stage("expand", Effect.sync(() => expand(request.query)))
-        // The in-memory index knows memory types but not tag rules: tag-scoped requests search in SQL.
-        const keywordSearch = tagScoped
-          ? Effect.flatMap(corpus(bankId, now.getTime()), (statistics) =>
-            keyword({ scope, bankId, query: request.query, expansion, depth, corpus: statistics }))
-          : keywordInMemory({ bankId, query: request.query, expansion, types, depth })
+        // The bank's in-memory index, with the same type and tag rules the SQL scope applies to the other strategies.
+        const keywordSearch = keywordInMemory({
+          bankId,
+          query: request.query,
+          expansion,
+          types,
+          tags: tagMatcher({ tags: request.tags, tagsMatch: request.tags_match, tagGroups: request.tag_groups }),
+          depth
+        })
         // The bank's existence is checked while the query is embedded (a remote embedder's round trip hides it).
         const [, vector] = yield* Effect.all([
           stage("bank", banks.get(bankId)),

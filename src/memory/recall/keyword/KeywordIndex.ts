@@ -10,8 +10,17 @@ export interface IndexedMemory {
   readonly id: string
   readonly seq: number
   readonly factType: string
+  /** The memory's tags, for tag-scoped searches. */
+  readonly tags: ReadonlyArray<string>
   /** The distinct lexemes of the memory's `search_text`. */
   readonly lexemes: ReadonlyArray<string>
+}
+
+export interface SearchOptions {
+  readonly types: ReadonlyArray<string>
+  readonly depth: number
+  /** The request's tag scope (see `tagMatcher`); absent, every memory's tags qualify. */
+  readonly tags?: ((tags: ReadonlyArray<string>) => boolean) | undefined
 }
 
 export interface QueryTerm {
@@ -29,6 +38,9 @@ export class KeywordIndex {
   private readonly known = new Set<string>()
   private readonly lengths: Array<number> = []
   private readonly types: Array<string> = []
+  /** Each memory's tags; memories with the same tags share one array, so a search judges each tag set once. */
+  private readonly tagSets: Array<ReadonlyArray<string>> = []
+  private readonly internedTags = new Map<string, ReadonlyArray<string>>()
   private readonly postings = new Map<string, Array<number>>()
   private totalLength = 0
   /** The highest `seq` indexed: the next append starts after it. */
@@ -54,6 +66,7 @@ export class KeywordIndex {
       const position = this.ids.length
       this.ids.push(memory.id)
       this.types.push(memory.factType)
+      this.tagSets.push(this.intern(memory.tags))
       this.lengths.push(memory.lexemes.length)
       this.totalLength += memory.lexemes.length
       for (const lexeme of memory.lexemes) {
@@ -65,14 +78,26 @@ export class KeywordIndex {
     }
   }
 
-  /** The best `depth` memories of the given types for the terms, by BM25 (ties broken by id, like the SQL). */
-  search(terms: ReadonlyArray<QueryTerm>, options: { readonly types: ReadonlyArray<string>; readonly depth: number }): Array<Candidate> {
+  private intern(tags: ReadonlyArray<string>): ReadonlyArray<string> {
+    const key = JSON.stringify(tags)
+    const known = this.internedTags.get(key)
+    if (known !== undefined) return known
+    this.internedTags.set(key, tags)
+    return tags
+  }
+
+  /**
+   * The best `depth` memories of the given types (and tag scope) for the terms, by BM25 (ties broken by id, like
+   * the SQL). Document frequencies are the whole bank's, as in the SQL strategy.
+   */
+  search(terms: ReadonlyArray<QueryTerm>, options: SearchOptions): Array<Candidate> {
     const n = this.ids.length
     if (n === 0 || terms.length === 0) return []
     if (this.scores.length < n) this.scores = new Float64Array(Math.max(n, this.scores.length * 2))
     const scores = this.scores
     const averageLength = Math.max(1, this.totalLength / n)
     const allowed = new Set(options.types)
+    const inScope = options.tags === undefined ? undefined : scopeCache(options.tags)
     const touched: Array<number> = []
     const seen = new Set<string>()
     for (const term of terms) {
@@ -84,6 +109,7 @@ export class KeywordIndex {
       const idf = term.boost * Math.log(1 + (n - df + 0.5) / (df + 0.5))
       for (const position of list) {
         if (!allowed.has(this.types[position]!)) continue
+        if (inScope !== undefined && !inScope(this.tagSets[position]!)) continue
         if (scores[position] === 0) touched.push(position)
         scores[position]! += idf * (k1 + 1) / (1 + k1 * (1 - b + b * this.lengths[position]! / averageLength))
       }
@@ -99,6 +125,19 @@ export class KeywordIndex {
     let postings = 0
     for (const [lexeme, list] of this.postings) postings += lexeme.length * 2 + 8 * list.length + 64
     return postings + this.ids.length * (36 * 2 + 24)
+  }
+}
+
+/** The tag scope's verdict per distinct tag set (they are interned), computed once per search. */
+const scopeCache = (matches: (tags: ReadonlyArray<string>) => boolean) => {
+  const verdicts = new Map<ReadonlyArray<string>, boolean>()
+  return (tags: ReadonlyArray<string>) => {
+    let verdict = verdicts.get(tags)
+    if (verdict === undefined) {
+      verdict = matches(tags)
+      verdicts.set(tags, verdict)
+    }
+    return verdict
   }
 }
 

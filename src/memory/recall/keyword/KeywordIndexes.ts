@@ -42,7 +42,7 @@ export class KeywordIndexes extends Context.Service<KeywordIndexes, {
 
       const rows = (bankId: string, afterSeq: number | undefined) =>
         sql<IndexedMemory>`
-          SELECT id, seq::float8 AS seq, fact_type, tsvector_to_array(search_text) AS lexemes
+          SELECT id, seq::float8 AS seq, fact_type, tags, tsvector_to_array(search_text) AS lexemes
           FROM memory_units
           WHERE bank_id = ${bankId} ${afterSeq === undefined ? sql`` : sql`AND seq > ${afterSeq}`}
           ORDER BY seq`.pipe(Effect.orDie)

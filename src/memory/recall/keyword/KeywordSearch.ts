@@ -1,14 +1,15 @@
 /**
  * The keyword strategy over the bank's in-memory index: the query's lexemes come from PostgreSQL (the same
  * `english` stemming and stop words, and `simple` CJK terms, that built `search_text`), the scoring is the
- * same BM25 as the SQL strategy with exact document frequencies. Used when the request has no tag filter;
- * tag-scoped requests keep the SQL strategy, which applies the tag rules in the database.
+ * same BM25 as the SQL strategy with exact document frequencies. The request's types and tag scope filter the
+ * postings as they are walked (the SQL strategy in `Strategies.ts` stays as the reference the parity test checks).
  */
 import { Effect } from "effect"
 import { SqlClient } from "effect/sql"
 import { cjkTerms } from "../SearchTerms.ts"
 import { KeywordIndexes } from "./KeywordIndexes.ts"
 import type { QueryTerm } from "./KeywordIndex.ts"
+import type { TagPredicate } from "../TagMatch.ts"
 
 export const queryTerms = Effect.fn("Recall.queryTerms")(function*(query: string, expansion: ReadonlyArray<string>, expansionWeight: number) {
   const sql = yield* SqlClient.SqlClient
@@ -30,6 +31,7 @@ export const keywordInMemory = Effect.fn("Recall.keywordInMemory")(function*(opt
   readonly expansion: ReadonlyArray<string>
   readonly expansionWeight?: number | undefined
   readonly types: ReadonlyArray<string>
+  readonly tags?: TagPredicate | undefined
   readonly depth: number
 }) {
   if (options.query.trim() === "") return []
@@ -38,5 +40,5 @@ export const keywordInMemory = Effect.fn("Recall.keywordInMemory")(function*(opt
     indexes.get(options.bankId),
     queryTerms(options.query, options.expansion, options.expansionWeight ?? 0.3)
   ], { concurrency: 2 })
-  return index.search(terms, { types: options.types, depth: options.depth })
+  return index.search(terms, { types: options.types, tags: options.tags, depth: options.depth })
 })

@@ -6,7 +6,13 @@ import { assert, describe, it } from "@effect/vitest"
 import type { IndexedMemory } from "../../../../src/memory/recall/keyword/KeywordIndex.ts"
 import { KeywordIndex } from "../../../../src/memory/recall/keyword/KeywordIndex.ts"
 
-const memory = (id: string, seq: number, lexemes: Array<string>, factType = "world"): IndexedMemory => ({ id, seq, factType, lexemes })
+const memory = (id: string, seq: number, lexemes: Array<string>, factType = "world", tags: Array<string> = []): IndexedMemory => ({
+  id,
+  seq,
+  factType,
+  tags,
+  lexemes
+})
 const words = (lexeme: string) => [{ lexeme, boost: 1 }]
 
 describe("KeywordIndex", () => {

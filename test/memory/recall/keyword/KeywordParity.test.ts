@@ -9,6 +9,9 @@ import { Effect } from "effect"
 import { SqlClient } from "effect/sql"
 import { keywordInMemory } from "../../../../src/memory/recall/keyword/KeywordSearch.ts"
 import { corpusStatistics, keyword } from "../../../../src/memory/recall/Strategies.ts"
+import { tagMatcher } from "../../../../src/memory/recall/TagMatch.ts"
+import { tagScope } from "../../../../src/memory/recall/TagFilter.ts"
+import type { TagGroup, TagsMatch } from "../../../../src/domain/Recall.ts"
 import { TestServer, testApp } from "../../../support/TestServer.ts"
 
 const facts = [
@@ -78,5 +81,54 @@ layer(testApp(), { excludeTestServices: true })("keyword index", (it) => {
         json: { query: "Oscar puppy", trace: true }
       })
       assert.notInclude(after.body.trace.strategies.keyword.candidates.map((c: { id: string }) => c.id), puppy.id)
+    }))
+
+  it.effect("applies tags, tags_match and tag groups exactly as the SQL scope does", () =>
+    Effect.gen(function*() {
+      const server = yield* TestServer
+      const sql = yield* SqlClient.SqlClient
+      const tagged = "keyword-parity-tags"
+      const items = [
+        { content: "Melanie painted the lake at sunrise.", tags: ["user:mel", "art"] },
+        { content: "Melanie painted her kids at the lake.", tags: ["user:mel"] },
+        { content: "Caroline painted a portrait by the lake.", tags: ["user:caro", "art"] },
+        { content: "Caroline swam in the lake every morning.", tags: ["user:caro"] },
+        { content: "Someone painted the boathouse by the lake.", tags: [] },
+        { content: "The lake froze over in January.", tags: ["weather"] }
+      ]
+      const retained = yield* server.request("POST", `/v1/default/banks/${tagged}/memories`, { json: { items } })
+      assert.strictEqual(retained.status, 200, retained.text)
+      const types = ["world", "experience"]
+      const corpus = yield* corpusStatistics(tagged)
+      const scopes: ReadonlyArray<{
+        readonly tags?: ReadonlyArray<string>
+        readonly tagsMatch?: TagsMatch
+        readonly tagGroups?: ReadonlyArray<TagGroup>
+      }> = [
+        { tags: ["user:mel"] },
+        ...(["any", "all", "any_strict", "all_strict"] as const).map((tagsMatch) => ({ tags: ["user:mel", "art"], tagsMatch })),
+        { tagGroups: [{ or: [{ tags: ["user:mel"], match: "any_strict" }, { tags: ["art"], match: "all_strict" }] }] },
+        { tagGroups: [{ tags: ["art"], match: "any" }, { not: { tags: ["user:caro"], match: "any_strict" } }] },
+        { tagGroups: [{ and: [] }, { or: [{ tags: [], match: "all_strict" }] }] }
+      ]
+      const differentAnswers = new Set<string>()
+      for (const scope of scopes) {
+        const where = sql.and([sql`u.bank_id = ${tagged}`, sql`u.fact_type IN ${sql.in(types)}`, tagScope(sql, "u.tags", scope)])
+        const fromSql = yield* keyword({ scope: where, bankId: tagged, query: "painted lake", depth: 20, corpus })
+        const fromIndex = yield* keywordInMemory({
+          bankId: tagged,
+          query: "painted lake",
+          expansion: [],
+          types,
+          tags: tagMatcher(scope),
+          depth: 20
+        })
+        const label = JSON.stringify(scope)
+        assert.deepStrictEqual(fromIndex.map((c) => c.id), fromSql.map((c) => c.id), label)
+        fromIndex.forEach((candidate, i) => assert.closeTo(candidate.score, fromSql[i]!.score, 1e-6, label))
+        differentAnswers.add(fromIndex.map((c) => c.id).sort().join(","))
+      }
+      // The scopes really filter: they do not all return the same memories.
+      assert.isAbove(differentAnswers.size, 4)
     }))
 })
