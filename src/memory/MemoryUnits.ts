@@ -85,9 +85,10 @@ export class MemoryUnits extends Context.Service<MemoryUnits, {
       const graph = yield* GraphRecall
       const consolidation = yield* makeConsolidationRequests
 
+      const columns = sql.literal(`u.id, u.text, u.fact_type, u.context, u.occurred_start, u.occurred_end, u.mentioned_at,
+          u.document_id, u.chunk_id, u.metadata, u.tags, u.source_fact_ids, u.confidence, u.created_at`)
       const select = (where: ReturnType<typeof sql.and>) => sql<UnitRow>`
-        SELECT u.id, u.text, u.fact_type, u.context, u.occurred_start, u.occurred_end, u.mentioned_at, u.document_id,
-          u.chunk_id, u.metadata, u.tags, u.source_fact_ids, u.confidence, u.created_at,
+        SELECT ${columns},
           ARRAY(SELECT e.canonical_name FROM unit_entities ue JOIN entities e ON e.id = ue.entity_id
                 WHERE ue.unit_id = u.id ORDER BY e.canonical_name) AS entity_names
         FROM memory_units u WHERE ${where}`
@@ -173,11 +174,19 @@ export class MemoryUnits extends Context.Service<MemoryUnits, {
         })
       })
 
+      // Recall loads every candidate through here: the entity names of all rows come from one join, where a
+      // subquery per row costs a plan node setup per row (measured 1.5-2× slower for 80 rows on PGlite).
       const byIds = (bankId: string, ids: ReadonlyArray<string>, where?: ReturnType<typeof sql.and>) =>
         ids.length === 0
           ? Effect.succeed([] as ReadonlyArray<UnitRow>)
-          : select(sql.and([sql`u.bank_id = ${bankId}`, sql`u.id IN ${sql.in(ids)}`, ...(where ? [where] : [])]))
-            .pipe(Effect.orDie)
+          : sql<UnitRow>`
+            WITH picked AS (
+              SELECT ${columns} FROM memory_units u
+              WHERE ${sql.and([sql`u.bank_id = ${bankId}`, sql`u.id IN ${sql.in(ids)}`, ...(where ? [where] : [])])})
+            SELECT p.*, coalesce(n.entity_names, '{}') AS entity_names FROM picked p LEFT JOIN (
+              SELECT ue.unit_id, array_agg(e.canonical_name ORDER BY e.canonical_name) AS entity_names
+              FROM unit_entities ue JOIN entities e ON e.id = ue.entity_id
+              WHERE ue.unit_id IN (SELECT id FROM picked) GROUP BY ue.unit_id) n ON n.unit_id = p.id`.pipe(Effect.orDie)
 
       return MemoryUnits.of({ list, get, byIds, clear, remove, chunk })
     })

@@ -349,4 +349,40 @@ layer(app, { excludeTestServices: true })("consolidation (offline)", (it) => {
       const clearUnknown = yield* request("DELETE", `${bank("nobody")}/observations`)
       assert.strictEqual(clearUnknown.status, 404)
     }))
+
+  it.effect("recall's entity include lists the results' entities by mentions, each with its latest observations, within max_tokens", () =>
+    Effect.gen(function*() {
+      yield* retain("entity-include", [...session1, ...session2])
+      yield* settled("entity-include")
+      const ask = (maxTokens: number) =>
+        request("POST", `${bank("entity-include")}/memories/recall`, {
+          query: "What did Caroline talk about at the support group?",
+          include: { entities: { max_tokens: maxTokens } }
+        })
+      const full = yield* ask(4000)
+      assert.strictEqual(full.status, 200, full.text)
+      const mentions = new Map<string, number>()
+      for (const result of full.body.results) {
+        for (const name of result.entities) mentions.set(name, (mentions.get(name) ?? 0) + 1)
+      }
+      const expected = [...mentions.keys()].sort((x, y) => mentions.get(y)! - mentions.get(x)! || (x < y ? -1 : 1))
+      assert.isAbove(expected.length, 1)
+      assert.deepStrictEqual(Object.keys(full.body.entities), expected)
+      const caroline = full.body.entities["Caroline"]
+      const stored = yield* observations("entity-include")
+      const aboutCaroline = stored.filter((o) => o.entities.includes("Caroline"))
+      assert.isAbove(aboutCaroline.length, 0)
+      assert.strictEqual(caroline.canonical_name, "Caroline")
+      assert.match(caroline.entity_id, /^[0-9a-f-]{36}$/)
+      assert.sameMembers(caroline.observations.map((o: any) => o.text), aboutCaroline.map((o) => o.text))
+      const times = caroline.observations.map((o: any) => Date.parse(o.mentioned_at))
+      assert.deepStrictEqual(times, [...times].sort((a, b) => b - a))
+
+      // A tight budget keeps the most mentioned entities first and cuts the rest.
+      const tight = yield* ask(12)
+      const kept = Object.keys(tight.body.entities)
+      assert.isAbove(kept.length, 0)
+      assert.isBelow(kept.length, expected.length)
+      assert.deepStrictEqual(kept, expected.slice(0, kept.length))
+    }))
 })

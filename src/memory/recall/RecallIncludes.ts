@@ -24,41 +24,56 @@ export const withinTokens = <A>(items: ReadonlyArray<A>, cost: (item: A) => numb
   return kept
 }
 
+/**
+ * The entities the results mention, most mentioned first (then by name), each with the bank's latest
+ * observations about it, within `maxTokens`. Mentions are counted from the names the results already carry
+ * (a name is unique in its bank), so one statement finds the entities and their observations.
+ */
 export const includeEntities = Effect.fn("Recall.includeEntities")(function*(
   bankId: string,
   results: ReadonlyArray<RecallResult>,
   maxTokens: number
 ) {
   const sql = yield* SqlClient.SqlClient
-  const ids = results.map((result) => result.id)
-  if (ids.length === 0) return {}
-  const entities = yield* sql<{ id: string; canonicalName: string; mentions: number }>`
-    SELECT e.id, e.canonical_name, count(*)::int AS mentions
-    FROM unit_entities ue JOIN entities e ON e.id = ue.entity_id
-    WHERE ue.unit_id IN ${sql.in(ids)} AND e.bank_id = ${bankId}
-    GROUP BY e.id, e.canonical_name ORDER BY mentions DESC, e.canonical_name`
-  // From the bank's observations (an index range), not from every fact that mentions the entities.
-  const observations = entities.length === 0 ? [] : yield* sql<{ entityId: string; text: string; mentionedAt: Date | null }>`
-    SELECT ue.entity_id, u.text, coalesce(u.mentioned_at, u.created_at) AS mentioned_at
-    FROM memory_units u JOIN unit_entities ue ON ue.unit_id = u.id
-    WHERE u.bank_id = ${bankId} AND u.fact_type = 'observation'
-      AND ue.entity_id IN ${sql.in(entities.map((entity) => entity.id))}
-    ORDER BY coalesce(u.mentioned_at, u.created_at) DESC
-    LIMIT 200`
+  const mentions = new Map<string, number>()
+  for (const result of results) {
+    for (const name of result.entities ?? []) mentions.set(name, (mentions.get(name) ?? 0) + 1)
+  }
+  if (mentions.size === 0) return {}
+  const names = [...mentions.keys()].sort((x, y) => mentions.get(y)! - mentions.get(x)! || (x < y ? -1 : x > y ? 1 : 0))
+  // Observations are read from the bank's observations (an index range), not from every fact that mentions the
+  // entities: a popular entity is mentioned by thousands of facts.
+  const rows = yield* sql<{ id: string; canonicalName: string; text: string | null; mentionedAt: Date | null }>`
+    WITH picked AS (SELECT id, canonical_name FROM entities WHERE bank_id = ${bankId} AND canonical_name IN ${sql.in(names)})
+    SELECT p.id, p.canonical_name, o.text, o.mentioned_at FROM picked p LEFT JOIN (
+      SELECT ue.entity_id, u.text, coalesce(u.mentioned_at, u.created_at) AS mentioned_at
+      FROM memory_units u JOIN unit_entities ue ON ue.unit_id = u.id
+      WHERE u.bank_id = ${bankId} AND u.fact_type = 'observation' AND ue.entity_id IN (SELECT id FROM picked)
+      ORDER BY coalesce(u.mentioned_at, u.created_at) DESC
+      LIMIT 200) o ON o.entity_id = p.id
+    ORDER BY o.mentioned_at DESC NULLS LAST`
+  const byName = new Map<string, { id: string; observations: Array<{ text: string; mentionedAt: Date | null }> }>()
+  for (const row of rows) {
+    const entry = byName.get(row.canonicalName) ?? { id: row.id, observations: [] }
+    byName.set(row.canonicalName, entry)
+    if (row.text !== null) entry.observations.push({ text: row.text, mentionedAt: row.mentionedAt })
+  }
   const out: Record<string, { canonical_name: string; entity_id: string; observations: Array<{ text: string; mentioned_at: string | null }> }> = {}
   let used = 0
-  for (const entity of entities) {
-    const nameCost = countTokens(entity.canonicalName) + 2
+  for (const name of names) {
+    const entity = byName.get(name)
+    if (entity === undefined) continue
+    const nameCost = countTokens(name) + 2
     if (used + nameCost > maxTokens) break
     used += nameCost
-    const entry = { canonical_name: entity.canonicalName, entity_id: entity.id, observations: [] as Array<{ text: string; mentioned_at: string | null }> }
-    for (const observation of observations.filter((o) => o.entityId === entity.id)) {
+    const entry = { canonical_name: name, entity_id: entity.id, observations: [] as Array<{ text: string; mentioned_at: string | null }> }
+    for (const observation of entity.observations) {
       const cost = countTokens(observation.text)
       if (used + cost > maxTokens) break
       used += cost
       entry.observations.push({ text: observation.text, mentioned_at: iso(observation.mentionedAt) })
     }
-    out[entity.canonicalName] = entry
+    out[name] = entry
   }
   return out
 })

@@ -33,20 +33,49 @@ export interface QueryTerm {
 const k1 = 1.2
 const b = 0.75
 
+/** A growable list of memory positions, in the order they were indexed. */
+interface Postings {
+  positions: Int32Array
+  length: number
+}
+
+/** A typed array of at least `room` slots keeping `array`'s contents: doubles when full. */
+const ensureRoom = <A extends Int32Array | Uint8Array | Uint16Array | Float64Array>(
+  array: A,
+  room: number,
+  make: (length: number) => A
+): A => {
+  if (room <= array.length) return array
+  const larger = make(Math.max(room, array.length * 2, 16))
+  larger.set(array as never)
+  return larger
+}
+
+/**
+ * Per memory, everything a search reads sits in typed arrays indexed by position (type code, length, tag set
+ * number), and postings are typed arrays too: a common term's list can hold a tenth of the bank, so the walk
+ * over it must not chase a pointer or hash a string per memory.
+ */
 export class KeywordIndex {
   readonly ids: Array<string> = []
   private readonly known = new Set<string>()
-  private readonly lengths: Array<number> = []
-  private readonly types: Array<string> = []
-  /** Each memory's tags; memories with the same tags share one array, so a search judges each tag set once. */
+  /** Each id's order key (see `idOrderKey`), so ties in score are broken without comparing strings. */
+  private idKeys = new Float64Array(0)
+  private lengths = new Uint16Array(0)
+  /** Each memory's fact type as a code into `typeNames`. */
+  private typeCodes = new Uint8Array(0)
+  private readonly typeNames: Array<string> = []
+  /** Each memory's tags as a number into `tagSets`: memories with the same tags share one, judged once a search. */
+  private tagSetOf = new Int32Array(0)
   private readonly tagSets: Array<ReadonlyArray<string>> = []
-  private readonly internedTags = new Map<string, ReadonlyArray<string>>()
-  private readonly postings = new Map<string, Array<number>>()
+  private readonly tagSetNumbers = new Map<string, number>()
+  private readonly postings = new Map<string, Postings>()
   private totalLength = 0
   /** The highest `seq` indexed: the next append starts after it. */
   maxSeq = 0
   /** Scratch space reused across searches (one search runs at a time: they are synchronous). */
   private scores = new Float64Array(0)
+  private touched = new Int32Array(0)
 
   static build(memories: Iterable<IndexedMemory>): KeywordIndex {
     const index = new KeywordIndex()
@@ -65,25 +94,46 @@ export class KeywordIndex {
       this.known.add(memory.id)
       const position = this.ids.length
       this.ids.push(memory.id)
-      this.types.push(memory.factType)
-      this.tagSets.push(this.intern(memory.tags))
-      this.lengths.push(memory.lexemes.length)
-      this.totalLength += memory.lexemes.length
+      this.idKeys = ensureRoom(this.idKeys, position + 1, (length) => new Float64Array(length))
+      this.idKeys[position] = idOrderKey(memory.id)
+      this.lengths = ensureRoom(this.lengths, position + 1, (length) => new Uint16Array(length))
+      this.typeCodes = ensureRoom(this.typeCodes, position + 1, (length) => new Uint8Array(length))
+      this.tagSetOf = ensureRoom(this.tagSetOf, position + 1, (length) => new Int32Array(length))
+      this.typeCodes[position] = this.typeCode(memory.factType)
+      this.tagSetOf[position] = this.tagSetNumber(memory.tags)
+      this.lengths[position] = Math.min(memory.lexemes.length, 0xffff)
+      this.totalLength += this.lengths[position]!
       for (const lexeme of memory.lexemes) {
-        const list = this.postings.get(lexeme)
-        if (list === undefined) this.postings.set(lexeme, [position])
-        else list.push(position)
+        let list = this.postings.get(lexeme)
+        if (list === undefined) {
+          list = { positions: new Int32Array(4), length: 0 }
+          this.postings.set(lexeme, list)
+        }
+        list.positions = ensureRoom(list.positions, list.length + 1, (length) => new Int32Array(length))
+        list.positions[list.length++] = position
       }
       this.maxSeq = Math.max(this.maxSeq, memory.seq)
     }
   }
 
-  private intern(tags: ReadonlyArray<string>): ReadonlyArray<string> {
+  private typeCode(factType: string): number {
+    let code = this.typeNames.indexOf(factType)
+    if (code < 0) {
+      code = this.typeNames.length
+      this.typeNames.push(factType)
+    }
+    return code
+  }
+
+  private tagSetNumber(tags: ReadonlyArray<string>): number {
     const key = JSON.stringify(tags)
-    const known = this.internedTags.get(key)
-    if (known !== undefined) return known
-    this.internedTags.set(key, tags)
-    return tags
+    let number = this.tagSetNumbers.get(key)
+    if (number === undefined) {
+      number = this.tagSets.length
+      this.tagSets.push(tags)
+      this.tagSetNumbers.set(key, number)
+    }
+    return number
   }
 
   /**
@@ -93,12 +143,19 @@ export class KeywordIndex {
   search(terms: ReadonlyArray<QueryTerm>, options: SearchOptions): Array<Candidate> {
     const n = this.ids.length
     if (n === 0 || terms.length === 0) return []
-    if (this.scores.length < n) this.scores = new Float64Array(Math.max(n, this.scores.length * 2))
-    const scores = this.scores
+    if (this.scores.length < n) {
+      this.scores = new Float64Array(Math.max(n, this.scores.length * 2))
+      this.touched = new Int32Array(this.scores.length)
+    }
+    const { scores, touched, typeCodes, lengths, tagSetOf } = this
     const averageLength = Math.max(1, this.totalLength / n)
-    const allowed = new Set(options.types)
-    const inScope = options.tags === undefined ? undefined : scopeCache(options.tags)
-    const touched: Array<number> = []
+    let allowedTypes = 0
+    for (const type of options.types) {
+      const code = this.typeNames.indexOf(type)
+      if (code >= 0) allowedTypes |= 1 << code
+    }
+    const verdicts = this.tagVerdicts(options.tags)
+    let touchedCount = 0
     const seen = new Set<string>()
     for (const term of terms) {
       if (seen.has(term.lexeme)) continue
@@ -106,58 +163,73 @@ export class KeywordIndex {
       const list = this.postings.get(term.lexeme)
       if (list === undefined) continue
       const df = list.length
-      const idf = term.boost * Math.log(1 + (n - df + 0.5) / (df + 0.5))
-      for (const position of list) {
-        if (!allowed.has(this.types[position]!)) continue
-        if (inScope !== undefined && !inScope(this.tagSets[position]!)) continue
-        if (scores[position] === 0) touched.push(position)
-        scores[position]! += idf * (k1 + 1) / (1 + k1 * (1 - b + b * this.lengths[position]! / averageLength))
+      const weight = term.boost * Math.log(1 + (n - df + 0.5) / (df + 0.5)) * (k1 + 1)
+      const positions = list.positions
+      for (let i = 0; i < df; i++) {
+        const position = positions[i]!
+        if ((allowedTypes & (1 << typeCodes[position]!)) === 0) continue
+        if (verdicts !== undefined && verdicts[tagSetOf[position]!] === 0) continue
+        if (scores[position] === 0) touched[touchedCount++] = position
+        scores[position]! += weight / (1 + k1 * (1 - b + b * lengths[position]! / averageLength))
       }
     }
-    const best = topK(touched, options.depth, (position) => scores[position]!, (position) => this.ids[position]!)
+    const best = topK(touched, touchedCount, options.depth, scores, this.idKeys, this.ids)
     const candidates = best.map((position) => ({ id: this.ids[position]!, score: scores[position]! }))
-    for (const position of touched) scores[position] = 0
+    for (let i = 0; i < touchedCount; i++) scores[touched[i]!] = 0
     return candidates
+  }
+
+  /** The tag scope's verdict per tag set (1 in scope, 0 not), or undefined when every memory qualifies. */
+  private tagVerdicts(matches: SearchOptions["tags"]): Uint8Array | undefined {
+    if (matches === undefined) return undefined
+    const verdicts = new Uint8Array(this.tagSets.length)
+    for (let number = 0; number < this.tagSets.length; number++) verdicts[number] = matches(this.tagSets[number]!) ? 1 : 0
+    return verdicts
   }
 
   /** Approximate bytes held, for metrics. */
   get byteSize(): number {
     let postings = 0
-    for (const [lexeme, list] of this.postings) postings += lexeme.length * 2 + 8 * list.length + 64
-    return postings + this.ids.length * (36 * 2 + 24)
+    for (const [lexeme, list] of this.postings) postings += lexeme.length * 2 + list.positions.byteLength + 64
+    return postings + this.ids.length * (36 * 2 + 24 + 7)
   }
 }
 
-/** The tag scope's verdict per distinct tag set (they are interned), computed once per search. */
-const scopeCache = (matches: (tags: ReadonlyArray<string>) => boolean) => {
-  const verdicts = new Map<ReadonlyArray<string>, boolean>()
-  return (tags: ReadonlyArray<string>) => {
-    let verdict = verdicts.get(tags)
-    if (verdict === undefined) {
-      verdict = matches(tags)
-      verdicts.set(tags, verdict)
-    }
-    return verdict
-  }
-}
+const uuidPrefix = /^[0-9a-f]{8}-[0-9a-f]{4}/
 
 /**
- * The k best positions, best first, without sorting every match: a common term can match half the bank, and
- * only a few dozen are wanted. Ties go to the smaller id, as in the SQL strategy.
+ * A number that orders ids as their strings do, as far as it tells them apart: the first 48 bits of a UUID in
+ * canonical lowercase form (hex digits order like their values), exact in a float64. Any other id gets -1 and is
+ * compared as a string, as are two UUIDs whose first 48 bits agree.
+ */
+const idOrderKey = (id: string): number =>
+  uuidPrefix.test(id) ? parseInt(id.slice(0, 8), 16) * 65536 + parseInt(id.slice(9, 13), 16) : -1
+
+/**
+ * The k best of the first `count` positions, best first, without sorting every match: a common term can match
+ * half the bank, and only a few dozen are wanted. Ties go to the smaller id, as in the SQL strategy.
  */
 const topK = (
-  positions: ReadonlyArray<number>,
+  positions: Int32Array,
+  count: number,
   k: number,
-  score: (position: number) => number,
-  id: (position: number) => string
+  scores: Float64Array,
+  idKeys: Float64Array,
+  ids: ReadonlyArray<string>
 ): Array<number> => {
   const better = (x: number, y: number) => {
-    const difference = score(x) - score(y)
-    return difference !== 0 ? difference > 0 : id(x) < id(y)
+    const difference = scores[x]! - scores[y]!
+    if (difference !== 0) return difference > 0
+    const kx = idKeys[x]!
+    const ky = idKeys[y]!
+    return kx !== ky && kx >= 0 && ky >= 0 ? kx < ky : ids[x]! < ids[y]!
   }
   const kept: Array<number> = []
-  for (const position of positions) {
-    if (kept.length === k && !better(position, kept[k - 1]!)) continue
+  // Below the weakest kept score nothing can enter: one comparison rejects most positions.
+  let floor = -Infinity
+  for (let i = 0; i < count; i++) {
+    const position = positions[i]!
+    if (kept.length === k && (scores[position]! < floor || !better(position, kept[k - 1]!))) continue
     let low = 0
     let high = kept.length
     while (low < high) {
@@ -167,6 +239,7 @@ const topK = (
     }
     kept.splice(low, 0, position)
     if (kept.length > k) kept.pop()
+    if (kept.length === k) floor = scores[kept[k - 1]!]!
   }
   return kept
 }

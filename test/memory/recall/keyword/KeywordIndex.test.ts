@@ -58,6 +58,22 @@ describe("KeywordIndex", () => {
     assert.deepStrictEqual(index.search(words("same"), { types: ["world"], depth: 3 }).map((c) => c.id), ["m000", "m001", "m002"])
   })
 
+  it("breaks ties between UUIDs exactly as their strings order, prefixes shared or not, other ids mixed in", () => {
+    const ids = [
+      ...Array.from({ length: 300 }, () => crypto.randomUUID()),
+      "0000abcd-0000-4000-8000-000000000002",
+      "0000abcd-0000-4000-8000-000000000001",
+      "0000abcd-0001-4000-8000-000000000000",
+      "0000ABCD-0000-4000-8000-000000000000",
+      "0000abcd",
+      "legacy-id"
+    ]
+    const index = KeywordIndex.build(ids.map((id, i) => memory(id, i + 1, ["same"])))
+    const expected = [...ids].sort((x, y) => (x < y ? -1 : 1))
+    assert.deepStrictEqual(index.search(words("same"), { types: ["world"], depth: 40 }).map((c) => c.id), expected.slice(0, 40))
+    assert.deepStrictEqual(index.search(words("same"), { types: ["world"], depth: 400 }).map((c) => c.id), expected)
+  })
+
   it("appends new memories, skipping ones already indexed, and scores are not left behind between searches", () => {
     const index = KeywordIndex.build(corpus.slice(0, 2))
     index.append(corpus)
