@@ -10,7 +10,7 @@ import { Effect, Layer } from "effect"
 import { mkdtempSync } from "node:fs"
 import { tmpdir } from "node:os"
 import { join } from "node:path"
-import { glove } from "../layers/models/embeddings/EmbeddingsLive.ts"
+import { GloveEmbeddingsLive } from "../layers/models/embeddings/EmbeddingsLive.ts"
 import { WordVectorsLive } from "../layers/models/WordVectorsLive.ts"
 import { engramWith, Embeddings, Llm, Retain } from "../src/index.ts"
 import { MemoryUnits } from "../src/memory/MemoryUnits.ts"
@@ -127,7 +127,7 @@ const program = Effect.gen(function*() {
 process.env["SERVICE_API_EMBEDDINGS_CACHE_DIR"] ??= join(tmpdir(), "engram-glove-cache", "models")
 // The offline default models, as `npm start` configures them with no variables set (GloVe, word expansion, no LLM).
 const models = Layer.mergeAll(
-  glove({ cacheDir: process.env["SERVICE_API_EMBEDDINGS_CACHE_DIR"] }),
+  GloveEmbeddingsLive,
   Llm.layerNone,
   WordVectorsLive
 )

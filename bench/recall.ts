@@ -11,7 +11,7 @@ import { SqlClient } from "effect/sql"
 import { mkdtempSync } from "node:fs"
 import { tmpdir } from "node:os"
 import { join } from "node:path"
-import { glove } from "../layers/models/embeddings/EmbeddingsLive.ts"
+import { GloveEmbeddingsLive } from "../layers/models/embeddings/EmbeddingsLive.ts"
 import { param } from "../layers/storage/PgVector.ts"
 import { WordVectorsLive } from "../layers/models/WordVectorsLive.ts"
 import { Banks, Embeddings, engramWith, Llm } from "../src/index.ts"
@@ -215,7 +215,7 @@ const program = Effect.gen(function*() {
 })
 
 process.env["SERVICE_API_EMBEDDINGS_CACHE_DIR"] ??= join(tmpdir(), "engram-glove-cache", "models")
-const models = Layer.mergeAll(glove({ cacheDir: process.env["SERVICE_API_EMBEDDINGS_CACHE_DIR"] }), Llm.layerNone, WordVectorsLive)
+const models = Layer.mergeAll(GloveEmbeddingsLive, Llm.layerNone, WordVectorsLive)
 Effect.runPromise(program.pipe(Effect.provide(engramWith({ dataDir: mkdtempSync(join(tmpdir(), "engram-recall-")) }, models))))
   .then(() => process.exit(0), (error) => {
     console.error(error)

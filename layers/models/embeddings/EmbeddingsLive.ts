@@ -93,6 +93,10 @@ export const GloveTableLive: Layer.Layer<GloveTable, EmbeddingError | Config.Con
   Effect.map(resolveCacheDir, (cacheDir) => GloveTable.layer({ cacheDir }))
 ).pipe(Layer.provide(NodeFileSystem.layer))
 
+/** GloVe sentence vectors over this data directory's table: the same load `GloveWordsLive` uses. */
+export const GloveEmbeddingsLive: Layer.Layer<EmbeddingServices, EmbeddingError | Config.ConfigError, EngramConfig> =
+  fromEmbeddings(GloveEmbedder.make).pipe(Layer.provide(GloveTableLive))
+
 /** GloVe word vectors and neighbours (for query expansion), whatever the embeddings provider. */
 export const GloveWordsLive: Layer.Layer<GloveWords, EmbeddingError | Config.ConfigError, EngramConfig> = GloveWords.layer().pipe(
   Layer.provide(GloveTableLive)
@@ -138,7 +142,7 @@ export const layerConfig: Layer.Layer<EmbeddingServices, EmbeddingError | Config
     const value = yield* settings
     const cacheDir = yield* resolveCacheDir
     const chosen = value.provider === "glove"
-      ? fromEmbeddings(GloveEmbedder.make).pipe(Layer.provide(GloveTableLive))
+      ? GloveEmbeddingsLive
       : value.provider === "onnx"
       ? onnx({
         model: value.model ?? OnnxEmbedder.DEFAULT_ONNX_MODEL,
