@@ -40,7 +40,7 @@ interface Postings {
 }
 
 /** A typed array of at least `room` slots keeping `array`'s contents: doubles when full. */
-const ensureRoom = <A extends Int32Array | Uint8Array | Uint16Array | Float64Array>(
+const ensureRoom = <A extends Int32Array | Uint8Array | Float64Array>(
   array: A,
   room: number,
   make: (length: number) => A
@@ -61,7 +61,7 @@ export class KeywordIndex {
   private readonly known = new Set<string>()
   /** Each id's order key (see `idOrderKey`), so ties in score are broken without comparing strings. */
   private idKeys = new Float64Array(0)
-  private lengths = new Uint16Array(0)
+  private lengths = new Int32Array(0)
   /** Each memory's fact type as a code into `typeNames`. */
   private typeCodes = new Uint8Array(0)
   private readonly typeNames: Array<string> = []
@@ -94,15 +94,12 @@ export class KeywordIndex {
       this.known.add(memory.id)
       const position = this.ids.length
       this.ids.push(memory.id)
-      this.idKeys = ensureRoom(this.idKeys, position + 1, (length) => new Float64Array(length))
+      this.reserve(position + 1)
       this.idKeys[position] = idOrderKey(memory.id)
-      this.lengths = ensureRoom(this.lengths, position + 1, (length) => new Uint16Array(length))
-      this.typeCodes = ensureRoom(this.typeCodes, position + 1, (length) => new Uint8Array(length))
-      this.tagSetOf = ensureRoom(this.tagSetOf, position + 1, (length) => new Int32Array(length))
       this.typeCodes[position] = this.typeCode(memory.factType)
       this.tagSetOf[position] = this.tagSetNumber(memory.tags)
-      this.lengths[position] = Math.min(memory.lexemes.length, 0xffff)
-      this.totalLength += this.lengths[position]!
+      this.lengths[position] = memory.lexemes.length
+      this.totalLength += memory.lexemes.length
       for (const lexeme of memory.lexemes) {
         let list = this.postings.get(lexeme)
         if (list === undefined) {
@@ -114,6 +111,14 @@ export class KeywordIndex {
       }
       this.maxSeq = Math.max(this.maxSeq, memory.seq)
     }
+  }
+
+  /** Grows every per-memory array to hold at least `count` memories. */
+  private reserve(count: number): void {
+    this.idKeys = ensureRoom(this.idKeys, count, (length) => new Float64Array(length))
+    this.lengths = ensureRoom(this.lengths, count, (length) => new Int32Array(length))
+    this.typeCodes = ensureRoom(this.typeCodes, count, (length) => new Uint8Array(length))
+    this.tagSetOf = ensureRoom(this.tagSetOf, count, (length) => new Int32Array(length))
   }
 
   private typeCode(factType: string): number {
@@ -191,7 +196,9 @@ export class KeywordIndex {
   get byteSize(): number {
     let postings = 0
     for (const [lexeme, list] of this.postings) postings += lexeme.length * 2 + list.positions.byteLength + 64
-    return postings + this.ids.length * (36 * 2 + 24 + 7)
+    const perMemory = this.idKeys.byteLength + this.lengths.byteLength + this.typeCodes.byteLength +
+      this.tagSetOf.byteLength
+    return postings + this.ids.length * (36 * 2 + 24) + perMemory
   }
 }
 
@@ -225,11 +232,9 @@ const topK = (
     return kx !== ky && kx >= 0 && ky >= 0 ? kx < ky : ids[x]! < ids[y]!
   }
   const kept: Array<number> = []
-  // Below the weakest kept score nothing can enter: one comparison rejects most positions.
-  let floor = -Infinity
   for (let i = 0; i < count; i++) {
     const position = positions[i]!
-    if (kept.length === k && (scores[position]! < floor || !better(position, kept[k - 1]!))) continue
+    if (kept.length === k && !better(position, kept[k - 1]!)) continue
     let low = 0
     let high = kept.length
     while (low < high) {
@@ -239,7 +244,6 @@ const topK = (
     }
     kept.splice(low, 0, position)
     if (kept.length > k) kept.pop()
-    if (kept.length === k) floor = scores[kept[k - 1]!]!
   }
   return kept
 }
