@@ -16,7 +16,7 @@ import { param } from "../layers/storage/PgVector.ts"
 import { WordVectorsLive } from "../layers/models/WordVectorsLive.ts"
 import { Banks, Embeddings, engramWith, Llm } from "../src/index.ts"
 import { Recall } from "../src/memory/recall/Recall.ts"
-import { KeywordIndexes } from "../src/memory/recall/keyword/KeywordIndexes.ts"
+import { BankBrains } from "../src/bank/BankBrains.ts"
 import { GraphRecall } from "../src/memory/recall/GraphRecall.ts"
 import { corpusStatistics, keyword, semantic } from "../src/memory/recall/Strategies.ts"
 import { modelKey } from "../src/memory/Reembedding.ts"
@@ -119,7 +119,7 @@ const seed = Effect.fn(function*(bankId: string, count: number) {
 
 const measure = Effect.fn(function*(bankId: string, count: number) {
   const sql = yield* SqlClient.SqlClient
-  const keywordIndexes = yield* KeywordIndexes
+  const brains = yield* BankBrains
   const recall = yield* Recall
   const graph = yield* GraphRecall
   const embeddings = yield* Embeddings
@@ -134,13 +134,13 @@ const measure = Effect.fn(function*(bankId: string, count: number) {
   // Warm-up: builds the graph snapshot and fills caches, as a live bank would have them.
   for (const query of queries.slice(0, 5)) yield* recall.recall(bankId, { query })
   const rows: Array<[string, Array<number>]> = []
-  const run = (name: string, make: (query: string) => Effect.Effect<unknown, unknown, SqlClient.SqlClient | KeywordIndexes>) =>
+  const run = (name: string, make: (query: string) => Effect.Effect<unknown, unknown, SqlClient.SqlClient | BankBrains>) =>
     Effect.gen(function*() {
       const samples: Array<number> = []
       for (const query of queries) {
         samples.push(yield* time(make(query).pipe(
           Effect.provideService(SqlClient.SqlClient, sql),
-          Effect.provideService(KeywordIndexes, keywordIndexes)
+          Effect.provideService(BankBrains, brains)
         )))
       }
       rows.push([name, samples])

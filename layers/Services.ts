@@ -6,6 +6,7 @@
 import { Effect, Layer } from "effect"
 import { FetchHttpClient } from "effect/http"
 import { BankActors } from "../src/bank/BankActors.ts"
+import { BankBrains } from "../src/bank/BankBrains.ts"
 import { BankLocks } from "../src/bank/BankLocks.ts"
 import { Banks } from "../src/bank/Banks.ts"
 import { BankStore } from "../src/bank/BankStore.ts"
@@ -17,8 +18,6 @@ import { FileConverter } from "../src/files/FileConverter.ts"
 import { FileRetain } from "../src/memory/retain/FileRetain.ts"
 import { Retain } from "../src/memory/retain/Retain.ts"
 import { GraphRecall } from "../src/memory/recall/GraphRecall.ts"
-import { GraphSnapshots } from "../src/memory/recall/graph/GraphSnapshots.ts"
-import { KeywordIndexes } from "../src/memory/recall/keyword/KeywordIndexes.ts"
 import { Recall } from "../src/memory/recall/Recall.ts"
 import { ReembeddingLive } from "../src/memory/Reembedding.ts"
 import { Tags } from "../src/memory/Tags.ts"
@@ -45,8 +44,7 @@ const Stores = Layer.mergeAll(
   BankLocks.layer,
   LlmTraceStore.layer,
   TableStatistics.layer,
-  GraphSnapshots.layer,
-  KeywordIndexes.layer,
+  BankBrains.layer,
   BankEvents.layer
 )
 

@@ -12,8 +12,7 @@ import { BankEvents } from "../events/BankEvents.ts"
 import type { OperationRecord } from "../operations/OperationStore.ts"
 import { OperationStore } from "../operations/OperationStore.ts"
 import { TaskFailure, TaskRegistry } from "../operations/TaskRegistry.ts"
-import { GraphSnapshots } from "../memory/recall/graph/GraphSnapshots.ts"
-import { KeywordIndexes } from "../memory/recall/keyword/KeywordIndexes.ts"
+import { BankBrains } from "./BankBrains.ts"
 
 export interface ActorStatus {
   readonly active: boolean
@@ -46,8 +45,7 @@ export class BankActors extends Context.Service<BankActors, {
       const config = yield* EngramConfig
       const store = yield* OperationStore
       const registry = yield* TaskRegistry
-      const snapshots = yield* GraphSnapshots
-      const keywordIndexes = yield* KeywordIndexes
+      const brains = yield* BankBrains
       const events = yield* BankEvents
       const sql = yield* SqlClient.SqlClient
       const scope = yield* Effect.scope
@@ -145,8 +143,8 @@ export class BankActors extends Context.Service<BankActors, {
                 actors.delete(bankId)
                 return true
               }))
-              // A passivated bank releases its graph snapshot and keyword index; the next recall rebuilds them.
-              if (passivated) return yield* Effect.andThen(snapshots.drop(bankId), keywordIndexes.drop(bankId))
+              // A passivated bank releases its brain (graph and keyword index); the next recall rebuilds it.
+              if (passivated) return yield* brains.drop(bankId)
               continue
             }
             const fiber = yield* Effect.forkChild(runOperation(bankId, next.value))

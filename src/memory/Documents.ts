@@ -97,7 +97,7 @@ export class Documents extends Context.Service<Documents, {
           return { deleted: units.length, requeued }
         }).pipe(sql.withTransaction, Effect.orDie))
         if (result === -1) return yield* NotFound.of("document", documentId)
-        yield* graph.invalidate(bankId)
+        yield* graph.changed(bankId)
         if (result.requeued) yield* consolidation.wake(bankId)
         return result.deleted
       })

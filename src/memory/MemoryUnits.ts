@@ -141,7 +141,7 @@ export class MemoryUnits extends Context.Service<MemoryUnits, {
           const requeued = yield* consolidation.enqueueAfterFactsDeleted(bankId, rows.map((row) => row.id))
           return { deleted: rows.length, requeued }
         }).pipe(sql.withTransaction, Effect.orDie))
-        yield* graph.invalidate(bankId)
+        yield* graph.changed(bankId)
         if (deleted.requeued) yield* consolidation.wake(bankId)
         return deleted.deleted
       })
@@ -155,7 +155,7 @@ export class MemoryUnits extends Context.Service<MemoryUnits, {
           return { deleted, requeued }
         }).pipe(sql.withTransaction, Effect.orDie))
         if (rows.deleted.length === 0) return yield* NotFound.of("memory", id)
-        yield* graph.invalidate(bankId)
+        yield* graph.changed(bankId)
         if (rows.requeued) yield* consolidation.wake(bankId)
       })
 

@@ -176,7 +176,10 @@ export class Consolidation extends Context.Service<Consolidation, {
           return result("observations are disabled for this bank")
         }
 
-        if (mode === "regenerate") totals.removed += yield* write(bankId, resetBank(bankId)).pipe(Effect.orDie)
+        if (mode === "regenerate") {
+          totals.removed += yield* write(bankId, resetBank(bankId)).pipe(Effect.orDie)
+          yield* graph.changed(bankId)
+        }
         const seen = new Set<string>()
         while (true) {
           const facts = yield* pendingFacts(bankId, useLlm ? batchSize.llm : batchSize.offline).pipe(
@@ -224,6 +227,8 @@ export class Consolidation extends Context.Service<Consolidation, {
             drafts: merged,
             factIds: facts.map((fact) => fact.id)
           })).pipe(Effect.orDie)
+          // Each batch's observations reach recall's brain as soon as they are written, not at the end of the run.
+          yield* graph.changed(bankId)
           totals.facts += facts.length
           totals.created += outcome.created
           totals.updated += outcome.updated
@@ -231,8 +236,6 @@ export class Consolidation extends Context.Service<Consolidation, {
           totals.removed += outcome.removed
         }
         yield* sql`UPDATE banks SET last_consolidated_at = now() WHERE bank_id = ${bankId}`.pipe(Effect.orDie)
-        const changed = totals.updated + totals.merged + totals.removed > 0
-        if (changed || totals.created > 0) yield* graph.invalidate(bankId, changed ? "changed" : "appended")
         const count = yield* sql<{ count: number }>`SELECT count(*)::int AS count FROM memory_units
           WHERE bank_id = ${bankId} AND fact_type = 'observation'`.pipe(Effect.orDie)
         const done = { ...result(), total_observations: count[0]?.count ?? 0 }
@@ -284,7 +287,7 @@ export class Consolidation extends Context.Service<Consolidation, {
           )
         }
         const deleted = yield* write(bankId, resetFactObservations(bankId, memoryId)).pipe(Effect.orDie)
-        if (deleted > 0) yield* graph.invalidate(bankId, "changed")
+        if (deleted > 0) yield* graph.changed(bankId)
         const queued = yield* requests.request(bankId, consolidateTask, "reset")
         return { deleted, operationId: queued.operationId }
       })
@@ -292,7 +295,7 @@ export class Consolidation extends Context.Service<Consolidation, {
       const clearObservations = Effect.fn("Consolidation.clearObservations")(function*(bankId: string) {
         yield* banks.get(bankId)
         const deleted = yield* write(bankId, resetBank(bankId)).pipe(Effect.orDie)
-        if (deleted > 0) yield* graph.invalidate(bankId, "changed")
+        if (deleted > 0) yield* graph.changed(bankId)
         return deleted
       })
 

@@ -1,14 +1,11 @@
 /**
- * The graph strategy: spreading activation from the best seed memories over the bank's graph snapshot
- * (entity, semantic, temporal and causal links), several hops with decay and a fan-out bound. The snapshot is
- * loaded lazily from the links table, rebuilt after the bank's memories change and released when idle.
+ * The graph strategy: spreading activation from the best seed memories over the bank's graph (entity, semantic,
+ * temporal and causal links), several hops with decay and a fan-out bound. The graph is part of the bank's brain
+ * (`BankBrains`): built on first use, kept current with the bank's writes as deltas, released when idle.
  */
 import { Context, Effect, Layer } from "effect"
-import { SqlClient } from "effect/sql"
+import { BankBrains } from "../../bank/BankBrains.ts"
 import type { Candidate } from "./Candidates.ts"
-import { GraphSnapshots } from "./graph/GraphSnapshots.ts"
-import type { KeywordChange } from "./keyword/KeywordIndexes.ts"
-import { KeywordIndexes } from "./keyword/KeywordIndexes.ts"
 import type { SpreadOptions } from "./graph/SpreadingActivation.ts"
 import { spread } from "./graph/SpreadingActivation.ts"
 
@@ -37,39 +34,15 @@ export class GraphRecall extends Context.Service<GraphRecall, {
     ids: ReadonlyArray<string>
   ) => Effect.Effect<ReadonlyMap<string, { readonly previous: string | undefined; readonly next: string | undefined }>>
   /**
-   * The bank's memories or links changed: the next recall rebuilds its graph snapshot and brings its keyword
-   * index up to date (`appended` when memories were only added, which the index can take incrementally).
+   * A write to the bank's memories or links committed: its brain (graph and keyword index) applies it as a delta.
+   * Call it after the commit, for every write, whatever it changed.
    */
-  readonly invalidate: (bankId: string, change?: KeywordChange) => Effect.Effect<void>
-  /** Releases the bank's snapshot and keyword index (its actor passivated). */
-  readonly drop: (bankId: string) => Effect.Effect<void>
+  readonly changed: (bankId: string) => Effect.Effect<void>
 }>()("engram/memory/recall/GraphRecall") {
   static readonly layer = Layer.effect(
     GraphRecall,
     Effect.gen(function*() {
-      const sql = yield* SqlClient.SqlClient
-      const snapshots = yield* GraphSnapshots
-      const keywords = yield* KeywordIndexes
-
-      // Positions numbered in SQL (retain order keeps a conversation's memories together in the arrays); one
-      // repeatable-read transaction so the node list and the links describe the same moment.
-      const load = (bankId: string) =>
-        Effect.gen(function*() {
-          yield* sql`SET TRANSACTION ISOLATION LEVEL REPEATABLE READ`
-          const nodes = yield* sql<{ id: string }>`SELECT id FROM memory_units WHERE bank_id = ${bankId} ORDER BY seq`
-          const links = yield* sql<{ fromIndex: number; toIndex: number; linkType: string; weight: number }>`
-            WITH nodes AS (
-              SELECT id, (row_number() OVER (ORDER BY seq) - 1)::int AS position
-              FROM memory_units WHERE bank_id = ${bankId}
-            )
-            SELECT f.position AS from_index, t.position AS to_index, l.link_type, l.weight
-            FROM memory_links l JOIN nodes f ON f.id = l.from_id JOIN nodes t ON t.id = l.to_id
-            WHERE l.bank_id = ${bankId}`
-          return {
-            nodeIds: nodes.map((row) => row.id),
-            indexedLinks: links.map((row) => ({ from: row.fromIndex, to: row.toIndex, linkType: row.linkType, weight: row.weight }))
-          }
-        }).pipe(sql.withTransaction, Effect.orDie)
+      const brains = yield* BankBrains
 
       const expand = Effect.fn("GraphRecall.expand")(function*(
         bankId: string,
@@ -77,7 +50,7 @@ export class GraphRecall extends Context.Service<GraphRecall, {
         options: { readonly depth: number; readonly temporalOnly: boolean }
       ) {
         if (seeds.length === 0) return []
-        const snapshot = yield* snapshots.get(bankId, load(bankId))
+        const snapshot = (yield* brains.current(bankId)).graph
         const top = Math.max(...seeds.map((seed) => seed.activation), 1e-9)
         const indexed = seeds
           .map((seed) => ({ index: snapshot.indexOf.get(seed.id), activation: seed.activation / top }))
@@ -99,7 +72,7 @@ export class GraphRecall extends Context.Service<GraphRecall, {
       const adjacent = Effect.fn("GraphRecall.adjacent")(function*(bankId: string, ids: ReadonlyArray<string>) {
         const found = new Map<string, { previous: string | undefined; next: string | undefined }>()
         if (ids.length === 0) return found
-        const snapshot = yield* snapshots.get(bankId, load(bankId))
+        const snapshot = (yield* brains.current(bankId)).graph
         for (const id of ids) {
           const index = snapshot.indexOf.get(id)
           if (index === undefined) continue
@@ -116,9 +89,7 @@ export class GraphRecall extends Context.Service<GraphRecall, {
       return GraphRecall.of({
         expand,
         adjacent,
-        invalidate: (bankId, change = "changed") =>
-          Effect.andThen(snapshots.invalidate(bankId), keywords.changed(bankId, change)),
-        drop: (bankId) => Effect.andThen(snapshots.drop(bankId), keywords.drop(bankId))
+        changed: brains.changed
       })
     })
   )

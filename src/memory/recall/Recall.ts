@@ -20,8 +20,8 @@ import { conversationContext, withConversationContext } from "./ConversationCont
 import { crossEncoderRerank } from "./CrossEncoderRerank.ts"
 import { byCombinedScore, deterministicRerank, reciprocalRankFusion } from "./Fusion.ts"
 import { GraphRecall } from "./GraphRecall.ts"
+import { BankBrains } from "../../bank/BankBrains.ts"
 import { includeChunks, includeEntities, includeSourceFacts, toRecallResult } from "./RecallIncludes.ts"
-import { KeywordIndexes } from "./keyword/KeywordIndexes.ts"
 import { keywordInMemory } from "./keyword/KeywordSearch.ts"
 import { semantic, temporal } from "./Strategies.ts"
 import { tagMatcher } from "./TagMatch.ts"
@@ -51,7 +51,7 @@ export class Recall extends Context.Service<Recall, {
       const units = yield* MemoryUnits
       const graph = yield* GraphRecall
       const wordVectors = yield* Effect.serviceOption(WordVectors)
-      const keywordIndexes = yield* KeywordIndexes
+      const brains = yield* BankBrains
       const reranker = yield* Effect.serviceOption(Reranker)
 
       /** Each content word's closest neighbours, for keyword search at a lower weight. */
@@ -120,8 +120,10 @@ export class Recall extends Context.Service<Recall, {
           depth
         })
         // The bank's existence is checked while the query is embedded (a remote embedder's round trip hides it).
-        const [, vector] = yield* Effect.all([
+        // The bank's brain (graph and keyword index) is brought up to date with its last writes meanwhile too.
+        const [, , vector] = yield* Effect.all([
           stage("bank", banks.get(bankId)),
+          stage("brain", brains.current(bankId)),
           stage("embed", embeddings.embedQuery(request.query)).pipe(
             Effect.mapError((error) => new ServiceUnavailable({ detail: `embedding the query failed: ${error.message}` }))
           )
@@ -142,10 +144,10 @@ export class Recall extends Context.Service<Recall, {
 
         const direct = [semanticRun, keywordRun, ...(temporalRun ? [temporalRun] : [])]
         const seeds = reciprocalRankFusion(direct).slice(0, graphSeeds)
-        const graphRun = yield* timed("graph", graph.expand(bankId, seeds.map((seed) => ({ id: seed.id, activation: seed.rrf })), {
+        const graphRun = yield* stage("graph", timed("graph", graph.expand(bankId, seeds.map((seed) => ({ id: seed.id, activation: seed.rrf })), {
           depth,
           temporalOnly: false
-        }))
+        })))
         const runs = [...direct, graphRun]
         const ranked = byCombinedScore(reciprocalRankFusion(runs))
         const adjacent = yield* stage("context", graph.adjacent(bankId, ranked.slice(0, conversationContext.sources).map((candidate) => candidate.id)))
@@ -221,7 +223,7 @@ export class Recall extends Context.Service<Recall, {
       }, (effect) =>
         effect.pipe(
           Effect.provideService(SqlClient.SqlClient, sql),
-          Effect.provideService(KeywordIndexes, keywordIndexes)
+          Effect.provideService(BankBrains, brains)
         ))
 
       return Recall.of({ recall })

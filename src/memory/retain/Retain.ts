@@ -220,10 +220,8 @@ export class Retain extends Context.Service<Retain, {
           )
         )
         yield* statistics.noteWrites(result.created.length)
-        if (result.created.length > 0 || documents.size > 0) {
-          // Replacing a document that had chunks removes their memories; otherwise memories were only added.
-          yield* graph.invalidate(bankId, oldChunks.length > 0 ? "changed" : "appended")
-        }
+        // The bank's brain applies what was added (and, for a replaced document, removed) as a delta.
+        if (result.created.length > 0 || documents.size > 0) yield* graph.changed(bankId)
         // Emitted before a background retain settles, so a crash re-runs it and re-emits the same event id.
         yield* events.emit(bankId, "retain.completed", {
           operation_id: options.operationId,

@@ -99,7 +99,7 @@ export const FormOpinionTask = TaskRegistry.handler("form_opinion", Effect.gen(f
           mentionedAt: now
         }), (inserted) => ({ id, text: opinion.text, confidence: opinion.confidence, inserted }))
       }))
-      if (written.some((opinion) => opinion.inserted)) yield* graph.invalidate(operation.bankId, "appended")
+      if (written.some((opinion) => opinion.inserted)) yield* graph.changed(operation.bankId)
       return {
         opinions: written.map(({ id, text, confidence }) => ({ id, text, confidence })),
         already_held: candidates.length - fresh.length

@@ -10,6 +10,7 @@ import directives from "./0008_directives.ts"
 import mentalModels from "./0009_mental_models.ts"
 import consolidation from "./0010_consolidation.ts"
 import timeWindowIndexes from "./0011_time_window_indexes.ts"
+import memoryUnitChanges from "./0012_memory_unit_changes.ts"
 
 export const migrations = {
   "0001_banks_and_operations": banksAndOperations,
@@ -22,5 +23,6 @@ export const migrations = {
   "0008_directives": directives,
   "0009_mental_models": mentalModels,
   "0010_consolidation": consolidation,
-  "0011_time_window_indexes": timeWindowIndexes
+  "0011_time_window_indexes": timeWindowIndexes,
+  "0012_memory_unit_changes": memoryUnitChanges
 }

@@ -19,6 +19,7 @@ import type { GraphSnapshot, LinkType } from "./GraphSnapshot.ts"
 import type { RankBuffers } from "./ActivationRanking.ts"
 import { makeRankBuffers, rankByActivation } from "./ActivationRanking.ts"
 import { typeTable } from "./GraphSnapshot.ts"
+import { LiveGraph, makeEdgeBuffer } from "./LiveGraph.ts"
 
 export interface Seed {
   readonly index: number
@@ -146,12 +147,15 @@ const acquire = (nodeCount: number): Scratch => {
   return scratch
 }
 
+/** A live graph's merged edges for the node being spread from (`spread` is synchronous: one buffer serves all). */
+const liveEdges = makeEdgeBuffer()
+
 const check = (ok: boolean, message: string) => {
   if (!ok) throw new RangeError(`spread: ${message}`)
 }
 
 export const spread = (
-  snapshot: GraphSnapshot,
+  graph: GraphSnapshot | LiveGraph,
   seeds: ReadonlyArray<Seed>,
   options: SpreadOptions = {}
 ): SpreadResult => {
@@ -178,7 +182,11 @@ export const spread = (
   // With one weight for every type the loop need not read `types` at all: one cache miss less per node.
   const typeFactor = uniform ? maxTypeWeight : -1
 
-  const n = snapshot.nodeCount
+  // A live graph with changes is read through `edgesOf` (base and delta merged, tombstones skipped); one without
+  // changes, and a plain snapshot, straight from the arrays.
+  const live = graph instanceof LiveGraph && !graph.isBase ? graph : undefined
+  const snapshot = graph instanceof LiveGraph ? graph.base : graph
+  const n = graph.nodeCount
   const { offsets, targets, weights, types } = snapshot
   const scratch = acquire(n)
   const { seen, position } = scratch
@@ -203,7 +211,7 @@ export const spread = (
 
   for (const seed of seeds) {
     const v = seed.index
-    check(Number.isInteger(v) && v >= 0 && v < n, `seed index ${v} is not a node of the snapshot`)
+    check(Number.isInteger(v) && v >= 0 && v < n && !(live?.isRemoved(v) ?? false), `seed index ${v} is not a node of the snapshot`)
     if (!(seed.activation > 0)) continue
     if (seen[v]! <= base) {
       if (reached === room) regrow()
@@ -244,16 +252,29 @@ export const spread = (
       const outgoing = frontierActivation[f]! * decay
       // Below this stored weight no edge of u reaches the threshold, and the list is strongest first.
       const weakest = threshold / (outgoing * maxTypeWeight)
-      const start = offsets[u]!
-      let end = offsets[u + 1]!
-      if (end - start > fanOut) end = start + fanOut
+      let edgeTargets = targets
+      let edgeWeights = weights
+      let edgeTypes = types
+      let start: number
+      let end: number
+      if (live === undefined) {
+        start = offsets[u]!
+        end = offsets[u + 1]!
+        if (end - start > fanOut) end = start + fanOut
+      } else {
+        start = 0
+        end = live.edgesOf(u, fanOut, liveEdges)
+        edgeTargets = liveEdges.targets
+        edgeWeights = liveEdges.weights
+        edgeTypes = liveEdges.types
+      }
       let e = start
       for (; e < end; e++) {
-        const w = weights[e]!
+        const w = edgeWeights[e]!
         if (w < weakest) break
-        const candidate = outgoing * w * (typeFactor >= 0 ? typeFactor : typeWeight[types[e]!]!)
+        const candidate = outgoing * w * (typeFactor >= 0 ? typeFactor : typeWeight[edgeTypes[e]!]!)
         if (candidate < threshold) continue
-        const v = targets[e]!
+        const v = edgeTargets[e]!
         const stamp = seen[v]!
         if (stamp <= base) {
           if (reached === room) regrow()

@@ -2,7 +2,9 @@
  * A bank's full-text index in memory: for each lexeme (as PostgreSQL's `english` and `simple` configurations
  * produced it for `search_text`), the positions of the memories that contain it. BM25 over it costs a walk of
  * the query terms' posting lists instead of a scan of the bank, and document frequencies are exact. New
- * memories are appended in retain order; removals and edits need a rebuild (`KeywordIndexes` decides).
+ * memories are appended in retain order; a removed (or rewritten) memory is a tombstone that searches skip and
+ * that no longer counts in document frequencies or lengths, so results equal those of a fresh build.
+ * `compacted` drops the tombstones once they are a large share (see `BankBrains`).
  */
 import type { Candidate } from "../Candidates.ts"
 
@@ -37,7 +39,15 @@ const b = 0.75
 interface Postings {
   positions: Int32Array
   length: number
+  /** Positions in the list whose memory was removed: the term's document frequency is `length - removed`. */
+  removed: number
 }
+
+/**
+ * The type code a removed memory gets: searches test `allowedTypes & (1 << code)`, and no type is ever given
+ * this code, so the walk over a posting list skips tombstones without reading anything more.
+ */
+const removedCode = 31
 
 /** A typed array of at least `room` slots keeping `array`'s contents: doubles when full. */
 const ensureRoom = <A extends Int32Array | Uint8Array | Float64Array>(
@@ -58,7 +68,8 @@ const ensureRoom = <A extends Int32Array | Uint8Array | Float64Array>(
  */
 export class KeywordIndex {
   readonly ids: Array<string> = []
-  private readonly known = new Set<string>()
+  /** The position of each live memory. */
+  private readonly positionOf = new Map<string, number>()
   /** Each id's order key (see `idOrderKey`), so ties in score are broken without comparing strings. */
   private idKeys = new Float64Array(0)
   private lengths = new Int32Array(0)
@@ -70,7 +81,11 @@ export class KeywordIndex {
   private readonly tagSets: Array<ReadonlyArray<string>> = []
   private readonly tagSetNumbers = new Map<string, number>()
   private readonly postings = new Map<string, Postings>()
+  /** Each memory's posting lists (`listStart[p] .. listStart[p + 1]` in `lists`), to retire it on removal. */
+  private readonly lists: Array<Postings> = []
+  private listStart = new Int32Array(1)
   private totalLength = 0
+  private removedCount = 0
   /** The highest `seq` indexed: the next append starts after it. */
   maxSeq = 0
   /** Scratch space reused across searches (one search runs at a time: they are synchronous). */
@@ -83,16 +98,26 @@ export class KeywordIndex {
     return index
   }
 
+  /** Live memories. */
   get size(): number {
-    return this.ids.length
+    return this.ids.length - this.removedCount
+  }
+
+  /** Positions held by removed memories, until `compacted`. */
+  get tombstones(): number {
+    return this.removedCount
+  }
+
+  has(id: string): boolean {
+    return this.positionOf.has(id)
   }
 
   /** Adds memories not indexed yet (ids already indexed are skipped, so overlapping reads are harmless). */
   append(memories: Iterable<IndexedMemory>): void {
     for (const memory of memories) {
-      if (this.known.has(memory.id)) continue
-      this.known.add(memory.id)
+      if (this.positionOf.has(memory.id)) continue
       const position = this.ids.length
+      this.positionOf.set(memory.id, position)
       this.ids.push(memory.id)
       this.reserve(position + 1)
       this.idKeys[position] = idOrderKey(memory.id)
@@ -103,14 +128,54 @@ export class KeywordIndex {
       for (const lexeme of memory.lexemes) {
         let list = this.postings.get(lexeme)
         if (list === undefined) {
-          list = { positions: new Int32Array(4), length: 0 }
+          list = { positions: new Int32Array(4), length: 0, removed: 0 }
           this.postings.set(lexeme, list)
         }
         list.positions = ensureRoom(list.positions, list.length + 1, (length) => new Int32Array(length))
         list.positions[list.length++] = position
+        this.lists.push(list)
       }
+      this.listStart[position + 1] = this.lists.length
       this.maxSeq = Math.max(this.maxSeq, memory.seq)
     }
+  }
+
+  /**
+   * Retires a memory (removed, or about to be appended again with new text): its position stays in the posting
+   * lists but no search matches it and it no longer counts in the bank's statistics. False when not indexed.
+   */
+  remove(id: string): boolean {
+    const position = this.positionOf.get(id)
+    if (position === undefined) return false
+    this.positionOf.delete(id)
+    this.typeCodes[position] = removedCode
+    this.totalLength -= this.lengths[position]!
+    for (let i = this.listStart[position]!; i < this.listStart[position + 1]!; i++) this.lists[i]!.removed++
+    this.removedCount++
+    return true
+  }
+
+  /** The same live memories without tombstones, in the same order (results are unchanged). */
+  compacted(): KeywordIndex {
+    const index = new KeywordIndex()
+    const live: Array<IndexedMemory> = []
+    const lexemesOf = new Map<Postings, string>()
+    for (const [lexeme, list] of this.postings) lexemesOf.set(list, lexeme)
+    for (let position = 0; position < this.ids.length; position++) {
+      if (this.typeCodes[position] === removedCode) continue
+      const lexemes: Array<string> = []
+      for (let i = this.listStart[position]!; i < this.listStart[position + 1]!; i++) lexemes.push(lexemesOf.get(this.lists[i]!)!)
+      live.push({
+        id: this.ids[position]!,
+        seq: 0,
+        factType: this.typeNames[this.typeCodes[position]!]!,
+        tags: this.tagSets[this.tagSetOf[position]!]!,
+        lexemes
+      })
+    }
+    index.append(live)
+    index.maxSeq = this.maxSeq
+    return index
   }
 
   /** Grows every per-memory array to hold at least `count` memories. */
@@ -119,12 +184,14 @@ export class KeywordIndex {
     this.lengths = ensureRoom(this.lengths, count, (length) => new Int32Array(length))
     this.typeCodes = ensureRoom(this.typeCodes, count, (length) => new Uint8Array(length))
     this.tagSetOf = ensureRoom(this.tagSetOf, count, (length) => new Int32Array(length))
+    this.listStart = ensureRoom(this.listStart, count + 1, (length) => new Int32Array(length))
   }
 
   private typeCode(factType: string): number {
     let code = this.typeNames.indexOf(factType)
     if (code < 0) {
       code = this.typeNames.length
+      if (code >= removedCode) throw new RangeError("KeywordIndex: too many fact types")
       this.typeNames.push(factType)
     }
     return code
@@ -146,10 +213,10 @@ export class KeywordIndex {
    * the SQL). Document frequencies are the whole bank's, as in the SQL strategy.
    */
   search(terms: ReadonlyArray<QueryTerm>, options: SearchOptions): Array<Candidate> {
-    const n = this.ids.length
+    const n = this.size
     if (n === 0 || terms.length === 0) return []
-    if (this.scores.length < n) {
-      this.scores = new Float64Array(Math.max(n, this.scores.length * 2))
+    if (this.scores.length < this.ids.length) {
+      this.scores = new Float64Array(Math.max(this.ids.length, this.scores.length * 2))
       this.touched = new Int32Array(this.scores.length)
     }
     const { scores, touched, typeCodes, lengths, tagSetOf } = this
@@ -167,10 +234,11 @@ export class KeywordIndex {
       seen.add(term.lexeme)
       const list = this.postings.get(term.lexeme)
       if (list === undefined) continue
-      const df = list.length
+      const df = list.length - list.removed
+      if (df === 0) continue
       const weight = term.boost * Math.log(1 + (n - df + 0.5) / (df + 0.5)) * (k1 + 1)
       const positions = list.positions
-      for (let i = 0; i < df; i++) {
+      for (let i = 0; i < list.length; i++) {
         const position = positions[i]!
         if ((allowedTypes & (1 << typeCodes[position]!)) === 0) continue
         if (verdicts !== undefined && verdicts[tagSetOf[position]!] === 0) continue
@@ -197,8 +265,8 @@ export class KeywordIndex {
     let postings = 0
     for (const [lexeme, list] of this.postings) postings += lexeme.length * 2 + list.positions.byteLength + 64
     const perMemory = this.idKeys.byteLength + this.lengths.byteLength + this.typeCodes.byteLength +
-      this.tagSetOf.byteLength
-    return postings + this.ids.length * (36 * 2 + 24) + perMemory
+      this.tagSetOf.byteLength + this.listStart.byteLength
+    return postings + this.ids.length * (36 * 2 + 24) + perMemory + this.lists.length * 8
   }
 }
 

@@ -7,7 +7,7 @@
 import { Effect } from "effect"
 import { SqlClient } from "effect/sql"
 import { cjkTerms } from "../SearchTerms.ts"
-import { KeywordIndexes } from "./KeywordIndexes.ts"
+import { BankBrains } from "../../../bank/BankBrains.ts"
 import type { QueryTerm } from "./KeywordIndex.ts"
 import type { TagPredicate } from "../TagMatch.ts"
 
@@ -35,10 +35,10 @@ export const keywordInMemory = Effect.fn("Recall.keywordInMemory")(function*(opt
   readonly depth: number
 }) {
   if (options.query.trim() === "") return []
-  const indexes = yield* KeywordIndexes
-  const [index, terms] = yield* Effect.all([
-    indexes.get(options.bankId),
+  const brains = yield* BankBrains
+  const [brain, terms] = yield* Effect.all([
+    brains.current(options.bankId),
     queryTerms(options.query, options.expansion, options.expansionWeight ?? 0.3)
   ], { concurrency: 2 })
-  return index.search(terms, { types: options.types, tags: options.tags, depth: options.depth })
+  return brain.keywords.search(terms, { types: options.types, tags: options.tags, depth: options.depth })
 })

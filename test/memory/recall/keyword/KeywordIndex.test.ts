@@ -1,8 +1,10 @@
 /**
  * The in-memory keyword index on its own: BM25 ranking (rare terms weigh more, shorter memories win ties of
- * terms), the type filter, depth, the id tie-break, and appends that skip memories already indexed.
+ * terms), the type filter, depth, the id tie-break, appends that skip memories already indexed, and removals
+ * (tombstones) that leave every search exactly as a fresh build of the live memories would answer it.
  */
 import { assert, describe, it } from "@effect/vitest"
+import * as fc from "fast-check"
 import type { IndexedMemory } from "../../../../src/memory/recall/keyword/KeywordIndex.ts"
 import { KeywordIndex } from "../../../../src/memory/recall/keyword/KeywordIndex.ts"
 
@@ -83,5 +85,56 @@ describe("KeywordIndex", () => {
     const second = index.search(words("paint"), { types: ["world"], depth: 10 })
     assert.deepStrictEqual(first, second)
     assert.strictEqual(first.length, 3)
+  })
+
+  it("after any sequence of appends, removals, rewrites and compactions, answers as a fresh build of the live memories", () => {
+    const vocabulary = ["paint", "lake", "dog", "swim", "cook", "dinner", "walk", "park", "read", "book"]
+    const draft = fc.record({
+      lexemes: fc.uniqueArray(fc.constantFrom(...vocabulary), { minLength: 1, maxLength: 6 }),
+      factType: fc.constantFrom("world", "experience", "observation"),
+      tags: fc.subarray(["a", "b"])
+    })
+    const operation = fc.oneof(
+      { weight: 4, arbitrary: fc.record({ kind: fc.constant("append" as const), drafts: fc.array(draft, { minLength: 1, maxLength: 5 }) }) },
+      { weight: 2, arbitrary: fc.record({ kind: fc.constant("remove" as const), pick: fc.nat() }) },
+      { weight: 1, arbitrary: fc.record({ kind: fc.constant("rewrite" as const), pick: fc.nat(), draft }) },
+      { weight: 1, arbitrary: fc.record({ kind: fc.constant("compact" as const) }) }
+    )
+    fc.assert(
+      fc.property(fc.array(operation, { maxLength: 25 }), fc.subarray(vocabulary, { minLength: 1 }), (ops, query) => {
+        let index = KeywordIndex.build([])
+        const live = new Map<string, IndexedMemory>()
+        let next = 0
+        for (const op of ops) {
+          const ids = [...live.keys()]
+          if (op.kind === "append") {
+            const added = op.drafts.map((d) => memory(`m${String(next++).padStart(4, "0")}`, next, d.lexemes, d.factType, d.tags))
+            added.forEach((m) => live.set(m.id, m))
+            index.append(added)
+          } else if (op.kind === "remove" && ids.length > 0) {
+            const id = ids[op.pick % ids.length]!
+            live.delete(id)
+            assert.isTrue(index.remove(id))
+          } else if (op.kind === "rewrite" && ids.length > 0) {
+            const id = ids[op.pick % ids.length]!
+            const rewritten = memory(id, live.get(id)!.seq, op.draft.lexemes, op.draft.factType, op.draft.tags)
+            live.set(id, rewritten)
+            index.remove(id)
+            index.append([rewritten])
+          } else if (op.kind === "compact") {
+            index = index.compacted()
+          }
+        }
+        const fresh = KeywordIndex.build(live.values())
+        assert.strictEqual(index.size, fresh.size)
+        const terms = query.map((lexeme, k) => ({ lexeme, boost: k === 0 ? 1 : 0.3 }))
+        for (const types of [["world", "experience"], ["observation"]]) {
+          for (const tags of [undefined, (t: ReadonlyArray<string>) => t.includes("a")]) {
+            assert.deepStrictEqual(index.search(terms, { types, depth: 8, tags }), fresh.search(terms, { types, depth: 8, tags }))
+          }
+        }
+      }),
+      { numRuns: 300 }
+    )
   })
 })

@@ -1,0 +1,270 @@
+/**
+ * Each bank's in-memory brain: its graph (for spreading activation and conversation context) and its keyword
+ * index, built from PostgreSQL on first use and then kept current with the bank's writes as deltas — new memories
+ * and their links are appended, removed memories become tombstones, rewritten ones are re-indexed — so a read after
+ * a write never waits for a rebuild. A writer calls `changed` after its commit; the delta is applied at once in the
+ * background, and a reader that arrives first applies it itself (both under the bank's brain lock, so it is
+ * applied once). When the delta or the tombstones grow past a share of the base, the brain is compacted in memory.
+ * PostgreSQL stays the truth: the brain is derived and is dropped when the bank's actor passivates or it sits unused.
+ */
+import { Clock, Context, Duration, Effect, Layer, Schedule, Semaphore } from "effect"
+import { SqlClient } from "effect/sql"
+import type { Fragment } from "effect/sql/Statement"
+import { GraphSnapshot } from "../memory/recall/graph/GraphSnapshot.ts"
+import { LiveGraph } from "../memory/recall/graph/LiveGraph.ts"
+import type { IndexedMemory } from "../memory/recall/keyword/KeywordIndex.ts"
+import { KeywordIndex } from "../memory/recall/keyword/KeywordIndex.ts"
+
+export interface Brain {
+  readonly graph: LiveGraph
+  readonly keywords: KeywordIndex
+}
+
+export interface BankBrainsOptions {
+  /** A brain unused for this long is released. Default 5 minutes. */
+  readonly idleTimeToLive?: Duration.Input
+  /**
+   * Compact when the delta's edges exceed this share of the base's, or tombstones this share of the positions.
+   * Default 0.25.
+   */
+  readonly compactShare?: number
+}
+
+interface Entry {
+  brain: Brain | undefined
+  /** The highest `seq` the brain holds: later memories are the next delta. */
+  seqMark: number
+  /** The last `memory_unit_changes` entry applied. */
+  changeMark: number
+  /** Bumped by `changed`: a catch-up that started before the bump leaves the brain marked stale. */
+  version: number
+  appliedVersion: number
+  lastUsed: number
+  readonly lock: Semaphore.Semaphore
+}
+
+interface LinkRowFromSql {
+  readonly fromId: string
+  readonly toId: string
+  readonly linkType: string
+  readonly weight: number
+}
+
+export class BankBrains extends Context.Service<BankBrains, {
+  /** The bank's brain, current with every write committed before the call (built first when there is none). */
+  readonly current: (bankId: string) => Effect.Effect<Brain>
+  /** A write to the bank committed: bring its brain (if loaded) up to date in the background. */
+  readonly changed: (bankId: string) => Effect.Effect<void>
+  /** Releases the bank's brain (its actor passivated, or the bank was deleted). */
+  readonly drop: (bankId: string) => Effect.Effect<void>
+  /** Bytes held by all brains. */
+  readonly size: Effect.Effect<number>
+}>()("engram/bank/BankBrains") {
+  static readonly layerWith = (options: BankBrainsOptions) =>
+    Layer.effect(
+      BankBrains,
+      Effect.gen(function*() {
+        const sql = yield* SqlClient.SqlClient
+        const timeToLive = Duration.toMillis(options.idleTimeToLive ?? Duration.minutes(5))
+        const share = options.compactShare ?? 0.25
+        const entries = new Map<string, Entry>()
+        const scope = yield* Effect.scope
+
+        const memoryRows = (where: Fragment) =>
+          sql<IndexedMemory>`
+            SELECT id, seq::float8 AS seq, fact_type, tags, tsvector_to_array(search_text) AS lexemes
+            FROM memory_units WHERE ${where} ORDER BY seq`
+
+        const lastChange = (bankId: string) =>
+          sql<{ mark: number }>`SELECT coalesce(max(change_seq), 0)::float8 AS mark FROM memory_unit_changes
+            WHERE bank_id = ${bankId}`.pipe(Effect.map((rows) => rows[0]?.mark ?? 0))
+
+        /** The entries a brain has applied are of no further use (one process serves a database). */
+        const pruneChanges = (bankId: string, upTo: number) =>
+          sql`DELETE FROM memory_unit_changes WHERE bank_id = ${bankId} AND change_seq <= ${upTo}`.pipe(
+            Effect.catch((error) => Effect.logWarning("could not prune the memory change log", error)),
+            Effect.forkIn(scope),
+            Effect.asVoid
+          )
+
+        /**
+         * The whole brain from the tables, in one repeatable-read transaction so memories, links and the change
+         * mark describe the same moment. Positions are numbered in SQL, in retain order.
+         */
+        const build = (bankId: string, entry: Entry) =>
+          Effect.gen(function*() {
+            const loaded = yield* Effect.gen(function*() {
+              yield* sql`SET TRANSACTION ISOLATION LEVEL REPEATABLE READ`
+              const changeMark = yield* lastChange(bankId)
+              const memories = yield* memoryRows(sql.and([sql`bank_id = ${bankId}`]))
+              const links = yield* sql<{ fromIndex: number; toIndex: number; linkType: string; weight: number }>`
+                WITH nodes AS (
+                  SELECT id, (row_number() OVER (ORDER BY seq) - 1)::int AS position
+                  FROM memory_units WHERE bank_id = ${bankId}
+                )
+                SELECT f.position AS from_index, t.position AS to_index, l.link_type, l.weight
+                FROM memory_links l JOIN nodes f ON f.id = l.from_id JOIN nodes t ON t.id = l.to_id
+                WHERE l.bank_id = ${bankId}`
+              return { changeMark, memories, links }
+            }).pipe(sql.withTransaction)
+            const snapshot = GraphSnapshot.build({
+              nodeIds: loaded.memories.map((memory) => memory.id),
+              indexedLinks: loaded.links.map((row) => ({
+                from: row.fromIndex,
+                to: row.toIndex,
+                linkType: row.linkType,
+                weight: row.weight
+              }))
+            })
+            entry.brain = { graph: LiveGraph.of(snapshot), keywords: KeywordIndex.build(loaded.memories) }
+            entry.seqMark = loaded.memories.reduce((max, memory) => Math.max(max, memory.seq), 0)
+            entry.changeMark = loaded.changeMark
+            yield* Effect.annotateCurrentSpan({
+              memories: snapshot.nodeCount,
+              edges: snapshot.edgeCount,
+              buildMillis: snapshot.buildMillis
+            })
+            if (loaded.changeMark > 0) yield* pruneChanges(bankId, loaded.changeMark)
+          }).pipe(Effect.withSpan("BankBrains.build", { attributes: { bankId } }))
+
+        /**
+         * Applies what was written since the marks: memories removed or rewritten (from the change log), memories
+         * added (by `seq`) and their links. Every link is written with its newer memory, so the new memories'
+         * links are all the new links.
+         */
+        const catchUp = (bankId: string, entry: Entry, brain: Brain) =>
+          Effect.gen(function*() {
+            const delta = yield* Effect.gen(function*() {
+              yield* sql`SET TRANSACTION ISOLATION LEVEL REPEATABLE READ`
+              const changes = yield* sql<{ changeSeq: number; unitId: string }>`
+                SELECT change_seq::float8 AS change_seq, unit_id FROM memory_unit_changes
+                WHERE bank_id = ${bankId} AND change_seq > ${entry.changeMark} ORDER BY change_seq`
+              const added = yield* memoryRows(sql.and([sql`bank_id = ${bankId}`, sql`seq > ${entry.seqMark}`]))
+              const changedIds = [...new Set(changes.map((change) => change.unitId))]
+              const rewritten = changedIds.length === 0
+                ? []
+                : yield* memoryRows(sql.and([sql`bank_id = ${bankId}`, sql`seq <= ${entry.seqMark}`, sql`id IN ${sql.in(changedIds)}`]))
+              const addedIds = added.map((memory) => memory.id)
+              const links = addedIds.length === 0 ? [] : yield* sql<LinkRowFromSql>`
+                SELECT from_id, to_id, link_type, weight FROM memory_links
+                WHERE from_id IN ${sql.in(addedIds)} OR to_id IN ${sql.in(addedIds)}`
+              return { changes, changedIds, added, rewritten, links }
+            }).pipe(sql.withTransaction)
+            const still = new Set(delta.rewritten.map((memory) => memory.id))
+            for (const id of delta.changedIds) {
+              brain.keywords.remove(id)
+              if (!still.has(id)) brain.graph.remove(id)
+            }
+            brain.keywords.append(delta.rewritten)
+            brain.keywords.append(delta.added)
+            brain.graph.appendNodes(delta.added.map((memory) => memory.id))
+            brain.graph.addLinks(delta.links)
+            for (const memory of delta.added) entry.seqMark = Math.max(entry.seqMark, memory.seq)
+            const lastChange = delta.changes.at(-1)
+            if (lastChange !== undefined) {
+              entry.changeMark = lastChange.changeSeq
+              yield* pruneChanges(bankId, lastChange.changeSeq)
+            }
+            if (brain.graph.needsCompaction) compactGraph(entry)
+            yield* Effect.annotateCurrentSpan({
+              added: delta.added.length,
+              changed: delta.changedIds.length,
+              links: delta.links.length
+            })
+            if (wantsCompaction(brain)) yield* Effect.forkIn(Effect.sync(() => compact(entry)), scope)
+          }).pipe(Effect.withSpan("BankBrains.catchUp", { attributes: { bankId } }))
+
+        const wantsCompaction = (brain: Brain) =>
+          brain.graph.deltaEdges > share * brain.graph.base.edgeCount + 4096 ||
+          brain.graph.tombstones > share * brain.graph.nodeCount + 1024 ||
+          brain.keywords.tombstones > share * brain.keywords.size + 1024
+
+        const compactGraph = (entry: Entry) => {
+          if (entry.brain !== undefined) entry.brain = { ...entry.brain, graph: entry.brain.graph.compacted() }
+        }
+
+        /** Synchronous, so no catch-up can interleave: the compacted brain holds everything applied so far. */
+        const compact = (entry: Entry) => {
+          const brain = entry.brain
+          if (brain === undefined || !wantsCompaction(brain)) return
+          entry.brain = { graph: brain.graph.compacted(), keywords: brain.keywords.compacted() }
+        }
+
+        const entryOf = (bankId: string, now: number) => {
+          let entry = entries.get(bankId)
+          if (entry === undefined) {
+            entry = {
+              brain: undefined,
+              seqMark: 0,
+              changeMark: 0,
+              version: 0,
+              appliedVersion: 0,
+              lastUsed: now,
+              lock: Semaphore.makeUnsafe(1)
+            }
+            entries.set(bankId, entry)
+          }
+          return entry
+        }
+
+        /** Builds or catches up under the lock, unless someone else did while we waited. */
+        const refresh = (bankId: string, entry: Entry) =>
+          entry.lock.withPermit(Effect.gen(function*() {
+            const version = entry.version
+            if (entry.brain === undefined) yield* build(bankId, entry)
+            else if (entry.appliedVersion !== version) yield* catchUp(bankId, entry, entry.brain)
+            entry.appliedVersion = version
+            return entry.brain!
+          })).pipe(Effect.orDie)
+
+        const current = (bankId: string) =>
+          Effect.flatMap(Clock.currentTimeMillis, (now) =>
+            Effect.suspend(() => {
+              const entry = entryOf(bankId, now)
+              entry.lastUsed = now
+              const brain = entry.brain
+              if (brain !== undefined && entry.appliedVersion === entry.version) return Effect.succeed(brain)
+              return refresh(bankId, entry)
+            }))
+
+        const changed = (bankId: string) =>
+          Effect.suspend(() => {
+            const entry = entries.get(bankId)
+            if (entry === undefined) return Effect.void
+            entry.version++
+            if (entry.brain === undefined) return Effect.void
+            return refresh(bankId, entry).pipe(
+              Effect.catchCause((cause) => Effect.logWarning("could not apply a write to the bank's brain", cause)),
+              Effect.forkIn(scope),
+              Effect.asVoid
+            )
+          })
+
+        const sweep = Effect.flatMap(Clock.currentTimeMillis, (now) =>
+          Effect.sync(() => {
+            for (const [bankId, entry] of entries) {
+              if (now - entry.lastUsed >= timeToLive) entries.delete(bankId)
+            }
+          }))
+        yield* sweep.pipe(
+          Effect.repeat(Schedule.spaced(Duration.millis(Math.min(60_000, Math.max(1_000, timeToLive / 2))))),
+          Effect.forkScoped
+        )
+
+        return BankBrains.of({
+          current,
+          changed,
+          drop: (bankId) => Effect.sync(() => void entries.delete(bankId)),
+          size: Effect.sync(() => {
+            let bytes = 0
+            for (const entry of entries.values()) {
+              bytes += (entry.brain?.graph.byteSize ?? 0) + (entry.brain?.keywords.byteSize ?? 0)
+            }
+            return bytes
+          })
+        })
+      })
+    )
+
+  static readonly layer = BankBrains.layerWith({})
+}
