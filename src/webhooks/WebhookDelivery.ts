@@ -17,8 +17,17 @@ import { WebhookStore } from "./WebhookStore.ts"
 
 /** Sends in flight at once across all webhooks: a dead receiver holds a slot only until its timeout. */
 const concurrency = 8
-/** Even with no wake-up (another process queued the row, a clock jump) the outbox is looked at this often. */
+/**
+ * Even with no wake-up (another process sharing the database queued the row, a clock jump) the outbox is looked
+ * at this often: two small queries per interval are all an idle server spends here.
+ */
 const pollInterval = Duration.seconds(5)
+/**
+ * The shortest sleep between rounds that claimed less than they could. A row can be due yet not claimable for a
+ * moment (another worker holds its lock, or it fell due between the claim and the look): look again soon, never
+ * at once, so no state of the outbox can make the worker spin.
+ */
+const minimumWait = Duration.millis(50)
 /** Receivers' answers are kept for inspection, bounded. */
 const maxStoredBody = 2000
 
@@ -136,12 +145,15 @@ export class WebhookDelivery extends Context.Service<WebhookDelivery, {
           // A full batch means more may be due right away.
           if (claimed.length === free) return
         }
+        // Sleep until the next delivery falls due, or until woken: by a producer that queued a row, a re-enabled
+        // webhook, or a send that finished (which also frees a slot when all were busy). Nothing pending: sleep
+        // until woken, looking again only after the safety interval.
         const due = free > 0 ? yield* store.nextDueInMillis : Option.none<number>()
         const wait = Option.match(due, {
           onNone: () => pollInterval,
-          onSome: (millis) => Duration.min(Duration.millis(Math.ceil(millis)), pollInterval)
+          onSome: (millis) => Duration.clamp(Duration.millis(Math.ceil(millis)), { minimum: minimumWait, maximum: pollInterval })
         })
-        if (Duration.toMillis(wait) > 0) yield* Queue.take(wakeups).pipe(Effect.timeoutOption(wait))
+        yield* Queue.take(wakeups).pipe(Effect.timeoutOption(wait))
       })
 
       const recovered = yield* store.releaseAllClaims

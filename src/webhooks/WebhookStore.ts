@@ -101,7 +101,10 @@ export class WebhookStore extends Context.Service<WebhookStore, {
   readonly enqueue: (event: BankEvent, body: string) => Effect.Effect<number>
   /** Claims up to `limit` due deliveries of enabled webhooks, oldest due first. */
   readonly claimDue: (limit: number) => Effect.Effect<ReadonlyArray<DueDelivery>>
-  /** Milliseconds until the next delivery falls due (0 when one is due now), or none when nothing waits. */
+  /**
+   * Milliseconds until the next delivery falls due (0 when one is due now; a claimed one when its lease runs
+   * out), or none when nothing is pending.
+   */
   readonly nextDueInMillis: Effect.Effect<Option.Option<number>>
   /** Records the attempt and settles the delivery: completed, failed, or pending again after `retryAfterSeconds`. */
   readonly recordAttempt: (
@@ -174,12 +177,16 @@ export class WebhookStore extends Context.Service<WebhookStore, {
         return rows.map((row) => ({ ...row, httpConfig: withDefaults(row.httpConfig) }))
       })
 
+      // `min` over no rows is NULL and must stay none: `greatest(0, NULL)` is 0 in PostgreSQL, which read as
+      // "due now" with an empty outbox and kept the worker spinning. A claimed row falls due again when its lease
+      // runs out (its worker died), the same rule `claimDue` applies.
       const nextDueInMillis = sql<{ wait: number | null }>`
-        SELECT (greatest(0, extract(epoch FROM min(d.next_attempt_at) - now())) * 1000)::float8 AS wait
+        SELECT (extract(epoch FROM min(CASE WHEN d.claimed_at IS NULL THEN d.next_attempt_at
+          ELSE greatest(d.next_attempt_at, d.claimed_at + ${claimLease}::interval) END) - now()) * 1000)::float8 AS wait
         FROM webhook_deliveries d JOIN webhooks w ON w.id = d.webhook_id
-        WHERE d.status = 'pending' AND d.claimed_at IS NULL AND w.enabled`.pipe(
+        WHERE d.status = 'pending' AND w.enabled`.pipe(
         Effect.orDie,
-        Effect.map((rows) => Option.fromNullishOr(rows[0]?.wait))
+        Effect.map((rows) => Option.map(Option.fromNullishOr(rows[0]?.wait), (wait) => Math.max(0, wait)))
       )
 
       const recordAttempt = Effect.fn("WebhookStore.recordAttempt")(function*(
