@@ -7,6 +7,7 @@ import { Effect, Layer } from "effect"
 import { FetchHttpClient } from "effect/http"
 import { BankActors } from "../src/bank/BankActors.ts"
 import { BankBrains } from "../src/bank/BankBrains.ts"
+import { Foreground } from "../src/bank/Foreground.ts"
 import { BankLocks } from "../src/bank/BankLocks.ts"
 import { Banks } from "../src/bank/Banks.ts"
 import { BankStore } from "../src/bank/BankStore.ts"
@@ -44,7 +45,7 @@ const Stores = Layer.mergeAll(
   BankLocks.layer,
   LlmTraceStore.layer,
   TableStatistics.layer,
-  BankBrains.layer,
+  BankBrains.layer.pipe(Layer.provideMerge(Foreground.layer)),
   BankEvents.layer
 )
 

@@ -23,6 +23,7 @@ import { ReflectHandlers } from "../../src/http/handlers/ReflectHandlers.ts"
 import { DirectivesHandlers } from "../../src/http/handlers/DirectivesHandlers.ts"
 import { MentalModelsHandlers } from "../../src/http/handlers/MentalModelsHandlers.ts"
 import { ResearchHandlers } from "../../src/http/handlers/ResearchHandlers.ts"
+import { foregroundMiddleware } from "../../src/http/ForegroundMiddleware.ts"
 import { jsonErrorsMiddleware } from "../../src/http/JsonErrors.ts"
 import { makeRouteTemplates } from "../../src/http/RouteTemplates.ts"
 import { McpLive, mcpRouteTemplates } from "./McpLive.ts"
@@ -55,7 +56,7 @@ const routeOf = makeRouteTemplates({
   ...mcpRouteTemplates
 })
 
-export const Routes = Layer.mergeAll(ApiRoutes, DocsRoute, McpLive, jsonErrorsMiddleware(routeOf))
+export const Routes = Layer.mergeAll(ApiRoutes, DocsRoute, McpLive, jsonErrorsMiddleware(routeOf), foregroundMiddleware)
 
 /**
  * Serves the routes on the configured address (port 0 picks a free one; read it from `HttpServer.address`).

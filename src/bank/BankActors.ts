@@ -13,6 +13,7 @@ import type { OperationRecord } from "../operations/OperationStore.ts"
 import { OperationStore } from "../operations/OperationStore.ts"
 import { TaskFailure, TaskRegistry } from "../operations/TaskRegistry.ts"
 import { BankBrains } from "./BankBrains.ts"
+import { Foreground } from "./Foreground.ts"
 
 export interface ActorStatus {
   readonly active: boolean
@@ -46,6 +47,7 @@ export class BankActors extends Context.Service<BankActors, {
       const store = yield* OperationStore
       const registry = yield* TaskRegistry
       const brains = yield* BankBrains
+      const foreground = yield* Foreground
       const events = yield* BankEvents
       const sql = yield* SqlClient.SqlClient
       const scope = yield* Effect.scope
@@ -134,6 +136,9 @@ export class BankActors extends Context.Service<BankActors, {
               continue
             }
             yield* Queue.clear(actor.wakeups)
+            // Each operation is a slice of background work: it starts in a lull between requests (or after the
+            // longest wait), so requests are not queued behind it for the database session and the thread.
+            yield* foreground.yieldToRequests
             const next = yield* store.claimNext(bankId)
             if (Option.isNone(next)) {
               const woke = yield* waitForWork(actor, config.actorIdleTimeout)

@@ -14,6 +14,7 @@ import { GraphSnapshot } from "../memory/recall/graph/GraphSnapshot.ts"
 import { LiveGraph } from "../memory/recall/graph/LiveGraph.ts"
 import type { IndexedMemory } from "../memory/recall/keyword/KeywordIndex.ts"
 import { KeywordIndex } from "../memory/recall/keyword/KeywordIndex.ts"
+import { Foreground } from "./Foreground.ts"
 
 export interface Brain {
   readonly graph: LiveGraph
@@ -40,6 +41,8 @@ interface Entry {
   version: number
   appliedVersion: number
   lastUsed: number
+  /** A compaction is waiting for a lull or running. */
+  compacting: boolean
   readonly lock: Semaphore.Semaphore
 }
 
@@ -65,6 +68,7 @@ export class BankBrains extends Context.Service<BankBrains, {
       BankBrains,
       Effect.gen(function*() {
         const sql = yield* SqlClient.SqlClient
+        const foreground = yield* Foreground
         const timeToLive = Duration.toMillis(options.idleTimeToLive ?? Duration.minutes(5))
         const share = options.compactShare ?? 0.25
         const entries = new Map<string, Entry>()
@@ -171,7 +175,16 @@ export class BankBrains extends Context.Service<BankBrains, {
               changed: delta.changedIds.length,
               links: delta.links.length
             })
-            if (wantsCompaction(brain)) yield* Effect.forkIn(Effect.sync(() => compact(entry)), scope)
+            if (wantsCompaction(brain) && !entry.compacting) {
+              entry.compacting = true
+              // It holds the thread for its whole length (about a second at 100k memories): start it in a lull.
+              yield* foreground.yieldToRequests.pipe(
+                Effect.andThen(Effect.sync(() => compact(entry))),
+                Effect.ensuring(Effect.sync(() => (entry.compacting = false))),
+                Effect.withSpan("BankBrains.compact", { attributes: { bankId } }),
+                Effect.forkIn(scope)
+              )
+            }
           }).pipe(Effect.withSpan("BankBrains.catchUp", { attributes: { bankId } }))
 
         const wantsCompaction = (brain: Brain) =>
@@ -200,6 +213,7 @@ export class BankBrains extends Context.Service<BankBrains, {
               version: 0,
               appliedVersion: 0,
               lastUsed: now,
+              compacting: false,
               lock: Semaphore.makeUnsafe(1)
             }
             entries.set(bankId, entry)

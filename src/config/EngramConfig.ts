@@ -37,6 +37,11 @@ export interface EngramSettings {
   /** Internet research: web search provider and page-fetch limits (SERVICE_API_WEB_SEARCH_*, SERVICE_API_RESEARCH_*). */
   readonly research: ResearchSettings
   readonly webhookDenyPrivate: boolean
+  /**
+   * Longest a slice of background work (an operation, a consolidation batch, a brain compaction) waits for a
+   * moment without requests in flight before it runs anyway.
+   */
+  readonly backgroundMaxWait: Duration.Duration
 }
 
 const commaList = (value: string): ReadonlyArray<string> =>
@@ -71,7 +76,8 @@ const settings = Config.all({
   enableObservations: Config.Boolean("SERVICE_API_ENABLE_OBSERVATIONS").pipe(Config.withDefault(true)),
   reflectTimeout: Config.Duration("SERVICE_API_REFLECT_TIMEOUT").pipe(Config.withDefault(Duration.seconds(60))),
   research: researchSettingsConfig,
-  webhookDenyPrivate: Config.Boolean("SERVICE_API_WEBHOOK_DENY_PRIVATE").pipe(Config.withDefault(false))
+  webhookDenyPrivate: Config.Boolean("SERVICE_API_WEBHOOK_DENY_PRIVATE").pipe(Config.withDefault(false)),
+  backgroundMaxWait: Config.Duration("SERVICE_API_BACKGROUND_MAX_WAIT").pipe(Config.withDefault(Duration.millis(500)))
 })
 
 export class EngramConfig extends Context.Service<EngramConfig, EngramSettings>()("engram/config/EngramConfig") {

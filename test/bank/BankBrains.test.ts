@@ -9,6 +9,7 @@ import * as fc from "fast-check"
 import { SqlClient } from "effect/sql"
 import type { Brain } from "../../src/bank/BankBrains.ts"
 import { BankBrains } from "../../src/bank/BankBrains.ts"
+import { Foreground } from "../../src/bank/Foreground.ts"
 import { MemoryUnits } from "../../src/memory/MemoryUnits.ts"
 import { spread } from "../../src/memory/recall/graph/SpreadingActivation.ts"
 import { graphSpreadOptions } from "../../src/memory/recall/GraphRecall.ts"
@@ -81,7 +82,7 @@ layer(testApp(), { excludeTestServices: true })("bank brain", (it) => {
       const brains = yield* BankBrains
       const units = yield* MemoryUnits
       const sql = yield* SqlClient.SqlClient
-      const context = yield* Effect.context<SqlClient.SqlClient>()
+      const context = yield* Effect.context<SqlClient.SqlClient | Foreground>()
 
       const scenario = (ops: ReadonlyArray<Operation>) =>
         Effect.gen(function*() {
@@ -131,7 +132,7 @@ layer(testApp(), { excludeTestServices: true })("bank brain", (it) => {
       yield* Effect.promise(() =>
         fc.assert(
           fc.asyncProperty(fc.array(operation, { minLength: 1, maxLength: 8 }), (ops) =>
-            Effect.runPromiseWith(context)(scenario(ops).pipe(Effect.orDie) as Effect.Effect<void, never, SqlClient.SqlClient>)
+            Effect.runPromiseWith(context)(scenario(ops).pipe(Effect.orDie) as Effect.Effect<void, never, SqlClient.SqlClient | Foreground>)
           ),
           { numRuns: 8, endOnFailure: true }
         )

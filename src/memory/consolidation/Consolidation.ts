@@ -9,6 +9,7 @@
 import { Context, Effect, Layer, Option, Schema } from "effect"
 import { SqlClient } from "effect/sql"
 import { BankLocks } from "../../bank/BankLocks.ts"
+import { Foreground } from "../../bank/Foreground.ts"
 import { Banks } from "../../bank/Banks.ts"
 import { EngramConfig } from "../../config/EngramConfig.ts"
 import type { Bank } from "../../domain/Bank.ts"
@@ -82,6 +83,7 @@ export class Consolidation extends Context.Service<Consolidation, {
       const sql = yield* SqlClient.SqlClient
       const banks = yield* Banks
       const locks = yield* BankLocks
+      const foreground = yield* Foreground
       const llm = yield* Llm
       const embeddings = yield* Embeddings
       const graph = yield* GraphRecall
@@ -229,6 +231,8 @@ export class Consolidation extends Context.Service<Consolidation, {
           })).pipe(Effect.orDie)
           // Each batch's observations reach recall's brain as soon as they are written, not at the end of the run.
           yield* graph.changed(bankId)
+          // A batch is a bounded slice: the next one waits for a lull between requests (or the longest wait).
+          yield* foreground.yieldToRequests
           totals.facts += facts.length
           totals.created += outcome.created
           totals.updated += outcome.updated

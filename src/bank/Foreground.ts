@@ -1,0 +1,38 @@
+/**
+ * Interactive work first: requests in flight are counted, and background work (operations, consolidation batches,
+ * brain compactions) waits for a moment with none before each bounded slice — at most `backgroundMaxWait`, so it is
+ * slowed under load, never starved. One PGlite session and one JavaScript thread serve both; a slice that starts
+ * while requests wait holds them up for its whole length. Waiting is on a latch, never a poll.
+ */
+import { Context, Duration, Effect, Latch, Layer } from "effect"
+import { EngramConfig } from "../config/EngramConfig.ts"
+
+export class Foreground extends Context.Service<Foreground, {
+  /** Runs an interactive request, counted as in flight for its whole length. */
+  readonly request: <A, E, R>(effect: Effect.Effect<A, E, R>) => Effect.Effect<A, E, R>
+  /** Before a slice of background work: returns when no request is in flight, or after the longest wait. */
+  readonly yieldToRequests: Effect.Effect<void>
+  readonly inFlight: Effect.Effect<number>
+}>()("engram/bank/Foreground") {
+  static readonly layerWith = (maxWait: Duration.Input) =>
+    Layer.sync(Foreground, () => {
+      let inFlight = 0
+      const quiet = Latch.makeUnsafe(true)
+      const enter = Effect.sync(() => {
+        if (inFlight++ === 0) Latch.closeUnsafe(quiet)
+      })
+      const leave = Effect.sync(() => {
+        if (--inFlight === 0) Latch.openUnsafe(quiet)
+      })
+      return Foreground.of({
+        request: (effect) => Effect.acquireUseRelease(enter, () => effect, () => leave),
+        yieldToRequests: Latch.await(quiet).pipe(Effect.timeoutOption(maxWait), Effect.asVoid),
+        inFlight: Effect.sync(() => inFlight)
+      })
+    })
+
+  static readonly layer = Layer.unwrap(Effect.gen(function*() {
+    const config = yield* EngramConfig
+    return Foreground.layerWith(config.backgroundMaxWait)
+  }))
+}
