@@ -153,6 +153,25 @@ export class GraphSnapshot {
     return -1
   }
 
+  /**
+   * A snapshot from adjacency lists that already follow the build rules (ordered, deduplicated, every target a
+   * node): what `LiveGraph.compacted` produces by merging lists that are each in order, without sorting again.
+   */
+  static fromAdjacency(ids: ReadonlyArray<string>, adjacency: {
+    readonly offsets: Int32Array
+    readonly targets: Int32Array
+    readonly weights: Float32Array
+    readonly types: Uint8Array
+  }, buildMillis: number): GraphSnapshot {
+    return new GraphSnapshot({
+      ids,
+      indexOf: new Map(ids.map((id, index) => [id, index])),
+      ...adjacency,
+      droppedLinks: 0,
+      buildMillis
+    })
+  }
+
   static build(source: GraphSource, options: BuildOptions = {}): GraphSnapshot {
     const started = performance.now()
     const indexed = "indexedLinks" in source

@@ -219,8 +219,53 @@ export class LiveGraph {
     return -1
   }
 
-  /** A new base holding exactly the live graph (same node order, so the same results), with an empty delta. */
+  /**
+   * A new base holding exactly the live graph (same node order, so the same results), with an empty delta. Each
+   * node's base and delta lists are merged as `edgesOf` reads them (renumbering skips tombstones and keeps the
+   * order), so nothing is sorted again: linear in the edges.
+   */
   compacted(): LiveGraph {
+    if (this.needsCompaction) return this.rebuilt()
+    const started = performance.now()
+    const nodeIds: Array<string> = []
+    const newIndex = new Int32Array(this.ids.length).fill(-1)
+    for (let i = 0; i < this.ids.length; i++) {
+      if (this.removed[i] === 1) continue
+      newIndex[i] = nodeIds.length
+      nodeIds.push(this.ids[i]!)
+    }
+    const offsets = new Int32Array(nodeIds.length + 1)
+    // Every live edge is a base edge or a delta edge: their counts bound the total.
+    const room = this.base.edgeCount + this.deltaEdgeCount
+    const targets = new Int32Array(room)
+    const weights = new Float32Array(room)
+    const types = new Uint8Array(room)
+    const buffer = makeEdgeBuffer()
+    let write = 0
+    for (let u = 0; u < this.ids.length; u++) {
+      const position = newIndex[u]!
+      if (position < 0) continue
+      offsets[position] = write
+      const count = this.edgesOf(u, Infinity, buffer)
+      for (let k = 0; k < count; k++) {
+        targets[write] = newIndex[buffer.targets[k]!]!
+        weights[write] = buffer.weights[k]!
+        types[write] = buffer.types[k]!
+        write++
+      }
+    }
+    offsets[nodeIds.length] = write
+    const adjacency = {
+      offsets,
+      targets: targets.slice(0, write),
+      weights: weights.slice(0, write),
+      types: types.slice(0, write)
+    }
+    return new LiveGraph(GraphSnapshot.fromAdjacency(nodeIds, adjacency, performance.now() - started))
+  }
+
+  /** The live graph built again from its links (where a repeated link must keep only its stronger copy). */
+  private rebuilt(): LiveGraph {
     const nodeIds: Array<string> = []
     const newIndex = new Int32Array(this.ids.length).fill(-1)
     for (let i = 0; i < this.ids.length; i++) {
