@@ -106,7 +106,12 @@ export class BankStore extends Context.Service<BankStore, {
       })
 
       const remove = Effect.fn("BankStore.remove")(function*(bankId: string) {
-        const deleted = yield* sql`DELETE FROM banks WHERE bank_id = ${bankId} RETURNING bank_id`.pipe(Effect.orDie)
+        const deleted = yield* Effect.gen(function*() {
+          const rows = yield* sql`DELETE FROM banks WHERE bank_id = ${bankId} RETURNING bank_id`
+          // The units' trigger logged every cascaded deletion for the bank's brain, which goes with the bank.
+          yield* sql`DELETE FROM memory_unit_changes WHERE bank_id = ${bankId}`
+          return rows
+        }).pipe(sql.withTransaction, Effect.orDie)
         return deleted.length > 0
       })
 

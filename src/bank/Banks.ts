@@ -9,6 +9,7 @@ import type { Bank, BankSettings, BankUpdate } from "../domain/Bank.ts"
 import { NotFound } from "../domain/Errors.ts"
 import { makeConsolidationRequests } from "../memory/consolidation/ConsolidationRequests.ts"
 import { BankActors } from "./BankActors.ts"
+import { BankBrains } from "./BankBrains.ts"
 import { applyBankUpdate, emptySettings, resetSettings } from "./BankSettings.ts"
 import type { BankStatsCounts } from "./BankStore.ts"
 import { BankStore } from "./BankStore.ts"
@@ -33,6 +34,7 @@ export class Banks extends Context.Service<Banks, {
       const sql = yield* SqlClient.SqlClient
       const store = yield* BankStore
       const actors = yield* BankActors
+      const brains = yield* BankBrains
       const config = yield* EngramConfig
       // A change of the rules observations follow (mission, observations mission, disposition) regenerates them.
       const consolidation = yield* makeConsolidationRequests
@@ -80,6 +82,7 @@ export class Banks extends Context.Service<Banks, {
       const remove = Effect.fn("Banks.remove")(function*(bankId: string) {
         const removed = yield* store.remove(bankId)
         if (!removed) return yield* NotFound.of("bank", bankId)
+        yield* brains.drop(bankId)
         const status = yield* actors.status(bankId)
         if (status.currentOperationId !== null) yield* actors.interrupt(status.currentOperationId)
       })

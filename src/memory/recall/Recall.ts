@@ -81,7 +81,7 @@ export class Recall extends Context.Service<Recall, {
           Effect.gen(function*() {
             const start = yield* Clock.currentTimeNanos
             const value = yield* effect
-            stages[name] = Number((yield* Clock.currentTimeNanos) - start) / 1e6
+            stages[name] = (stages[name] ?? 0) + Number((yield* Clock.currentTimeNanos) - start) / 1e6
             return value
           })
         if (request.tags && request.tags.length > 0 && request.tag_groups && request.tag_groups.length > 0) {
@@ -143,15 +143,17 @@ export class Recall extends Context.Service<Recall, {
         ], { concurrency: "unbounded" })).pipe(Effect.orDie)
 
         const direct = [semanticRun, keywordRun, ...(temporalRun ? [temporalRun] : [])]
-        const seeds = reciprocalRankFusion(direct).slice(0, graphSeeds)
+        const seeds = yield* stage("fuse", Effect.sync(() => reciprocalRankFusion(direct).slice(0, graphSeeds)))
         const graphRun = yield* stage("graph", timed("graph", graph.expand(bankId, seeds.map((seed) => ({ id: seed.id, activation: seed.rrf })), {
           depth,
           temporalOnly: false
         })))
         const runs = [...direct, graphRun]
-        const ranked = byCombinedScore(reciprocalRankFusion(runs))
+        const ranked = yield* stage("fuse", Effect.sync(() => byCombinedScore(reciprocalRankFusion(runs))))
         const adjacent = yield* stage("context", graph.adjacent(bankId, ranked.slice(0, conversationContext.sources).map((candidate) => candidate.id)))
-        const fused = byCombinedScore(withConversationContext(ranked, adjacent)).slice(0, rerankDepth[budget])
+        const fused = yield* stage("fuse", Effect.sync(() =>
+          byCombinedScore(withConversationContext(ranked, adjacent)).slice(0, rerankDepth[budget])
+        ))
 
         // Hydrated within the request's scope: graph neighbours outside it (type, tags) were never checked by SQL.
         const rows = yield* stage("load", units.byIds(bankId, fused.map((candidate) => candidate.id), scope))

@@ -12,7 +12,9 @@ export default Effect.gen(function*() {
   yield* sql`
     CREATE TABLE memory_unit_changes (
       change_seq bigserial PRIMARY KEY,
-      bank_id text NOT NULL REFERENCES banks (bank_id) ON DELETE CASCADE,
+      -- No foreign key: deleting a bank cascades to its units, whose trigger writes here after the bank row is
+      -- gone. Deleting a bank deletes its entries itself (BankStore.remove).
+      bank_id text NOT NULL,
       unit_id text NOT NULL
     )`
   yield* sql`CREATE INDEX memory_unit_changes_bank ON memory_unit_changes (bank_id, change_seq)`
