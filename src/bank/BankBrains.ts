@@ -29,6 +29,11 @@ export interface BankBrainsOptions {
    * Default 0.25.
    */
   readonly compactShare?: number
+  /**
+   * More added or changed memories than this since the last catch-up (a large import, a bank emptied) are read as
+   * a rebuild instead of a delta: cheaper, and their ids would not fit in one statement's parameters. Default 5000.
+   */
+  readonly bulkChange?: number
 }
 
 interface Entry {
@@ -43,6 +48,8 @@ interface Entry {
   lastUsed: number
   /** A compaction is waiting for a lull or running. */
   compacting: boolean
+  /** A bulk change is being read whole: readers use the brain as it was until it is done. */
+  rebuilding: boolean
   readonly lock: Semaphore.Semaphore
 }
 
@@ -71,6 +78,7 @@ export class BankBrains extends Context.Service<BankBrains, {
         const foreground = yield* Foreground
         const timeToLive = Duration.toMillis(options.idleTimeToLive ?? Duration.minutes(5))
         const share = options.compactShare ?? 0.25
+        const bulkChange = options.bulkChange ?? 5_000
         const entries = new Map<string, Entry>()
         const scope = yield* Effect.scope
 
@@ -145,6 +153,7 @@ export class BankBrains extends Context.Service<BankBrains, {
                 WHERE bank_id = ${bankId} AND change_seq > ${entry.changeMark} ORDER BY change_seq`
               const added = yield* memoryRows(sql.and([sql`bank_id = ${bankId}`, sql`seq > ${entry.seqMark}`]))
               const changedIds = [...new Set(changes.map((change) => change.unitId))]
+              if (added.length > bulkChange || changedIds.length > bulkChange) return undefined
               const rewritten = changedIds.length === 0
                 ? []
                 : yield* memoryRows(sql.and([sql`bank_id = ${bankId}`, sql`seq <= ${entry.seqMark}`, sql`id IN ${sql.in(changedIds)}`]))
@@ -154,6 +163,11 @@ export class BankBrains extends Context.Service<BankBrains, {
                 WHERE from_id IN ${sql.in(addedIds)} OR to_id IN ${sql.in(addedIds)}`
               return { changes, changedIds, added, rewritten, links }
             }).pipe(sql.withTransaction)
+            if (delta === undefined) {
+              // Readers keep the brain they have meanwhile (see `current`): a rebuild is never on a request's path.
+              entry.rebuilding = true
+              return yield* build(bankId, entry).pipe(Effect.ensuring(Effect.sync(() => (entry.rebuilding = false))))
+            }
             const still = new Set(delta.rewritten.map((memory) => memory.id))
             for (const id of delta.changedIds) {
               brain.keywords.remove(id)
@@ -214,6 +228,7 @@ export class BankBrains extends Context.Service<BankBrains, {
               appliedVersion: 0,
               lastUsed: now,
               compacting: false,
+              rebuilding: false,
               lock: Semaphore.makeUnsafe(1)
             }
             entries.set(bankId, entry)
@@ -237,7 +252,9 @@ export class BankBrains extends Context.Service<BankBrains, {
               const entry = entryOf(bankId, now)
               entry.lastUsed = now
               const brain = entry.brain
-              if (brain !== undefined && entry.appliedVersion === entry.version) return Effect.succeed(brain)
+              if (brain !== undefined && (entry.appliedVersion === entry.version || entry.rebuilding)) {
+                return Effect.succeed(brain)
+              }
               return refresh(bankId, entry)
             }))
 

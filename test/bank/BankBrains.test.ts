@@ -138,4 +138,23 @@ layer(testApp(), { excludeTestServices: true })("bank brain", (it) => {
         )
       )
     }), 180_000)
+
+  it.effect("a bulk change is read as a rebuild, and answers the same", () =>
+    Effect.gen(function*() {
+      const server = yield* TestServer
+      const bank = "brain-bulk"
+      const base = `/v1/default/banks/${bank}`
+      const check = Effect.gen(function*() {
+        const brains = yield* BankBrains
+        yield* brains.current(bank)
+        const items = sentences.map((content, n) => ({ content, document_id: `doc-${n % 2}` }))
+        assert.strictEqual((yield* server.request("POST", `${base}/memories`, { json: { items } })).status, 200)
+        yield* brains.changed(bank)
+        assert.deepStrictEqual(answers(yield* brains.current(bank)), answers(yield* fresh(bank)))
+        assert.oneOf((yield* server.request("DELETE", `${base}/documents/doc-0`)).status, [200, 204])
+        yield* brains.changed(bank)
+        assert.deepStrictEqual(answers(yield* brains.current(bank)), answers(yield* fresh(bank)))
+      })
+      yield* check.pipe(Effect.provide(BankBrains.layerWith({ bulkChange: 3 })))
+    }))
 })
