@@ -6,6 +6,7 @@ import { Banks } from "../bank/Banks.ts"
 import { NotFound } from "../domain/Errors.ts"
 import { makeConsolidationRequests } from "./consolidation/ConsolidationRequests.ts"
 import { GraphRecall } from "./recall/GraphRecall.ts"
+import { deleteUnitsAndRecount } from "./retain/EntityMentions.ts"
 
 interface DocumentRow {
   readonly documentId: string
@@ -88,14 +89,13 @@ export class Documents extends Context.Service<Documents, {
           const found = yield* sql`DELETE FROM documents WHERE bank_id = ${bankId} AND document_id = ${documentId}
             RETURNING document_id`
           if (found.length === 0) return -1
-          const units = yield* sql<{ id: string }>`DELETE FROM memory_units
-            WHERE bank_id = ${bankId} AND document_id = ${documentId} RETURNING id`
+          const units = yield* deleteUnitsAndRecount(bankId, sql`document_id = ${documentId}`)
           yield* sql`DELETE FROM chunks WHERE bank_id = ${bankId} AND document_id = ${documentId}`
           yield* sql`DELETE FROM entities e WHERE e.bank_id = ${bankId}
             AND NOT EXISTS (SELECT 1 FROM unit_entities ue WHERE ue.entity_id = e.id)`
-          const requeued = yield* consolidation.enqueueAfterFactsDeleted(bankId, units.map((unit) => unit.id))
+          const requeued = yield* consolidation.enqueueAfterFactsDeleted(bankId, units)
           return { deleted: units.length, requeued }
-        }).pipe(sql.withTransaction, Effect.orDie))
+        }).pipe(sql.withTransaction, Effect.orDie, Effect.provideService(SqlClient.SqlClient, sql)))
         if (result === -1) return yield* NotFound.of("document", documentId)
         yield* graph.changed(bankId)
         if (result.requeued) yield* consolidation.wake(bankId)

@@ -10,6 +10,7 @@ import { NotFound } from "../domain/Errors.ts"
 import type { FactType, MemoryUnitView } from "../domain/Memory.ts"
 import { makeConsolidationRequests } from "./consolidation/ConsolidationRequests.ts"
 import { GraphRecall } from "./recall/GraphRecall.ts"
+import { deleteUnitsAndRecount, recountMentions } from "./retain/EntityMentions.ts"
 import { isoOrNull as iso } from "../domain/IsoTime.ts"
 
 export interface UnitRow {
@@ -122,11 +123,7 @@ export class MemoryUnits extends Context.Service<MemoryUnits, {
 
       const pruneEntities = (bankId: string) =>
         sql`DELETE FROM entities e WHERE e.bank_id = ${bankId}
-          AND NOT EXISTS (SELECT 1 FROM unit_entities ue WHERE ue.entity_id = e.id)`.pipe(
-          Effect.andThen(sql`UPDATE entities e SET mention_count =
-              (SELECT count(*)::int FROM unit_entities ue JOIN memory_units u ON u.id = ue.unit_id
-               WHERE ue.entity_id = e.id AND u.fact_type <> 'observation') WHERE e.bank_id = ${bankId}`)
-        )
+          AND NOT EXISTS (SELECT 1 FROM unit_entities ue WHERE ue.entity_id = e.id)`
 
       const clear = Effect.fn("MemoryUnits.clear")(function*(bankId: string, type: FactType | undefined) {
         yield* banks.get(bankId)
@@ -138,9 +135,10 @@ export class MemoryUnits extends Context.Service<MemoryUnits, {
             yield* sql`DELETE FROM documents WHERE bank_id = ${bankId}`
           }
           yield* pruneEntities(bankId)
+          yield* recountMentions(bankId, "all")
           const requeued = yield* consolidation.enqueueAfterFactsDeleted(bankId, rows.map((row) => row.id))
           return { deleted: rows.length, requeued }
-        }).pipe(sql.withTransaction, Effect.orDie))
+        }).pipe(sql.withTransaction, Effect.orDie, Effect.provideService(SqlClient.SqlClient, sql)))
         yield* graph.changed(bankId)
         if (deleted.requeued) yield* consolidation.wake(bankId)
         return deleted.deleted
@@ -148,12 +146,11 @@ export class MemoryUnits extends Context.Service<MemoryUnits, {
 
       const remove = Effect.fn("MemoryUnits.remove")(function*(bankId: string, id: string) {
         const rows = yield* locks.withWriteLock(bankId)(Effect.gen(function*() {
-          const deleted = yield* sql<{ id: string }>`DELETE FROM memory_units WHERE bank_id = ${bankId} AND id = ${id}
-            RETURNING id`
+          const deleted = yield* deleteUnitsAndRecount(bankId, sql`id = ${id}`)
           yield* pruneEntities(bankId)
-          const requeued = yield* consolidation.enqueueAfterFactsDeleted(bankId, deleted.map((row) => row.id))
+          const requeued = yield* consolidation.enqueueAfterFactsDeleted(bankId, deleted)
           return { deleted, requeued }
-        }).pipe(sql.withTransaction, Effect.orDie))
+        }).pipe(sql.withTransaction, Effect.orDie, Effect.provideService(SqlClient.SqlClient, sql)))
         if (rows.deleted.length === 0) return yield* NotFound.of("memory", id)
         yield* graph.changed(bankId)
         if (rows.requeued) yield* consolidation.wake(bankId)

@@ -10,6 +10,7 @@ import { param } from "../../../layers/storage/PgVector.ts"
 import type { CausalRelation, ExtractedEntity } from "./ExtractedFact.ts"
 import { cjkTerms } from "../recall/SearchTerms.ts"
 import { resolveEntities } from "./EntityResolver.ts"
+import { deleteUnitsAndRecount, linkMentions } from "./EntityMentions.ts"
 import { sameNumbers, wordJaccard } from "./ContentHash.ts"
 import { isoOrNull as iso } from "../../domain/IsoTime.ts"
 import { releaseObservationsOf } from "../consolidation/ObservationResets.ts"
@@ -90,12 +91,11 @@ export const writeBatch = Effect.fn("MemoryWriter.writeBatch")(function*(batch: 
   for (const document of batch.documents) {
     if (document.replace) {
       const kept = document.keptChunkIds
-      const replaced = yield* sql<{ id: string }>`DELETE FROM memory_units
-        WHERE bank_id = ${bankId} AND document_id = ${document.documentId} AND fact_type IN ('world', 'experience')
-        ${kept.length > 0 ? sql`AND (chunk_id IS NULL OR chunk_id NOT IN ${sql.in(kept)})` : sql``}
-        RETURNING id`
+      const replaced = yield* deleteUnitsAndRecount(bankId, sql`document_id = ${document.documentId}
+        AND fact_type IN ('world', 'experience')
+        ${kept.length > 0 ? sql`AND (chunk_id IS NULL OR chunk_id NOT IN ${sql.in(kept)})` : sql``}`)
       // Observations built on the old text go; retain queues the consolidation of what is left.
-      yield* releaseObservationsOf(bankId, replaced.map((row) => row.id))
+      yield* releaseObservationsOf(bankId, replaced)
       yield* sql`DELETE FROM chunks WHERE bank_id = ${bankId} AND document_id = ${document.documentId}
         ${kept.length > 0 ? sql`AND id NOT IN ${sql.in(kept)}` : sql``}`
     }
@@ -199,30 +199,12 @@ export const writeBatch = Effect.fn("MemoryWriter.writeBatch")(function*(batch: 
       chunk_id text, metadata jsonb, tags text[], observation_scopes jsonb, content_hash text, embedding text,
       cjk text, item_index int, fact_index int)`
 
-  // Entities: resolve every mention, then attach units to them.
+  // Entities: resolve every mention, then attach units to them (adding to the entities' mention counts).
   const lookup = yield* resolveEntities(bankId, fresh.flatMap((fact) => fact.entities))
-  const unitEntities: ReadonlyArray<Record<string, unknown>> = fresh.flatMap((fact) =>
+  yield* linkMentions(fresh.flatMap((fact) =>
     [...new Set(fact.entities.map((entity) => lookup(entity.name)).filter((id) => id !== undefined))]
       .map((entityId) => ({ unitId: fact.id, entityId }))
-  )
-  if (Arr.isReadonlyArrayNonEmpty(unitEntities)) {
-    yield* sql`INSERT INTO unit_entities (unit_id, entity_id, unit_seq)
-      SELECT x.unit_id, x.entity_id, u.seq
-      FROM jsonb_to_recordset(${JSON.stringify(unitEntities.map((row) => ({ unit_id: row["unitId"], entity_id: row["entityId"] })))}::jsonb)
-        AS x(unit_id text, entity_id text)
-      JOIN memory_units u ON u.id = x.unit_id
-      ON CONFLICT DO NOTHING`
-    const touched = [...new Set(unitEntities.map((row) => row["entityId"] as string))]
-    yield* sql`
-      UPDATE entities e SET mention_count = s.mentions, first_seen = s.first_seen, last_seen = s.last_seen
-      FROM (SELECT ue.entity_id, count(*)::int AS mentions,
-              min(coalesce(u.mentioned_at, u.created_at)) AS first_seen,
-              max(coalesce(u.mentioned_at, u.created_at)) AS last_seen
-            FROM unit_entities ue JOIN memory_units u ON u.id = ue.unit_id
-            -- Observations are linked to their entities for recall, but they restate mentions, not add them.
-            WHERE ue.entity_id IN ${sql.in(touched)} AND u.fact_type <> 'observation' GROUP BY ue.entity_id) s
-      WHERE e.id = s.entity_id`
-  }
+  ))
 
   const ids = fresh.map((fact) => fact.id)
   yield* linkNew(bankId, ids, batch.embeddingModel, dims)

@@ -11,6 +11,7 @@ import mentalModels from "./0009_mental_models.ts"
 import consolidation from "./0010_consolidation.ts"
 import timeWindowIndexes from "./0011_time_window_indexes.ts"
 import memoryUnitChanges from "./0012_memory_unit_changes.ts"
+import entityMentionRecount from "./0013_entity_mention_recount.ts"
 
 export const migrations = {
   "0001_banks_and_operations": banksAndOperations,
@@ -24,5 +25,6 @@ export const migrations = {
   "0009_mental_models": mentalModels,
   "0010_consolidation": consolidation,
   "0011_time_window_indexes": timeWindowIndexes,
-  "0012_memory_unit_changes": memoryUnitChanges
+  "0012_memory_unit_changes": memoryUnitChanges,
+  "0013_entity_mention_recount": entityMentionRecount
 }

@@ -1,0 +1,78 @@
+/**
+ * Keeps each entity's mention count and first/last mention time equal to a recount over the facts that name it
+ * (observations restate mentions, so they never count). Retain only adds mentions, so it adds to the stored
+ * values, which costs the size of the batch however often an entity was named before. Deleting facts is the
+ * one thing an addition cannot undo, so every path that deletes facts recounts the entities those facts named.
+ */
+import { Effect } from "effect"
+import { SqlClient, type Statement } from "effect/sql"
+
+/** When a fact was said, as the entity's first/last seen counts it. */
+const saidAt = "coalesce(u.mentioned_at, u.created_at)"
+
+/**
+ * Links new units to their entities and adds their mentions. Only rows this statement inserted count, so a
+ * link that already existed is not counted twice. An entity with no mentions left takes the new times as they
+ * are: its stored times were those of facts since deleted.
+ */
+export const linkMentions = Effect.fn("EntityMentions.link")(function*(
+  links: ReadonlyArray<{ readonly unitId: string; readonly entityId: string }>
+) {
+  if (links.length === 0) return
+  const sql = yield* SqlClient.SqlClient
+  const said = sql.literal(saidAt)
+  yield* sql`
+    WITH added AS (
+      INSERT INTO unit_entities (unit_id, entity_id, unit_seq)
+      SELECT x.unit_id, x.entity_id, u.seq
+      FROM jsonb_to_recordset(${JSON.stringify(links.map((link) => ({ unit_id: link.unitId, entity_id: link.entityId })))}::jsonb)
+        AS x(unit_id text, entity_id text)
+      JOIN memory_units u ON u.id = x.unit_id
+      ON CONFLICT DO NOTHING
+      RETURNING unit_id, entity_id),
+    s AS (
+      SELECT a.entity_id, count(*)::int AS mentions, min(${said}) AS first_seen, max(${said}) AS last_seen
+      FROM added a JOIN memory_units u ON u.id = a.unit_id
+      WHERE u.fact_type <> 'observation'
+      GROUP BY a.entity_id)
+    UPDATE entities e SET mention_count = e.mention_count + s.mentions,
+      first_seen = CASE WHEN e.mention_count = 0 THEN s.first_seen ELSE least(e.first_seen, s.first_seen) END,
+      last_seen = CASE WHEN e.mention_count = 0 THEN s.last_seen ELSE greatest(e.last_seen, s.last_seen) END
+    FROM s WHERE e.id = s.entity_id`
+})
+
+/**
+ * Recounts the given entities (or all of the bank's) from their remaining facts: after facts were deleted.
+ * An entity left with no mentions keeps its last known times, with a count of zero.
+ */
+export const recountMentions = Effect.fn("EntityMentions.recount")(function*(
+  bankId: string,
+  entityIds: ReadonlyArray<string> | "all"
+) {
+  if (entityIds !== "all" && entityIds.length === 0) return
+  const sql = yield* SqlClient.SqlClient
+  const said = sql.literal(saidAt)
+  yield* sql`
+    UPDATE entities e SET (mention_count, first_seen, last_seen) = (
+      SELECT count(*)::int, coalesce(min(${said}), e.first_seen), coalesce(max(${said}), e.last_seen)
+      FROM unit_entities ue JOIN memory_units u ON u.id = ue.unit_id
+      WHERE ue.entity_id = e.id AND u.fact_type <> 'observation')
+    WHERE e.bank_id = ${bankId} ${entityIds === "all" ? sql`` : sql`AND e.id IN ${sql.in(entityIds)}`}`
+})
+
+/**
+ * Deletes the bank's memory units matching `where` (a condition on `memory_units`) and recounts the entities
+ * they named. The entities are read in the same statement, before the cascade removes the units' entity rows.
+ */
+export const deleteUnitsAndRecount = Effect.fn("EntityMentions.deleteUnits")(function*(
+  bankId: string,
+  where: Statement.Fragment
+) {
+  const sql = yield* SqlClient.SqlClient
+  const rows = yield* sql<{ id: string; entityId: string | null }>`
+    WITH gone AS (DELETE FROM memory_units WHERE bank_id = ${bankId} AND ${where} RETURNING id)
+    SELECT g.id, ue.entity_id FROM gone g LEFT JOIN unit_entities ue ON ue.unit_id = g.id`
+  const entityIds = [...new Set(rows.flatMap((row) => row.entityId === null ? [] : [row.entityId]))]
+  yield* recountMentions(bankId, entityIds)
+  return [...new Set(rows.map((row) => row.id))]
+})
