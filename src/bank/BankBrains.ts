@@ -9,7 +9,7 @@
  */
 import { Clock, Context, Duration, Effect, Layer, Schedule, Semaphore } from "effect"
 import { SqlClient } from "effect/sql"
-import type { Fragment } from "effect/sql/Statement"
+import type { Fragment, Statement } from "effect/sql/Statement"
 import { GraphSnapshot } from "../memory/recall/graph/GraphSnapshot.ts"
 import { LiveGraph } from "../memory/recall/graph/LiveGraph.ts"
 import type { IndexedMemory } from "../memory/recall/keyword/KeywordIndex.ts"
@@ -34,6 +34,12 @@ export interface BankBrainsOptions {
    * a rebuild instead of a delta: cheaper, and their ids would not fit in one statement's parameters. Default 5000.
    */
   readonly bulkChange?: number
+  /**
+   * Rows a build reads per round trip. Default 2,000 memories and 10,000 links (about 0.5 MB on the wire): pages
+   * this small are garbage before the young generation is next collected, so V8's old space does not grow with the
+   * bank; tests set them tiny to read in many pages.
+   */
+  readonly pageRows?: { readonly memories: number; readonly links: number }
 }
 
 interface Entry {
@@ -79,6 +85,7 @@ export class BankBrains extends Context.Service<BankBrains, {
         const timeToLive = Duration.toMillis(options.idleTimeToLive ?? Duration.minutes(5))
         const share = options.compactShare ?? 0.25
         const bulkChange = options.bulkChange ?? 5_000
+        const pageRows = options.pageRows ?? { memories: 2_000, links: 10_000 }
         const entries = new Map<string, Entry>()
         const scope = yield* Effect.scope
 
@@ -100,36 +107,71 @@ export class BankBrains extends Context.Service<BankBrains, {
           )
 
         /**
+         * Runs `query` through the cursor `cursor` and hands its rows to `onPage` a page at a time, so a large result
+         * never exists whole — not as row objects here, not as one reply in the driver's buffer or in PGlite's
+         * memory. Only inside a transaction (the cursor lives until it ends). One cursor name per query: the driver
+         * may keep the `FETCH` prepared, with the columns of the cursor it first read.
+         */
+        const inPages = <A extends object>(
+          cursor: "brain_memories" | "brain_links",
+          query: Statement<A>,
+          pageSize: number,
+          onPage: (rows: ReadonlyArray<A>) => void
+        ) =>
+          Effect.gen(function*() {
+            yield* sql`DECLARE ${sql(cursor)} NO SCROLL CURSOR FOR ${query}`
+            while (true) {
+              const rows = yield* sql<A>`FETCH FORWARD ${sql.literal(String(pageSize))} FROM ${sql(cursor)}`
+              onPage(rows)
+              if (rows.length < pageSize) break
+            }
+            yield* sql`CLOSE ${sql(cursor)}`
+          })
+
+        /**
          * The whole brain from the tables, in one repeatable-read transaction so memories, links and the change
-         * mark describe the same moment. Positions are numbered in SQL, in retain order.
+         * mark describe the same moment. Positions are numbered in SQL, in retain order. Both are read in pages
+         * straight into the keyword index and the graph builder: at 100k memories a bank has millions of links,
+         * and as row objects they took a gigabyte of heap for a moment (which V8 then keeps).
          */
         const build = (bankId: string, entry: Entry) =>
           Effect.gen(function*() {
             const loaded = yield* Effect.gen(function*() {
               yield* sql`SET TRANSACTION ISOLATION LEVEL REPEATABLE READ`
+              // A cursor is planned for its first rows unless told that all of them will be read.
+              yield* sql`SET LOCAL cursor_tuple_fraction = 1`
               const changeMark = yield* lastChange(bankId)
-              const memories = yield* memoryRows(sql.and([sql`bank_id = ${bankId}`]))
-              const links = yield* sql<{ fromIndex: number; toIndex: number; linkType: string; weight: number }>`
-                WITH nodes AS (
-                  SELECT id, (row_number() OVER (ORDER BY seq) - 1)::int AS position
-                  FROM memory_units WHERE bank_id = ${bankId}
-                )
-                SELECT f.position AS from_index, t.position AS to_index, l.link_type, l.weight
-                FROM memory_links l JOIN nodes f ON f.id = l.from_id JOIN nodes t ON t.id = l.to_id
-                WHERE l.bank_id = ${bankId}`
-              return { changeMark, memories, links }
+              const keywords = KeywordIndex.build([])
+              const nodeIds: Array<string> = []
+              let seqMark = 0
+              yield* inPages("brain_memories", memoryRows(sql`bank_id = ${bankId}`), pageRows.memories, (memories) => {
+                keywords.append(memories)
+                for (const memory of memories) {
+                  nodeIds.push(memory.id)
+                  seqMark = Math.max(seqMark, memory.seq)
+                }
+              })
+              const graph = GraphSnapshot.builder(nodeIds)
+              yield* inPages(
+                "brain_links",
+                sql<{ fromIndex: number; toIndex: number; linkType: string; weight: number }>`
+                  WITH nodes AS (
+                    SELECT id, (row_number() OVER (ORDER BY seq) - 1)::int AS position
+                    FROM memory_units WHERE bank_id = ${bankId}
+                  )
+                  SELECT f.position AS from_index, t.position AS to_index, l.link_type, l.weight
+                  FROM memory_links l JOIN nodes f ON f.id = l.from_id JOIN nodes t ON t.id = l.to_id
+                  WHERE l.bank_id = ${bankId}`,
+                pageRows.links,
+                (links) => {
+                  for (const link of links) graph.add(link.fromIndex, link.toIndex, link.linkType, link.weight)
+                }
+              )
+              return { changeMark, keywords, graph, seqMark }
             }).pipe(sql.withTransaction)
-            const snapshot = GraphSnapshot.build({
-              nodeIds: loaded.memories.map((memory) => memory.id),
-              indexedLinks: loaded.links.map((row) => ({
-                from: row.fromIndex,
-                to: row.toIndex,
-                linkType: row.linkType,
-                weight: row.weight
-              }))
-            })
-            entry.brain = { graph: LiveGraph.of(snapshot), keywords: KeywordIndex.build(loaded.memories) }
-            entry.seqMark = loaded.memories.reduce((max, memory) => Math.max(max, memory.seq), 0)
+            const snapshot = loaded.graph.finish()
+            entry.brain = { graph: LiveGraph.of(snapshot), keywords: loaded.keywords }
+            entry.seqMark = loaded.seqMark
             entry.changeMark = loaded.changeMark
             yield* Effect.annotateCurrentSpan({
               memories: snapshot.nodeCount,

@@ -67,11 +67,12 @@ const answers = (brain: Brain) => {
   return { ids, neighbours, spreads, keyword }
 }
 
+/** A brain built from scratch, read from the tables in pages of a few rows (a large bank's build reads many). */
 const fresh = (bankId: string) =>
   Effect.gen(function*() {
     const brains = yield* BankBrains
     return yield* brains.current(bankId)
-  }).pipe(Effect.provide(BankBrains.layer))
+  }).pipe(Effect.provide(BankBrains.layerWith({ pageRows: { memories: 3, links: 4 } })))
 
 let bankNumber = 0
 

@@ -1,6 +1,7 @@
 /**
  * The binary layout of the converted GloVe table cached in `<dataDir>/models/`: a fixed header, the vocabulary
- * as UTF-8 lines, then float32 sections the loader views in place (no copy, no parse). Little-endian. A file that
+ * as UTF-8 lines, then float32 sections the loader views in place (no copy, no parse); the word vectors come last,
+ * one fixed-size row per word, so a row can be read from the file alone (see `GloveRows`). Little-endian. A file that
  * does not match the layout exactly — wrong magic, another format version, a length that disagrees with the
  * header — is rejected as a whole; it is never partly trusted.
  *
@@ -19,6 +20,8 @@
  *     …       4·D   float32 least-used direction of sentence vectors (unit, orthogonal to the common one)
  *     …       4·N·D float32 word vectors, one row per word, as published (not normalised)
  */
+
+import { GloveVocabulary } from "./GloveVocabulary.ts"
 
 export const FORMAT_VERSION = 2
 const MAGIC = "ENGRGLOV"
@@ -68,38 +71,87 @@ export const encode = (data: GloveTableData): ReadonlyArray<Uint8Array> => {
   ]
 }
 
-/** Reads a cache file; the float sections are views into `bytes` when it is 4-byte aligned (a copy otherwise). */
-export const decode = (bytes: Uint8Array): GloveTableData => {
-  if (bytes.length < HEADER_BYTES) throw new GloveCacheInvalid("shorter than its header")
-  if (new TextDecoder().decode(bytes.subarray(0, 8)) !== MAGIC) throw new GloveCacheInvalid("not a GloVe cache file")
-  const view = new DataView(bytes.buffer, bytes.byteOffset, bytes.byteLength)
+/** Where everything sits in a cache file, from its header; see the layout above. */
+export interface GloveCacheLayout {
+  readonly size: number
+  readonly dimensions: number
+  readonly vocabularyBytes: number
+  readonly sifA: number
+  readonly sourceBytes: number
+  /** Byte offsets of the float sections. */
+  readonly probabilitiesAt: number
+  readonly commonAt: number
+  readonly unusedAt: number
+  readonly vectorsAt: number
+}
+
+/** Bytes of the header, the part `readLayout` needs. */
+export const headerBytes = HEADER_BYTES
+
+/** The layout `header` (the file's first `headerBytes` bytes) describes, checked against the file's length. */
+export const readLayout = (header: Uint8Array, fileBytes: number): GloveCacheLayout => {
+  if (header.length < HEADER_BYTES || fileBytes < HEADER_BYTES) throw new GloveCacheInvalid("shorter than its header")
+  if (new TextDecoder().decode(header.subarray(0, 8)) !== MAGIC) throw new GloveCacheInvalid("not a GloVe cache file")
+  const view = new DataView(header.buffer, header.byteOffset, header.byteLength)
   const version = view.getUint32(8, true)
   if (version !== FORMAT_VERSION) throw new GloveCacheInvalid(`format version ${version}, expected ${FORMAT_VERSION}`)
   const size = view.getUint32(12, true)
   const dimensions = view.getUint32(16, true)
   const vocabularyBytes = view.getUint32(20, true)
   const padding = (4 - ((HEADER_BYTES + vocabularyBytes) % 4)) % 4
-  const floatsStart = HEADER_BYTES + vocabularyBytes + padding
-  const floatCount = size + 2 * dimensions + size * dimensions
-  const expected = floatsStart + 4 * floatCount
-  if (size === 0 || dimensions === 0 || bytes.length !== expected) {
-    throw new GloveCacheInvalid(`${bytes.length} bytes where the header implies ${expected}`)
+  const probabilitiesAt = HEADER_BYTES + vocabularyBytes + padding
+  const commonAt = probabilitiesAt + 4 * size
+  const unusedAt = commonAt + 4 * dimensions
+  const vectorsAt = unusedAt + 4 * dimensions
+  const expected = vectorsAt + 4 * size * dimensions
+  if (size === 0 || dimensions === 0 || fileBytes !== expected) {
+    throw new GloveCacheInvalid(`${fileBytes} bytes where the header implies ${expected}`)
   }
-  const words = new TextDecoder("utf-8", { fatal: true })
-    .decode(bytes.subarray(HEADER_BYTES, HEADER_BYTES + vocabularyBytes))
-    .split("\n")
-  if (words.length !== size) throw new GloveCacheInvalid(`${words.length} words where the header says ${size}`)
-  const floats = (bytes.byteOffset + floatsStart) % 4 === 0
-    ? new Float32Array(bytes.buffer, bytes.byteOffset + floatsStart, floatCount)
-    : new Float32Array(bytes.slice(floatsStart).buffer)
   return {
-    words,
+    size,
     dimensions,
-    probabilities: floats.subarray(0, size),
-    common: floats.subarray(size, size + dimensions),
-    unused: floats.subarray(size + dimensions, size + 2 * dimensions),
-    vectors: floats.subarray(size + 2 * dimensions),
+    vocabularyBytes,
     sifA: view.getFloat64(24, true),
-    sourceBytes: view.getFloat64(32, true)
+    sourceBytes: view.getFloat64(32, true),
+    probabilitiesAt,
+    commonAt,
+    unusedAt,
+    vectorsAt
   }
 }
+
+/** Everything in a cache file but the word vectors. */
+export interface GloveCacheHead {
+  readonly vocabulary: GloveVocabulary
+  readonly probabilities: Float32Array
+  readonly common: Float32Array
+  readonly unused: Float32Array
+}
+
+/**
+ * Decodes the file's first `layout.vectorsAt` bytes or more (`bytes` starts at offset 0); the float sections are
+ * views into `bytes` when it is 4-byte aligned (a copy otherwise).
+ */
+export const decodeHead = (bytes: Uint8Array, layout: GloveCacheLayout): GloveCacheHead => {
+  if (bytes.length < layout.vectorsAt) throw new GloveCacheInvalid("shorter than its vocabulary and statistics")
+  let vocabulary: GloveVocabulary
+  try {
+    vocabulary = new GloveVocabulary(bytes.subarray(HEADER_BYTES, HEADER_BYTES + layout.vocabularyBytes))
+  } catch (error) {
+    throw new GloveCacheInvalid(`vocabulary: ${error instanceof Error ? error.message : String(error)}`)
+  }
+  if (vocabulary.size !== layout.size) throw new GloveCacheInvalid(`${vocabulary.size} words where the header says ${layout.size}`)
+  const floats = (from: number, count: number) => floatsAt(bytes, from, count)
+  return {
+    vocabulary,
+    probabilities: floats(layout.probabilitiesAt, layout.size),
+    common: floats(layout.commonAt, layout.dimensions),
+    unused: floats(layout.unusedAt, layout.dimensions)
+  }
+}
+
+/** `count` little-endian float32 values at byte `from` of `bytes`: a view when aligned, else a copy. */
+export const floatsAt = (bytes: Uint8Array, from: number, count: number): Float32Array =>
+  (bytes.byteOffset + from) % 4 === 0
+    ? new Float32Array(bytes.buffer, bytes.byteOffset + from, count)
+    : new Float32Array(bytes.slice(from, from + 4 * count).buffer)

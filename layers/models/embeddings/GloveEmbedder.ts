@@ -33,10 +33,10 @@ export const sentenceEncoder = (table: GloveTableShape): (text: string) => Float
   for (let i = 0; i < weights.length; i++) weights[i] = sifWeight(table.sifA, table.probabilities[i]!)
   return (text) => {
     const sum = new Float64Array(dimensions)
-    for (const row of tokenize(text, table.index)) {
+    for (const row of tokenize(text, table.vocabulary)) {
       const weight = weights[row]!
-      const offset = row * dimensions
-      for (let d = 0; d < dimensions; d++) sum[d]! += weight * vectors[offset + d]!
+      const vector = vectors.row(row)
+      for (let d = 0; d < dimensions; d++) sum[d]! += weight * vector[d]!
     }
     let onCommon = 0
     let onUnused = 0

@@ -4,6 +4,7 @@
  * "we'll" → we will) because the package's vocabulary holds no clitics. It only looks words up; it never
  * invents vectors for unknown words.
  */
+import type { WordIndex } from "./GloveVocabulary.ts"
 
 const TOKEN = /[\p{L}\p{N}]+(?:['-][\p{L}\p{N}]+)*/gu
 const COMBINING_MARKS = /\p{M}+/gu
@@ -27,7 +28,7 @@ export const normalise = (text: string): string =>
   text.normalize("NFKD").replace(COMBINING_MARKS, "").toLowerCase().replace(APOSTROPHES, "'")
 
 /** The vocabulary rows of the known words of `text`, in order; unknown words are skipped. */
-export const tokenize = (text: string, index: ReadonlyMap<string, number>): Array<number> => {
+export const tokenize = (text: string, index: WordIndex): Array<number> => {
   const rows: Array<number> = []
   const add = (word: string) => {
     const row = index.get(word)
@@ -42,7 +43,7 @@ export const tokenize = (text: string, index: ReadonlyMap<string, number>): Arra
   return rows
 }
 
-const splitContraction = (word: string, index: ReadonlyMap<string, number>): ReadonlyArray<string> => {
+const splitContraction = (word: string, index: WordIndex): ReadonlyArray<string> => {
   if (!word.includes("'")) return [word]
   if (word.endsWith("n't")) {
     const stem = word.slice(0, -3)

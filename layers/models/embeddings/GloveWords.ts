@@ -35,16 +35,16 @@ const HAS_LETTER = /\p{L}/u
 
 export const make = Effect.fnUntraced(function*(options: GloveWordsOptions) {
   const table = yield* GloveTable
-  const { dimensions, vectors, words } = table
-  const limit = Math.min(options.poolSize ?? 50_000, words.length)
+  const { dimensions, vectors, vocabulary } = table
+  const limit = Math.min(options.poolSize ?? 50_000, vocabulary.size)
   const poolRows: Array<number> = []
-  for (let row = 0; row < words.length && poolRows.length < limit; row++) {
-    if (HAS_LETTER.test(words[row]!)) poolRows.push(row)
+  for (let row = 0; row < vocabulary.size && poolRows.length < limit; row++) {
+    if (HAS_LETTER.test(vocabulary.word(row))) poolRows.push(row)
   }
   // Unit rows, so a neighbour search is one dot product per pool word (50k × 100 floats ≈ 20 MB).
   const pool = new Float32Array(poolRows.length * dimensions)
   poolRows.forEach((row, i) => {
-    const unit = unitVector(vectors.subarray(row * dimensions, (row + 1) * dimensions))
+    const unit = unitVector(vectors.row(row))
     pool.set(unit, i * dimensions)
   })
 
@@ -64,11 +64,11 @@ export const make = Effect.fnUntraced(function*(options: GloveWordsOptions) {
       while (at > 0 && best[at - 1]!.similarity < similarity) at--
       best.splice(at, 0, { row: poolRows[i]!, similarity })
     }
-    return best.map(({ row, similarity }) => ({ word: words[row]!, similarity }))
+    return best.map(({ row, similarity }) => ({ word: vocabulary.word(row), similarity }))
   }
 
   const recentNeighbours = new Map<string, ReadonlyArray<Neighbour>>()
-  const rowOf = (word: string) => table.index.get(normalise(word).trim())
+  const rowOf = (word: string) => vocabulary.get(normalise(word).trim())
 
   return GloveWords.of({
     dimensions,
@@ -76,7 +76,7 @@ export const make = Effect.fnUntraced(function*(options: GloveWordsOptions) {
       const row = rowOf(word)
       return row === undefined
         ? Option.none()
-        : Option.some(vectors.slice(row * dimensions, (row + 1) * dimensions))
+        : Option.some(vectors.row(row).slice())
     },
     nearest: (word, k) => {
       const row = rowOf(word)
@@ -84,7 +84,7 @@ export const make = Effect.fnUntraced(function*(options: GloveWordsOptions) {
       const key = `${k}:${row}`
       const cached = recentNeighbours.get(key)
       if (cached !== undefined) return cached
-      const found = search(vectors.subarray(row * dimensions, (row + 1) * dimensions), k, row)
+      const found = search(vectors.row(row), k, row)
       // A full scan of the pool costs milliseconds, and an agent's queries reuse the same words all day.
       if (recentNeighbours.size >= neighbourCacheSize) recentNeighbours.delete(recentNeighbours.keys().next().value!)
       recentNeighbours.set(key, found)

@@ -1,7 +1,8 @@
 /**
  * One bank's memory graph as an immutable compressed-sparse-row adjacency over typed arrays, the input of
- * spreading activation. It is built from `memory_links` rows already read by the caller: it never touches the
- * database and is never mutated after `build` (a retain makes a new snapshot, see `GraphSnapshots`).
+ * spreading activation. It is built from `memory_links` rows the caller reads — all at once (`build`) or page by
+ * page (`builder`) — and never touches the database; it is never mutated once built (`LiveGraph` layers a bank's
+ * later writes over it).
  */
 
 /** Link types by their code in `types`; anything the writer adds later is kept as `other`. */
@@ -162,22 +163,67 @@ export class GraphSnapshot {
     readonly targets: Int32Array
     readonly weights: Float32Array
     readonly types: Uint8Array
-  }, buildMillis: number): GraphSnapshot {
+  }, buildMillis: number, known?: { readonly indexOf: ReadonlyMap<string, number>; readonly droppedLinks: number }): GraphSnapshot {
     return new GraphSnapshot({
       ids,
-      indexOf: new Map(ids.map((id, index) => [id, index])),
+      indexOf: known?.indexOf ?? new Map(ids.map((id, index) => [id, index])),
       ...adjacency,
-      droppedLinks: 0,
+      droppedLinks: known?.droppedLinks ?? 0,
       buildMillis
     })
   }
 
   static build(source: GraphSource, options: BuildOptions = {}): GraphSnapshot {
-    const started = performance.now()
-    const indexed = "indexedLinks" in source
-    const ids: Array<string> = []
-    const indexOf = new Map<string, number>()
-    for (const id of source.nodeIds) {
+    if ("indexedLinks" in source) {
+      const builder = GraphSnapshot.builder(source.nodeIds, options)
+      for (const link of source.indexedLinks) builder.add(link.from, link.to, link.linkType, link.weight)
+      return builder.finish()
+    }
+    const builder = new GraphSnapshotBuilder(source.nodeIds, options, false)
+    const indexOf = builder.indexOf
+    for (const link of source.links) {
+      const a = indexOf.get(link.fromId)
+      const b = indexOf.get(link.toId)
+      if (a === undefined || b === undefined) builder.skip()
+      else builder.add(a, b, link.linkType, link.weight)
+    }
+    return builder.finish()
+  }
+
+  /**
+   * A snapshot fed one link at a time by position in `nodeIds` (distinct), with the rules and result of `build`:
+   * for a loader that reads a bank's links in pages, so they never exist as one array of row objects. Links are
+   * held as typed arrays until `finish`.
+   */
+  static builder(nodeIds: ReadonlyArray<string>, options: BuildOptions = {}): GraphSnapshotBuilder {
+    return new GraphSnapshotBuilder(nodeIds, options, true)
+  }
+}
+
+/** Kept links are stored in chunks of this many, so a large bank's are never copied to grow. */
+const chunkBits = 16
+const chunkSize = 1 << chunkBits
+
+/** See `GraphSnapshot.builder`. Pass 1 of the build runs in `add`, passes 2 and 3 in `finish`. */
+export class GraphSnapshotBuilder {
+  readonly ids: Array<string> = []
+  readonly indexOf = new Map<string, number>()
+  private readonly started = performance.now()
+  private readonly factors: Float64Array
+  /** Degree of each node so far (one extra slot: it becomes the CSR cursor). */
+  private readonly degree: Int32Array
+  private readonly from: Array<Int32Array> = []
+  private readonly to: Array<Int32Array> = []
+  private readonly linkWeight: Array<Float32Array> = []
+  private readonly linkType: Array<Uint8Array> = []
+  private seen = 0
+  private kept = 0
+  private finished = false
+
+  /** `indexed`: links come by position and `nodeIds` must be distinct; otherwise a repeated id counts once. */
+  constructor(nodeIds: ReadonlyArray<string>, options: BuildOptions, indexed: boolean) {
+    const { ids, indexOf } = this
+    for (const id of nodeIds) {
       if (indexOf.has(id)) {
         if (indexed) throw new RangeError(`GraphSnapshot.build: node id ${id} is listed twice`)
         continue
@@ -185,66 +231,80 @@ export class GraphSnapshot {
       indexOf.set(id, ids.length)
       ids.push(id)
     }
-    const n = ids.length
-    const factors = typeTable(options.typeFactors, 1)
+    this.factors = typeTable(options.typeFactors, 1)
+    this.degree = new Int32Array(ids.length + 1)
+  }
 
-    // Pass 1: resolve endpoints and count degrees.
-    const m = indexed ? source.indexedLinks.length : source.links.length
-    const from = new Int32Array(m)
-    const to = new Int32Array(m)
-    const linkWeight = new Float32Array(m)
-    const linkType = new Uint8Array(m)
-    const degree = new Int32Array(n + 1)
-    let kept = 0
-    for (let i = 0; i < m; i++) {
-      let a: number | undefined
-      let b: number | undefined
-      let link: IndexedLinkRow | LinkRow
-      if (indexed) {
-        link = source.indexedLinks[i]!
-        a = link.from
-        b = link.to
-        if (!(a >= 0 && a < n && b >= 0 && b < n && Number.isInteger(a) && Number.isInteger(b))) continue
-      } else {
-        link = source.links[i]!
-        a = indexOf.get(link.fromId)
-        b = indexOf.get(link.toId)
-        if (a === undefined || b === undefined) continue
-      }
-      if (a === b) continue
-      const code = linkTypeCode(link.linkType)
-      const weight = link.weight * factors[code]!
-      if (!(weight > 0 && weight < Infinity)) continue
-      from[kept] = a
-      to[kept] = b
-      linkWeight[kept] = weight
-      linkType[kept] = code
-      degree[a]!++
-      degree[b]!++
-      kept++
+  /** A link whose endpoints are not nodes: dropped, but counted in `droppedLinks`. */
+  skip(): void {
+    this.seen++
+  }
+
+  /** One link between the nodes at positions `from` and `to`. */
+  add(from: number, to: number, linkType: string, weight: number): void {
+    this.seen++
+    const n = this.ids.length
+    if (!(from >= 0 && from < n && to >= 0 && to < n && Number.isInteger(from) && Number.isInteger(to))) return
+    if (from === to) return
+    const code = linkTypeCode(linkType)
+    const scaled = weight * this.factors[code]!
+    if (!(scaled > 0 && scaled < Infinity)) return
+    const chunk = this.kept >>> chunkBits
+    if (chunk === this.from.length) {
+      this.from.push(new Int32Array(chunkSize))
+      this.to.push(new Int32Array(chunkSize))
+      this.linkWeight.push(new Float32Array(chunkSize))
+      this.linkType.push(new Uint8Array(chunkSize))
     }
+    const slot = this.kept & (chunkSize - 1)
+    this.from[chunk]![slot] = from
+    this.to[chunk]![slot] = to
+    this.linkWeight[chunk]![slot] = scaled
+    this.linkType[chunk]![slot] = code
+    this.degree[from]!++
+    this.degree[to]!++
+    this.kept++
+  }
+
+  finish(): GraphSnapshot {
+    if (this.finished) throw new Error("GraphSnapshotBuilder: already finished")
+    this.finished = true
+    const { ids, indexOf, kept } = this
+    const n = ids.length
 
     // Pass 2: scatter both directions into CSR order.
     const offsets = new Int32Array(n + 1)
-    for (let i = 0; i < n; i++) offsets[i + 1] = offsets[i]! + degree[i]!
-    const cursor = degree
+    for (let i = 0; i < n; i++) offsets[i + 1] = offsets[i]! + this.degree[i]!
+    const cursor = this.degree
     cursor.set(offsets.subarray(0, n))
     const edges = 2 * kept
     let targets = new Int32Array(edges)
     let weights = new Float32Array(edges)
     let types = new Uint8Array(edges)
-    for (let i = 0; i < kept; i++) {
-      const a = from[i]!
-      const b = to[i]!
-      let slot = cursor[a]!++
-      targets[slot] = b
-      weights[slot] = linkWeight[i]!
-      types[slot] = linkType[i]!
-      slot = cursor[b]!++
-      targets[slot] = a
-      weights[slot] = linkWeight[i]!
-      types[slot] = linkType[i]!
+    for (let chunk = 0; chunk < this.from.length; chunk++) {
+      const from = this.from[chunk]!
+      const to = this.to[chunk]!
+      const linkWeight = this.linkWeight[chunk]!
+      const linkType = this.linkType[chunk]!
+      const count = Math.min(chunkSize, kept - chunk * chunkSize)
+      for (let i = 0; i < count; i++) {
+        const a = from[i]!
+        const b = to[i]!
+        let slot = cursor[a]!++
+        targets[slot] = b
+        weights[slot] = linkWeight[i]!
+        types[slot] = linkType[i]!
+        slot = cursor[b]!++
+        targets[slot] = a
+        weights[slot] = linkWeight[i]!
+        types[slot] = linkType[i]!
+      }
     }
+    // The links are in the arrays now: let the chunks go before pass 3 allocates.
+    this.from.length = 0
+    this.to.length = 0
+    this.linkWeight.length = 0
+    this.linkType.length = 0
 
     // Pass 3: order each adjacency list, drop repeated (target, type) pairs and compact in place.
     const seenBy = new Int32Array(n).fill(-1)
@@ -280,15 +340,9 @@ export class GraphSnapshot {
       types = types.slice(0, write)
     }
 
-    return new GraphSnapshot({
-      ids,
+    return GraphSnapshot.fromAdjacency(ids, { offsets, targets, weights, types }, performance.now() - this.started, {
       indexOf,
-      offsets,
-      targets,
-      weights,
-      types,
-      droppedLinks: m - kept,
-      buildMillis: performance.now() - started
+      droppedLinks: this.seen - kept
     })
   }
 }

@@ -43,14 +43,32 @@ describe("GloveTable", () => {
       const second = yield* load({ cacheDir, source })
       assert.strictEqual(second.origin, "cache")
       assert.strictEqual(yield* mtimeOf(fs, cachePath), written)
-      assert.deepStrictEqual(second.words, ["the", "dog", "cat", "stock"])
+      assert.deepStrictEqual(second.vocabulary.words(), ["the", "dog", "cat", "stock"])
       assert.strictEqual(second.dimensions, 4)
-      assert.deepStrictEqual(Array.from(second.vectors), Array.from(first.vectors))
+      for (let row = 0; row < rows.length; row++) {
+        assert.deepStrictEqual(Array.from(second.vectors.row(row)), Array.from(first.vectors.row(row)))
+        assert.deepStrictEqual(Array.from(second.vectors.row(row)), rows[row]![1].map(Math.fround))
+      }
       assert.deepStrictEqual(Array.from(second.common), Array.from(first.common))
       assert.deepStrictEqual(Array.from(second.unused), Array.from(first.unused))
-      assert.strictEqual(second.index.get("cat"), 2)
+      assert.strictEqual(second.vocabulary.get("cat"), 2)
+      assert.strictEqual(second.vocabulary.get("cats"), undefined)
       // Zipf estimate from rank: more frequent words are more probable.
       assert.isTrue(second.probabilities[0]! > second.probabilities[3]!)
+    }).pipe(Effect.provide(NodeFileSystem.layer)))
+
+  it.live("holds the most frequent rows in memory and reads the others from the file, the same values", () =>
+    Effect.gen(function*() {
+      const { cacheDir, source } = yield* fixture()
+      const whole = yield* load({ cacheDir, source })
+      const partial = yield* load({ cacheDir, source, residentRows: 1, recentRows: 1 })
+      assert.strictEqual(whole.vectors.residentRows, rows.length)
+      assert.strictEqual(partial.vectors.residentRows, 1)
+      // Row 2 is read, remembered, forgotten for row 3, and read again.
+      for (const row of [0, 2, 2, 3, 2, 1]) {
+        assert.deepStrictEqual(Array.from(partial.vectors.row(row)), Array.from(whole.vectors.row(row)))
+      }
+      assert.throws(() => partial.vectors.row(rows.length))
     }).pipe(Effect.provide(NodeFileSystem.layer)))
 
   it.live("rebuilds a truncated cache", () =>
@@ -71,7 +89,7 @@ describe("GloveTable", () => {
       yield* fs.writeFileString(source, winkDocument([...rows, ["market", [0, 0, 1, 1]]]))
       const reloaded = yield* load({ cacheDir, source })
       assert.strictEqual(reloaded.origin, "converted")
-      assert.strictEqual(reloaded.words.length, 5)
+      assert.strictEqual(reloaded.vocabulary.size, 5)
     }).pipe(Effect.provide(NodeFileSystem.layer)))
 
   it.live("a failed conversion leaves neither a cache nor a temporary file", () =>
@@ -113,10 +131,14 @@ describe("GloveTable", () => {
       const table = yield* load({ cacheDir: sharedGloveCacheDir })
       assert.strictEqual(table.origin, "cache")
       assert.strictEqual(yield* mtimeOf(fs, Path.join(sharedGloveCacheDir, CACHE_FILE)), written)
-      assert.strictEqual(table.words.length, 341_479)
+      assert.strictEqual(table.vocabulary.size, 341_479)
       assert.strictEqual(table.dimensions, 100)
-      assert.strictEqual(table.words[0], "the")
-      assert.strictEqual(table.vectors.length, 341_479 * 100)
+      assert.strictEqual(table.vocabulary.word(0), "the")
+      const words = table.vocabulary.words()
+      const map = new Map(words.map((word, row) => [word, row]))
+      for (const word of words) assert.strictEqual(table.vocabulary.get(word), map.get(word))
+      assert.strictEqual(table.vectors.size, 341_479)
+      assert.strictEqual(table.vectors.row(341_478).length, 100)
       assert.closeTo(Math.hypot(...table.common), 1, 1e-5)
       assert.closeTo(Math.hypot(...table.unused), 1, 1e-5)
       assert.closeTo(table.common.reduce((sum, value, i) => sum + value * table.unused[i]!, 0), 0, 1e-6)
