@@ -26,6 +26,7 @@ import { ResearchHandlers } from "../../src/http/handlers/ResearchHandlers.ts"
 import { foregroundMiddleware } from "../../src/http/ForegroundMiddleware.ts"
 import { jsonErrorsMiddleware } from "../../src/http/JsonErrors.ts"
 import { makeRouteTemplates } from "../../src/http/RouteTemplates.ts"
+import { textHygieneMiddleware } from "../../src/http/TextHygiene.ts"
 import { McpLive, mcpRouteTemplates } from "./McpLive.ts"
 
 const ApiRoutes = HttpApiBuilder.layer(EngramApi, { openapiPath: "/openapi.json" }).pipe(
@@ -56,7 +57,14 @@ const routeOf = makeRouteTemplates({
   ...mcpRouteTemplates
 })
 
-export const Routes = Layer.mergeAll(ApiRoutes, DocsRoute, McpLive, jsonErrorsMiddleware(routeOf), foregroundMiddleware)
+export const Routes = Layer.mergeAll(
+  ApiRoutes,
+  DocsRoute,
+  McpLive,
+  jsonErrorsMiddleware(routeOf),
+  textHygieneMiddleware(routeOf),
+  foregroundMiddleware
+)
 
 /**
  * Serves the routes on the configured address (port 0 picks a free one; read it from `HttpServer.address`).

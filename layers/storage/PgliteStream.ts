@@ -42,7 +42,9 @@ class PgliteStream extends Duplex {
   #ended = false
 
   constructor(db: PgliteProtocol) {
-    super()
+    // Once the bridge has ended its side, the connection closes as a server's socket would: a client waiting for
+    // `close` (the driver's cancel request does) must not wait for its own timeout.
+    super({ allowHalfOpen: false })
     this.#db = db
   }
 
@@ -53,6 +55,14 @@ class PgliteStream extends Duplex {
     this.#receive(chunk).then(() => callback(), callback)
   }
 
+  /** What the client wrote while PGlite was busy arrives here at once, and goes to PGlite in one call. */
+  override _writev(
+    chunks: Array<{ chunk: Buffer; encoding: BufferEncoding }>,
+    callback: (error?: Error | null) => void
+  ): void {
+    this.#receive(Buffer.concat(chunks.map(({ chunk }) => chunk))).then(() => callback(), callback)
+  }
+
   override _final(callback: (error?: Error | null) => void): void {
     this.#finish()
     callback()
@@ -61,12 +71,12 @@ class PgliteStream extends Duplex {
   async #receive(chunk: Buffer): Promise<void> {
     if (this.#ended) return
     this.#inbox = this.#inbox.length === 0 ? chunk : Buffer.concat([this.#inbox, chunk])
-    while (!this.#ended) {
-      const message = this.#started ? this.#takeMessage() : this.#takeStartupMessage()
+    while (!this.#ended && !this.#started) {
+      const message = this.#takeStartupMessage()
       if (message === undefined) return
-      if (this.#started) await this.#onMessage(message)
-      else await this.#onStartupMessage(message)
+      await this.#onStartupMessage(message)
     }
+    if (!this.#ended) await this.#onMessages()
   }
 
   /** Before startup, messages are `int32 length, int32 code, ...` with no type byte. */
@@ -97,7 +107,8 @@ class PgliteStream extends Duplex {
         this.push(Buffer.from("N"))
         return
       case CANCEL_REQUEST:
-        // A statement runs synchronously inside PGlite, so by the time a cancel arrives there is nothing to stop.
+        // PGlite cannot stop a running statement (on the event loop it has ended before a cancel arrives; on a worker
+        // it runs to its end): answer as a server does, by closing the connection, and let the client drain it.
         return this.#finish()
       case PROTOCOL_3:
         return this.#startup(message)
@@ -125,15 +136,31 @@ class PgliteStream extends Duplex {
     this.#started = true
   }
 
-  async #onMessage(message: Buffer): Promise<void> {
-    const type = message[0]
-    if (type === TERMINATE) return this.#finish()
-    this.#batch.push(message)
-    if (type !== SYNC && type !== QUERY && type !== FLUSH) return
-    const batch = Buffer.concat(this.#batch)
-    this.#batch = []
-    const reply = await this.#exclusive(() => this.#exec(batch))
-    if (!this.destroyed && reply.length > 0) this.push(reply)
+  /**
+   * Frames what has arrived and hands PGlite every whole batch in one call: a client that pipelines (the driver does
+   * with `multiplex`) gets all its cycles run back to back, which matters when each call is a trip to another thread.
+   * PGlite answers each cycle up to its own `Sync` as a server would, an error skipping only the rest of its cycle.
+   * Messages after the last batch end wait for the rest of their batch.
+   */
+  async #onMessages(): Promise<void> {
+    let whole = 0
+    let terminated = false
+    for (let message = this.#takeMessage(); message !== undefined; message = this.#takeMessage()) {
+      const type = message[0]
+      if (type === TERMINATE) {
+        terminated = true
+        break
+      }
+      this.#batch.push(message)
+      if (type === SYNC || type === QUERY || type === FLUSH) whole = this.#batch.length
+    }
+    if (whole > 0) {
+      const batch = Buffer.concat(this.#batch.slice(0, whole))
+      this.#batch = this.#batch.slice(whole)
+      const reply = await this.#exclusive(() => this.#exec(batch))
+      if (!this.destroyed && reply.length > 0) this.push(reply)
+    }
+    if (terminated) this.#finish()
   }
 
   /** Runs `f` while no other connection can reach the session; fails once PGlite is closed. */
@@ -155,6 +182,9 @@ class PgliteStream extends Duplex {
     this.#batch = []
     this.#inbox = Buffer.alloc(0)
     this.push(null)
+    // As a socket does on end of input: with nothing left unread, `end` (and so `close`) follows even for a client
+    // that never reads, such as one that only sends a cancel request.
+    this.read(0)
   }
 }
 

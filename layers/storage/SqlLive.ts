@@ -3,8 +3,6 @@
  * `@effect/sql-pg`, with the tenant schema created and on the `search_path`, pgvector installed and its codec
  * registered, and snake_case columns read as camelCase fields. It must never fall back from PostgreSQL to PGlite.
  */
-import { PGlite } from "@electric-sql/pglite"
-import { vector } from "@electric-sql/pglite-pgvector"
 import * as PgClient from "@effect/sql-pg/PgClient"
 import * as PgTypes from "@effect/sql-pg/PgTypes"
 import * as Config from "effect/Config"
@@ -17,9 +15,10 @@ import * as Redacted from "effect/Redacted"
 import * as Schema from "effect/Schema"
 import type * as SqlClient from "effect/sql/SqlClient"
 import * as Str from "effect/String"
-import { mkdir } from "node:fs/promises"
 import * as Path from "node:path"
+import { openPglite } from "./PgliteOpen.ts"
 import * as PgliteStream from "./PgliteStream.ts"
+import * as PgliteWorker from "./PgliteWorker.ts"
 import * as PgVector from "./PgVector.ts"
 
 /** What every variant provides. */
@@ -30,11 +29,16 @@ export class DatabaseStartupError extends Schema.TaggedError<DatabaseStartupErro
   message: Schema.String
 }) {}
 
+/** Where PGlite runs: on a worker thread of its own, or on the event loop with everything else. */
+export type PgliteThread = "worker" | "main"
+
 export interface PgliteOptions {
   /** Where PGlite keeps its files (created if missing). In memory when omitted. */
   readonly dataDir?: string | undefined
   /** The schema that holds this tenant's tables. Default `"public"`. */
   readonly schema?: string | undefined
+  /** Default from `SERVICE_API_PGLITE_THREAD`, else `"main"`. */
+  readonly thread?: PgliteThread | undefined
 }
 
 export interface PostgresOptions {
@@ -49,38 +53,81 @@ export interface PostgresOptions {
 
 /**
  * Embedded PostgreSQL (PGlite with pgvector), persisted under `dataDir` or in memory, closed with the layer's scope.
+ * By default PGlite runs on the event loop; `thread: "worker"` moves it to a worker thread of its own, so SQL uses the
+ * second core while the event loop serves HTTP. Measured with bench/load.ts (50 HTTP clients, 10k memories) the event
+ * loop wins where agents spend their time: retain-only 50 against 33 req/s and mixed 80/20 35 against 24 req/s
+ * (every statement of a retain's transaction pays the hop between threads), recall-only 33 against 35. Either way
  * PGlite is a single session, so the client is a pool of exactly one connection: statements from concurrent fibers
- * queue and a transaction holds the session until it ends. A pool rather than `PgClient.makeClient` because the
- * driver closes a connection for good when a row cannot be decoded; the pool then opens a new one (the bridge resets
- * the session for it) where a lone connection would leave every later query failing until restart.
+ * queue on it (pipelined on the worker) and a transaction holds it until it ends. A pool rather than
+ * `PgClient.makeClient` because the driver closes a connection for good when a row cannot be decoded; the pool then
+ * opens a new one (the bridge resets the session for it) where a lone connection would leave every later query
+ * failing until restart.
  */
 export const pglite = (options: PgliteOptions = {}): Layer.Layer<Sql, DatabaseStartupError> =>
   PgClient.layerFrom(Effect.gen(function*() {
-    const schema = options.schema ?? "public"
-    const db = yield* Effect.acquireRelease(
-      openPglite(options.dataDir),
+    const thread = options.thread ?? (yield* threadConfig)
+    const db = yield* Effect.acquireRelease<ClosablePglite, unknown, never, never>(
+      thread === "worker"
+        ? PgliteWorker.start(options.dataDir)
+        : Effect.tryPromise({ try: () => openPglite(options.dataDir), catch: identity }),
+      // Closing flushes PGlite's data directory; the worker thread ends after it.
       (db) =>
         Effect.tryPromise(() => db.close()).pipe(
           Effect.catch((error) => Effect.logWarning("PGlite did not close cleanly", error))
         )
     )
-    const types = PgTypes.makeRegistry()
-    const client = yield* PgClient.make({
-      ...clientOptions(schema, types),
-      stream: () => PgliteStream.make(db),
-      username: "postgres",
-      database: "postgres",
-      maxConnections: 1,
-      // Nothing is gained by closing an in-process connection that sits idle.
-      idleTimeout: Duration.infinity
-    })
-    yield* prepare(client, schema, types)
-    return client
+    if (db instanceof PgliteWorker.PgliteWorker) {
+      // Queries fail from then on, each with a terse reason; say once, loudly, why.
+      yield* Effect.promise(() => db.lost).pipe(
+        Effect.flatMap((reason) =>
+          Effect.logError(`The PGlite worker is gone; every query fails until restart: ${reason.message}`)
+        ),
+        Effect.forkScoped
+      )
+    }
+    return yield* pgliteClient(db, options.schema ?? "public", thread === "worker")
   }).pipe(
     Effect.mapError((error) =>
       new DatabaseStartupError({ message: `Cannot open PGlite ${where(options)}: ${describe(error)}` })
     )
   ))
+
+/**
+ * A client over an open PGlite (in process or on a worker, which `pipeline`s), prepared like `pglite`'s. The caller
+ * owns `db` and closes it after the client's scope.
+ */
+export const pgliteClient = Effect.fnUntraced(function*(
+  db: PgliteStream.PgliteProtocol,
+  schema: string,
+  pipeline: boolean
+) {
+  const types = PgTypes.makeRegistry()
+  const client = yield* PgClient.make({
+    ...clientOptions(schema, types),
+    stream: () => PgliteStream.make(db),
+    username: "postgres",
+    database: "postgres",
+    maxConnections: 1,
+    // On a worker, statements of concurrent fibers are pipelined onto the one session (transactions and streams still
+    // hold it alone) and the bridge hands PGlite all that has arrived in one call, so PGlite keeps working while the
+    // event loop is busy; without it each statement waited for a turn of a loaded event loop (recall under 50 HTTP
+    // clients: about 0.4x the main-thread throughput). On the event loop, pipelining would let a run of statements
+    // hold the loop: queries in a loop starved other work completely in bench/pglite-thread.ts.
+    multiplex: pipeline,
+    // Nothing is gained by closing an in-process connection that sits idle.
+    idleTimeout: Duration.infinity
+  })
+  yield* prepare(client, schema, types)
+  return client
+})
+
+/** What the layer opens and closes: the bridge's view of PGlite, on whichever thread it runs. */
+type ClosablePglite = PgliteStream.PgliteProtocol & { readonly close: () => Promise<void> }
+
+const threadConfig = Config.Literals(["worker", "main"], "SERVICE_API_PGLITE_THREAD").pipe(
+  Config.withDefault("main" as const),
+  Effect.mapError((error) => new Error(`SERVICE_API_PGLITE_THREAD must be "worker" or "main" (${error.message})`))
+)
 
 /**
  * A PostgreSQL server reached through a connection pool. Start-up connects once and fails within `connectTimeout`
@@ -108,30 +155,28 @@ export const postgres = (options: PostgresOptions): Layer.Layer<Sql, DatabaseSta
 
 /**
  * Chooses from configuration: PostgreSQL when `SERVICE_API_DATABASE_URL` is set (and not empty), otherwise PGlite
- * under `${SERVICE_API_DATA_DIR ?? "./.engram"}/pglite`. `SERVICE_API_DATABASE_SCHEMA` names the schema (`public`).
+ * under `${SERVICE_API_DATA_DIR ?? "./.engram"}/pglite` on the thread `SERVICE_API_PGLITE_THREAD` names (`main`).
+ * `SERVICE_API_DATABASE_SCHEMA` names the schema (`public`); `SERVICE_API_DATABASE_POOL_SIZE` the PostgreSQL pool's
+ * connections (10), over which concurrent reads run in parallel.
  */
 export const layerConfig: Layer.Layer<Sql, DatabaseStartupError | Config.ConfigError> = Layer.unwrap(
   Effect.gen(function*() {
     const url = yield* Config.option(Config.Redacted("SERVICE_API_DATABASE_URL"))
     const schema = yield* Config.String("SERVICE_API_DATABASE_SCHEMA").pipe(Config.withDefault("public"))
-    if (Option.isSome(url) && Redacted.value(url.value).trim() !== "") return postgres({ url: url.value, schema })
+    if (Option.isSome(url) && Redacted.value(url.value).trim() !== "") {
+      const maxConnections = yield* Config.schema(poolSize, "SERVICE_API_DATABASE_POOL_SIZE").pipe(Config.withDefault(10))
+      return postgres({ url: url.value, schema, maxConnections })
+    }
     const dataDir = yield* Config.String("SERVICE_API_DATA_DIR").pipe(Config.withDefault("./.engram"))
     return pglite({ dataDir: Path.join(dataDir, "pglite"), schema })
   })
 )
 
+/** Connections in the PostgreSQL pool: concurrent requests run their statements in parallel over them. */
+const poolSize = Schema.NumberFromString.check(Schema.isInt(), Schema.isBetween({ minimum: 1, maximum: 1000 }))
+
 const where = (options: PgliteOptions): string =>
   options.dataDir === undefined ? "in memory" : `at ${Path.resolve(options.dataDir)}`
-
-const openPglite = (dataDir: string | undefined) => {
-  const create = (options: { readonly dataDir?: string }) =>
-    Effect.tryPromise({ try: () => PGlite.create({ ...options, extensions: { vector } }), catch: identity })
-  if (dataDir === undefined) return create({})
-  const path = Path.resolve(dataDir)
-  return Effect.tryPromise({ try: () => mkdir(path, { recursive: true }), catch: identity }).pipe(
-    Effect.andThen(create({ dataDir: path }))
-  )
-}
 
 /**
  * Settings both variants share. `int8` (e.g. `count(*)`) columns decode to `bigint`: cast to `int` in SQL where a

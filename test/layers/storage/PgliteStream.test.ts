@@ -171,8 +171,16 @@ describe.runIf(pgliteTier)("PgliteStream", () => {
         assert.deepStrictEqual(texts(first), ["hi!"])
         yield* connection.send(Buffer.concat([extended("SELECT $1::text", "a"), query("SELECT 'b'"), cycle]))
         assert.deepStrictEqual(texts(yield* connection.untilReady(3)), ["a", "b", "hi!"])
-        // The startup packet, the two statements that reset the session, then one call per cycle, Parse through Sync.
-        assert.deepStrictEqual(calls, ["\0", "Q", "Q", "P", "P", "Q", "P"])
+        // A write that ends inside a cycle: the whole ones run, the rest waits for its Sync.
+        const split = Buffer.concat([extended("SELECT $1::text", "c"), extended("SELECT $1::text", "d")])
+        const cut = split.length - 7
+        yield* connection.send(split.subarray(0, cut))
+        assert.deepStrictEqual(texts(yield* connection.untilReady()), ["c"])
+        yield* connection.send(split.subarray(cut))
+        assert.deepStrictEqual(texts(yield* connection.untilReady()), ["d"])
+        // The startup packet, the two statements that reset the session, then one call per write for the whole
+        // batches it completes (Parse through the last Sync).
+        assert.deepStrictEqual(calls, ["\0", "Q", "Q", "P", "P", "P", "P"])
       }))
 
     it.effect("answers SQL errors with ErrorResponse and keeps the session", () =>
@@ -228,6 +236,18 @@ describe.runIf(pgliteTier)("PgliteStream", () => {
         const cancel = yield* open
         yield* cancel.send(PgProtocol.encodeCancelRequest({ pid: 1, secret: 2 }))
         yield* cancel.ended
+      }))
+
+    it.effect("closes a cancel-request connection whose client never reads, as a server's socket closes", () =>
+      Effect.gen(function*() {
+        const db = yield* TestPglite
+        const stream = PgliteStream.make(db)
+        // The driver sends its cancel this way and waits for `close` (or its own 5 s timeout).
+        yield* Effect.callback<void>((resume) => {
+          stream.once("close", () => resume(Effect.void))
+          stream.write(PgProtocol.encodeCancelRequest({ pid: 1, secret: 2 }))
+        })
+        assert.isTrue(stream.destroyed)
       }))
   })
 })

@@ -9,6 +9,7 @@ import { assert, describe, it, layer } from "@effect/vitest"
 import * as Arr from "effect/Array"
 import * as ConfigProvider from "effect/ConfigProvider"
 import * as Deferred from "effect/Deferred"
+import * as Duration from "effect/Duration"
 import * as Effect from "effect/Effect"
 import * as Exit from "effect/Exit"
 import * as Fiber from "effect/Fiber"
@@ -29,16 +30,21 @@ interface Backend {
   readonly name: string
   readonly schema: string
   readonly layer: Layer.Layer<SqlLive.Sql, SqlLive.DatabaseStartupError>
-  /** PGlite runs a statement synchronously to the end, so a timeout cannot cut one short. */
+  /**
+   * Whether a timeout fails a slow statement. PGlite on the event loop runs a statement synchronously to the end, so
+   * the timer cannot fire before it has succeeded; on its worker thread the timer fires, but PGlite cannot cancel,
+   * so the statement still runs to its end before the session is free again.
+   */
   readonly interruptsStatements: boolean
 }
 
-const pglite: Backend = {
-  name: "pglite (in memory)",
+const pgliteOn = (thread: SqlLive.PgliteThread): Backend => ({
+  name: `pglite (${thread} thread, in memory)`,
   schema: "tenant_test",
-  layer: SqlLive.pglite({ schema: "tenant_test" }),
-  interruptsStatements: false
-}
+  layer: SqlLive.pglite({ schema: "tenant_test", thread }),
+  interruptsStatements: thread === "worker"
+})
+const pgliteBackends = [pgliteOn("worker"), pgliteOn("main")]
 
 /** PostgreSQL in a schema of its own, dropped with the layer. */
 const postgres = (url: string): Backend => {
@@ -58,12 +64,12 @@ const postgres = (url: string): Backend => {
 const selected = process.env["ENGRAM_TEST_DATABASE"]
 const fallbackUrl = process.env["ENGRAM_TEST_DATABASE_URL"]
 const backends: ReadonlyArray<Backend> = selected === "pglite"
-  ? [pglite]
+  ? pgliteBackends
   : selected !== undefined
   ? [postgres(selected)]
-  : [pglite, ...(fallbackUrl === undefined ? [] : [postgres(fallbackUrl)])]
+  : [...pgliteBackends, ...(fallbackUrl === undefined ? [] : [postgres(fallbackUrl)])]
 /** Tests that need no particular server run once, in the PGlite tier. */
-const runsPglite = backends.includes(pglite)
+const runsPglite = backends.some((backend) => pgliteBackends.includes(backend))
 
 for (const { name, schema, layer: backend, interruptsStatements } of backends) {
   layer(backend, { timeout: "60 seconds", excludeTestServices: true })(name, (it) => {
@@ -264,36 +270,64 @@ for (const { name, schema, layer: backend, interruptsStatements } of backends) {
     it.effect("stays usable after a statement times out", () =>
       Effect.gen(function*() {
         const sql = yield* SqlClient.SqlClient
-        const slow = yield* sql`SELECT pg_sleep(0.3)`.pipe(Effect.timeout("50 millis"), Effect.exit)
+        const [elapsed, slow] = yield* sql`SELECT pg_sleep(0.3)`.pipe(
+          Effect.timeout("50 millis"),
+          Effect.exit,
+          Effect.timed
+        )
         assert.strictEqual(Exit.isFailure(slow), interruptsStatements)
+        // The driver cancels on a side connection; it must not sit out its own 5 s cancel timeout.
+        assert.isBelow(Duration.toMillis(elapsed), 3_000)
         assert.deepStrictEqual(yield* sql`SELECT 2 AS ok`, [{ ok: 2 }])
       }))
   })
 }
 
 describe.runIf(runsPglite)("pglite", () => {
-  it.live("keeps data in its data directory across restarts", () =>
+  // Written on one thread and read back on the other: both open the same files, and closing flushes them.
+  for (const [writer, reader] of [["worker", "main"], ["main", "worker"]] as const) {
+    it.live(`keeps data in its data directory across restarts (${writer} thread, then ${reader})`, () =>
+      Effect.gen(function*() {
+        const dataDir = Path.join(yield* temporaryDirectory, "nested", "pglite")
+        const write = Effect.gen(function*() {
+          const sql = yield* SqlClient.SqlClient
+          yield* sql`CREATE TABLE kept (note text, embedding vector(2))`
+          yield* sql`INSERT INTO kept VALUES (${"remember me"}, ${PgVector.param([3, 4])})`
+        })
+        const read = Effect.gen(function*() {
+          const sql = yield* SqlClient.SqlClient
+          return yield* sql`SELECT note, embedding FROM kept`
+        })
+        yield* write.pipe(Effect.provide(SqlLive.pglite({ dataDir, schema: "tenant_kept", thread: writer })))
+        const rows = yield* read.pipe(Effect.provide(SqlLive.pglite({ dataDir, schema: "tenant_kept", thread: reader })))
+        assert.deepStrictEqual(rows, [{ note: "remember me", embedding: new Float32Array([3, 4]) }])
+      }))
+  }
+
+  it.live("opens PGlite on the thread SERVICE_API_PGLITE_THREAD names, and refuses other values", () =>
     Effect.gen(function*() {
-      const dataDir = Path.join(yield* temporaryDirectory, "nested", "pglite")
-      const write = Effect.gen(function*() {
-        const sql = yield* SqlClient.SqlClient
-        yield* sql`CREATE TABLE kept (note text, embedding vector(2))`
-        yield* sql`INSERT INTO kept VALUES (${"remember me"}, ${PgVector.param([3, 4])})`
-      })
-      const read = Effect.gen(function*() {
-        const sql = yield* SqlClient.SqlClient
-        return yield* sql`SELECT note, embedding FROM kept`
-      })
-      yield* write.pipe(Effect.provide(SqlLive.pglite({ dataDir, schema: "tenant_kept" })))
-      const rows = yield* read.pipe(Effect.provide(SqlLive.pglite({ dataDir, schema: "tenant_kept" })))
-      assert.deepStrictEqual(rows, [{ note: "remember me", embedding: new Float32Array([3, 4]) }])
+      const withThread = (value: string) =>
+        SqlLive.pglite().pipe(Layer.provide(ConfigProvider.layer(
+          ConfigProvider.fromEnvRecord({ SERVICE_API_PGLITE_THREAD: value })
+        )))
+      // Only a worker thread lets a timer fire while a statement runs.
+      const timedOut = (value: string) =>
+        Effect.gen(function*() {
+          const sql = yield* SqlClient.SqlClient
+          return Exit.isFailure(yield* sql`SELECT pg_sleep(0.3)`.pipe(Effect.timeout("50 millis"), Effect.exit))
+        }).pipe(Effect.provide(withThread(value)))
+      assert.isTrue(yield* timedOut("worker"))
+      assert.isFalse(yield* timedOut("main"))
+      const error = yield* Layer.build(withThread("both")).pipe(Effect.scoped, Effect.flip)
+      assert.strictEqual(error._tag, "DatabaseStartupError")
+      assert.include(error.message, "SERVICE_API_PGLITE_THREAD")
     }))
 })
 
-describe.runIf(runsPglite)("layerConfig", () => {
-  const fromEnv = (env: Record<string, string>) =>
-    SqlLive.layerConfig.pipe(Layer.provide(ConfigProvider.layer(ConfigProvider.fromEnvRecord(env))))
+const fromEnv = (env: Record<string, string>) =>
+  SqlLive.layerConfig.pipe(Layer.provide(ConfigProvider.layer(ConfigProvider.fromEnvRecord(env))))
 
+describe.runIf(runsPglite)("layerConfig", () => {
   it.live("opens PGlite under SERVICE_API_DATA_DIR/pglite in SERVICE_API_DATABASE_SCHEMA", () =>
     Effect.gen(function*() {
       const dataDir = yield* temporaryDirectory
@@ -316,7 +350,50 @@ describe.runIf(runsPglite)("layerConfig", () => {
       assert.notInclude(error.message, "secret")
       assert.isFalse(existsSync(Path.join(dataDir, "pglite")))
     }))
+
+  it.live("refuses a SERVICE_API_DATABASE_POOL_SIZE that is not a whole number from 1 to 1000", () =>
+    Effect.gen(function*() {
+      for (const size of ["0", "-3", "2.5", "many", "1001"]) {
+        const error = yield* Layer.build(fromEnv({
+          SERVICE_API_DATABASE_URL: "postgres://x:secret@127.0.0.1:1/db",
+          SERVICE_API_DATABASE_POOL_SIZE: size
+        })).pipe(Effect.scoped, Effect.flip)
+        assert.strictEqual(error._tag, "ConfigError", size)
+        assert.include(String(error), "SERVICE_API_DATABASE_POOL_SIZE", size)
+        assert.notInclude(String(error), "secret")
+      }
+    }))
 })
+
+/** PostgreSQL's pool from configuration: `SERVICE_API_DATABASE_POOL_SIZE` sessions serve concurrent fibers at once. */
+describe.runIf(selected !== undefined && selected !== "pglite" || selected === undefined && fallbackUrl !== undefined)(
+  "layerConfig (PostgreSQL pool)",
+  () => {
+    it.live("runs as many transactions at once as the pool has connections", () =>
+      Effect.gen(function*() {
+        const url = selected !== undefined && selected !== "pglite" ? selected : fallbackUrl!
+        const size = 3
+        const sessions = yield* Effect.gen(function*() {
+          const sql = yield* SqlClient.SqlClient
+          // Every transaction waits until all of them hold a connection: with fewer connections this never ends.
+          const inside = yield* Deferred.make<void>()
+          let entered = 0
+          return yield* Effect.forEach(Arr.range(1, size), () =>
+            sql.withTransaction(Effect.gen(function*() {
+              const [row] = yield* sql<{ readonly pid: number }>`SELECT pg_backend_pid() AS pid`
+              entered += 1
+              if (entered === size) yield* Deferred.succeed(inside, undefined)
+              yield* Deferred.await(inside)
+              return row!.pid
+            })), { concurrency: "unbounded" }).pipe(Effect.timeout("20 seconds"))
+        }).pipe(Effect.provide(fromEnv({
+          SERVICE_API_DATABASE_URL: url,
+          SERVICE_API_DATABASE_POOL_SIZE: String(size)
+        })))
+        assert.strictEqual(new Set(sessions).size, size)
+      }))
+  }
+)
 
 describe.runIf(runsPglite)("postgres start-up failures", () => {
   it.live("fails fast on a refused connection, naming host and port but not the password", () =>
