@@ -10,6 +10,7 @@
 import { Config, Context, Duration, Effect, Layer, Option, Redacted, Result, Schema } from "effect"
 import { HttpClient } from "effect/http"
 import { InvalidConfiguration } from "../config/EngramConfig.ts"
+import { storableText } from "../domain/StorableText.ts"
 import { describeCause, type FileParser, ParserError, type SourceFile } from "./FileParser.ts"
 import { audioTypes, detectFileType, FileType, imageTypes } from "./FileType.ts"
 import { makeNativeParser } from "./parsers/NativeParser.ts"
@@ -251,7 +252,13 @@ const make = Effect.fnUntraced(function*(options: FileConverterOptions) {
       const outcome = yield* attempt(parser, source)
       if (Result.isSuccess(outcome)) {
         const { markdown, pages } = outcome.success
-        const converted: ConvertedFile = { markdown, parser: name, detectedType: type, ...(pages === undefined ? {} : { pages }) }
+        // Text from PDFs and office files can carry NULs, which PostgreSQL cannot store.
+        const converted: ConvertedFile = {
+          markdown: storableText(markdown),
+          parser: name,
+          detectedType: type,
+          ...(pages === undefined ? {} : { pages })
+        }
         return converted
       }
       attempts.push(new ParserAttempt({ parser: name, outcome: outcome.failure.reason, message: outcome.failure.message }))

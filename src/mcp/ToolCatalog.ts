@@ -9,6 +9,7 @@ import type { CallToolResult, Tool } from "@modelcontextprotocol/sdk/types.js"
 import { Cause, Effect, Schema, SchemaAST } from "effect"
 import { BankId } from "../domain/Bank.ts"
 import { FieldIssue, ValidationError } from "../domain/Errors.ts"
+import { isIdentifierKey, scanJson } from "../domain/StorableText.ts"
 import type { McpTool, ToolError } from "./McpTool.ts"
 
 export type McpMode = "multi" | "single"
@@ -85,6 +86,14 @@ const rejectUnknown = (args: unknown, fields: Schema.Struct.Fields): Effect.Effe
   )
 }
 
+/** The API's text rules (`http/TextHygiene`) for tool arguments: ids with control characters refused, text cleaned. */
+const storableArguments = (args: unknown): Effect.Effect<unknown, ValidationError> => {
+  const scanned = scanJson(args, isIdentifierKey)
+  return scanned._tag === "Refused"
+    ? Effect.fail(ValidationError.single(scanned.field, scanned.message))
+    : Effect.succeed(scanned.value)
+}
+
 const compile = (tool: McpTool, mode: McpMode) => {
   const takesBankArgument = mode === "multi" && tool.usesBank
   const input = Schema.Struct(takesBankArgument ? { ...tool.fields, bank_id: bankIdArgument } : tool.fields)
@@ -108,6 +117,7 @@ const compile = (tool: McpTool, mode: McpMode) => {
   const decode = Schema.decodeUnknownEffect(input as unknown as Schema.Codec<object, unknown>)
   const call = (args: unknown, resolveBank: BankResolver): Effect.Effect<CallToolResult> =>
     rejectUnknown(args ?? {}, input.fields).pipe(
+      Effect.flatMap(storableArguments),
       Effect.flatMap((known) => decode(known, parseOptions)),
       Effect.mapError((error) => Schema.isSchemaError(error) ? ValidationError.fromSchemaError(error, "body") : error),
       Effect.flatMap((decoded) => {
@@ -124,7 +134,9 @@ const compile = (tool: McpTool, mode: McpMode) => {
           : Effect.logError(`MCP tool ${tool.name} failed`, cause).pipe(
             Effect.as(textResult(`${tool.name} failed with an internal error; the server log has the details`, true))
           )
-      )
+      ),
+      // Under the MCP request's span: one child per tool call, named by the tool (never its arguments).
+      Effect.withSpan(`McpTool.${tool.name}`, { attributes: { "mcp.tool.name": tool.name, "engram.mcp.mode": mode } })
     )
   return { listing, call }
 }

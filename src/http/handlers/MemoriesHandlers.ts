@@ -2,6 +2,7 @@
 import { Effect, Schema } from "effect"
 import { readFile } from "node:fs/promises"
 import { ValidationError } from "../../domain/Errors.ts"
+import { isIdentifierKey, scanJson } from "../../domain/StorableText.ts"
 import { FileRetainRequest } from "../../domain/Files.ts"
 import { Recall } from "../../memory/recall/Recall.ts"
 import { FileRetain } from "../../memory/retain/FileRetain.ts"
@@ -19,7 +20,25 @@ export const MemoriesHandlers = HttpApiBuilder.group(
     const units = yield* MemoryUnits
     const fileRetain = yield* FileRetain
     const recall = yield* Recall
-    const decodeRequest = Schema.decodeUnknownEffect(Schema.fromJsonString(FileRetainRequest))
+    const decodeFields = Schema.decodeUnknownEffect(FileRetainRequest)
+    const invalidRequest = (invalid: ValidationError) =>
+      new ValidationError({
+        detail: `request: ${invalid.detail}`,
+        errors: invalid.errors.map((issue) => ({ ...issue, field: `request.${issue.field}`.replace(/\.body$/, "") }))
+      })
+    /** The form's `request` field is JSON like a body, so it gets the same text rules as one (`http/TextHygiene`). */
+    const decodeRequest = (text: string) =>
+      Effect.gen(function*() {
+        const parsed = yield* Effect.try({
+          try: () => JSON.parse(text) as unknown,
+          catch: () => ValidationError.single("body", "is not valid JSON")
+        })
+        const scanned = scanJson(parsed, isIdentifierKey)
+        if (scanned._tag === "Refused") return yield* ValidationError.single(scanned.field, scanned.message)
+        return yield* decodeFields(scanned.value).pipe(
+          Effect.mapError((error) => ValidationError.fromSchemaError(error, "body"))
+        )
+      }).pipe(Effect.mapError(invalidRequest))
 
     return handlers.handleAll({
       retain: Effect.fn(function*({ params, payload }) {
@@ -46,13 +65,7 @@ export const MemoriesHandlers = HttpApiBuilder.group(
       retainFiles: Effect.fn(function*({ params, payload }) {
         const request = payload.request === undefined || payload.request.trim() === ""
           ? {}
-          : yield* decodeRequest(payload.request).pipe(Effect.mapError((error) => {
-            const invalid = ValidationError.fromSchemaError(error, "body")
-            return new ValidationError({
-              detail: `request: ${invalid.detail}`,
-              errors: invalid.errors.map((issue) => ({ ...issue, field: `request.${issue.field}`.replace(/\.body$/, "") }))
-            })
-          }))
+          : yield* decodeRequest(payload.request)
         const files = yield* Effect.forEach(payload.files, (file) =>
           Effect.promise(() => readFile(file.path)).pipe(Effect.map((bytes) => ({
             filename: file.name,
