@@ -235,6 +235,7 @@ export class BankBrains extends Context.Service<BankBrains, {
               entry.compacting = true
               // It holds the thread for its whole length (about a second at 100k memories): start it in a lull.
               yield* foreground.yieldToRequests.pipe(
+                Effect.andThen(Effect.logInfo(`compacting the brain of bank ${bankId}`)),
                 Effect.andThen(Effect.sync(() => compact(entry))),
                 Effect.ensuring(Effect.sync(() => (entry.compacting = false))),
                 Effect.withSpan("BankBrains.compact", { attributes: { bankId } }),

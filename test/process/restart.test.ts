@@ -118,6 +118,50 @@ describe("process", () => {
       assert.deepStrictEqual(seen, items.map((_, n) => n))
     })), 180_000)
 
+  it.live("a SIGKILL while the bank's brain compacts loses nothing; the next start rebuilds it", () =>
+    Effect.scoped(Effect.gen(function*() {
+      const env = { ...tierEnv(), SERVICE_API_PORT: String(yield* freePort), SERVICE_API_ENABLE_OBSERVATIONS: "false" }
+      const url = `http://127.0.0.1:${env["SERVICE_API_PORT"]}`
+      const bank = `${url}/v1/default/banks/brain`
+      const post = (path: string, body: unknown) =>
+        Effect.promise(() =>
+          fetch(`${bank}${path}`, {
+            method: "POST",
+            headers: { "content-type": "application/json" },
+            body: JSON.stringify(body)
+          }).then(async (response) => ({ status: response.status, body: await response.json() as any }))
+        )
+      const turn = (n: number) => ({
+        content: `Visit ${n}: Noor walked the dog ${n % 7 === 0 ? "Biscuit" : "Pepper"} along the canal past lock ${n}.`,
+        metadata: { n: String(n) }
+      })
+
+      const first = yield* spawnService("src/main.ts", env)
+      yield* waitForHealth(url, first)
+      let acknowledged = 0
+      // A small brain first, then writes until the delta outgrows a quarter of it and a compaction starts.
+      for (let batch = 0; batch < 40 && !first.output().includes("compacting the brain of bank brain"); batch++) {
+        const items = Array.from({ length: 20 }, (_, offset) => turn(batch * 20 + offset))
+        const retained = yield* post("/memories", { items })
+        assert.strictEqual(retained.status, 200, JSON.stringify(retained.body))
+        acknowledged += items.length
+        const recalled = yield* post("/memories/recall", { query: `canal lock ${batch * 20}` })
+        assert.strictEqual(recalled.status, 200)
+      }
+      assert.include(first.output(), "compacting the brain of bank brain")
+      first.process.kill("SIGKILL")
+      yield* Effect.promise(() => first.exited)
+
+      const second = yield* spawnService("src/main.ts", env)
+      yield* waitForHealth(url, second)
+      const stored = yield* getJson(`${bank}/memories/list?limit=1000`)
+      const seen = new Set(stored.items.map((item: any) => Number(item.metadata.n)))
+      assert.strictEqual(seen.size, acknowledged)
+      assert.strictEqual(stored.total, stored.items.length)
+      const recalled = yield* post("/memories/recall", { query: "Biscuit walked along the canal past lock 7" })
+      assert.include(recalled.body.results.map((result: any) => result.text).join(" "), "lock 7")
+    })), 180_000)
+
   it.live.skipIf(databaseTier !== "pglite")("an unreachable database URL fails start-up clearly, never falling back", () =>
     Effect.scoped(Effect.gen(function*() {
       const port = yield* freePort
