@@ -281,7 +281,7 @@ const measureBackend = async (backend: Backend, datasets: Awaited<ReturnType<typ
   rows.push(rowOf("4 retain only, observations on", k(mainSize), s3.retainOn))
 
   // Larger banks: write→read pairs; at the largest also retain latency, resident memory and idle CPU.
-  let large: { retains: Array<number>; memory: { rss: number; peak: number }; cpu: { server: number; postgres: number | null } } | undefined
+  let large: { retains: Array<number>; memory: { rss: number; peak: number }; cpu: Awaited<ReturnType<typeof idle>> } | undefined
   for (const size of settings.sizes.slice(1)) {
     const result = await withServer(datasets.take(size), "pairs, retain latency, memory, idle", async (server) => {
       await setObservations(server, false)
