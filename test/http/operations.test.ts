@@ -10,7 +10,8 @@ const ops = (bank: string) => `/v1/default/banks/${bank}/operations`
 const app = testApp({
   operationRetryBase: Duration.millis(5),
   circuitBreakerFailures: 3,
-  circuitBreakerOpenFor: Duration.millis(800),
+  // Long enough that a slow machine still reads the open circuit (three requests), short enough to wait out.
+  circuitBreakerOpenFor: Duration.seconds(5),
   actorIdleTimeout: Duration.millis(300)
 }, TestTaskHandlers)
 

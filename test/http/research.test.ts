@@ -131,9 +131,9 @@ layer(withLlm, { excludeTestServices: true })("internet research with SearXNG an
       assert.strictEqual(big.output.read, true)
       assert.strictEqual(big.output.truncated, true)
       assert.strictEqual(big.output.bytes, maxPageBytes)
+      // The slow page never answers: only the 1.5 s fetch limit can have ended its read.
       assert.strictEqual(slow.output.read, false)
-      assert.include(slow.output.reason, "no answer within")
-      assert.isBelow(slow.duration_ms, 4000)
+      assert.strictEqual(slow.output.reason, "no answer within 1s 500ms")
       assert.deepStrictEqual(loop.output, { read: false, reason: "more than 5 redirects" })
       // The rest of the 8 MB page was never downloaded: the reader hung up.
       yield* eventually(Effect.sync(() => web.bigPageAborted()), (aborted) => aborted)

@@ -37,13 +37,14 @@ export interface DocumentConverter {
 
 export const defaultDocumentWorkers = () => Math.max(1, Math.min(4, availableParallelism() - 1))
 
-const workerUrl = new URL("./documentWorker.ts", import.meta.url)
+/** The script each worker runs. */
+const documentWorkerScript = new URL("./documentWorker.ts", import.meta.url)
 
 /** Starts a worker and waits until it has loaded the parsers, so a conversion's time limit covers only its work. */
-const spawn = (memoryMb: number) =>
+const spawn = (script: URL, memoryMb: number) =>
   Effect.acquireRelease(
     Effect.callback<Worker, ParserError>((resume) => {
-      const worker = new Worker(workerUrl, { resourceLimits: { maxOldGenerationSizeMb: memoryMb } })
+      const worker = new Worker(script, { resourceLimits: { maxOldGenerationSizeMb: memoryMb } })
       // An `error` event nobody listens to would be rethrown in the main thread; jobs attach their own listeners.
       worker.on("error", () => undefined)
       const cleanup = () => {
@@ -108,8 +109,13 @@ const run = (worker: Worker, request: DocumentRequest) =>
     return Effect.sync(cleanup)
   })
 
+/**
+ * `script` exists for tests only: they pass a worker that wraps `documentWorkerScript` and can hold a document
+ * until it is ended, so the time limit is exceeded whatever the machine's speed. The server never passes one.
+ */
 export const makeDocumentWorkers = Effect.fnUntraced(function*(
-  options: DocumentWorkerOptions = {}
+  options: DocumentWorkerOptions = {},
+  script: URL = documentWorkerScript
 ): Effect.fn.Return<DocumentConverter, never, Scope.Scope> {
   const size = options.workers ?? defaultDocumentWorkers()
   const timeout = Duration.fromInputUnsafe(options.timeout ?? Duration.minutes(5))
@@ -120,7 +126,7 @@ export const makeDocumentWorkers = Effect.fnUntraced(function*(
   }
 
   const pool = yield* Pool.makeWithTTL({
-    acquire: spawn(options.memoryMb ?? 1024),
+    acquire: spawn(script, options.memoryMb ?? 1024),
     min: 0,
     max: size,
     concurrency: 1,

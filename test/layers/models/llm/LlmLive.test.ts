@@ -161,7 +161,9 @@ describe("LlmLive (OpenAI-compatible)", () => {
   it.live("a hanging server times out, and the timeout is retried", () =>
     Effect.gen(function*() {
       const server = yield* scriptedOpenAi
-      const { llm, traces } = yield* makeLlm({ provider: "openai", baseUrl: server.baseUrl, timeout: "150 millis", maxRetries: 1 })
+      // The server never answers, so the limit is always reached; it is long enough for each request to reach the
+      // server first even on a starved machine (the count below is of requests the server saw).
+      const { llm, traces } = yield* makeLlm({ provider: "openai", baseUrl: server.baseUrl, timeout: "1 second", maxRetries: 1 })
       server.setFallback({ hang: true })
       const error = yield* Effect.flip(llm.generateText(request("hello")))
       assert.strictEqual(error.reason, "timeout")
