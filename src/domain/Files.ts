@@ -1,6 +1,6 @@
 /** The `request` part of a file retain: parser choice, per-file metadata, tags, as existing clients send it. */
 import { Schema } from "effect"
-import { ItemTimestamp } from "./Memory.ts"
+import { DocumentId, ItemTimestamp } from "./Memory.ts"
 
 export const ParserChoice = Schema.Union([Schema.String, Schema.Array(Schema.String)]).annotate({
   description: "A parser name or an ordered fallback chain"
@@ -8,7 +8,7 @@ export const ParserChoice = Schema.Union([Schema.String, Schema.Array(Schema.Str
 
 export const FileMetadata = Schema.Struct({
   filename: Schema.optionalKey(Schema.NullOr(Schema.String)),
-  document_id: Schema.optionalKey(Schema.NullOr(Schema.String.check(Schema.isMinLength(1)))),
+  document_id: Schema.optionalKey(Schema.NullOr(DocumentId)),
   context: Schema.optionalKey(Schema.NullOr(Schema.String)),
   metadata: Schema.optionalKey(Schema.NullOr(Schema.Record(Schema.String, Schema.String))),
   tags: Schema.optionalKey(Schema.NullOr(Schema.Array(Schema.String))),

@@ -7,15 +7,27 @@ import { Schema } from "effect"
 export const FactType = Schema.Literals(["world", "experience", "observation", "opinion"])
 export type FactType = typeof FactType.Type
 
+/** Year 0000 parses in JavaScript but PostgreSQL refuses it (NaN fails the comparison too). */
+const firstStorableTime = Date.parse("0001-01-01T00:00:00Z")
+
 /** ISO 8601 date-time (a date alone is accepted as midnight UTC), or the literal `unset` for timeless content. */
 export const ItemTimestamp = Schema.String.check(
   Schema.makeFilter((value: string) =>
     value === "unset" || (/^\d{4}-\d{2}-\d{2}([T ][\d:.]+(Z|[+-]\d{2}:?\d{2})?)?$/.test(value) &&
-        !Number.isNaN(Date.parse(value)))
+        Date.parse(value) >= firstStorableTime)
       ? undefined
-      : "expected an ISO 8601 date-time (e.g. 2024-05-07T14:30:00Z) or \"unset\""
+      : "expected an ISO 8601 date-time from year 0001 on (e.g. 2024-05-07T14:30:00Z) or \"unset\""
   )
 ).annotate({ description: "ISO 8601 date-time; null means now; \"unset\" means timeless" })
+
+/**
+ * A caller-chosen document id. Bounded because it is a key of a B-tree index, whose entries must fit in a third
+ * of a page (a 2 MB id failed the insert with a database error): 512 characters are at most 2 KB of UTF-8.
+ */
+export const DocumentId = Schema.String.check(
+  Schema.isMinLength(1),
+  Schema.isMaxLength(512, { message: "document_id must be at most 512 characters" })
+)
 
 const StringMap = Schema.Record(Schema.String, Schema.String)
 
@@ -44,7 +56,7 @@ export const MemoryItem = Schema.Struct({
   timestamp: Schema.optionalKey(Schema.NullOr(ItemTimestamp)),
   context: Schema.optionalKey(Schema.NullOr(Schema.String)),
   metadata: Schema.optionalKey(Schema.NullOr(StringMap)),
-  document_id: Schema.optionalKey(Schema.NullOr(Schema.String.check(Schema.isMinLength(1)))),
+  document_id: Schema.optionalKey(Schema.NullOr(DocumentId)),
   entities: Schema.optionalKey(Schema.NullOr(Schema.Array(EntityInput))),
   tags: Schema.optionalKey(Schema.NullOr(Schema.Array(Schema.String))),
   observation_scopes: Schema.optionalKey(Schema.NullOr(ObservationScopes)),

@@ -20,6 +20,8 @@ export const storableText = (text: string): string => {
   return withoutNul.isWellFormed() ? withoutNul : withoutNul.toWellFormed()
 }
 
+const maxDepth = 256
+
 export type Scanned =
   | { readonly _tag: "Clean"; readonly value: unknown; readonly changed: boolean }
   | { readonly _tag: "Refused"; readonly field: string; readonly message: string }
@@ -34,6 +36,11 @@ export const scanJson = (
   isIdentifier: (key: string) => boolean,
   path: ReadonlyArray<string> = []
 ): Scanned => {
+  // No request of this API nests anywhere near this deep; a walk that followed any depth would overflow the stack.
+  if (path.length > maxDepth) {
+    const field = path.slice(0, 3).join(".") || "body"
+    return { _tag: "Refused", field, message: `is nested more than ${maxDepth} levels deep` }
+  }
   if (typeof value === "string") {
     const storable = storableText(value)
     return { _tag: "Clean", value: storable, changed: storable !== value }

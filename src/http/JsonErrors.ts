@@ -1,10 +1,11 @@
 /**
  * The outermost HTTP layer: unknown routes answer 404 JSON, unexpected failures answer 500 JSON without
- * internals, and any error response that would go out without a body gets `{"detail": ...}` — existing
- * clients read `detail` and treat a body-less error as a protocol failure. It also records request metrics.
+ * internals, and any error response that would go out without a JSON body (none, or plain text) gets
+ * `{"detail": ...}` — existing clients read `detail` and treat a body-less error as a protocol failure. It also
+ * records request metrics.
  */
 import { Cause, Clock, Effect, Metric } from "effect"
-import { HttpRouter, HttpServerError, HttpServerRequest, HttpServerResponse } from "effect/http"
+import { HttpRouter, HttpServerError, HttpServerRequest, HttpServerResponse, Multipart } from "effect/http"
 
 const requests = Metric.counter("engram_http_requests_total", {
   description: "HTTP requests by method, route and status"
@@ -30,8 +31,18 @@ const reasons: Record<number, string> = {
 const errorBody = (status: number, detail: string) =>
   HttpServerResponse.jsonUnsafe({ detail }, { status })
 
-const isEmptyBody = (response: HttpServerResponse.HttpServerResponse) =>
-  response.body._tag === "Empty"
+/**
+ * The `detail` for an error response that does not carry a JSON body: none (an empty body), or plain text such as
+ * the HttpApi's own 415 "Unsupported content-type: text/plain", which is kept as the detail because it names the
+ * header and the value at fault. `undefined` when the body is JSON already.
+ */
+const missingDetail = (response: HttpServerResponse.HttpServerResponse): string | undefined => {
+  const body = response.body
+  if (body._tag === "Empty") return reasons[response.status] ?? "request failed"
+  if (body._tag !== "Uint8Array" || body.contentType.includes("json")) return undefined
+  const text = body.contentType.startsWith("text/") ? new TextDecoder().decode(body.body).trim() : ""
+  return text === "" ? reasons[response.status] ?? "request failed" : text.slice(0, 500)
+}
 
 export const jsonErrorsMiddleware = (routeOf: (method: string, url: string) => string) =>
   HttpRouter.middleware((httpEffect) =>
@@ -56,13 +67,23 @@ export const jsonErrorsMiddleware = (routeOf: (method: string, url: string) => s
               )
             }
           }
+          // A malformed multipart body (file retain) surfaces as a defect of the handler's payload decoding.
+          if (Multipart.isMultipartError(error) && error.reason._tag !== "InternalError") {
+            return Effect.succeed(
+              error.reason._tag === "Parse"
+                ? errorBody(400, "body: the multipart/form-data body could not be parsed")
+                : errorBody(413, `body: multipart/form-data ${error.reason._tag}`)
+            )
+          }
           return Effect.logError("request failed", cause).pipe(Effect.as(errorBody(500, reasons[500]!)))
         }),
-        Effect.map((response) =>
-          response.status >= 400 && isEmptyBody(response)
-            ? errorBody(response.status, reasons[response.status] ?? "request failed")
-            : response
-        )
+        Effect.map((response) => {
+          const detail = response.status >= 400 ? missingDetail(response) : undefined
+          // The response's own headers (Allow, WWW-Authenticate, ...) stay; only the body becomes JSON.
+          return detail === undefined
+            ? response
+            : HttpServerResponse.jsonUnsafe({ detail }, { status: response.status, headers: response.headers })
+        })
       )
       const route = routeOf(request.method, request.url)
       const attributes = { method: request.method, route, status: String(response.status) }

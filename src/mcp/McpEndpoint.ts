@@ -7,10 +7,12 @@
 import { Server } from "@modelcontextprotocol/sdk/server/index.js"
 import { WebStandardStreamableHTTPServerTransport } from "@modelcontextprotocol/sdk/server/webStandardStreamableHttp.js"
 import {
+  type CallToolRequest,
   CallToolRequestSchema,
   ErrorCode,
   ListToolsRequestSchema,
-  McpError
+  McpError,
+  RequestSchema
 } from "@modelcontextprotocol/sdk/types.js"
 import type { jsonSchemaValidator } from "@modelcontextprotocol/sdk/validation/types.js"
 import { Effect } from "effect"
@@ -27,6 +29,14 @@ export interface McpEndpointOptions {
   readonly validator: jsonSchemaValidator
 }
 
+/**
+ * `tools/call` with any params object. The SDK parses a request with the handler's schema before its own
+ * validation of `tools/call` runs, and answers that parse's failure (e.g. `arguments: []`, `name: 42`) as a
+ * JSON-RPC *internal* error (-32603) with a zod dump; with this schema the SDK's validation answers it instead,
+ * as invalid params (-32602) naming the field.
+ */
+const AnyToolCall = CallToolRequestSchema.extend({ params: RequestSchema.shape.params })
+
 type Runner = <A>(effect: Effect.Effect<A>, signal: AbortSignal) => Promise<A>
 
 const makeServer = (options: McpEndpointOptions, run: Runner) => {
@@ -41,8 +51,9 @@ const makeServer = (options: McpEndpointOptions, run: Runner) => {
     }
   )
   server.setRequestHandler(ListToolsRequestSchema, () => ({ tools: [...options.catalog.tools] }))
-  server.setRequestHandler(CallToolRequestSchema, (request, extra) => {
-    const { name, arguments: args } = request.params
+  server.setRequestHandler(AnyToolCall, (request, extra) => {
+    // The SDK has validated the params against CallToolRequestSchema before calling this handler.
+    const { name, arguments: args } = (request as CallToolRequest).params
     if (!options.catalog.has(name)) {
       throw new McpError(ErrorCode.InvalidParams, `Unknown tool '${name}': tools/list shows the tools of this endpoint`)
     }

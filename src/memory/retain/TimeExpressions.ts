@@ -61,6 +61,19 @@ const fromChrono = (result: chrono.ParsedResult): TimeWindow => {
   return { expression: result.text, start: s, end: e, precision: "year" }
 }
 
+const firstStorable = Date.parse("0001-01-01T00:00:00Z")
+const lastStorable = Date.parse("9999-12-31T23:59:59.999Z")
+
+/**
+ * The date moved into the years 0001-9999: the range a date-time has in ISO 8601 text as PostgreSQL reads it. Year
+ * 0000 ("0000-01-01", or 0001-01-01 minus a day) is a valid JavaScript date that PostgreSQL refuses.
+ */
+export const clampToStorable = (date: Date): Date =>
+  new Date(Math.min(Math.max(date.getTime(), firstStorable), lastStorable))
+
+const isStorable = (window: TimeWindow) =>
+  window.start.getTime() >= firstStorable && window.end.getTime() <= lastStorable
+
 /** Every time expression in `text`, resolved against `reference` (the moment the text was said). */
 export const resolveTimes = (text: string, reference: Date): Array<TimeWindow> => {
   const windows: Array<TimeWindow & { readonly position: number }> = []
@@ -91,7 +104,8 @@ export const resolveTimes = (text: string, reference: Date): Array<TimeWindow> =
     windows.push({ ...fromChrono(result), position: result.index })
   }
   // In the order the text says them: the first is the fact's own time.
-  return windows.sort((a, b) => a.position - b.position).map(({ position: _, ...window }) => window)
+  // A year outside 0001-9999 ("0000-01-01") names no time that can be stored or searched: it is not a time expression.
+  return windows.filter(isStorable).sort((a, b) => a.position - b.position).map(({ position: _, ...window }) => window)
 }
 
 const formatter = new Intl.DateTimeFormat("en-GB", { day: "numeric", month: "long", year: "numeric", timeZone: "UTC" })

@@ -1,0 +1,89 @@
+/**
+ * Property-based fuzzing of every MCP tool that `tools/list` shows, on the multi-bank endpoint and on a single-bank
+ * one: hostile argument values, missing and extra arguments, arguments that are not an object, broken JSON-RPC
+ * messages, and hostile bank ids in the endpoint path. Every answer is a JSON-RPC error or a tool result (an
+ * error result is fine) — never a 5xx, an internal error or a crash; /health stays 200; the sentinel bank, which
+ * calls reach only through ids that must not resolve to it, does not change. Why a target bank and a sentinel:
+ * see test/http/fuzz.test.ts.
+ */
+import { assert, layer } from "@effect/vitest"
+import fc from "fast-check"
+import { Effect } from "effect"
+import { changedReads, ensureSeeded, fuzzPools, idPools, seedBank, snapshot } from "../support/fuzz/FuzzBanks.ts"
+import { describeFindings, type Finding, fuzzTarget } from "../support/fuzz/FuzzRun.ts"
+import { hostileSegments } from "../support/fuzz/Hostile.ts"
+import { type McpMessage, mcpProblem, type McpToolListing, toolCallArbitrary } from "../support/fuzz/McpRequests.ts"
+import { TestServer, testApp } from "../support/TestServer.ts"
+
+const target = "fuzz-target"
+const sentinel = "fuzz-sentinel"
+
+const post = async (url: string, text: string) => {
+  const response = await fetch(url, {
+    method: "POST",
+    headers: { "content-type": "application/json", accept: "application/json, text/event-stream" },
+    body: Buffer.from(text, "utf8")
+  })
+  return { status: response.status, contentType: response.headers.get("content-type"), text: await response.text() }
+}
+
+const send = async (url: string, message: McpMessage): Promise<string | undefined> => {
+  const answer = await post(url, message.text)
+  const problem = mcpProblem(answer.status, answer.contentType, answer.text)
+  return problem === undefined ? undefined : `[${message.mutations}] ${problem}`
+}
+
+const listTools = (url: string) =>
+  Effect.promise(async () => {
+    const answer = await post(url, JSON.stringify({ jsonrpc: "2.0", id: 1, method: "tools/list" }))
+    return JSON.parse(answer.text).result.tools as ReadonlyArray<McpToolListing>
+  })
+
+layer(testApp(), { excludeTestServices: true })("fuzzing the MCP tools", (it) => {
+  it.effect("no tool call answers 5xx or an internal error; the server stays healthy; the sentinel is untouched", () =>
+    Effect.gen(function*() {
+      const server = yield* TestServer
+      yield* seedBank(sentinel)
+      yield* seedBank(target)
+      const sentinelIds = yield* idPools(sentinel)
+      let before = yield* snapshot(sentinel)
+      const findings: Array<Finding> = []
+      const afterTarget = (name: string) =>
+        Effect.gen(function*() {
+          const health = yield* server.request("GET", "/health")
+          if (health.status !== 200) findings.push({ target: name, problem: `/health answered ${health.status} afterwards` })
+          const after = yield* snapshot(sentinel)
+          const changed = changedReads(before, after)
+          if (changed.length > 0) {
+            findings.push({ target: name, problem: `the sentinel bank changed: ${changed.join(", ")}` })
+            before = after
+          }
+        })
+
+      for (const endpoint of ["/mcp/", `/mcp/${target}/`]) {
+        const tools = yield* listTools(server.url + endpoint)
+        assert.isAbove(tools.length, 20, `${endpoint} lists its tools`)
+        for (const tool of tools) {
+          const name = `${endpoint} ${tool.name}`
+          yield* ensureSeeded(target)
+          const context = { pools: fuzzPools(target, yield* idPools(target), sentinelIds), sentinel }
+          const finding = yield* Effect.promise(() =>
+            fuzzTarget(name, toolCallArbitrary(tool, context), (message) => send(server.url + endpoint, message))
+          )
+          if (finding !== undefined) findings.push(finding)
+          yield* afterTarget(name)
+        }
+      }
+
+      // The single-bank endpoint with a hostile bank id in its path: refused before any tool runs.
+      const listMemories = JSON.stringify({ jsonrpc: "2.0", id: 1, method: "tools/call", params: { name: "list_memories", arguments: {} } })
+      const finding = yield* Effect.promise(() =>
+        fuzzTarget("/mcp/{bank_id}/", fc.constantFrom(...hostileSegments(sentinel)), (segment) =>
+          send(`${server.url}/mcp/${segment}/`, { text: listMemories, mutations: `path bank_id=${segment.slice(0, 40)}` }))
+      )
+      if (finding !== undefined) findings.push(finding)
+      yield* afterTarget("/mcp/{bank_id}/")
+
+      assert.strictEqual(findings.length, 0, describeFindings(findings))
+    }), 600_000)
+})

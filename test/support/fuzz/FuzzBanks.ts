@@ -1,0 +1,126 @@
+/**
+ * The two banks of a fuzz run. The *target* bank is what fuzzed requests address: a request that turns out valid
+ * may change it, and a valid DELETE may remove it, so it is re-seeded when it is gone. The *sentinel* bank is seeded
+ * the same way and never addressed — except through ids that must not reach it (its own memory ids under the target
+ * bank, near-miss bank ids) — and its snapshot must stay identical for the whole run.
+ */
+import { assert } from "@effect/vitest"
+import { Effect } from "effect"
+import { TestServer } from "../TestServer.ts"
+import { eventually } from "../TestTasks.ts"
+
+const bankPath = (bankId: string) => `/v1/default/banks/${bankId}`
+
+const settledStatuses = new Set(["completed", "failed", "cancelled"])
+
+/** Waits until the bank has no pending or running operation (mental model refreshes run in the background). */
+export const settle = (bankId: string) =>
+  Effect.gen(function*() {
+    const server = yield* TestServer
+    yield* eventually(
+      server.request("GET", `${bankPath(bankId)}/operations?limit=100`),
+      (response) =>
+        response.status !== 200 ||
+        (response.body.operations as Array<any>).every((operation) => settledStatuses.has(operation.status))
+    )
+  })
+
+/** A bank with a document, tagged memories (and so entities and chunks), a directive, a mental model and a webhook. */
+export const seedBank = (bankId: string) =>
+  Effect.gen(function*() {
+    const server = yield* TestServer
+    const ok = (method: string, path: string, json: unknown) =>
+      Effect.map(server.request(method, `${bankPath(bankId)}${path}`, { json }), (response) => {
+        assert.isBelow(response.status, 300, `seeding ${method} ${path}: ${response.text}`)
+        return response.body
+      })
+    yield* ok("PUT", "", { name: `Fuzz ${bankId}`, reflect_mission: "Keep notes about the team." })
+    yield* ok("POST", "/memories", {
+      items: [
+        {
+          content: "Priya moved to Lisbon in March 2024 and now works as a cartographer.",
+          document_id: "priya-notes",
+          context: "team notes",
+          tags: ["team:maps"],
+          metadata: { source: "fuzz" },
+          timestamp: "2024-04-02T10:00:00Z"
+        },
+        { content: "Tomás prefers green tea to coffee and runs the Friday book club.", tags: ["team:tea"] }
+      ]
+    })
+    yield* ok("POST", "/directives", { name: "Cite", content: "Say which memory a claim comes from.", tags: ["team:maps"] })
+    yield* ok("POST", "/mental-models", { name: "Team", source_query: "What does the team prefer?" })
+    // Port 9 (discard) on loopback: deliveries fail without reaching anything.
+    yield* ok("POST", "/webhooks", { url: "http://127.0.0.1:9/hook", event_types: ["operation.failed"] })
+    yield* settle(bankId)
+  })
+
+/** Re-seeds the target bank when a valid fuzzed DELETE removed it or cleared its memories. */
+export const ensureSeeded = (bankId: string) =>
+  Effect.gen(function*() {
+    const server = yield* TestServer
+    const listed = yield* server.request("GET", `${bankPath(bankId)}/memories/list?limit=1`)
+    if (listed.status !== 200 || listed.body.total === 0) yield* seedBank(bankId)
+  })
+
+const idsOf = (body: any, key = "items", field = "id"): Array<string> =>
+  Array.isArray(body?.[key]) ? body[key].map((item: any) => item[field]).filter((id: unknown) => typeof id === "string") : []
+
+/** Ids of the bank's records by the path parameter (or tool argument) name that addresses them. */
+export const idPools = (bankId: string) =>
+  Effect.gen(function*() {
+    const server = yield* TestServer
+    const get = (path: string) => Effect.map(server.request("GET", `${bankPath(bankId)}${path}`), (r) => r.body)
+    const memories = yield* get("/memories/list?limit=50")
+    const pools: Record<string, Array<string>> = {
+      memory_id: idsOf(memories),
+      chunk_id: idsOf(memories, "items", "chunk_id"),
+      document_id: idsOf(yield* get("/documents"), "items", "document_id"),
+      directive_id: idsOf(yield* get("/directives?active_only=false")),
+      mental_model_id: idsOf(yield* get("/mental-models")),
+      webhook_id: idsOf(yield* get("/webhooks")),
+      entity_id: idsOf(yield* get("/entities")),
+      operation_id: idsOf(yield* get("/operations?limit=20"), "operations")
+    }
+    return pools
+  })
+
+/**
+ * Everything a user could read about a bank: profile, config, stats, memories, documents, directives (inactive
+ * too), mental models, webhooks, entities and tags. Equal snapshots mean the bank's data did not change.
+ */
+export const snapshot = (bankId: string) =>
+  Effect.gen(function*() {
+    const server = yield* TestServer
+    const reads = [
+      "/profile",
+      "/config",
+      "/stats",
+      "/memories/list?limit=200",
+      "/documents?limit=200",
+      "/directives?active_only=false&limit=200",
+      "/mental-models",
+      "/webhooks",
+      "/entities?limit=200",
+      "/tags?limit=200"
+    ]
+    const bodies = yield* Effect.forEach(reads, (path) =>
+      Effect.map(server.request("GET", `${bankPath(bankId)}${path}`), (response) => [path, {
+        status: response.status,
+        body: response.body
+      }] as const))
+    return Object.fromEntries(bodies) as Record<string, { status: number; body: unknown }>
+  })
+
+/** The reads whose answers differ between two snapshots. */
+export const changedReads = (before: Record<string, unknown>, after: Record<string, unknown>) =>
+  Object.keys(before).filter((path) => JSON.stringify(before[path]) !== JSON.stringify(after[path]))
+
+/**
+ * The ids fuzzed requests use: the target's records with two of the sentinel's mixed in (addressing those under
+ * the target bank must not reach them); the only bank id is the target's.
+ */
+export const fuzzPools = (targetBank: string, own: Record<string, Array<string>>, foreign: Record<string, Array<string>>) => ({
+  ...Object.fromEntries(Object.entries(own).map(([name, ids]) => [name, [...ids, ...(foreign[name] ?? []).slice(0, 2)]])),
+  bank_id: [targetBank]
+})

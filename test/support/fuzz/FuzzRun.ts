@@ -1,0 +1,66 @@
+/**
+ * Runs fast-check over one fuzz target (a route, an MCP tool) with a seed derived from the run's seed and the
+ * target's name — adding a route does not change the inputs of the others — and turns a failure into a finding
+ * that says how to replay it. The run's seed is fixed unless ENGRAM_FUZZ_SEED says otherwise; ENGRAM_FUZZ_RUNS
+ * raises the number of inputs per target for a longer local search.
+ */
+import fc from "fast-check"
+
+export const fuzzSeed = Number(process.env["ENGRAM_FUZZ_SEED"] ?? 20261123)
+export const runsPerTarget = Number(process.env["ENGRAM_FUZZ_RUNS"] ?? 16)
+
+const seedOf = (target: string) => {
+  let hash = fuzzSeed | 0
+  for (let index = 0; index < target.length; index++) hash = Math.imul(hash ^ target.charCodeAt(index), 16777619)
+  return hash | 0
+}
+
+export interface Finding {
+  readonly target: string
+  readonly problem: string
+}
+
+/**
+ * Checks `probe` (which answers a problem, or `undefined` when the input was handled well) on fuzzed inputs. The
+ * first failure ends the target without shrinking: inputs are single, described mutations, already readable.
+ */
+export const fuzzTarget = async <A>(
+  target: string,
+  arbitrary: fc.Arbitrary<A>,
+  probe: (input: A) => Promise<string | undefined>
+): Promise<Finding | undefined> => {
+  let problem = ""
+  const details = await fc.check(
+    fc.asyncProperty(arbitrary, async (input) => {
+      const found = await probe(input)
+      if (found !== undefined) problem = found
+      return found === undefined
+    }),
+    { seed: seedOf(target), numRuns: runsPerTarget, endOnFailure: true }
+  )
+  if (!details.failed) return undefined
+  const error = details.errorInstance instanceof Error && problem === "" ? `threw ${details.errorInstance.message}` : problem
+  return {
+    target,
+    problem: `${error}\n    replay: ENGRAM_FUZZ_SEED=${fuzzSeed} (fast-check seed ${details.seed}, path ${details.counterexamplePath})`
+  }
+}
+
+export const describeFindings = (findings: ReadonlyArray<Finding>) =>
+  `${findings.length} fuzz finding(s) with ENGRAM_FUZZ_SEED=${fuzzSeed}:\n` +
+  findings.map((finding) => `- ${finding.target}: ${finding.problem}`).join("\n")
+
+/** Never a 5xx; a 4xx is JSON with a non-empty `detail`. Answers the problem, or `undefined`. */
+export const httpProblem = (status: number, contentType: string | null, text: string): string | undefined => {
+  if (status >= 500) return `answered ${status}: ${text.slice(0, 300)}`
+  if (status < 400) return undefined
+  let body: any
+  try {
+    body = JSON.parse(text)
+  } catch {
+    return `answered ${status} without a JSON body (${contentType}): ${text.slice(0, 200)}`
+  }
+  return typeof body?.detail === "string" && body.detail.length > 0
+    ? undefined
+    : `answered ${status} without \`detail\`: ${text.slice(0, 200)}`
+}
