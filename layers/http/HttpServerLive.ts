@@ -4,7 +4,7 @@
  */
 import { NodeHttpServer } from "@effect/platform-node"
 import { ByteSize, Effect, Layer } from "effect"
-import { HttpIncomingMessage, HttpRouter } from "effect/http"
+import { HttpIncomingMessage, HttpMiddleware, HttpRouter } from "effect/http"
 import { HttpApiBuilder, HttpApiScalar, OpenApi } from "effect/http-api"
 import { createServer } from "node:http"
 import { EngramConfig } from "../../src/config/EngramConfig.ts"
@@ -57,6 +57,15 @@ const routeOf = makeRouteTemplates({
   ...mcpRouteTemplates
 })
 
+/**
+ * Request spans are named `METHOD /route/{template}` (the OpenTelemetry HTTP convention), never by a concrete
+ * path: ids in paths would make every request its own span name. Only read when trace export is on.
+ */
+const RequestSpanNames = Layer.succeed(HttpMiddleware.SpanNameGenerator, (request) => {
+  const route = routeOf(request.method, request.url)
+  return route === "unmatched" ? request.method : `${request.method} ${route}`
+})
+
 export const Routes = Layer.mergeAll(
   ApiRoutes,
   DocsRoute,
@@ -75,6 +84,7 @@ export const HttpServerLive = Layer.unwrap(
     const config = yield* EngramConfig
     return HttpRouter.serve(Routes, { disableListenLog: true, disableLogger: true }).pipe(
       Layer.provide(Layer.succeed(HttpIncomingMessage.MaxBodySize, ByteSize.bytes(config.maxRequestBytes))),
+      Layer.provide(RequestSpanNames),
       Layer.provideMerge(NodeHttpServer.layer(createServer, { port: config.port, host: config.host }))
     )
   })

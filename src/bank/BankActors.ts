@@ -11,6 +11,7 @@ import { EngramConfig } from "../config/EngramConfig.ts"
 import { BankEvents } from "../events/BankEvents.ts"
 import type { OperationRecord } from "../operations/OperationStore.ts"
 import { OperationStore } from "../operations/OperationStore.ts"
+import { linkToQueuer } from "../operations/QueuedFrom.ts"
 import { TaskFailure, TaskRegistry } from "../operations/TaskRegistry.ts"
 import { BankBrains } from "./BankBrains.ts"
 import { Foreground } from "./Foreground.ts"
@@ -119,7 +120,20 @@ export class BankActors extends Context.Service<BankActors, {
         }).pipe(
           // Shutdown or cancel: give the row back unless a cancel already settled it.
           Effect.onInterrupt(() => store.release(operation.id)),
-          Effect.annotateLogs({ bankId, operationId: operation.id, taskType: operation.taskType })
+          Effect.annotateLogs({ bankId, operationId: operation.id, taskType: operation.taskType }),
+          // Each run is a trace of its own, linked to the request that queued it.
+          Effect.withSpan(`Operation.${operation.taskType}`, {
+            root: true,
+            kind: "consumer",
+            links: linkToQueuer(operation.traceParent),
+            attributes: {
+              bankId,
+              "engram.operation.id": operation.id,
+              "engram.operation.type": operation.taskType,
+              "engram.operation.attempt": operation.attempts
+            }
+          }),
+          Effect.withTracerEnabled(true)
         )
 
       const waitForWork = (actor: Actor, timeout: Duration.Duration) =>
@@ -171,7 +185,9 @@ export class BankActors extends Context.Service<BankActors, {
           }
           const actor: Actor = { wakeups: yield* Queue.sliding<void>(1), current: undefined }
           actors.set(bankId, actor)
-          yield* Effect.forkIn(loop(bankId, actor), scope)
+          // The actor outlives the request that woke it: its bookkeeping (claims, idle waits) is not traced, or
+          // it would all land in that request's trace; each operation it runs starts a trace of its own.
+          yield* Effect.forkIn(loop(bankId, actor).pipe(Effect.withTracerEnabled(false)), scope)
         }))
 
       const interrupt = (operationId: string) =>

@@ -12,6 +12,7 @@ import type { FactType } from "../domain/Memory.ts"
 import type { TagsMatch } from "../domain/Recall.ts"
 import { tagCondition } from "./recall/TagFilter.ts"
 import type { UnitRow as MemoryUnitRow } from "./MemoryUnits.ts"
+import { entityNamesOfPicked } from "./UnitEntityNames.ts"
 
 export interface GraphFilter {
   readonly type?: FactType | undefined
@@ -128,15 +129,21 @@ export class GraphView extends Context.Service<GraphView, {
           ...extra
         ])
 
-      const select = (condition: ReturnType<typeof sql.and>, order: ReturnType<typeof sql.and>, limit: number) =>
+      const unitColumns = ["id", "text", "fact_type", "context", "occurred_start", "occurred_end", "mentioned_at",
+        "document_id", "chunk_id", "tags", "access_count", "created_at"]
+      const columnsOf = (alias: string) => sql.literal(unitColumns.map((column) => `${alias}.${column}`).join(", "))
+
+      // The page of units first, then the entity names and types of the whole page in one aggregate (up to 1,000
+      // nodes: a subquery per node would run 2,000 little plans). `order` names its columns on the given alias.
+      const select = (condition: ReturnType<typeof sql.and>, order: (alias: "u" | "p") => string, limit: number) =>
         sql<UnitRow>`
-          SELECT u.id, u.text, u.fact_type, u.context, u.occurred_start, u.occurred_end, u.mentioned_at,
-            u.document_id, u.chunk_id, u.tags, u.access_count, u.created_at,
-            ARRAY(SELECT e.canonical_name FROM unit_entities ue JOIN entities e ON e.id = ue.entity_id
-                  WHERE ue.unit_id = u.id ORDER BY e.canonical_name) AS entity_names,
-            ARRAY(SELECT e.entity_type FROM unit_entities ue JOIN entities e ON e.id = ue.entity_id
-                  WHERE ue.unit_id = u.id ORDER BY e.canonical_name) AS entity_types
-          FROM memory_units u WHERE ${condition} ORDER BY ${order} LIMIT ${limit}`.pipe(Effect.orDie)
+          WITH picked AS (
+            SELECT ${columnsOf("u")}, u.seq FROM memory_units u
+            WHERE ${condition} ORDER BY ${sql.literal(order("u"))} LIMIT ${limit})
+          SELECT ${columnsOf("p")}, coalesce(n.entity_names, '{}') AS entity_names,
+            coalesce(n.entity_types, '{}') AS entity_types
+          FROM picked p LEFT JOIN (${entityNamesOfPicked(sql, { types: true })}) n ON n.unit_id = p.id
+          ORDER BY ${sql.literal(order("p"))}`.pipe(Effect.orDie)
 
       const count = (condition: ReturnType<typeof sql.and>) =>
         sql<{ count: number }>`SELECT count(*)::int AS count FROM memory_units u WHERE ${condition}`.pipe(
@@ -144,17 +151,32 @@ export class GraphView extends Context.Service<GraphView, {
           Effect.map((rows) => rows[0]?.count ?? 0)
         )
 
+      // Every link leaving the set, found through the primary key (one index range per id), kept when its other
+      // end is in the set too. Testing `to_id = ANY (ids)` in SQL compares each link with every id (25k links ×
+      // 1,000 ids for a full graph), and a join against the set is at the mercy of the generic plan's row estimate
+      // for an array parameter (measured 20 s); the few links that leave the set cost less than either.
       const linksAmong = (bankId: string, ids: ReadonlyArray<string>) =>
         ids.length === 0 ? Effect.succeed([]) : sql<LinkRow>`
           SELECT l.from_id, l.to_id, l.link_type, l.weight FROM memory_links l
-          WHERE l.bank_id = ${bankId} AND l.from_id = ANY (${[...ids]}::text[]) AND l.to_id = ANY (${[...ids]}::text[])
-          ORDER BY l.from_id, l.to_id, l.link_type`.pipe(Effect.orDie, Effect.map((rows) => rows.map(toEdge)))
+          WHERE l.bank_id = ${bankId} AND l.from_id = ANY (${[...ids]}::text[])
+          ORDER BY l.from_id, l.to_id, l.link_type`.pipe(
+          Effect.orDie,
+          Effect.map((rows) => {
+            const inSet = new Set(ids)
+            return rows.filter((row) => inSet.has(row.toId)).map(toEdge)
+          })
+        )
 
       const graph = Effect.fn("GraphView.graph")(function*(bankId: string, filter: GraphFilter) {
         yield* banks.get(bankId)
         const condition = where(bankId, filter)
         const [rows, total] = yield* Effect.all([
-          select(condition, sql`coalesce(u.mentioned_at, u.occurred_start, u.created_at) DESC, u.seq DESC`, filter.limit),
+          // Newest first, along index memory_units_graph_order.
+          select(
+            condition,
+            (t) => `coalesce(${t}.mentioned_at, ${t}.occurred_start, ${t}.created_at) DESC, ${t}.seq DESC`,
+            filter.limit
+          ),
           count(condition)
         ])
         const edges = yield* linksAmong(bankId, rows.map((row) => row.id))
@@ -166,7 +188,8 @@ export class GraphView extends Context.Service<GraphView, {
         yield* banks.get(bankId)
         const condition = where(bankId, filter, [sql`coalesce(u.occurred_start, u.mentioned_at) IS NOT NULL`])
         const [rows, total] = yield* Effect.all([
-          select(condition, sql`coalesce(u.occurred_start, u.mentioned_at) DESC, u.seq DESC`, filter.limit),
+          // Along index memory_units_timeline_order.
+          select(condition, (t) => `coalesce(${t}.occurred_start, ${t}.mentioned_at) DESC, ${t}.seq DESC`, filter.limit),
           count(condition)
         ])
         const ordered = [...rows].reverse()

@@ -3,7 +3,7 @@
  * tags, clearing by type (the bank and its profile stay), and the chunk a unit came from.
  */
 import { Context, Effect, Layer, Option } from "effect"
-import { SqlClient } from "effect/sql"
+import { SqlClient, type Statement } from "effect/sql"
 import { BankLocks } from "../bank/BankLocks.ts"
 import { Banks } from "../bank/Banks.ts"
 import { NotFound } from "../domain/Errors.ts"
@@ -11,6 +11,7 @@ import type { FactType, MemoryUnitView } from "../domain/Memory.ts"
 import { makeConsolidationRequests } from "./consolidation/ConsolidationRequests.ts"
 import { GraphRecall } from "./recall/GraphRecall.ts"
 import { deleteUnitsAndRecount, recountMentions } from "./retain/EntityMentions.ts"
+import { entityNamesOfPicked } from "./UnitEntityNames.ts"
 import { isoOrNull as iso } from "../domain/IsoTime.ts"
 
 export interface UnitRow {
@@ -86,13 +87,16 @@ export class MemoryUnits extends Context.Service<MemoryUnits, {
       const graph = yield* GraphRecall
       const consolidation = yield* makeConsolidationRequests
 
-      const columns = sql.literal(`u.id, u.text, u.fact_type, u.context, u.occurred_start, u.occurred_end, u.mentioned_at,
-          u.document_id, u.chunk_id, u.metadata, u.tags, u.source_fact_ids, u.confidence, u.created_at`)
-      const select = (where: ReturnType<typeof sql.and>) => sql<UnitRow>`
-        SELECT ${columns},
-          ARRAY(SELECT e.canonical_name FROM unit_entities ue JOIN entities e ON e.id = ue.entity_id
-                WHERE ue.unit_id = u.id ORDER BY e.canonical_name) AS entity_names
-        FROM memory_units u WHERE ${where}`
+      const unitColumns = ["id", "text", "fact_type", "context", "occurred_start", "occurred_end", "mentioned_at",
+        "document_id", "chunk_id", "metadata", "tags", "source_fact_ids", "confidence", "created_at"]
+      const columns = sql.literal(unitColumns.map((column) => `u.${column}`).join(", "))
+      const pickedColumns = sql.literal(unitColumns.map((column) => `p.${column}`).join(", "))
+      // The units first (in a CTE named `picked`), then the entity names of all of them in one aggregate: a
+      // subquery per row costs a plan node setup per row (measured 1.5-2× slower for 80 rows on PGlite).
+      const withEntityNames = (picked: Statement.Fragment, order: Statement.Fragment) => sql<UnitRow>`
+        WITH picked AS (${picked})
+        SELECT ${pickedColumns}, coalesce(n.entity_names, '{}') AS entity_names
+        FROM picked p LEFT JOIN (${entityNamesOfPicked(sql, { types: false })}) n ON n.unit_id = p.id ${order}`
 
       const list = Effect.fn("MemoryUnits.list")(function*(bankId: string, filter: {
         readonly type?: FactType | undefined
@@ -107,15 +111,21 @@ export class MemoryUnits extends Context.Service<MemoryUnits, {
           ...(filter.q ? [sql`u.text ILIKE ${`%${filter.q.replace(/[\\%_]/g, "\\$&")}%`}`] : [])
         ])
         const [rows, total] = yield* Effect.all([
-          sql<UnitRow>`${select(where)} ORDER BY coalesce(u.mentioned_at, u.created_at) DESC, u.seq DESC
-            LIMIT ${filter.limit} OFFSET ${filter.offset}`,
+          withEntityNames(
+            sql`SELECT ${columns}, u.seq FROM memory_units u WHERE ${where}
+              ORDER BY coalesce(u.mentioned_at, u.created_at) DESC, u.seq DESC LIMIT ${filter.limit} OFFSET ${filter.offset}`,
+            sql`ORDER BY coalesce(p.mentioned_at, p.created_at) DESC, p.seq DESC`
+          ),
           sql<{ count: number }>`SELECT count(*)::int AS count FROM memory_units u WHERE ${where}`
         ]).pipe(Effect.orDie)
         return { items: rows.map(toUnitView), total: total[0]?.count ?? 0 }
       })
 
       const get = Effect.fn("MemoryUnits.get")(function*(bankId: string, id: string) {
-        const rows = yield* select(sql.and([sql`u.bank_id = ${bankId}`, sql`u.id = ${id}`])).pipe(Effect.orDie)
+        const rows = yield* withEntityNames(
+          sql`SELECT ${columns} FROM memory_units u WHERE u.bank_id = ${bankId} AND u.id = ${id}`,
+          sql``
+        ).pipe(Effect.orDie)
         const row = rows[0]
         if (row === undefined) return yield* NotFound.of("memory", id)
         return toUnitView(row)
@@ -171,19 +181,15 @@ export class MemoryUnits extends Context.Service<MemoryUnits, {
         })
       })
 
-      // Recall loads every candidate through here: the entity names of all rows come from one join, where a
-      // subquery per row costs a plan node setup per row (measured 1.5-2× slower for 80 rows on PGlite).
+      // Recall loads every candidate through here.
       const byIds = (bankId: string, ids: ReadonlyArray<string>, where?: ReturnType<typeof sql.and>) =>
         ids.length === 0
           ? Effect.succeed([] as ReadonlyArray<UnitRow>)
-          : sql<UnitRow>`
-            WITH picked AS (
-              SELECT ${columns} FROM memory_units u
-              WHERE ${sql.and([sql`u.bank_id = ${bankId}`, sql`u.id IN ${sql.in(ids)}`, ...(where ? [where] : [])])})
-            SELECT p.*, coalesce(n.entity_names, '{}') AS entity_names FROM picked p LEFT JOIN (
-              SELECT ue.unit_id, array_agg(e.canonical_name ORDER BY e.canonical_name) AS entity_names
-              FROM unit_entities ue JOIN entities e ON e.id = ue.entity_id
-              WHERE ue.unit_id IN (SELECT id FROM picked) GROUP BY ue.unit_id) n ON n.unit_id = p.id`.pipe(Effect.orDie)
+          : withEntityNames(
+            sql`SELECT ${columns} FROM memory_units u
+              WHERE ${sql.and([sql`u.bank_id = ${bankId}`, sql`u.id IN ${sql.in(ids)}`, ...(where ? [where] : [])])}`,
+            sql``
+          ).pipe(Effect.orDie)
 
       return MemoryUnits.of({ list, get, byIds, clear, remove, chunk })
     })

@@ -7,6 +7,7 @@ import { Context, Effect, Layer, Option, Schema } from "effect"
 import { SqlClient } from "effect/sql"
 import type { OperationStatus } from "../domain/Operation.ts"
 import { OperationStatus as StatusSchema } from "../domain/Operation.ts"
+import { currentTraceParent } from "./QueuedFrom.ts"
 
 const OperationRow = Schema.Struct({
   id: Schema.String,
@@ -24,7 +25,9 @@ const OperationRow = Schema.Struct({
   createdAt: Schema.Date,
   updatedAt: Schema.Date,
   startedAt: Schema.NullOr(Schema.Date),
-  completedAt: Schema.NullOr(Schema.Date)
+  completedAt: Schema.NullOr(Schema.Date),
+  /** The span that queued the operation (see QueuedFrom), or null when tracing was off. */
+  traceParent: Schema.NullOr(Schema.String)
 })
 export type OperationRecord = typeof OperationRow.Type
 
@@ -83,6 +86,7 @@ export class OperationStore extends Context.Service<OperationStore, {
       const create = Effect.fn("OperationStore.create")(function*(operation: NewOperation) {
         const id = crypto.randomUUID()
         const children = operation.children ?? []
+        const traceParent = yield* currentTraceParent
         const insert = (row: Record<string, unknown>) => rows(sql`INSERT INTO operations ${sql.insert(row)} RETURNING *`)
         const parent = yield* insert({
           id,
@@ -91,7 +95,8 @@ export class OperationStore extends Context.Service<OperationStore, {
           status: "pending",
           itemsCount: operation.itemsCount ?? 0,
           documentId: operation.documentId ?? null,
-          payload: JSON.stringify(operation.payload ?? {})
+          payload: JSON.stringify(operation.payload ?? {}),
+          traceParent
         }).pipe(
           Effect.tap(() =>
             Effect.forEach(children, (child, index) =>
@@ -104,7 +109,8 @@ export class OperationStore extends Context.Service<OperationStore, {
                 documentId: operation.documentId ?? null,
                 parentId: id,
                 subBatchIndex: index,
-                payload: JSON.stringify(child.payload ?? {})
+                payload: JSON.stringify(child.payload ?? {}),
+                traceParent
               }), { discard: true })
           ),
           sql.withTransaction,

@@ -167,7 +167,9 @@ export class WebhookDelivery extends Context.Service<WebhookDelivery, {
         ),
         Effect.forever
       )
-      yield* Effect.forkIn(loop, scope)
+      // Not traced: an idle loop would export a trace per look, and a destination URL often carries a
+      // credential (a token in its path) that a client span would record.
+      yield* Effect.forkIn(loop.pipe(Effect.withTracerEnabled(false)), scope)
       return WebhookDelivery.of({ wake })
     })
   )

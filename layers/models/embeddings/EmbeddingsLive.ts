@@ -48,6 +48,31 @@ const toAiError = (error: EmbeddingError) =>
   })
 
 /**
+ * A span per embedding batch (documents) and per query, with the model and how many texts: never the texts.
+ * Every provider passes through here, so the spans look the same whichever one is configured.
+ */
+const traced = (embeddings: Embeddings["Service"]): Embeddings["Service"] => {
+  const attributes = {
+    "gen_ai.operation.name": "embeddings",
+    "gen_ai.provider.name": embeddings.identity.provider,
+    "gen_ai.request.model": embeddings.identity.model
+  }
+  return {
+    identity: embeddings.identity,
+    embedDocuments: (texts) =>
+      embeddings.embedDocuments(texts).pipe(Effect.withSpan("Embeddings.embedDocuments", {
+        kind: "client",
+        attributes: { ...attributes, "engram.embeddings.texts": texts.length }
+      })),
+    embedQuery: (text) =>
+      embeddings.embedQuery(text).pipe(Effect.withSpan("Embeddings.embedQuery", {
+        kind: "client",
+        attributes: { ...attributes, "engram.embeddings.texts": 1 }
+      }))
+  }
+}
+
+/**
  * Provides an `Embeddings` implementation together with the `effect/ai` view of it. `EmbeddingModel` has no
  * query/document distinction, so it embeds as documents; callers that search use `Embeddings.embedQuery`.
  */
@@ -55,7 +80,7 @@ export const fromEmbeddings = <E, R>(
   make: Effect.Effect<Embeddings["Service"], E, R>
 ): Layer.Layer<EmbeddingServices, E, Exclude<R, Scope.Scope>> =>
   Layer.effectContext(Effect.gen(function*() {
-    const embeddings = yield* make
+    const embeddings = traced(yield* make)
     const model = yield* EmbeddingModel.make({
       embedMany: ({ inputs }) =>
         embeddings.embedDocuments(inputs).pipe(

@@ -129,6 +129,7 @@ export const make = Effect.fnUntraced(function*(settings: LlmSettings) {
     let attempts = 0
     const once = Effect.gen(function*() {
       const attempt = ++attempts
+      yield* Effect.annotateCurrentSpan("engram.llm.attempt", attempt)
       const startedAt = yield* Clock.currentTimeMillis
       const record = (exit: Exit.Exit<Answer<A>, LlmError>) =>
         Effect.flatMap(Clock.currentTimeMillis, (now) =>
@@ -155,7 +156,25 @@ export const make = Effect.fnUntraced(function*(settings: LlmSettings) {
             : Effect.void
         )
       )
-    })
+    }).pipe(
+      // One span per attempt with the OpenTelemetry GenAI attributes: who was asked and what it cost. Never the
+      // prompt or the answer (they hold users' memories) and never the key.
+      Effect.tap((answer) =>
+        Effect.annotateCurrentSpan({
+          "gen_ai.usage.input_tokens": answer.usage.inputTokens,
+          "gen_ai.usage.output_tokens": answer.usage.outputTokens
+        })
+      ),
+      Effect.withSpan("Llm.request", {
+        kind: "client",
+        attributes: {
+          "gen_ai.operation.name": "chat",
+          "gen_ai.provider.name": target.settings.provider,
+          "gen_ai.request.model": target.settings.model,
+          "engram.llm.purpose": request.purpose
+        }
+      })
+    )
     return once.pipe(
       Effect.retry({
         schedule: Schedule.exponential(settings.retryBase).pipe(Schedule.jittered),

@@ -14,7 +14,7 @@ import { WordVectors } from "../../models/WordVectors.ts"
 import { MemoryUnits, toUnitView } from "../MemoryUnits.ts"
 import { modelKey } from "../Reembedding.ts"
 import { countTokens } from "../retain/Tokens.ts"
-import { resolveTimes } from "../retain/TimeExpressions.ts"
+import { clampToStorable, resolveTimes } from "../retain/TimeExpressions.ts"
 import { budgetDepth, type StrategyName, type StrategyRun } from "./Candidates.ts"
 import { conversationContext, withConversationContext } from "./ConversationContext.ts"
 import { crossEncoderRerank } from "./CrossEncoderRerank.ts"
@@ -66,12 +66,14 @@ export class Recall extends Context.Service<Recall, {
             )
         })
 
+      /** One span per strategy (same name for every bank, so traces aggregate), with how many candidates it found. */
       const timed = <A, E, R>(name: StrategyName, effect: Effect.Effect<ReadonlyArray<{ id: string; score: number }>, E, R>) =>
         Effect.gen(function*() {
           const start = yield* Clock.currentTimeMillis
           const candidates = yield* effect
+          yield* Effect.annotateCurrentSpan("engram.recall.candidates", candidates.length)
           return { name, candidates, durationMs: (yield* Clock.currentTimeMillis) - start } satisfies StrategyRun
-        })
+        }).pipe(Effect.withSpan(`Recall.strategy.${name}`, { attributes: { "engram.recall.strategy": name } }))
 
       const recall = Effect.fn("Recall.recall")(function*(bankId: string, request: RecallRequest) {
         const started = yield* Clock.currentTimeMillis
@@ -106,7 +108,10 @@ export class Recall extends Context.Service<Recall, {
         const window = named
           ? { start: named.start, end: named.end }
           : request.query_timestamp
-          ? { start: new Date(reference.getTime() - 3 * 86_400_000), end: new Date(reference.getTime() + 3 * 86_400_000) }
+          ? {
+            start: clampToStorable(new Date(reference.getTime() - 3 * 86_400_000)),
+            end: clampToStorable(new Date(reference.getTime() + 3 * 86_400_000))
+          }
           : null
 
         const expansion = yield* stage("expand", Effect.sync(() => expand(request.query)))

@@ -92,16 +92,26 @@ export class Retain extends Context.Service<Retain, {
       const events = yield* BankEvents
       const consolidation = yield* makeConsolidationRequests
 
+      // Retain's stages are spans of their own (extract per chunk, embed, write), each carrying counts only:
+      // never the text, which may hold anything a user stored.
       const extract = (input: ExtractionInput, bankId: string, operationId: string | null) =>
-        llm.available("retain")
-          ? extractWithLlm(input, { bankId, operationId: operationId ?? undefined }).pipe(Effect.provideService(Llm, llm))
-          : Effect.succeed({ facts: extractOffline(input), usage: zeroUsage })
+        Effect.suspend((): Effect.Effect<{ readonly facts: ReadonlyArray<ExtractedFact>; readonly usage: LlmUsage }, LlmError> =>
+          llm.available("retain")
+            ? extractWithLlm(input, { bankId, operationId: operationId ?? undefined }).pipe(Effect.provideService(Llm, llm))
+            : Effect.sync(() => ({ facts: extractOffline(input), usage: zeroUsage }))
+        ).pipe(
+          Effect.tap((extraction) => Effect.annotateCurrentSpan("engram.retain.facts", extraction.facts.length)),
+          Effect.withSpan("Retain.extract", {
+            attributes: { "engram.retain.extractor": llm.available("retain") ? "llm" : "offline" }
+          })
+        )
 
       const process = Effect.fn("Retain.process")(function*(
         bank: Bank,
         items: ReadonlyArray<MemoryItem>,
         options: { readonly operationId: string | null; readonly documentTags: ReadonlyArray<string>; readonly itemOffset: number }
       ) {
+        yield* Effect.annotateCurrentSpan("engram.retain.items", items.length)
         const now = new Date(yield* Clock.currentTimeMillis)
         const bankId = bank.bankId
         const chunkSize = bank.retainChunkSize ?? config.defaultChunkSize
@@ -191,7 +201,9 @@ export class Retain extends Context.Service<Retain, {
             })
           }
         }
-        const vectors = yield* embeddings.embedDocuments(facts.map((fact) => fact.text))
+        const vectors = yield* embeddings.embedDocuments(facts.map((fact) => fact.text)).pipe(
+          Effect.withSpan("Retain.embed", { attributes: { "engram.retain.facts": facts.length } })
+        )
         const embedded = facts.map((fact, index) => ({ ...fact, embedding: vectors[index]! }))
         const consolidates = observationsEnabled(bank, config.enableObservations)
         const result = yield* locks.withWriteLock(bankId)(
@@ -218,6 +230,14 @@ export class Retain extends Context.Service<Retain, {
             Effect.orDie,
             Effect.provideService(SqlClient.SqlClient, sql)
           )
+        ).pipe(
+          Effect.tap((written) =>
+            Effect.annotateCurrentSpan({
+              "engram.retain.created": written.created.length,
+              "engram.retain.duplicates": written.duplicates
+            })
+          ),
+          Effect.withSpan("Retain.write", { attributes: { "engram.retain.chunks": chunks.length } })
         )
         yield* statistics.noteWrites(result.created.length)
         // The bank's brain applies what was added (and, for a replaced document, removed) as a delta.

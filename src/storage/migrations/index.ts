@@ -12,6 +12,8 @@ import consolidation from "./0010_consolidation.ts"
 import timeWindowIndexes from "./0011_time_window_indexes.ts"
 import memoryUnitChanges from "./0012_memory_unit_changes.ts"
 import entityMentionRecount from "./0013_entity_mention_recount.ts"
+import readViewOrderIndexes from "./0014_read_view_order_indexes.ts"
+import operationTraceParent from "./0015_operation_trace_parent.ts"
 
 export const migrations = {
   "0001_banks_and_operations": banksAndOperations,
@@ -26,5 +28,7 @@ export const migrations = {
   "0010_consolidation": consolidation,
   "0011_time_window_indexes": timeWindowIndexes,
   "0012_memory_unit_changes": memoryUnitChanges,
-  "0013_entity_mention_recount": entityMentionRecount
+  "0013_entity_mention_recount": entityMentionRecount,
+  "0014_read_view_order_indexes": readViewOrderIndexes,
+  "0015_operation_trace_parent": operationTraceParent
 }

@@ -276,8 +276,9 @@ for (const { name, schema, layer: backend, interruptsStatements } of backends) {
           Effect.timed
         )
         assert.strictEqual(Exit.isFailure(slow), interruptsStatements)
-        // The driver cancels on a side connection; it must not sit out its own 5 s cancel timeout.
-        assert.isBelow(Duration.toMillis(elapsed), 3_000)
+        // The driver cancels on a side connection; it must not sit out its own 5 s cancel timeout (the bound leaves
+        // a loaded machine 4 s of slack over the 0.3 s statement).
+        assert.isBelow(Duration.toMillis(elapsed), 4_500)
         assert.deepStrictEqual(yield* sql`SELECT 2 AS ok`, [{ ok: 2 }])
       }))
   })
@@ -398,7 +399,7 @@ describe.runIf(selected !== undefined && selected !== "pglite" || selected === u
 describe.runIf(runsPglite)("postgres start-up failures", () => {
   it.live("fails fast on a refused connection, naming host and port but not the password", () =>
     Effect.gen(function*() {
-      const started = performance.now()
+      // ECONNREFUSED in the message shows it did not wait for a timeout.
       const error = yield* Layer.build(SqlLive.postgres({ url: Redacted.make("postgres://x:secret@127.0.0.1:1/db") }))
         .pipe(Effect.scoped, Effect.flip)
       assert.strictEqual(error._tag, "DatabaseStartupError")
@@ -406,7 +407,6 @@ describe.runIf(runsPglite)("postgres start-up failures", () => {
       assert.include(error.message, "ECONNREFUSED")
       assert.notInclude(error.message, "secret")
       assert.notInclude(JSON.stringify(error), "secret")
-      assert.isBelow(performance.now() - started, 5_000)
     }))
 
   it.live("gives up after connectTimeout when the server never answers", () =>
@@ -421,8 +421,9 @@ describe.runIf(runsPglite)("postgres start-up failures", () => {
       assert.include(error.message, `127.0.0.1:${port}`)
       assert.include(error.message, "timed out")
       assert.notInclude(error.message, "secret")
+      // At least the configured 0.5 s, and clearly not the default 5 s (4 s of slack for a loaded machine).
       assert.isAtLeast(elapsed, 450)
-      assert.isBelow(elapsed, 3_000)
+      assert.isBelow(elapsed, 4_500)
     }))
 })
 
