@@ -12,6 +12,11 @@ export class Foreground extends Context.Service<Foreground, {
   readonly request: <A, E, R>(effect: Effect.Effect<A, E, R>) => Effect.Effect<A, E, R>
   /** Before a slice of background work: returns when no request is in flight, or after the longest wait. */
   readonly yieldToRequests: Effect.Effect<void>
+  /**
+   * The same with a longer wait for the most deferrable work: returns when no request is in flight, or after
+   * `atMost` (never sooner than the longest wait).
+   */
+  readonly yieldAtMost: (atMost: Duration.Duration) => Effect.Effect<void>
   readonly inFlight: Effect.Effect<number>
 }>()("engram/bank/Foreground") {
   static readonly layerWith = (maxWait: Duration.Input) =>
@@ -24,9 +29,12 @@ export class Foreground extends Context.Service<Foreground, {
       const leave = Effect.sync(() => {
         if (--inFlight === 0) Latch.openUnsafe(quiet)
       })
+      const yieldAtMost = (atMost: Duration.Duration) =>
+        Latch.await(quiet).pipe(Effect.timeoutOption(Duration.max(atMost, Duration.fromInputUnsafe(maxWait))), Effect.asVoid)
       return Foreground.of({
         request: (effect) => Effect.acquireUseRelease(enter, () => effect, () => leave),
-        yieldToRequests: Latch.await(quiet).pipe(Effect.timeoutOption(maxWait), Effect.asVoid),
+        yieldToRequests: yieldAtMost(Duration.zero),
+        yieldAtMost,
         inFlight: Effect.sync(() => inFlight)
       })
     })

@@ -6,7 +6,7 @@
  * written in one transaction with its facts marked done. So a run is delta-aware and a crash loses at most the
  * batch in progress. It ends by stamping the bank and emitting `consolidation.completed`.
  */
-import { Context, Effect, Layer, Option, Schema } from "effect"
+import { Clock, Context, Duration, Effect, Layer, Option, Schema } from "effect"
 import { SqlClient } from "effect/sql"
 import { BankLocks } from "../../bank/BankLocks.ts"
 import { Foreground } from "../../bank/Foreground.ts"
@@ -184,6 +184,7 @@ export class Consolidation extends Context.Service<Consolidation, {
         }
         const seen = new Set<string>()
         while (true) {
+          const batchStarted = yield* Clock.currentTimeMillis
           const facts = yield* pendingFacts(bankId, useLlm ? batchSize.llm : batchSize.offline).pipe(
             Effect.provideService(SqlClient.SqlClient, sql),
             Effect.orDie
@@ -231,8 +232,12 @@ export class Consolidation extends Context.Service<Consolidation, {
           })).pipe(Effect.orDie)
           // Each batch's observations reach recall's brain as soon as they are written, not at the end of the run.
           yield* graph.changed(bankId)
-          // A batch is a bounded slice: the next one waits for a lull between requests (or the longest wait).
-          yield* foreground.yieldToRequests
+          // A batch is a bounded slice: the next one waits for a lull between requests. Observations are the most
+          // deferrable work there is (they catch up once requests pause), so under sustained load the wait is three
+          // times the batch, at least the longest wait: consolidation takes at most a quarter of the time requests
+          // want, whatever the bank's size.
+          const batchMillis = (yield* Clock.currentTimeMillis) - batchStarted
+          yield* foreground.yieldAtMost(Duration.millis(3 * batchMillis))
           totals.facts += facts.length
           totals.created += outcome.created
           totals.updated += outcome.updated
