@@ -3,7 +3,8 @@
  * only, retain only, mixed 80/20 with observations on, retain with observations on), write→read pairs, retain
  * latency by bank size, idle CPU and resident memory, on banks of 10k and 100k synthetic memories seeded directly
  * (plus 1k); targets are ratios measured in the same run. Rerun: `node bench/load.ts [--quick] [--seconds 20]
- * [--sizes 10000,100000] [--pg <url>]` (PostgreSQL as well with `--pg` or ENGRAM_BENCH_DATABASE_URL).
+ * [--sizes 10000,100000] [--pg <url>] [--pg-only]` (PostgreSQL as well with `--pg` or ENGRAM_BENCH_DATABASE_URL, or
+ * only PostgreSQL with `--pg-only`).
  */
 import { execFileSync } from "node:child_process"
 import { cpus, loadavg, tmpdir } from "node:os"
@@ -403,7 +404,7 @@ const main = async () => {
   const dirty = changed === null ? "" : changed === "" ? ", clean tree" : `, plus ${changed.split("\n").length} uncommitted paths`
   console.log(`# engram load bench: ${new Date().toISOString().slice(0, 16).replace("T", " ")} UTC, commit ${commit}${dirty}, ` +
     `Node ${process.version}, ${cpus().length} cores, load average ${loadavg()[0]!.toFixed(1)} at start`)
-  const backends: Array<Backend> = [{ name: "PGlite (embedded)" }]
+  const backends: Array<Backend> = flag("pg-only") ? [] : [{ name: "PGlite (embedded)" }]
   if (settings.pg !== undefined) backends.push({ name: "PostgreSQL", url: settings.pg })
   for (const backend of backends) report(backend, await runBackend(backend))
   console.log("")

@@ -20,6 +20,7 @@ import { openPglite } from "./PgliteOpen.ts"
 import * as PgliteStream from "./PgliteStream.ts"
 import * as PgliteWorker from "./PgliteWorker.ts"
 import * as PgVector from "./PgVector.ts"
+import { describeErrorChain } from "./ErrorChain.ts"
 
 /** What every variant provides. */
 export type Sql = PgClient.PgClient | SqlClient.SqlClient
@@ -88,7 +89,7 @@ export const pglite = (options: PgliteOptions = {}): Layer.Layer<Sql, DatabaseSt
     return yield* pgliteClient(db, options.schema ?? "public", thread === "worker")
   }).pipe(
     Effect.mapError((error) =>
-      new DatabaseStartupError({ message: `Cannot open PGlite ${where(options)}: ${describe(error)}` })
+      new DatabaseStartupError({ message: `Cannot open PGlite ${where(options)}: ${describeErrorChain(error)}` })
     )
   ))
 
@@ -148,7 +149,7 @@ export const postgres = (options: PostgresOptions): Layer.Layer<Sql, DatabaseSta
   }).pipe(
     Effect.mapError((error) =>
       new DatabaseStartupError({
-        message: scrubPassword(`Cannot start PostgreSQL at ${target(options.url)}: ${describe(error)}`, options.url)
+        message: scrubPassword(`Cannot start PostgreSQL at ${target(options.url)}: ${describeErrorChain(error)}`, options.url)
       })
     )
   ))
@@ -229,14 +230,3 @@ const scrubPassword = (message: string, url: Redacted.Redacted): string => {
 
 const decodeComponent = Option.liftThrowable(decodeURIComponent)
 
-/** The messages along an error's cause chain, outermost first, leaving out those already said. */
-const describe = (error: unknown): string => {
-  const messages: Array<string> = []
-  let cause = error
-  for (let depth = 0; cause instanceof Error && depth < 5; depth++) {
-    const message = cause.message
-    if (message !== "" && !messages.some((seen) => seen.includes(message))) messages.push(message)
-    cause = cause.cause
-  }
-  return messages.length === 0 ? String(error) : messages.join(": ")
-}

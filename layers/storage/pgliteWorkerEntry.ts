@@ -7,6 +7,7 @@ import type { PGlite } from "@electric-sql/pglite"
 import { parentPort, workerData } from "node:worker_threads"
 import { openPglite } from "./PgliteOpen.ts"
 import type { WorkerData, WorkerReply, WorkerRequest } from "./PgliteWorker.ts"
+import { describeErrorChain } from "./ErrorChain.ts"
 
 const port = parentPort
 if (port === null) throw new Error("pgliteWorkerEntry runs only as a worker thread")
@@ -38,23 +39,13 @@ const run = (db: PGlite, request: WorkerRequest): Promise<void> =>
   request._tag === "Exec"
     ? exec(db, request.message).then(
       (data) => reply({ _tag: "Data", data }, [data.buffer]),
-      (error) => reply({ _tag: "Failed", message: describe(error) })
+      (error) => reply({ _tag: "Failed", message: describeErrorChain(error) })
     )
     : db.close().then(
       () => reply({ _tag: "Closed" }),
-      (error) => reply({ _tag: "Failed", message: describe(error) })
+      (error) => reply({ _tag: "Failed", message: describeErrorChain(error) })
     )
 
-const describe = (error: unknown): string => {
-  const messages: Array<string> = []
-  let cause = error
-  for (let depth = 0; cause instanceof Error && depth < 5; depth++) {
-    const message = cause.message
-    if (message !== "" && !messages.some((seen) => seen.includes(message))) messages.push(message)
-    cause = cause.cause
-  }
-  return messages.length === 0 ? String(error) : messages.join(": ")
-}
 
 openPglite((workerData as WorkerData).dataDir).then(
   (db) => {
@@ -65,5 +56,5 @@ openPglite((workerData as WorkerData).dataDir).then(
     })
     reply({ _tag: "Ready" })
   },
-  (error) => reply({ _tag: "OpenFailed", message: describe(error) })
+  (error) => reply({ _tag: "OpenFailed", message: describeErrorChain(error) })
 )

@@ -11,6 +11,7 @@ import * as Layer from "effect/Layer"
 import * as Result from "effect/Result"
 import type { Duplex } from "node:stream"
 import * as PgliteStream from "../../../layers/storage/PgliteStream.ts"
+import { simpleQuery } from "../../support/PgWire.ts"
 
 class TestPglite extends Context.Service<TestPglite, PGlite>()("test/layers/storage/TestPglite") {
   static readonly layer = Layer.effect(
@@ -100,14 +101,6 @@ const recordingCalls = (calls: Array<string>) => (db: PGlite): PgliteStream.Pgli
 const startup = (parameters: Record<string, string> = {}) =>
   PgProtocol.encodeStartupMessage({ user: "postgres", database: "postgres", ...parameters })
 
-const query = (sql: string): Uint8Array => {
-  const text = Buffer.from(`${sql}\0`)
-  const message = Buffer.alloc(5 + text.length)
-  message[0] = 0x51
-  message.writeInt32BE(4 + text.length, 1)
-  text.copy(message, 5)
-  return message
-}
 
 /** An extended-query cycle for `sql` with text parameters, as one buffer. */
 const extended = (sql: string, ...parameters: ReadonlyArray<string>): Uint8Array =>
@@ -147,7 +140,7 @@ describe.runIf(pgliteTier)("PgliteStream", () => {
         yield* connection.send(packet.subarray(0, 3), packet.subarray(3, 10), packet.subarray(10))
         const greeting = yield* connection.untilReady()
         assert.includeMembers(tags(greeting), ["AuthenticationOk", "BackendKeyData", "ReadyForQuery"])
-        yield* connection.send(query("SHOW search_path; SHOW application_name"))
+        yield* connection.send(simpleQuery("SHOW search_path; SHOW application_name"))
         assert.deepStrictEqual(texts(yield* connection.untilReady()), ["\"tenant's\", public", "bridge-test"])
       }))
 
@@ -169,7 +162,7 @@ describe.runIf(pgliteTier)("PgliteStream", () => {
           "ReadyForQuery"
         ])
         assert.deepStrictEqual(texts(first), ["hi!"])
-        yield* connection.send(Buffer.concat([extended("SELECT $1::text", "a"), query("SELECT 'b'"), cycle]))
+        yield* connection.send(Buffer.concat([extended("SELECT $1::text", "a"), simpleQuery("SELECT 'b'"), cycle]))
         assert.deepStrictEqual(texts(yield* connection.untilReady(3)), ["a", "b", "hi!"])
         // A write that ends inside a cycle: the whole ones run, the rest waits for its Sync.
         const split = Buffer.concat([extended("SELECT $1::text", "c"), extended("SELECT $1::text", "d")])
@@ -191,11 +184,11 @@ describe.runIf(pgliteTier)("PgliteStream", () => {
         yield* connection.send(extended("SELEC 1"))
         const failed = yield* connection.untilReady()
         assert.deepStrictEqual(tags(failed), ["ErrorResponse", "ReadyForQuery"])
-        yield* connection.send(query("BEGIN"), extended("SELECT 1/0"), extended("SELECT 1"))
+        yield* connection.send(simpleQuery("BEGIN"), extended("SELECT 1/0"), extended("SELECT 1"))
         const aborted = yield* connection.untilReady(3)
         assert.deepStrictEqual(lastStatus(aborted), { _tag: "ReadyForQuery", status: "E" })
         assert.strictEqual(tags(aborted).filter((tag) => tag === "ErrorResponse").length, 2)
-        yield* connection.send(query("ROLLBACK"), extended("SELECT $1::text", "fine"))
+        yield* connection.send(simpleQuery("ROLLBACK"), extended("SELECT $1::text", "fine"))
         const recovered = yield* connection.untilReady(2)
         assert.deepStrictEqual(texts(recovered), ["fine"])
         assert.deepStrictEqual(lastStatus(recovered), { _tag: "ReadyForQuery", status: "I" })
@@ -204,14 +197,14 @@ describe.runIf(pgliteTier)("PgliteStream", () => {
     it.effect("starts each connection on a clean session", () =>
       Effect.gen(function*() {
         const first = yield* open
-        yield* first.send(startup(), query("CREATE TABLE IF NOT EXISTS handover (note text)"))
+        yield* first.send(startup(), simpleQuery("CREATE TABLE IF NOT EXISTS handover (note text)"))
         yield* first.untilReady(2)
-        yield* first.send(query("BEGIN; INSERT INTO handover VALUES ('uncommitted'); SET search_path = nowhere"))
+        yield* first.send(simpleQuery("BEGIN; INSERT INTO handover VALUES ('uncommitted'); SET search_path = nowhere"))
         assert.deepStrictEqual(lastStatus(yield* first.untilReady()), { _tag: "ReadyForQuery", status: "T" })
         // The client goes away mid-transaction, as a crashed connection would.
         first.stream.destroy()
         const second = yield* open
-        yield* second.send(startup(), query("SELECT count(*)::text FROM public.handover; SHOW search_path"))
+        yield* second.send(startup(), simpleQuery("SELECT count(*)::text FROM public.handover; SHOW search_path"))
         const messages = yield* second.untilReady(2)
         assert.deepStrictEqual(texts(messages), ["0", "public"])
         assert.deepStrictEqual(lastStatus(messages), { _tag: "ReadyForQuery", status: "I" })

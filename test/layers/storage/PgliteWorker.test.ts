@@ -17,6 +17,7 @@ import * as Path from "node:path"
 import type { PgliteProtocol } from "../../../layers/storage/PgliteStream.ts"
 import * as PgliteWorker from "../../../layers/storage/PgliteWorker.ts"
 import * as SqlLive from "../../../layers/storage/SqlLive.ts"
+import { simpleQuery } from "../../support/PgWire.ts"
 
 /** A worker with PGlite open in memory, shared by the tests that leave it running. */
 class SharedWorker extends Context.Service<SharedWorker, PgliteWorker.PgliteWorker>()("test/layers/storage/SharedWorker") {
@@ -26,21 +27,13 @@ class SharedWorker extends Context.Service<SharedWorker, PgliteWorker.PgliteWork
   )
 }
 
-const query = (sql: string): Uint8Array => {
-  const text = Buffer.from(`${sql}\0`)
-  const message = Buffer.alloc(5 + text.length)
-  message[0] = 0x51
-  message.writeInt32BE(4 + text.length, 1)
-  text.copy(message, 5)
-  return message
-}
 
 /** Runs one simple query as its own exclusive batch; the text of each row's first column. */
 const texts = (db: PgliteProtocol, sql: string) =>
   Effect.promise(() =>
     db.runExclusive(() => {
       const chunks: Array<Uint8Array> = []
-      return db.execProtocolRawStream(query(sql), { onRawData: (data) => chunks.push(data) }).then(() =>
+      return db.execProtocolRawStream(simpleQuery(sql), { onRawData: (data) => chunks.push(data) }).then(() =>
         PgProtocol.makeParser().push(Buffer.concat(chunks)).flatMap((message) =>
           message._tag === "DataRow" && message.values[0] != null ? [Buffer.from(message.values[0]).toString()] : []
         )
@@ -81,8 +74,8 @@ describe.runIf(pgliteTier)("PgliteWorker", () => {
         const step = (n: number) =>
           db.runExclusive(() => {
             events.push(`start ${n}`)
-            return db.execProtocolRawStream(query(`INSERT INTO steps VALUES (${n})`))
-              .then(() => db.execProtocolRawStream(query(`INSERT INTO steps VALUES (${n * 10})`)))
+            return db.execProtocolRawStream(simpleQuery(`INSERT INTO steps VALUES (${n})`))
+              .then(() => db.execProtocolRawStream(simpleQuery(`INSERT INTO steps VALUES (${n * 10})`)))
               .then(() => {
                 events.push(`end ${n}`)
                 return n
@@ -107,12 +100,12 @@ describe.runIf(pgliteTier)("PgliteWorker", () => {
     Effect.gen(function*() {
       const db = yield* Effect.orDie(PgliteWorker.start(undefined))
       const chunks: Array<Uint8Array> = []
-      const inFlight = db.execProtocolRawStream(query("SELECT 42"), { onRawData: (data) => chunks.push(data) })
+      const inFlight = db.execProtocolRawStream(simpleQuery("SELECT 42"), { onRawData: (data) => chunks.push(data) })
       yield* Effect.promise(() => db.close())
       yield* Effect.promise(() => inFlight)
       assert.isAbove(Buffer.concat(chunks).length, 0)
       assert.isTrue(db.closed)
-      const refused = yield* Effect.flip(Effect.tryPromise(() => db.execProtocolRawStream(query("SELECT 1"))))
+      const refused = yield* Effect.flip(Effect.tryPromise(() => db.execProtocolRawStream(simpleQuery("SELECT 1"))))
       assert.include(String(refused.cause), "closed")
     }), 60_000)
 
