@@ -29,8 +29,9 @@ export class Foreground extends Context.Service<Foreground, {
       const leave = Effect.sync(() => {
         if (--inFlight === 0) Latch.openUnsafe(quiet)
       })
+      const longestWait = Duration.fromInputUnsafe(maxWait)
       const yieldAtMost = (atMost: Duration.Duration) =>
-        Latch.await(quiet).pipe(Effect.timeoutOption(Duration.max(atMost, Duration.fromInputUnsafe(maxWait))), Effect.asVoid)
+        Latch.await(quiet).pipe(Effect.timeoutOption(Duration.max(atMost, longestWait)), Effect.asVoid)
       return Foreground.of({
         request: (effect) => Effect.acquireUseRelease(enter, () => effect, () => leave),
         yieldToRequests: yieldAtMost(Duration.zero),

@@ -27,15 +27,11 @@ export type Scanned =
   | { readonly _tag: "Refused"; readonly field: string; readonly message: string }
 
 /**
- * Walks a parsed JSON value: identifiers (the values of keys `isIdentifier` accepts, or each string in them when
- * they are arrays) are refused when unfit; every other string and every key is made storable. `field` names the
- * refused value by its path, as validation errors do ("items.0.document_id").
+ * Walks a parsed JSON value: identifiers (the values of `isIdentifierKey` keys, or each string in them when they are
+ * arrays) are refused when unfit; every other string and every key is made storable. `field` names the refused value
+ * by its path, as validation errors do ("items.0.document_id").
  */
-export const scanJson = (
-  value: unknown,
-  isIdentifier: (key: string) => boolean,
-  path: ReadonlyArray<string> = []
-): Scanned => {
+export const scanJson = (value: unknown, path: ReadonlyArray<string> = []): Scanned => {
   // No request of this API nests anywhere near this deep; a walk that followed any depth would overflow the stack.
   if (path.length > maxDepth) {
     const field = path.slice(0, 3).join(".") || "body"
@@ -49,7 +45,7 @@ export const scanJson = (
     let changed = false
     const items: Array<unknown> = []
     for (const [index, item] of value.entries()) {
-      const scanned = scanJson(item, isIdentifier, [...path, String(index)])
+      const scanned = scanJson(item, [...path, String(index)])
       if (scanned._tag === "Refused") return scanned
       changed ||= scanned.changed
       items.push(scanned.value)
@@ -61,14 +57,14 @@ export const scanJson = (
     const entries: Array<[string, unknown]> = []
     for (const [key, item] of Object.entries(value)) {
       const field = [...path, key]
-      if (isIdentifier(key)) {
+      if (isIdentifierKey(key)) {
         const unfit = (Array.isArray(item) ? item : [item]).findIndex((id) => typeof id === "string" && isUnfitIdentifier(id))
         if (unfit >= 0) {
           const name = Array.isArray(item) ? [...field, String(unfit)] : field
           return { _tag: "Refused", field: name.join("."), message: refusal }
         }
       }
-      const scanned = scanJson(item, isIdentifier, field)
+      const scanned = scanJson(item, field)
       if (scanned._tag === "Refused") return scanned
       const storableKey = storableText(key)
       changed ||= scanned.changed || storableKey !== key

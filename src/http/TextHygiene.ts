@@ -40,9 +40,11 @@ export const textHygieneMiddleware = (routeOf: (method: string, url: string) => 
       let request = yield* HttpServerRequest.HttpServerRequest
       const [path, search = ""] = splitUrl(request.url)
 
+      const segments = path.split("/").map((raw) => ({ raw, decoded: decodedSegment(raw) }))
       // The router cannot match a segment that is not valid percent-encoding; a stand-in finds the parameter's name.
-      const route = routeOf(request.method, path.split("/").map((segment) => decodes(segment) ? segment : "-").join("/"))
-      const pathProblem = checkPath(path, route)
+      const routable = segments.map((segment) => segment.decoded === undefined ? "-" : segment.raw).join("/")
+      const route = routeOf(request.method, routable)
+      const pathProblem = checkPath(segments, route)
       if (pathProblem !== undefined) return badRequest(pathProblem.field, "path", pathProblem.message)
 
       if (search !== "") {
@@ -86,28 +88,27 @@ const splitUrl = (url: string): [string, string?] => {
   return question < 0 ? [url] : [url.slice(0, question), url.slice(question + 1)]
 }
 
-const decodes = (segment: string) => {
+/** A path segment decoded, or `undefined` when it is not valid percent-encoded UTF-8. */
+const decodedSegment = (raw: string): string | undefined => {
+  if (!raw.includes("%")) return raw
   try {
-    decodeURIComponent(segment)
-    return true
+    return decodeURIComponent(raw)
   } catch {
-    return false
+    return undefined
   }
 }
 
-/** Each path segment, decoded, against the template's segments: `{name}` segments are identifiers. */
-const checkPath = (path: string, template: string): { field: string; message: string } | undefined => {
-  const segments = path.split("/")
+/** Each decoded path segment against the template's segments: `{name}` segments are identifiers. */
+const checkPath = (
+  segments: ReadonlyArray<{ readonly raw: string; readonly decoded: string | undefined }>,
+  template: string
+): { field: string; message: string } | undefined => {
   const names = template === "unmatched" ? [] : template.split("/")
-  for (const [index, raw] of segments.entries()) {
+  for (const [index, { raw, decoded }] of segments.entries()) {
+    // Without an escape a segment cannot carry a control character: the HTTP parser refuses raw ones.
     if (!raw.includes("%")) continue
     const name = names[index]?.match(/^\{(.+)\}$/)?.[1] ?? "path"
-    let decoded: string
-    try {
-      decoded = decodeURIComponent(raw)
-    } catch {
-      return { field: name, message: "is not valid percent-encoded UTF-8" }
-    }
+    if (decoded === undefined) return { field: name, message: "is not valid percent-encoded UTF-8" }
     if (isUnfitIdentifier(decoded)) return { field: name, message: refusal }
   }
   return undefined
@@ -123,9 +124,10 @@ const cleanQuery = (search: string): Cleaned => {
   let changed = false
   for (const [key, value] of params) {
     if (isIdentifierKey(key) && isUnfitIdentifier(value)) return { _tag: "Refused", field: key, message: refusal }
+    const storableKey = storableText(key)
     const storable = storableText(value)
-    changed ||= storable !== value || storableText(key) !== key
-    cleaned.append(storableText(key), storable)
+    changed ||= storable !== value || storableKey !== key
+    cleaned.append(storableKey, storable)
   }
   return { _tag: "Clean", search: changed ? cleaned.toString() : search }
 }
@@ -138,8 +140,9 @@ const cleanBody = (text: string) => {
     // Not JSON: the route's own decoding answers for it.
     return { _tag: "Clean" as const, text }
   }
-  const scanned = scanJson(parsed, isIdentifierKey)
-  return scanned._tag === "Refused" ? scanned : { _tag: "Clean" as const, text: scanned.changed ? JSON.stringify(scanned.value) : text }
+  const scanned = scanJson(parsed)
+  if (scanned._tag === "Refused") return scanned
+  return { _tag: "Clean" as const, text: scanned.changed ? JSON.stringify(scanned.value) : text }
 }
 
 /**

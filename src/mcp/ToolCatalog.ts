@@ -9,7 +9,7 @@ import type { CallToolResult, Tool } from "@modelcontextprotocol/sdk/types.js"
 import { Cause, Effect, Schema, SchemaAST } from "effect"
 import { BankId } from "../domain/Bank.ts"
 import { FieldIssue, ValidationError } from "../domain/Errors.ts"
-import { isIdentifierKey, scanJson } from "../domain/StorableText.ts"
+import { scanJson } from "../domain/StorableText.ts"
 import type { McpTool, ToolError } from "./McpTool.ts"
 
 export type McpMode = "multi" | "single"
@@ -88,7 +88,7 @@ const rejectUnknown = (args: unknown, fields: Schema.Struct.Fields): Effect.Effe
 
 /** The API's text rules (`http/TextHygiene`) for tool arguments: ids with control characters refused, text cleaned. */
 const storableArguments = (args: unknown): Effect.Effect<unknown, ValidationError> => {
-  const scanned = scanJson(args, isIdentifierKey)
+  const scanned = scanJson(args)
   return scanned._tag === "Refused"
     ? Effect.fail(ValidationError.single(scanned.field, scanned.message))
     : Effect.succeed(scanned.value)

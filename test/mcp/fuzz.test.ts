@@ -9,7 +9,7 @@
 import { assert, layer } from "@effect/vitest"
 import fc from "fast-check"
 import { Effect } from "effect"
-import { changedReads, ensureSeeded, fuzzPools, idPools, seedBank, snapshot } from "../support/fuzz/FuzzBanks.ts"
+import { ensureSeeded, fuzzPools, idPools, seedBank, watchSentinel } from "../support/fuzz/FuzzBanks.ts"
 import { describeFindings, type Finding, fuzzTarget } from "../support/fuzz/FuzzRun.ts"
 import { hostileSegments } from "../support/fuzz/Hostile.ts"
 import { type McpMessage, mcpProblem, type McpToolListing, toolCallArbitrary } from "../support/fuzz/McpRequests.ts"
@@ -46,19 +46,8 @@ layer(testApp(), { excludeTestServices: true })("fuzzing the MCP tools", (it) =>
       yield* seedBank(sentinel)
       yield* seedBank(target)
       const sentinelIds = yield* idPools(sentinel)
-      let before = yield* snapshot(sentinel)
+      const checkAfter = yield* watchSentinel(sentinel)
       const findings: Array<Finding> = []
-      const afterTarget = (name: string) =>
-        Effect.gen(function*() {
-          const health = yield* server.request("GET", "/health")
-          if (health.status !== 200) findings.push({ target: name, problem: `/health answered ${health.status} afterwards` })
-          const after = yield* snapshot(sentinel)
-          const changed = changedReads(before, after)
-          if (changed.length > 0) {
-            findings.push({ target: name, problem: `the sentinel bank changed: ${changed.join(", ")}` })
-            before = after
-          }
-        })
 
       for (const endpoint of ["/mcp/", `/mcp/${target}/`]) {
         const tools = yield* listTools(server.url + endpoint)
@@ -71,7 +60,7 @@ layer(testApp(), { excludeTestServices: true })("fuzzing the MCP tools", (it) =>
             fuzzTarget(name, toolCallArbitrary(tool, context), (message) => send(server.url + endpoint, message))
           )
           if (finding !== undefined) findings.push(finding)
-          yield* afterTarget(name)
+          findings.push(...yield* checkAfter(name))
         }
       }
 
@@ -82,7 +71,7 @@ layer(testApp(), { excludeTestServices: true })("fuzzing the MCP tools", (it) =>
           send(`${server.url}/mcp/${segment}/`, { text: listMemories, mutations: `path bank_id=${segment.slice(0, 40)}` }))
       )
       if (finding !== undefined) findings.push(finding)
-      yield* afterTarget("/mcp/{bank_id}/")
+      findings.push(...yield* checkAfter("/mcp/{bank_id}/"))
 
       assert.strictEqual(findings.length, 0, describeFindings(findings))
     }), 600_000)

@@ -2,7 +2,7 @@
 import { Effect, Schema } from "effect"
 import { readFile } from "node:fs/promises"
 import { ValidationError } from "../../domain/Errors.ts"
-import { isIdentifierKey, scanJson } from "../../domain/StorableText.ts"
+import { scanJson } from "../../domain/StorableText.ts"
 import { FileRetainRequest } from "../../domain/Files.ts"
 import { Recall } from "../../memory/recall/Recall.ts"
 import { FileRetain } from "../../memory/retain/FileRetain.ts"
@@ -33,7 +33,7 @@ export const MemoriesHandlers = HttpApiBuilder.group(
           try: () => JSON.parse(text) as unknown,
           catch: () => ValidationError.single("body", "is not valid JSON")
         })
-        const scanned = scanJson(parsed, isIdentifierKey)
+        const scanned = scanJson(parsed)
         if (scanned._tag === "Refused") return yield* ValidationError.single(scanned.field, scanned.message)
         return yield* decodeFields(scanned.value).pipe(
           Effect.mapError((error) => ValidationError.fromSchemaError(error, "body"))

@@ -7,6 +7,7 @@
 import { assert } from "@effect/vitest"
 import { Effect } from "effect"
 import { TestServer } from "../TestServer.ts"
+import type { Finding } from "./FuzzRun.ts"
 import { eventually } from "../TestTasks.ts"
 
 const bankPath = (bankId: string) => `/v1/default/banks/${bankId}`
@@ -115,6 +116,29 @@ export const snapshot = (bankId: string) =>
 /** The reads whose answers differ between two snapshots. */
 export const changedReads = (before: Record<string, unknown>, after: Record<string, unknown>) =>
   Object.keys(before).filter((path) => JSON.stringify(before[path]) !== JSON.stringify(after[path]))
+
+/**
+ * Snapshots the sentinel now; the returned check, run after each fuzz target, reports the server's health and any
+ * change to the sentinel since the previous check (a change is reported once, then becomes the new baseline).
+ */
+export const watchSentinel = (sentinel: string) =>
+  Effect.gen(function*() {
+    const server = yield* TestServer
+    let before = yield* snapshot(sentinel)
+    return (target: string) =>
+      Effect.gen(function*() {
+        const findings: Array<Finding> = []
+        const health = yield* server.request("GET", "/health")
+        if (health.status !== 200) findings.push({ target, problem: `/health answered ${health.status} afterwards` })
+        const after = yield* snapshot(sentinel)
+        const changed = changedReads(before, after)
+        if (changed.length > 0) {
+          findings.push({ target, problem: `the sentinel bank changed: ${changed.join(", ")}` })
+          before = after
+        }
+        return findings
+      })
+  })
 
 /**
  * The ids fuzzed requests use: the target's records with two of the sentinel's mixed in (addressing those under
