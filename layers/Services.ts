@@ -45,9 +45,9 @@ const Stores = Layer.mergeAll(
   BankLocks.layer,
   LlmTraceStore.layer,
   TableStatistics.layer,
-  BankBrains.layer.pipe(Layer.provideMerge(Foreground.layer)),
+  BankBrains.layer,
   BankEvents.layer
-)
+).pipe(Layer.provideMerge(Foreground.layer))
 
 const Engine = Layer.mergeAll(Banks.layer, Operations.layer).pipe(
   Layer.provideMerge(BankActors.layer),

@@ -8,6 +8,7 @@ import { Effect } from "effect"
 import { SqlClient } from "effect/sql"
 import { Banks, Embeddings } from "../../src/index.ts"
 import { modelKey } from "../../src/memory/Reembedding.ts"
+import { TableStatistics } from "../../src/storage/TableStatistics.ts"
 import { cjkTerms } from "../../src/memory/recall/SearchTerms.ts"
 import { chunkHash, contentHash } from "../../src/memory/retain/ContentHash.ts"
 import { linkPolicy } from "../../src/memory/retain/MemoryWriter.ts"
@@ -279,7 +280,9 @@ export const seedBank = Effect.fn("SyntheticBank.seed")(function*(options: SeedO
     }
     if (links.length > 0) yield* insertLinks(bankId, links)
   }))
-  yield* sql`ANALYZE memory_units, memory_links, unit_entities, entities, chunks`
+  // What the server's own maintenance does after retains: ANALYZE, and on PGlite a VACUUM too.
+  yield* (yield* TableStatistics).maintain
+  yield* sql`ANALYZE chunks`
   const [counts] = yield* sql<{ memories: number; links: number; entities: number }>`
     SELECT (SELECT count(*)::int FROM memory_units WHERE bank_id = ${bankId}) AS memories,
       (SELECT count(*)::int FROM memory_links WHERE bank_id = ${bankId}) AS links,

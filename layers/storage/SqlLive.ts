@@ -103,8 +103,13 @@ export const pgliteClient = Effect.fnUntraced(function*(
   pipeline: boolean
 ) {
   const types = PgTypes.makeRegistry()
+  const options = clientOptions(schema, types)
   const client = yield* PgClient.make({
-    ...clientOptions(schema, types),
+    ...options,
+    // PGlite's pages live in this process's memory, so an index probe costs about what a sequential page read does;
+    // with PostgreSQL's default (4, for spinning disks) the planner scanned 235k entity mentions to find those of
+    // 1,000 memories (the graph view: 170 ms against 45). 1.1 is the usual setting for data held in memory.
+    startupParameters: { ...options.startupParameters, random_page_cost: "1.1" },
     stream: () => PgliteStream.make(db),
     username: "postgres",
     database: "postgres",

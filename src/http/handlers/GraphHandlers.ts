@@ -3,6 +3,7 @@
  * neighbourhood (`GraphOverview`), with the spec's defaults applied here.
  */
 import { Effect } from "effect"
+import { HttpServerResponse } from "effect/http"
 import { HttpApiBuilder } from "effect/http-api"
 import type { FactType } from "../../domain/Memory.ts"
 import type { TagsMatch } from "../../domain/Recall.ts"
@@ -58,8 +59,14 @@ export const GraphHandlers = HttpApiBuilder.group(
     const view = yield* GraphView
     const overview = yield* GraphOverview
     return handlers.handleAll({
-      graph: ({ params, query }) => view.graph(params.bank_id, filterOf(query, 1000)),
-      timeline: ({ params, query }) => view.timeline(params.bank_id, filterOf(query, 500)),
+      // Both views are built in the declared shape from plain values, so they are written as JSON without the
+      // schema's encoding pass over every node and link (for 1,000 nodes and 20k links it cost 120 ms of 600).
+      graph: ({ params, query }) =>
+        view.graph(params.bank_id, filterOf(query, 1000)).pipe(Effect.map((graph) => HttpServerResponse.jsonUnsafe(graph))),
+      timeline: ({ params, query }) =>
+        view.timeline(params.bank_id, filterOf(query, 500)).pipe(
+          Effect.map((timeline) => HttpServerResponse.jsonUnsafe(timeline))
+        ),
       summary: ({ params, query }) => overview.summary(params.bank_id, query.surface ?? "state", overviewFilter(query)),
       neighborhood: ({ params, query }) =>
         overview.neighborhood(params.bank_id, query.surface ?? "state", overviewFilter(query), {
