@@ -1,7 +1,9 @@
 /**
  * Offline retain throughput: synthetic conversation turns retained through the embeddable library (no HTTP),
  * against the embedder's raw throughput on the same texts in the same run (baseline), plus resident memory
- * at the end. Embedded PGlite always; PostgreSQL too when ENGRAM_BENCH_DATABASE_URL is set.
+ * at the end. Embedded PGlite always; PostgreSQL too when ENGRAM_BENCH_DATABASE_URL is set. Each size is retained
+ * twice into fresh banks, with write-time anomaly detection on and off, and the last column is what detection
+ * costs in retain time (target ≤ 20 %).
  * Rerun: `node bench/retain.ts [turns...]` (default 1000 10000); `ENGRAM_BENCH_EMBEDDER=onnx` measures with the
  * MiniLM-architecture stand-in model in ../shared/models instead of GloVe.
  */
@@ -64,33 +66,39 @@ const measure = (count: number) =>
       yield* retain.retainNow(`bench-${count}`, { items: items.slice(i, i + batchSize) })
     }
     const retainSeconds = (performance.now() - retainStart) / 1000
-    return { count, embedRate: count / embedSeconds, retainRate: count / retainSeconds, ratio: retainSeconds / embedSeconds }
+    return { count, embedRate: count / embedSeconds, retainRate: count / retainSeconds, retainSeconds, ratio: retainSeconds / embedSeconds }
   })
 
-const run = (database: string, settings: Parameters<typeof engramWith>[0]) =>
+const measureWith = (count: number, settings: Parameters<typeof engramWith>[0]) =>
+  measure(count).pipe(Effect.provide(engramWith(settings, Layer.mergeAll(embedderLayer, Llm.layerNone))))
+
+const run = (database: string, settings: () => Parameters<typeof engramWith>[0]) =>
   Effect.gen(function*() {
-    const rows = []
-    for (const count of turnCounts) rows.push(yield* measure(count))
-    const rss = process.memoryUsage().rss / 1024 / 1024
-    for (const row of rows) {
-      console.log(`| ${database} | ${row.count} | ${row.embedRate.toFixed(0)} | ${row.retainRate.toFixed(0)} | ` +
-        `${row.ratio.toFixed(1)}x | ${rss.toFixed(0)} MB |`)
+    for (const count of turnCounts) {
+      // Off first, then on, each in a fresh database: neither run finds the other's bank.
+      const off = yield* measureWith(count, { ...settings(), anomalyDetection: false })
+      const on = yield* measureWith(count, { ...settings(), anomalyDetection: true })
+      const rss = process.memoryUsage().rss / 1024 / 1024
+      const cost = (on.retainSeconds / off.retainSeconds - 1) * 100
+      console.log(`| ${database} | ${count} | ${on.embedRate.toFixed(0)} | ${on.retainRate.toFixed(0)} | ` +
+        `${on.ratio.toFixed(1)}x | ${rss.toFixed(0)} MB | ${off.retainRate.toFixed(0)} | ${cost.toFixed(1)} % |`)
     }
-  }).pipe(Effect.provide(engramWith(settings, Layer.mergeAll(embedderLayer, Llm.layerNone))))
+  })
 
 const program = Effect.gen(function*() {
   console.log(`retain: synthetic conversation turns, ${batchSize} per call, offline extractor, embedder ` +
     (process.env["ENGRAM_BENCH_EMBEDDER"] === "onnx" ? "onnx stand-in MiniLM-L6" : "glove"))
-  console.log("| database | turns | embedder items/s (baseline) | retain items/s | retain time vs embedding | RSS at end |")
-  console.log("|---|---:|---:|---:|---:|---:|")
-  yield* run("pglite", { dataDir: mkdtempSync(join(tmpdir(), "engram-bench-")) })
+  console.log("| database | turns | embedder items/s (baseline) | retain items/s | retain time vs embedding | RSS at end " +
+    "| retain items/s, anomaly detection off | anomaly detection cost |")
+  console.log("|---|---:|---:|---:|---:|---:|---:|---:|")
+  yield* run("pglite", () => ({ dataDir: mkdtempSync(join(tmpdir(), "engram-bench-")) }))
   const url = process.env["ENGRAM_BENCH_DATABASE_URL"]
   if (url !== undefined) {
-    yield* run("postgres", {
+    yield* run("postgres", () => ({
       dataDir: mkdtempSync(join(tmpdir(), "engram-bench-")),
       databaseUrl: Option.some(Redacted.make(url)),
-      databaseSchema: `bench_${Date.now()}`
-    })
+      databaseSchema: `bench_${crypto.randomUUID().replaceAll("-", "").slice(0, 12)}`
+    }))
   }
 })
 

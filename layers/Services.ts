@@ -14,7 +14,10 @@ import { BankStore } from "../src/bank/BankStore.ts"
 import { BankEvents } from "../src/events/BankEvents.ts"
 import { Documents } from "../src/memory/Documents.ts"
 import { Entities } from "../src/memory/Entities.ts"
+import { EntityIntelligence } from "../src/entities/intelligence/IntelligenceService.ts"
+import { EntityTrajectories } from "../src/entities/trajectory/TrajectoryService.ts"
 import { MemoryUnits } from "../src/memory/MemoryUnits.ts"
+import { Anomalies } from "../src/memory/anomaly/Anomalies.ts"
 import { FileConverter } from "../src/files/FileConverter.ts"
 import { FileRetain } from "../src/memory/retain/FileRetain.ts"
 import { Retain } from "../src/memory/retain/Retain.ts"
@@ -23,6 +26,7 @@ import { Recall } from "../src/memory/recall/Recall.ts"
 import { ReembeddingLive } from "../src/memory/Reembedding.ts"
 import { Tags } from "../src/memory/Tags.ts"
 import { Consolidation } from "../src/memory/consolidation/Consolidation.ts"
+import { GraphIntelligence } from "../src/memory/GraphIntelligence.ts"
 import { GraphOverview } from "../src/memory/GraphOverview.ts"
 import { GraphView } from "../src/memory/GraphView.ts"
 import { WebhooksLive } from "../src/webhooks/Webhooks.ts"
@@ -63,10 +67,13 @@ const Memory = Layer.mergeAll(
   MemoryUnits.layer,
   Documents.layer,
   Entities.layer,
+  // Trajectories first: after a retain their recompute is queued before the intelligence that reads their states.
+  EntityIntelligence.layer.pipe(Layer.provideMerge(EntityTrajectories.layer)),
   Tags.layer,
+  Anomalies.layer,
   Consolidation.layer,
   GraphView.layer,
-  GraphOverview.layer,
+  GraphOverview.layer.pipe(Layer.provideMerge(GraphIntelligence.layer)),
   WebhooksLive,
   ReembeddingLive
 ).pipe(

@@ -23,6 +23,7 @@ import { ReflectHandlers } from "../../src/http/handlers/ReflectHandlers.ts"
 import { DirectivesHandlers } from "../../src/http/handlers/DirectivesHandlers.ts"
 import { MentalModelsHandlers } from "../../src/http/handlers/MentalModelsHandlers.ts"
 import { ResearchHandlers } from "../../src/http/handlers/ResearchHandlers.ts"
+import { AnomalyHandlers } from "../../src/http/handlers/AnomalyHandlers.ts"
 import { foregroundMiddleware } from "../../src/http/ForegroundMiddleware.ts"
 import { jsonErrorsMiddleware } from "../../src/http/JsonErrors.ts"
 import { makeRouteTemplates } from "../../src/http/RouteTemplates.ts"
@@ -45,7 +46,8 @@ const ApiRoutes = HttpApiBuilder.layer(EngramApi, { openapiPath: "/openapi.json"
     DirectivesHandlers,
     MentalModelsHandlers,
     ResearchHandlers,
-    ConsolidationHandlers
+    ConsolidationHandlers,
+    AnomalyHandlers
   ]),
   Layer.provide([RequestValidationLive, ApiKeyAuthLive])
 )

@@ -75,6 +75,11 @@ export class BankBrains extends Context.Service<BankBrains, {
   readonly changed: (bankId: string) => Effect.Effect<void>
   /** Releases the bank's brain (its actor passivated, or the bank was deleted). */
   readonly drop: (bankId: string) => Effect.Effect<void>
+  /**
+   * A number that moves whenever `changed` or `drop` is called for the bank (in this process): anything derived
+   * from the bank's memories and cached under the generation it read first is current while it has not moved.
+   */
+  readonly generation: (bankId: string) => Effect.Effect<number>
   /** Bytes held by all brains. */
   readonly size: Effect.Effect<number>
 }>()("engram/bank/BankBrains") {
@@ -310,8 +315,13 @@ export class BankBrains extends Context.Service<BankBrains, {
               return refresh(bankId, entry)
             }))
 
+        // Kept apart from the entries (which are swept when idle) so that a generation never goes back.
+        const generations = new Map<string, number>()
+        const bump = (bankId: string) => generations.set(bankId, (generations.get(bankId) ?? 0) + 1)
+
         const changed = (bankId: string) =>
           Effect.suspend(() => {
+            bump(bankId)
             const entry = entries.get(bankId)
             if (entry === undefined) return Effect.void
             entry.version++
@@ -337,7 +347,11 @@ export class BankBrains extends Context.Service<BankBrains, {
         return BankBrains.of({
           current,
           changed,
-          drop: (bankId) => Effect.sync(() => void entries.delete(bankId)),
+          drop: (bankId) => Effect.sync(() => {
+            bump(bankId)
+            entries.delete(bankId)
+          }),
+          generation: (bankId) => Effect.sync(() => generations.get(bankId) ?? 0),
           size: Effect.sync(() => {
             let bytes = 0
             for (const entry of entries.values()) {

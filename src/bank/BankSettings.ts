@@ -4,6 +4,7 @@
  */
 import type { BankSettings, BankUpdate } from "../domain/Bank.ts"
 import { defaultDisposition } from "../domain/Bank.ts"
+import { applyEntitySettingsUpdate } from "../domain/EntitySettings.ts"
 
 /** Presets this server knows; any other `bank_preset` value is ignored without error, as the spec asks. */
 export const knownPresets: ReadonlySet<string> = new Set(["codebase"])
@@ -18,7 +19,8 @@ export const emptySettings: BankSettings = {
   bankPreset: null,
   enableObservations: null,
   observationsMission: null,
-  disposition: defaultDisposition
+  disposition: defaultDisposition,
+  entitySettings: {}
 }
 
 /** `null` and absent leave a value unchanged; an empty string clears a text setting back to its default. */
@@ -46,7 +48,8 @@ export const applyBankUpdate = (current: BankSettings, update: BankUpdate): Bank
       skepticism: update.disposition_skepticism ?? base.skepticism,
       literalism: update.disposition_literalism ?? base.literalism,
       empathy: update.disposition_empathy ?? base.empathy
-    }
+    },
+    entitySettings: applyEntitySettingsUpdate(current.entitySettings, update)
   }
 }
 

@@ -6,6 +6,7 @@ import { Context, Effect, Layer, Option, Schema } from "effect"
 import { SqlClient } from "effect/sql"
 import type { Bank, BankSettings, BankStatsResponse } from "../domain/Bank.ts"
 import { ExtractionMode } from "../domain/Bank.ts"
+import { decodeEntitySettings } from "../domain/EntitySettings.ts"
 import { emptySettings } from "./BankSettings.ts"
 
 const BankRow = Schema.Struct({
@@ -22,6 +23,7 @@ const BankRow = Schema.Struct({
   dispositionSkepticism: Schema.Number,
   dispositionLiteralism: Schema.Number,
   dispositionEmpathy: Schema.Number,
+  entitySettings: Schema.Unknown,
   lastConsolidatedAt: Schema.NullOr(Schema.Date),
   createdAt: Schema.Date,
   updatedAt: Schema.Date
@@ -46,6 +48,7 @@ const toBank = (row: BankRow): Bank => ({
     literalism: row.dispositionLiteralism,
     empathy: row.dispositionEmpathy
   },
+  entitySettings: decodeEntitySettings(row.entitySettings),
   createdAt: row.createdAt,
   updatedAt: row.updatedAt
 })
@@ -62,7 +65,8 @@ const toColumns = (settings: BankSettings) => ({
   observationsMission: settings.observationsMission,
   dispositionSkepticism: settings.disposition.skepticism,
   dispositionLiteralism: settings.disposition.literalism,
-  dispositionEmpathy: settings.disposition.empathy
+  dispositionEmpathy: settings.disposition.empathy,
+  entitySettings: JSON.stringify(settings.entitySettings)
 })
 
 export interface BankStatsCounts extends Omit<BankStatsResponse, "bank_id"> {}

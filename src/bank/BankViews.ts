@@ -1,5 +1,6 @@
 /** How a stored bank is shown to clients: full bank, list item, deprecated profile, configuration view. */
 import type { Bank, BankSettings } from "../domain/Bank.ts"
+import { entitySettingsView } from "../domain/EntitySettings.ts"
 
 export interface ServerDefaults {
   readonly retainChunkSize: number
@@ -53,7 +54,10 @@ const overridesOf = (settings: BankSettings): Record<string, unknown> => {
     ["enable_observations", settings.enableObservations],
     ["observations_mission", settings.observationsMission]
   ]
-  return Object.fromEntries(entries.filter(([, value]) => value !== null))
+  return {
+    ...Object.fromEntries(entries.filter(([, value]) => value !== null)),
+    ...entitySettingsView(settings.entitySettings, "overrides")
+  }
 }
 
 export const toConfigView = (bank: Bank, defaults: ServerDefaults) => {
@@ -72,7 +76,8 @@ export const toConfigView = (bank: Bank, defaults: ServerDefaults) => {
       bank_preset: full.bank_preset,
       enable_observations: full.enable_observations,
       observations_mission: full.observations_mission,
-      disposition: full.disposition
+      disposition: full.disposition,
+      ...entitySettingsView(bank.entitySettings, "effective")
     },
     overrides: isDefault ? overrides : { ...overrides, disposition: bank.disposition }
   }

@@ -32,6 +32,8 @@ export interface EngramSettings {
   readonly defaultChunkSize: number
   /** Whether banks that do not say otherwise consolidate into observations after each retain. */
   readonly enableObservations: boolean
+  /** Whether retain looks for contradictions and causal flaws and supersedes contradicted facts (SERVICE_API_ANOMALY_DETECTION). */
+  readonly anomalyDetection: boolean
   /** Wall time of a reflect at budget `low` (mid ×2, high ×4); every model call in it ends by then. */
   readonly reflectTimeout: Duration.Duration
   /** Internet research: web search provider and page-fetch limits (SERVICE_API_WEB_SEARCH_*, SERVICE_API_RESEARCH_*). */
@@ -74,6 +76,7 @@ const settings = Config.all({
   ),
   defaultChunkSize: Config.Int("SERVICE_API_RETAIN_CHUNK_SIZE").pipe(Config.withDefault(512)),
   enableObservations: Config.Boolean("SERVICE_API_ENABLE_OBSERVATIONS").pipe(Config.withDefault(true)),
+  anomalyDetection: Config.Boolean("SERVICE_API_ANOMALY_DETECTION").pipe(Config.withDefault(true)),
   reflectTimeout: Config.Duration("SERVICE_API_REFLECT_TIMEOUT").pipe(Config.withDefault(Duration.seconds(60))),
   research: researchSettingsConfig,
   webhookDenyPrivate: Config.Boolean("SERVICE_API_WEBHOOK_DENY_PRIVATE").pipe(Config.withDefault(false)),

@@ -3,6 +3,7 @@
  * list item, the deprecated profile, the statistics and the per-bank configuration view.
  */
 import { Schema } from "effect"
+import { EntitySettingsUpdate, type EntitySettingsOverrides } from "./EntitySettings.ts"
 
 /** A bank id appears in URLs; keep it to characters that need no escaping anywhere. */
 export const BankId = Schema.String.check(
@@ -45,7 +46,8 @@ export const BankUpdate = Schema.Struct({
   disposition_literalism: nullable(Trait),
   disposition_empathy: nullable(Trait),
   mission: nullable(Schema.String.annotate({ description: "Deprecated: use reflect_mission" })),
-  background: nullable(Schema.String.annotate({ description: "Deprecated: use reflect_mission" }))
+  background: nullable(Schema.String.annotate({ description: "Deprecated: use reflect_mission" })),
+  ...EntitySettingsUpdate
 }).annotate({ identifier: "BankUpdate" })
 export type BankUpdate = typeof BankUpdate.Type
 
@@ -61,6 +63,8 @@ export interface BankSettings {
   readonly enableObservations: boolean | null
   readonly observationsMission: string | null
   readonly disposition: DispositionTraits
+  /** Entity trajectory and entity intelligence settings the bank overrides. */
+  readonly entitySettings: EntitySettingsOverrides
 }
 
 export interface Bank extends BankSettings {

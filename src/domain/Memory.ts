@@ -111,7 +111,10 @@ export const MemoryUnitView = Schema.Struct({
   tags: Schema.NullOr(Schema.Array(Schema.String)),
   source_fact_ids: Schema.NullOr(Schema.Array(Schema.String)),
   confidence: Schema.NullOr(Schema.Number),
-  created_at: Nullable
+  created_at: Nullable,
+  superseded_by: Schema.optionalKey(Nullable.annotate({
+    description: "The newer memory that replaced this one: a contradiction corrected at retain (history is kept)"
+  }))
 }).annotate({ identifier: "MemoryUnit" })
 export type MemoryUnitView = typeof MemoryUnitView.Type
 

@@ -77,7 +77,10 @@ export const RecallResult = Schema.Struct({
   chunk_id: Nullable,
   tags: Schema.NullOr(Schema.Array(Schema.String)),
   source_fact_ids: Schema.NullOr(Schema.Array(Schema.String)),
-  score: Schema.optionalKey(Schema.Number)
+  score: Schema.optionalKey(Schema.Number),
+  superseded_by: Schema.optionalKey(Schema.String.annotate({
+    description: "Present when a newer memory replaced this one; such memories rank below current ones"
+  }))
 }).annotate({ identifier: "RecallResult" })
 export type RecallResult = typeof RecallResult.Type
 

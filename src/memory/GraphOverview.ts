@@ -1,12 +1,14 @@
 /**
- * The large-graph views: a summary (communities as clusters, the most connected nodes, bundled edges between
- * clusters, where to focus first) and a bounded neighbourhood around focus nodes, on either surface (`state`:
- * entities and topics; `evidence`: memories and their links). Read-only and computed per request (never cached).
+ * The large-graph views: a summary (clusters, the most important nodes, bundled edges between clusters, where to
+ * focus first) and a bounded neighbourhood around focus nodes, on either surface. `state` (entities and topics with
+ * statuses and change events) is graph intelligence's (`GraphIntelligence`, cached until the bank's next write);
+ * `evidence` (memories and their links, communities as clusters) is read here per request. Read-only.
  */
 import { Clock, Context, Effect, Layer } from "effect"
 import { SqlClient } from "effect/sql"
 import { Banks } from "../bank/Banks.ts"
 import { NotFound } from "../domain/Errors.ts"
+import { GraphIntelligence } from "./GraphIntelligence.ts"
 import { communities } from "./graphview/Communities.ts"
 import type { Surface, SurfaceEdge, SurfaceFilter, SurfaceNode } from "./graphview/Surfaces.ts"
 import { makeSurface } from "./graphview/Surfaces.ts"
@@ -97,6 +99,7 @@ export class GraphOverview extends Context.Service<GraphOverview, {
     Effect.gen(function*() {
       const sql = yield* SqlClient.SqlClient
       const banks = yield* Banks
+      const intelligence = yield* GraphIntelligence
 
       const now = Effect.map(Clock.currentTimeMillis, (millis) => new Date(millis))
 
@@ -137,8 +140,9 @@ export class GraphOverview extends Context.Service<GraphOverview, {
       }
 
       const summary = Effect.fn("GraphOverview.summary")(function*(bankId: string, surface: Surface, filter: SurfaceFilter) {
+        if (surface === "state") return { surface, ...(yield* intelligence.summary(bankId, filter)) }
         yield* banks.get(bankId)
-        const reader = makeSurface(sql, bankId, surface, filter)
+        const reader = makeSurface(sql, bankId, filter)
         const { nodes, total } = yield* reader.top(summaryNodes)
         const edges = yield* reader.among(nodes.map((node) => node.id))
         const at = yield* now
@@ -205,8 +209,13 @@ export class GraphOverview extends Context.Service<GraphOverview, {
         filter: SurfaceFilter,
         options: NeighborhoodOptions
       ) {
+        if (surface === "state") {
+          const found = yield* intelligence.neighborhood(bankId, filter, options)
+          if (found === undefined) return yield* NotFound.of("state graph node", options.focusIds.join(", "))
+          return { surface, ...found }
+        }
         yield* banks.get(bankId)
-        const reader = makeSurface(sql, bankId, surface, filter)
+        const reader = makeSurface(sql, bankId, filter)
         const focus = options.focusIds.length > 0
           ? yield* reader.byIds([...new Set(options.focusIds)])
           : (yield* reader.top(3)).nodes

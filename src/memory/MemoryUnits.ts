@@ -30,6 +30,8 @@ export interface UnitRow {
   readonly confidence: number | null
   readonly createdAt: Date | null
   readonly entityNames: ReadonlyArray<string> | null
+  /** The newer fact that replaced this one (a contradiction corrected at retain); absent where not selected. */
+  readonly supersededBy?: string | null
 }
 
 
@@ -49,7 +51,8 @@ export const toUnitView = (row: UnitRow): MemoryUnitView => ({
   tags: row.tags ?? [],
   source_fact_ids: row.sourceFactIds,
   confidence: row.confidence,
-  created_at: iso(row.createdAt)
+  created_at: iso(row.createdAt),
+  superseded_by: row.supersededBy ?? null
 })
 
 export class MemoryUnits extends Context.Service<MemoryUnits, {
@@ -88,7 +91,7 @@ export class MemoryUnits extends Context.Service<MemoryUnits, {
       const consolidation = yield* makeConsolidationRequests
 
       const unitColumns = ["id", "text", "fact_type", "context", "occurred_start", "occurred_end", "mentioned_at",
-        "document_id", "chunk_id", "metadata", "tags", "source_fact_ids", "confidence", "created_at"]
+        "document_id", "chunk_id", "metadata", "tags", "source_fact_ids", "confidence", "created_at", "superseded_by"]
       const columns = sql.literal(unitColumns.map((column) => `u.${column}`).join(", "))
       const pickedColumns = sql.literal(unitColumns.map((column) => `p.${column}`).join(", "))
       // The units first (in a CTE named `picked`), then the entity names of all of them in one aggregate: a

@@ -20,6 +20,8 @@ export interface EvidenceMemory {
   /** Relevance from recall (0–1) and the order it was found in: the offline synthesis ranks by them. */
   readonly score: number
   readonly order: number
+  /** The newer memory that replaced this one, if any: answers must prefer it and may say what changed. */
+  readonly supersededBy: string | null
 }
 
 export interface EvidenceModel {
@@ -85,7 +87,8 @@ export class Evidence {
         mentionedAt: result.mentioned_at,
         entities: result.entities ?? [],
         score: result.score ?? 0,
-        order: this.memories.length
+        order: this.memories.length,
+        supersededBy: result.superseded_by ?? null
       }
       this.memories.push(memory)
       added.push(memory)
@@ -123,7 +126,8 @@ export class Evidence {
     const line = (memory: EvidenceMemory) => {
       const date = memoryDate(memory)
       const context = memory.context ? `; context: ${memory.context}` : ""
-      return `[${memory.ref}] (${memory.type ?? "memory"}${date ? `, ${date}` : ""}${context}) ${memory.text}`
+      const replaced = memory.supersededBy === null ? "" : "; superseded by a newer memory"
+      return `[${memory.ref}] (${memory.type ?? "memory"}${date ? `, ${date}` : ""}${context}${replaced}) ${memory.text}`
     }
     const observations = this.memories.filter((memory) => memory.type === "observation" || memory.type === "opinion")
     const facts = this.memories.filter((memory) => memory.type !== "observation" && memory.type !== "opinion")

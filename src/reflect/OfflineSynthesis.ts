@@ -73,6 +73,20 @@ const opening = (content: string, maxChars = 320) => {
   return out.length > maxChars ? `${out.slice(0, maxChars).trimEnd()}…` : out === flat ? out : `${out} …`
 }
 
+/**
+ * Which fact replaced which, for every superseded memory among the evidence: the replacement's text when it was
+ * found too, else its id (the memory routes show it).
+ */
+const replacements = (memories: ReadonlyArray<EvidenceMemory>): Array<string> => {
+  const byId = new Map(memories.map((memory) => [memory.id, memory]))
+  return memories.filter((memory) => memory.supersededBy !== null).map((memory) => {
+    const newer = byId.get(memory.supersededBy!)
+    return newer === undefined
+      ? `"${memory.text}" was replaced by a newer memory (${memory.supersededBy}).`
+      : `"${memory.text}" was replaced by "${dated(newer)}".`
+  })
+}
+
 export interface Synthesis {
   readonly text: string
   /** The memories and mental models the text shows: what an offline answer is based on. */
@@ -105,6 +119,8 @@ export const synthesize = (input: { readonly question: string; readonly evidence
     sections.push("**Observations:**\n" + shownObservations.map((memory) =>
       `- ${opening(memory.text)}${memory.type === "opinion" ? " _(the bank's opinion)_" : ""}`).join("\n"))
   }
+  const replaced = replacements(evidence.memories)
+  if (replaced.length > 0) sections.push("**Changed since:**\n" + replaced.map((line) => `- ${line}`).join("\n"))
   const models = evidence.models.slice(0, limits.models)
   if (models.length > 0) {
     sections.push("**Mental models:**\n" + models.map((model) => `- **${model.name}:** ${opening(model.content)}`).join("\n"))

@@ -137,22 +137,20 @@ layer(testApp(), { excludeTestServices: true })("graph", (it) => {
 
   it.effect("graph/summary clusters the state surface (entities and topics) and the evidence surface (memories)", () =>
     Effect.gen(function*() {
-      const sql = yield* SqlClient.SqlClient
-      const concepts = yield* sql<{ id: string }>`
-        SELECT DISTINCT ue.entity_id AS id FROM unit_entities ue JOIN memory_units u ON u.id = ue.unit_id
-        WHERE u.bank_id = ${bank}
-        UNION SELECT DISTINCT 'tag:' || t FROM memory_units u, unnest(u.tags) t WHERE u.bank_id = ${bank}`
-      const state = yield* get("/graph/summary")
+      // These memories are from 2024: the state surface reads them with the window and the threshold opened.
+      const open = "window_days=0&confidence_min=0"
+      const state = yield* get(`/graph/summary?${open}`)
       assert.strictEqual(state.status, 200, state.text)
       assert.strictEqual(state.body.surface, "state")
-      assert.strictEqual(state.body.total_nodes, concepts.length)
       assert.strictEqual(state.body.mode_hint, "detail")
       assert.isFalse(state.body.cached)
+      const intelligence = (yield* get(`/graph/intelligence?${open}&limit=100`)).body
+      assert.strictEqual(state.body.total_nodes, intelligence.total_nodes)
       assert.strictEqual(
         state.body.clusters.reduce((sum: number, cluster: any) => sum + cluster.member_count, 0),
-        concepts.length
+        intelligence.total_nodes
       )
-      const ids = new Set(concepts.map((row) => row.id))
+      const ids = new Set(intelligence.nodes.map((node: any) => node.id))
       for (const node of state.body.top_nodes) {
         assert.isTrue(ids.has(node.node_ref), node.node_ref)
         assert.strictEqual(node.kind, "node")
@@ -162,14 +160,15 @@ layer(testApp(), { excludeTestServices: true })("graph", (it) => {
       const priorities = state.body.top_nodes.map((node: any) => node.display_priority)
       assert.deepStrictEqual(priorities, [...priorities].sort((a: number, b: number) => b - a))
       assert.include(state.body.top_nodes.map((node: any) => node.title), "Alice")
-      // Everything was stored just now: new concepts read as changed.
-      assert.isTrue(state.body.top_nodes.every((node: any) => node.status_tone === "changed"))
+      // The default window is the last 90 days of the memories' own time: only Carol's undated memory (stored now).
+      assert.deepStrictEqual((yield* get("/graph/summary")).body.top_nodes.map((node: any) => node.title), ["Carol"])
 
-      const topics = yield* get("/graph/summary?node_kind=topic")
-      assert.isTrue(topics.body.top_nodes.every((node: any) => node.node_ref.startsWith("tag:")))
-      assert.strictEqual(topics.body.total_nodes, 3)
-      const entities = yield* get("/graph/summary?node_kind=entity")
-      assert.isTrue(entities.body.top_nodes.every((node: any) => !node.node_ref.startsWith("tag:")))
+      const topics = yield* get(`/graph/summary?node_kind=topic&${open}`)
+      assert.isTrue(topics.body.top_nodes.every((node: any) => node.node_ref.startsWith("topic:")))
+      // team-a and team-b tag two memories each; team-c only one, which makes no topic.
+      assert.strictEqual(topics.body.total_nodes, 2)
+      const entities = yield* get(`/graph/summary?node_kind=entity&${open}`)
+      assert.isTrue(entities.body.top_nodes.every((node: any) => node.node_ref.startsWith("entity:")))
 
       const evidence = yield* get("/graph/summary?surface=evidence&confidence_min=0")
       assert.strictEqual(evidence.body.surface, "evidence")
@@ -213,20 +212,30 @@ layer(testApp(), { excludeTestServices: true })("graph", (it) => {
       assert.isAtMost(bounded.body.edges.length, 1)
       assert.isTrue(bounded.body.has_more)
 
-      const entity = (yield* get("/graph/summary?node_kind=entity")).body.top_nodes[0].node_ref
-      const coMentioned = yield* sql<{ id: string }>`
-        SELECT DISTINCT b.entity_id AS id FROM unit_entities a JOIN unit_entities b ON b.unit_id = a.unit_id
-        WHERE a.entity_id = ${entity} AND b.entity_id <> a.entity_id`
-      const state = yield* get(`/graph/neighborhood?node_kind=entity&confidence_min=0&focus_ids=${entity}&depth=1`)
+      const open = "window_days=0&confidence_min=0"
+      const entity = (yield* get(`/graph/summary?node_kind=entity&${open}`)).body.top_nodes[0].node_ref
+      const name = (yield* get(`/graph/intelligence?node_kind=entity&${open}&limit=100`)).body.nodes
+        .find((node: any) => node.id === entity).title
+      const coMentioned = yield* sql<{ name: string }>`
+        SELECT DISTINCT eb.canonical_name AS name FROM unit_entities a
+        JOIN entities ea ON ea.id = a.entity_id JOIN unit_entities b ON b.unit_id = a.unit_id
+        JOIN entities eb ON eb.id = b.entity_id
+        JOIN memory_units u ON u.id = a.unit_id
+        WHERE u.bank_id = ${bank} AND ea.canonical_name = ${name} AND eb.id <> ea.id`
+      const state = yield* get(`/graph/neighborhood?node_kind=entity&${open}&focus_ids=${entity}&depth=1`)
       assert.deepStrictEqual(
-        state.body.nodes.filter((node: any) => node.depth === 1).map((node: any) => node.id).sort(),
-        coMentioned.map((row) => row.id).sort()
+        state.body.nodes
+          .filter((node: any) => node.depth === 1 && !node.id.startsWith("event:"))
+          .map((node: any) => node.id).sort(),
+        coMentioned.map((row) => `entity:${row.name.toLowerCase().replace(/[^a-z0-9]+/g, "-")}`).sort()
       )
-      assert.isTrue(state.body.edges.every((edge: any) => edge.relation_type === "entity" && edge.evidence_count >= 1))
+      assert.isTrue(state.body.edges.every((edge: any) =>
+        ["co_occurs", "change", "contradiction", "stale"].includes(edge.relation_type) && edge.evidence_count >= 1
+      ))
 
       const unknown = yield* get("/graph/neighborhood?focus_ids=no-such-node")
       assert.strictEqual(unknown.status, 404)
-      const defaultFocus = yield* get("/graph/neighborhood")
+      const defaultFocus = yield* get(`/graph/neighborhood?${open}`)
       assert.deepStrictEqual(defaultFocus.body.focus_ids.length, 3)
     }))
 

@@ -14,6 +14,7 @@ import { ReflectApi } from "./ReflectApi.ts"
 import { DirectivesApi } from "./DirectivesApi.ts"
 import { MentalModelsApi } from "./MentalModelsApi.ts"
 import { ResearchApi } from "./ResearchApi.ts"
+import { AnomalyApi } from "./AnomalyApi.ts"
 
 export class EngramApi extends HttpApi.make("engram")
   .add(MonitoringApi)
@@ -31,6 +32,7 @@ export class EngramApi extends HttpApi.make("engram")
   .add(ReflectApi)
   .add(DirectivesApi)
   .add(ConsolidationApi)
+  .add(AnomalyApi)
   .middleware(RequestValidation)
   .middleware(ApiKeyAuth)
   // Report every invalid field at once, not just the first one found.

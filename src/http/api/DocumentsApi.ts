@@ -2,6 +2,7 @@
 import { Schema } from "effect"
 import { HttpApiEndpoint, HttpApiGroup, OpenApi } from "effect/http-api"
 import { BankId, DeleteResponse } from "../../domain/Bank.ts"
+import { EntityIntelligenceResponse, EntityTrajectoryResponse, RecomputeResponse } from "../../domain/EntityState.ts"
 import { NotFound } from "../../domain/Errors.ts"
 import {
   DocumentDetail,
@@ -54,7 +55,27 @@ export class EntitiesApi extends HttpApiGroup.make("entities")
       params: { bank_id: BankId, entity_id: Schema.String },
       success: EntityDetailResponse,
       error: NotFound
-    }).annotate(OpenApi.Deprecated, true)
+    }).annotate(OpenApi.Deprecated, true),
+    HttpApiEndpoint.get("trajectory", "/v1/default/banks/:bank_id/entities/:entity_id/trajectory", {
+      params: { bank_id: BankId, entity_id: Schema.String },
+      success: EntityTrajectoryResponse,
+      error: NotFound
+    }).annotate(OpenApi.Description, "The entity's latest computed trajectory; 404 until one was computed."),
+    HttpApiEndpoint.post("recomputeTrajectory", "/v1/default/banks/:bank_id/entities/:entity_id/trajectory/recompute", {
+      params: { bank_id: BankId, entity_id: Schema.String },
+      success: RecomputeResponse,
+      error: NotFound
+    }).annotate(OpenApi.Description, "Queues a recompute of the entity's trajectory as a background operation."),
+    HttpApiEndpoint.get("intelligence", "/v1/default/banks/:bank_id/entity-intelligence", {
+      params: bank,
+      success: EntityIntelligenceResponse,
+      error: NotFound
+    }).annotate(OpenApi.Description, "The bank's latest entity intelligence document; 404 until one was computed."),
+    HttpApiEndpoint.post("recomputeIntelligence", "/v1/default/banks/:bank_id/entity-intelligence/recompute", {
+      params: bank,
+      success: RecomputeResponse,
+      error: NotFound
+    }).annotate(OpenApi.Description, "Queues a recompute of the bank's entity intelligence as a background operation.")
   )
   .annotateMerge(OpenApi.annotations({ title: "Entities" }))
 {}

@@ -1,6 +1,8 @@
 /** REST handlers for documents, entities and tags. */
 import { Effect } from "effect"
 import { HttpApiBuilder } from "effect/http-api"
+import { EntityIntelligence } from "../../entities/intelligence/IntelligenceService.ts"
+import { EntityTrajectories } from "../../entities/trajectory/TrajectoryService.ts"
 import { Documents } from "../../memory/Documents.ts"
 import { Entities } from "../../memory/Entities.ts"
 import { Tags } from "../../memory/Tags.ts"
@@ -35,6 +37,12 @@ export const EntitiesHandlers = HttpApiBuilder.group(
   "entities",
   Effect.fn(function*(handlers) {
     const entities = yield* Entities
+    const trajectories = yield* EntityTrajectories
+    const intelligence = yield* EntityIntelligence
+    const queued = (recompute: { readonly operationId: string; readonly status: string }) => ({
+      operation_id: recompute.operationId,
+      status: recompute.status
+    })
     return handlers.handleAll({
       list: Effect.fn(function*({ params, query }) {
         const page = paging(query)
@@ -42,7 +50,12 @@ export const EntitiesHandlers = HttpApiBuilder.group(
         return { items: found.items, total: found.total, ...page }
       }),
       get: ({ params }) => entities.detail(params.bank_id, params.entity_id),
-      regenerate: ({ params }) => entities.detail(params.bank_id, params.entity_id)
+      regenerate: ({ params }) => entities.detail(params.bank_id, params.entity_id),
+      trajectory: ({ params }) => trajectories.get(params.bank_id, params.entity_id),
+      recomputeTrajectory: ({ params }) =>
+        Effect.map(trajectories.requestRecompute(params.bank_id, params.entity_id), queued),
+      intelligence: ({ params }) => intelligence.get(params.bank_id),
+      recomputeIntelligence: ({ params }) => Effect.map(intelligence.requestRecompute(params.bank_id), queued)
     })
   })
 )

@@ -1,12 +1,14 @@
 /**
  * REST handlers for the graph views: the evidence graph and the timeline (`GraphView`), the summary and the
- * neighbourhood (`GraphOverview`), with the spec's defaults applied here.
+ * neighbourhood (`GraphOverview`), graph intelligence and investigation (`GraphIntelligence`), with the spec's
+ * defaults applied here.
  */
 import { Effect } from "effect"
 import { HttpServerResponse } from "effect/http"
 import { HttpApiBuilder } from "effect/http-api"
 import type { FactType } from "../../domain/Memory.ts"
 import type { TagsMatch } from "../../domain/Recall.ts"
+import { GraphIntelligence } from "../../memory/GraphIntelligence.ts"
 import { GraphOverview } from "../../memory/GraphOverview.ts"
 import type { NodeKind, SurfaceFilter } from "../../memory/graphview/Surfaces.ts"
 import { GraphView } from "../../memory/GraphView.ts"
@@ -35,13 +37,13 @@ const filterOf = (
 
 /** The spec's defaults for the overview parameters: all_strict tags, confidence 0.55, all kinds, 90 days. */
 const overviewFilter = (query: {
-  readonly type?: FactType
+  readonly type?: FactType | undefined
   readonly q?: string
-  readonly tags?: string | ReadonlyArray<string>
+  readonly tags?: string | ReadonlyArray<string> | undefined
   readonly tags_match?: TagsMatch
   readonly confidence_min?: number
   readonly node_kind?: NodeKind
-  readonly window_days?: number
+  readonly window_days?: number | null
 }): SurfaceFilter => ({
   type: query.type,
   q: query.q,
@@ -49,7 +51,7 @@ const overviewFilter = (query: {
   tagsMatch: query.tags_match ?? "all_strict",
   confidenceMin: query.confidence_min ?? 0.55,
   nodeKind: query.node_kind ?? "all",
-  windowDays: query.window_days === undefined ? 90 : query.window_days === 0 ? null : query.window_days
+  windowDays: query.window_days === undefined ? 90 : query.window_days === 0 || query.window_days === null ? null : query.window_days
 })
 
 export const GraphHandlers = HttpApiBuilder.group(
@@ -58,6 +60,7 @@ export const GraphHandlers = HttpApiBuilder.group(
   Effect.fn(function*(handlers) {
     const view = yield* GraphView
     const overview = yield* GraphOverview
+    const intelligence = yield* GraphIntelligence
     return handlers.handleAll({
       // Both views are built in the declared shape from plain values, so they are written as JSON without the
       // schema's encoding pass over every node and link (for 1,000 nodes and 20k links it cost 120 ms of 600).
@@ -74,7 +77,19 @@ export const GraphHandlers = HttpApiBuilder.group(
           depth: query.depth ?? 1,
           limitNodes: query.limit_nodes ?? 60,
           limitEdges: query.limit_edges ?? 140
-        })
+        }),
+      intelligence: ({ params, query }) => intelligence.intelligence(params.bank_id, overviewFilter(query), query.limit ?? 18),
+      investigate: ({ params, payload }) =>
+        intelligence.investigate(
+          params.bank_id,
+          payload.query,
+          overviewFilter({
+            ...payload,
+            type: payload.type ?? undefined,
+            tags: payload.tags ?? undefined
+          }),
+          payload.limit ?? 18
+        )
     })
   })
 )

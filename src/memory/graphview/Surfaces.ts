@@ -1,8 +1,7 @@
 /**
- * The two surfaces the graph overview draws, read from SQL. `evidence`: memories are the nodes and the links
- * retain stored are the edges (strength = link weight). `state`: the concepts the memories are about —
- * entities and topics (tags) — are the nodes, joined when memories mention them together (strength = shared
- * memories over the smaller concept's memories). Both honour the same memory filters. Read-only.
+ * The evidence surface the graph overview draws, read from SQL: memories are the nodes and the links retain
+ * stored are the edges (strength = link weight), under the overview's memory filters. (The state surface is
+ * graph intelligence's: `StateGraph`.) Read-only.
  */
 import { Effect } from "effect"
 import type { SqlClient } from "effect/sql"
@@ -56,9 +55,8 @@ export interface SurfaceReader {
 }
 
 const label = (text: string) => (text.length <= 80 ? text : `${text.slice(0, 79)}…`)
-const topicPrefix = "tag:"
 
-export const makeSurface = (sql: SqlClient.SqlClient, bankId: string, surface: Surface, filter: SurfaceFilter): SurfaceReader => {
+export const makeSurface = (sql: SqlClient.SqlClient, bankId: string, filter: SurfaceFilter): SurfaceReader => {
   const units = sql.and([
     sql`u.bank_id = ${bankId}`,
     ...(filter.type ? [sql`u.fact_type = ${filter.type}`] : []),
@@ -70,118 +68,50 @@ export const makeSurface = (sql: SqlClient.SqlClient, bankId: string, surface: S
   const ids = (list: ReadonlyArray<string>) => sql`${[...list]}::text[]`
   const orDie = <A>(effect: Effect.Effect<A, unknown>) => Effect.orDie(effect)
 
-  if (surface === "evidence") {
-    const memories = sql.and([units, textMatch("u.text")])
-    type Row = { id: string; text: string; factType: string; createdAt: Date; at: Date }
-    const select = (where: ReturnType<typeof sql.and>, limit: number) =>
-      sql<Row>`SELECT u.id, u.text, u.fact_type, u.created_at, coalesce(u.occurred_start, u.mentioned_at, u.created_at) AS at
-        FROM memory_units u WHERE ${where}
-        ORDER BY coalesce(u.mentioned_at, u.occurred_start, u.created_at) DESC, u.seq DESC LIMIT ${limit}`
-    const toNode = (row: Row): SurfaceNode => ({
-      id: row.id,
-      kind: "memory",
-      title: label(row.text),
-      subtitle: `${row.factType} · ${row.at.toISOString().slice(0, 10)}`,
-      mentions: 1,
-      firstStored: row.createdAt,
-      lastStored: row.createdAt
-    })
-    const links = (where: ReturnType<typeof sql.and>) =>
-      orDie(sql<{ fromId: string; toId: string; linkType: string; weight: number }>`
-        SELECT l.from_id, l.to_id, l.link_type, l.weight FROM memory_links l
-        WHERE l.bank_id = ${bankId} AND l.weight >= ${filter.confidenceMin} AND ${where}`).pipe(
-        Effect.map((rows) =>
-          rows.map((row) => ({
-            source: row.fromId,
-            target: row.toId,
-            relation: row.linkType,
-            strength: Math.min(1, row.weight),
-            evidence: 1
-          }))
-        )
-      )
-    const byIds = (list: ReadonlyArray<string>) =>
-      list.length === 0 ? Effect.succeed([]) : orDie(select(sql.and([memories, sql`u.id = ANY (${ids(list)})`]), list.length))
-        .pipe(Effect.map((rows) => rows.map(toNode)))
-    return {
-      top: (limit) =>
-        orDie(Effect.all([
-          select(memories, limit),
-          sql<{ count: number }>`SELECT count(*)::int AS count FROM memory_units u WHERE ${memories}`
-        ])).pipe(Effect.map(([rows, count]) => ({ nodes: rows.map(toNode), total: count[0]?.count ?? 0 }))),
-      byIds,
-      among: (list) =>
-        list.length === 0 ? Effect.succeed([]) : links(sql`l.from_id = ANY (${ids(list)}) AND l.to_id = ANY (${ids(list)})`),
-      touching: (list) =>
-        list.length === 0 ? Effect.succeed([]) : Effect.gen(function*() {
-          const found = yield* links(sql`(l.from_id = ANY (${ids(list)}) OR l.to_id = ANY (${ids(list)}))`)
-          const inside = new Set(list)
-          const others = [...new Set(found.flatMap((edge) => [edge.source, edge.target]).filter((id) => !inside.has(id)))]
-          const matching = new Set((yield* byIds(others)).map((node) => node.id))
-          return found.filter((edge) =>
-            (inside.has(edge.source) || matching.has(edge.source)) && (inside.has(edge.target) || matching.has(edge.target))
-          )
-        })
-    }
-  }
-
-  // State: one row per (memory, concept) over the matching memories; a concept is an entity or a topic (tag).
-  const entityPart = sql`SELECT ue.unit_id, ue.entity_id AS concept, e.canonical_name AS name, e.entity_type AS detail,
-      m.created_at FROM m JOIN unit_entities ue ON ue.unit_id = m.id JOIN entities e ON e.id = ue.entity_id`
-  const topicPart = sql`SELECT m.id AS unit_id, ${topicPrefix} || t.tag AS concept, t.tag AS name, NULL::text AS detail,
-      m.created_at FROM m CROSS JOIN LATERAL unnest(m.tags) AS t(tag)`
-  const parts = filter.nodeKind === "entity" ? entityPart : filter.nodeKind === "topic" ? topicPart
-    : sql`${entityPart} UNION ALL ${topicPart}`
-  const concepts = sql`m AS (SELECT u.id, u.tags, u.created_at FROM memory_units u WHERE ${units}),
-    c AS (${parts}),
-    mentions AS (SELECT concept, count(DISTINCT unit_id)::int AS mentions FROM c GROUP BY concept)`
-  type Row = { id: string; name: string; detail: string | null; mentions: number; firstStored: Date; lastStored: Date }
+  const memories = sql.and([units, textMatch("u.text")])
+  type Row = { id: string; text: string; factType: string; createdAt: Date; at: Date }
   const select = (where: ReturnType<typeof sql.and>, limit: number) =>
-    sql<Row>`WITH ${concepts}
-      SELECT c.concept AS id, min(c.name) AS name, min(c.detail) AS detail, count(DISTINCT c.unit_id)::int AS mentions,
-        min(c.created_at) AS first_stored, max(c.created_at) AS last_stored
-      FROM c WHERE ${where} GROUP BY c.concept ORDER BY mentions DESC, id LIMIT ${limit}`
-  const named = textMatch("c.name")
-  const toNode = (row: Row): SurfaceNode => {
-    const topic = row.id.startsWith(topicPrefix)
-    return {
-      id: row.id,
-      kind: topic ? "topic" : "entity",
-      title: row.name,
-      subtitle: `${topic ? "topic" : row.detail ?? "entity"} · ${row.mentions} ${row.mentions === 1 ? "memory" : "memories"}`,
-      mentions: row.mentions,
-      firstStored: row.firstStored,
-      lastStored: row.lastStored
-    }
-  }
-  const pairs = (where: ReturnType<typeof sql.and>) =>
-    orDie(sql<{ source: string; target: string; evidence: number; strength: number }>`WITH ${concepts},
-      pairs AS (
-        SELECT a.concept AS source, b.concept AS target, count(DISTINCT a.unit_id)::int AS evidence
-        FROM c a JOIN c b ON b.unit_id = a.unit_id AND b.concept > a.concept
-        WHERE ${where} GROUP BY 1, 2)
-      SELECT p.source, p.target, p.evidence, (p.evidence::float8 / least(ma.mentions, mb.mentions)) AS strength
-      FROM pairs p JOIN mentions ma ON ma.concept = p.source JOIN mentions mb ON mb.concept = p.target
-      WHERE p.evidence::float8 / least(ma.mentions, mb.mentions) >= ${filter.confidenceMin}`).pipe(
-      Effect.map((rows) => rows.map((row) => ({ ...row, relation: "entity", strength: Math.min(1, row.strength) })))
+    sql<Row>`SELECT u.id, u.text, u.fact_type, u.created_at, coalesce(u.occurred_start, u.mentioned_at, u.created_at) AS at
+      FROM memory_units u WHERE ${where}
+      ORDER BY coalesce(u.mentioned_at, u.occurred_start, u.created_at) DESC, u.seq DESC LIMIT ${limit}`
+  const toNode = (row: Row): SurfaceNode => ({
+    id: row.id,
+    kind: "memory",
+    title: label(row.text),
+    subtitle: `${row.factType} · ${row.at.toISOString().slice(0, 10)}`,
+    mentions: 1,
+    firstStored: row.createdAt,
+    lastStored: row.createdAt
+  })
+  const links = (where: ReturnType<typeof sql.and>) =>
+    orDie(sql<{ fromId: string; toId: string; linkType: string; weight: number }>`
+      SELECT l.from_id, l.to_id, l.link_type, l.weight FROM memory_links l
+      WHERE l.bank_id = ${bankId} AND l.weight >= ${filter.confidenceMin} AND ${where}`).pipe(
+      Effect.map((rows) =>
+        rows.map((row) => ({
+          source: row.fromId,
+          target: row.toId,
+          relation: row.linkType,
+          strength: Math.min(1, row.weight),
+          evidence: 1
+        }))
+      )
     )
   const byIds = (list: ReadonlyArray<string>) =>
-    list.length === 0 ? Effect.succeed([]) : orDie(select(sql.and([named, sql`c.concept = ANY (${ids(list)})`]), list.length))
+    list.length === 0 ? Effect.succeed([]) : orDie(select(sql.and([memories, sql`u.id = ANY (${ids(list)})`]), list.length))
       .pipe(Effect.map((rows) => rows.map(toNode)))
   return {
     top: (limit) =>
       orDie(Effect.all([
-        select(named, limit),
-        sql<{ count: number }>`WITH ${concepts} SELECT count(DISTINCT c.concept)::int AS count FROM c WHERE ${named}`
+        select(memories, limit),
+        sql<{ count: number }>`SELECT count(*)::int AS count FROM memory_units u WHERE ${memories}`
       ])).pipe(Effect.map(([rows, count]) => ({ nodes: rows.map(toNode), total: count[0]?.count ?? 0 }))),
     byIds,
     among: (list) =>
-      list.length === 0 ? Effect.succeed([]) : pairs(sql`a.concept = ANY (${ids(list)}) AND b.concept = ANY (${ids(list)})`),
+      list.length === 0 ? Effect.succeed([]) : links(sql`l.from_id = ANY (${ids(list)}) AND l.to_id = ANY (${ids(list)})`),
     touching: (list) =>
       list.length === 0 ? Effect.succeed([]) : Effect.gen(function*() {
-        const found = yield* pairs(sql`(a.concept = ANY (${ids(list)}) OR b.concept = ANY (${ids(list)}))`)
-        if (!filter.q) return found
-        // The far end must match the text filter too.
+        const found = yield* links(sql`(l.from_id = ANY (${ids(list)}) OR l.to_id = ANY (${ids(list)}))`)
         const inside = new Set(list)
         const others = [...new Set(found.flatMap((edge) => [edge.source, edge.target]).filter((id) => !inside.has(id)))]
         const matching = new Set((yield* byIds(others)).map((node) => node.id))

@@ -24,6 +24,7 @@ import { BankBrains } from "../../bank/BankBrains.ts"
 import { includeChunks, includeEntities, includeSourceFacts, toRecallResult } from "./RecallIncludes.ts"
 import { keywordInMemory } from "./keyword/KeywordSearch.ts"
 import { semantic, temporal } from "./Strategies.ts"
+import { demoteSuperseded } from "./SupersededPenalty.ts"
 import { tagMatcher } from "./TagMatch.ts"
 import { tagScope } from "./TagFilter.ts"
 
@@ -174,7 +175,7 @@ export class Recall extends Context.Service<Recall, {
         const crossEncoded = Option.isSome(reranker)
           ? yield* stage("cross_encoder", crossEncoderRerank(reranker.value, request.query, deterministic))
           : { ranked: deterministic, trace: null }
-        const reranked = crossEncoded.ranked
+        const reranked = demoteSuperseded(crossEncoded.ranked, (id) => (byId.get(id)?.supersededBy ?? null) !== null)
         const threshold = request.min_score?.threshold ?? 0
         const maxTokens = request.max_tokens ?? 4096
         const { results, used } = yield* stage("budget", Effect.sync(() => {

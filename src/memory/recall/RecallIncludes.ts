@@ -132,5 +132,6 @@ export const toRecallResult = (view: ReturnType<typeof toUnitView>, score?: numb
   chunk_id: view.chunk_id,
   tags: view.tags,
   source_fact_ids: view.source_fact_ids,
-  ...(score === undefined ? {} : { score })
+  ...(score === undefined ? {} : { score }),
+  ...(view.superseded_by ? { superseded_by: view.superseded_by } : {})
 })

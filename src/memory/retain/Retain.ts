@@ -18,6 +18,7 @@ import { Llm, LlmError, type LlmUsage } from "../../models/Llm.ts"
 import { Operations } from "../../operations/Operations.ts"
 import { TaskFailure, TaskRegistry } from "../../operations/TaskRegistry.ts"
 import { modelKey } from "../Reembedding.ts"
+import { detectWriteTimeAnomalies } from "../anomaly/WriteTimeDetection.ts"
 import { TableStatistics } from "../../storage/TableStatistics.ts"
 import { GraphRecall } from "../recall/GraphRecall.ts"
 import { consolidateTask, makeConsolidationRequests, observationsEnabled } from "../consolidation/ConsolidationRequests.ts"
@@ -219,6 +220,18 @@ export class Retain extends Context.Service<Retain, {
             chunks,
             facts: embedded
           }).pipe(
+            // Anomalies are judged in the same transaction, after the links: a fact and the correction it causes
+            // (an older fact superseded) are stored together or not at all.
+            Effect.tap((written) =>
+              config.anomalyDetection && written.created.length > 0
+                ? detectWriteTimeAnomalies({
+                  bankId,
+                  unitIds: written.created,
+                  embeddingModel: modelKey(embeddings.identity),
+                  dimensions: embeddings.identity.dimensions
+                })
+                : Effect.void
+            ),
             // New or replaced facts wait for consolidation into observations; one queued run serves many retains.
             // Queued in the same transaction, so facts are never stored without the run that will consolidate them.
             Effect.tap((written) =>

@@ -14,6 +14,8 @@ import memoryUnitChanges from "./0012_memory_unit_changes.ts"
 import entityMentionRecount from "./0013_entity_mention_recount.ts"
 import readViewOrderIndexes from "./0014_read_view_order_indexes.ts"
 import operationTraceParent from "./0015_operation_trace_parent.ts"
+import anomalies from "./0016_anomalies.ts"
+import entityTrajectories from "./0017_entity_trajectories.ts"
 
 export const migrations = {
   "0001_banks_and_operations": banksAndOperations,
@@ -30,5 +32,7 @@ export const migrations = {
   "0012_memory_unit_changes": memoryUnitChanges,
   "0013_entity_mention_recount": entityMentionRecount,
   "0014_read_view_order_indexes": readViewOrderIndexes,
-  "0015_operation_trace_parent": operationTraceParent
+  "0015_operation_trace_parent": operationTraceParent,
+  "0016_anomalies": anomalies,
+  "0017_entity_trajectories": entityTrajectories
 }

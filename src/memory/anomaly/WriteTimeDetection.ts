@@ -1,0 +1,186 @@
+/**
+ * Write-time anomaly detection for one retain batch, inside its transaction and after its links are written.
+ * The candidates are the neighbours retain has just linked each new unit to — its semantic neighbours (found
+ * through the HNSW index) and its entities' most recent units — read back in one indexed query with their
+ * similarity, so detection adds no vector search of its own and never one query per fact. The detectors are
+ * pure; this file only gathers what they need and hands their findings to `AnomalyStore`.
+ */
+import { Effect } from "effect"
+import { SqlClient } from "effect/sql"
+import { storeAnomalies } from "./AnomalyStore.ts"
+import { judgePair } from "./Contradiction.ts"
+import { detectFlaws, unsupportedOpinion } from "./CausalFlaws.ts"
+import type { Detected, Statement } from "./Detected.ts"
+import { judgeEntityPair } from "./EntityInconsistency.ts"
+
+const causalTypes = ["causes", "caused_by", "enables"]
+
+/** A statement as the driver reads it: `seq` (a bigint column) may arrive as a string. */
+type StatementRow = Omit<Statement, "seq"> & { readonly seq: number | string }
+
+const toStatement = (row: StatementRow): Statement => ({ ...row, seq: Number(row.seq) })
+
+/** The columns of a statement, on the given alias. */
+const statementColumns = (sql: SqlClient.SqlClient, alias: string) =>
+  sql.literal(["id", "text", "fact_type", "occurred_start", "confidence", "content_hash", "superseded_by"]
+    .map((column) => `${alias}.${column}`).join(", ") +
+    `, coalesce(${alias}.mentioned_at, ${alias}.occurred_start, ${alias}.created_at) AS said, ${alias}.seq::float8 AS seq`)
+
+export const detectWriteTimeAnomalies = Effect.fn("Anomalies.detect")(function*(input: {
+  readonly bankId: string
+  readonly unitIds: ReadonlyArray<string>
+  readonly embeddingModel: string
+  readonly dimensions: number
+}) {
+  const { bankId, unitIds } = input
+  if (unitIds.length === 0) return 0
+  const sql = yield* SqlClient.SqlClient
+  const dims = sql.literal(String(Math.trunc(input.dimensions)))
+  const vector = (alias: string) => sql.literal(`${alias}.embedding::vector(${Math.trunc(input.dimensions)})`)
+
+  const fresh = (yield* sql<StatementRow>`SELECT ${statementColumns(sql, "o")} FROM memory_units o
+    WHERE o.id IN ${sql.in(unitIds)}`).map(toStatement)
+  const statements = new Map(fresh.map((statement) => [statement.id, statement]))
+
+  // Each linked pair once, seen from its new unit (a pair of two new units from either), with its similarity;
+  // the statements on the other side are read once each afterwards (many new units share recent neighbours).
+  const pairs = yield* sql<{ readonly freshId: string; readonly id: string; readonly semantic: boolean; readonly similarity: number }>`
+    WITH pairs AS (
+      SELECT from_id AS fresh_id, to_id AS other_id, link_type FROM memory_links
+      WHERE from_id IN ${sql.in(unitIds)} AND link_type IN ('semantic', 'entity')
+      UNION ALL
+      SELECT to_id, from_id, link_type FROM memory_links
+      -- Unit ids are unique across banks: the to_id index alone finds these.
+      WHERE to_id IN ${sql.in(unitIds)} AND link_type = 'semantic'
+    ), grouped AS (
+      SELECT fresh_id, other_id, bool_or(link_type = 'semantic') AS semantic FROM pairs GROUP BY fresh_id, other_id
+    )
+    SELECT g.fresh_id, g.other_id AS id, g.semantic, 1 - (${vector("o")} <=> ${vector("u")}) AS similarity
+    FROM grouped g
+    JOIN memory_units u ON u.id = g.fresh_id
+    JOIN memory_units o ON o.id = g.other_id
+    WHERE o.fact_type IN ('world', 'experience', 'opinion') AND o.embedding_model = ${input.embeddingModel}
+      AND vector_dims(o.embedding) = ${dims} AND vector_dims(u.embedding) = ${dims}`
+
+  const others = [...new Set(pairs.map((pair) => pair.id))].filter((id) => !statements.has(id))
+  if (others.length > 0) {
+    for (const row of yield* sql<StatementRow>`SELECT ${statementColumns(sql, "o")} FROM memory_units o
+      WHERE o.id IN ${sql.in(others)}`) statements.set(row.id, toStatement(row))
+  }
+
+  const found: Array<Detected> = []
+  const judged = new Set<string>()
+  const byEntity: Array<(typeof pairs)[number]> = []
+  for (const row of pairs) {
+    const own = statements.get(row.freshId)
+    // A pair of two new statements is judged once.
+    const key = [row.freshId, row.id].sort().join("|")
+    if (own === undefined || judged.has(key)) continue
+    judged.add(key)
+    if (!row.semantic) {
+      byEntity.push(row)
+      continue
+    }
+    const other = statements.get(row.id)
+    if (other !== undefined) found.push(...judgePair(own, other, row.similarity))
+  }
+
+  if (byEntity.length > 0) {
+    const involved = [...new Set(byEntity.flatMap((row) => [row.freshId, row.id]))]
+    const mentions = yield* sql<{ unitId: string; entityId: string; name: string }>`
+      SELECT ue.unit_id, ue.entity_id, e.canonical_name AS name FROM unit_entities ue
+      JOIN entities e ON e.id = ue.entity_id WHERE ue.unit_id IN ${sql.in(involved)}`
+    const entitiesOf = new Map<string, Map<string, string>>()
+    for (const mention of mentions) {
+      const map = entitiesOf.get(mention.unitId) ?? new Map<string, string>()
+      map.set(mention.entityId, mention.name)
+      entitiesOf.set(mention.unitId, map)
+    }
+    for (const row of byEntity) {
+      const own = statements.get(row.freshId)!
+      const theirs = entitiesOf.get(row.id) ?? new Map<string, string>()
+      const shared = [...(entitiesOf.get(row.freshId) ?? new Map<string, string>()).entries()]
+        .filter(([id]) => theirs.has(id))
+      if (shared.length === 0) continue
+      const other = statements.get(row.id)
+      const detected = other === undefined ? null : judgeEntityPair(own, other, row.similarity, {
+        entityIds: shared.map(([id]) => id),
+        names: shared.map(([, name]) => name)
+      })
+      if (detected !== null) found.push(detected)
+    }
+  }
+
+  found.push(...yield* causalFlaws(sql, bankId, unitIds, dims))
+  found.push(...yield* unsupportedOpinions(sql, bankId, fresh, input.embeddingModel, dims))
+  // A pair found from both of its new units is reported once.
+  const distinct = [...new Map(found.map((anomaly) => [`${anomaly.type}:${anomaly.pairKey}`, anomaly])).values()]
+  if (distinct.length === 0) return 0
+  return yield* storeAnomalies(bankId, distinct, statements)
+})
+
+const causalFlaws = Effect.fnUntraced(function*(
+  sql: SqlClient.SqlClient,
+  bankId: string,
+  unitIds: ReadonlyArray<string>,
+  dims: ReturnType<SqlClient.SqlClient["literal"]>
+) {
+  const links = yield* sql<{
+    readonly fromId: string
+    readonly toId: string
+    readonly linkType: string
+    readonly fromStart: Date | null
+    readonly toStart: Date | null
+    readonly fromHash: string
+    readonly toHash: string
+    readonly similarity: number | null
+  }>`
+    SELECT l.from_id, l.to_id, l.link_type, a.occurred_start AS from_start, b.occurred_start AS to_start,
+      a.content_hash AS from_hash, b.content_hash AS to_hash,
+      CASE WHEN vector_dims(a.embedding) = ${dims} AND vector_dims(b.embedding) = ${dims}
+        THEN 1 - (a.embedding <=> b.embedding) END AS similarity
+    FROM memory_links l
+    JOIN memory_units a ON a.id = l.from_id
+    JOIN memory_units b ON b.id = l.to_id
+    WHERE l.bank_id = ${bankId} AND l.link_type IN ${sql.in(causalTypes)}
+      AND (l.from_id IN ${sql.in(unitIds)} OR l.to_id IN ${sql.in(unitIds)})`
+  if (links.length === 0) return []
+  const touched = [...new Set(links.flatMap((link) => [link.fromId, link.toId]))].filter((id) => !unitIds.includes(id))
+  // One hop further, so a cycle through an older chain is seen; longer cycles need more hops and are rare.
+  const neighbourhood = touched.length === 0 ? [] : yield* sql<{ fromId: string; toId: string; linkType: string }>`
+    SELECT from_id, to_id, link_type FROM memory_links
+    WHERE bank_id = ${bankId} AND link_type IN ${sql.in(causalTypes)}
+      AND (from_id IN ${sql.in(touched)} OR to_id IN ${sql.in(touched)})`
+  const units = new Map<string, { occurredStart: Date | null; contentHash: string }>()
+  for (const link of links) {
+    units.set(link.fromId, { occurredStart: link.fromStart, contentHash: link.fromHash })
+    units.set(link.toId, { occurredStart: link.toStart, contentHash: link.toHash })
+  }
+  return detectFlaws({ links, neighbourhood, units, newIds: unitIds })
+})
+
+const unsupportedOpinions = Effect.fnUntraced(function*(
+  sql: SqlClient.SqlClient,
+  bankId: string,
+  fresh: ReadonlyArray<Statement>,
+  embeddingModel: string,
+  dims: ReturnType<SqlClient.SqlClient["literal"]>
+) {
+  const opinions = fresh.filter((statement) => statement.factType === "opinion")
+  if (opinions.length === 0) return []
+  const rows = yield* sql<{ id: string; distance: number | null }>`
+    SELECT u.id, n.distance FROM memory_units u
+    LEFT JOIN LATERAL (
+      SELECT o.embedding::vector(${dims}) <=> u.embedding::vector(${dims}) AS distance
+      FROM memory_units o
+      WHERE o.bank_id = ${bankId} AND o.fact_type IN ('world', 'experience') AND o.embedding_model = ${embeddingModel}
+        AND vector_dims(o.embedding) = ${dims}
+      ORDER BY o.embedding::vector(${dims}) <=> u.embedding::vector(${dims})
+      LIMIT 1) n ON true
+    WHERE u.id IN ${sql.in(opinions.map((opinion) => opinion.id))} AND vector_dims(u.embedding) = ${dims}`
+  return rows.flatMap((row) => {
+    const opinion = opinions.find((candidate) => candidate.id === row.id)
+    const detected = opinion === undefined ? null : unsupportedOpinion(opinion, row.distance)
+    return detected === null ? [] : [detected]
+  })
+})
