@@ -5,29 +5,27 @@
  * instead of 60 ms), and without a vacuum no page is marked all-visible, so counts cannot be answered from an index
  * (the graph view's total: 110 ms instead of 26 at 100k). So this runs `VACUUM (ANALYZE)` where no autovacuum
  * launcher is running and `ANALYZE` where one is, after the tables grew by a fifth (at least 500 rows) since the last
- * time, and once at start when the statistics are missing or a fifth off (a process killed before its maintenance
- * ran). Maintenance runs in the background once requests pause (at most 30 s later): a retain never waits for it,
- * and on PGlite's one session a vacuum (about 1.5 s at 100k memories) would hold up every request behind it.
+ * time (by the retain that crossed the line, as autovacuum would soon after), and once at start when the statistics
+ * are missing or a fifth off (a process killed before its maintenance ran). Both run inline, not on a background
+ * fiber: PGlite answers on the event loop's microtasks, so a fiber forked beside a loop of retains did not run until
+ * the loop ended, and 10k retains ran on a planner with no statistics (anomaly detection's link reads scanned every
+ * link: retain 3x slower). At 100k memories a maintenance takes about 1.5 s, once per fifth of growth.
  */
-import { Context, Duration, Effect, Layer, Ref } from "effect"
+import { Context, Effect, Layer, Ref } from "effect"
 import { SqlClient } from "effect/sql"
-import { Foreground } from "../bank/Foreground.ts"
 
 const tables = "memory_units, memory_links, unit_entities, entities"
-const lullWait = Duration.seconds(30)
 
 export class TableStatistics extends Context.Service<TableStatistics, {
   /** Records that `rows` memory units were written, maintaining the memory tables when they grew enough. */
   readonly noteWrites: (rows: number) => Effect.Effect<void>
-  /** Runs the maintenance now and waits for it (tests, and start-up when the statistics are stale). */
+  /** Runs the maintenance now and waits for it (seeded benchmark banks). */
   readonly maintain: Effect.Effect<void>
 }>()("engram/storage/TableStatistics") {
   static readonly layer = Layer.effect(
     TableStatistics,
     Effect.gen(function*() {
       const sql = yield* SqlClient.SqlClient
-      const foreground = yield* Foreground
-      const scope = yield* Effect.scope
       const [facts] = yield* sql<{ count: number; estimate: number; analyzed: boolean; autovacuum: boolean }>`
         SELECT (SELECT count(*)::int FROM memory_units) AS count,
           (SELECT reltuples::float8 FROM pg_class WHERE oid = 'memory_units'::regclass) AS estimate,
@@ -44,22 +42,19 @@ export class TableStatistics extends Context.Service<TableStatistics, {
         Effect.catchCause((cause) => Effect.logWarning("Table maintenance failed; planner statistics may be stale", cause)),
         Effect.withSpan("TableStatistics.maintain")
       )
-      const inBackground = Effect.gen(function*() {
+      // One maintenance at a time: a retain that crosses the line while another runs leaves it to that one.
+      const maintainOnce = Effect.gen(function*() {
         const start = yield* Ref.modify(state, (current) =>
           current.running ? [false, current] as const : [true, { ...current, running: true }] as const)
         if (!start) return
-        yield* foreground.yieldAtMost(lullWait).pipe(
-          Effect.andThen(maintain),
-          Effect.ensuring(Ref.update(state, (current) => ({ ...current, running: false }))),
-          Effect.forkIn(scope)
-        )
+        yield* maintain.pipe(Effect.ensuring(Ref.update(state, (current) => ({ ...current, running: false }))))
       })
 
       const stale = count >= 500 &&
         (!facts?.analyzed || Math.abs(count - (facts?.estimate ?? -1)) > Math.max(500, count * 0.2))
       if (stale) {
         yield* Effect.logInfo(`Planner statistics of ${count} memories are missing or stale: maintaining the tables`)
-        yield* inBackground
+        yield* maintainOnce
       }
 
       return TableStatistics.of({
@@ -72,7 +67,7 @@ export class TableStatistics extends Context.Service<TableStatistics, {
                 ? [true, { ...current, atLastMaintenance: current.atLastMaintenance + since, since: 0 }] as const
                 : [false, { ...current, since }] as const
             })
-            if (due) yield* inBackground
+            if (due) yield* maintainOnce
           }),
         maintain
       })
