@@ -152,8 +152,8 @@ export class BankBrains extends Context.Service<BankBrains, {
               const keywords = KeywordIndex.build([])
               const nodeIds: Array<string> = []
               let seqMark = 0
-              const memories = memoryRows(sql`bank_id = ${bankId}`)
-              yield* inPages("brain_memories", memories, pageRows.memories, identity, (memories) => {
+              const allMemories = memoryRows(sql`bank_id = ${bankId}`)
+              yield* inPages("brain_memories", allMemories, pageRows.memories, identity, (memories) => {
                 keywords.append(memories)
                 for (const memory of memories) {
                   nodeIds.push(memory.id)

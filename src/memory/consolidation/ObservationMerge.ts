@@ -7,6 +7,7 @@
 import { Effect } from "effect"
 import type { SqlClient } from "effect/sql"
 import type { SqlError } from "effect/sql/SqlError"
+import { cosine } from "../Cosine.ts"
 import { sameNumbers, wordJaccard } from "../retain/ContentHash.ts"
 import { union } from "./ConsolidationFact.ts"
 import type { EmbeddedDraft } from "./ObservationWriter.ts"
@@ -17,18 +18,6 @@ export const mergePolicy = {
   similarity: 0.85,
   /** Share of distinct words in common. */
   wordOverlap: 0.55
-}
-
-export const cosine = (a: Float32Array, b: Float32Array): number => {
-  let dot = 0
-  let na = 0
-  let nb = 0
-  for (let index = 0; index < Math.min(a.length, b.length); index++) {
-    dot += a[index]! * b[index]!
-    na += a[index]! * a[index]!
-    nb += b[index]! * b[index]!
-  }
-  return na === 0 || nb === 0 ? 0 : dot / Math.sqrt(na * nb)
 }
 
 export const nearDuplicate = (a: string, b: string, similarity: number): boolean =>

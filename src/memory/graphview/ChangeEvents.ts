@@ -7,7 +7,8 @@
 import type { StateGroup } from "./StateNodes.ts"
 import type { StateUnit } from "./StateUnits.ts"
 import { unitLeader, unitNegated, unitTokens } from "./StateUnits.ts"
-import { clamp, cosine, jaccard, overlap } from "./TextSignals.ts"
+import { cosine } from "../Cosine.ts"
+import { clamp, jaccard, overlap } from "./TextSignals.ts"
 
 export type ChangeType = "change" | "contradiction" | "stale"
 

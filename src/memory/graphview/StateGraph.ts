@@ -8,7 +8,8 @@ import { changeEvents, contradictionEvents, stateText } from "./ChangeEvents.ts"
 import type { StateGroup } from "./StateNodes.ts"
 import { stateGroups } from "./StateNodes.ts"
 import type { StateUnit } from "./StateUnits.ts"
-import { clamp, cosine, round3 } from "./TextSignals.ts"
+import { cosine } from "../Cosine.ts"
+import { clamp, round3 } from "./TextSignals.ts"
 
 export type NodeStatus = "stable" | "changed" | "contradictory" | "stale"
 

@@ -5,7 +5,8 @@
  */
 import type { StateUnit } from "./StateUnits.ts"
 import { unitNegated, unitNormalized } from "./StateUnits.ts"
-import { clamp, cosine, slug } from "./TextSignals.ts"
+import { cosine } from "../Cosine.ts"
+import { clamp, slug } from "./TextSignals.ts"
 
 export type NodeKind = "entity" | "topic"
 

@@ -40,13 +40,8 @@ interface Row {
   readonly documentId: string | null
   readonly chunkId: string | null
   readonly entityNames: ReadonlyArray<string> | null
-  readonly embedding: string | null
-}
-
-const vectorOf = (text: string | null): Float32Array | null => {
-  if (text === null) return null
-  const values = JSON.parse(text) as Array<number>
-  return values.length === 0 ? null : Float32Array.from(values)
+  /** Decoded by the driver's pgvector codec (layers/storage/PgVector.ts). */
+  readonly embedding: Float32Array | null
 }
 
 /** Chunk ids end in `_<index>`: without it they name the document. */
@@ -63,14 +58,13 @@ export const loadStateUnits = (sql: SqlClient.SqlClient, bankId: string, filter:
     ...(filter.tags && filter.tags.length > 0 ? [tagCondition(sql, "u.tags", filter.tags, filter.tagsMatch)] : []),
     ...(filter.windowDays === null ? [] : [sql`${at} >= now() - make_interval(days => ${filter.windowDays})`])
   ])
-  // The vector is cast to text only for the picked rows (a cast in the inner select would run for every match).
   // Not prepared, as in GraphView: planned for the limit at hand.
   return sql<Row>`
     WITH picked AS (
       SELECT u.id, u.text, ${at} AS at, u.seq, greatest(1, coalesce(cardinality(u.source_fact_ids), 0)) AS proofs,
         u.access_count AS accesses, u.tags, u.document_id, u.chunk_id, u.embedding
       FROM memory_units u WHERE ${where} ORDER BY at DESC, u.seq DESC LIMIT ${limit})
-    SELECT p.id, p.text, p.at, p.proofs, p.accesses, p.tags, p.document_id, p.chunk_id, p.embedding::text AS embedding,
+    SELECT p.id, p.text, p.at, p.proofs, p.accesses, p.tags, p.document_id, p.chunk_id, p.embedding,
       coalesce(n.entity_names, '{}') AS entity_names
     FROM picked p LEFT JOIN (${entityNamesOfPicked(sql, { types: false })}) n ON n.unit_id = p.id
     ORDER BY p.at DESC, p.seq DESC`.unprepared.pipe(
@@ -84,7 +78,7 @@ export const loadStateUnits = (sql: SqlClient.SqlClient, bankId: string, filter:
         accesses: Number(row.accesses),
         tags: row.tags ?? [],
         entities: row.entityNames ?? [],
-        embedding: vectorOf(row.embedding),
+        embedding: row.embedding,
         docKey: docKeyOf(row)
       }))
     )

@@ -1,6 +1,6 @@
 /**
- * The small text and vector measures the state surface is built from: tokens without stopwords, Jaccard overlap,
- * negation polarity, cosine similarity, slugs and the "leading entity" of a sentence. Pure and deterministic.
+ * The small text measures the state surface is built from: tokens without stopwords, Jaccard overlap,
+ * negation polarity, slugs and the "leading entity" of a sentence. Pure and deterministic.
  */
 import { createHash } from "node:crypto"
 
@@ -41,19 +41,6 @@ export const overlap = (a: ReadonlySet<string>, b: ReadonlySet<string>) => {
 export const negated = (text: string) => /n't\b/i.test(text) || words(text).some((word) => negations.has(word))
 
 export const normalized = (text: string) => text.toLowerCase().replace(/\s+/g, " ").trim()
-
-export const cosine = (a: Float32Array, b: Float32Array) => {
-  if (a.length !== b.length) return 0
-  let dot = 0
-  let na = 0
-  let nb = 0
-  for (let i = 0; i < a.length; i++) {
-    dot += a[i]! * b[i]!
-    na += a[i]! * a[i]!
-    nb += b[i]! * b[i]!
-  }
-  return na === 0 || nb === 0 ? 0 : dot / Math.sqrt(na * nb)
-}
 
 /** `[^a-z0-9]+` → `-`; a name with no such character gets the first 8 hex digits of its SHA-1. */
 export const slug = (name: string) => {
