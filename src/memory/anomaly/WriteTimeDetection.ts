@@ -31,6 +31,8 @@ export const detectWriteTimeAnomalies = Effect.fn("Anomalies.detect")(function*(
   readonly unitIds: ReadonlyArray<string>
   readonly embeddingModel: string
   readonly dimensions: number
+  /** Causal links the batch wrote: none, and there is no causal flaw to look for. */
+  readonly causalLinks: number
 }) {
   const { bankId, unitIds } = input
   if (unitIds.length === 0) return 0
@@ -38,12 +40,8 @@ export const detectWriteTimeAnomalies = Effect.fn("Anomalies.detect")(function*(
   const dims = sql.literal(String(Math.trunc(input.dimensions)))
   const vector = (alias: string) => sql.literal(`${alias}.embedding::vector(${Math.trunc(input.dimensions)})`)
 
-  const fresh = (yield* sql<StatementRow>`SELECT ${statementColumns(sql, "o")} FROM memory_units o
-    WHERE o.id IN ${sql.in(unitIds)}`).map(toStatement)
-  const statements = new Map(fresh.map((statement) => [statement.id, statement]))
-
   // Each linked pair once, seen from its new unit (a pair of two new units from either), with its similarity;
-  // the statements on the other side are read once each afterwards (many new units share recent neighbours).
+  // the statements on both sides are read once each afterwards (many new units share recent neighbours).
   const pairs = yield* sql<{ readonly freshId: string; readonly id: string; readonly semantic: boolean; readonly similarity: number }>`
     WITH pairs AS (
       SELECT from_id AS fresh_id, to_id AS other_id, link_type FROM memory_links
@@ -62,11 +60,12 @@ export const detectWriteTimeAnomalies = Effect.fn("Anomalies.detect")(function*(
     WHERE o.fact_type IN ('world', 'experience', 'opinion') AND o.embedding_model = ${input.embeddingModel}
       AND vector_dims(o.embedding) = ${dims} AND vector_dims(u.embedding) = ${dims}`
 
-  const others = [...new Set(pairs.map((pair) => pair.id))].filter((id) => !statements.has(id))
-  if (others.length > 0) {
-    for (const row of yield* sql<StatementRow>`SELECT ${statementColumns(sql, "o")} FROM memory_units o
-      WHERE o.id IN ${sql.in(others)}`) statements.set(row.id, toStatement(row))
-  }
+  // The new statements and those on the other side of their pairs, in one read.
+  const involved = [...new Set([...unitIds, ...pairs.map((pair) => pair.id)])]
+  const statements = new Map<string, Statement>()
+  for (const row of yield* sql<StatementRow>`SELECT ${statementColumns(sql, "o")} FROM memory_units o
+    WHERE o.id IN ${sql.in(involved)}`) statements.set(row.id, toStatement(row))
+  const fresh = unitIds.flatMap((id) => statements.get(id) ?? [])
 
   const found: Array<Detected> = []
   const judged = new Set<string>()
@@ -86,10 +85,10 @@ export const detectWriteTimeAnomalies = Effect.fn("Anomalies.detect")(function*(
   }
 
   if (byEntity.length > 0) {
-    const involved = [...new Set(byEntity.flatMap((row) => [row.freshId, row.id]))]
+    const mentioned = [...new Set(byEntity.flatMap((row) => [row.freshId, row.id]))]
     const mentions = yield* sql<{ unitId: string; entityId: string; name: string }>`
       SELECT ue.unit_id, ue.entity_id, e.canonical_name AS name FROM unit_entities ue
-      JOIN entities e ON e.id = ue.entity_id WHERE ue.unit_id IN ${sql.in(involved)}`
+      JOIN entities e ON e.id = ue.entity_id WHERE ue.unit_id IN ${sql.in(mentioned)}`
     const entitiesOf = new Map<string, Map<string, string>>()
     for (const mention of mentions) {
       const map = entitiesOf.get(mention.unitId) ?? new Map<string, string>()
@@ -111,7 +110,7 @@ export const detectWriteTimeAnomalies = Effect.fn("Anomalies.detect")(function*(
     }
   }
 
-  found.push(...yield* causalFlaws(sql, bankId, unitIds, dims))
+  if (input.causalLinks > 0) found.push(...yield* causalFlaws(sql, bankId, unitIds, dims))
   found.push(...yield* unsupportedOpinions(sql, bankId, fresh, input.embeddingModel, dims))
   // A pair found from both of its new units is reported once.
   const distinct = [...new Map(found.map((anomaly) => [`${anomaly.type}:${anomaly.pairKey}`, anomaly])).values()]

@@ -68,6 +68,8 @@ export interface WriteBatch {
 export interface WriteResult {
   readonly created: ReadonlyArray<string>
   readonly duplicates: number
+  /** Causal links the batch asked for (some may not have been stored: their targets were duplicates). */
+  readonly causalLinks: number
 }
 
 /** Link bounds: enough neighbours for spreading activation, few enough to keep the graph sparse. */
@@ -165,7 +167,7 @@ export const writeBatch = Effect.fn("MemoryWriter.writeBatch")(function*(batch: 
   )
   const fresh = unique.filter((_, index) => !nearDuplicates.has(index))
   const duplicates = batch.facts.length - fresh.length
-  if (fresh.length === 0) return { created: [], duplicates } satisfies WriteResult
+  if (fresh.length === 0) return { created: [], duplicates, causalLinks: 0 } satisfies WriteResult
 
   const units = fresh.map((fact) => ({
     id: fact.id,
@@ -221,7 +223,7 @@ export const writeBatch = Effect.fn("MemoryWriter.writeBatch")(function*(batch: 
       WHERE EXISTS (SELECT 1 FROM memory_units WHERE id = x.to_id)
       ON CONFLICT DO NOTHING`
   }
-  return { created: ids, duplicates } satisfies WriteResult
+  return { created: ids, duplicates, causalLinks: causal.length } satisfies WriteResult
 })
 
 /**

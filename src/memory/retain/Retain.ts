@@ -228,7 +228,8 @@ export class Retain extends Context.Service<Retain, {
                   bankId,
                   unitIds: written.created,
                   embeddingModel: modelKey(embeddings.identity),
-                  dimensions: embeddings.identity.dimensions
+                  dimensions: embeddings.identity.dimensions,
+                  causalLinks: written.causalLinks
                 })
                 : Effect.void
             ),
