@@ -8,7 +8,12 @@ import { Effect } from "effect"
 import { createServer, type IncomingMessage, type ServerResponse } from "node:http"
 
 export type ScriptedReply =
-  | { readonly content: string; readonly usage?: { prompt_tokens: number; completion_tokens: number } }
+  | {
+    readonly content: string
+    readonly usage?: { prompt_tokens: number; completion_tokens: number }
+    /** Answer only after this many milliseconds (a slow model). */
+    readonly delayMs?: number
+  }
   | { readonly status: number; readonly body?: unknown }
   | { readonly hang: true }
   | { readonly raw: unknown }
@@ -132,6 +137,7 @@ export const scriptedOpenAi = Effect.acquireRelease(
         }
         if ("raw" in next) return send(response, 200, next.raw)
         if ("status" in next) return send(response, next.status, next.body ?? { error: { message: `status ${next.status}` } })
+        if (next.delayMs !== undefined) await new Promise((resolve) => setTimeout(resolve, next.delayMs))
         if (path.endsWith("/messages")) return send(response, 200, anthropicMessage(body?.model ?? "scripted", next.content, next.usage))
         if (path.endsWith(":generateContent")) {
           const model = path.slice(path.lastIndexOf("/") + 1, path.lastIndexOf(":"))
