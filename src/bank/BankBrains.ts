@@ -6,8 +6,11 @@
  * background, and a reader that arrives first applies it itself (both under the bank's brain lock, so it is
  * applied once). When the delta or the tombstones grow past a share of the base, the brain is compacted in memory.
  * PostgreSQL stays the truth: the brain is derived and is dropped when the bank's actor passivates or it sits unused.
+ * Each bank's builds go through a circuit breaker (`BrainBreaker`): while it is open `available` answers none and
+ * recall reads from SQL. A brain can be taken out (`snapshot`, for a `.brain` file) and put back (`install`) when the
+ * bank's data version still matches the one it was taken at, so an import costs no rebuild.
  */
-import { Clock, Context, Duration, Effect, Layer, Schedule, Semaphore } from "effect"
+import { Cause, Clock, Context, Duration, Effect, Layer, Option, Schedule, Semaphore } from "effect"
 import { identity } from "effect/Function"
 import { SqlClient } from "effect/sql"
 import type { SqlError } from "effect/sql/SqlError"
@@ -16,6 +19,11 @@ import { GraphSnapshot } from "../memory/recall/graph/GraphSnapshot.ts"
 import { LiveGraph } from "../memory/recall/graph/LiveGraph.ts"
 import type { IndexedMemory } from "../memory/recall/keyword/KeywordIndex.ts"
 import { KeywordIndex } from "../memory/recall/keyword/KeywordIndex.ts"
+import type { KeywordIndexParts } from "../memory/recall/keyword/KeywordIndex.ts"
+import type { DataVersion } from "../brain/file/BrainFile.ts"
+import { sameDataVersion } from "../brain/file/BrainFile.ts"
+import { EngramConfig } from "../config/EngramConfig.ts"
+import { BrainBreaker, BrainFaults, type BrainStats, type BreakerState, emptyStats } from "./BrainBreaker.ts"
 import { Foreground } from "./Foreground.ts"
 
 export interface Brain {
@@ -42,7 +50,32 @@ export interface BankBrainsOptions {
    * bank; tests set them tiny to read in many pages.
    */
   readonly pageRows?: { readonly memories: number; readonly links: number }
+  /** Failed builds in a row that open a bank's breaker, and how long it stays open. Default 3 and 30 seconds. */
+  readonly breaker?: { readonly failures: number; readonly coolDown: Duration.Input }
 }
+
+/** A brain taken out for a `.brain` file: compacted, with the data version it describes. */
+export interface BrainSnapshot {
+  readonly graph: GraphSnapshot
+  readonly keywords: KeywordIndexParts
+  readonly dataVersion: DataVersion
+}
+
+/** The brain side of a bank's status. */
+export interface BrainRuntimeState {
+  readonly loaded: boolean
+  readonly breaker: BreakerState
+  readonly failureCount: number
+  readonly stats: BrainStats
+  readonly bytes: number
+  /** The data version the loaded brain describes, when one is loaded. */
+  readonly dataVersion: DataVersion | null
+}
+
+/** Why an imported brain was not installed as it is (then the next read builds one from SQL as usual). */
+export type InstallOutcome = { readonly installed: true } | { readonly installed: false; readonly reason: string }
+
+class BrainBuildFault extends Error {}
 
 interface Entry {
   brain: Brain | undefined
@@ -82,6 +115,21 @@ export class BankBrains extends Context.Service<BankBrains, {
   readonly generation: (bankId: string) => Effect.Effect<number>
   /** Bytes held by all brains. */
   readonly size: Effect.Effect<number>
+  /**
+   * The bank's brain as `current` gives it, or none while its breaker is open or its build failed (the failure is
+   * counted): callers then answer from SQL.
+   */
+  readonly available: (bankId: string) => Effect.Effect<Option.Option<Brain>>
+  /** The bank's brain brought current and compacted, with its data version; none while the breaker is open. */
+  readonly snapshot: (bankId: string) => Effect.Effect<Option.Option<BrainSnapshot>>
+  /** Puts an imported brain in place when the bank's data version is still the one it was taken at. */
+  readonly install: (
+    bankId: string,
+    brain: { readonly graph: GraphSnapshot; readonly keywords: KeywordIndex; readonly dataVersion: DataVersion }
+  ) => Effect.Effect<InstallOutcome>
+  /** Where the bank's memories stand now, read from SQL. */
+  readonly dataVersion: (bankId: string) => Effect.Effect<DataVersion>
+  readonly state: (bankId: string) => Effect.Effect<BrainRuntimeState>
 }>()("engram/bank/BankBrains") {
   static readonly layerWith = (options: BankBrainsOptions) =>
     Layer.effect(
@@ -95,6 +143,22 @@ export class BankBrains extends Context.Service<BankBrains, {
         const pageRows = options.pageRows ?? { memories: 2_000, links: 10_000 }
         const entries = new Map<string, Entry>()
         const scope = yield* Effect.scope
+        const faults = yield* BrainFaults
+        const breakerFailures = options.breaker?.failures ?? 3
+        const coolDownMillis = Duration.toMillis(options.breaker?.coolDown ?? Duration.seconds(30))
+        // Kept apart from the entries (swept when idle): a breaker and its counters outlive an idle brain.
+        const breakers = new Map<string, BrainBreaker>()
+        const statsByBank = new Map<string, BrainStats>()
+        const breakerOf = (bankId: string) => {
+          let breaker = breakers.get(bankId)
+          if (breaker === undefined) breakers.set(bankId, breaker = new BrainBreaker(breakerFailures, coolDownMillis))
+          return breaker
+        }
+        const statsOf = (bankId: string) => {
+          let stats = statsByBank.get(bankId)
+          if (stats === undefined) statsByBank.set(bankId, stats = emptyStats())
+          return stats
+        }
 
         const memoryRows = (where: Fragment) =>
           sql<IndexedMemory>`
@@ -105,9 +169,12 @@ export class BankBrains extends Context.Service<BankBrains, {
           sql<{ mark: number }>`SELECT coalesce(max(change_seq), 0)::float8 AS mark FROM memory_unit_changes
             WHERE bank_id = ${bankId}`.pipe(Effect.map((rows) => rows[0]?.mark ?? 0))
 
-        /** The entries a brain has applied are of no further use (one process serves a database). */
+        /**
+         * The entries a brain has applied are of no further use (one process serves a database) — except the last
+         * one, whose `change_seq` is part of the bank's data version (a `.brain` file is stamped with it).
+         */
         const pruneChanges = (bankId: string, upTo: number) =>
-          sql`DELETE FROM memory_unit_changes WHERE bank_id = ${bankId} AND change_seq <= ${upTo}`.pipe(
+          sql`DELETE FROM memory_unit_changes WHERE bank_id = ${bankId} AND change_seq < ${upTo}`.pipe(
             Effect.catch((error) => Effect.logWarning("could not prune the memory change log", error)),
             Effect.forkIn(scope),
             Effect.asVoid
@@ -144,6 +211,7 @@ export class BankBrains extends Context.Service<BankBrains, {
          */
         const build = (bankId: string, entry: Entry) =>
           Effect.gen(function*() {
+            if (faults.failBuild(bankId)) return yield* Effect.fail(new BrainBuildFault("injected brain build failure"))
             const loaded = yield* Effect.gen(function*() {
               yield* sql`SET TRANSACTION ISOLATION LEVEL REPEATABLE READ`
               // A cursor is planned for its first rows unless told that all of them will be read.
@@ -187,6 +255,10 @@ export class BankBrains extends Context.Service<BankBrains, {
             entry.brain = { graph: LiveGraph.of(snapshot), keywords: loaded.keywords }
             entry.seqMark = loaded.seqMark
             entry.changeMark = loaded.changeMark
+            const stats = statsOf(bankId)
+            stats.builds++
+            stats.lastBuildMillis = snapshot.buildMillis
+            stats.lastBuiltAt = yield* Clock.currentTimeMillis
             yield* Effect.annotateCurrentSpan({
               memories: snapshot.nodeCount,
               edges: snapshot.edgeCount,
@@ -233,13 +305,14 @@ export class BankBrains extends Context.Service<BankBrains, {
             brain.keywords.append(delta.added)
             brain.graph.appendNodes(delta.added.map((memory) => memory.id))
             brain.graph.addLinks(delta.links)
+            statsOf(bankId).incrementalUpdates++
             for (const memory of delta.added) entry.seqMark = Math.max(entry.seqMark, memory.seq)
             const lastChange = delta.changes.at(-1)
             if (lastChange !== undefined) {
               entry.changeMark = lastChange.changeSeq
               yield* pruneChanges(bankId, lastChange.changeSeq)
             }
-            if (brain.graph.needsCompaction) compactGraph(entry)
+            if (brain.graph.needsCompaction) compactGraph(bankId, entry)
             yield* Effect.annotateCurrentSpan({
               added: delta.added.length,
               changed: delta.changedIds.length,
@@ -250,7 +323,7 @@ export class BankBrains extends Context.Service<BankBrains, {
               // It holds the thread for its whole length (about a second at 100k memories): start it in a lull.
               yield* foreground.yieldToRequests.pipe(
                 Effect.andThen(Effect.logInfo(`compacting the brain of bank ${bankId}`)),
-                Effect.andThen(Effect.sync(() => compact(entry))),
+                Effect.andThen(Effect.sync(() => compact(bankId, entry))),
                 Effect.ensuring(Effect.sync(() => (entry.compacting = false))),
                 Effect.withSpan("BankBrains.compact", { attributes: { bankId } }),
                 Effect.forkIn(scope)
@@ -263,15 +336,18 @@ export class BankBrains extends Context.Service<BankBrains, {
           brain.graph.tombstones > share * brain.graph.nodeCount + 1024 ||
           brain.keywords.tombstones > share * brain.keywords.size + 1024
 
-        const compactGraph = (entry: Entry) => {
-          if (entry.brain !== undefined) entry.brain = { ...entry.brain, graph: entry.brain.graph.compacted() }
+        const compactGraph = (bankId: string, entry: Entry) => {
+          if (entry.brain === undefined) return
+          entry.brain = { ...entry.brain, graph: entry.brain.graph.compacted() }
+          statsOf(bankId).compactions++
         }
 
         /** Synchronous, so no catch-up can interleave: the compacted brain holds everything applied so far. */
-        const compact = (entry: Entry) => {
+        const compact = (bankId: string, entry: Entry) => {
           const brain = entry.brain
           if (brain === undefined || !wantsCompaction(brain)) return
           entry.brain = { graph: brain.graph.compacted(), keywords: brain.keywords.compacted() }
+          statsOf(bankId).compactions++
         }
 
         const entryOf = (bankId: string, now: number) => {
@@ -293,15 +369,143 @@ export class BankBrains extends Context.Service<BankBrains, {
           return entry
         }
 
-        /** Builds or catches up under the lock, unless someone else did while we waited. */
-        const refresh = (bankId: string, entry: Entry) =>
+        /** Builds or catches up under the lock, unless someone else did while we waited; the breaker counts the outcome. */
+        const refreshOrFail = (bankId: string, entry: Entry) =>
           entry.lock.withPermit(Effect.gen(function*() {
             const version = entry.version
             if (entry.brain === undefined) yield* build(bankId, entry)
             else if (entry.appliedVersion !== version) yield* catchUp(bankId, entry, entry.brain)
             entry.appliedVersion = version
             return entry.brain!
-          })).pipe(Effect.orDie)
+          })).pipe(
+            Effect.tap(() => Effect.sync(() => breakerOf(bankId).succeeded())),
+            Effect.tapCause((cause) =>
+              Cause.hasInterruptsOnly(cause) ? Effect.void : Effect.flatMap(Clock.currentTimeMillis, (now) =>
+                Effect.sync(() => {
+                  breakerOf(bankId).failed(now)
+                  statsOf(bankId).buildFailures++
+                }))
+            )
+          )
+
+        const refresh = (bankId: string, entry: Entry) => refreshOrFail(bankId, entry).pipe(Effect.orDie)
+
+        const available = (bankId: string) =>
+          Effect.flatMap(Clock.currentTimeMillis, (now) =>
+            Effect.suspend((): Effect.Effect<Option.Option<Brain>> => {
+              const stats = statsOf(bankId)
+              stats.reads++
+              const entry = entryOf(bankId, now)
+              entry.lastUsed = now
+              const brain = entry.brain
+              if (brain !== undefined && (entry.appliedVersion === entry.version || entry.rebuilding)) {
+                return Effect.succeed(Option.some(brain))
+              }
+              if (!breakerOf(bankId).allows(now)) {
+                stats.sqlFallbacks++
+                return Effect.succeedNone
+              }
+              if (brain === undefined) stats.coldReads++
+              return refreshOrFail(bankId, entry).pipe(
+                Effect.map(Option.some),
+                Effect.catchCause((cause) =>
+                  Cause.hasInterruptsOnly(cause)
+                    ? Effect.failCause(cause as Cause.Cause<never>)
+                    : Effect.logWarning(`the brain of bank ${bankId} could not be built; answering from SQL`, cause).pipe(
+                      Effect.andThen(Effect.sync(() => void stats.sqlFallbacks++)),
+                      Effect.as(Option.none<Brain>())
+                    )
+                )
+              )
+            }))
+
+        const dataVersion = (bankId: string) =>
+          sql<{ memories: number; seqMark: number; changeMark: number }>`
+            SELECT (SELECT count(*)::float8 FROM memory_units WHERE bank_id = ${bankId}) AS memories,
+              (SELECT coalesce(max(seq), 0)::float8 FROM memory_units WHERE bank_id = ${bankId}) AS seq_mark,
+              (SELECT coalesce(max(change_seq), 0)::float8 FROM memory_unit_changes WHERE bank_id = ${bankId}) AS change_mark`
+            .pipe(
+              Effect.map((rows): DataVersion => rows[0] ?? { memories: 0, seqMark: 0, changeMark: 0 }),
+              Effect.orDie
+            )
+
+        /** Under the lock: current, then compacted in place (a later read gains from it too), then flattened. */
+        const snapshot = (bankId: string) =>
+          Effect.gen(function*() {
+            const brain = yield* available(bankId)
+            if (Option.isNone(brain)) return Option.none<BrainSnapshot>()
+            const entry = entryOf(bankId, yield* Clock.currentTimeMillis)
+            return yield* entry.lock.withPermit(Effect.sync(() => {
+              const held = entry.brain
+              // Dropped meanwhile (passivated, bank deleted): its marks are gone with it.
+              if (held === undefined) return Option.none<BrainSnapshot>()
+              let graph = held.graph
+              if (!graph.isBase) {
+                graph = graph.compacted()
+                if (entry.brain !== undefined) entry.brain = { ...entry.brain, graph }
+                statsOf(bankId).compactions++
+              }
+              const keywords = held.keywords.toParts()
+              return Option.some<BrainSnapshot>({
+                graph: graph.base,
+                keywords,
+                // The marks of what the brain holds: a write that lands later moves the bank past this stamp.
+                dataVersion: { memories: keywords.ids.length, seqMark: entry.seqMark, changeMark: entry.changeMark }
+              })
+            }))
+          }).pipe(Effect.withSpan("BankBrains.snapshot", { attributes: { bankId } }))
+
+        /**
+         * Under the lock, so no catch-up interleaves: the bank's data version is compared with the brain's, and the
+         * brain replaces whatever was loaded. A write committing after the comparison bumps the version as usual,
+         * and the next read catches up from the installed marks.
+         */
+        const install = (
+          bankId: string,
+          imported: { readonly graph: GraphSnapshot; readonly keywords: KeywordIndex; readonly dataVersion: DataVersion }
+        ) =>
+          Effect.gen(function*() {
+            const now = yield* Clock.currentTimeMillis
+            const entry = entryOf(bankId, now)
+            return yield* entry.lock.withPermit(Effect.gen(function*() {
+              const version = entry.version
+              const bank = yield* dataVersion(bankId)
+              if (!sameDataVersion(bank, imported.dataVersion)) {
+                return {
+                  installed: false,
+                  reason: `the bank's data version moved since the file was written (file ${
+                    imported.dataVersion.memories
+                  }.${imported.dataVersion.seqMark}.${imported.dataVersion.changeMark}, bank ${bank.memories}.${bank.seqMark}.${bank.changeMark})`
+                } satisfies InstallOutcome
+              }
+              entry.brain = { graph: LiveGraph.of(imported.graph), keywords: imported.keywords }
+              entry.seqMark = imported.dataVersion.seqMark
+              entry.changeMark = imported.dataVersion.changeMark
+              entry.appliedVersion = version
+              entry.lastUsed = now
+              breakerOf(bankId).succeeded()
+              statsOf(bankId).imports++
+              bump(bankId)
+              return { installed: true } satisfies InstallOutcome
+            }))
+          }).pipe(Effect.withSpan("BankBrains.install", { attributes: { bankId } }))
+
+        const state = (bankId: string) =>
+          Effect.map(Clock.currentTimeMillis, (now): BrainRuntimeState => {
+            const entry = entries.get(bankId)
+            const breaker = breakerOf(bankId)
+            const brain = entry?.brain
+            return {
+              loaded: brain !== undefined,
+              breaker: breaker.state(now),
+              failureCount: breaker.failureCount,
+              stats: { ...statsOf(bankId) },
+              bytes: brain === undefined ? 0 : brain.graph.byteSize + brain.keywords.byteSize,
+              dataVersion: brain === undefined || entry === undefined
+                ? null
+                : { memories: brain.keywords.size, seqMark: entry.seqMark, changeMark: entry.changeMark }
+            }
+          })
 
         const current = (bankId: string) =>
           Effect.flatMap(Clock.currentTimeMillis, (now) =>
@@ -352,6 +556,11 @@ export class BankBrains extends Context.Service<BankBrains, {
             entries.delete(bankId)
           }),
           generation: (bankId) => Effect.sync(() => generations.get(bankId) ?? 0),
+          available,
+          snapshot,
+          install,
+          dataVersion,
+          state,
           size: Effect.sync(() => {
             let bytes = 0
             for (const entry of entries.values()) {
@@ -363,5 +572,11 @@ export class BankBrains extends Context.Service<BankBrains, {
       })
     )
 
-  static readonly layer = BankBrains.layerWith({})
+  /** With the breaker settings of SERVICE_API_BRAIN_CIRCUIT_BREAKER_*. */
+  static readonly layer = Layer.unwrap(Effect.gen(function*() {
+    const config = yield* EngramConfig
+    return BankBrains.layerWith({
+      breaker: { failures: config.brain.breakerFailures, coolDown: config.brain.breakerCoolDown }
+    })
+  }))
 }

@@ -124,7 +124,7 @@ export class GraphView extends Context.Service<GraphView, {
         ])
 
       const unitColumns = ["id", "text", "fact_type", "context", "occurred_start", "occurred_end", "mentioned_at",
-        "document_id", "chunk_id", "tags", "access_count", "created_at"]
+        "document_id", "chunk_id", "tags", "created_at"]
       const columnsOf = (alias: string) => sql.literal(unitColumns.map((column) => `${alias}.${column}`).join(", "))
 
       // The page of units first, then the entity names and types of the whole page in one aggregate (up to 1,000
@@ -137,8 +137,9 @@ export class GraphView extends Context.Service<GraphView, {
             SELECT ${columnsOf("u")}, u.seq FROM memory_units u
             WHERE ${condition} ORDER BY ${sql.literal(order("u"))} LIMIT ${limit})
           SELECT ${columnsOf("p")}, coalesce(n.entity_names, '{}') AS entity_names,
-            coalesce(n.entity_types, '{}') AS entity_types
+            coalesce(n.entity_types, '{}') AS entity_types, coalesce(c.access_count, 0) AS access_count
           FROM picked p LEFT JOIN (${entityNamesOfPicked(sql, { types: true })}) n ON n.unit_id = p.id
+          LEFT JOIN memory_access_counts c ON c.unit_id = p.id
           ORDER BY ${sql.literal(order("p"))}`.unprepared.pipe(Effect.orDie)
 
       const count = (condition: ReturnType<typeof sql.and>) =>

@@ -8,6 +8,7 @@ import { Context, Effect, Layer, Option } from "effect"
 import { SqlClient } from "effect/sql"
 import { BankActors } from "../bank/BankActors.ts"
 import { Banks } from "../bank/Banks.ts"
+import { AccessTelemetry } from "../brain/activity/AccessTelemetry.ts"
 import { Conflict, NotFound } from "../domain/Errors.ts"
 import type {
   CreateMentalModelRequest,
@@ -79,6 +80,7 @@ export class MentalModels extends Context.Service<MentalModels, {
       const operations = yield* OperationStore
       const actors = yield* BankActors
       const banks = yield* Banks
+      const telemetry = yield* AccessTelemetry
 
       const found = Effect.fn("MentalModels.found")(function*(bankId: string, id: string) {
         yield* banks.get(bankId)
@@ -172,7 +174,11 @@ export class MentalModels extends Context.Service<MentalModels, {
 
       return MentalModels.of({
         create,
-        get: (bankId, id) => Effect.map(found(bankId, id), toMentalModelResponse),
+        get: (bankId, id) =>
+          found(bankId, id).pipe(
+            Effect.tap(() => telemetry.record(bankId, [{ type: "mental_model", id, score: null }], "mental_model")),
+            Effect.map(toMentalModelResponse)
+          ),
         list: (bankId, filter) =>
           banks.get(bankId).pipe(
             Effect.andThen(store.list(bankId, filter)),

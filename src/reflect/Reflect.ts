@@ -9,6 +9,7 @@
 import { Clock, Context, Duration, Effect, Layer, Result, Schema } from "effect"
 import { SqlClient } from "effect/sql"
 import { Banks } from "../bank/Banks.ts"
+import { AccessTelemetry, CurrentAccessSource } from "../brain/activity/AccessTelemetry.ts"
 import { EngramConfig } from "../config/EngramConfig.ts"
 import { Directives } from "../directives/Directives.ts"
 import { NotFound, ServiceUnavailable, ValidationError } from "../domain/Errors.ts"
@@ -87,6 +88,7 @@ export class Reflect extends Context.Service<Reflect, {
       const config = yield* EngramConfig
       const registry = yield* TaskRegistry
       const sql = yield* SqlClient.SqlClient
+      const telemetry = yield* AccessTelemetry
 
       /**
        * Whether the `reflect` operation already queued its `form_opinion`: a re-run (after a crash or a retry)
@@ -162,6 +164,8 @@ export class Reflect extends Context.Service<Reflect, {
           : offlineOutcome(synthesize({ question, evidence, label: offlineLabel }))
         const memories = outcome.shown?.memories ?? evidence.memories
         const shownModels = outcome.shown?.models ?? evidence.models
+        // The memories came through recall (recorded there, as this reflect's); the mental models it read are added.
+        yield* telemetry.record(bankId, shownModels.map((model) => ({ type: "mental_model" as const, id: model.id, score: null })))
 
         const formsOpinion = outcome.answeredByModel && options.formOpinion !== false && !evidence.isEmpty
         if (formsOpinion && !(yield* opinionQueuedBy(bankId, options.operationId))) {
@@ -199,7 +203,7 @@ export class Reflect extends Context.Service<Reflect, {
             llm_calls: outcome.llmCalls
           }
         } satisfies ReflectResponse
-      })
+      }, (effect) => Effect.provideService(effect, CurrentAccessSource, "reflect"))
 
       const submit = Effect.fn("Reflect.submit")(function*(bankId: string, request: ReflectRequest) {
         yield* check(request)

@@ -3,8 +3,8 @@
  * temporal and causal links), several hops with decay and a fan-out bound. The graph is part of the bank's brain
  * (`BankBrains`): built on first use, kept current with the bank's writes as deltas, released when idle.
  */
-import { Context, Effect, Layer } from "effect"
-import { BankBrains } from "../../bank/BankBrains.ts"
+import { Context, Effect, Layer, Option } from "effect"
+import { type Brain, BankBrains } from "../../bank/BankBrains.ts"
 import type { Candidate } from "./Candidates.ts"
 import type { SpreadOptions } from "./graph/SpreadingActivation.ts"
 import { spread } from "./graph/SpreadingActivation.ts"
@@ -23,7 +23,12 @@ export class GraphRecall extends Context.Service<GraphRecall, {
   readonly expand: (
     bankId: string,
     seeds: ReadonlyArray<{ readonly id: string; readonly activation: number }>,
-    options: { readonly depth: number; readonly temporalOnly: boolean }
+    options: {
+      readonly depth: number
+      readonly temporalOnly: boolean
+      /** The brain the caller holds; none (its breaker is open) finds nothing. Absent: the bank's current brain. */
+      readonly brain?: Option.Option<Brain>
+    }
   ) => Effect.Effect<ReadonlyArray<Candidate>>
   /**
    * For each id, the memories retained just before and after it and joined to it by a temporal link (the
@@ -31,7 +36,8 @@ export class GraphRecall extends Context.Service<GraphRecall, {
    */
   readonly adjacent: (
     bankId: string,
-    ids: ReadonlyArray<string>
+    ids: ReadonlyArray<string>,
+    brain?: Option.Option<Brain>
   ) => Effect.Effect<ReadonlyMap<string, { readonly previous: string | undefined; readonly next: string | undefined }>>
   /**
    * A write to the bank's memories or links committed: its brain (graph and keyword index) applies it as a delta.
@@ -43,14 +49,19 @@ export class GraphRecall extends Context.Service<GraphRecall, {
     GraphRecall,
     Effect.gen(function*() {
       const brains = yield* BankBrains
+      const graphOf = (bankId: string, brain: Option.Option<Brain> | undefined) =>
+        brain === undefined
+          ? Effect.map(brains.current(bankId), (current) => current.graph)
+          : Effect.succeed(Option.isSome(brain) ? brain.value.graph : undefined)
 
       const expand = Effect.fn("GraphRecall.expand")(function*(
         bankId: string,
         seeds: ReadonlyArray<{ readonly id: string; readonly activation: number }>,
-        options: { readonly depth: number; readonly temporalOnly: boolean }
+        options: { readonly depth: number; readonly temporalOnly: boolean; readonly brain?: Option.Option<Brain> }
       ) {
         if (seeds.length === 0) return []
-        const snapshot = (yield* brains.current(bankId)).graph
+        const snapshot = yield* graphOf(bankId, options.brain)
+        if (snapshot === undefined) return []
         const top = Math.max(...seeds.map((seed) => seed.activation), 1e-9)
         const indexed = seeds
           .map((seed) => ({ index: snapshot.indexOf.get(seed.id), activation: seed.activation / top }))
@@ -69,10 +80,15 @@ export class GraphRecall extends Context.Service<GraphRecall, {
         return candidates
       })
 
-      const adjacent = Effect.fn("GraphRecall.adjacent")(function*(bankId: string, ids: ReadonlyArray<string>) {
+      const adjacent = Effect.fn("GraphRecall.adjacent")(function*(
+        bankId: string,
+        ids: ReadonlyArray<string>,
+        brain?: Option.Option<Brain>
+      ) {
         const found = new Map<string, { previous: string | undefined; next: string | undefined }>()
         if (ids.length === 0) return found
-        const snapshot = (yield* brains.current(bankId)).graph
+        const snapshot = yield* graphOf(bankId, brain)
+        if (snapshot === undefined) return found
         for (const id of ids) {
           const index = snapshot.indexOf.get(id)
           if (index === undefined) continue

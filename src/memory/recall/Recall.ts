@@ -21,6 +21,7 @@ import { crossEncoderRerank } from "./CrossEncoderRerank.ts"
 import { byCombinedScore, deterministicRerank, reciprocalRankFusion } from "./Fusion.ts"
 import { GraphRecall } from "./GraphRecall.ts"
 import { BankBrains } from "../../bank/BankBrains.ts"
+import { AccessTelemetry } from "../../brain/activity/AccessTelemetry.ts"
 import { includeChunks, includeEntities, includeSourceFacts, toRecallResult } from "./RecallIncludes.ts"
 import { keywordInMemory } from "./keyword/KeywordSearch.ts"
 import { semantic, temporal } from "./Strategies.ts"
@@ -54,6 +55,7 @@ export class Recall extends Context.Service<Recall, {
       const wordVectors = yield* Effect.serviceOption(WordVectors)
       const brains = yield* BankBrains
       const reranker = yield* Effect.serviceOption(Reranker)
+      const telemetry = yield* AccessTelemetry
 
       /** Each content word's closest neighbours, for keyword search at a lower weight. */
       const expand = (query: string): ReadonlyArray<string> =>
@@ -116,8 +118,20 @@ export class Recall extends Context.Service<Recall, {
           : null
 
         const expansion = yield* stage("expand", Effect.sync(() => expand(request.query)))
+        // The bank's existence is checked while the query is embedded (a remote embedder's round trip hides it).
+        // The bank's brain (graph and keyword index) is brought up to date with its last writes meanwhile too; while
+        // its breaker is open there is none, and keyword search runs in SQL and the graph adds nothing.
+        const [, brain, vector] = yield* Effect.all([
+          stage("bank", banks.get(bankId)),
+          stage("brain", brains.available(bankId)),
+          stage("embed", embeddings.embedQuery(request.query)).pipe(
+            Effect.mapError((error) => new ServiceUnavailable({ detail: `embedding the query failed: ${error.message}` }))
+          )
+        ], { concurrency: "unbounded" })
         // The bank's in-memory index, with the same type and tag rules the SQL scope applies to the other strategies.
         const keywordSearch = keywordInMemory({
+          brain,
+          sqlScope: scope,
           bankId,
           query: request.query,
           expansion,
@@ -125,15 +139,6 @@ export class Recall extends Context.Service<Recall, {
           tags: tagMatcher({ tags: request.tags, tagsMatch: request.tags_match, tagGroups: request.tag_groups }),
           depth
         })
-        // The bank's existence is checked while the query is embedded (a remote embedder's round trip hides it).
-        // The bank's brain (graph and keyword index) is brought up to date with its last writes meanwhile too.
-        const [, , vector] = yield* Effect.all([
-          stage("bank", banks.get(bankId)),
-          stage("brain", brains.current(bankId)),
-          stage("embed", embeddings.embedQuery(request.query)).pipe(
-            Effect.mapError((error) => new ServiceUnavailable({ detail: `embedding the query failed: ${error.message}` }))
-          )
-        ], { concurrency: "unbounded" })
         const [semanticRun, keywordRun, temporalRun] = yield* stage("search", Effect.all([
           timed("semantic", semantic({
             scope,
@@ -152,11 +157,12 @@ export class Recall extends Context.Service<Recall, {
         const seeds = yield* stage("fuse", Effect.sync(() => reciprocalRankFusion(direct).slice(0, graphSeeds)))
         const graphRun = yield* stage("graph", timed("graph", graph.expand(bankId, seeds.map((seed) => ({ id: seed.id, activation: seed.rrf })), {
           depth,
-          temporalOnly: false
+          temporalOnly: false,
+          brain
         })))
         const runs = [...direct, graphRun]
         const ranked = yield* stage("fuse", Effect.sync(() => byCombinedScore(reciprocalRankFusion(runs))))
-        const adjacent = yield* stage("context", graph.adjacent(bankId, ranked.slice(0, conversationContext.sources).map((candidate) => candidate.id)))
+        const adjacent = yield* stage("context", graph.adjacent(bankId, ranked.slice(0, conversationContext.sources).map((candidate) => candidate.id), brain))
         const fused = yield* stage("fuse", Effect.sync(() =>
           byCombinedScore(withConversationContext(ranked, adjacent)).slice(0, rerankDepth[budget])
         ))
@@ -227,6 +233,11 @@ export class Recall extends Context.Service<Recall, {
             total_ms: (yield* Clock.currentTimeMillis) - started
           }
           : null
+        // Buffered in memory only (written in the background): telemetry adds no statement to the recall.
+        yield* telemetry.record(bankId, [
+          ...results.map((result) => ({ type: "memory" as const, id: result.id, score: result.score ?? null })),
+          ...Object.keys(chunks ?? {}).map((id) => ({ type: "chunk" as const, id, score: null }))
+        ])
         return { results, trace, entities, chunks, source_facts: sourceFacts } satisfies RecallResponse
       }, (effect) =>
         effect.pipe(

@@ -31,6 +31,24 @@ export interface QueryTerm {
   readonly boost: number
 }
 
+/** A keyword index as flat arrays (see `KeywordIndex.toParts`): what a `.brain` file stores. */
+export interface KeywordIndexParts {
+  readonly ids: ReadonlyArray<string>
+  readonly lengths: Int32Array
+  readonly typeCodes: Uint8Array
+  readonly typeNames: ReadonlyArray<string>
+  readonly tagSetOf: Int32Array
+  readonly tagSets: ReadonlyArray<ReadonlyArray<string>>
+  readonly lexemes: ReadonlyArray<string>
+  /** Lexeme `i`'s postings are `postingPositions[postingOffsets[i] .. postingOffsets[i + 1])`. */
+  readonly postingOffsets: Int32Array
+  readonly postingPositions: Int32Array
+  /** Memory `p`'s lexeme numbers are `memoryLexemes[listStart[p] .. listStart[p + 1])`. */
+  readonly listStart: Int32Array
+  readonly memoryLexemes: Int32Array
+  readonly maxSeq: number
+}
+
 /** BM25 constants, the same as the SQL strategy: k1 1.2, b 0.75, a term counting once per memory. */
 const k1 = 1.2
 const b = 0.75
@@ -175,6 +193,98 @@ export class KeywordIndex {
     }
     index.append(live)
     index.maxSeq = this.maxSeq
+    return index
+  }
+
+  /**
+   * The index as flat arrays, for the `.brain` file: tombstones are compacted away first, so positions are dense.
+   * `fromParts` installs them as they are, with no re-indexing (the first recall after an import builds nothing).
+   */
+  toParts(): KeywordIndexParts {
+    const index = this.removedCount > 0 ? this.compacted() : this
+    const count = index.ids.length
+    const lexemes: Array<string> = []
+    const numberOf = new Map<Postings, number>()
+    const postingOffsets = new Int32Array(index.postings.size + 1)
+    let total = 0
+    for (const list of index.postings.values()) total += list.length
+    const postingPositions = new Int32Array(total)
+    let write = 0
+    for (const [lexeme, list] of index.postings) {
+      numberOf.set(list, lexemes.length)
+      lexemes.push(lexeme)
+      postingPositions.set(list.positions.subarray(0, list.length), write)
+      write += list.length
+      postingOffsets[lexemes.length] = write
+    }
+    const memoryLexemes = new Int32Array(index.lists.length)
+    for (let i = 0; i < index.lists.length; i++) memoryLexemes[i] = numberOf.get(index.lists[i]!)!
+    return {
+      ids: index.ids,
+      lengths: index.lengths.slice(0, count),
+      typeCodes: index.typeCodes.slice(0, count),
+      typeNames: index.typeNames,
+      tagSetOf: index.tagSetOf.slice(0, count),
+      tagSets: index.tagSets,
+      lexemes,
+      postingOffsets,
+      postingPositions,
+      listStart: index.listStart.slice(0, count + 1),
+      memoryLexemes,
+      maxSeq: index.maxSeq
+    }
+  }
+
+  /** The index `toParts` described; throws a RangeError when the parts do not fit together. */
+  static fromParts(parts: KeywordIndexParts): KeywordIndex {
+    const index = new KeywordIndex()
+    const count = parts.ids.length
+    const lexemeCount = parts.lexemes.length
+    if (
+      parts.lengths.length !== count || parts.typeCodes.length !== count || parts.tagSetOf.length !== count ||
+      parts.listStart.length !== count + 1 || parts.postingOffsets.length !== lexemeCount + 1 ||
+      parts.postingOffsets[lexemeCount] !== parts.postingPositions.length ||
+      parts.listStart[count] !== parts.memoryLexemes.length || parts.typeNames.length >= removedCode
+    ) throw new RangeError("KeywordIndex.fromParts: the parts do not fit together")
+    for (const position of parts.postingPositions) {
+      if (!(position >= 0 && position < count)) throw new RangeError("KeywordIndex.fromParts: a posting is out of range")
+    }
+    for (const number of parts.memoryLexemes) {
+      if (!(number >= 0 && number < lexemeCount)) throw new RangeError("KeywordIndex.fromParts: a lexeme is out of range")
+    }
+    index.typeNames.push(...parts.typeNames)
+    for (const tags of parts.tagSets) {
+      index.tagSetNumbers.set(JSON.stringify(tags), index.tagSets.length)
+      index.tagSets.push(tags)
+    }
+    const lists: Array<Postings> = []
+    for (let number = 0; number < lexemeCount; number++) {
+      const start = parts.postingOffsets[number]!
+      const end = parts.postingOffsets[number + 1]!
+      if (end < start) throw new RangeError("KeywordIndex.fromParts: posting offsets go back")
+      const list = { positions: parts.postingPositions.slice(start, end), length: end - start, removed: 0 }
+      lists.push(list)
+      index.postings.set(parts.lexemes[number]!, list)
+    }
+    for (const number of parts.memoryLexemes) index.lists.push(lists[number]!)
+    index.reserve(count)
+    index.lengths.set(parts.lengths)
+    index.typeCodes.set(parts.typeCodes)
+    index.tagSetOf.set(parts.tagSetOf)
+    index.listStart.set(parts.listStart)
+    for (let position = 0; position < count; position++) {
+      const id = parts.ids[position]!
+      const code = parts.typeCodes[position]!
+      const tagSet = parts.tagSetOf[position]!
+      if (code >= parts.typeNames.length || !(tagSet >= 0 && tagSet < parts.tagSets.length) || index.positionOf.has(id)) {
+        throw new RangeError("KeywordIndex.fromParts: a memory's type, tags or id is invalid")
+      }
+      index.positionOf.set(id, position)
+      index.ids.push(id)
+      index.idKeys[position] = idOrderKey(id)
+      index.totalLength += parts.lengths[position]!
+    }
+    index.maxSeq = parts.maxSeq
     return index
   }
 

@@ -4,10 +4,11 @@
  * same BM25 as the SQL strategy with exact document frequencies. The request's types and tag scope filter the
  * postings as they are walked (the SQL strategy in `Strategies.ts` stays as the reference the parity test checks).
  */
-import { Effect } from "effect"
+import { Effect, Option } from "effect"
 import { SqlClient } from "effect/sql"
 import { cjkTerms } from "../SearchTerms.ts"
-import { BankBrains } from "../../../bank/BankBrains.ts"
+import { type Brain, BankBrains } from "../../../bank/BankBrains.ts"
+import { corpusStatistics, keyword } from "../Strategies.ts"
 import type { QueryTerm } from "./KeywordIndex.ts"
 import type { TagPredicate } from "../TagMatch.ts"
 
@@ -33,11 +34,30 @@ export const keywordInMemory = Effect.fn("Recall.keywordInMemory")(function*(opt
   readonly types: ReadonlyArray<string>
   readonly tags?: TagPredicate | undefined
   readonly depth: number
+  /**
+   * The brain the caller already holds; none (its breaker is open) means BM25 in SQL over `sqlScope` instead.
+   * Absent, the bank's current brain is used.
+   */
+  readonly brain?: Option.Option<Brain> | undefined
+  readonly sqlScope?: ReturnType<SqlClient.SqlClient["and"]> | undefined
 }) {
   if (options.query.trim() === "") return []
   const brains = yield* BankBrains
+  if (options.brain !== undefined && Option.isNone(options.brain) && options.sqlScope !== undefined) {
+    return yield* keyword({
+      scope: options.sqlScope,
+      bankId: options.bankId,
+      query: options.query,
+      expansion: options.expansion,
+      expansionWeight: options.expansionWeight,
+      depth: options.depth,
+      corpus: yield* corpusStatistics(options.bankId)
+    })
+  }
   const [brain, terms] = yield* Effect.all([
-    brains.current(options.bankId),
+    options.brain !== undefined && Option.isSome(options.brain)
+      ? Effect.succeed(options.brain.value)
+      : brains.current(options.bankId),
     queryTerms(options.query, options.expansion, options.expansionWeight ?? 0.3)
   ], { concurrency: 2 })
   return brain.keywords.search(terms, { types: options.types, tags: options.tags, depth: options.depth })

@@ -1,0 +1,12 @@
+/**
+ * The brain runtime wired: `.brain` files (status, export, validate, import) and learning from another engram
+ * instance with its `brain_learn` task. Built on the memory layers and mental models.
+ */
+import { Layer } from "effect"
+import { BrainRuntime } from "../src/brain/BrainRuntime.ts"
+import { BrainLearn, BrainLearnTask } from "../src/brain/learn/BrainLearn.ts"
+
+export const BrainLive = BrainLearnTask.pipe(
+  Layer.provideMerge(BrainLearn.layer),
+  Layer.provideMerge(BrainRuntime.layer)
+)

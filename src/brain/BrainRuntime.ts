@@ -1,0 +1,387 @@
+/**
+ * The brain runtime of each bank: its `.brain` file under the cache directory (written atomically from the bank's
+ * in-memory brain, mental models and, in `full_copy` mode, recent memories), export, validation and import of such
+ * files, and the status the brain routes report. An import whose data version still matches the bank's installs
+ * its graph and keyword index in `BankBrains` as they are. PostgreSQL stays the truth: nothing here is needed for
+ * recall to answer, and a failure here never blocks a memory operation.
+ */
+import { Clock, Context, Effect, Layer, Option } from "effect"
+import { SqlClient } from "effect/sql"
+import { readFile, stat } from "node:fs/promises"
+import { join } from "node:path"
+import { BankBrains } from "../bank/BankBrains.ts"
+import { Banks } from "../bank/Banks.ts"
+import { EngramConfig } from "../config/EngramConfig.ts"
+import type { BrainRuntimeStatusResponse } from "../domain/Brain.ts"
+import { NotFound, ServiceUnavailable, ValidationError } from "../domain/Errors.ts"
+import { GraphSnapshot } from "../memory/recall/graph/GraphSnapshot.ts"
+import { KeywordIndex } from "../memory/recall/keyword/KeywordIndex.ts"
+import { modelKey } from "../memory/Reembedding.ts"
+import { MentalModels } from "../mentalmodels/MentalModels.ts"
+import { Embeddings } from "../models/Embeddings.ts"
+import { encodeActivitySection } from "./activity/ActivityExchange.ts"
+import { ActivityModels } from "./activity/ActivityModels.ts"
+import { tierBudgets } from "./BrainSettings.ts"
+import { writeAtomically } from "./file/AtomicFile.ts"
+import {
+  type BrainFileContent,
+  type BrainMemory,
+  type BrainMode,
+  dataVersionText,
+  readBrainFile,
+  sameDataVersion,
+  summarize,
+  writeBrainFile
+} from "./file/BrainFile.ts"
+import { BrainFileInvalid, currentVersion, open, type OpenedBrainFile } from "./file/BrainFormat.ts"
+
+export interface WrittenBrainFile {
+  readonly path: string
+  readonly sizeBytes: number
+  readonly reused: boolean
+}
+
+export interface Validation {
+  readonly valid: boolean
+  readonly version: number | null
+  readonly reason: string | null
+}
+
+interface FileCounters {
+  fileWrites: number
+  importsAccepted: number
+  importsRefused: number
+}
+
+export class BrainRuntime extends Context.Service<BrainRuntime, {
+  readonly filePath: (bankId: string) => string
+  /**
+   * Brings the bank's `.brain` file up to date and returns where it is: the file already there is kept when it
+   * describes the bank as it is now (same data version, mental models and mode), so an export of an unchanged bank
+   * returns the same bytes. `activity` replaces the activity section's bytes (otherwise it is the bank's own activity
+   * model, see ActivityExchange).
+   */
+  readonly writeFile: (
+    bankId: string,
+    options: { readonly mode: BrainMode; readonly activity?: Uint8Array | undefined }
+  ) => Effect.Effect<WrittenBrainFile, NotFound | ServiceUnavailable | ValidationError>
+  /** The bank's current `.brain` file parsed, or none when there is no valid one. */
+  readonly readFile: (bankId: string) => Effect.Effect<Option.Option<BrainFileContent>>
+  /** Checks a file for a bank without changing anything. */
+  readonly validate: (bankId: string, bytes: Uint8Array) => Effect.Effect<Validation>
+  /** A file from anywhere (learning reads a remote's): checked and parsed, the bank not compared. */
+  readonly parse: (bytes: Uint8Array) => Effect.Effect<BrainFileContent, BrainFileInvalid>
+  readonly importFile: (bankId: string, bytes: Uint8Array) => Effect.Effect<{
+    readonly bank_id: string
+    readonly file_path: string
+    readonly size_bytes: number
+    readonly format_version: string | null
+    readonly installed: boolean
+    readonly install_reason: string | null
+  }, NotFound | ValidationError | ServiceUnavailable>
+  readonly status: (bankId: string) => Effect.Effect<typeof BrainRuntimeStatusResponse.Type, NotFound>
+}>()("engram/brain/BrainRuntime") {
+  static readonly layer = Layer.effect(
+    BrainRuntime,
+    Effect.gen(function*() {
+      const config = yield* EngramConfig
+      const sql = yield* SqlClient.SqlClient
+      const brains = yield* BankBrains
+      const banks = yield* Banks
+      const mentalModels = yield* MentalModels
+      const embeddings = yield* Embeddings
+      const activityModels = yield* ActivityModels
+      const settings = config.brain
+      const cacheDir = Option.getOrElse(settings.cacheDir, () => join(config.dataDir, "brain"))
+      const budget = tierBudgets[settings.hardwareTier]
+      const embeddingModel = modelKey(embeddings.identity)
+      const modelSignature = `engram-brain-v${currentVersion}/${embeddingModel}/${settings.predictionMode}`
+      const counters = new Map<string, FileCounters>()
+      const countersOf = (bankId: string) => {
+        let found = counters.get(bankId)
+        if (found === undefined) counters.set(bankId, found = { fileWrites: 0, importsAccepted: 0, importsRefused: 0 })
+        return found
+      }
+
+      const filePath = (bankId: string) => join(cacheDir, `${encodeURIComponent(bankId)}.brain`)
+
+      const readBytes = (path: string) =>
+        Effect.promise(() => readFile(path).then((buffer) => new Uint8Array(buffer.buffer, buffer.byteOffset, buffer.byteLength), () => undefined))
+
+      /** What the mental models look like now: a file taken before a model changed is not reused. */
+      const mentalModelsVersion = (bankId: string) =>
+        sql<{ stamp: string }>`SELECT count(*)::text || '@' || coalesce(max(updated_at), 'epoch')::text AS stamp
+          FROM mental_models WHERE bank_id = ${bankId}`.pipe(
+          Effect.map((rows) => rows[0]?.stamp ?? "0"),
+          Effect.orDie
+        )
+
+      const recentMemories = (bankId: string) =>
+        sql<BrainMemory>`
+          SELECT id, text, fact_type, context, to_json(mentioned_at) #>> '{}' AS mentioned_at,
+            to_json(occurred_start) #>> '{}' AS occurred_start, to_json(created_at) #>> '{}' AS created_at, tags
+          FROM memory_units WHERE bank_id = ${bankId} AND fact_type IN ('world', 'experience')
+          ORDER BY coalesce(mentioned_at, created_at) DESC, seq DESC
+          LIMIT ${budget.memories}`.pipe(
+          // Column names are camel-cased by the client; the file keeps the API's snake_case.
+          Effect.map((rows) =>
+            rows.map((row: any): BrainMemory => ({
+              id: row.id,
+              text: row.text,
+              fact_type: row.factType,
+              context: row.context ?? null,
+              mentioned_at: row.mentionedAt ?? null,
+              occurred_start: row.occurredStart ?? null,
+              created_at: row.createdAt ?? null,
+              tags: row.tags ?? []
+            }))
+          ),
+          Effect.orDie
+        )
+
+      const parse = (bytes: Uint8Array) =>
+        Effect.try({
+          try: () => readBrainFile(open(bytes, settings.maxFileBytes)),
+          catch: (error) => error instanceof BrainFileInvalid ? error : new BrainFileInvalid(String(error), null)
+        })
+
+      /** The bank's file checked (size, header, checksums), or none when there is no valid one. */
+      const openCurrent = (bankId: string) =>
+        Effect.gen(function*() {
+          const bytes = yield* readBytes(filePath(bankId))
+          if (bytes === undefined) return Option.none<OpenedBrainFile>()
+          return yield* Effect.try(() => open(bytes, settings.maxFileBytes)).pipe(Effect.option)
+        })
+
+      const readCurrent = (bankId: string) =>
+        Effect.flatMap(openCurrent(bankId), (opened) =>
+          Option.isNone(opened)
+            ? Effect.succeedNone
+            : Effect.try(() => readBrainFile(opened.value)).pipe(Effect.option))
+
+      const writeFile = Effect.fn("BrainRuntime.writeFile")(function*(
+        bankId: string,
+        options: { readonly mode: BrainMode; readonly activity?: Uint8Array | undefined }
+      ) {
+        yield* banks.get(bankId)
+        const path = filePath(bankId)
+        const existing = yield* openCurrent(bankId)
+        const summary = Option.isSome(existing) ? yield* Effect.option(Effect.try(() => summarize(existing.value))) : Option.none()
+        const modelsStamp = yield* mentalModelsVersion(bankId)
+        const bankVersion = yield* brains.dataVersion(bankId)
+        // The bank's own activity model (built first when it has none); a file with other activity is not reused.
+        const activity = options.activity ?? encodeActivitySection(yield* activityModels.own(bankId), settings.predictionMode)
+        const existingActivity = Option.isSome(existing) && existing.value.sections.has("activity")
+          ? yield* Effect.orElseSucceed(Effect.try(() => existing.value.sections.bytes("activity")), () => null)
+          : null
+        if (
+          existingActivity !== null && Buffer.from(existingActivity).equals(activity) &&
+          Option.isSome(existing) && Option.isSome(summary) &&
+          summary.value.bankId === bankId && summary.value.formatVersion === currentVersion &&
+          summary.value.mode === options.mode && summary.value.modelSignature === modelSignature &&
+          summary.value.dataVersion !== null && sameDataVersion(summary.value.dataVersion, bankVersion) &&
+          existing.value.manifest["mental_models_version"] === modelsStamp
+        ) {
+          const size = yield* Effect.promise(() => stat(path).then((found) => found.size))
+          return { path, sizeBytes: size, reused: true } satisfies WrittenBrainFile
+        }
+        const snapshot = yield* brains.snapshot(bankId)
+        if (Option.isNone(snapshot)) {
+          return yield* new ServiceUnavailable({
+            detail: `the brain of bank '${bankId}' cannot be built now (its circuit breaker is open); try again later`
+          })
+        }
+        const models = yield* mentalModels.list(bankId, { tags: [], tagsMatch: "any", limit: budget.mentalModels, offset: 0 })
+        const memories = options.mode === "full_copy" ? yield* recentMemories(bankId) : []
+        const graph = snapshot.value.graph
+        const bytes = writeBrainFileWithStamp({
+          bankId,
+          generatedAt: new Date(yield* Clock.currentTimeMillis).toISOString(),
+          mode: options.mode,
+          hardwareTier: settings.hardwareTier,
+          predictionMode: settings.predictionMode,
+          modelSignature,
+          embeddingModel,
+          dataVersion: snapshot.value.dataVersion,
+          graph: { ids: graph.ids, offsets: graph.offsets, targets: graph.targets, weights: graph.weights, types: graph.types },
+          keywords: snapshot.value.keywords,
+          mentalModels: models.map((model) => ({
+            id: model.id,
+            name: model.name,
+            source_query: model.source_query,
+            content: model.content,
+            tags: model.tags
+          })),
+          memories,
+          activity
+        }, modelsStamp)
+        if (bytes.length > settings.maxFileBytes) {
+          return yield* ValidationError.single(
+            "bank_id",
+            `the brain of bank '${bankId}' takes ${bytes.length} bytes, more than SERVICE_API_BRAIN_MAX_FILE_BYTES (${settings.maxFileBytes})`,
+            "path"
+          )
+        }
+        yield* writeAtomically(path, bytes).pipe(
+          Effect.mapError((error) => new ServiceUnavailable({ detail: `the .brain file could not be written: ${error.message}` }))
+        )
+        countersOf(bankId).fileWrites++
+        return { path, sizeBytes: bytes.length, reused: false } satisfies WrittenBrainFile
+      })
+
+      /** The file checked and parsed once (checksums, sections, bank): the verdict and, when valid, its content. */
+      const check = (bankId: string, bytes: Uint8Array): { readonly verdict: Validation; readonly content?: BrainFileContent } => {
+        try {
+          const opened = open(bytes, settings.maxFileBytes)
+          const summary = summarize(opened)
+          if (summary.bankId !== bankId) {
+            return {
+              verdict: {
+                valid: false,
+                version: opened.version,
+                reason: `brain file bank mismatch: the file is of bank '${summary.bankId}', not '${bankId}'`
+              }
+            }
+          }
+          return { verdict: { valid: true, version: opened.version, reason: null }, content: readBrainFile(opened) }
+        } catch (error) {
+          if (error instanceof BrainFileInvalid) return { verdict: { valid: false, version: error.version, reason: error.reason } }
+          return { verdict: { valid: false, version: null, reason: `invalid brain file: ${(error as Error).message}` } }
+        }
+      }
+
+      const importFile = Effect.fn("BrainRuntime.importFile")(function*(bankId: string, bytes: Uint8Array) {
+        yield* banks.get(bankId)
+        const { verdict, content } = check(bankId, bytes)
+        if (content === undefined) {
+          countersOf(bankId).importsRefused++
+          return yield* ValidationError.single("file", verdict.reason ?? "invalid brain file")
+        }
+        const path = filePath(bankId)
+        yield* writeAtomically(path, bytes).pipe(
+          Effect.mapError((error) => new ServiceUnavailable({ detail: `the .brain file could not be written: ${error.message}` }))
+        )
+        countersOf(bankId).importsAccepted++
+        const outcome = yield* install(bankId, content)
+        return {
+          bank_id: bankId,
+          file_path: path,
+          size_bytes: bytes.length,
+          format_version: String(content.formatVersion),
+          installed: outcome.installed,
+          install_reason: outcome.installed ? null : outcome.reason
+        }
+      })
+
+      const install = (bankId: string, content: BrainFileContent) =>
+        Effect.gen(function*() {
+          if (content.dataVersion === null || content.graph === null || content.keywords === null) {
+            return {
+              installed: false as const,
+              reason: `a version ${content.formatVersion} file carries no keyword index or data version; ` +
+                "the brain is built from the database on the next recall"
+            }
+          }
+          if (content.modelSignature !== modelSignature) {
+            return {
+              installed: false as const,
+              reason: `the file was written for ${content.modelSignature}, this service runs ${modelSignature}`
+            }
+          }
+          const parts = content.graph
+          const graph = GraphSnapshot.fromAdjacency(parts.ids, parts, 0)
+          const keywords = yield* Effect.try(() => KeywordIndex.fromParts(content.keywords!)).pipe(Effect.option)
+          if (Option.isNone(keywords)) return { installed: false as const, reason: "the keyword index in the file is inconsistent" }
+          return yield* brains.install(bankId, { graph, keywords: keywords.value, dataVersion: content.dataVersion })
+        })
+
+      const status = Effect.fn("BrainRuntime.status")(function*(bankId: string) {
+        yield* banks.get(bankId)
+        const path = filePath(bankId)
+        const found = yield* Effect.promise(() => stat(path).then((info) => info, () => undefined))
+        const runtime = yield* brains.state(bankId)
+        let summary: ReturnType<typeof summarize> | undefined
+        let compatibility: string | null = null
+        if (found === undefined) {
+          compatibility = "no .brain file has been written for this bank yet"
+        } else {
+          const bytes = yield* readBytes(path)
+          try {
+            summary = summarize(open(bytes ?? new Uint8Array(), settings.maxFileBytes))
+          } catch (error) {
+            compatibility = error instanceof BrainFileInvalid ? error.reason : String(error)
+          }
+          if (summary !== undefined) {
+            const bankVersion = yield* brains.dataVersion(bankId)
+            compatibility = summary.bankId !== bankId
+              ? `the file is of bank '${summary.bankId}'`
+              : summary.dataVersion === null
+              ? `a version ${summary.formatVersion} file carries no data version`
+              : summary.modelSignature !== modelSignature
+              ? `the file was written for ${summary.modelSignature}, this service runs ${modelSignature}`
+              : !sameDataVersion(summary.dataVersion, bankVersion)
+              ? `the bank's data version moved since the file was written (file ${dataVersionText(summary.dataVersion)}, bank ${
+                dataVersionText(bankVersion)
+              })`
+              : null
+          }
+        }
+        const { stats } = runtime
+        const files = countersOf(bankId)
+        return {
+          // Literal-typed for the response schema.
+          circuit_state: runtime.breaker,
+          enabled: settings.enabled && runtime.breaker !== "open",
+          circuit_open: runtime.breaker !== "closed",
+          failure_count: runtime.failureCount,
+          bank_id: bankId,
+          file_path: path,
+          exists: found !== undefined,
+          size_bytes: found?.size ?? 0,
+          last_modified_at: found === undefined ? null : found.mtime.toISOString(),
+          source_snapshot_id: summary?.dataVersion ? dataVersionText(summary.dataVersion) : null,
+          generated_at: summary?.generatedAt ?? null,
+          native_library_loaded: false,
+          format_version: summary === undefined ? null : String(summary.formatVersion),
+          model_signature: summary?.modelSignature ?? modelSignature,
+          compatibility_reason: compatibility,
+          metrics: {
+            builds: stats.builds,
+            build_failures: stats.buildFailures,
+            incremental_updates: stats.incrementalUpdates,
+            compactions: stats.compactions,
+            imports_installed: stats.imports,
+            reads: stats.reads,
+            cold_reads: stats.coldReads,
+            sql_fallbacks: stats.sqlFallbacks,
+            hit_rate: stats.reads === 0 ? null : Number((1 - stats.coldReads / stats.reads).toFixed(4)),
+            last_build_ms: stats.lastBuildMillis === null ? null : Number(stats.lastBuildMillis.toFixed(2)),
+            last_built_at: stats.lastBuiltAt === null ? null : new Date(stats.lastBuiltAt).toISOString(),
+            brain_loaded: runtime.loaded,
+            brain_bytes: runtime.bytes,
+            brain_data_version: runtime.dataVersion === null ? null : dataVersionText(runtime.dataVersion),
+            file_writes: files.fileWrites,
+            imports_accepted: files.importsAccepted,
+            imports_refused: files.importsRefused,
+            hardware_tier: settings.hardwareTier,
+            prediction_mode: settings.predictionMode
+          }
+        }
+      })
+
+      return BrainRuntime.of({
+        filePath,
+        writeFile,
+        readFile: readCurrent,
+        validate: (bankId, bytes) => Effect.sync(() => check(bankId, bytes).verdict),
+        parse,
+        importFile,
+        status
+      })
+    })
+  )
+}
+
+/** The file with the mental-model stamp in its manifest, so a later export can tell whether it is still current. */
+const writeBrainFileWithStamp = (content: Omit<BrainFileContent, "formatVersion">, modelsStamp: string) =>
+  writeBrainFile(content, { mental_models_version: modelsStamp })

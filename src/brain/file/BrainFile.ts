@@ -1,0 +1,257 @@
+/**
+ * What a `.brain` file holds and how it maps onto the container: the bank's graph snapshot and keyword index as
+ * binary sections, its mental models, in `full_copy` mode a bounded copy of recent memories, the activity model's
+ * bytes when there is one, all stamped with the bank's data version. `readBrainFile` parses and checks every part
+ * a reader will index with (offsets, targets, positions), so a file with a valid checksum but inconsistent arrays
+ * is refused, never installed. Pure: no I/O.
+ */
+import type { KeywordIndexParts } from "../../memory/recall/keyword/KeywordIndex.ts"
+import { linkTypes } from "../../memory/recall/graph/GraphSnapshot.ts"
+import { BrainFileInvalid, encode, type OpenedBrainFile } from "./BrainFormat.ts"
+import { SectionError, SectionWriter } from "./Sections.ts"
+
+/**
+ * Where the bank's memories stood when the brain was taken: live memories, the highest `seq` and the last change
+ * log entry applied. Equal stamps mean the brain describes the bank's current memories exactly.
+ */
+export interface DataVersion {
+  readonly memories: number
+  readonly seqMark: number
+  readonly changeMark: number
+}
+
+export const dataVersionText = (version: DataVersion) => `${version.memories}.${version.seqMark}.${version.changeMark}`
+
+export const sameDataVersion = (a: DataVersion, b: DataVersion) =>
+  a.memories === b.memories && a.seqMark === b.seqMark && a.changeMark === b.changeMark
+
+export interface GraphParts {
+  readonly ids: ReadonlyArray<string>
+  readonly offsets: Int32Array
+  readonly targets: Int32Array
+  readonly weights: Float32Array
+  readonly types: Uint8Array
+}
+
+export interface BrainMentalModel {
+  readonly id: string
+  readonly name: string
+  readonly source_query: string
+  readonly content: string
+  readonly tags: ReadonlyArray<string>
+}
+
+export interface BrainMemory {
+  readonly id: string
+  readonly text: string
+  readonly fact_type: string
+  readonly context: string | null
+  readonly mentioned_at: string | null
+  readonly occurred_start: string | null
+  readonly created_at?: string | null
+  readonly tags: ReadonlyArray<string>
+}
+
+export type BrainMode = "incremental" | "full_copy"
+
+export interface BrainFileContent {
+  readonly formatVersion: number
+  readonly bankId: string
+  readonly generatedAt: string
+  readonly mode: BrainMode
+  readonly hardwareTier: string
+  readonly predictionMode: string
+  readonly modelSignature: string
+  readonly embeddingModel: string | null
+  /** Absent in version 1 files: such a brain is never installed as it is. */
+  readonly dataVersion: DataVersion | null
+  readonly graph: GraphParts | null
+  readonly keywords: KeywordIndexParts | null
+  readonly mentalModels: ReadonlyArray<BrainMentalModel>
+  readonly memories: ReadonlyArray<BrainMemory>
+  readonly activity: Uint8Array | null
+}
+
+/** The manifest's description, readable without parsing the sections (validate, status). */
+export interface BrainFileSummary {
+  readonly formatVersion: number
+  readonly bankId: string
+  readonly generatedAt: string | null
+  readonly mode: string
+  readonly modelSignature: string | null
+  readonly dataVersion: DataVersion | null
+  readonly sha256: string
+}
+
+/** The file for `content`; `extra` adds manifest fields (a writer's own stamps). */
+export const writeBrainFile = (
+  content: Omit<BrainFileContent, "formatVersion">,
+  extra: Record<string, unknown> = {}
+): Uint8Array => {
+  const sections = new SectionWriter()
+  if (content.graph !== null) {
+    sections.strings("graph.ids", content.graph.ids)
+      .typed("graph.offsets", content.graph.offsets)
+      .typed("graph.targets", content.graph.targets)
+      .typed("graph.weights", content.graph.weights)
+      .typed("graph.types", content.graph.types)
+  }
+  const keywords = content.keywords
+  if (keywords !== null) {
+    sections.strings("keywords.ids", keywords.ids)
+      .typed("keywords.lengths", keywords.lengths)
+      .typed("keywords.type_codes", keywords.typeCodes)
+      .strings("keywords.type_names", keywords.typeNames)
+      .typed("keywords.tag_set_of", keywords.tagSetOf)
+      .json("keywords.tag_sets", keywords.tagSets)
+      .strings("keywords.lexemes", keywords.lexemes)
+      .typed("keywords.posting_offsets", keywords.postingOffsets)
+      .typed("keywords.posting_positions", keywords.postingPositions)
+      .typed("keywords.list_start", keywords.listStart)
+      .typed("keywords.memory_lexemes", keywords.memoryLexemes)
+  }
+  sections.json("mental_models", content.mentalModels)
+  if (content.mode === "full_copy") sections.json("memories", content.memories)
+  if (content.activity !== null) sections.bytes("activity", content.activity)
+  return encode({
+    ...extra,
+    format: "engram-brain",
+    bank_id: content.bankId,
+    generated_at: content.generatedAt,
+    mode: content.mode,
+    hardware_tier: content.hardwareTier,
+    prediction_mode: content.predictionMode,
+    model_signature: content.modelSignature,
+    embedding_model: content.embeddingModel,
+    data_version: content.dataVersion,
+    keyword_max_seq: keywords?.maxSeq ?? 0,
+    counts: {
+      graph_nodes: content.graph?.ids.length ?? 0,
+      graph_edges: content.graph?.targets.length ?? 0,
+      keyword_memories: keywords?.ids.length ?? 0,
+      mental_models: content.mentalModels.length,
+      memories: content.mode === "full_copy" ? content.memories.length : 0
+    }
+  }, sections)
+}
+
+const text = (value: unknown): string | null => (typeof value === "string" ? value : null)
+
+const dataVersionOf = (value: unknown): DataVersion | null => {
+  if (typeof value !== "object" || value === null) return null
+  const record = value as Record<string, unknown>
+  const numbers = [record["memories"], record["seqMark"], record["changeMark"]]
+  if (!numbers.every((number) => Number.isSafeInteger(number) && (number as number) >= 0)) return null
+  return { memories: numbers[0] as number, seqMark: numbers[1] as number, changeMark: numbers[2] as number }
+}
+
+/** The manifest's facts; version 1 named the bank `bank` and the time `created_at`. */
+export const summarize = (opened: OpenedBrainFile): BrainFileSummary => {
+  const m = opened.manifest
+  const bankId = text(m["bank_id"]) ?? text(m["bank"])
+  if (bankId === null) throw new BrainFileInvalid("invalid brain file payload: the manifest names no bank", opened.version)
+  return {
+    formatVersion: opened.version,
+    bankId,
+    generatedAt: text(m["generated_at"]) ?? text(m["created_at"]),
+    mode: text(m["mode"]) ?? "incremental",
+    modelSignature: text(m["model_signature"]),
+    dataVersion: opened.version >= 2 ? dataVersionOf(m["data_version"]) : null,
+    sha256: opened.sha256
+  }
+}
+
+const checkGraph = (graph: GraphParts) => {
+  const n = graph.ids.length
+  const edges = graph.targets.length
+  if (graph.offsets.length !== n + 1 || graph.offsets[0] !== 0 || graph.offsets[n] !== edges) {
+    throw new SectionError("graph offsets do not match its nodes and edges")
+  }
+  if (graph.weights.length !== edges || graph.types.length !== edges) throw new SectionError("graph edge arrays differ in length")
+  for (let i = 0; i < n; i++) if (graph.offsets[i + 1]! < graph.offsets[i]!) throw new SectionError("graph offsets go back")
+  for (let e = 0; e < edges; e++) {
+    const target = graph.targets[e]!
+    if (!(target >= 0 && target < n) || graph.types[e]! >= linkTypes.length || !(graph.weights[e]! > 0)) {
+      throw new SectionError("a graph edge points outside the graph or has an invalid type or weight")
+    }
+  }
+  if (new Set(graph.ids).size !== n) throw new SectionError("graph node ids repeat")
+}
+
+const arrayOf = <A>(value: unknown, name: string, check: (item: Record<string, unknown>) => boolean): Array<A> => {
+  if (!Array.isArray(value) || !value.every((item) => typeof item === "object" && item !== null && check(item))) {
+    throw new SectionError(`section ${name} is malformed`)
+  }
+  return value as Array<A>
+}
+
+const isStrings = (value: unknown) => Array.isArray(value) && value.every((item) => typeof item === "string")
+
+const tagSetsOf = (value: unknown): ReadonlyArray<ReadonlyArray<string>> => {
+  if (!Array.isArray(value) || !value.every(isStrings)) throw new SectionError("section keywords.tag_sets is malformed")
+  return value as ReadonlyArray<ReadonlyArray<string>>
+}
+
+/** Every section parsed and checked; throws `BrainFileInvalid` with the part that is wrong. */
+export const readBrainFile = (opened: OpenedBrainFile): BrainFileContent => {
+  const summary = summarize(opened)
+  const s = opened.sections
+  const m = opened.manifest
+  try {
+    const graph: GraphParts | null = s.has("graph.ids")
+      ? {
+        ids: s.strings("graph.ids"),
+        offsets: s.i32("graph.offsets"),
+        targets: s.i32("graph.targets"),
+        weights: s.f32("graph.weights"),
+        types: s.u8("graph.types")
+      }
+      : null
+    if (graph !== null) checkGraph(graph)
+    const keywords: KeywordIndexParts | null = s.has("keywords.ids")
+      ? {
+        ids: s.strings("keywords.ids"),
+        lengths: s.i32("keywords.lengths"),
+        typeCodes: s.u8("keywords.type_codes"),
+        typeNames: s.strings("keywords.type_names"),
+        tagSetOf: s.i32("keywords.tag_set_of"),
+        tagSets: tagSetsOf(s.json("keywords.tag_sets")),
+        lexemes: s.strings("keywords.lexemes"),
+        postingOffsets: s.i32("keywords.posting_offsets"),
+        postingPositions: s.i32("keywords.posting_positions"),
+        listStart: s.i32("keywords.list_start"),
+        memoryLexemes: s.i32("keywords.memory_lexemes"),
+        maxSeq: typeof m["keyword_max_seq"] === "number" ? m["keyword_max_seq"] : 0
+      }
+      : null
+    const mentalModels = s.has("mental_models")
+      ? arrayOf<BrainMentalModel>(s.json("mental_models"), "mental_models", (item) =>
+        typeof item["id"] === "string" && typeof item["name"] === "string" && typeof item["source_query"] === "string" &&
+        typeof item["content"] === "string" && isStrings(item["tags"]))
+      : []
+    const memories = s.has("memories")
+      ? arrayOf<BrainMemory>(s.json("memories"), "memories", (item) =>
+        typeof item["id"] === "string" && typeof item["text"] === "string" && typeof item["fact_type"] === "string" &&
+        isStrings(item["tags"]))
+      : []
+    return {
+      formatVersion: opened.version,
+      bankId: summary.bankId,
+      generatedAt: summary.generatedAt ?? "",
+      mode: summary.mode === "full_copy" ? "full_copy" : "incremental",
+      hardwareTier: text(m["hardware_tier"]) ?? "balanced",
+      predictionMode: text(m["prediction_mode"]) ?? "histogram",
+      modelSignature: summary.modelSignature ?? "",
+      embeddingModel: text(m["embedding_model"]),
+      dataVersion: summary.dataVersion,
+      graph,
+      keywords,
+      mentalModels,
+      memories,
+      activity: s.has("activity") ? s.bytes("activity") : null
+    }
+  } catch (error) {
+    if (error instanceof BrainFileInvalid) throw error
+    throw new BrainFileInvalid(`invalid brain file payload: ${(error as Error).message}`, opened.version)
+  }
+}

@@ -1,0 +1,102 @@
+/**
+ * The `.brain` file on its own: a keyword index and graph written and read back answer every search exactly as
+ * the originals (tombstones included, which the file compacts away), the v1 fixture opens, and a file whose
+ * checksums are valid but whose arrays do not fit together is refused rather than installed.
+ */
+import { assert, describe, it } from "@effect/vitest"
+import * as fc from "fast-check"
+import { readFileSync } from "node:fs"
+import { join } from "node:path"
+import { readBrainFile, summarize, writeBrainFile } from "../../../src/brain/file/BrainFile.ts"
+import { BrainFileInvalid, open } from "../../../src/brain/file/BrainFormat.ts"
+import { GraphSnapshot } from "../../../src/memory/recall/graph/GraphSnapshot.ts"
+import { KeywordIndex } from "../../../src/memory/recall/keyword/KeywordIndex.ts"
+
+const lexicon = ["tea", "lake", "paint", "dog", "swim", "café", "東京", "run"]
+const types = ["world", "experience", "observation"]
+
+const content = (graph: GraphSnapshot, keywords: KeywordIndex) => ({
+  bankId: "unit",
+  generatedAt: "2026-01-01T00:00:00.000Z",
+  mode: "incremental" as const,
+  hardwareTier: "balanced",
+  predictionMode: "histogram",
+  modelSignature: "test",
+  embeddingModel: null,
+  dataVersion: { memories: keywords.size, seqMark: 9, changeMark: 2 },
+  graph: { ids: graph.ids, offsets: graph.offsets, targets: graph.targets, weights: graph.weights, types: graph.types },
+  keywords: keywords.toParts(),
+  mentalModels: [],
+  memories: [],
+  activity: Uint8Array.from([1, 2, 3])
+})
+
+describe("brain file", () => {
+  it("round-trips the keyword index and graph: every search answers as before", () => {
+    fc.assert(fc.property(
+      fc.array(fc.record({
+        words: fc.uniqueArray(fc.constantFrom(...lexicon), { minLength: 1, maxLength: 4 }),
+        type: fc.constantFrom(...types),
+        tag: fc.constantFrom("a", "b", "")
+      }), { minLength: 1, maxLength: 30 }),
+      fc.array(fc.nat(29), { maxLength: 8 }),
+      (rows, removals) => {
+        const keywords = KeywordIndex.build(rows.map((row, i) => ({
+          id: `m-${i}`,
+          seq: i + 1,
+          factType: row.type,
+          tags: row.tag === "" ? [] : [row.tag],
+          lexemes: row.words
+        })))
+        for (const i of removals) keywords.remove(`m-${i}`)
+        const ids = rows.map((_, i) => `m-${i}`)
+        const graph = GraphSnapshot.build({
+          nodeIds: ids,
+          links: rows.slice(1).map((_, i) => ({ fromId: ids[i]!, toId: ids[i + 1]!, linkType: "temporal", weight: 0.5 + i / 100 }))
+        })
+        const file = writeBrainFile(content(graph, keywords))
+        const read = readBrainFile(open(file, 1e9))
+        const restored = KeywordIndex.fromParts(read.keywords!)
+        for (const word of lexicon) {
+          for (const tags of [undefined, (t: ReadonlyArray<string>) => t.includes("a")]) {
+            const options = { types, depth: 50, tags }
+            assert.deepStrictEqual(restored.search([{ lexeme: word, boost: 1 }], options), keywords.search([{ lexeme: word, boost: 1 }], options))
+          }
+        }
+        assert.deepStrictEqual(read.graph!.ids, graph.ids)
+        assert.deepStrictEqual([...read.graph!.targets], [...graph.targets])
+        assert.deepStrictEqual([...read.graph!.weights], [...graph.weights])
+        assert.deepStrictEqual([...read.activity!], [1, 2, 3])
+        assert.deepStrictEqual(read.dataVersion, { memories: keywords.size, seqMark: 9, changeMark: 2 })
+      }
+    ), { numRuns: 60 })
+  })
+
+  it("opens the version-1 fixture", () => {
+    const fixture = new Uint8Array(readFileSync(join(import.meta.dirname, "../../fixtures/brain/v1-tiny.brain")))
+    const opened = open(fixture, 1e6)
+    assert.strictEqual(opened.version, 1)
+    const read = readBrainFile(opened)
+    assert.deepStrictEqual(read.graph!.ids, ["m-1", "m-2", "m-3"])
+    assert.strictEqual(read.keywords, null)
+    assert.strictEqual(read.dataVersion, null)
+    assert.strictEqual(read.mentalModels[0]!.name, "Team")
+    assert.strictEqual(summarize(opened).bankId, "legacy")
+  })
+
+  it("refuses a file whose checksums hold but whose graph points outside itself", () => {
+    const graph = GraphSnapshot.build({ nodeIds: ["x", "y"], links: [{ fromId: "x", toId: "y", linkType: "semantic", weight: 1 }] })
+    const keywords = KeywordIndex.build([{ id: "x", seq: 1, factType: "world", tags: [], lexemes: ["tea"] }])
+    const base = content(graph, keywords)
+    const file = writeBrainFile({ ...base, graph: { ...base.graph, targets: Int32Array.from([7, 0]) } })
+    const error = (() => {
+      try {
+        readBrainFile(open(file, 1e6))
+      } catch (caught) {
+        return caught
+      }
+    })()
+    assert.instanceOf(error, BrainFileInvalid)
+    assert.match((error as BrainFileInvalid).reason, /points outside the graph/)
+  })
+})
