@@ -50,6 +50,8 @@ export const OperationDetail = Schema.Struct({
   attempts: Schema.Int,
   parent_operation_id: Schema.NullOr(Schema.String),
   child_operations: Schema.Array(ChildOperation),
+  stage: Schema.optionalKey(Schema.NullOr(Schema.String).annotate({ description: "the stage a long task has reached" })),
+  progress: Schema.optionalKey(Schema.NullOr(Schema.Struct({ done: Schema.Number, total: Schema.Number }))),
   created_at: Schema.NullOr(Schema.String),
   updated_at: Schema.NullOr(Schema.String),
   started_at: Schema.NullOr(Schema.String),

@@ -27,7 +27,10 @@ const OperationRow = Schema.Struct({
   startedAt: Schema.NullOr(Schema.Date),
   completedAt: Schema.NullOr(Schema.Date),
   /** The span that queued the operation (see QueuedFrom), or null when tracing was off. */
-  traceParent: Schema.NullOr(Schema.String)
+  traceParent: Schema.NullOr(Schema.String),
+  /** How far a long task has got (see OperationStage); absent before migration 0020. */
+  stage: Schema.optionalKey(Schema.NullOr(Schema.String)),
+  stageProgress: Schema.optionalKey(Schema.NullOr(Schema.Unknown))
 })
 export type OperationRecord = typeof OperationRow.Type
 

@@ -68,6 +68,8 @@ export class Operations extends Context.Service<Operations, {
             items_count: child.itemsCount,
             error_message: child.errorMessage
           })),
+          stage: operation.stage ?? null,
+          progress: progressOf(operation.stageProgress),
           created_at: iso(operation.createdAt),
           updated_at: iso(operation.updatedAt),
           started_at: iso(operation.startedAt),
@@ -108,6 +110,14 @@ export class Operations extends Context.Service<Operations, {
       return Operations.of({ submit, list: store.list, detail, result, cancel, retry })
     })
   )
+}
+
+/** The `{done, total}` a task recorded with its stage, when it recorded one. */
+const progressOf = (value: unknown): { done: number; total: number } | null => {
+  const progress = value as { done?: unknown; total?: unknown } | null | undefined
+  return typeof progress?.done === "number" && typeof progress.total === "number"
+    ? { done: progress.done, total: progress.total }
+    : null
 }
 
 const notFoundDetail = (bankId: string, id: string): typeof OperationDetail.Type => ({

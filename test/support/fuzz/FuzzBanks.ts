@@ -53,6 +53,10 @@ export const seedBank = (bankId: string) =>
     yield* ok("POST", "/mental-models", { name: "Team", source_query: "What does the team prefer?" })
     // Port 9 (discard) on loopback: deliveries fail without reaching anything.
     yield* ok("POST", "/webhooks", { url: "http://127.0.0.1:9/hook", event_types: ["operation.failed"] })
+    const dataset = yield* ok("POST", "/forge/taste/datasets", { name: "Fuzz trivia", schema_type: "qa_pair", taste_tags: ["fuzz"] })
+    yield* ok("POST", `/forge/taste/datasets/${dataset.id}/sets`, {
+      sets: [{ question: "Where does Priya live?", answer: "Lisbon." }, { question: "What does Tomás drink?", answer: "Green tea." }]
+    })
     yield* settle(bankId)
   })
 
@@ -83,6 +87,9 @@ export const idPools = (bankId: string) =>
       entity_id: idsOf(yield* get("/entities")),
       operation_id: idsOf(yield* get("/operations?limit=20"), "operations")
     }
+    pools["dataset_id"] = idsOf(yield* get("/forge/taste/datasets"), "datasets")
+    pools["set_id"] = (yield* Effect.forEach(pools["dataset_id"].slice(0, 2), (id) => get(`/forge/taste/datasets/${id}/sets`)))
+      .flatMap((body) => idsOf(body, "sets"))
     return pools
   })
 
@@ -103,7 +110,8 @@ export const snapshot = (bankId: string) =>
       "/mental-models",
       "/webhooks",
       "/entities?limit=200",
-      "/tags?limit=200"
+      "/tags?limit=200",
+      "/forge/taste/datasets"
     ]
     const bodies = yield* Effect.forEach(reads, (path) =>
       Effect.map(server.request("GET", `${bankPath(bankId)}${path}`), (response) => [path, {

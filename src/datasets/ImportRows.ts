@@ -1,0 +1,87 @@
+/**
+ * Turns an import request (JSONL text or an array, exactly one) into validated payloads, or into every row-level
+ * problem at once — each naming its line (JSONL, counted from 1, blank lines included in the count) or its
+ * index — so a client can fix the whole file in one pass. Nothing is imported unless every row is valid. JSONL
+ * strings get the same cleaning as request bodies (NUL removed, lone surrogates replaced).
+ */
+import type { SchemaType, SetImport } from "../domain/Dataset.ts"
+import { FieldIssue, ValidationError } from "../domain/Errors.ts"
+import { scanJson } from "../domain/StorableText.ts"
+import { type JsonObject, payloadProblems } from "./Payloads.ts"
+
+/** Rows one import may carry; larger files are imported in several requests. */
+export const maxImportRows = 10_000
+/** Problems listed in one answer; the count says how many there were in all. */
+const maxReportedProblems = 50
+
+interface RowProblem {
+  readonly field: string
+  readonly message: string
+}
+
+const parseJsonl = (text: string, schemaType: SchemaType) => {
+  const payloads: Array<JsonObject> = []
+  const problems: Array<RowProblem> = []
+  const lines = text.split(/\r?\n/)
+  lines.forEach((line, index) => {
+    if (line.trim() === "") return
+    const field = `jsonl line ${index + 1}`
+    let value: unknown
+    try {
+      value = JSON.parse(line)
+    } catch (error) {
+      return void problems.push({ field, message: `not valid JSON (${(error as Error).message})` })
+    }
+    // The lines were escaped inside the request body, so the edge's text hygiene never saw their strings.
+    const scanned = scanJson(value)
+    if (scanned._tag === "Refused") return void problems.push({ field, message: `${scanned.field} ${scanned.message}` })
+    const found = payloadProblems(schemaType, scanned.value)
+    if (found.length > 0) return void problems.push({ field, message: found.join("; ") })
+    payloads.push(scanned.value as JsonObject)
+  })
+  return { payloads, problems }
+}
+
+const checkArray = (rows: ReadonlyArray<unknown>, schemaType: SchemaType) => {
+  const payloads: Array<JsonObject> = []
+  const problems: Array<RowProblem> = []
+  rows.forEach((row, index) => {
+    const found = payloadProblems(schemaType, row)
+    if (found.length > 0) problems.push({ field: `sets[${index}]`, message: found.join("; ") })
+    else payloads.push(row as JsonObject)
+  })
+  return { payloads, problems }
+}
+
+const refuse = (problems: ReadonlyArray<RowProblem>) => {
+  const shown = problems.slice(0, maxReportedProblems)
+  const more = problems.length > shown.length ? `; and ${problems.length - shown.length} more` : ""
+  return new ValidationError({
+    detail: `${problems.length} invalid row${problems.length === 1 ? "" : "s"}, nothing was imported: ` +
+      shown.map((problem) => `${problem.field}: ${problem.message}`).join("; ") + more,
+    errors: shown.map((problem) => new FieldIssue({ field: problem.field, location: "body", message: problem.message }))
+  })
+}
+
+/** The payloads to import, or a 400 naming every bad row. */
+export const importRows = (
+  request: SetImport,
+  schemaType: SchemaType
+): { readonly _tag: "ok"; readonly payloads: ReadonlyArray<JsonObject> } | { readonly _tag: "invalid"; readonly error: ValidationError } => {
+  const hasJsonl = request.jsonl !== undefined
+  const hasSets = request.sets !== undefined
+  if (hasJsonl === hasSets) {
+    return { _tag: "invalid", error: ValidationError.single("jsonl", "give exactly one of jsonl or sets") }
+  }
+  const { payloads, problems } = hasJsonl ? parseJsonl(request.jsonl!, schemaType) : checkArray(request.sets!, schemaType)
+  if (problems.length > 0) return { _tag: "invalid", error: refuse(problems) }
+  const field = hasJsonl ? "jsonl" : "sets"
+  if (payloads.length === 0) return { _tag: "invalid", error: ValidationError.single(field, "holds no rows") }
+  if (payloads.length > maxImportRows) {
+    return {
+      _tag: "invalid",
+      error: ValidationError.single(field, `holds ${payloads.length} rows; at most ${maxImportRows} per import`)
+    }
+  }
+  return { _tag: "ok", payloads }
+}
