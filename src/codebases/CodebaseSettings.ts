@@ -1,0 +1,46 @@
+/**
+ * Codebase import settings (`SERVICE_API_GITHOST_*`, `SERVICE_API_CODEBASE_*`): where the git host's API answers,
+ * whether it may be on a private network, the caps a zip archive must stay within, and how many threads parse.
+ */
+import { Config, Duration } from "effect"
+import type { ArchiveLimits } from "./source/ZipReader.ts"
+
+export interface CodebaseSettings {
+  /** The git host API base (GitHub's shape: `/repos/{owner}/{repo}`, `/commits/{ref}`, `/zipball/{sha}`). */
+  readonly githostApiUrl: string
+  /** Loopback and private git hosts are refused unless this is set (a request must not reach the internal network). */
+  readonly githostAllowPrivateNetworks: boolean
+  readonly githostTimeout: Duration.Duration
+  /** Bytes of one archive (upload or git host download). */
+  readonly maxArchiveBytes: number
+  readonly archive: ArchiveLimits
+  /** Parse worker threads; unset: one less than the CPUs (1 to 4); 0 parses in-process. */
+  readonly parseWorkers: number | undefined
+}
+
+export const defaultCodebaseSettings: CodebaseSettings = {
+  githostApiUrl: "https://api.github.com",
+  githostAllowPrivateNetworks: false,
+  githostTimeout: Duration.seconds(60),
+  maxArchiveBytes: 100 * 1024 * 1024,
+  archive: { maxFiles: 20_000, maxFileBytes: 5 * 1024 * 1024, maxTotalBytes: 512 * 1024 * 1024, maxRatio: 100 },
+  parseWorkers: undefined
+}
+
+const defaults = defaultCodebaseSettings
+export const codebaseSettingsConfig: Config.Config<CodebaseSettings> = Config.all({
+  githostApiUrl: Config.String("SERVICE_API_GITHOST_API_URL").pipe(Config.withDefault(defaults.githostApiUrl)),
+  githostAllowPrivateNetworks: Config.Boolean("SERVICE_API_GITHOST_ALLOW_PRIVATE_NETWORKS").pipe(Config.withDefault(false)),
+  githostTimeout: Config.Duration("SERVICE_API_GITHOST_TIMEOUT").pipe(Config.withDefault(defaults.githostTimeout)),
+  maxArchiveBytes: Config.Int("SERVICE_API_CODEBASE_MAX_ARCHIVE_BYTES").pipe(Config.withDefault(defaults.maxArchiveBytes)),
+  archive: Config.all({
+    maxFiles: Config.Int("SERVICE_API_CODEBASE_MAX_FILES").pipe(Config.withDefault(defaults.archive.maxFiles)),
+    maxFileBytes: Config.Int("SERVICE_API_CODEBASE_MAX_FILE_BYTES").pipe(Config.withDefault(defaults.archive.maxFileBytes)),
+    maxTotalBytes: Config.Int("SERVICE_API_CODEBASE_MAX_TOTAL_BYTES").pipe(Config.withDefault(defaults.archive.maxTotalBytes)),
+    maxRatio: Config.Number("SERVICE_API_CODEBASE_MAX_RATIO").pipe(Config.withDefault(defaults.archive.maxRatio))
+  }),
+  parseWorkers: Config.Int("SERVICE_API_CODEBASE_PARSE_WORKERS").pipe(
+    Config.option,
+    Config.map((value) => value._tag === "Some" ? value.value : undefined)
+  )
+})

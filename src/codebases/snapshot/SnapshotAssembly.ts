@@ -1,0 +1,282 @@
+/**
+ * The second half of building a snapshot, once every indexed file has a parse: resolved import and call edges,
+ * symbol PageRank and fan-in, clusters by community detection over the file graph, chunks with their code
+ * intelligence, auto-routes (inherited for unchanged chunks) and related-chunk counts. Pure and synchronous;
+ * storing the result is `CodebaseStore`'s job. This file is long because it is one pass over shared indexes.
+ */
+import type { FileParse, ParsedSymbol } from "../parse/SyntaxExtractor.ts"
+import { makeImportResolver } from "../graph/ImportResolver.ts"
+import { louvain, type UndirectedEdge } from "../graph/Communities.ts"
+import { normalise, pageRank, type WeightedEdge } from "../graph/PageRank.ts"
+import { chunkFile, sha1 } from "../intel/Chunker.ts"
+import { exportness, safetyTags, significance, type TriageSettings } from "../intel/Significance.ts"
+import type { PlannedFile } from "./SnapshotPlan.ts"
+import type { ChunkRow, EdgeRow, FileRow, SnapshotRows, SymbolRow } from "./SnapshotRows.ts"
+
+export interface AssemblyInput {
+  readonly snapshotId: string
+  readonly files: ReadonlyArray<PlannedFile>
+  readonly parses: ReadonlyMap<string, FileParse>
+  readonly parseFailures: ReadonlyMap<string, string>
+  readonly deletedPaths: ReadonlyArray<string>
+  readonly previousRoutes: ReadonlyMap<string, { readonly contentHash: string; readonly routeTarget: string }>
+  readonly settings: TriageSettings
+}
+
+interface GlobalSymbol {
+  readonly path: string
+  readonly language: string
+  readonly symbol: ParsedSymbol
+}
+
+const round4 = (value: number) => Number(value.toFixed(4))
+const symbolKinds = new Set(["class", "interface", "function", "method"])
+
+export const assembleSnapshot = (input: AssemblyInput): SnapshotRows => {
+  const { snapshotId, settings } = input
+  const indexed = input.files.filter((file) => file.status === "indexed" && input.parses.has(file.path))
+  const resolver = makeImportResolver(indexed.map((file) => file.path))
+
+  // Symbols, numbered over the whole snapshot.
+  const symbols: Array<GlobalSymbol> = []
+  const symbolsOfFile = new Map<string, Array<number>>()
+  for (const file of indexed) {
+    const list: Array<number> = []
+    for (const symbol of input.parses.get(file.path)!.symbols) {
+      list.push(symbols.length)
+      symbols.push({ path: file.path, language: file.language, symbol })
+    }
+    symbolsOfFile.set(file.path, list)
+  }
+
+  // Import edges between files.
+  const edges: Array<EdgeRow> = []
+  const importsOf = new Map<string, Set<string>>()
+  for (const file of indexed) {
+    const targets = new Set<string>()
+    for (const found of input.parses.get(file.path)!.imports) {
+      const toPath = resolver.resolve(file.path, file.language, found.specifier)
+      if (toPath === file.path) continue
+      if (toPath !== null) {
+        if (targets.has(toPath)) continue
+        targets.add(toPath)
+      }
+      edges.push({ edgeType: "imports", fromPath: file.path, toPath, fromSymbol: null, toSymbol: null, targetRef: found.specifier, label: found.label })
+    }
+    importsOf.set(file.path, targets)
+  }
+
+  // Call edges: same file, then a file it imports, then a name unique in the snapshot (§10.2).
+  const byName = new Map<string, Array<number>>()
+  symbols.forEach((entry, index) => {
+    const list = byName.get(entry.symbol.name) ?? []
+    list.push(index)
+    byName.set(entry.symbol.name, list)
+  })
+  const graphEdges: Array<WeightedEdge> = []
+  const fanin = new Int32Array(symbols.length)
+  const fileLinks = new Map<string, number>()
+  const linkFiles = (a: string, b: string, weight: number) => {
+    if (a === b) return
+    const key = a < b ? `${a}\u0000${b}` : `${b}\u0000${a}`
+    fileLinks.set(key, (fileLinks.get(key) ?? 0) + weight)
+  }
+  const callPairs = new Set<string>()
+  for (const file of indexed) {
+    const own = symbolsOfFile.get(file.path)!
+    const imported = importsOf.get(file.path)!
+    for (const call of input.parses.get(file.path)!.calls) {
+      const candidates = byName.get(call.callee)
+      if (candidates === undefined) continue
+      const target = candidates.find((index) => symbols[index]!.path === file.path) ??
+        candidates.find((index) => imported.has(symbols[index]!.path)) ??
+        (candidates.length === 1 ? candidates[0] : undefined)
+      if (target === undefined) continue
+      const caller = call.caller >= 0 ? own[call.caller]! : -1
+      if (caller === target) continue
+      linkFiles(file.path, symbols[target]!.path, 0.5)
+      if (caller < 0) continue
+      graphEdges.push({ from: caller, to: target, weight: 1 })
+      fanin[target]! += 1
+      const pair = `${caller}:${target}`
+      if (callPairs.has(pair)) continue
+      callPairs.add(pair)
+      edges.push({
+        edgeType: "calls", fromPath: file.path, toPath: symbols[target]!.path,
+        fromSymbol: symbols[caller]!.symbol.fqName, toSymbol: symbols[target]!.symbol.fqName,
+        targetRef: call.callee, label: `${symbols[caller]!.symbol.fqName} -> ${symbols[target]!.symbol.fqName}`
+      })
+    }
+  }
+  for (const [from, targets] of importsOf) {
+    for (const to of targets) {
+      linkFiles(from, to, 1)
+      for (const a of symbolsOfFile.get(from)!.slice(0, 8)) {
+        for (const b of (symbolsOfFile.get(to) ?? []).slice(0, 8)) graphEdges.push({ from: a, to: b, weight: 0.25 })
+      }
+    }
+  }
+  const symbolRank = normalise(pageRank(symbols.length, graphEdges))
+  const rawFileRank = new Map<string, number>()
+  symbols.forEach((entry, index) => rawFileRank.set(entry.path, (rawFileRank.get(entry.path) ?? 0) + symbolRank[index]!))
+  const rankedPaths = [...rawFileRank.keys()]
+  const fileRankValues = normalise(rankedPaths.map((path) => rawFileRank.get(path)!))
+  const fileRank = new Map(rankedPaths.map((path, index) => [path, fileRankValues[index]!]))
+
+  // Clusters: Louvain communities of the file graph (imports and calls); unconnected files stand alone.
+  const chunkedFiles = input.files.filter((file) => file.status === "indexed" || file.status === "retained")
+  const fileIndex = new Map(chunkedFiles.map((file, index) => [file.path, index]))
+  const undirected: Array<UndirectedEdge> = []
+  for (const [key, weight] of fileLinks) {
+    const [a, b] = key.split("\u0000") as [string, string]
+    const ia = fileIndex.get(a)
+    const ib = fileIndex.get(b)
+    if (ia !== undefined && ib !== undefined) undirected.push({ a: ia, b: ib, weight })
+  }
+  const community = louvain(chunkedFiles.length, undirected)
+  const members = new Map<number, Array<string>>()
+  chunkedFiles.forEach((file, index) => {
+    const list = members.get(community[index]!) ?? []
+    list.push(file.path)
+    members.set(community[index]!, list)
+  })
+  const clusterOfFile = new Map<string, { id: string; label: string }>()
+  for (const paths of members.values()) {
+    const central = [...paths].sort((a, b) => (fileRank.get(b) ?? 0) - (fileRank.get(a) ?? 0) || (a < b ? -1 : 1))[0]!
+    const topIndex = [...(symbolsOfFile.get(central) ?? [])].sort((a, b) => symbolRank[b]! - symbolRank[a]!)[0]
+    const top = topIndex === undefined ? undefined : symbols[topIndex]
+    const directory = central.includes("/") ? central.slice(0, central.lastIndexOf("/")) : central
+    const cluster = {
+      id: sha1(`cluster|${central}`).slice(0, 16),
+      label: paths.length === 1 ? central : `${directory} (${top?.symbol.name ?? central.slice(central.lastIndexOf("/") + 1)}, ${paths.length} files)`
+    }
+    for (const path of paths) clusterOfFile.set(path, cluster)
+  }
+
+  // Chunks with their code intelligence.
+  const globalSymbolIndex = new Map<string, number>()
+  for (const [path, list] of symbolsOfFile) list.forEach((index, local) => globalSymbolIndex.set(`${path}\u0000${local}`, index))
+  const drafts = chunkedFiles.flatMap((file) => {
+    const parse = input.parses.get(file.path)
+    return chunkFile(file.path, file.language, (file.text ?? "").split("\n"), parse?.symbols ?? [])
+      .map((draft) => ({ draft, file }))
+  })
+  const representative = new Map<string, string>()
+  for (const { draft, file } of [...drafts].sort((x, y) =>
+    Number(symbolKinds.has(y.draft.kind)) - Number(symbolKinds.has(x.draft.kind)) ||
+    (x.draft.path < y.draft.path ? -1 : x.draft.path > y.draft.path ? 1 : x.draft.startLine - y.draft.startLine))) {
+    const cluster = clusterOfFile.get(file.path)!.id
+    if (!representative.has(cluster)) representative.set(cluster, draft.chunkKey)
+  }
+  const chunks: Array<ChunkRow> = drafts.map(({ draft, file }) => {
+    const global = draft.symbol >= 0 ? globalSymbolIndex.get(`${file.path}\u0000${draft.symbol}`) : undefined
+    const symbol = global === undefined ? undefined : symbols[global]!.symbol
+    const symbolPr = global === undefined ? 0 : symbolRank[global]!
+    const filePr = fileRank.get(file.path) ?? 0
+    const centrality = Math.max(symbolPr, 0.6 * filePr)
+    const tags = settings.enable_safety_scan ? safetyTags(draft.contentText) : []
+    const cluster = clusterOfFile.get(file.path)!
+    const scored = significance({
+      kind: draft.kind,
+      lines: draft.endLine - draft.startLine + 1,
+      role: file.role,
+      exportness: exportness(file.language, draft.parentSymbol ?? draft.label, draft.contentText, symbol?.exported ?? null),
+      centrality,
+      fanin: global === undefined ? 0 : fanin[global]!,
+      complexity: symbol?.complexity ?? 1,
+      safety: tags,
+      representative: representative.get(cluster.id) === draft.chunkKey,
+      changeKind: file.changeKind,
+      parseConfidence: draft.parseConfidence
+    }, settings)
+    const previous = input.previousRoutes.get(draft.chunkKey)
+    const [routeTarget, routeSource] = previous !== undefined && previous.contentHash === draft.contentHash
+      ? [previous.routeTarget, "inherited"]
+      : scored.hint === "dismiss" ? ["dismissed", "auto_triage_dismiss"]
+      : scored.hint === "memory" ? ["memory", "auto_triage_memory_pending"]
+      : ["unrouted", "auto_triage_review"]
+    return {
+      id: sha1(`${snapshotId}|${draft.chunkKey}`).slice(0, 24),
+      ...draft,
+      clusterId: cluster.id,
+      clusterLabel: cluster.label,
+      routeTarget,
+      routeSource,
+      autoRouteReason: scored.reason,
+      changeKind: file.changeKind,
+      fileRole: file.role,
+      significanceScore: scored.score,
+      significanceComponents: scored.components,
+      complexityScore: symbol === undefined ? null : symbol.complexity,
+      safetyTags: tags,
+      pagerankCentrality: round4(symbolPr > 0 ? symbolPr : filePr),
+      faninCount: global === undefined ? 0 : fanin[global]!,
+      relatedCount: 0
+    }
+  })
+
+  // Related chunks (not stored; the chunk detail derives them the same way): the chunks next to it in its file,
+  // and the first four chunks of each file its file imports or is imported by.
+  const chunksOfFile = new Map<string, number>()
+  for (const chunk of chunks) chunksOfFile.set(chunk.path, (chunksOfFile.get(chunk.path) ?? 0) + 1)
+  const neighbours = new Map<string, Set<string>>()
+  const neighbour = (a: string, b: string) => {
+    const set = neighbours.get(a) ?? new Set<string>()
+    set.add(b)
+    neighbours.set(a, set)
+  }
+  for (const [from, targets] of importsOf) {
+    for (const to of targets) {
+      neighbour(from, to)
+      neighbour(to, from)
+    }
+  }
+  const neighbourChunks = new Map([...neighbours].map(([path, set]) =>
+    [path, [...set].reduce((sum, other) => sum + Math.min(4, chunksOfFile.get(other) ?? 0), 0)]))
+  const byFile = new Map<string, Array<ChunkRow>>()
+  for (const chunk of chunks) {
+    const list = byFile.get(chunk.path) ?? []
+    list.push(chunk)
+    byFile.set(chunk.path, list)
+  }
+  const related = new Map<string, number>()
+  for (const [path, list] of byFile) {
+    list.sort((a, b) => a.startLine - b.startLine || (a.id < b.id ? -1 : 1))
+    list.forEach((chunk, position) => {
+      const adjacent = (position > 0 ? 1 : 0) + (position < list.length - 1 ? 1 : 0)
+      related.set(chunk.id, adjacent + (neighbourChunks.get(path) ?? 0))
+    })
+  }
+  const finalChunks = chunks.map((chunk) => ({ ...chunk, relatedCount: related.get(chunk.id) ?? 0 }))
+
+  const symbolRows: Array<SymbolRow> = symbols.map((entry, index) => ({
+    id: sha1(`${snapshotId}|${entry.path}|${entry.symbol.fqName}|${entry.symbol.startLine}`).slice(0, 24),
+    path: entry.path,
+    language: entry.language,
+    name: entry.symbol.name,
+    kind: entry.symbol.kind,
+    container: entry.symbol.container,
+    fqName: entry.symbol.fqName,
+    exported: entry.symbol.exported,
+    startLine: entry.symbol.startLine,
+    endLine: entry.symbol.endLine,
+    complexity: entry.symbol.complexity,
+    pagerank: round4(symbolRank[index]!),
+    fanin: fanin[index]!
+  }))
+  const chunkCount = new Map<string, number>()
+  for (const chunk of finalChunks) chunkCount.set(chunk.path, (chunkCount.get(chunk.path) ?? 0) + 1)
+  const fileRows: Array<FileRow> = input.files.map((file) => ({
+    path: file.path,
+    language: file.language,
+    status: input.parseFailures.has(file.path) ? "retained" : file.status,
+    reason: input.parseFailures.has(file.path) ? "parse_error" : file.reason,
+    role: file.role,
+    contentHash: file.contentHash,
+    changeKind: file.changeKind,
+    lineCount: file.text === null ? 0 : file.text.split("\n").length,
+    chunkCount: chunkCount.get(file.path) ?? 0,
+    parse: input.parses.get(file.path) ?? null
+  }))
+  return { files: fileRows, symbols: symbolRows, edges, chunks: finalChunks, clusterCount: members.size }
+}

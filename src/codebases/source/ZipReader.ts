@@ -1,0 +1,136 @@
+/**
+ * Reads a zip archive with `yauzl`, one entry at a time, and refuses a hostile one before anything is kept:
+ * path traversal (`..`), absolute paths, symbolic links, encrypted entries, more than `maxFiles` files, a file
+ * above `maxFileBytes`, more than `maxTotalBytes` uncompressed in all, or an entry that inflates more than
+ * `maxRatio` times its compressed size. Sizes are counted on the bytes actually inflated, so an archive whose
+ * headers lie about sizes is stopped as soon as it crosses a cap, not after it filled memory.
+ */
+import { Data, Effect } from "effect"
+import yauzl from "yauzl"
+
+export interface ArchiveLimits {
+  readonly maxFiles: number
+  readonly maxFileBytes: number
+  readonly maxTotalBytes: number
+  readonly maxRatio: number
+}
+
+export interface ArchiveEntry {
+  readonly path: string
+  readonly bytes: Uint8Array
+}
+
+export type RefusalReason =
+  | "not_a_zip" | "path_traversal" | "absolute_path" | "symlink" | "encrypted" | "too_many_files"
+  | "file_too_large" | "archive_too_large" | "compression_ratio" | "size_mismatch"
+
+export class ArchiveRefused extends Data.TaggedError("ArchiveRefused")<{
+  readonly reason: RefusalReason
+  readonly message: string
+}> {}
+
+/**
+ * Entries smaller than this never trip the ratio cap: small text files legitimately compress very well. A
+ * quarter of the per-file cap (at most 1 MiB), so the ratio still guards when the file cap is small.
+ */
+const ratioFloor = (limits: ArchiveLimits) => Math.min(1024 * 1024, limits.maxFileBytes / 4)
+const symlinkMode = 0o120000
+const fileTypeMask = 0o170000
+
+/** The entry's path with `\` as `/`, or a refusal for an absolute or escaping one. */
+export const normalizeEntryPath = (raw: string): string | ArchiveRefused => {
+  const slashed = raw.replaceAll("\\", "/")
+  if (slashed.startsWith("/") || /^[A-Za-z]:/.test(slashed)) {
+    return new ArchiveRefused({ reason: "absolute_path", message: `entry '${raw}' has an absolute path` })
+  }
+  const parts: Array<string> = []
+  for (const part of slashed.split("/")) {
+    if (part === "" || part === ".") continue
+    if (part === "..") return new ArchiveRefused({ reason: "path_traversal", message: `entry '${raw}' leaves the archive root` })
+    parts.push(part)
+  }
+  return parts.join("/")
+}
+
+export const readZip = (bytes: Uint8Array, limits: ArchiveLimits): Effect.Effect<Array<ArchiveEntry>, ArchiveRefused> =>
+  Effect.callback<Array<ArchiveEntry>, ArchiveRefused>((resume) => {
+    const entries: Array<ArchiveEntry> = []
+    let total = 0
+    let settled = false
+    let zip: yauzl.ZipFile | undefined
+    const refuse = (reason: RefusalReason, message: string) => {
+      if (settled) return
+      settled = true
+      zip?.close()
+      resume(Effect.fail(new ArchiveRefused({ reason, message })))
+    }
+    const buffer = Buffer.from(bytes.buffer, bytes.byteOffset, bytes.byteLength)
+    yauzl.fromBuffer(buffer, { lazyEntries: true, decodeStrings: false, validateEntrySizes: true }, (openError, opened) => {
+      if (openError || opened === undefined) return refuse("not_a_zip", `not a readable zip archive: ${openError?.message ?? "unknown"}`)
+      zip = opened
+      if (opened.entryCount > limits.maxFiles * 2 + 1000) {
+        return refuse("too_many_files", `the archive lists ${opened.entryCount} entries; at most ${limits.maxFiles} files are accepted`)
+      }
+      opened.on("error", (error: Error) => refuse("not_a_zip", `the archive is damaged: ${error.message}`))
+      opened.on("end", () => {
+        if (settled) return
+        settled = true
+        resume(Effect.succeed(entries))
+      })
+      opened.on("entry", (entry: yauzl.Entry) => {
+        if (settled) return
+        const raw = (entry as unknown as { fileNameRaw: Buffer }).fileNameRaw.toString((entry.generalPurposeBitFlag & 0x800) !== 0 ? "utf8" : "latin1")
+        const path = normalizeEntryPath(raw)
+        if (typeof path !== "string") return refuse(path.reason, path.message)
+        if (raw.endsWith("/") || path === "") return opened.readEntry()
+        if (((entry.externalFileAttributes >>> 16) & fileTypeMask) === symlinkMode) {
+          return refuse("symlink", `entry '${raw}' is a symbolic link`)
+        }
+        if (entry.isEncrypted()) return refuse("encrypted", `entry '${raw}' is encrypted`)
+        if (entries.length + 1 > limits.maxFiles) return refuse("too_many_files", `the archive holds more than ${limits.maxFiles} files`)
+        if (entry.uncompressedSize > limits.maxFileBytes) {
+          return refuse("file_too_large", `entry '${raw}' is ${entry.uncompressedSize} bytes; at most ${limits.maxFileBytes} are accepted per file`)
+        }
+        if (total + entry.uncompressedSize > limits.maxTotalBytes) {
+          return refuse("archive_too_large", `the archive inflates to more than ${limits.maxTotalBytes} bytes`)
+        }
+        opened.openReadStream(entry, (streamError, stream) => {
+          if (streamError || stream === undefined) return refuse("not_a_zip", `entry '${raw}' cannot be read: ${streamError?.message ?? "unknown"}`)
+          const chunks: Array<Buffer> = []
+          let size = 0
+          stream.on("data", (chunk: Buffer) => {
+            size += chunk.length
+            total += chunk.length
+            const ratio = size / Math.max(1, entry.compressedSize)
+            const breach = size > limits.maxFileBytes
+              ? ["file_too_large", `entry '${raw}' inflates past ${limits.maxFileBytes} bytes`] as const
+              : total > limits.maxTotalBytes
+              ? ["archive_too_large", `the archive inflates to more than ${limits.maxTotalBytes} bytes`] as const
+              : size > ratioFloor(limits) && ratio > limits.maxRatio
+              ? ["compression_ratio", `entry '${raw}' inflates more than ${limits.maxRatio} times its compressed size`] as const
+              : undefined
+            if (breach !== undefined) {
+              stream.destroy()
+              return refuse(breach[0], breach[1])
+            }
+            chunks.push(chunk)
+          })
+          // yauzl counts the inflated bytes against the declared size: a header that lies about it ends the read.
+          stream.on("error", (error: Error) =>
+            /bytes in the stream/.test(error.message)
+              ? refuse("size_mismatch", `entry '${raw}' does not match its declared size: ${error.message}`)
+              : refuse("not_a_zip", `entry '${raw}' is damaged: ${error.message}`))
+          stream.on("end", () => {
+            if (settled) return
+            entries.push({ path, bytes: new Uint8Array(Buffer.concat(chunks)) })
+            opened.readEntry()
+          })
+        })
+      })
+      opened.readEntry()
+    })
+    return Effect.sync(() => {
+      settled = true
+      zip?.close()
+    })
+  })
