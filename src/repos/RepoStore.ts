@@ -1,0 +1,137 @@
+/**
+ * Rows of the repo bookkeeping tables (repos, branches, commits) and their mapping to views. No versioning
+ * logic here: `MemoryRepos` decides what to write.
+ */
+import { Effect } from "effect"
+import { SqlClient } from "effect/sql"
+import { createHash } from "node:crypto"
+import type { CommitView } from "../domain/Repo.ts"
+
+export interface RepoRow {
+  readonly repoId: string
+  readonly rootBankId: string
+  readonly name: string
+  readonly activeBranch: string
+  readonly createdAt: Date
+  readonly updatedAt: Date
+}
+
+export interface BranchRow {
+  readonly repoId: string
+  readonly branchName: string
+  readonly headCommitId: string | null
+  readonly workspaceBankId: string
+}
+
+export interface CommitRow {
+  readonly commitId: string
+  readonly repoId: string
+  readonly parentCommitId: string | null
+  readonly branchName: string
+  readonly message: string
+  readonly actor: string
+  readonly rootHash: string
+  readonly tables: Readonly<Record<string, string>>
+  readonly rowCounts: Readonly<Record<string, number>>
+  readonly bytesAdded: string | number | bigint
+  readonly createdAt: Date
+}
+
+/** Hidden workspace banks: the bank id rules forbid a leading `_`, so clients can neither create nor name them. */
+export const workspacePrefix = "__repo__"
+
+export const workspaceBankId = (repoId: string, branch: string) =>
+  `${workspacePrefix}${repoId.replaceAll("-", "").slice(0, 8)}__${createHash("sha1").update(branch).digest("hex").slice(0, 12)}`
+
+const iso = (value: Date | string | null | undefined) =>
+  value === null || value === undefined ? null : new Date(value).toISOString()
+
+export const commitView = (row: CommitRow): CommitView => ({
+  commit_id: row.commitId,
+  repo_id: row.repoId,
+  parent_commit_id: row.parentCommitId,
+  branch_name: row.branchName,
+  message: row.message,
+  actor: row.actor,
+  root_manifest_hash: row.rootHash,
+  stats: { rows: row.rowCounts, bytes_added: Number(row.bytesAdded) },
+  created_at: iso(row.createdAt)
+})
+
+export const isoOf = iso
+
+export const makeRepoStore = Effect.gen(function*() {
+  const sql = yield* SqlClient.SqlClient
+  const die = <A, E, R>(effect: Effect.Effect<A, E, R>) => Effect.orDie(effect)
+
+  const repoById = (repoId: string) =>
+    Effect.map(die(sql<RepoRow>`SELECT * FROM memory_repos WHERE repo_id = ${repoId}`), (rows) => rows[0])
+  const repoByBank = (bankId: string) =>
+    Effect.map(die(sql<RepoRow>`SELECT * FROM memory_repos WHERE root_bank_id = ${bankId}`), (rows) => rows[0])
+  /** Takes the repo's row lock for the rest of the transaction: repo operations on one repo run one at a time. */
+  const lockRepo = (repoId: string) => die(sql`SELECT repo_id FROM memory_repos WHERE repo_id = ${repoId} FOR UPDATE`)
+  const listRepos = die(sql<RepoRow>`SELECT * FROM memory_repos ORDER BY created_at, repo_id`)
+  const branches = (repoId: string) =>
+    die(sql<BranchRow>`SELECT * FROM repo_branches WHERE repo_id = ${repoId} ORDER BY branch_name`)
+  const branch = (repoId: string, name: string) =>
+    Effect.map(
+      die(sql<BranchRow>`SELECT * FROM repo_branches WHERE repo_id = ${repoId} AND branch_name = ${name}`),
+      (rows) => rows[0]
+    )
+  const commit = (commitId: string) =>
+    Effect.map(die(sql<CommitRow>`SELECT * FROM repo_commits WHERE commit_id = ${commitId}`), (rows) => rows[0])
+  const commits = (ids: ReadonlyArray<string>) =>
+    ids.length === 0 ? Effect.succeed([]) : die(sql<CommitRow>`SELECT * FROM repo_commits WHERE commit_id IN ${sql.in(ids)}`)
+
+  const insertRepo = (repoId: string, bankId: string, name: string, branchName: string) =>
+    die(sql`INSERT INTO memory_repos (repo_id, root_bank_id, name, active_branch) VALUES (${repoId}, ${bankId}, ${name}, ${branchName})`)
+  const setActive = (repoId: string, branchName: string) =>
+    die(sql`UPDATE memory_repos SET active_branch = ${branchName}, updated_at = now() WHERE repo_id = ${repoId}`)
+  const touch = (repoId: string) => die(sql`UPDATE memory_repos SET updated_at = now() WHERE repo_id = ${repoId}`)
+  const upsertBranch = (repoId: string, name: string, head: string | null, workspace: string) =>
+    die(sql`
+      INSERT INTO repo_branches (repo_id, branch_name, head_commit_id, workspace_bank_id)
+      VALUES (${repoId}, ${name}, ${head}, ${workspace})
+      ON CONFLICT (repo_id, branch_name) DO UPDATE
+        SET head_commit_id = EXCLUDED.head_commit_id, workspace_bank_id = EXCLUDED.workspace_bank_id, updated_at = now()`)
+  const insertCommit = (row: Omit<CommitRow, "createdAt">) =>
+    Effect.map(
+      die(sql<CommitRow>`
+        INSERT INTO repo_commits (commit_id, repo_id, parent_commit_id, branch_name, message, actor, root_hash, tables,
+          row_counts, bytes_added)
+        VALUES (${row.commitId}, ${row.repoId}, ${row.parentCommitId}, ${row.branchName}, ${row.message}, ${row.actor},
+          ${row.rootHash}, ${JSON.stringify(row.tables)}::jsonb, ${JSON.stringify(row.rowCounts)}::jsonb,
+          ${Number(row.bytesAdded)})
+        RETURNING *`),
+      (rows) => rows[0]!
+    )
+  /** The chain of commits from a head back through parents, newest first. */
+  const history = (head: string, limit: number, offset: number) =>
+    die(sql<CommitRow>`
+      WITH RECURSIVE chain AS (
+        SELECT c.*, 0 AS depth FROM repo_commits c WHERE c.commit_id = ${head}
+        UNION ALL
+        SELECT p.*, chain.depth + 1 FROM repo_commits p JOIN chain ON p.commit_id = chain.parent_commit_id
+        WHERE chain.depth < ${offset + limit}
+      )
+      SELECT * FROM chain ORDER BY depth LIMIT ${limit} OFFSET ${offset}`)
+
+  return {
+    repoById,
+    repoByBank,
+    lockRepo,
+    listRepos,
+    branches,
+    branch,
+    commit,
+    commits,
+    insertRepo,
+    setActive,
+    touch,
+    upsertBranch,
+    insertCommit,
+    history
+  }
+})
+
+export type RepoStore = Effect.Success<typeof makeRepoStore>

@@ -1,0 +1,238 @@
+/**
+ * Capturing a bank's versioned state as content-addressed objects, and restoring such a state into a bank.
+ * A snapshot is `{table → table-manifest hash}`; a table manifest maps bucket → bucket-manifest hash; a bucket
+ * manifest maps row key → row hash. Restores delete and re-insert inside the caller's transaction, so a crash
+ * leaves the old state or the new one, never a mix. Must not decide repo semantics (branches, refs): that is
+ * `MemoryRepos`.
+ */
+import { Context, Effect, Layer } from "effect"
+import { SqlClient } from "effect/sql"
+import { createHash } from "node:crypto"
+import type { IdMapping } from "./RowSql.ts"
+import {
+  bucketsSql,
+  deleteSql,
+  entriesSql,
+  insertSql,
+  mapIdsSql,
+  noMapping,
+  quote,
+  rowsCte,
+  scopeWhere,
+  storeBucketsSql,
+  updateBankSql
+} from "./RowSql.ts"
+import type { VersionedTable } from "./VersionedTables.ts"
+import { planTables, preservedColumns, readCatalog } from "./VersionedTables.ts"
+
+/** table → bucket number (as text) → bucket-manifest hash. */
+export type BucketMap = Readonly<Record<string, string>>
+
+export interface TableState {
+  readonly hash: string
+  readonly rows: number
+  readonly buckets: BucketMap
+}
+
+export interface Capture {
+  readonly tables: Readonly<Record<string, TableState>>
+  readonly rootHash: string
+  readonly bytesAdded: number
+}
+
+/** Hash of a JSON value with sorted keys: the id of table manifests and of whole snapshots. */
+export const canonicalHash = (value: Readonly<Record<string, string>>) => {
+  const sorted = Object.keys(value).sort().map((key) => [key, value[key]])
+  return createHash("sha256").update(JSON.stringify(sorted)).digest("hex")
+}
+
+export const rootHashOf = (tables: Readonly<Record<string, string>>) => canonicalHash(tables)
+
+/** Which bank to read and how its ids relate to the repo's (root-bank) ids. */
+export interface Source {
+  readonly bankId: string
+  /** True for a hidden workspace: its renamed ids are read back as root-bank ids. */
+  readonly workspace: boolean
+}
+
+export class Snapshots extends Context.Service<Snapshots, {
+  readonly plans: Effect.Effect<ReadonlyArray<VersionedTable>>
+  /** Reads a bank's state; with `previous` (the head's tables) also stores what is new. */
+  readonly capture: (source: Source, store: false | Readonly<Record<string, string>>) => Effect.Effect<Capture>
+  /** Bucket map of a stored table manifest. */
+  readonly storedBuckets: (tableHash: string) => Effect.Effect<BucketMap>
+  /** key → row hash for some buckets of a stored table, or of a live bank. */
+  readonly storedEntries: (bucketHashes: ReadonlyArray<string>) => Effect.Effect<ReadonlyMap<string, string>>
+  readonly liveEntries: (source: Source, table: string, buckets: ReadonlyArray<number>) => Effect.Effect<ReadonlyMap<string, string>>
+  /**
+   * Replaces bank `target`'s versioned rows with a snapshot. `rename` gives the snapshot's global ids stable
+   * new names in the target (a workspace or a fork); `keepMap` keeps the renaming so the target reads back in
+   * the snapshot's ids (workspaces). Must run inside a transaction.
+   */
+  readonly restore: (
+    target: string,
+    tables: Readonly<Record<string, string>>,
+    options: { readonly rename: boolean; readonly keepMap: boolean }
+  ) => Effect.Effect<void>
+}>()("engram/repos/Snapshots") {
+  static readonly layer = Layer.effect(
+    Snapshots,
+    Effect.gen(function*() {
+      const sql = yield* SqlClient.SqlClient
+      const plans = yield* Effect.cached(
+        Effect.map(Effect.orDie(readCatalog.pipe(Effect.provideService(SqlClient.SqlClient, sql))), planTables)
+      )
+      const planMap = Effect.map(plans, (list) => new Map(list.map((plan) => [plan.name, plan])))
+      const run = <A extends object>(text: string, params: ReadonlyArray<unknown>) =>
+        Effect.orDie(sql.unsafe<A>(text, params as Array<any>))
+
+      const mappingOf = (source: Source): IdMapping =>
+        source.workspace ? { _tag: "ToCanonical", param: "$1" } : noMapping
+
+      const tableManifests = (hashes: ReadonlyArray<string>) =>
+        hashes.length === 0
+          ? Effect.succeed(new Map<string, BucketMap>())
+          : Effect.map(
+            run<{ hash: string; body: BucketMap }>(
+              `SELECT hash, body FROM repo_objects WHERE hash IN (SELECT value FROM jsonb_array_elements_text($1::jsonb))`,
+              [JSON.stringify(hashes)]
+            ),
+            (rows) => new Map(rows.map((row) => [row.hash, row.body]))
+          )
+
+      const storeTableManifest = (buckets: BucketMap) =>
+        Effect.gen(function*() {
+          const hash = canonicalHash(buckets)
+          const body = JSON.stringify(buckets)
+          const inserted = yield* run<{ sizeBytes: number }>(
+            `INSERT INTO repo_objects (hash, kind, body, size_bytes) VALUES ($1, 'table', $2::text::jsonb, octet_length($2::text))
+             ON CONFLICT (hash) DO NOTHING RETURNING size_bytes`,
+            [hash, body]
+          )
+          return { hash, added: inserted.reduce((sum, row) => sum + Number(row.sizeBytes), 0) }
+        })
+
+      const capture = Effect.fn("Snapshots.capture")(function*(source: Source, store: false | Readonly<Record<string, string>>) {
+        const all = yield* plans
+        const byName = yield* planMap
+        const previous = store === false ? new Map<string, BucketMap>() : yield* tableManifests(Object.values(store))
+        const tables: Record<string, TableState> = {}
+        let bytesAdded = 0
+        for (const plan of all) {
+          const cte = rowsCte(plan, byName, mappingOf(source))
+          const prevHash = store === false ? undefined : store[plan.name]
+          const prevBuckets = prevHash === undefined ? {} : previous.get(prevHash) ?? {}
+          const rows = store === false
+            ? yield* run<{ b: number; n: number; bh: string }>(bucketsSql(cte), [source.bankId])
+            : yield* run<{ b: number; n: number; bh: string; added: string | number }>(
+              storeBucketsSql(cte, "$2"),
+              [source.bankId, JSON.stringify(prevBuckets)]
+            )
+          if (rows.length === 0) continue
+          const buckets: Record<string, string> = {}
+          let count = 0
+          for (const row of rows) {
+            buckets[String(row.b)] = row.bh
+            count += Number(row.n)
+          }
+          if (store !== false) {
+            bytesAdded += Number((rows[0] as unknown as { added: string | number }).added)
+            const manifest = yield* storeTableManifest(buckets)
+            bytesAdded += manifest.added
+            tables[plan.name] = { hash: manifest.hash, rows: count, buckets }
+          } else {
+            tables[plan.name] = { hash: canonicalHash(buckets), rows: count, buckets }
+          }
+        }
+        const hashes = Object.fromEntries(Object.entries(tables).map(([name, state]) => [name, state.hash]))
+        return { tables, rootHash: rootHashOf(hashes), bytesAdded }
+      })
+
+      const storedBuckets = (tableHash: string) =>
+        Effect.map(tableManifests([tableHash]), (found) => found.get(tableHash) ?? {})
+
+      const storedEntries = (bucketHashes: ReadonlyArray<string>) =>
+        Effect.map(
+          bucketHashes.length === 0 ? Effect.succeed([]) : run<{ k: string; h: string }>(
+            `SELECT e.key AS k, e.value AS h FROM repo_objects o CROSS JOIN LATERAL jsonb_each_text(o.body) e
+             WHERE o.hash IN (SELECT value FROM jsonb_array_elements_text($1::jsonb))`,
+            [JSON.stringify(bucketHashes)]
+          ),
+          (rows) => new Map(rows.map((row) => [row.k, row.h]))
+        )
+
+      const liveEntries = (source: Source, table: string, buckets: ReadonlyArray<number>) =>
+        Effect.gen(function*() {
+          const byName = yield* planMap
+          const plan = byName.get(table)
+          if (plan === undefined || buckets.length === 0) return new Map<string, string>()
+          const rows = yield* run<{ k: string; h: string }>(
+            entriesSql(rowsCte(plan, byName, mappingOf(source)), "$2"),
+            [source.bankId, JSON.stringify(buckets)]
+          )
+          return new Map(rows.map((row) => [row.k, row.h]))
+        })
+
+      /** Secrets are not in commits; a restore into the same bank keeps the live ones, matched by key. */
+      const keepPreserved = (target: string, byName: ReadonlyMap<string, VersionedTable>) =>
+        Effect.gen(function*() {
+          const kept: Array<{ plan: VersionedTable; column: string; rows: ReadonlyArray<{ k: string; v: unknown }> }> = []
+          for (const [table, columns] of Object.entries(preservedColumns)) {
+            const plan = byName.get(table)
+            if (plan === undefined || plan.key === null || plan.key.length !== 1) continue
+            for (const column of columns) {
+              const rows = yield* run<{ k: string; v: unknown }>(
+                `SELECT t.${quote(plan.key[0]!)} AS k, t.${quote(column)} AS v FROM ${quote(table)} t WHERE ${
+                  scopeWhere(plan, byName, "t")
+                } AND t.${quote(column)} IS NOT NULL`,
+                [target]
+              )
+              kept.push({ plan, column, rows })
+            }
+          }
+          return Effect.forEach(kept, ({ plan, column, rows }) =>
+            Effect.forEach(rows, (row) =>
+              run(
+                `UPDATE ${quote(plan.name)} t SET ${quote(column)} = $2 WHERE ${scopeWhere(plan, byName, "t")} AND t.${
+                  quote(plan.key![0]!)
+                } = $3`,
+                [target, row.v, row.k]
+              )), { discard: true })
+        })
+
+      const restore = Effect.fn("Snapshots.restore")(function*(
+        target: string,
+        tables: Readonly<Record<string, string>>,
+        options: { readonly rename: boolean; readonly keepMap: boolean }
+      ) {
+        const all = yield* plans
+        const byName = yield* planMap
+        const putBack = options.rename ? Effect.void : yield* keepPreserved(target, byName)
+        yield* run(`INSERT INTO banks (bank_id) VALUES ($1) ON CONFLICT (bank_id) DO NOTHING`, [target])
+        for (const plan of [...all].reverse()) {
+          if (plan.name !== "banks") yield* run(deleteSql(plan, byName), [target])
+        }
+        yield* run(`DELETE FROM repo_id_maps WHERE workspace_bank_id = $1`, [target])
+        const mapping: IdMapping = options.rename ? { _tag: "ToLocal", param: "$1" } : noMapping
+        if (options.rename) {
+          for (const plan of all) {
+            const hash = tables[plan.name]
+            if (hash === undefined) continue
+            for (const column of plan.identities) yield* run(mapIdsSql(plan, column, "$2"), [target, hash])
+          }
+        }
+        for (const plan of all) {
+          const hash = tables[plan.name]
+          if (hash === undefined) continue
+          yield* run(plan.name === "banks" ? updateBankSql(plan, "$2") : insertSql(plan, "$2", mapping), [target, hash])
+        }
+        if (options.rename && !options.keepMap) {
+          yield* run(`DELETE FROM repo_id_maps WHERE workspace_bank_id = $1`, [target])
+        }
+        yield* putBack
+      })
+
+      return Snapshots.of({ plans, capture, storedBuckets, storedEntries, liveEntries, restore })
+    })
+  )
+}

@@ -1,0 +1,83 @@
+/**
+ * A memory repo restore is one transaction: the service killed with SIGKILL in the middle of a hard reset comes
+ * back with the bank in the old state or the new one, never a mix. The kill lands halfway through a reset of
+ * the same size that was timed just before.
+ */
+import { assert, describe, it } from "@effect/vitest"
+import { Effect, Option, Redacted } from "effect"
+import { freePort, spawnService, waitForHealth } from "../support/ChildService.ts"
+import { freshDatabaseSettings } from "../support/TestServer.ts"
+
+const tierEnv = () => {
+  const settings = freshDatabaseSettings()
+  const env: Record<string, string> = { SERVICE_API_DATA_DIR: settings.dataDir!, SERVICE_API_ENABLE_OBSERVATIONS: "false" }
+  if (settings.databaseUrl && Option.isSome(settings.databaseUrl)) {
+    env["SERVICE_API_DATABASE_URL"] = Redacted.value(settings.databaseUrl.value)
+    env["SERVICE_API_DATABASE_SCHEMA"] = settings.databaseSchema!
+  }
+  return env
+}
+
+const call = (url: string, method: string, path: string, json?: unknown) =>
+  Effect.promise(async () => {
+    const response = await fetch(`${url}${path}`, {
+      method,
+      ...(json === undefined ? {} : { headers: { "content-type": "application/json" }, body: JSON.stringify(json) })
+    })
+    const text = await response.text()
+    if (!response.ok) throw new Error(`${method} ${path} -> ${response.status}: ${text}`)
+    return JSON.parse(text) as any
+  })
+
+const memoryIds = (url: string) =>
+  Effect.map(
+    call(url, "GET", "/v1/default/banks/killed/memories/list?limit=1000"),
+    (page) => page.items.map((item: any) => item.id).sort().join(",")
+  )
+
+const facts = (tag: string, n: number) =>
+  Array.from({ length: n }, (_, i) => ({ content: `Batch ${tag} fact ${i}: sensor ${i} in hall ${tag} reads ${i * 7} units.` }))
+
+describe("memory repo restore", () => {
+  it.live("SIGKILL mid-reset leaves the old state or the new one", () =>
+    Effect.scoped(Effect.gen(function*() {
+      const env = { ...tierEnv(), SERVICE_API_PORT: String(yield* freePort) }
+      const url = `http://127.0.0.1:${env["SERVICE_API_PORT"]}`
+      const first = yield* spawnService("src/main.ts", env)
+      yield* waitForHealth(url, first)
+
+      yield* call(url, "PUT", "/v1/default/banks/killed", { name: "killed" })
+      yield* call(url, "POST", "/v1/default/banks/killed/memories", { items: facts("a", 150) })
+      const repo = yield* call(url, "POST", "/v1/default/banks/killed/repos/enable", {})
+      const committed = yield* memoryIds(url)
+
+      // Time a reset that throws away 150 memories, then set up the same reset again.
+      yield* call(url, "POST", "/v1/default/banks/killed/memories", { items: facts("b", 150) })
+      const started = performance.now()
+      yield* call(url, "POST", `/v1/default/repos/${repo.repo_id}/reset-hard`, { commit_id: repo.head_commit_id, force: true })
+      const took = performance.now() - started
+      assert.strictEqual(yield* memoryIds(url), committed)
+      yield* call(url, "POST", "/v1/default/banks/killed/memories", { items: facts("c", 150) })
+      const dirty = yield* memoryIds(url)
+      assert.notStrictEqual(dirty, committed)
+
+      const reset = fetch(`${url}/v1/default/repos/${repo.repo_id}/reset-hard`, {
+        method: "POST",
+        headers: { "content-type": "application/json" },
+        body: JSON.stringify({ commit_id: repo.head_commit_id, force: true })
+      }).catch(() => undefined)
+      yield* Effect.promise(() => new Promise((resolve) => setTimeout(resolve, Math.max(5, took / 2))))
+      first.process.kill("SIGKILL")
+      yield* Effect.promise(() => first.exited)
+      yield* Effect.promise(() => reset)
+
+      const second = yield* spawnService("src/main.ts", env)
+      yield* waitForHealth(url, second)
+      const after = yield* memoryIds(url)
+      assert.isTrue(after === committed || after === dirty, "the bank holds a mix of the old and the new state")
+      yield* Effect.logInfo(`reset took ${Math.round(took)} ms; killed at half: ${after === committed ? "reset landed" : "rolled back"}`)
+      // Whichever state survived, the repo still works on it.
+      const status = yield* call(url, "GET", `/v1/default/repos/${repo.repo_id}/status`)
+      assert.strictEqual(status.dirty, after === dirty)
+    })), 240_000)
+})
