@@ -18,6 +18,7 @@ import { EntityIntelligence } from "../src/entities/intelligence/IntelligenceSer
 import { EntityTrajectories } from "../src/entities/trajectory/TrajectoryService.ts"
 import { MemoryUnits } from "../src/memory/MemoryUnits.ts"
 import { Anomalies } from "../src/memory/anomaly/Anomalies.ts"
+import { MemoryRepos } from "../src/repos/MemoryRepos.ts"
 import { FileConverter } from "../src/files/FileConverter.ts"
 import { FileRetain } from "../src/memory/retain/FileRetain.ts"
 import { Retain } from "../src/memory/retain/Retain.ts"
@@ -37,6 +38,15 @@ import { OperationStore } from "../src/operations/OperationStore.ts"
 import { TaskRegistry } from "../src/operations/TaskRegistry.ts"
 import { TableStatistics } from "../src/storage/TableStatistics.ts"
 import { LlmTraceStore } from "../src/traces/LlmTraceStore.ts"
+import { DatasetsLive } from "../src/datasets/DatasetsLive.ts"
+import { AccessTelemetry } from "../src/brain/activity/AccessTelemetry.ts"
+import { ActivityModels } from "../src/brain/activity/ActivityModels.ts"
+import { SubRoutine } from "../src/brain/activity/SubRoutine.ts"
+import { BrainInfluence } from "../src/brain/influence/BrainInfluence.ts"
+import { DreamWakeups } from "../src/dreams/DreamWakeups.ts"
+import { DreamsLive } from "./DreamsLive.ts"
+import { BrainLive } from "./BrainLive.ts"
+import { CodebasesLive } from "./CodebasesLive.ts"
 import { DatabaseLive } from "./Database.ts"
 import { EmbeddingIndexLive } from "./storage/EmbeddingIndex.ts"
 import { ReflectionLive } from "./Reflection.ts"
@@ -50,7 +60,9 @@ const Stores = Layer.mergeAll(
   LlmTraceStore.layer,
   TableStatistics.layer,
   BankBrains.layer,
-  BankEvents.layer
+  BankEvents.layer,
+  DreamWakeups.layer,
+  AccessTelemetry.layer
 ).pipe(Layer.provideMerge(Foreground.layer))
 
 const Engine = Layer.mergeAll(Banks.layer, Operations.layer).pipe(
@@ -75,7 +87,9 @@ const Memory = Layer.mergeAll(
   GraphView.layer,
   GraphOverview.layer.pipe(Layer.provideMerge(GraphIntelligence.layer)),
   WebhooksLive,
-  ReembeddingLive
+  ReembeddingLive,
+  SubRoutine.layer.pipe(Layer.provideMerge(ActivityModels.layer)),
+  BrainInfluence.layer
 ).pipe(
   Layer.provideMerge(Graph),
   Layer.provideMerge(EmbeddingIndexLive)
@@ -89,6 +103,16 @@ const WorkerStartup = Layer.effectDiscard(Effect.gen(function*() {
 
 export const ServicesWith = <E, R>(models: Layer.Layer<Embeddings | Llm, E, R>) =>
   WorkerStartup.pipe(
+    // Memory repos copy every bank-owned table and drop the bank brains after a restore.
+    Layer.provideMerge(MemoryRepos.layer),
+    // Dreams read through recall, graph intelligence and anomalies and promote into retain and mental models.
+    Layer.provideMerge(DreamsLive),
+    // The brain runtime writes mental models into its files and learns into memories, so it sits above both.
+    Layer.provideMerge(BrainLive),
+    // Dataset curation retains sets through the ordinary retain path.
+    Layer.provideMerge(DatasetsLive),
+    // Codebases hydrate approved chunks through the memory writer and retain.
+    Layer.provideMerge(CodebasesLive),
     // Mental models regenerate through reflect; research reads pages with the file converter.
     Layer.provideMerge(MentalModelsLive),
     // Reflection (reflect, directives, opinions) reads through recall, so it sits above Memory.

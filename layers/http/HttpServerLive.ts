@@ -24,6 +24,13 @@ import { DirectivesHandlers } from "../../src/http/handlers/DirectivesHandlers.t
 import { MentalModelsHandlers } from "../../src/http/handlers/MentalModelsHandlers.ts"
 import { ResearchHandlers } from "../../src/http/handlers/ResearchHandlers.ts"
 import { AnomalyHandlers } from "../../src/http/handlers/AnomalyHandlers.ts"
+import { DreamsHandlers } from "../../src/http/handlers/DreamsHandlers.ts"
+import { DatasetsHandlers } from "../../src/http/handlers/DatasetsHandlers.ts"
+import { SubRoutineHandlers } from "../../src/http/handlers/SubRoutineHandlers.ts"
+import { InfluenceHandlers } from "../../src/http/handlers/InfluenceHandlers.ts"
+import { BrainHandlers } from "../../src/http/handlers/BrainHandlers.ts"
+import { CodebasesHandlers } from "../../src/http/handlers/CodebasesHandlers.ts"
+import { ReposHandlers } from "../../src/http/handlers/ReposHandlers.ts"
 import { foregroundMiddleware } from "../../src/http/ForegroundMiddleware.ts"
 import { jsonErrorsMiddleware } from "../../src/http/JsonErrors.ts"
 import { makeRouteTemplates } from "../../src/http/RouteTemplates.ts"
@@ -47,7 +54,14 @@ const ApiRoutes = HttpApiBuilder.layer(EngramApi, { openapiPath: "/openapi.json"
     MentalModelsHandlers,
     ResearchHandlers,
     ConsolidationHandlers,
-    AnomalyHandlers
+    AnomalyHandlers,
+    DreamsHandlers,
+    DatasetsHandlers,
+    SubRoutineHandlers,
+    InfluenceHandlers,
+    BrainHandlers,
+    CodebasesHandlers,
+    ReposHandlers
   ]),
   Layer.provide([RequestValidationLive, ApiKeyAuthLive])
 )

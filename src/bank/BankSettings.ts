@@ -5,9 +5,11 @@
 import type { BankSettings, BankUpdate } from "../domain/Bank.ts"
 import { defaultDisposition } from "../domain/Bank.ts"
 import { applyEntitySettingsUpdate } from "../domain/EntitySettings.ts"
+import { applyDreamUpdate } from "../dreams/DreamConfig.ts"
+import { mergeBankPreset, presetNames } from "../presets/BankPresets.ts"
 
 /** Presets this server knows; any other `bank_preset` value is ignored without error, as the spec asks. */
-export const knownPresets: ReadonlySet<string> = new Set(["codebase"])
+export const knownPresets: ReadonlySet<string> = new Set(presetNames)
 
 export const emptySettings: BankSettings = {
   name: null,
@@ -20,7 +22,8 @@ export const emptySettings: BankSettings = {
   enableObservations: null,
   observationsMission: null,
   disposition: defaultDisposition,
-  entitySettings: {}
+  entitySettings: {},
+  dreamSettings: {}
 }
 
 /** `null` and absent leave a value unchanged; an empty string clears a text setting back to its default. */
@@ -30,7 +33,9 @@ const text = (next: string | null | undefined, current: string | null) =>
 const keep = <A>(next: A | null | undefined, current: A | null): A | null =>
   next === undefined || next === null ? current : next
 
-export const applyBankUpdate = (current: BankSettings, update: BankUpdate): BankSettings => {
+export const applyBankUpdate = (current: BankSettings, request: BankUpdate): BankSettings => {
+  // A named preset fills in the settings the request leaves unset (src/presets/BankPresets.ts).
+  const update = mergeBankPreset(request, current.bankPreset)
   const mission = update.reflect_mission ?? update.mission ?? update.background
   const base = update.disposition ?? current.disposition
   const preset = update.bank_preset
@@ -49,7 +54,8 @@ export const applyBankUpdate = (current: BankSettings, update: BankUpdate): Bank
       literalism: update.disposition_literalism ?? base.literalism,
       empathy: update.disposition_empathy ?? base.empathy
     },
-    entitySettings: applyEntitySettingsUpdate(current.entitySettings, update)
+    entitySettings: applyEntitySettingsUpdate(current.entitySettings, update),
+    dreamSettings: applyDreamUpdate(current.dreamSettings, update.dream)
   }
 }
 

@@ -7,6 +7,7 @@ import { SqlClient } from "effect/sql"
 import type { Bank, BankSettings, BankStatsResponse } from "../domain/Bank.ts"
 import { ExtractionMode } from "../domain/Bank.ts"
 import { decodeEntitySettings } from "../domain/EntitySettings.ts"
+import { decodeDreamOverrides } from "../dreams/DreamConfig.ts"
 import { emptySettings } from "./BankSettings.ts"
 
 const BankRow = Schema.Struct({
@@ -24,6 +25,7 @@ const BankRow = Schema.Struct({
   dispositionLiteralism: Schema.Number,
   dispositionEmpathy: Schema.Number,
   entitySettings: Schema.Unknown,
+  dreamSettings: Schema.Unknown,
   lastConsolidatedAt: Schema.NullOr(Schema.Date),
   createdAt: Schema.Date,
   updatedAt: Schema.Date
@@ -49,6 +51,7 @@ const toBank = (row: BankRow): Bank => ({
     empathy: row.dispositionEmpathy
   },
   entitySettings: decodeEntitySettings(row.entitySettings),
+  dreamSettings: decodeDreamOverrides(row.dreamSettings),
   createdAt: row.createdAt,
   updatedAt: row.updatedAt
 })
@@ -66,7 +69,8 @@ const toColumns = (settings: BankSettings) => ({
   dispositionSkepticism: settings.disposition.skepticism,
   dispositionLiteralism: settings.disposition.literalism,
   dispositionEmpathy: settings.disposition.empathy,
-  entitySettings: JSON.stringify(settings.entitySettings)
+  entitySettings: JSON.stringify(settings.entitySettings),
+  dreamSettings: JSON.stringify(settings.dreamSettings)
 })
 
 export interface BankStatsCounts extends Omit<BankStatsResponse, "bank_id"> {}
@@ -169,7 +173,8 @@ export class BankStore extends Context.Service<BankStore, {
       })
 
       return BankStore.of({
-        list: rows(sql`SELECT * FROM banks ORDER BY bank_id`),
+        // Memory repo branch workspaces (`__repo__…`, src/repos) are hidden banks: never listed.
+        list: rows(sql`SELECT * FROM banks WHERE NOT starts_with(bank_id, '__repo__') ORDER BY bank_id`),
         find,
         save,
         ensure,

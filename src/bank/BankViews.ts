@@ -1,6 +1,7 @@
 /** How a stored bank is shown to clients: full bank, list item, deprecated profile, configuration view. */
 import type { Bank, BankSettings } from "../domain/Bank.ts"
 import { entitySettingsView } from "../domain/EntitySettings.ts"
+import { effectiveDreamSettings } from "../dreams/DreamConfig.ts"
 
 export interface ServerDefaults {
   readonly retainChunkSize: number
@@ -56,7 +57,8 @@ const overridesOf = (settings: BankSettings): Record<string, unknown> => {
   ]
   return {
     ...Object.fromEntries(entries.filter(([, value]) => value !== null)),
-    ...entitySettingsView(settings.entitySettings, "overrides")
+    ...entitySettingsView(settings.entitySettings, "overrides"),
+    ...(Object.keys(settings.dreamSettings).length > 0 ? { dream: settings.dreamSettings } : {})
   }
 }
 
@@ -77,7 +79,8 @@ export const toConfigView = (bank: Bank, defaults: ServerDefaults) => {
       enable_observations: full.enable_observations,
       observations_mission: full.observations_mission,
       disposition: full.disposition,
-      ...entitySettingsView(bank.entitySettings, "effective")
+      ...entitySettingsView(bank.entitySettings, "effective"),
+      dream: effectiveDreamSettings(bank.dreamSettings)
     },
     overrides: isDefault ? overrides : { ...overrides, disposition: bank.disposition }
   }

@@ -13,6 +13,8 @@ import { BankBrains } from "./BankBrains.ts"
 import { applyBankUpdate, emptySettings, resetSettings } from "./BankSettings.ts"
 import type { BankStatsCounts } from "./BankStore.ts"
 import { BankStore } from "./BankStore.ts"
+import { DreamWakeups } from "../dreams/DreamWakeups.ts"
+import { seedBankPreset } from "../presets/PresetSeeding.ts"
 
 export class Banks extends Context.Service<Banks, {
   readonly list: Effect.Effect<ReadonlyArray<Bank>>
@@ -36,6 +38,8 @@ export class Banks extends Context.Service<Banks, {
       const actors = yield* BankActors
       const brains = yield* BankBrains
       const config = yield* EngramConfig
+      // The dream scheduler re-reads a bank whose settings changed (trance on or off, another interval).
+      const dreamWakeups = yield* DreamWakeups
       // A change of the rules observations follow (mission, observations mission, disposition) regenerates them.
       const consolidation = yield* makeConsolidationRequests
 
@@ -60,18 +64,23 @@ export class Banks extends Context.Service<Banks, {
           sql.withTransaction,
           Effect.orDie,
           Effect.tap(({ queued }) => (queued ? consolidation.wake(bankId) : Effect.void)),
+          Effect.tap(() => dreamWakeups.notify(bankId)),
           Effect.map(({ saved }) => saved)
         )
 
       const put = Effect.fn("Banks.put")(function*(bankId: string, update: BankUpdate) {
         const current = yield* store.find(bankId)
         const base = Option.getOrElse(current, () => emptySettings)
-        return yield* save(bankId, current, applyBankUpdate(base, update))
+        const saved = yield* save(bankId, current, applyBankUpdate(base, update))
+        yield* seedBankPreset(sql, bankId, update.bank_preset)
+        return saved
       })
 
       const patch = Effect.fn("Banks.patch")(function*(bankId: string, update: BankUpdate) {
         const current = yield* get(bankId)
-        return yield* save(bankId, Option.some(current), applyBankUpdate(current, update))
+        const saved = yield* save(bankId, Option.some(current), applyBankUpdate(current, update))
+        yield* seedBankPreset(sql, bankId, update.bank_preset)
+        return saved
       })
 
       const resetConfig = Effect.fn("Banks.resetConfig")(function*(bankId: string) {

@@ -5,6 +5,8 @@
  */
 import { Config, Context, Data, Duration, Effect, Layer, Option, Redacted } from "effect"
 import { type ResearchSettings, researchSettingsConfig } from "../research/ResearchSettings.ts"
+import { type CodebaseSettings, codebaseSettingsConfig } from "../codebases/CodebaseSettings.ts"
+import { type BrainSettings, brainSettingsConfig } from "../brain/BrainSettings.ts"
 
 export class InvalidConfiguration extends Data.TaggedError("InvalidConfiguration")<{ readonly message: string }> {}
 
@@ -38,7 +40,11 @@ export interface EngramSettings {
   readonly reflectTimeout: Duration.Duration
   /** Internet research: web search provider and page-fetch limits (SERVICE_API_WEB_SEARCH_*, SERVICE_API_RESEARCH_*). */
   readonly research: ResearchSettings
+  /** Codebase import: git host API, archive caps, parse workers (SERVICE_API_GITHOST_*, SERVICE_API_CODEBASE_*). */
+  readonly codebases: CodebaseSettings
   readonly webhookDenyPrivate: boolean
+  /** Brain runtime: routes, `.brain` files, hardware tier, prediction mode, breaker (SERVICE_API_BRAIN_*). */
+  readonly brain: BrainSettings
   /**
    * Longest a slice of background work (an operation, a consolidation batch, a brain compaction) waits for a
    * moment without requests in flight before it runs anyway.
@@ -79,6 +85,8 @@ const settings = Config.all({
   anomalyDetection: Config.Boolean("SERVICE_API_ANOMALY_DETECTION").pipe(Config.withDefault(true)),
   reflectTimeout: Config.Duration("SERVICE_API_REFLECT_TIMEOUT").pipe(Config.withDefault(Duration.seconds(60))),
   research: researchSettingsConfig,
+  codebases: codebaseSettingsConfig,
+  brain: brainSettingsConfig,
   webhookDenyPrivate: Config.Boolean("SERVICE_API_WEBHOOK_DENY_PRIVATE").pipe(Config.withDefault(false)),
   backgroundMaxWait: Config.Duration("SERVICE_API_BACKGROUND_MAX_WAIT").pipe(Config.withDefault(Duration.millis(500)))
 })

@@ -4,6 +4,8 @@
  */
 import { Schema } from "effect"
 import { EntitySettingsUpdate, type EntitySettingsOverrides } from "./EntitySettings.ts"
+import { DreamSettingsUpdate } from "./Dream.ts"
+import type { DreamOverrides } from "../dreams/DreamConfig.ts"
 
 /** A bank id appears in URLs; keep it to characters that need no escaping anywhere. */
 export const BankId = Schema.String.check(
@@ -47,7 +49,8 @@ export const BankUpdate = Schema.Struct({
   disposition_empathy: nullable(Trait),
   mission: nullable(Schema.String.annotate({ description: "Deprecated: use reflect_mission" })),
   background: nullable(Schema.String.annotate({ description: "Deprecated: use reflect_mission" })),
-  ...EntitySettingsUpdate
+  ...EntitySettingsUpdate,
+  dream: nullable(DreamSettingsUpdate.annotate({ description: "Dream and trance settings; merged key by key" }))
 }).annotate({ identifier: "BankUpdate" })
 export type BankUpdate = typeof BankUpdate.Type
 
@@ -65,6 +68,8 @@ export interface BankSettings {
   readonly disposition: DispositionTraits
   /** Entity trajectory and entity intelligence settings the bank overrides. */
   readonly entitySettings: EntitySettingsOverrides
+  /** Dream and trance settings the bank sets itself (src/dreams/DreamConfig.ts). */
+  readonly dreamSettings: DreamOverrides
 }
 
 export interface Bank extends BankSettings {

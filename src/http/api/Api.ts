@@ -15,6 +15,13 @@ import { DirectivesApi } from "./DirectivesApi.ts"
 import { MentalModelsApi } from "./MentalModelsApi.ts"
 import { ResearchApi } from "./ResearchApi.ts"
 import { AnomalyApi } from "./AnomalyApi.ts"
+import { DreamsApi } from "./DreamsApi.ts"
+import { DatasetsApi } from "./DatasetsApi.ts"
+import { SubRoutineApi } from "./SubRoutineApi.ts"
+import { InfluenceApi } from "./InfluenceApi.ts"
+import { BrainApi } from "./BrainApi.ts"
+import { CodebasesApi } from "./CodebasesApi.ts"
+import { ReposApi } from "./ReposApi.ts"
 
 export class EngramApi extends HttpApi.make("engram")
   .add(MonitoringApi)
@@ -33,6 +40,13 @@ export class EngramApi extends HttpApi.make("engram")
   .add(DirectivesApi)
   .add(ConsolidationApi)
   .add(AnomalyApi)
+  .add(DreamsApi)
+  .add(SubRoutineApi)
+  .add(InfluenceApi)
+  .add(BrainApi)
+  .add(DatasetsApi)
+  .add(CodebasesApi)
+  .add(ReposApi)
   .middleware(RequestValidation)
   .middleware(ApiKeyAuth)
   // Report every invalid field at once, not just the first one found.

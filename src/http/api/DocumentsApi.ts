@@ -20,7 +20,7 @@ export class DocumentsApi extends HttpApiGroup.make("documents")
   .add(
     HttpApiEndpoint.get("list", "/v1/default/banks/:bank_id/documents", {
       params: bank,
-      query: { q: Schema.optionalKey(Schema.String), ...page },
+      query: { q: Schema.optionalKey(Schema.String), branch_name: Schema.optionalKey(Schema.String), ...page },
       success: DocumentListResponse,
       error: NotFound
     }),

@@ -19,7 +19,8 @@ export type Features = typeof Features.Type
 export const VersionResponse = Schema.Struct({
   api_version: Schema.String,
   version: Schema.String,
-  features: Features
+  features: Features,
+  bank_presets: Schema.Array(Schema.String).annotate({ description: "values `bank_preset` accepts on bank create/update" })
 }).annotate({ identifier: "VersionResponse" })
 
 export const HealthResponse = Schema.Struct({

@@ -6,6 +6,7 @@ import { EntityTrajectories } from "../../entities/trajectory/TrajectoryService.
 import { Documents } from "../../memory/Documents.ts"
 import { Entities } from "../../memory/Entities.ts"
 import { Tags } from "../../memory/Tags.ts"
+import { MemoryRepos } from "../../repos/MemoryRepos.ts"
 import { EngramApi } from "../api/Api.ts"
 import { paging } from "./Paging.ts"
 
@@ -15,10 +16,12 @@ export const DocumentsHandlers = HttpApiBuilder.group(
   "documents",
   Effect.fn(function*(handlers) {
     const documents = yield* Documents
+    // `branch_name` lists a memory repo branch's workspace without checking it out.
+    const repos = yield* MemoryRepos
     return handlers.handleAll({
       list: Effect.fn(function*({ params, query }) {
         const page = paging(query)
-        const found = yield* documents.list(params.bank_id, { q: query.q, ...page })
+        const found = yield* documents.list(yield* repos.readBank(params.bank_id, query.branch_name), { q: query.q, ...page })
         return { items: found.items, total: found.total, ...page }
       }),
       get: ({ params }) => documents.get(params.bank_id, params.document_id),

@@ -9,6 +9,7 @@ import { FileRetain } from "../../memory/retain/FileRetain.ts"
 import { HttpApiBuilder } from "effect/http-api"
 import { Retain } from "../../memory/retain/Retain.ts"
 import { MemoryUnits } from "../../memory/MemoryUnits.ts"
+import { MemoryRepos } from "../../repos/MemoryRepos.ts"
 import { EngramApi } from "../api/Api.ts"
 import { paging } from "./Paging.ts"
 
@@ -20,6 +21,8 @@ export const MemoriesHandlers = HttpApiBuilder.group(
     const units = yield* MemoryUnits
     const fileRetain = yield* FileRetain
     const recall = yield* Recall
+    // `branch_name` reads a memory repo branch's workspace without checking it out.
+    const repos = yield* MemoryRepos
     const decodeFields = Schema.decodeUnknownEffect(FileRetainRequest)
     const invalidRequest = (invalid: ValidationError) =>
       new ValidationError({
@@ -75,13 +78,18 @@ export const MemoriesHandlers = HttpApiBuilder.group(
         const operationIds = yield* fileRetain.submit(params.bank_id, files, request)
         return { operation_ids: operationIds, success: true, bank_id: params.bank_id, files_count: files.length }
       }),
-      recall: ({ params, payload }) => recall.recall(params.bank_id, payload),
+      recall: Effect.fn(function*({ params, payload }) {
+        const { branch_name, ...request } = payload
+        return yield* recall.recall(yield* repos.readBank(params.bank_id, branch_name), request)
+      }),
       list: Effect.fn(function*({ params, query }) {
         const { limit, offset } = paging(query)
-        const page = yield* units.list(params.bank_id, { type: query.type, q: query.q, limit, offset })
+        const page = yield* units.list(yield* repos.readBank(params.bank_id, query.branch_name), { type: query.type, q: query.q, limit, offset })
         return { items: page.items, total: page.total, limit, offset }
       }),
-      get: ({ params }) => Effect.map(units.get(params.bank_id, params.memory_id), (unit) => ({ ...unit, history: [] })),
+      get: ({ params, query }) =>
+        Effect.flatMap(repos.readBank(params.bank_id, query.branch_name), (bankId) =>
+          Effect.map(units.get(bankId, params.memory_id), (unit) => ({ ...unit, history: [] }))),
       clear: ({ params, query }) =>
         Effect.map(units.clear(params.bank_id, query.type), (deleted) => ({
           success: true,

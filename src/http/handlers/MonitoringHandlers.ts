@@ -9,10 +9,11 @@ import { ServiceUnavailable } from "../../domain/Errors.ts"
 import { OperationStore } from "../../operations/OperationStore.ts"
 import { EngramApi } from "../api/Api.ts"
 import type { Features } from "../api/MonitoringApi.ts"
+import { presetNames } from "../../presets/BankPresets.ts"
 
 export const apiVersion = "0.1.0"
 
-/** True only for what this build really serves; later features flip their flag when they land. */
+/** What this build serves with its default settings; `/version` turns off what the settings switch off. */
 export const features: Features = {
   observations: true,
   timeline_v2: true,
@@ -20,9 +21,9 @@ export const features: Features = {
   worker: true,
   bank_config_api: true,
   file_upload_api: true,
-  brain_runtime: false,
-  sub_routine: false,
-  brain_import_export: false
+  brain_runtime: true,
+  sub_routine: true,
+  brain_import_export: true
 }
 
 const operationsGauge = Metric.gauge("engram_operations", { description: "Operations by task type and status" })
@@ -43,7 +44,14 @@ export const MonitoringHandlers = HttpApiBuilder.group(
         Effect.succeed({
           api_version: apiVersion,
           version: apiVersion,
-          features: { ...features, mcp: config.mcpEnabled }
+          features: {
+            ...features,
+            mcp: config.mcpEnabled,
+            sub_routine: config.brain.enabled,
+            brain_runtime: config.brain.enabled,
+            brain_import_export: config.brain.enabled && config.brain.importExportEnabled
+          },
+          bank_presets: presetNames
         }),
       health: () =>
         sql`SELECT 1 AS ok`.pipe(

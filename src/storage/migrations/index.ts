@@ -16,6 +16,11 @@ import readViewOrderIndexes from "./0014_read_view_order_indexes.ts"
 import operationTraceParent from "./0015_operation_trace_parent.ts"
 import anomalies from "./0016_anomalies.ts"
 import entityTrajectories from "./0017_entity_trajectories.ts"
+import accessTelemetry from "./0018_access_telemetry.ts"
+import dreams from "./0019_dreams.ts"
+import tasteDatasets from "./0020_taste_datasets.ts"
+import codebases from "./0021_codebases.ts"
+import memoryRepos from "./0022_memory_repos.ts"
 
 export const migrations = {
   "0001_banks_and_operations": banksAndOperations,
@@ -34,5 +39,10 @@ export const migrations = {
   "0014_read_view_order_indexes": readViewOrderIndexes,
   "0015_operation_trace_parent": operationTraceParent,
   "0016_anomalies": anomalies,
-  "0017_entity_trajectories": entityTrajectories
+  "0017_entity_trajectories": entityTrajectories,
+  "0018_access_telemetry": accessTelemetry,
+  "0019_dreams": dreams,
+  "0020_taste_datasets": tasteDatasets,
+  "0021_codebases": codebases,
+  "0022_memory_repos": memoryRepos
 }
