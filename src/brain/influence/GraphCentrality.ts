@@ -3,6 +3,7 @@
  * scaled so the most central live memory scores 1. This is the influence leaderboard's `graph` factor: a memory
  * linked to many well-linked memories ranks high whether or not it was ever recalled. Pure: reads the graph only.
  */
+import { pageRank as rankOver } from "../../graph/PageRank.ts"
 import { type LiveGraph, makeEdgeBuffer } from "../../memory/recall/graph/LiveGraph.ts"
 
 const damping = 0.85
@@ -18,9 +19,8 @@ export interface Centrality {
 
 export const pageRank = (graph: LiveGraph): Centrality => {
   const size = graph.nodeCount
-  const live = graph.liveNodeCount
-  // The live edges once into flat arrays (base and delta merged, tombstones left out): the iterations then run
-  // over typed arrays instead of merging each node's lists twenty times.
+  // The live edges once into compressed rows (base and delta merged, tombstones left out): the iterations then
+  // run over typed arrays instead of merging each node's lists twenty times.
   const buffer = makeEdgeBuffer()
   const offsets = new Int32Array(size + 1)
   for (let u = 0; u < size; u++) {
@@ -28,34 +28,18 @@ export const pageRank = (graph: LiveGraph): Centrality => {
   }
   const targets = new Int32Array(offsets[size]!)
   const weights = new Float64Array(offsets[size]!)
-  const outWeight = new Float64Array(size)
   for (let u = 0; u < size; u++) {
     if (graph.isRemoved(u)) continue
     const count = graph.edgesOf(u, everyEdge, buffer)
     for (let e = 0; e < count; e++) {
       targets[offsets[u]! + e] = buffer.targets[e]!
       weights[offsets[u]! + e] = buffer.weights[e]!
-      outWeight[u]! += buffer.weights[e]!
     }
   }
-  let rank = new Float64Array(size)
-  let next = new Float64Array(size)
-  for (let u = 0; u < size; u++) if (!graph.isRemoved(u)) rank[u] = 1 / Math.max(1, live)
-  for (let iteration = 0; iteration < iterations && live > 0; iteration++) {
-    // Rank held by memories without links is spread evenly, so the total stays 1.
-    let dangling = 0
-    for (let u = 0; u < size; u++) if (!graph.isRemoved(u) && outWeight[u] === 0) dangling += rank[u]!
-    const base = (1 - damping) / live + damping * dangling / live
-    for (let u = 0; u < size; u++) next[u] = graph.isRemoved(u) ? 0 : base
-    for (let u = 0; u < size; u++) {
-      if (outWeight[u] === 0) continue
-      const share = damping * rank[u]! / outWeight[u]!
-      for (let e = offsets[u]!; e < offsets[u + 1]!; e++) next[targets[e]!]! += share * weights[e]!
-    }
-    const swap = rank
-    rank = next
-    next = swap
-  }
+  const rank = rankOver({ size, offsets, targets, weights, alive: (u) => !graph.isRemoved(u) }, {
+    damping,
+    maxRounds: iterations
+  })
   let highest = 0
   for (let u = 0; u < size; u++) if (rank[u]! > highest) highest = rank[u]!
   return {
