@@ -147,15 +147,17 @@ const program = Effect.gen(function*() {
       `${imported.ms.toFixed(0)} ms | ${(stats["total_files"] / seconds).toFixed(0)} | ${(stats["total_lines"] / seconds).toFixed(0)} | ` +
       `${(imported.ms / raw.ms).toFixed(2)}x |`)
     const timings = stats["timings_ms"]
-    steps.push(`| ${label} | ${stats["request_ms"].toFixed(0)} ms | ${timings.parse} ms | ${timings.total - timings.parse} ms | ${timings.write} ms |`)
+    steps.push(`| ${label} | ${stats["request_ms"].toFixed(0)} ms | ${timings.read} ms | ${timings.plan} ms | ${timings.parse} ms | ` +
+      `${timings.assemble} ms | ${timings.artifacts} ms | ${timings.write} ms |`)
   }
   console.log("codebase import on PGlite (temporary data dir), parse workers: default; raw parse: in-process, one thread")
   console.log("| tree | files | lines | chunks | raw parse | import | files/s | lines/s | import / raw |")
   console.log("|---|---:|---:|---:|---:|---:|---:|---:|---:|")
   for (const row of rows) console.log(row)
   console.log("")
-  console.log("| tree | request (zip checks, diff, store) | parse on workers | plan + graph + intelligence | write |")
-  console.log("|---|---:|---:|---:|---:|")
+  console.log("| tree | request (zip checks, diff, store) | read + unzip | plan (classify, hash) | parse on workers | " +
+    "assemble (graph, clusters, intelligence) | artifacts | write |")
+  console.log("|---|---:|---:|---:|---:|---:|---:|---:|")
   for (const step of steps) console.log(step)
 })
 

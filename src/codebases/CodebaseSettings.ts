@@ -1,6 +1,7 @@
 /**
  * Codebase import settings (`SERVICE_API_GITHOST_*`, `SERVICE_API_CODEBASE_*`): where the git host's API answers,
- * whether it may be on a private network, the caps a zip archive must stay within, and how many threads parse.
+ * whether it may be on a private network, the caps a zip archive must stay within, how many threads parse, and
+ * whether the MCP endpoint offers the codebase tools.
  */
 import { Config, Duration } from "effect"
 import type { ArchiveLimits } from "./source/ZipReader.ts"
@@ -16,6 +17,8 @@ export interface CodebaseSettings {
   readonly archive: ArchiveLimits
   /** Parse worker threads; unset: one less than the CPUs (1 to 4); 0 parses in-process. */
   readonly parseWorkers: number | undefined
+  /** Offer the codebase tools on the MCP endpoint (off: the endpoint lists exactly the spec's 29 tools). */
+  readonly mcpTools: boolean
 }
 
 export const defaultCodebaseSettings: CodebaseSettings = {
@@ -24,7 +27,8 @@ export const defaultCodebaseSettings: CodebaseSettings = {
   githostTimeout: Duration.seconds(60),
   maxArchiveBytes: 100 * 1024 * 1024,
   archive: { maxFiles: 20_000, maxFileBytes: 5 * 1024 * 1024, maxTotalBytes: 512 * 1024 * 1024, maxRatio: 100 },
-  parseWorkers: undefined
+  parseWorkers: undefined,
+  mcpTools: false
 }
 
 const defaults = defaultCodebaseSettings
@@ -42,5 +46,6 @@ export const codebaseSettingsConfig: Config.Config<CodebaseSettings> = Config.al
   parseWorkers: Config.Int("SERVICE_API_CODEBASE_PARSE_WORKERS").pipe(
     Config.option,
     Config.map((value) => value._tag === "Some" ? value.value : undefined)
-  )
+  ),
+  mcpTools: Config.Boolean("SERVICE_API_CODEBASE_MCP_TOOLS").pipe(Config.withDefault(defaults.mcpTools))
 })

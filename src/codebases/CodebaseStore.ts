@@ -1,7 +1,8 @@
 /**
  * The codebase tables: codebases and snapshots (create, find, status), and the bulk write of a parsed snapshot
  * in one transaction (any rows a crashed earlier attempt left for the snapshot are replaced). Bulk rows travel as
- * one JSON parameter per batch (`jsonb_to_recordset`), which keeps far below the protocol's parameter limit.
+ * one JSON parameter per batch, far below the protocol's parameter limit; `json_to_recordset` reads plain `json`
+ * row by row, where `jsonb` would first be built for the whole batch.
  */
 import { Context, Effect, Layer, Option } from "effect"
 import { SqlClient } from "effect/sql"
@@ -56,6 +57,11 @@ export class CodebaseStore extends Context.Service<CodebaseStore, {
   readonly setStatus: (snapshotId: string, status: string, extra?: { stats?: unknown; error?: string | null }) => Effect.Effect<void>
   readonly previousFiles: (snapshotId: string | null) => Effect.Effect<Map<string, PreviousFile>>
   readonly previousRoutes: (snapshotId: string | null) => Effect.Effect<Map<string, { contentHash: string; routeTarget: string }>>
+  /**
+   * Removes a snapshot that was never built (pending or processing; a built one stays), and its codebase when that
+   * is left with no snapshot at all, so a cancelled first import leaves nothing behind.
+   */
+  readonly discardUnbuilt: (snapshotId: string, codebaseId: string) => Effect.Effect<{ snapshot: boolean; codebase: boolean }>
   /** Replaces the snapshot's rows, makes it current and drops its stored archive, in one transaction. */
   readonly writeSnapshot: (snapshotId: string, codebaseId: string, rows: SnapshotRows, artifacts: ReadonlyArray<ArtifactRow>, stats: unknown) => Effect.Effect<void>
 }>()("engram/codebases/CodebaseStore") {
@@ -82,17 +88,17 @@ export class CodebaseStore extends Context.Service<CodebaseStore, {
         yield* inBatches(rows.files.map((file) => ({ ...file, parse: file.parse })), (batch) => sql`
           INSERT INTO codebase_files (snapshot_id, path, language, status, reason, file_role, content_hash, change_kind, line_count, chunk_count, parse)
           SELECT ${snapshotId}, x.path, x.language, x.status, x.reason, x.role, x."contentHash", x."changeKind", x."lineCount", x."chunkCount", x.parse
-          FROM jsonb_to_recordset(${batch}::jsonb) AS x(path text, language text, status text, reason text, role text,
+          FROM json_to_recordset(${batch}::json) AS x(path text, language text, status text, reason text, role text,
             "contentHash" text, "changeKind" text, "lineCount" int, "chunkCount" int, parse jsonb)`)
         yield* inBatches(rows.symbols, (batch) => sql`
           INSERT INTO codebase_symbols (id, snapshot_id, path, language, name, kind, container, fq_name, exported, start_line, end_line, complexity, pagerank, fanin)
           SELECT x.id, ${snapshotId}, x.path, x.language, x.name, x.kind, x.container, x."fqName", x.exported, x."startLine", x."endLine", x.complexity, x.pagerank, x.fanin
-          FROM jsonb_to_recordset(${batch}::jsonb) AS x(id text, path text, language text, name text, kind text, container text,
+          FROM json_to_recordset(${batch}::json) AS x(id text, path text, language text, name text, kind text, container text,
             "fqName" text, exported boolean, "startLine" int, "endLine" int, complexity int, pagerank real, fanin int)`)
         yield* inBatches(rows.edges, (batch) => sql`
           INSERT INTO codebase_edges (snapshot_id, edge_type, from_path, to_path, from_symbol, to_symbol, target_ref, label)
           SELECT ${snapshotId}, x."edgeType", x."fromPath", x."toPath", x."fromSymbol", x."toSymbol", x."targetRef", x.label
-          FROM jsonb_to_recordset(${batch}::jsonb) AS x("edgeType" text, "fromPath" text, "toPath" text, "fromSymbol" text,
+          FROM json_to_recordset(${batch}::json) AS x("edgeType" text, "fromPath" text, "toPath" text, "fromSymbol" text,
             "toSymbol" text, "targetRef" text, label text)`)
         yield* inBatches(rows.chunks, (batch) => sql`
           INSERT INTO codebase_chunks (id, snapshot_id, chunk_key, path, language, kind, label, container, parent_symbol,
@@ -104,7 +110,7 @@ export class CodebaseStore extends Context.Service<CodebaseStore, {
             x."clusterId", x."clusterLabel", x."routeTarget", x."routeSource", x."autoRouteReason", x."changeKind",
             x."relatedCount", x."significanceScore", x."significanceComponents", x."fileRole", x."complexityScore",
             ARRAY(SELECT jsonb_array_elements_text(x."safetyTags")), x."pagerankCentrality", x."faninCount"
-          FROM jsonb_to_recordset(${batch}::jsonb) AS x(id text, "chunkKey" text, path text, language text, kind text, label text,
+          FROM json_to_recordset(${batch}::json) AS x(id text, "chunkKey" text, path text, language text, kind text, label text,
             container text, "parentSymbol" text, "parentFqName" text, "startLine" int, "endLine" int, "contentText" text,
             "contentHash" text, "previewText" text, "parseConfidence" real, "clusterId" text, "clusterLabel" text,
             "routeTarget" text, "routeSource" text, "autoRouteReason" text, "changeKind" text, "relatedCount" int,
@@ -113,7 +119,7 @@ export class CodebaseStore extends Context.Service<CodebaseStore, {
         yield* inBatches(artifacts, (batch) => sql`
           INSERT INTO codebase_artifacts (snapshot_id, kind, ref_id, rank, body)
           SELECT ${snapshotId}, x.kind, x."refId", x.rank, x.body
-          FROM jsonb_to_recordset(${batch}::jsonb) AS x(kind text, "refId" text, rank int, body jsonb)
+          FROM json_to_recordset(${batch}::json) AS x(kind text, "refId" text, rank int, body jsonb)
           ON CONFLICT DO NOTHING`)
         yield* sql`UPDATE codebase_snapshots SET status = 'review_required', stats = ${JSON.stringify(stats)}::jsonb,
           source_archive = NULL, error = NULL, updated_at = now() WHERE id = ${snapshotId}`
@@ -168,6 +174,14 @@ export class CodebaseStore extends Context.Service<CodebaseStore, {
             SELECT chunk_key, content_hash, route_target FROM codebase_chunks WHERE snapshot_id = ${snapshotId}`.pipe(
             Effect.orDie,
             Effect.map((rows) => new Map(rows.map((row) => [row.chunkKey, { contentHash: row.contentHash, routeTarget: row.routeTarget }])))),
+        discardUnbuilt: (snapshotId, codebaseId) =>
+          Effect.gen(function*() {
+            const snapshots = yield* sql`DELETE FROM codebase_snapshots
+              WHERE id = ${snapshotId} AND status IN ('pending', 'processing') RETURNING id`
+            const codebases = yield* sql`DELETE FROM codebases c WHERE c.id = ${codebaseId} AND c.current_snapshot_id IS NULL
+              AND NOT EXISTS (SELECT 1 FROM codebase_snapshots s WHERE s.codebase_id = c.id) RETURNING id`
+            return { snapshot: snapshots.length > 0, codebase: codebases.length > 0 }
+          }).pipe(sql.withTransaction, Effect.orDie),
         writeSnapshot
       })
     })

@@ -66,6 +66,13 @@ export class Codebases extends Context.Service<Codebases, {
 
       yield* registry.register(importTask, runImport(store, parser, settings.archive, config.operationMaxAttempts))
       yield* registry.register(approveTask, yield* makeApprovalHandler)
+      // A cancelled import must not leave a pending or half-built snapshot: the handler is stopped by then.
+      yield* registry.onCancel(importTask, (operation) => {
+        const payload = operation.payload as { codebase_id: string; snapshot_id: string }
+        return store.discardUnbuilt(payload.snapshot_id, payload.codebase_id).pipe(
+          Effect.tap((removed) => Effect.logInfo("cancelled codebase import cleaned up", { ...payload, ...removed }))
+        )
+      })
 
       const get = (bankId: string, codebaseId: string) =>
         store.find(bankId, codebaseId).pipe(

@@ -47,7 +47,10 @@ export const sourceEntries = (
         excludeGlobs: sourceConfig["exclude_globs"] ?? []
       })))
 
-const statsOf = (rows: SnapshotRows, counts: { reparsed: number; reused: number; deleted: number; parseMillis: number; totalMillis: number }) => {
+/** Milliseconds of each step of a build, kept in the snapshot's stats (the benchmark reads them). */
+interface StepTimings { read: number; plan: number; parse: number; assemble: number; artifacts: number; total: number }
+
+const statsOf = (rows: SnapshotRows, counts: { reparsed: number; reused: number; deleted: number; timings: StepTimings }) => {
   const byStatus = (status: string) => rows.files.filter((file) => file.status === status).length
   const changes = (kind: string) => rows.files.filter((file) => file.changeKind === kind).length
   const review = { unrouted: 0, memory: 0, research: 0, dismissed: 0 } as Record<string, number>
@@ -97,7 +100,7 @@ const statsOf = (rows: SnapshotRows, counts: { reparsed: number; reused: number;
       file_role_counts: roles,
       scored_chunks: rows.chunks.length
     },
-    timings_ms: { parse: counts.parseMillis, total: counts.totalMillis }
+    timings_ms: counts.timings
   }
 }
 
@@ -107,7 +110,7 @@ export const runImport = (store: typeof CodebaseStore.Service, parser: CodeParse
       const payload = operation.payload as ImportPayload
       const started = yield* Clock.currentTimeMillis
       const snapshot = yield* store.snapshot(payload.snapshot_id)
-      if (Option.isNone(snapshot)) return yield* new TaskFailure({ message: "the snapshot no longer exists", retryable: false })
+      if (Option.isNone(snapshot)) return yield* new TaskFailure({ message: "the snapshot no longer exists (a cancelled import removes it; import again)", retryable: false })
       if (!["pending", "processing"].includes(snapshot.value.status)) return snapshot.value.stats
       const found = yield* store.find(snapshot.value.bankId, payload.codebase_id)
       if (Option.isNone(found)) return yield* new TaskFailure({ message: "the codebase no longer exists", retryable: false })
@@ -116,16 +119,18 @@ export const runImport = (store: typeof CodebaseStore.Service, parser: CodeParse
       if (bytes === null) return yield* new TaskFailure({ message: "the snapshot's source is gone", retryable: false })
       yield* store.setStatus(snapshot.value.id, "processing")
 
+      const readStarted = yield* Clock.currentTimeMillis
       const entries = yield* sourceEntries(codebase.sourceType, codebase.sourceConfig, bytes, limits).pipe(
         Effect.mapError((refused) => new TaskFailure({ message: refused.message, retryable: false }))
       )
       const previousFiles = yield* store.previousFiles(snapshot.value.previousSnapshotId)
+      const planStarted = yield* Clock.currentTimeMillis
       const plan = planSnapshot(entries, previousFiles, payload.full_rebuild === true)
       const parseStarted = yield* Clock.currentTimeMillis
       const outcomes = yield* parser.parse(plan.toParse).pipe(
         Effect.mapError((failure) => new TaskFailure({ message: failure.message, retryable: true }))
       )
-      const parseMillis = (yield* Clock.currentTimeMillis) - parseStarted
+      const assembleStarted = yield* Clock.currentTimeMillis
       const parses = new Map<string, FileParse>()
       const failures = new Map<string, string>()
       for (const file of plan.files) if (file.reusedParse !== null) parses.set(file.path, file.reusedParse)
@@ -133,6 +138,7 @@ export const runImport = (store: typeof CodebaseStore.Service, parser: CodeParse
         if (outcome.ok) parses.set(outcome.path, outcome.parse)
         else failures.set(outcome.path, outcome.message)
       }
+      const texts = new Map(plan.files.filter((file) => file.text !== null).map((file) => [file.path, file.text!.split("\n")]))
       const rows = assembleSnapshot({
         snapshotId: snapshot.value.id,
         files: plan.files,
@@ -140,17 +146,24 @@ export const runImport = (store: typeof CodebaseStore.Service, parser: CodeParse
         parseFailures: failures,
         deletedPaths: plan.deletedPaths,
         previousRoutes: yield* store.previousRoutes(snapshot.value.previousSnapshotId),
-        settings: triageOf(codebase.triageSettings)
+        settings: triageOf(codebase.triageSettings),
+        lines: texts
       })
-      const texts = new Map(plan.files.filter((file) => file.text !== null).map((file) => [file.path, file.text!.split("\n")]))
+      const artifactsStarted = yield* Clock.currentTimeMillis
       const artifacts = buildArtifacts(rows.files, texts, rows.symbols, rows.edges, rows.chunks)
       const stats = {
         ...statsOf(rows, {
           reparsed: plan.toParse.length,
           reused: plan.files.filter((file) => file.reusedParse !== null).length,
           deleted: plan.deletedPaths.length,
-          parseMillis,
-          totalMillis: (yield* Clock.currentTimeMillis) - started
+          timings: {
+            read: planStarted - readStarted,
+            plan: parseStarted - planStarted,
+            parse: assembleStarted - parseStarted,
+            assemble: artifactsStarted - assembleStarted,
+            artifacts: (yield* Clock.currentTimeMillis) - artifactsStarted,
+            total: (yield* Clock.currentTimeMillis) - started
+          }
         }),
         code_intel_artifact_counts: {
           symbol_cards: artifacts.filter((artifact) => artifact.kind === "symbol_card").length,

@@ -8,6 +8,7 @@ import { Conflict, NotFound } from "../domain/Errors.ts"
 import type { OperationDetail, OperationStatus } from "../domain/Operation.ts"
 import type { ListFilter, NewOperation, OperationRecord } from "./OperationStore.ts"
 import { OperationStore } from "./OperationStore.ts"
+import { TaskRegistry } from "./TaskRegistry.ts"
 import { isoOrNull as iso } from "../domain/IsoTime.ts"
 
 
@@ -39,6 +40,7 @@ export class Operations extends Context.Service<Operations, {
     Effect.gen(function*() {
       const store = yield* OperationStore
       const actors = yield* BankActors
+      const registry = yield* TaskRegistry
 
       const submit = Effect.fn("Operations.submit")(function*(operation: NewOperation) {
         const created = yield* store.create(operation)
@@ -69,7 +71,7 @@ export class Operations extends Context.Service<Operations, {
             error_message: child.errorMessage
           })),
           stage: operation.stage ?? null,
-          progress: progressOf(operation.stageProgress),
+          progress: progressOf(operation.stageProgress) ?? batchProgress(children),
           created_at: iso(operation.createdAt),
           updated_at: iso(operation.updatedAt),
           started_at: iso(operation.startedAt),
@@ -92,6 +94,12 @@ export class Operations extends Context.Service<Operations, {
           })
         }
         yield* actors.interrupt(id)
+        // Once the handler is stopped, the task type undoes what was prepared for it (e.g. a pending snapshot).
+        const cancelled = yield* store.find(bankId, id)
+        if (Option.isSome(cancelled)) {
+          const undo = yield* registry.cancelHandler(cancelled.value.taskType)
+          if (undo !== undefined) yield* undo(cancelled.value)
+        }
         return outcome.value.status
       })
 
@@ -119,6 +127,15 @@ const progressOf = (value: unknown): { done: number; total: number } | null => {
     ? { done: progress.done, total: progress.total }
     : null
 }
+
+/** A batch that records no progress of its own has done the items of its completed sub-batches. */
+const batchProgress = (
+  children: ReadonlyArray<{ readonly status: string; readonly itemsCount: number }>
+): { done: number; total: number } | null =>
+  children.length === 0 ? null : {
+    done: children.reduce((sum, child) => sum + (child.status === "completed" ? child.itemsCount : 0), 0),
+    total: children.reduce((sum, child) => sum + child.itemsCount, 0)
+  }
 
 const notFoundDetail = (bankId: string, id: string): typeof OperationDetail.Type => ({
   operation_id: id,

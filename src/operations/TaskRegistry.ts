@@ -15,17 +15,28 @@ export class TaskFailure extends Data.TaggedError("TaskFailure")<{
 /** Runs one operation and returns its JSON result. Must be idempotent: a crash re-runs it from the start. */
 export type TaskHandler = (operation: OperationRecord) => Effect.Effect<unknown, TaskFailure>
 
+/**
+ * Undoes what the submitter of a task prepared for it (a pending snapshot, staged bytes), once its operation is
+ * cancelled: the handler may never have run, or was interrupted half way.
+ */
+export type CancelHandler = (operation: OperationRecord) => Effect.Effect<void>
+
 export class TaskRegistry extends Context.Service<TaskRegistry, {
   readonly register: (taskType: string, handler: TaskHandler) => Effect.Effect<void>
   readonly get: (taskType: string) => Effect.Effect<TaskHandler | undefined>
   readonly taskTypes: Effect.Effect<ReadonlyArray<string>>
+  readonly onCancel: (taskType: string, handler: CancelHandler) => Effect.Effect<void>
+  readonly cancelHandler: (taskType: string) => Effect.Effect<CancelHandler | undefined>
 }>()("engram/operations/TaskRegistry") {
   static readonly layer = Layer.sync(TaskRegistry, () => {
     const handlers = new Map<string, TaskHandler>()
+    const cancelHandlers = new Map<string, CancelHandler>()
     return TaskRegistry.of({
       register: (taskType, handler) => Effect.sync(() => void handlers.set(taskType, handler)),
       get: (taskType) => Effect.sync(() => handlers.get(taskType)),
-      taskTypes: Effect.sync(() => [...handlers.keys()])
+      taskTypes: Effect.sync(() => [...handlers.keys()]),
+      onCancel: (taskType, handler) => Effect.sync(() => void cancelHandlers.set(taskType, handler)),
+      cancelHandler: (taskType) => Effect.sync(() => cancelHandlers.get(taskType))
     })
   })
 

@@ -31,9 +31,16 @@ const regionLines = 80
 export const sha1 = (text: string) => createHash("sha1").update(text).digest("hex")
 export const sha256 = (data: string | Uint8Array) => createHash("sha256").update(data).digest("hex")
 
-const preview = (text: string) => {
+const previewLength = 220
+
+const preview = (text: string): string => {
+  // Only the head matters: once a long chunk's collapsed head is longer than the preview, the rest cannot change it.
+  for (let size = 4096; size < text.length; size *= 4) {
+    const head = text.slice(0, size).replace(/\s+/g, " ").trimStart()
+    if (head.length > previewLength + 1) return `${head.slice(0, previewLength)}...`
+  }
   const collapsed = text.replace(/\s+/g, " ").trim()
-  return collapsed.length <= 220 ? collapsed : `${collapsed.slice(0, 220)}...`
+  return collapsed.length <= previewLength ? collapsed : `${collapsed.slice(0, previewLength)}...`
 }
 
 export const chunkFile = (

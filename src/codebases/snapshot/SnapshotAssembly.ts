@@ -21,6 +21,8 @@ export interface AssemblyInput {
   readonly deletedPaths: ReadonlyArray<string>
   readonly previousRoutes: ReadonlyMap<string, { readonly contentHash: string; readonly routeTarget: string }>
   readonly settings: TriageSettings
+  /** Each file's text split into lines, once for the whole build (chunking, line counts and artifacts share it). */
+  readonly lines: ReadonlyMap<string, ReadonlyArray<string>>
 }
 
 interface GlobalSymbol {
@@ -158,7 +160,7 @@ export const assembleSnapshot = (input: AssemblyInput): SnapshotRows => {
   for (const [path, list] of symbolsOfFile) list.forEach((index, local) => globalSymbolIndex.set(`${path}\u0000${local}`, index))
   const drafts = chunkedFiles.flatMap((file) => {
     const parse = input.parses.get(file.path)
-    return chunkFile(file.path, file.language, (file.text ?? "").split("\n"), parse?.symbols ?? [])
+    return chunkFile(file.path, file.language, input.lines.get(file.path) ?? [""], parse?.symbols ?? [])
       .map((draft) => ({ draft, file }))
   })
   const representative = new Map<string, string>()
@@ -274,7 +276,7 @@ export const assembleSnapshot = (input: AssemblyInput): SnapshotRows => {
     role: file.role,
     contentHash: file.contentHash,
     changeKind: file.changeKind,
-    lineCount: file.text === null ? 0 : file.text.split("\n").length,
+    lineCount: input.lines.get(file.path)?.length ?? 0,
     chunkCount: chunkCount.get(file.path) ?? 0,
     parse: input.parses.get(file.path) ?? null
   }))
