@@ -12,6 +12,7 @@ import { commitView, isoOf, makeRepoStore, workspaceBankId } from "./RepoStore.t
 import type { BranchRow, CommitRow, RepoRow } from "./RepoStore.ts"
 import { diffSides } from "./RepoDiff.ts"
 import type { Side } from "./RepoDiff.ts"
+import { backward, forward, rowDelta } from "./RowDelta.ts"
 import { Snapshots } from "./Snapshots.ts"
 import type { Source } from "./Snapshots.ts"
 
@@ -266,18 +267,24 @@ const makeMemoryRepos = Effect.gen(function*() {
       const current = yield* branchOf(repoRow, repoRow.activeBranch)
       const currentHead = current.headCommitId === null ? undefined : yield* store.commit(current.headCommitId)
       const targetHead = target.headCommitId === null ? undefined : yield* store.commit(target.headCommitId)
-      // Both working trees are stored first (uncommitted work included), then swapped.
+      // Both working trees are stored first (uncommitted work included), then swapped in place: the root bank
+      // gets only the rows that differ, and the target's hidden bank becomes the parked branch's workspace by
+      // getting the same difference the other way, so a checkout writes O(changed rows), not O(bank).
       const rootState = yield* snapshots.capture({ bankId: repoRow.rootBankId, workspace: false }, headTables(currentHead))
-      const targetState = yield* snapshots.capture({ bankId: target.workspaceBankId, workspace: true }, headTables(targetHead))
-      const parked = workspaceBankId(repoId, current.branchName)
-      yield* snapshots.restore(parked, hashes(rootState.tables), { rename: true, keepMap: true })
-      yield* snapshots.restore(repoRow.rootBankId, hashes(targetState.tables), { rename: false, keepMap: false })
-      yield* Effect.orDie(sql`DELETE FROM repo_id_maps WHERE workspace_bank_id = ${target.workspaceBankId}`)
-      yield* Effect.orDie(sql`DELETE FROM banks WHERE bank_id = ${target.workspaceBankId}`)
+      const targetSource: Source = { bankId: target.workspaceBankId, workspace: true }
+      const targetState = yield* snapshots.capture(targetSource, headTables(targetHead))
+      const changes = yield* rowDelta(
+        snapshots,
+        { _tag: "Live", capture: rootState, source: { bankId: repoRow.rootBankId, workspace: false } },
+        { _tag: "Live", capture: targetState, source: targetSource }
+      )
+      const parked = target.workspaceBankId
+      yield* snapshots.applyDelta(repoRow.rootBankId, forward(changes), { toLocal: false })
+      yield* snapshots.applyDelta(parked, backward(changes), { toLocal: true })
       yield* store.upsertBranch(repoId, current.branchName, current.headCommitId, parked)
       yield* store.upsertBranch(repoId, target.branchName, target.headCommitId, repoRow.rootBankId)
       yield* store.setActive(repoId, branchName)
-      return [repoRow.rootBankId, parked, target.workspaceBankId]
+      return [repoRow.rootBankId, parked]
     }))
     yield* Effect.forEach(touched, brains.drop, { discard: true })
     return yield* summary(yield* repo(repoId))
@@ -365,10 +372,18 @@ const makeMemoryRepos = Effect.gen(function*() {
       const repoRow = yield* repo(repoId)
       const target = yield* commitOf(repoRow, input.commit_id)
       const active = yield* branchOf(repoRow, repoRow.activeBranch)
-      if (input.force !== true && (yield* statusOf(repoRow, active)).dirty) {
+      const head = active.headCommitId === null ? undefined : yield* store.commit(active.headCommitId)
+      const rootSource: Source = { bankId: repoRow.rootBankId, workspace: false }
+      const current = yield* snapshots.capture(rootSource, false)
+      const headHashes = headTables(head)
+      const names = new Set([...Object.keys(headHashes), ...Object.keys(current.tables)])
+      const dirty = [...names].some((name) => headHashes[name] !== current.tables[name]?.hash)
+      if (input.force !== true && dirty) {
         return yield* ValidationError.single("force", "Workspace is dirty. Commit changes first or pass force=true.")
       }
-      yield* snapshots.restore(repoRow.rootBankId, target.tables, { rename: false, keepMap: false })
+      // Only the rows that differ between the workspace and the commit are written.
+      const changes = yield* rowDelta(snapshots, { _tag: "Live", capture: current, source: rootSource }, stored(target))
+      yield* snapshots.applyDelta(repoRow.rootBankId, forward(changes), { toLocal: false })
       yield* store.upsertBranch(repoId, active.branchName, target.commitId, repoRow.rootBankId)
       yield* store.touch(repoId)
       return repoRow.rootBankId

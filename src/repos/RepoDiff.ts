@@ -26,6 +26,28 @@ const rowsOf = (side: Side, table: string) =>
 
 const tablesOf = (side: Side) => side._tag === "Stored" ? Object.keys(side.tables) : Object.keys(side.capture.tables)
 
+/** The top-level bucket map of a table on one side. */
+export const bucketsOf = (snapshots: Snapshots["Service"], side: Side, table: string): Effect.Effect<BucketMap> => {
+  if (side._tag === "Live") return Effect.succeed(side.capture.tables[table]?.buckets ?? {})
+  const hash = side.tables[table]
+  return hash === undefined ? Effect.succeed({}) : snapshots.storedBuckets(hash)
+}
+
+/** key → row hash of the rows in some top buckets of a table on one side. */
+export const entriesOf = (
+  snapshots: Snapshots["Service"],
+  side: Side,
+  table: string,
+  buckets: BucketMap,
+  numbers: ReadonlyArray<string>
+) =>
+  side._tag === "Live"
+    ? snapshots.liveEntries(side.source, table, numbers.filter((b) => buckets[b] !== undefined).map(Number))
+    : snapshots.storedEntries(numbers.map((b) => buckets[b]).filter((h): h is string => h !== undefined))
+
+export const tableHashOf = (side: Side, table: string) => hashOf(side, table)
+export const tableNamesOf = (side: Side) => tablesOf(side)
+
 /** Row changes are collected for at most this many rows per diff; counts are always complete. */
 const maxListedRows = 100_000
 
@@ -36,16 +58,6 @@ export const diffSides = (
   options: { readonly listRows: boolean; readonly table?: string | undefined }
 ) =>
   Effect.gen(function*() {
-    const bucketsOf = (side: Side, table: string): Effect.Effect<BucketMap> => {
-      if (side._tag === "Live") return Effect.succeed(side.capture.tables[table]?.buckets ?? {})
-      const hash = side.tables[table]
-      return hash === undefined ? Effect.succeed({}) : snapshots.storedBuckets(hash)
-    }
-    const entriesOf = (side: Side, table: string, buckets: BucketMap, numbers: ReadonlyArray<string>) =>
-      side._tag === "Live"
-        ? snapshots.liveEntries(side.source, table, numbers.filter((b) => buckets[b] !== undefined).map(Number))
-        : snapshots.storedEntries(numbers.map((b) => buckets[b]).filter((h): h is string => h !== undefined))
-
     const names = [...new Set([...tablesOf(left), ...tablesOf(right)])].sort()
     const changedComponents: Array<string> = []
     const tableDeltas: Record<string, TableDelta> = {}
@@ -53,10 +65,10 @@ export const diffSides = (
     for (const table of names) {
       if (hashOf(left, table) === hashOf(right, table)) continue
       changedComponents.push(table)
-      const [lb, rb] = [yield* bucketsOf(left, table), yield* bucketsOf(right, table)]
+      const [lb, rb] = [yield* bucketsOf(snapshots, left, table), yield* bucketsOf(snapshots, right, table)]
       const numbers = [...new Set([...Object.keys(lb), ...Object.keys(rb)])].filter((b) => lb[b] !== rb[b])
-      const before = yield* entriesOf(left, table, lb, numbers)
-      const after = yield* entriesOf(right, table, rb, numbers)
+      const before = yield* entriesOf(snapshots, left, table, lb, numbers)
+      const after = yield* entriesOf(snapshots, right, table, rb, numbers)
       let added = 0
       let removed = 0
       let changed = 0

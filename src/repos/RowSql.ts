@@ -42,18 +42,24 @@ const mapped = (value: string, isArray: boolean, mapping: IdMapping) => {
   return `CASE WHEN ${value} IS NULL THEN NULL ELSE ARRAY(SELECT coalesce((SELECT m.${to} FROM repo_id_maps m WHERE m.workspace_bank_id = ${mapping.param} AND m.${from} = e.v LIMIT 1), e.v) FROM unnest(${value}) WITH ORDINALITY e(v, i) ORDER BY e.i) END`
 }
 
-/** The stored columns read from `alias`, id columns renamed through the mapping. */
+/** Ids inside a JSON document, renamed by `repo_map_json` (migration 0023): whole JSON strings equal to a mapped id. */
+const mappedJson = (value: string, mapping: IdMapping) =>
+  mapping._tag === "None" ? value : `repo_map_json(${value}, ${mapping.param}, ${mapping._tag === "ToLocal"})`
+
+/** The stored columns read from `alias`, id columns (and ids inside JSON columns) renamed through the mapping. */
 export const mappedColumns = (plan: VersionedTable, alias: string, mapping: IdMapping) =>
   plan.columns.map((column) => {
     const reference = plan.references.find((r) => r.column === column)
     const value = `${alias}.${quote(column)}`
-    return reference === undefined ? value : `${mapped(value, reference.isArray, mapping)} AS ${quote(column)}`
+    if (reference !== undefined) return `${mapped(value, reference.isArray, mapping)} AS ${quote(column)}`
+    if (mapping._tag !== "None" && plan.jsonColumns.includes(column)) return `${mappedJson(value, mapping)} AS ${quote(column)}`
+    return value
   }).join(", ")
 
 /**
- * CTE `rb(k, body, h, b)`: one bank's rows of a table as canonical JSON (`body`), its sha256 (`h`), its key
- * (`k`: the primary key as a JSON array; for a keyless table the content hash and an occurrence number) and its
- * bucket `b` (0..255, from the key, so a changed row stays in its bucket).
+ * CTE `rb(k, body, h, b, b1)`: one bank's rows of a table as canonical JSON (`body`), its sha256 (`h`), its key
+ * (`k`: the primary key as a JSON array; for a keyless table the content hash and an occurrence number), its top
+ * bucket `b` and its leaf bucket `b1` (0..255 each, from the key, so a changed row stays in its buckets).
  */
 export const rowsCte = (plan: VersionedTable, plans: ReadonlyMap<string, VersionedTable>, mapping: IdMapping) => {
   const key = plan.key === null
@@ -67,45 +73,73 @@ export const rowsCte = (plan: VersionedTable, plans: ReadonlyMap<string, Version
   r0 AS MATERIALIZED (SELECT ${key} AS k0, to_jsonb(x) AS body FROM x),
   r1 AS MATERIALIZED (SELECT k0, body, encode(sha256(convert_to(body::text, 'UTF8')), 'hex') AS h FROM r0),
   r2 AS MATERIALIZED (SELECT coalesce(k0, h || '#' || row_number() OVER (PARTITION BY h)) AS k, body, h FROM r1),
-  rb AS MATERIALIZED (SELECT k, body, h, get_byte(decode(md5(k), 'hex'), 0) AS b FROM r2)`
+  rb AS MATERIALIZED (SELECT k, body, h, get_byte(d, 0) AS b, get_byte(d, 1) AS b1
+    FROM (SELECT k, body, h, decode(md5(k), 'hex') AS d FROM r2) r3)`
 }
 
-const bucketHash = `encode(sha256(convert_to(string_agg(k || '=' || h, E'\\n' ORDER BY k COLLATE "C"), 'UTF8')), 'hex')`
+/** A leaf bucket's hash: its sorted `key=row hash` lines. */
+const leafHash = `encode(sha256(convert_to(string_agg(k || '=' || h, E'\\n' ORDER BY k COLLATE "C"), 'UTF8')), 'hex')`
+/** A node's hash: its sorted `leaf number=leaf hash` lines (prefixed, so a node never hashes like a leaf). */
+const nodeHash = `encode(sha256(convert_to('node' || E'\\n' || string_agg(b1::text || '=' || lh, E'\\n' ORDER BY b1), 'UTF8')), 'hex')`
 
-/** Per bucket: row count and manifest hash. Reads only. */
-export const bucketsSql = (cte: string) => `${cte}
-  SELECT b, count(*)::int AS n, ${bucketHash} AS bh FROM rb GROUP BY b ORDER BY b`
+/** Leaf and node hashes of every bucket; the table manifest maps top bucket → node hash. */
+const treeCtes = `,
+  leaves AS MATERIALIZED (SELECT b, b1, count(*)::int AS n, ${leafHash} AS lh FROM rb GROUP BY b, b1),
+  nodes AS MATERIALIZED (SELECT b, sum(n)::int AS n, ${nodeHash} AS bh FROM leaves GROUP BY b)`
+
+/** Per top bucket: row count and node hash. Reads only. */
+export const bucketsSql = (cte: string) => `${cte}${treeCtes}
+  SELECT b, n, bh FROM nodes ORDER BY b`
 
 /**
- * Per bucket: row count and manifest hash; stores the rows and manifests of the buckets whose hash is not the
- * one in `$prev` (a JSON object bucket → hash of the previous commit), answering the bytes newly stored.
+ * Per top bucket: row count and node hash; stores the rows, leaves and nodes of the top buckets whose hash is
+ * not the one in `$prev` (a JSON object bucket → hash of the previous commit), answering the bytes newly stored.
+ * Objects already stored (an unchanged leaf of a changed node, a row another commit holds) are not counted.
  */
-export const storeBucketsSql = (cte: string, prev: string) => `${cte},
-  buckets AS (SELECT b, count(*)::int AS n, ${bucketHash} AS bh FROM rb GROUP BY b),
-  changed AS MATERIALIZED (
-    SELECT c.b, c.bh, (SELECT jsonb_object_agg(rb.k, rb.h) FROM rb WHERE rb.b = c.b) AS entries
-    FROM buckets c WHERE c.bh IS DISTINCT FROM (${prev}::jsonb ->> c.b::text)),
+export const storeBucketsSql = (cte: string, prev: string) => `${cte}${treeCtes},
+  changed AS MATERIALIZED (SELECT b, bh FROM nodes WHERE bh IS DISTINCT FROM (${prev}::jsonb ->> b::text)),
+  changed_leaves AS MATERIALIZED (
+    SELECT b, b1, ${leafHash} AS lh, jsonb_object_agg(k, h) AS entries FROM rb
+    WHERE b IN (SELECT b FROM changed) GROUP BY b, b1),
+  changed_nodes AS MATERIALIZED (
+    SELECT c.b, c.bh, (SELECT jsonb_object_agg(l.b1::text, l.lh) FROM leaves l WHERE l.b = c.b) AS body FROM changed c),
   new_rows AS (
     INSERT INTO repo_objects (hash, kind, body, size_bytes)
     SELECT DISTINCT ON (h) h, 'row', body, octet_length(body::text) FROM rb WHERE b IN (SELECT b FROM changed)
     ON CONFLICT (hash) DO NOTHING RETURNING size_bytes),
-  new_buckets AS (
+  new_leaves AS (
     INSERT INTO repo_objects (hash, kind, body, size_bytes)
-    SELECT bh, 'bucket', entries, octet_length(entries::text) FROM changed
+    SELECT DISTINCT ON (lh) lh, 'bucket', entries, octet_length(entries::text) FROM changed_leaves
+    ON CONFLICT (hash) DO NOTHING RETURNING size_bytes),
+  new_nodes AS (
+    INSERT INTO repo_objects (hash, kind, body, size_bytes)
+    SELECT DISTINCT ON (bh) bh, 'node', body, octet_length(body::text) FROM changed_nodes
     ON CONFLICT (hash) DO NOTHING RETURNING size_bytes)
   SELECT b, n, bh,
-    ((SELECT coalesce(sum(size_bytes), 0) FROM new_rows) + (SELECT coalesce(sum(size_bytes), 0) FROM new_buckets))::bigint AS added
-  FROM buckets ORDER BY b`
+    ((SELECT coalesce(sum(size_bytes), 0) FROM new_rows) + (SELECT coalesce(sum(size_bytes), 0) FROM new_leaves)
+      + (SELECT coalesce(sum(size_bytes), 0) FROM new_nodes))::bigint AS added
+  FROM nodes ORDER BY b`
+
+/**
+ * The leaf buckets under some top-level manifest values (`$tops`: a SQL list of hashes): a node's leaves, or
+ * the value itself when it is a leaf (commits made before nodes existed name leaves directly).
+ */
+export const leavesUnder = (tops: string) => `SELECT lf.hash, lf.body FROM repo_objects lf WHERE lf.kind = 'bucket' AND lf.hash IN (
+    SELECT v FROM (${tops}) t(v)
+    UNION ALL
+    SELECT n.value FROM repo_objects nd CROSS JOIN LATERAL jsonb_each_text(nd.body) n
+    WHERE nd.kind = 'node' AND nd.hash IN (SELECT v FROM (${tops}) t2(v)))`
 
 /** Key → row hash of the rows in the given buckets (`$buckets`: a JSON array of bucket numbers). */
 export const entriesSql = (cte: string, buckets: string) => `${cte}
   SELECT k, h FROM rb WHERE b IN (SELECT value::int FROM jsonb_array_elements_text(${buckets}::jsonb))`
 
-/** The row objects of a stored table manifest (`$hash`), as `body`. */
-export const storedRowsFrom = (tableHash: string) => `(SELECT o.body FROM repo_objects bm
-  CROSS JOIN LATERAL jsonb_each_text(bm.body) e
-  JOIN repo_objects o ON o.hash = e.value
-  WHERE bm.hash IN (SELECT value FROM jsonb_each_text((SELECT body FROM repo_objects WHERE hash = ${tableHash})))) o`
+/** The row objects of a stored table manifest (`$hash`), as `body`; a keyless table's repeated rows repeat. */
+export const storedRowsFrom = (tableHash: string) => `(SELECT o.body FROM (${
+  leavesUnder(`SELECT value FROM jsonb_each_text((SELECT body FROM repo_objects WHERE hash = ${tableHash}))`)
+}) lf
+  CROSS JOIN LATERAL jsonb_each_text(lf.body) e
+  JOIN repo_objects o ON o.hash = e.value) o`
 
 /** Inserts a stored table into bank `$1`, renaming ids as the mapping says. */
 export const insertSql = (plan: VersionedTable, tableHash: string, mapping: IdMapping) => {

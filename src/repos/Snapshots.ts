@@ -1,19 +1,24 @@
 /**
  * Capturing a bank's versioned state as content-addressed objects, and restoring such a state into a bank.
- * A snapshot is `{table → table-manifest hash}`; a table manifest maps bucket → bucket-manifest hash; a bucket
- * manifest maps row key → row hash. Restores delete and re-insert inside the caller's transaction, so a crash
+ * A snapshot is `{table → table-manifest hash}`; a table manifest maps top bucket → node hash; a node maps leaf
+ * bucket → leaf hash; a leaf maps row key → row hash (256 × 256 buckets, so a one-row change stores one small
+ * node and leaf at any table size). A full restore (new workspace, fork) deletes and re-inserts; `applyDelta`
+ * writes only the rows that differ (checkout, reset). Both run inside the caller's transaction, so a crash
  * leaves the old state or the new one, never a mix. Must not decide repo semantics (branches, refs): that is
  * `MemoryRepos`.
  */
 import { Context, Effect, Layer } from "effect"
 import { SqlClient } from "effect/sql"
 import { createHash } from "node:crypto"
+import { deleteKeysSql, insertRowsSql, mapIdsOfRowsSql, updateRowsSql } from "./DeltaSql.ts"
+import type { TableWrite } from "./RowDelta.ts"
 import type { IdMapping } from "./RowSql.ts"
 import {
   bucketsSql,
   deleteSql,
   entriesSql,
   insertSql,
+  leavesUnder,
   mapIdsSql,
   noMapping,
   quote,
@@ -74,6 +79,14 @@ export class Snapshots extends Context.Service<Snapshots, {
     tables: Readonly<Record<string, string>>,
     options: { readonly rename: boolean; readonly keepMap: boolean }
   ) => Effect.Effect<void>
+  /**
+   * Writes only the differing rows into bank `target` (deletes first, children before parents; then updates
+   * and inserts, parents first). `toLocal` renames root-bank ids to the target workspace's own. Must run inside
+   * a transaction; the row objects named must be stored.
+   */
+  readonly applyDelta: (target: string, writes: ReadonlyArray<TableWrite>, options: { readonly toLocal: boolean }) => Effect.Effect<void>
+  /** Deletes the objects no commit reaches; answers how many. */
+  readonly collectGarbage: Effect.Effect<number>
 }>()("engram/repos/Snapshots") {
   static readonly layer = Layer.effect(
     Snapshots,
@@ -115,6 +128,8 @@ export class Snapshots extends Context.Service<Snapshots, {
       const capture = Effect.fn("Snapshots.capture")(function*(source: Source, store: false | Readonly<Record<string, string>>) {
         const all = yield* plans
         const byName = yield* planMap
+        // Held shared until the transaction ends: garbage collection (exclusive) cannot sweep what this stores.
+        if (store !== false) yield* run(`SELECT pg_advisory_xact_lock_shared(hashtext('engram.repo_objects'))`, [])
         const previous = store === false ? new Map<string, BucketMap>() : yield* tableManifests(Object.values(store))
         const tables: Record<string, TableState> = {}
         let bytesAdded = 0
@@ -154,8 +169,9 @@ export class Snapshots extends Context.Service<Snapshots, {
       const storedEntries = (bucketHashes: ReadonlyArray<string>) =>
         Effect.map(
           bucketHashes.length === 0 ? Effect.succeed([]) : run<{ k: string; h: string }>(
-            `SELECT e.key AS k, e.value AS h FROM repo_objects o CROSS JOIN LATERAL jsonb_each_text(o.body) e
-             WHERE o.hash IN (SELECT value FROM jsonb_array_elements_text($1::jsonb))`,
+            `SELECT e.key AS k, e.value AS h FROM (${
+              leavesUnder("SELECT value FROM jsonb_array_elements_text($1::jsonb)")
+            }) o CROSS JOIN LATERAL jsonb_each_text(o.body) e`,
             [JSON.stringify(bucketHashes)]
           ),
           (rows) => new Map(rows.map((row) => [row.k, row.h]))
@@ -232,7 +248,48 @@ export class Snapshots extends Context.Service<Snapshots, {
         yield* putBack
       })
 
-      return Snapshots.of({ plans, capture, storedBuckets, storedEntries, liveEntries, restore })
+      const applyDelta = Effect.fn("Snapshots.applyDelta")(function*(
+        target: string,
+        writes: ReadonlyArray<TableWrite>,
+        options: { readonly toLocal: boolean }
+      ) {
+        const all = yield* plans
+        const byName = yield* planMap
+        const byTable = new Map(writes.map((write) => [write.table, write]))
+        const mapping: IdMapping = options.toLocal ? { _tag: "ToLocal", param: "$1" } : noMapping
+        const json = (values: ReadonlyArray<string>) => JSON.stringify(values)
+        if (options.toLocal) {
+          // Every id a written row brings gets its local name before any row refers to it.
+          for (const plan of all) {
+            const write = byTable.get(plan.name)
+            if (write === undefined) continue
+            const incoming = [...write.update, ...write.insert, ...(write.replace ?? [])]
+            if (incoming.length === 0) continue
+            for (const column of plan.identities) yield* run(mapIdsOfRowsSql(column), [target, json(incoming)])
+          }
+        }
+        for (const plan of [...all].reverse()) {
+          const write = byTable.get(plan.name)
+          if (write === undefined || plan.name === "banks") continue
+          if (write.replace !== null) yield* run(deleteSql(plan, byName), [target])
+          else if (write.deleteKeys.length > 0) yield* run(deleteKeysSql(plan, byName, mapping), [target, json(write.deleteKeys)])
+        }
+        for (const plan of all) {
+          const write = byTable.get(plan.name)
+          if (write === undefined) continue
+          const update = updateRowsSql(plan, byName, mapping)
+          if (write.update.length > 0 && update !== null) yield* run(update, [target, json(write.update)])
+          const insert = write.replace ?? write.insert
+          if (insert.length > 0 && plan.name !== "banks") yield* run(insertRowsSql(plan, mapping), [target, json(insert)])
+        }
+      })
+
+      const collectGarbage = Effect.map(
+        run<{ removed: string | number }>(`SELECT repo_collect_garbage() AS removed`, []),
+        (rows) => Number(rows[0]?.removed ?? 0)
+      )
+
+      return Snapshots.of({ plans, capture, storedBuckets, storedEntries, liveEntries, restore, applyDelta, collectGarbage })
     })
   )
 }

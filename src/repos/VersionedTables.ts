@@ -50,6 +50,8 @@ export interface CatalogColumn {
   readonly column: string
   readonly isArray: boolean
   readonly isText: boolean
+  /** A `jsonb` column: ids inside it are renamed like id columns (whole JSON strings equal to a mapped id). */
+  readonly isJson?: boolean
   readonly generated: boolean
 }
 
@@ -83,6 +85,10 @@ export interface VersionedTable {
   readonly identities: ReadonlyArray<string>
   /** Columns that hold such ids (the identities themselves, foreign keys to them, `*_id`/`*_ids` text). */
   readonly references: ReadonlyArray<{ readonly column: string; readonly isArray: boolean }>
+  /** `jsonb` columns: ids inside them are renamed too. */
+  readonly jsonColumns: ReadonlyArray<string>
+  /** Every key column is text, so keys compare as text (and use the key's index). */
+  readonly textKey: boolean
   /** Tables this one references by foreign key (restored first). */
   readonly dependsOn: ReadonlyArray<string>
 }
@@ -119,6 +125,7 @@ export const readCatalog = Effect.gen(function*() {
       column: row.columnName,
       isArray: row.dataType === "ARRAY",
       isText: row.udtName === "text" || row.udtName === "_text",
+      isJson: row.udtName === "jsonb",
       generated: row.isGenerated === "ALWAYS"
     })),
     constraints: [
@@ -197,14 +204,17 @@ export const planTables = (catalog: Catalog): ReadonlyArray<VersionedTable> => {
     for (const column of stored) {
       if (column.isText && idName.test(column.column)) referencing.add(column.column)
     }
+    const key = primary === undefined ? null : primary.columns.filter((c) => c !== "bank_id")
     plans.set(table, {
       name: table,
       columns: stored.map((c) => c.column),
       hasBankId: hasBankId(table),
-      key: primary === undefined ? null : primary.columns.filter((c) => c !== "bank_id"),
+      key,
       scope,
       identities,
       references: stored.filter((c) => referencing.has(c.column) && c.isText).map((c) => ({ column: c.column, isArray: c.isArray })),
+      jsonColumns: stored.filter((c) => c.isJson === true).map((c) => c.column),
+      textKey: (key ?? []).every((name) => all.some((c) => c.column === name && c.isText && !c.isArray)),
       dependsOn: [...new Set(foreign.map((fk) => fk.refTable!).filter((t) => t !== table))]
     })
   }

@@ -17,12 +17,12 @@ const spec: Record<string, { params: Array<string>; required?: Array<string>; de
     defaults: { context: "general" }
   },
   recall: {
-    params: ["query", "max_tokens", "budget", "types", "tags", "tags_match", "query_timestamp"],
+    params: ["query", "max_tokens", "budget", "types", "tags", "tags_match", "query_timestamp", "branch_name"],
     required: ["query"],
     defaults: { max_tokens: 4096, budget: "high", tags_match: "any" }
   },
   reflect: {
-    params: ["query", "context", "budget", "max_tokens", "response_schema", "tags", "tags_match"],
+    params: ["query", "context", "budget", "max_tokens", "response_schema", "tags", "tags_match", "branch_name"],
     required: ["query"],
     defaults: { budget: "low", max_tokens: 4096 }
   },
@@ -46,8 +46,8 @@ const spec: Record<string, { params: Array<string>; required?: Array<string>; de
     defaults: { is_active: true }
   },
   delete_directive: { params: ["directive_id"], required: ["directive_id"] },
-  list_memories: { params: ["type", "q", "limit", "offset"], defaults: { limit: 100, offset: 0 } },
-  get_memory: { params: ["memory_id"], required: ["memory_id"] },
+  list_memories: { params: ["type", "q", "limit", "offset", "branch_name"], defaults: { limit: 100, offset: 0 } },
+  get_memory: { params: ["memory_id", "branch_name"], required: ["memory_id"] },
   delete_memory: { params: ["memory_id"], required: ["memory_id"] },
   list_documents: { params: ["q", "limit"], defaults: { limit: 100 } },
   get_document: { params: ["document_id"], required: ["document_id"] },

@@ -13,6 +13,7 @@ import { MemoryUnits } from "../../memory/MemoryUnits.ts"
 import { Recall } from "../../memory/recall/Recall.ts"
 import { Retain } from "../../memory/retain/Retain.ts"
 import { Reflect } from "../../reflect/Reflect.ts"
+import { MemoryRepos } from "../../repos/MemoryRepos.ts"
 import { defineTool, described, optional, withDefault } from "../McpTool.ts"
 
 const tagsField = described(
@@ -30,6 +31,12 @@ export const memoryTools = Effect.gen(function*() {
   const recall = yield* Recall
   const reflect = yield* Reflect
   const units = yield* MemoryUnits
+  const repos = yield* MemoryRepos
+  // Like `branch_name` on the REST reads: a memory repo branch's workspace, read without checking it out.
+  const branchField = optional(
+    Schema.String,
+    "Read this memory repo branch instead of the bank's active one, without checking it out; unknown → error."
+  )
 
   return [
     defineTool({
@@ -98,10 +105,12 @@ export const memoryTools = Effect.gen(function*() {
         query_timestamp: described(
           RecallRequest.fields.query_timestamp,
           "The 'now' of the question, ISO 8601, so that 'last week' resolves against it; default now."
-        )
+        ),
+        branch_name: branchField
       },
       hints: { readOnlyHint: true, idempotentHint: true },
-      run: (bankId, args) => recall.recall(bankId, args)
+      run: (bankId, { branch_name, ...args }) =>
+        Effect.flatMap(repos.readBank(bankId, branch_name), (readBank) => recall.recall(readBank, args))
     }),
     defineTool({
       name: "reflect",
@@ -126,10 +135,12 @@ export const memoryTools = Effect.gen(function*() {
           "A JSON Schema object; the answer then also comes as `structured_output` matching it."
         ),
         tags: tagsField,
-        tags_match: tagsMatchField
+        tags_match: tagsMatchField,
+        branch_name: branchField
       },
       hints: { readOnlyHint: false, destructiveHint: false, idempotentHint: false },
-      run: (bankId, args) => reflect.reflect(bankId, args)
+      run: (bankId, { branch_name, ...args }) =>
+        Effect.flatMap(repos.readBank(bankId, branch_name), (readBank) => reflect.reflect(readBank, args))
     }),
     defineTool({
       name: "list_memories",
@@ -140,20 +151,23 @@ export const memoryTools = Effect.gen(function*() {
         type: optional(FactType, "Only memories of this type: `world`, `experience`, `observation` or `opinion`."),
         q: optional(Schema.String, "Only memories whose text contains this (case-insensitive)."),
         limit: withDefault(Limit, 100, "How many memories to return (1-1000)."),
-        offset: withDefault(Offset, 0, "How many to skip, for paging.")
+        offset: withDefault(Offset, 0, "How many to skip, for paging."),
+        branch_name: branchField
       },
       hints: { readOnlyHint: true, idempotentHint: true },
-      run: (bankId, { limit, offset, ...filter }) =>
-        Effect.map(units.list(bankId, { ...filter, limit, offset }), (page) => ({ ...page, limit, offset }))
+      run: (bankId, { limit, offset, branch_name, ...filter }) =>
+        Effect.flatMap(repos.readBank(bankId, branch_name), (readBank) =>
+          Effect.map(units.list(readBank, { ...filter, limit, offset }), (page) => ({ ...page, limit, offset })))
     }),
     defineTool({
       name: "get_memory",
       title: "Read a memory",
       description: "Read one memory by id (as returned by recall or list_memories), with its dates, entities, tags " +
         "and source.",
-      fields: { memory_id: described(Schema.String, "The memory's id.") },
+      fields: { memory_id: described(Schema.String, "The memory's id."), branch_name: branchField },
       hints: { readOnlyHint: true, idempotentHint: true },
-      run: (bankId, { memory_id }) => units.get(bankId, memory_id)
+      run: (bankId, { memory_id, branch_name }) =>
+        Effect.flatMap(repos.readBank(bankId, branch_name), (readBank) => units.get(readBank, memory_id))
     }),
     defineTool({
       name: "delete_memory",

@@ -21,6 +21,7 @@ import dreams from "./0019_dreams.ts"
 import tasteDatasets from "./0020_taste_datasets.ts"
 import codebases from "./0021_codebases.ts"
 import memoryRepos from "./0022_memory_repos.ts"
+import repoTreeAndCleanup from "./0023_repo_tree_and_cleanup.ts"
 
 export const migrations = {
   "0001_banks_and_operations": banksAndOperations,
@@ -44,5 +45,6 @@ export const migrations = {
   "0019_dreams": dreams,
   "0020_taste_datasets": tasteDatasets,
   "0021_codebases": codebases,
-  "0022_memory_repos": memoryRepos
+  "0022_memory_repos": memoryRepos,
+  "0023_repo_tree_and_cleanup": repoTreeAndCleanup
 }
