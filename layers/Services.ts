@@ -51,6 +51,7 @@ import { DatabaseLive } from "./Database.ts"
 import { EmbeddingIndexLive } from "./storage/EmbeddingIndex.ts"
 import { ReflectionLive } from "./Reflection.ts"
 import { MentalModelsLive } from "./MentalModelsLive.ts"
+import { BankActorsLive } from "./cluster/ClusterLive.ts"
 
 const Stores = Layer.mergeAll(
   BankStore.layer,
@@ -66,7 +67,8 @@ const Stores = Layer.mergeAll(
 ).pipe(Layer.provideMerge(Foreground.layer))
 
 const Engine = Layer.mergeAll(Banks.layer, Operations.layer).pipe(
-  Layer.provideMerge(BankActors.layer),
+  // In-process actors, or (SERVICE_API_CLUSTER_MODE=runner|client) actors routed through effect/cluster.
+  Layer.provideMerge(BankActorsLive),
   Layer.provideMerge(Stores)
 )
 

@@ -26,6 +26,7 @@ export interface ActorStatus {
 interface Actor {
   readonly wakeups: Queue.Queue<void>
   current: { readonly operationId: string; readonly fiber: Fiber.Fiber<void> } | undefined
+  loop?: Fiber.Fiber<void>
 }
 
 export class BankActors extends Context.Service<BankActors, {
@@ -34,6 +35,11 @@ export class BankActors extends Context.Service<BankActors, {
   /** Interrupts the operation if this node is running it (its row must already say `cancelled`). */
   readonly interrupt: (operationId: string) => Effect.Effect<void>
   readonly status: (bankId: string) => Effect.Effect<ActorStatus>
+  /**
+   * Stops the bank's actor now: the operation it runs goes back to pending. For a cluster runner whose shard
+   * moves away, so the bank's work continues on the shard's new owner and nowhere else.
+   */
+  readonly stop: (bankId: string) => Effect.Effect<void>
   readonly activeCount: Effect.Effect<number>
   /**
    * Re-queues work a dead process left running and wakes every bank with pending work. Run once at start,
@@ -187,8 +193,14 @@ export class BankActors extends Context.Service<BankActors, {
           actors.set(bankId, actor)
           // The actor outlives the request that woke it: its bookkeeping (claims, idle waits) is not traced, or
           // it would all land in that request's trace; each operation it runs starts a trace of its own.
-          yield* Effect.forkIn(loop(bankId, actor).pipe(Effect.withTracerEnabled(false)), scope)
+          actor.loop = yield* Effect.forkIn(loop(bankId, actor).pipe(Effect.withTracerEnabled(false)), scope)
         }))
+
+      const stop = (bankId: string) =>
+        Effect.suspend(() => {
+          const loopFiber = actors.get(bankId)?.loop
+          return loopFiber === undefined ? Effect.void : Fiber.interrupt(loopFiber)
+        })
 
       const interrupt = (operationId: string) =>
         Effect.gen(function*() {
@@ -220,6 +232,7 @@ export class BankActors extends Context.Service<BankActors, {
         wake,
         interrupt,
         status,
+        stop,
         activeCount: Effect.sync(() => actors.size),
         start
       })

@@ -32,6 +32,11 @@ export interface Brain {
 }
 
 export interface BankBrainsOptions {
+  /**
+   * Never prune the memory change log. In a cluster several nodes may each hold a brain of the same bank and
+   * catch up from the log at their own pace, so no one brain may delete what the others have not applied yet.
+   */
+  readonly keepChangeLog?: boolean
   /** A brain unused for this long is released. Default 5 minutes. */
   readonly idleTimeToLive?: Duration.Input
   /**
@@ -173,7 +178,7 @@ export class BankBrains extends Context.Service<BankBrains, {
          * The entries a brain has applied are of no further use (one process serves a database) — except the last
          * one, whose `change_seq` is part of the bank's data version (a `.brain` file is stamped with it).
          */
-        const pruneChanges = (bankId: string, upTo: number) =>
+        const pruneChanges = (bankId: string, upTo: number) => options.keepChangeLog === true ? Effect.void :
           sql`DELETE FROM memory_unit_changes WHERE bank_id = ${bankId} AND change_seq < ${upTo}`.pipe(
             Effect.catch((error) => Effect.logWarning("could not prune the memory change log", error)),
             Effect.forkIn(scope),
@@ -576,7 +581,8 @@ export class BankBrains extends Context.Service<BankBrains, {
   static readonly layer = Layer.unwrap(Effect.gen(function*() {
     const config = yield* EngramConfig
     return BankBrains.layerWith({
-      breaker: { failures: config.brain.breakerFailures, coolDown: config.brain.breakerCoolDown }
+      breaker: { failures: config.brain.breakerFailures, coolDown: config.brain.breakerCoolDown },
+      keepChangeLog: config.cluster.mode !== "off"
     })
   }))
 }

@@ -7,6 +7,7 @@ import { Config, Context, Data, Duration, Effect, Layer, Option, Redacted } from
 import { type ResearchSettings, researchSettingsConfig } from "../research/ResearchSettings.ts"
 import { type CodebaseSettings, codebaseSettingsConfig } from "../codebases/CodebaseSettings.ts"
 import { type BrainSettings, brainSettingsConfig } from "../brain/BrainSettings.ts"
+import { type ClusterSettings, clusterSettingsConfig, clusterSettingsProblem } from "../cluster/ClusterSettings.ts"
 
 export class InvalidConfiguration extends Data.TaggedError("InvalidConfiguration")<{ readonly message: string }> {}
 
@@ -45,6 +46,8 @@ export interface EngramSettings {
   readonly webhookDenyPrivate: boolean
   /** Brain runtime: routes, `.brain` files, hardware tier, prediction mode, breaker (SERVICE_API_BRAIN_*). */
   readonly brain: BrainSettings
+  /** Scale-out over several processes sharing PostgreSQL (SERVICE_API_CLUSTER_*); `off` by default. */
+  readonly cluster: ClusterSettings
   /**
    * Longest a slice of background work (an operation, a consolidation batch, a brain compaction) waits for a
    * moment without requests in flight before it runs anyway.
@@ -87,6 +90,7 @@ const settings = Config.all({
   research: researchSettingsConfig,
   codebases: codebaseSettingsConfig,
   brain: brainSettingsConfig,
+  cluster: clusterSettingsConfig,
   webhookDenyPrivate: Config.Boolean("SERVICE_API_WEBHOOK_DENY_PRIVATE").pipe(Config.withDefault(false)),
   backgroundMaxWait: Config.Duration("SERVICE_API_BACKGROUND_MAX_WAIT").pipe(Config.withDefault(Duration.millis(500)))
 })
@@ -102,6 +106,11 @@ export class EngramConfig extends Context.Service<EngramConfig, EngramSettings>(
           message: "SERVICE_API_TENANT_EXTENSION=api_key requires SERVICE_API_TENANT_API_KEY to be set"
         })
       }
+      const clusterProblem = clusterSettingsProblem(
+        value.cluster,
+        Option.filter(value.databaseUrl, (url) => Redacted.value(url).trim() !== "")
+      )
+      if (clusterProblem !== undefined) return yield* new InvalidConfiguration({ message: clusterProblem })
       return EngramConfig.of(value)
     })
   )

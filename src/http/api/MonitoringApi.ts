@@ -23,9 +23,16 @@ export const VersionResponse = Schema.Struct({
   bank_presets: Schema.Array(Schema.String).annotate({ description: "values `bank_preset` accepts on bank create/update" })
 }).annotate({ identifier: "VersionResponse" })
 
+/** Present only when the node runs in a cluster (SERVICE_API_CLUSTER_MODE=runner|client). */
+export const ClusterHealth = Schema.Struct({
+  role: Schema.Literals(["runner", "client"]),
+  shards_owned: Schema.Number
+}).annotate({ identifier: "ClusterHealth" })
+
 export const HealthResponse = Schema.Struct({
   status: Schema.Literal("healthy"),
-  database: Schema.String
+  database: Schema.String,
+  cluster: Schema.optionalKey(ClusterHealth)
 }).annotate({ identifier: "HealthResponse" })
 
 export class MonitoringApi extends HttpApiGroup.make("monitoring", { topLevel: true })

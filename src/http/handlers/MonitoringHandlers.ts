@@ -5,6 +5,8 @@ import { PrometheusMetrics } from "effect/observability"
 import { SqlClient } from "effect/sql"
 import { BankActors } from "../../bank/BankActors.ts"
 import { EngramConfig } from "../../config/EngramConfig.ts"
+import { ClusterNode } from "../../cluster/ClusterNode.ts"
+import { clusterHealth, updateClusterGauges } from "../../cluster/ClusterReport.ts"
 import { ServiceUnavailable } from "../../domain/Errors.ts"
 import { OperationStore } from "../../operations/OperationStore.ts"
 import { EngramApi } from "../api/Api.ts"
@@ -37,6 +39,7 @@ export const MonitoringHandlers = HttpApiBuilder.group(
     const operations = yield* OperationStore
     const actors = yield* BankActors
     const config = yield* EngramConfig
+    const cluster = yield* ClusterNode
 
     return handlers.handleAll({
       // The MCP endpoint is served unless SERVICE_API_MCP_ENABLED=false removed its routes.
@@ -59,7 +62,8 @@ export const MonitoringHandlers = HttpApiBuilder.group(
             duration: Duration.seconds(3),
             orElse: () => Effect.fail(new Error("timed out after 3s"))
           }),
-          Effect.as({ status: "healthy" as const, database: "ok" }),
+          Effect.andThen(clusterHealth(cluster)),
+          Effect.map((node) => ({ status: "healthy" as const, database: "ok", ...node })),
           Effect.catchCause(() =>
             Effect.fail(new ServiceUnavailable({ detail: "database unavailable: the health query did not succeed" }))
           )
@@ -74,6 +78,7 @@ export const MonitoringHandlers = HttpApiBuilder.group(
             )
           }
           yield* Metric.update(actorsGauge, yield* actors.activeCount)
+          yield* updateClusterGauges(cluster)
           return yield* PrometheusMetrics.format()
         })
     })

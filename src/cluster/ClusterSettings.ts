@@ -1,0 +1,59 @@
+/**
+ * Scale-out settings (`SERVICE_API_CLUSTER_*`). `off` (the default) is the single process of old. `runner` hosts
+ * bank entities for the shards it owns and serves HTTP; `client` serves HTTP only and routes bank work to the
+ * runners. Both share one PostgreSQL, where `effect/cluster` keeps runners, shard locks and persisted messages.
+ */
+import { Config, Duration, Option } from "effect"
+
+export const clusterModes = ["off", "runner", "client"] as const
+export type ClusterMode = typeof clusterModes[number]
+
+export interface ClusterSettings {
+  readonly mode: ClusterMode
+  /** Interface the runner's socket listens on (SERVICE_API_CLUSTER_LISTEN_HOST). */
+  readonly listenHost: string
+  /** Port of the runner-to-runner socket (SERVICE_API_CLUSTER_PORT). */
+  readonly port: number
+  /** Host other nodes dial to reach this runner; none set: the listen host (SERVICE_API_CLUSTER_ADVERTISED_HOST). */
+  readonly advertisedHost: Option.Option<string>
+  /** Shards banks are hashed over; every node of a cluster must agree (SERVICE_API_CLUSTER_SHARDS). */
+  readonly shards: number
+  /** How often a runner pings the others; a dead one loses its shards after about this long plus ~3 s. */
+  readonly healthCheckInterval: Duration.Duration
+}
+
+export const defaultClusterSettings: ClusterSettings = {
+  mode: "off",
+  listenHost: "127.0.0.1",
+  port: 34431,
+  advertisedHost: Option.none(),
+  shards: 300,
+  healthCheckInterval: Duration.seconds(5)
+}
+
+export const clusterSettingsConfig: Config.Config<ClusterSettings> = Config.all({
+  mode: Config.Literals(clusterModes, "SERVICE_API_CLUSTER_MODE").pipe(Config.withDefault(defaultClusterSettings.mode)),
+  listenHost: Config.String("SERVICE_API_CLUSTER_LISTEN_HOST").pipe(
+    Config.withDefault(defaultClusterSettings.listenHost)
+  ),
+  port: Config.Port("SERVICE_API_CLUSTER_PORT").pipe(Config.withDefault(defaultClusterSettings.port)),
+  advertisedHost: Config.option(Config.String("SERVICE_API_CLUSTER_ADVERTISED_HOST")),
+  shards: Config.Int("SERVICE_API_CLUSTER_SHARDS").pipe(Config.withDefault(defaultClusterSettings.shards)),
+  healthCheckInterval: Config.Duration("SERVICE_API_CLUSTER_HEALTH_CHECK_INTERVAL").pipe(
+    Config.withDefault(defaultClusterSettings.healthCheckInterval)
+  )
+})
+
+/** A start-up error message when the settings cannot work, or none. */
+export const clusterSettingsProblem = (
+  settings: ClusterSettings,
+  databaseUrl: Option.Option<unknown>
+): string | undefined => {
+  if (settings.mode === "off") return undefined
+  if (Option.isNone(databaseUrl)) {
+    return `SERVICE_API_CLUSTER_MODE=${settings.mode} requires SERVICE_API_DATABASE_URL (a PostgreSQL shared by every node); ` +
+      "the embedded database serves one process only"
+  }
+  if (settings.shards < 1) return "SERVICE_API_CLUSTER_SHARDS must be at least 1"
+  return undefined
+}
