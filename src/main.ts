@@ -1,4 +1,7 @@
-/** Starts engram as configured by the environment. All wiring lives in layers/App.ts. */
+/**
+ * Starts engram as configured by the environment. All wiring lives in layers/App.ts. `serve` is the program
+ * itself, so `engram serve` (src/cli/commands/Serve.ts) runs exactly what `npm start` runs.
+ */
 import { NodeRuntime } from "@effect/platform-node"
 import { Effect, Layer } from "effect"
 import { AppLive } from "../layers/App.ts"
@@ -9,4 +12,6 @@ const announce = Layer.effectDiscard(Effect.gen(function*() {
   yield* Effect.logInfo(`engram listening on http://${config.host}:${config.port} (docs at /docs)`)
 }))
 
-Layer.launch(Layer.provideMerge(announce, AppLive)).pipe(NodeRuntime.runMain)
+export const serve = Layer.launch(Layer.provideMerge(announce, AppLive))
+
+if (import.meta.main) serve.pipe(NodeRuntime.runMain)
