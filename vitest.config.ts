@@ -9,9 +9,16 @@ const postgresUrl = process.env["ENGRAM_TEST_DATABASE_URL"]
 // The GloVe table is converted once per machine and shared by every test (and the child processes they start).
 const gloveCache = join(tmpdir(), "engram-glove-cache", "models")
 
-const tier = (name: string, database: string) => ({
+// The browser tests exercise the web UI, not the database: they run on the PGlite tier only.
+const uiOnlyOnPglite = ["test/ui/**"]
+
+const tier = (name: string, database: string, exclude: Array<string> = []) => ({
   extends: true as const,
-  test: { name, env: { ENGRAM_TEST_DATABASE: database, SERVICE_API_EMBEDDINGS_CACHE_DIR: gloveCache } }
+  test: {
+    name,
+    env: { ENGRAM_TEST_DATABASE: database, SERVICE_API_EMBEDDINGS_CACHE_DIR: gloveCache },
+    exclude: ["**/node_modules/**", ...exclude]
+  }
 })
 
 export default defineConfig({
@@ -21,6 +28,6 @@ export default defineConfig({
     hookTimeout: 120_000,
     fileParallelism: true,
     maxWorkers: 2,
-    projects: postgresUrl ? [tier("pglite", "pglite"), tier("postgres", postgresUrl)] : [tier("pglite", "pglite")]
+    projects: postgresUrl ? [tier("pglite", "pglite"), tier("postgres", postgresUrl, uiOnlyOnPglite)] : [tier("pglite", "pglite")]
   }
 })

@@ -36,6 +36,7 @@ import { jsonErrorsMiddleware } from "../../src/http/JsonErrors.ts"
 import { makeRouteTemplates } from "../../src/http/RouteTemplates.ts"
 import { textHygieneMiddleware } from "../../src/http/TextHygiene.ts"
 import { McpLive, mcpRouteTemplates } from "./McpLive.ts"
+import { UiLive } from "./UiLive.ts"
 
 const ApiRoutes = HttpApiBuilder.layer(EngramApi, { openapiPath: "/openapi.json" }).pipe(
   Layer.provide([
@@ -86,6 +87,7 @@ export const Routes = Layer.mergeAll(
   ApiRoutes,
   DocsRoute,
   McpLive,
+  UiLive,
   jsonErrorsMiddleware(routeOf),
   textHygieneMiddleware(routeOf),
   foregroundMiddleware
