@@ -158,7 +158,7 @@ const measure = Effect.fn(function*(bankId: string, count: number) {
     Effect.flatMap(embeddings.embedQuery(query), (vector) => semantic({ scope, vector, dimensions: d, model, depth: 50 })).pipe(Effect.orDie))
   const corpus = yield* corpusStatistics(bankId)
   yield* run("keyword only, in-memory index (mid depth)", (query) =>
-    keywordInMemory({ bankId, query, expansion: [], types: ["world", "experience"], depth: 50 }))
+    keywordInMemory({ bankId, query, expansion: [], types: ["world", "experience"], depth: 50, sqlScope: scope }))
   yield* run("keyword only, SQL strategy (reference; mid depth)", (query) =>
     keyword({ scope, bankId, query, depth: 50, corpus }).pipe(Effect.orDie))
   const seeds = yield* sql<{ id: string }>`SELECT id FROM memory_units WHERE bank_id = ${bankId} ORDER BY seq LIMIT 8`

@@ -107,8 +107,6 @@ interface LinkRowFromSql {
 }
 
 export class BankBrains extends Context.Service<BankBrains, {
-  /** The bank's brain, current with every write committed before the call (built first when there is none). */
-  readonly current: (bankId: string) => Effect.Effect<Brain>
   /** A write to the bank committed: bring its brain (if loaded) up to date in the background. */
   readonly changed: (bankId: string) => Effect.Effect<void>
   /** Releases the bank's brain (its actor passivated, or the bank was deleted). */
@@ -121,8 +119,8 @@ export class BankBrains extends Context.Service<BankBrains, {
   /** Bytes held by all brains. */
   readonly size: Effect.Effect<number>
   /**
-   * The bank's brain as `current` gives it, or none while its breaker is open or its build failed (the failure is
-   * counted): callers then answer from SQL.
+   * The bank's brain, current with every write committed before the call (built first when there is none) — or
+   * none while its breaker is open or its build failed (the failure is counted): callers then answer from SQL.
    */
   readonly available: (bankId: string) => Effect.Effect<Option.Option<Brain>>
   /** The bank's brain brought current and compacted, with its data version; none while the breaker is open. */
@@ -297,7 +295,7 @@ export class BankBrains extends Context.Service<BankBrains, {
               return { changes, changedIds, added, rewritten, links }
             }).pipe(sql.withTransaction)
             if (delta === undefined) {
-              // Readers keep the brain they have meanwhile (see `current`): a rebuild is never on a request's path.
+              // Readers keep the brain they have meanwhile (see `available`): a rebuild is never on a request's path.
               entry.rebuilding = true
               return yield* build(bankId, entry).pipe(Effect.ensuring(Effect.sync(() => (entry.rebuilding = false))))
             }
@@ -374,7 +372,11 @@ export class BankBrains extends Context.Service<BankBrains, {
           return entry
         }
 
-        /** Builds or catches up under the lock, unless someone else did while we waited; the breaker counts the outcome. */
+        /**
+         * Builds or catches up under the lock, unless someone else did while we waited; the breaker counts the
+         * outcome. Only the background catch-up after a write (`changed`) runs it without asking the breaker: it
+         * needs a loaded brain, which a closed breaker built.
+         */
         const refreshOrFail = (bankId: string, entry: Entry) =>
           entry.lock.withPermit(Effect.gen(function*() {
             const version = entry.version
@@ -385,15 +387,14 @@ export class BankBrains extends Context.Service<BankBrains, {
           })).pipe(
             Effect.tap(() => Effect.sync(() => breakerOf(bankId).succeeded())),
             Effect.tapCause((cause) =>
-              Cause.hasInterruptsOnly(cause) ? Effect.void : Effect.flatMap(Clock.currentTimeMillis, (now) =>
+              Effect.flatMap(Clock.currentTimeMillis, (now) =>
                 Effect.sync(() => {
+                  if (Cause.hasInterruptsOnly(cause)) return breakerOf(bankId).abandoned()
                   breakerOf(bankId).failed(now)
                   statsOf(bankId).buildFailures++
                 }))
             )
           )
-
-        const refresh = (bankId: string, entry: Entry) => refreshOrFail(bankId, entry).pipe(Effect.orDie)
 
         const available = (bankId: string) =>
           Effect.flatMap(Clock.currentTimeMillis, (now) =>
@@ -406,7 +407,7 @@ export class BankBrains extends Context.Service<BankBrains, {
               if (brain !== undefined && (entry.appliedVersion === entry.version || entry.rebuilding)) {
                 return Effect.succeed(Option.some(brain))
               }
-              if (!breakerOf(bankId).allows(now)) {
+              if (!breakerOf(bankId).admit(now)) {
                 stats.sqlFallbacks++
                 return Effect.succeedNone
               }
@@ -512,18 +513,6 @@ export class BankBrains extends Context.Service<BankBrains, {
             }
           })
 
-        const current = (bankId: string) =>
-          Effect.flatMap(Clock.currentTimeMillis, (now) =>
-            Effect.suspend(() => {
-              const entry = entryOf(bankId, now)
-              entry.lastUsed = now
-              const brain = entry.brain
-              if (brain !== undefined && (entry.appliedVersion === entry.version || entry.rebuilding)) {
-                return Effect.succeed(brain)
-              }
-              return refresh(bankId, entry)
-            }))
-
         // Kept apart from the entries (which are swept when idle) so that a generation never goes back.
         const generations = new Map<string, number>()
         const bump = (bankId: string) => generations.set(bankId, (generations.get(bankId) ?? 0) + 1)
@@ -535,7 +524,7 @@ export class BankBrains extends Context.Service<BankBrains, {
             if (entry === undefined) return Effect.void
             entry.version++
             if (entry.brain === undefined) return Effect.void
-            return refresh(bankId, entry).pipe(
+            return refreshOrFail(bankId, entry).pipe(
               Effect.catchCause((cause) => Effect.logWarning("could not apply a write to the bank's brain", cause)),
               Effect.forkIn(scope),
               Effect.asVoid
@@ -554,7 +543,6 @@ export class BankBrains extends Context.Service<BankBrains, {
         )
 
         return BankBrains.of({
-          current,
           changed,
           drop: (bankId) => Effect.sync(() => {
             bump(bankId)

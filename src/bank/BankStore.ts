@@ -106,11 +106,13 @@ export class BankStore extends Context.Service<BankStore, {
         return saved[0]!
       })
 
+      // Nearly every call finds the bank (a retain into an existing one): one read, and the insert only when missing.
       const ensure = Effect.fn("BankStore.ensure")(function*(bankId: string) {
+        const existing = yield* find(bankId)
+        if (Option.isSome(existing)) return existing.value
         yield* sql`INSERT INTO banks ${sql.insert({ bankId, ...toColumns(emptySettings) })}
           ON CONFLICT (bank_id) DO NOTHING`.pipe(Effect.orDie)
-        const found = yield* find(bankId)
-        return Option.getOrThrow(found)
+        return Option.getOrThrow(yield* find(bankId))
       })
 
       const remove = Effect.fn("BankStore.remove")(function*(bankId: string) {

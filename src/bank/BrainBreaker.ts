@@ -1,8 +1,9 @@
 /**
  * The circuit breaker of one bank's brain, and the counters its status reports. Closed: builds run; a run of
  * `failures` failed builds opens it. Open: recall answers from SQL and no build is tried until `coolDownMillis`
- * has passed; then it is half-open and the next read tries one build — success closes it (and clears the count),
- * failure opens it again for another cool-down. Plain state driven by the caller's clock: no timers.
+ * has passed; then it is half-open and admits exactly one trial build — reads arriving while it runs are answered
+ * from SQL, not queued behind it; success closes the breaker (and clears the count), failure opens it again for
+ * another cool-down. Plain state driven by the caller's clock: no timers.
  */
 import { Context } from "effect"
 
@@ -43,6 +44,8 @@ export class BrainBreaker {
   /** Failed builds since the last success. */
   failureCount = 0
   private openedAt: number | null = null
+  /** A half-open breaker's one trial build is running. */
+  private trialRunning = false
 
   private readonly failures: number
   private readonly coolDownMillis: number
@@ -57,17 +60,31 @@ export class BrainBreaker {
     return now - this.openedAt >= this.coolDownMillis ? "half_open" : "open"
   }
 
-  /** Whether a build may be tried now (closed, or half-open for its one trial). */
-  allows(now: number): boolean {
-    return this.state(now) !== "open"
+  /**
+   * Whether a build may be tried now: always while closed, never while open, and once while half-open — the
+   * caller that is admitted then owns the trial and must report `succeeded`, `failed` or `abandoned`.
+   */
+  admit(now: number): boolean {
+    const state = this.state(now)
+    if (state === "closed") return true
+    if (state === "open" || this.trialRunning) return false
+    this.trialRunning = true
+    return true
   }
 
   succeeded(): void {
     this.failureCount = 0
     this.openedAt = null
+    this.trialRunning = false
+  }
+
+  /** The build was interrupted: it proved nothing, and the next read may try again. */
+  abandoned(): void {
+    this.trialRunning = false
   }
 
   failed(now: number): void {
+    this.trialRunning = false
     this.failureCount++
     // A failed trial while half-open re-opens at once; otherwise the count decides.
     if (this.openedAt !== null || this.failureCount >= this.failures) this.openedAt = now

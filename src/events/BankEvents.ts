@@ -6,6 +6,7 @@
  * producer passes one).
  */
 import { Context, Effect, Layer } from "effect"
+import type { Bank } from "../domain/Bank.ts"
 
 /** The event types engram emits; webhooks may subscribe to any of them. */
 export const eventTypes = ["retain.completed", "consolidation.completed", "operation.failed"] as const
@@ -18,6 +19,11 @@ export interface BankEvent {
   /** ISO-8601 time the event happened. */
   readonly occurredAt: string
   readonly data: Record<string, unknown>
+  /**
+   * The bank as the producer read it, when it had it at hand: listeners that only need its settings use it instead
+   * of reading the bank again on every event. In-process only; never part of a webhook's body.
+   */
+  readonly bank?: Bank
 }
 
 /** A listener never fails the producer: its own errors are its to log and retry. */
@@ -28,21 +34,23 @@ export class BankEvents extends Context.Service<BankEvents, {
     bankId: string,
     type: EventType,
     data: Record<string, unknown>,
-    eventId?: string
+    eventId?: string,
+    bank?: Bank
   ) => Effect.Effect<void>
   readonly listen: (listener: BankEventListener) => Effect.Effect<void>
 }>()("engram/events/BankEvents") {
   static readonly layer = Layer.sync(BankEvents, () => {
     const listeners: Array<BankEventListener> = []
     return BankEvents.of({
-      emit: (bankId, type, data, eventId) =>
+      emit: (bankId, type, data, eventId, bank) =>
         Effect.suspend(() => {
           const event: BankEvent = {
             eventId: eventId ?? crypto.randomUUID(),
             type,
             bankId,
             occurredAt: new Date().toISOString(),
-            data
+            data,
+            ...(bank === undefined ? {} : { bank })
           }
           return Effect.forEach(listeners, (listener) => listener(event), { discard: true })
         }),

@@ -12,7 +12,8 @@ import * as LlmLive from "../../layers/models/llm/LlmLive.ts"
 import { trigramEmbeddings } from "../support/FakeModels.ts"
 import type { ScriptedOpenAi } from "../support/ScriptedOpenAi.ts"
 import { scriptedOpenAi } from "../support/ScriptedOpenAi.ts"
-import { TestServer, testApp } from "../support/TestServer.ts"
+import { bankPath, call, ok, operationFinished } from "../support/HttpCalls.ts"
+import { testApp } from "../support/TestServer.ts"
 import { eventually } from "../support/TestTasks.ts"
 
 class Scripted extends Context.Service<Scripted, ScriptedOpenAi>()("test/http/dreams-llm/Scripted") {}
@@ -33,24 +34,8 @@ const app = testApp({ operationMaxAttempts: 1, operationRetryBase: Duration.mill
   Layer.provideMerge(Layer.effect(Scripted, scriptedOpenAi))
 )
 
-const bank = (id: string) => `/v1/default/banks/${id}`
-
-const call = (method: string, path: string, json?: unknown) =>
-  Effect.gen(function*() {
-    const server = yield* TestServer
-    return yield* server.request(method, path, json === undefined ? {} : { json })
-  })
-
-const ok = (method: string, path: string, json?: unknown) =>
-  Effect.tap(call(method, path, json), (response) =>
-    Effect.sync(() => assert.isTrue(response.status >= 200 && response.status < 300, `${method} ${path}: ${response.text}`)))
-
-const finished = (id: string, operationId: string) =>
-  eventually(
-    Effect.map(call("GET", `${bank(id)}/operations/${operationId}`), (r) => r.body),
-    (detail) => detail.status === "completed" || detail.status === "failed",
-    Duration.seconds(60)
-  )
+const bank = bankPath
+const finished = operationFinished
 
 const facts = [
   "Priya runs the Saturday farmers market stall selling sourdough bread.",

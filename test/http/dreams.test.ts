@@ -11,27 +11,12 @@ import { SqlClient } from "effect/sql"
 import { dreamSignalByMemory } from "../../src/dreams/DreamSignal.ts"
 import { DreamWakeups } from "../../src/dreams/DreamWakeups.ts"
 import { loadLocomo, locomoAvailable, sessionsOf } from "../support/Locomo.ts"
-import { TestServer, testApp } from "../support/TestServer.ts"
+import { bankPath, call, ok, operationFinished } from "../support/HttpCalls.ts"
+import { testApp } from "../support/TestServer.ts"
 import { eventually } from "../support/TestTasks.ts"
 
-const bank = (id: string) => `/v1/default/banks/${id}`
-
-const call = (method: string, path: string, json?: unknown) =>
-  Effect.gen(function*() {
-    const server = yield* TestServer
-    return yield* server.request(method, path, json === undefined ? {} : { json })
-  })
-
-const ok = (method: string, path: string, json?: unknown) =>
-  Effect.tap(call(method, path, json), (response) =>
-    Effect.sync(() => assert.isTrue(response.status >= 200 && response.status < 300, `${method} ${path}: ${response.text}`)))
-
-const finished = (id: string, operationId: string) =>
-  eventually(
-    Effect.map(call("GET", `${bank(id)}/operations/${operationId}`), (r) => r.body),
-    (detail) => detail.status === "completed" || detail.status === "failed",
-    Duration.seconds(60)
-  )
+const bank = bankPath
+const finished = operationFinished
 
 /** Triggers a manual run and returns the operation's result once it finished. */
 const dream = (id: string) =>

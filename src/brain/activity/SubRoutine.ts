@@ -6,7 +6,7 @@
  * bank gets a warm-up when the service starts, queued in the background so start-up does not wait for it.
  * Also serves the model's histogram and predictions.
  */
-import { Clock, Context, Effect, Layer, Schema, Semaphore } from "effect"
+import { Clock, Context, Effect, Layer, Option, Schema, Semaphore } from "effect"
 import { SqlClient } from "effect/sql"
 import { BankActors } from "../../bank/BankActors.ts"
 import { BankBrains } from "../../bank/BankBrains.ts"
@@ -121,10 +121,16 @@ export class SubRoutine extends Context.Service<SubRoutine, {
         yield* banks.get(bankId).pipe(
           Effect.mapError(() => new TaskFailure({ message: "the bank no longer exists", retryable: false }))
         )
-        // A forced rebuild really starts from nothing: the brain is dropped, so `current` reads it whole again.
+        // A forced rebuild really starts from nothing: the brain is dropped, so `available` reads it whole again.
         if (payload.force_rebuild) yield* brains.drop(bankId)
         const started = yield* Clock.currentTimeMillis
-        const brain = yield* brains.current(bankId)
+        const brain = yield* brains.available(bankId).pipe(
+          Effect.flatMap(Option.match({
+            // Its breaker is open or the build failed: worth another try after the cool-down.
+            onNone: () => Effect.fail(new TaskFailure({ message: "the bank's brain could not be built now", retryable: true })),
+            onSome: Effect.succeed
+          }))
+        )
         const brainMs = (yield* Clock.currentTimeMillis) - started
         const model = yield* activity.build(bankId, { rebuild: payload.force_rebuild })
         const now = new Date(yield* Clock.currentTimeMillis)

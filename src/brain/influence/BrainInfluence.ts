@@ -5,7 +5,7 @@
  * mean rerank score recalls gave it, and how much the window's dream runs drew on it (see DreamSignal). Beside the leaderboard: accesses on
  * a 7×24 weekday/hour heatmap and a daily trend with its EWMA, band and anomalies. Reads only; it never writes.
  */
-import { Clock, Context, Effect, Layer } from "effect"
+import { Clock, Context, Effect, Layer, Option } from "effect"
 import { SqlClient } from "effect/sql"
 import { BankBrains } from "../../bank/BankBrains.ts"
 import { Banks } from "../../bank/Banks.ts"
@@ -69,8 +69,10 @@ export class BrainInfluence extends Context.Service<BrainInfluence, {
           const generation = yield* brains.generation(bankId)
           const cached = centralities.get(bankId)
           if (cached !== undefined && cached.generation === generation) return cached.centrality
-          const brain = yield* brains.current(bankId)
-          const centrality = pageRank(brain.graph)
+          // While the bank's breaker is open there is no graph to rank: the graph factor is 0 for every memory.
+          const brain = yield* brains.available(bankId)
+          if (Option.isNone(brain)) return null
+          const centrality = pageRank(brain.value.graph)
           centralities.set(bankId, { generation: yield* brains.generation(bankId), centrality })
           return centrality
         })
@@ -124,7 +126,7 @@ export class BrainInfluence extends Context.Service<BrainInfluence, {
         const [rows, times, centrality] = yield* Effect.all([
           accessed(bankId, since, options.entityType),
           readTimes(bankId, since, options.entityType),
-          withMemories ? Effect.map(centralityOf(bankId), (c): Centrality | null => c) : Effect.succeed(null)
+          withMemories ? centralityOf(bankId) : Effect.succeed(null)
         ])
         const byId = new Map(rows.map((row) => [`${row.itemType}:${row.itemId}`, row]))
         const memoryIds = new Set(rows.filter((row) => row.itemType === "memory").map((row) => row.itemId))

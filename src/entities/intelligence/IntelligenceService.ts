@@ -143,7 +143,7 @@ export class EntityIntelligence extends Context.Service<EntityIntelligence, {
         event.type !== "retain.completed" || event.data["memories_created"] === 0
           ? Effect.void
           : Effect.gen(function*() {
-            const bank = yield* banks.get(event.bankId)
+            const bank = event.bank ?? (yield* banks.get(event.bankId))
             if (!effectiveEntitySettings(bank.entitySettings).enableEntityIntelligence) return
             if (!(yield* shouldRecompute(event.bankId))) return
             yield* requests.request(event.bankId, intelligenceTask, "bank", { trigger: "retain" })

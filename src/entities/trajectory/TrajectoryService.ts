@@ -145,7 +145,7 @@ export class EntityTrajectories extends Context.Service<EntityTrajectories, {
         event.type !== "retain.completed" || event.data["memories_created"] === 0
           ? Effect.void
           : Effect.gen(function*() {
-            const bank = yield* banks.get(event.bankId)
+            const bank = event.bank ?? (yield* banks.get(event.bankId))
             if (!effectiveEntitySettings(bank.entitySettings).enableEntityTrajectories) return
             yield* requests.request(event.bankId, trajectoryTask, "stale", { trigger: "retain" })
           }).pipe(Effect.catchCause((cause) => Effect.logWarning("queueing entity trajectories failed", cause)))

@@ -49,10 +49,12 @@ export class GraphRecall extends Context.Service<GraphRecall, {
     GraphRecall,
     Effect.gen(function*() {
       const brains = yield* BankBrains
+      /** The graph of the brain the caller holds, else the bank's; none while its breaker is open (the graph adds nothing). */
       const graphOf = (bankId: string, brain: Option.Option<Brain> | undefined) =>
-        brain === undefined
-          ? Effect.map(brains.current(bankId), (current) => current.graph)
-          : Effect.succeed(Option.isSome(brain) ? brain.value.graph : undefined)
+        Effect.map(
+          brain === undefined ? brains.available(bankId) : Effect.succeed(brain),
+          (held) => Option.isSome(held) ? held.value.graph : undefined
+        )
 
       const expand = Effect.fn("GraphRecall.expand")(function*(
         bankId: string,

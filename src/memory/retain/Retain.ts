@@ -265,7 +265,7 @@ export class Retain extends Context.Service<Retain, {
           duplicates_skipped: result.duplicates,
           document_ids: [...documents.keys()],
           tags: [...new Set(items.flatMap((item) => [...(item.tags ?? []), ...options.documentTags]))]
-        }, options.operationId === null ? undefined : stableId(bankId, "retain.completed", options.operationId))
+        }, options.operationId === null ? undefined : stableId(bankId, "retain.completed", options.operationId), bank)
         if (consolidates && (result.created.length > 0 || oldChunks.length > 0)) yield* consolidation.wake(bankId)
         return { created: result.created.length, duplicates: result.duplicates, usage }
       })

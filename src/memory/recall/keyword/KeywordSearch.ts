@@ -34,16 +34,15 @@ export const keywordInMemory = Effect.fn("Recall.keywordInMemory")(function*(opt
   readonly types: ReadonlyArray<string>
   readonly tags?: TagPredicate | undefined
   readonly depth: number
-  /**
-   * The brain the caller already holds; none (its breaker is open) means BM25 in SQL over `sqlScope` instead.
-   * Absent, the bank's current brain is used.
-   */
+  /** The brain the caller already holds; absent, the bank's is asked for. */
   readonly brain?: Option.Option<Brain> | undefined
-  readonly sqlScope?: ReturnType<SqlClient.SqlClient["and"]> | undefined
+  /** The same scope in SQL, for BM25 in SQL while there is no brain (its breaker is open). */
+  readonly sqlScope: ReturnType<SqlClient.SqlClient["and"]>
 }) {
   if (options.query.trim() === "") return []
   const brains = yield* BankBrains
-  if (options.brain !== undefined && Option.isNone(options.brain) && options.sqlScope !== undefined) {
+  const brain = options.brain ?? (yield* brains.available(options.bankId))
+  if (Option.isNone(brain)) {
     return yield* keyword({
       scope: options.sqlScope,
       bankId: options.bankId,
@@ -54,11 +53,6 @@ export const keywordInMemory = Effect.fn("Recall.keywordInMemory")(function*(opt
       corpus: yield* corpusStatistics(options.bankId)
     })
   }
-  const [brain, terms] = yield* Effect.all([
-    options.brain !== undefined && Option.isSome(options.brain)
-      ? Effect.succeed(options.brain.value)
-      : brains.current(options.bankId),
-    queryTerms(options.query, options.expansion, options.expansionWeight ?? 0.3)
-  ], { concurrency: 2 })
-  return brain.keywords.search(terms, { types: options.types, tags: options.tags, depth: options.depth })
+  const terms = yield* queryTerms(options.query, options.expansion, options.expansionWeight ?? 0.3)
+  return brain.value.keywords.search(terms, { types: options.types, tags: options.tags, depth: options.depth })
 })

@@ -56,7 +56,7 @@ layer(testApp(), { excludeTestServices: true })("keyword index", (it) => {
       const corpus = yield* corpusStatistics(bank)
       for (const query of queries) {
         const fromSql = yield* keyword({ scope, bankId: bank, query, depth: 20, corpus })
-        const fromIndex = yield* keywordInMemory({ bankId: bank, query, expansion: [], types, depth: 20 })
+        const fromIndex = yield* keywordInMemory({ bankId: bank, query, expansion: [], types, depth: 20, sqlScope: scope })
         assert.isAbove(fromIndex.length, 0, query)
         assert.deepStrictEqual(fromIndex.map((c) => c.id), fromSql.map((c) => c.id), query)
         fromIndex.forEach((candidate, i) => assert.closeTo(candidate.score, fromSql[i]!.score, 1e-6, query))
@@ -121,7 +121,8 @@ layer(testApp(), { excludeTestServices: true })("keyword index", (it) => {
           expansion: [],
           types,
           tags: tagMatcher(scope),
-          depth: 20
+          depth: 20,
+          sqlScope: where
         })
         const label = JSON.stringify(scope)
         assert.deepStrictEqual(fromIndex.map((c) => c.id), fromSql.map((c) => c.id), label)

@@ -1,0 +1,29 @@
+/**
+ * The few request helpers most HTTP tests write for themselves: a bank's path, a call to the test server, a call
+ * that must succeed, and waiting for a durable operation to finish.
+ */
+import { assert } from "@effect/vitest"
+import { Duration, Effect } from "effect"
+import { TestServer } from "./TestServer.ts"
+import { eventually } from "./TestTasks.ts"
+
+export const bankPath = (id: string) => `/v1/default/banks/${id}`
+
+export const call = (method: string, path: string, json?: unknown) =>
+  Effect.gen(function*() {
+    const server = yield* TestServer
+    return yield* server.request(method, path, json === undefined ? {} : { json })
+  })
+
+/** The call, asserted to answer 2xx (the failure message carries the answer). */
+export const ok = (method: string, path: string, json?: unknown) =>
+  Effect.tap(call(method, path, json), (response) =>
+    Effect.sync(() => assert.isTrue(response.status >= 200 && response.status < 300, `${method} ${path}: ${response.text}`)))
+
+/** The operation's detail once it completed or failed. */
+export const operationFinished = (bankId: string, operationId: string, timeout: Duration.Duration = Duration.seconds(60)) =>
+  eventually(
+    Effect.map(call("GET", `${bankPath(bankId)}/operations/${operationId}`), (r) => r.body),
+    (detail) => detail.status === "completed" || detail.status === "failed",
+    timeout
+  )
