@@ -9,7 +9,7 @@ import { assert, layer } from "@effect/vitest"
 import * as NodeServices from "@effect/platform-node/NodeServices"
 import { Console, Effect, Option, Redacted } from "effect"
 import { Command } from "effect/cli"
-import { mkdtempSync, writeFileSync } from "node:fs"
+import { mkdirSync, mkdtempSync, readFileSync, writeFileSync } from "node:fs"
 import { tmpdir } from "node:os"
 import { join } from "node:path"
 import { ModelsLive } from "../../layers/Models.ts"
@@ -166,6 +166,73 @@ layer(testApp({}, undefined, ModelsLive), { excludeTestServices: true, timeout: 
       expectCode(reflected, 0)
       assert.isString(parsedJson(reflected).text)
     }), 180_000)
+
+  it.effect("files and a directory, a brain, a dataset and a codebase round-trip through the CLI", () =>
+    Effect.gen(function*() {
+      const server = yield* TestServer
+      const url = ["--url", server.url]
+      const dir = mkdtempSync(join(tmpdir(), "engram-cli-files-"))
+      mkdirSync(join(dir, "notes"))
+      mkdirSync(join(dir, "node_modules"))
+      writeFileSync(join(dir, "notes", "garden.md"), "# Garden\n\nAmara planted three fig trees behind the studio.\n")
+      writeFileSync(join(dir, "boat.txt"), "Tobias repaints his sailboat Wren every April.\n")
+      writeFileSync(join(dir, "node_modules", "skip.md"), "Nothing under node_modules is retained.\n")
+      const single = join(mkdtempSync(join(tmpdir(), "engram-cli-file-")), "bakery.md")
+      writeFileSync(single, "Ines opened a bakery on Harbour Street in 2021.\n")
+
+      const fromDir = yield* runCli(["retain", "cli-files", "--dir", dir, "--progress=plain", "--json", ...url])
+      expectCode(fromDir, 0)
+      assert.strictEqual(parsedJson(fromDir).items_count, 2, fromDir.stdout)
+      expectCode(yield* runCli(["retain", "cli-files", "--file", single, "--json", ...url]), 0)
+      const documents = yield* server.request("GET", "/v1/default/banks/cli-files/documents")
+      const ids = documents.body.items.map((document: any) => document.id).sort()
+      assert.deepStrictEqual(ids, ["bakery.md", "boat.txt", "notes/garden.md"])
+      const fig = parsedJson(yield* runCli(["recall", "cli-files", "Who planted fig trees?", "--json", ...url]))
+      assert.include(fig.results[0].text, "fig")
+
+      // The brain goes to a file and comes back as a valid .brain for the same bank.
+      const brainFile = join(dir, "cli-files.brain")
+      const exported = yield* runCli(["brain", "export", "cli-files", "--out", brainFile, "--json", ...url])
+      expectCode(exported, 0)
+      assert.isAbove(parsedJson(exported).size_bytes, 0)
+      const validated = yield* runCli(["brain", "import", "cli-files", brainFile, "--validate-only", "--json", ...url])
+      expectCode(validated, 0)
+      assert.isTrue(parsedJson(validated).valid)
+      writeFileSync(join(dir, "broken.brain"), "not a brain")
+      expectCode(yield* runCli(["brain", "import", "cli-files", join(dir, "broken.brain"), "--validate-only", ...url]), 3)
+
+      // Two chat examples in, the same two out.
+      const examples = [
+        { messages: [{ role: "user", content: "Where is the bakery?" }, { role: "assistant", content: "Harbour Street." }] },
+        { messages: [{ role: "user", content: "What is the boat called?" }, { role: "assistant", content: "Wren." }] }
+      ]
+      const jsonl = join(dir, "examples.jsonl")
+      writeFileSync(jsonl, examples.map((example) => JSON.stringify(example)).join("\n") + "\n")
+      const imported = yield* runCli(["dataset", "import", "cli-files", jsonl, "--name", "cli examples", "--json", ...url])
+      expectCode(imported, 0)
+      const dataset = parsedJson(imported)
+      assert.strictEqual(dataset.imported_count, 2)
+      const exportFile = join(dir, "export.jsonl")
+      expectCode(yield* runCli(["dataset", "export", "cli-files", dataset.dataset_id, "--out", exportFile, ...url]), 0)
+      const lines = readFileSync(exportFile, "utf8").trim().split("\n").map((line) => JSON.parse(line))
+      assert.deepStrictEqual(
+        lines.map((line: any) => line.messages.map((message: any) => message.content)),
+        examples.map((example) => example.messages.map((message) => message.content))
+      )
+
+      // One source file becomes a reviewable snapshot with its symbols.
+      const source = join(dir, "pricing.ts")
+      writeFileSync(source, "export const discount = (total: number) => total > 100 ? total * 0.9 : total\n")
+      const codebase = yield* runCli(["codebase", "import", "cli-files", "--name", "pricing", "--file", source, "--json", ...url])
+      expectCode(codebase, 0)
+      const snapshot = parsedJson(codebase)
+      const symbols = yield* server.request(
+        "GET",
+        `/v1/default/banks/cli-files/codebases/${snapshot.codebase_id}/symbols?q=discount`
+      )
+      assert.strictEqual(symbols.status, 200, JSON.stringify(symbols.body))
+      assert.include(JSON.stringify(symbols.body), "discount")
+    }), 240_000)
 
   // The embedded engine runs PGlite in its own data directory whatever the tier, so one tier is enough.
   it.effect.skipIf(databaseTier !== "pglite")("--embedded runs the engine in-process on a data directory", () =>

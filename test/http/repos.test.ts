@@ -5,6 +5,7 @@
  */
 import { assert, layer } from "@effect/vitest"
 import { Effect } from "effect"
+import { recallResults } from "../support/HttpCalls.ts"
 import { TestServer, testApp } from "../support/TestServer.ts"
 
 const bank = (id: string) => `/v1/default/banks/${id}`
@@ -35,15 +36,7 @@ layer(testApp(), { excludeTestServices: true })("memory repos", (it) => {
       assert.strictEqual(enabled.status, 200, enabled.text)
       return enabled.body
     })
-  const recall = (id: string, query: string, branch?: string) =>
-    Effect.gen(function*() {
-      const server = yield* TestServer
-      const response = yield* server.request("POST", `${bank(id)}/memories/recall`, {
-        json: { query, ...(branch === undefined ? {} : { branch_name: branch }) }
-      })
-      assert.strictEqual(response.status, 200, response.text)
-      return response.body.results.map((r: any) => ({ id: r.id, text: r.text }))
-    })
+  const recall = recallResults
   const retain = (id: string, content: string) =>
     Effect.gen(function*() {
       const server = yield* TestServer

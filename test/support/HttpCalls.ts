@@ -27,3 +27,10 @@ export const operationFinished = (bankId: string, operationId: string, timeout: 
     (detail) => detail.status === "completed" || detail.status === "failed",
     timeout
   )
+
+/** A recall's results as `{ id, text }`, optionally on a repo branch: what "the same answer" means in repo tests. */
+export const recallResults = (bankId: string, query: string, branch?: string) =>
+  Effect.map(
+    ok("POST", `${bankPath(bankId)}/memories/recall`, { query, ...(branch === undefined ? {} : { branch_name: branch }) }),
+    (response) => response.body.results.map((result: any) => ({ id: result.id, text: result.text }))
+  )

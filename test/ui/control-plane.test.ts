@@ -27,6 +27,18 @@ const app = Layer.merge(testApp({}, TestTaskHandlers), UiBrowser.layer)
 const pages = ["memories", "documents", "recall", "reflect", "graph", "operations", "settings", "mental-models",
   "directives", "webhooks", "llm-traces", "anomalies", "dreams", "brain", "codebases", "datasets", "repos"]
 
+/** Polls an operation until it leaves pending/running; fails the test if it did not complete. */
+const waitForOperation = (server: TestServer["Service"], id: string) =>
+  Effect.gen(function*() {
+    for (let attempt = 0; attempt < 600; attempt++) {
+      const status = (yield* server.request("GET", `/v1/default/banks/${bank}/operations/${id}`)).body.status
+      if (status === "completed") return
+      if (status !== "pending" && status !== "running") return assert.fail(`operation ${id} ended ${status}`)
+      yield* Effect.sleep("100 millis")
+    }
+    assert.fail(`operation ${id} did not finish in 60 s`)
+  })
+
 describe.skipIf(chromiumPath === undefined)("web control plane in Chromium", () => {
   layer(app, { excludeTestServices: true, timeout: "120 seconds" })("control plane", (it) => {
     it.effect("creates a bank and retains a memory through the forms", () =>
@@ -151,6 +163,38 @@ describe.skipIf(chromiumPath === undefined)("web control plane in Chromium", () 
         const status = yield* server.request("GET", `/v1/default/banks/${bank}/operations/${op.id}`)
         assert.strictEqual(status.body.status, "cancelled")
         TestTasks.blockers.delete("ui-cancel")
+        assert.deepStrictEqual(errors, [])
+      }))
+
+    it.effect("a codebase is reviewed: chunks routed to memory, then approved into memory", () =>
+      Effect.gen(function*() {
+        const server = yield* TestServer
+        const imported = yield* Effect.promise(async () => {
+          const form = new FormData()
+          form.append("file", new Blob(["export const discount = (total: number) => total > 100 ? total * 0.9 : total\n"]), "pricing.ts")
+          form.append("request", JSON.stringify({ name: "pricing" }))
+          const response = await fetch(`${server.url}/v1/default/banks/${bank}/codebases/import/file`, { method: "POST", body: form })
+          return response.json() as Promise<any>
+        })
+        yield* waitForOperation(server, imported.operation_id)
+        const { page, errors, screenshot } = yield* openPage()
+        const approval = yield* Effect.promise(async () => {
+          await page.goto(`${server.url}/ui/banks/${bank}/codebases`)
+          await page.getByRole("button", { name: "Review pricing" }).click()
+          await page.getByRole("checkbox", { name: /Pick .*discount/ }).check()
+          await page.getByRole("button", { name: "Route 1 to memory" }).click()
+          await page.getByText("1 chunk(s) routed to memory.").waitFor()
+          await page.getByRole("button", { name: "Approve into memory" }).click()
+          const queued = page.getByText(/Approval queued as operation/)
+          await queued.waitFor()
+          await screenshot("codebase-review")
+          return /operation (\S+):/.exec((await queued.textContent()) ?? "")?.[1] ?? ""
+        })
+        const chunks = yield* server.request("GET", `/v1/default/banks/${bank}/codebases/${imported.codebase_id}/chunks?route_target=memory`)
+        assert.isTrue(chunks.body.items.some((chunk: any) => chunk.label.includes("discount")), JSON.stringify(chunks.body))
+        yield* waitForOperation(server, approval)
+        const stored = yield* server.request("GET", `/v1/default/banks/${bank}/memories/list?q=discount`)
+        assert.isTrue(stored.body.items.some((memory: any) => memory.text.includes("discount")), JSON.stringify(stored.body))
         assert.deepStrictEqual(errors, [])
       }))
 

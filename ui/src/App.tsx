@@ -6,6 +6,7 @@ import { KeyPrompt } from "./components/KeyPrompt.tsx"
 import { useResource } from "./hooks.ts"
 import { BankSettingsPage } from "./pages/BankSettingsPage.tsx"
 import { BanksPage } from "./pages/BanksPage.tsx"
+import { CodebasesPage } from "./pages/CodebasesPage.tsx"
 import { DocumentsPage } from "./pages/DocumentsPage.tsx"
 import { GraphPage } from "./pages/GraphPage.tsx"
 import { MemoriesPage } from "./pages/MemoriesPage.tsx"
@@ -23,6 +24,7 @@ const bankPages: ReadonlyArray<readonly [string, string, (bank: string) => Compo
   ["graph", "Graph", (bank) => <GraphPage bank={bank} />],
   ["operations", "Operations", (bank) => <OperationsPage bank={bank} />],
   ["settings", "Settings", (bank) => <BankSettingsPage bank={bank} />],
+  ["codebases", "Codebases", (bank) => <CodebasesPage bank={bank} />],
   ...readViews.map((view) => [view.page, view.title, (bank: string) => view.render(bank)] as const)
 ]
 

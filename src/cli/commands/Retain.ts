@@ -58,7 +58,13 @@ const retainItems = (common: Common, items: ReadonlyArray<RetainItem>, label: st
     yield* settle(common, operationIds, label, "items", items.length)
   })
 
-const retainFiles = (common: Common, root: string, files: ReadonlyArray<string>) =>
+/** A local file and the document id it is retained under. */
+interface LocalDocument {
+  readonly path: string
+  readonly documentId: string
+}
+
+const retainFiles = (common: Common, files: ReadonlyArray<LocalDocument>) =>
   Effect.gen(function*() {
     const client = yield* EngramClient
     const path = yield* Path.Path
@@ -81,11 +87,11 @@ const retainFiles = (common: Common, root: string, files: ReadonlyArray<string>)
       batchBytes = 0
     })
     for (const file of files) {
-      const data = yield* readBytes(path.join(root, file))
+      const data = yield* readBytes(file.path)
       if (batch.length >= filesPerRequest || (batch.length > 0 && batchBytes + data.length > bytesPerRequest)) {
         yield* flush
       }
-      batch.push({ name: file, data })
+      batch.push({ name: file.documentId, data })
       batchBytes += data.length
     }
     yield* flush
@@ -133,10 +139,17 @@ export const retainCommand = Command.make("retain", {
     if (Option.isSome(input.dir)) {
       const files = yield* retainableFilesIn(input.dir.value)
       if (files.length === 0) return yield* CliFailure.usage(`${input.dir.value} holds no document file retain can read`)
-      return yield* retainFiles(common, input.dir.value, files)
+      const root = input.dir.value
+      return yield* retainFiles(common, files.map((file) => ({ path: path.join(root, file), documentId: file })))
     }
     if (input.files.length > 0) {
-      return yield* retainFiles(common, path.resolve("."), input.files.map((file) => path.relative(".", path.resolve(file))))
+      // A file below the working directory keeps its relative path as id (two README.md stay two documents);
+      // one elsewhere is named by its file name, not by a ../../ path.
+      return yield* retainFiles(common, input.files.map((file) => {
+        const relative = path.relative(".", path.resolve(file))
+        const outside = relative.startsWith("..") || path.isAbsolute(relative)
+        return { path: file, documentId: outside ? path.basename(file) : relative }
+      }))
     }
     const text = Option.getOrThrow(input.text)
     if (input.async) return yield* retainItems(common, [{ content: text }], `retain ${input.bankId}`)

@@ -1,7 +1,8 @@
 /**
  * Read-only views of the other API areas: each lists what the API returns (the first list in the response as a
  * table, the other fields as a summary), and a row may open a second level (a webhook's deliveries, a repo's
- * branches, log and diff, a codebase's review). Editing these from the UI is not built yet.
+ * branches, log and diff). Editing these from the UI is not built yet; codebase review has its own page
+ * (CodebasesPage.tsx).
  */
 import type { ComponentChildren } from "preact"
 import { useState } from "preact/hooks"
@@ -134,15 +135,6 @@ export const readViews: ReadonlyArray<ReadView> = [
   {
     page: "brain", title: "Brain status",
     render: (bank) => <Listing title="Brain" load={() => get(bankPath(bank, "/brain/status"))} deps={[bank]} empty="" />
-  },
-  {
-    page: "codebases", title: "Codebases",
-    render: (bank) => (
-      <WithDetail
-        list={(select) => <Listing title="Codebases" load={() => get(bankPath(bank, "/codebases"))} deps={[bank]} empty="No codebase imported." onSelect={select} />}
-        detail={(row) => <Listing title="Review" load={() => get(bankPath(bank, `/codebases/${enc(row["id"])}/review`))} deps={[bank, row["id"]]} empty="Nothing to review." />}
-      />
-    )
   },
   {
     page: "datasets", title: "Datasets",
