@@ -9,8 +9,9 @@ const postgresUrl = process.env["ENGRAM_TEST_DATABASE_URL"]
 // The GloVe table is converted once per machine and shared by every test (and the child processes they start).
 const gloveCache = join(tmpdir(), "engram-glove-cache", "models")
 
-// The browser tests exercise the web UI, not the database: they run on the PGlite tier only.
-const uiOnlyOnPglite = ["test/ui/**"]
+// The browser tests exercise the web UI, and the CLI tests a client of the HTTP API (its --embedded engine always
+// runs PGlite), not the database: both run on the PGlite tier only.
+const clientsOnlyOnPglite = ["test/ui/**", "test/cli/**"]
 
 const tier = (name: string, database: string, exclude: Array<string> = []) => ({
   extends: true as const,
@@ -28,6 +29,6 @@ export default defineConfig({
     hookTimeout: 120_000,
     fileParallelism: true,
     maxWorkers: 2,
-    projects: postgresUrl ? [tier("pglite", "pglite"), tier("postgres", postgresUrl, uiOnlyOnPglite)] : [tier("pglite", "pglite")]
+    projects: postgresUrl ? [tier("pglite", "pglite"), tier("postgres", postgresUrl, clientsOnlyOnPglite)] : [tier("pglite", "pglite")]
   }
 })

@@ -15,7 +15,6 @@ import { join } from "node:path"
 import { ModelsLive } from "../../layers/Models.ts"
 import { engramCommand } from "../../src/cli/EngramCommand.ts"
 import { type CliRun, parsedJson, runCli } from "../support/CliProcess.ts"
-import { databaseTier } from "../support/TestServer.ts"
 import { loadLocomo, locomoAvailable, sessionsOf } from "../support/Locomo.ts"
 import { TestServer, testApp } from "../support/TestServer.ts"
 
@@ -234,8 +233,8 @@ layer(testApp({}, undefined, ModelsLive), { excludeTestServices: true, timeout: 
       assert.include(JSON.stringify(symbols.body), "discount")
     }), 240_000)
 
-  // The embedded engine runs PGlite in its own data directory whatever the tier, so one tier is enough.
-  it.effect.skipIf(databaseTier !== "pglite")("--embedded runs the engine in-process on a data directory", () =>
+  // The embedded engine runs PGlite in its own data directory (and the CLI runs on the PGlite tier only).
+  it.effect("--embedded runs the engine in-process on a data directory", () =>
     Effect.gen(function*() {
       const dataDir = mkdtempSync(join(tmpdir(), "engram-cli-embedded-"))
       const embedded = ["--embedded", "--data-dir", dataDir]
