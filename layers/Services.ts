@@ -23,7 +23,7 @@ import { FileConverter } from "../src/files/FileConverter.ts"
 import { FileRetain } from "../src/memory/retain/FileRetain.ts"
 import { Retain } from "../src/memory/retain/Retain.ts"
 import { GraphRecall } from "../src/memory/recall/GraphRecall.ts"
-import { Recall } from "../src/memory/recall/Recall.ts"
+import { RoutedRecall } from "../src/cluster/RoutedRecall.ts"
 import { ReembeddingLive } from "../src/memory/Reembedding.ts"
 import { Tags } from "../src/memory/Tags.ts"
 import { Consolidation } from "../src/memory/consolidation/Consolidation.ts"
@@ -77,7 +77,8 @@ const Graph = GraphRecall.layer
 
 const Memory = Layer.mergeAll(
   FileRetain.layer.pipe(Layer.provideMerge(Retain.layer), Layer.provideMerge(FileConverter.layerConfig)),
-  Recall.layer.pipe(Layer.provideMerge(MemoryUnits.layer)),
+  // Recall answered here, or (on a cluster node that does not own the bank) on the bank's owner.
+  RoutedRecall.pipe(Layer.provideMerge(MemoryUnits.layer)),
   MemoryUnits.layer,
   Documents.layer,
   Entities.layer,

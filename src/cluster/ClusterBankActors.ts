@@ -9,18 +9,24 @@
  * wakes every bank of the shard with pending work. Only one runner holds a shard's lock at a time, so nothing
  * else can legitimately be running those rows.
  */
-import { Context, Duration, Effect, Layer, Schedule, Scope } from "effect"
-import { Entity, EntityId, ShardId, Sharding } from "effect/cluster"
+import { Context, Duration, Effect, Layer, Option, Schedule, Scope } from "effect"
+import { ClusterError, Entity, EntityId, ShardId, Sharding } from "effect/cluster"
 import { SqlClient } from "effect/sql"
 import { type ActorStatus, BankActors } from "../bank/BankActors.ts"
 import { EngramConfig } from "../config/EngramConfig.ts"
 import { BankEntity } from "./BankEntity.ts"
-import { ClusterNode } from "./ClusterNode.ts"
+import { BankReads } from "./BankReads.ts"
+import { ClusterNode, type ReadRouting } from "./ClusterNode.ts"
 
 const shardGroup = "default"
 
 /** How often a runner looks at which shards it holds; a cheap in-memory check, the cluster polls PostgreSQL anyway. */
 const shardWatchInterval = Duration.seconds(1)
+
+const isTransportError = (error: unknown): error is ClusterError.MailboxFull | ClusterError.AlreadyProcessingMessage |
+  ClusterError.PersistenceError | ClusterError.EntityNotAssignedToRunner =>
+  error instanceof ClusterError.MailboxFull || error instanceof ClusterError.AlreadyProcessingMessage ||
+  error instanceof ClusterError.PersistenceError || error instanceof ClusterError.EntityNotAssignedToRunner
 
 const unknownStatus: ActorStatus = { active: false, currentOperationId: null, circuit: "closed", retryAfterMs: null }
 
@@ -34,6 +40,7 @@ export const makeClusterBankActors = Effect.gen(function*() {
   // runner that stops gives its running rows back before its shards move.
   const local = isRunner ? Context.get(yield* Layer.build(BankActors.layer), BankActors) : undefined
   const clientFor = yield* sharding.makeClient(BankEntity)
+  const readsClientFor = yield* sharding.makeClient(BankReads)
   let inFlight = 0
 
   /** Counts a message this node sent and has not seen through yet (for `/metrics`). */
@@ -161,12 +168,35 @@ export const makeClusterBankActors = Effect.gen(function*() {
     }).pipe(Scope.provide(scope))
     : Effect.void
 
+  const reads: ReadRouting = {
+    recallOnOwner: (bankId, request) =>
+      readsClientFor(bankId).Recall({ request }).pipe(
+        // The owner's answer (a 404, a 400, a 503) stays a failure; the transport's own (no owner yet, its mailbox,
+        // persistence) becomes a defect, which the sender answers by reading locally.
+        Effect.catchIf(isTransportError, (error) => Effect.die(error)),
+        counted
+      ),
+    // Recalls of one bank run side by side, as they do in one process: the entity is only an address.
+    serve: (recall) =>
+      isRunner
+        ? sharding.registerEntity(
+          BankReads,
+          Effect.gen(function*() {
+            const bankId = (yield* Entity.CurrentAddress).entityId
+            return BankReads.of({ Recall: ({ payload }) => recall(bankId, payload.request) })
+          }),
+          { maxIdleTime: config.actorIdleTimeout, concurrency: "unbounded", mailboxCapacity: "unbounded" }
+        ).pipe(Scope.provide(scope))
+        : Effect.void
+  }
+
   const node = ClusterNode.of({
     role: config.cluster.mode,
     shardsOwned: Effect.sync(() => owned.size),
     entityCount: sharding.activeEntityCount,
     messagesInFlight: Effect.sync(() => inFlight),
-    ownsBank: (bankId) => Effect.sync(() => isRunner && owned.has(shardOf(bankId)))
+    ownsBank: (bankId) => Effect.sync(() => isRunner && owned.has(shardOf(bankId))),
+    reads: Option.some(reads)
   })
 
   const actors = BankActors.of({

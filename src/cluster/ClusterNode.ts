@@ -1,6 +1,21 @@
 /** What this node is in a cluster, for `/health` and `/metrics`; `off` on a single process. */
-import { Context, Effect, Layer } from "effect"
+import { Context, Effect, Layer, Option } from "effect"
+import type { NotFound, ServiceUnavailable, ValidationError } from "../domain/Errors.ts"
+import type { RecallRequest, RecallResponse } from "../domain/Recall.ts"
 import type { ClusterMode } from "./ClusterSettings.ts"
+
+export type RecallFunction = (
+  bankId: string,
+  request: RecallRequest
+) => Effect.Effect<RecallResponse, NotFound | ValidationError | ServiceUnavailable>
+
+/** Reads sent to the owner of a bank's shard (src/cluster/BankReads.ts). */
+export interface ReadRouting {
+  /** Sends the recall to the bank's owner; fails with the owner's answer, or dies when the owner is unreachable. */
+  readonly recallOnOwner: RecallFunction
+  /** Serves other nodes' recalls with this one (on a runner; a client owns nothing and serves nothing). */
+  readonly serve: (recall: RecallFunction) => Effect.Effect<void>
+}
 
 export class ClusterNode extends Context.Service<ClusterNode, {
   readonly role: ClusterMode
@@ -12,6 +27,8 @@ export class ClusterNode extends Context.Service<ClusterNode, {
   readonly messagesInFlight: Effect.Effect<number>
   /** Whether this node currently owns the bank's shard. */
   readonly ownsBank: (bankId: string) => Effect.Effect<boolean>
+  /** Routing of brain reads to the bank's owner; none on a single process. */
+  readonly reads: Option.Option<ReadRouting>
 }>()("engram/cluster/ClusterNode") {
   static readonly off = Layer.succeed(
     ClusterNode,
@@ -20,7 +37,8 @@ export class ClusterNode extends Context.Service<ClusterNode, {
       shardsOwned: Effect.succeed(0),
       entityCount: Effect.succeed(0),
       messagesInFlight: Effect.succeed(0),
-      ownsBank: () => Effect.succeed(true)
+      ownsBank: () => Effect.succeed(true),
+      reads: Option.none()
     })
   )
 }

@@ -213,9 +213,20 @@ describe.skipIf(databaseTier === "pglite")("cluster of two runners and a client"
       for (const bank of onA) assert.include(runnerB.output(), `bank ${bank} is hosted on this runner`)
       const requeued = (runnerB.output().match(/re-queued operations of a bank whose shard moved here/g) ?? []).length
 
-      // Recall is served by whichever node receives it (not routed), so the hand-over never fails it.
+      // Recall goes to the bank's owner: the client forwarded its recalls, the survivor answered them for it (and
+      // any the owner could not take were answered where they arrived, so the hand-over never failed one).
+      const recallsBy = (text: string, way: string) =>
+        Number(new RegExp(`engram_cluster_recalls(?:_total)?\\{[^}]*way="${way}"[^}]*\\} (\\d+)`).exec(text)?.[1] ?? 0)
+      const clientMetrics = yield* Effect.promise(() => fetch(`${urlC}/metrics`).then((r) => r.text()))
+      const survivorMetrics = yield* Effect.promise(() => fetch(`${urlB}/metrics`).then((r) => r.text()))
+      assert.isAbove(recallsBy(clientMetrics, "forwarded"), 0,
+        client.output().split("\n").filter((line) => line.includes("owner")).slice(0, 20).join("\n"))
+      assert.strictEqual(recallsBy(clientMetrics, "owner"), 0, "a client owns no bank")
+      assert.isAbove(recallsBy(survivorMetrics, "for_another_node"), 0, survivorMetrics)
+      const fallbacks = recallsBy(clientMetrics, "local_fallback") + recallsBy(survivorMetrics, "local_fallback")
       console.log(`cluster test: ${total} items over ${banks.length} banks stored exactly once; shards moved ` +
-        `${handOverMs} ms after the kill; ${requeued} banks had running work re-queued; recall ${recallOutcomes.ok} ok, ${recallOutcomes.failed} failed`)
+        `${handOverMs} ms after the kill; ${requeued} banks had running work re-queued; recall ${recallOutcomes.ok} ok, ${recallOutcomes.failed} failed, ` +
+        `${recallsBy(clientMetrics, "forwarded")} forwarded by the client, ${fallbacks} answered locally after the owner could not be reached`)
       assert.isAbove(recallOutcomes.ok, 0)
       assert.strictEqual(recallOutcomes.failed, 0, recallOutcomes.failures.slice(0, 5).join("\n"))
     })), 180_000)
