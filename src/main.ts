@@ -5,6 +5,7 @@
 import { NodeRuntime } from "@effect/platform-node"
 import { Effect, Layer } from "effect"
 import { AppLive } from "../layers/App.ts"
+import { serviceTeardown } from "./ServiceExit.ts"
 import { EngramConfig } from "./config/EngramConfig.ts"
 
 const announce = Layer.effectDiscard(Effect.gen(function*() {
@@ -14,4 +15,4 @@ const announce = Layer.effectDiscard(Effect.gen(function*() {
 
 export const serve = Layer.launch(Layer.provideMerge(announce, AppLive))
 
-if (import.meta.main) serve.pipe(NodeRuntime.runMain)
+if (import.meta.main) serve.pipe(NodeRuntime.runMain({ teardown: serviceTeardown }))

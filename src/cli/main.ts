@@ -8,6 +8,7 @@ import { Console, Effect } from "effect"
 import { CliError, Command } from "effect/cli"
 import { CliFailure, ExitCode } from "./CliFailure.ts"
 import { engramCommand } from "./EngramCommand.ts"
+import { serviceTeardown } from "../ServiceExit.ts"
 
 const version = "0.1.0"
 
@@ -36,5 +37,6 @@ Command.run(engramCommand, { version }).pipe(
   }),
   Effect.tapDefect((defect) => Console.error(`error: ${describe(defect)}`)),
   Effect.provide(NodeServices.layer),
-  NodeRuntime.runMain({ disableErrorReporting: true })
+  // `engram serve` stopped by a signal exits 0 like `npm start`; any other command stopped by Ctrl-C exits 130.
+  NodeRuntime.runMain({ disableErrorReporting: true, ...(process.argv.slice(2).includes("serve") ? { teardown: serviceTeardown } : {}) })
 )

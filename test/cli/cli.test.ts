@@ -14,7 +14,8 @@ import { tmpdir } from "node:os"
 import { join } from "node:path"
 import { ModelsLive } from "../../layers/Models.ts"
 import { engramCommand } from "../../src/cli/EngramCommand.ts"
-import { type CliRun, parsedJson, runCli } from "../support/CliProcess.ts"
+import { type CliRun, cliBin, parsedJson, runCli } from "../support/CliProcess.ts"
+import { freePort, spawnService, waitForHealth } from "../support/ChildService.ts"
 import { loadLocomo, locomoAvailable, sessionsOf } from "../support/Locomo.ts"
 import { TestServer, testApp } from "../support/TestServer.ts"
 
@@ -232,6 +233,23 @@ layer(testApp({}, undefined, ModelsLive), { excludeTestServices: true, timeout: 
       assert.strictEqual(symbols.status, 200, JSON.stringify(symbols.body))
       assert.include(JSON.stringify(symbols.body), "discount")
     }), 240_000)
+
+  it.effect("serve runs the service on the port and data directory given, and stops cleanly on SIGTERM", () =>
+    Effect.scoped(Effect.gen(function*() {
+      const port = yield* freePort
+      const dataDir = mkdtempSync(join(tmpdir(), "engram-cli-serve-"))
+      const served = yield* spawnService(cliBin, { SERVICE_API_DATABASE_URL: "" }, ["serve", "--port", String(port), "--data-dir", dataDir])
+      const url = `http://127.0.0.1:${port}`
+      yield* waitForHealth(url, served)
+      expectCode(yield* runCli(["banks", "create", "served", "--url", url]), 0)
+      served.process.kill("SIGTERM")
+      assert.strictEqual(yield* Effect.promise(() => served.exited), 0, served.output())
+      // The bank outlived the process: it was stored in the data directory given.
+      const again = yield* spawnService(cliBin, { SERVICE_API_DATABASE_URL: "" }, ["serve", "--port", String(port), "--data-dir", dataDir])
+      yield* waitForHealth(url, again)
+      const listed = parsedJson(yield* runCli(["banks", "list", "--json", "--url", url]))
+      assert.isTrue(listed.banks.some((bank: any) => bank.bank_id === "served"))
+    })), 240_000)
 
   // The embedded engine runs PGlite in its own data directory (and the CLI runs on the PGlite tier only).
   it.effect("--embedded runs the engine in-process on a data directory", () =>

@@ -20,10 +20,10 @@ export interface Child {
   readonly exited: Promise<number | null>
 }
 
-export const spawnService = (script: string, env: Record<string, string>) =>
+export const spawnService = (script: string, env: Record<string, string>, args: ReadonlyArray<string> = []) =>
   Effect.acquireRelease(
     Effect.sync((): Child => {
-      const child = spawn(process.execPath, [script], {
+      const child = spawn(process.execPath, [script, ...args], {
         env: { ...process.env, ...env },
         stdio: ["ignore", "pipe", "pipe"]
       })
