@@ -3,7 +3,7 @@
  * retain's link policy), over loopback HTTP against the server as a child process (`node src/main.ts`, PGlite):
  * the first commit (enable), a second commit after retaining one memory (its bytes must stay under 1 % of the
  * first's: only changed rows and bucket manifests are stored), status, a row-level diff of the two commits,
- * branch creation, and a checkout there and back. Rerun: `node bench/repos.ts [memories ...]`.
+ * branch creation, and a checkout there and back. Rerun: `node bench/repos.ts [memories ...] [--commits-only]`.
  */
 import { tmpdir } from "node:os"
 import { join, resolve } from "node:path"
@@ -14,6 +14,8 @@ import { removeDir, startServer } from "./support/ServerProcess.ts"
 const root = resolve(import.meta.dirname, "..")
 const sizes = process.argv.slice(2).filter((arg) => /^\d+$/.test(arg)).map(Number)
 const runs = sizes.length > 0 ? sizes : [10_000, 100_000]
+/** `--commits-only`: stop after the commits, status and diff (branch and checkouts copy or hash the whole bank). */
+const commitsOnly = process.argv.includes("--commits-only")
 const bankId = "repos"
 const bank = `/v1/default/banks/${bankId}`
 const cacheDir = process.env["SERVICE_API_EMBEDDINGS_CACHE_DIR"] ?? join(tmpdir(), "engram-glove-cache", "models")
@@ -53,15 +55,19 @@ const measure = async (memories: number, dataDir: string, env: Record<string, st
       items: [{ content: "The repo benchmark added exactly one new memory about a lighthouse keeper in Brest." }]
     })
     const second = await call(server.url, "POST", `/v1/default/repos/${repoId}/commit`, { message: "one memory" })
+    log(`${memories}: second commit ${second.ms.toFixed(0)} ms, ${second.body.stats.bytes_added} bytes`)
     const status = await call(server.url, "GET", `/v1/default/repos/${repoId}/status`)
+    log(`${memories}: status ${status.ms.toFixed(0)} ms`)
     const diff = await call(
       server.url,
       "GET",
       `/v1/default/repos/${repoId}/diff?from_commit_id=${firstCommit.commit_id}&to_commit_id=${second.body.commit_id}&rows=true`
     )
-    const branch = await call(server.url, "POST", `/v1/default/repos/${repoId}/branches`, { branch_name: "side" })
-    const checkout = await call(server.url, "POST", `/v1/default/repos/${repoId}/checkout`, { branch_name: "side" })
-    const back = await call(server.url, "POST", `/v1/default/repos/${repoId}/checkout`, { branch_name: "main" })
+    log(`${memories}: diff ${diff.ms.toFixed(0)} ms, ${diff.body.rows.total} rows`)
+    const skipped = { ms: Number.NaN }
+    const branch = commitsOnly ? skipped : await call(server.url, "POST", `/v1/default/repos/${repoId}/branches`, { branch_name: "side" })
+    const checkout = commitsOnly ? skipped : await call(server.url, "POST", `/v1/default/repos/${repoId}/checkout`, { branch_name: "side" })
+    const back = commitsOnly ? skipped : await call(server.url, "POST", `/v1/default/repos/${repoId}/checkout`, { branch_name: "main" })
     return {
       memories,
       rows,
