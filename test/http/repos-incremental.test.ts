@@ -9,21 +9,12 @@ import { assert, layer } from "@effect/vitest"
 import { Effect } from "effect"
 import { SqlClient } from "effect/sql"
 import { connectMcp } from "../support/McpClient.ts"
-import { recallResults } from "../support/HttpCalls.ts"
+import { recallResults, settled } from "../support/HttpCalls.ts"
 import { TestServer, testApp } from "../support/TestServer.ts"
 
 const bank = (id: string) => `/v1/default/banks/${id}`
 
-const settle = (id: string) =>
-  Effect.gen(function*() {
-    const server = yield* TestServer
-    for (let attempt = 0; attempt < 200; attempt++) {
-      const listed = yield* server.request("GET", `${bank(id)}/operations`)
-      const busy = (listed.body?.operations ?? []).some((op: any) => op.status === "pending" || op.status === "running")
-      if (!busy) return
-      yield* Effect.promise(() => new Promise((resolve) => setTimeout(resolve, 50)))
-    }
-  })
+const settle = settled
 
 /** Row versions of a bank's memories: a row rewritten (deleted and inserted, or updated) gets a new `xmin`. */
 const versions = (bankId: string) =>

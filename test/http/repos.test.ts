@@ -5,22 +5,12 @@
  */
 import { assert, layer } from "@effect/vitest"
 import { Effect } from "effect"
-import { recallResults } from "../support/HttpCalls.ts"
+import { recallResults, settled } from "../support/HttpCalls.ts"
 import { TestServer, testApp } from "../support/TestServer.ts"
 
 const bank = (id: string) => `/v1/default/banks/${id}`
 
-/** Background work a retain queues (e.g. entity bookkeeping) writes rows too: commits compare settled banks. */
-const settle = (id: string) =>
-  Effect.gen(function*() {
-    const server = yield* TestServer
-    for (let attempt = 0; attempt < 200; attempt++) {
-      const listed = yield* server.request("GET", `${bank(id)}/operations`)
-      const busy = (listed.body?.operations ?? []).some((op: any) => op.status === "pending" || op.status === "running")
-      if (!busy) return
-      yield* Effect.promise(() => new Promise((resolve) => setTimeout(resolve, 50)))
-    }
-  })
+const settle = settled
 
 layer(testApp(), { excludeTestServices: true })("memory repos", (it) => {
   const setup = (id: string, facts: ReadonlyArray<string>) =>

@@ -34,3 +34,15 @@ export const recallResults = (bankId: string, query: string, branch?: string) =>
     ok("POST", `${bankPath(bankId)}/memories/recall`, { query, ...(branch === undefined ? {} : { branch_name: branch }) }),
     (response) => response.body.results.map((result: any) => ({ id: result.id, text: result.text }))
   )
+
+/** Waits until the bank has no pending or running operation (background work a retain queued writes rows too). */
+export const settled = (bankId: string) =>
+  Effect.gen(function*() {
+    const server = yield* TestServer
+    for (let attempt = 0; attempt < 200; attempt++) {
+      const listed = yield* server.request("GET", `${bankPath(bankId)}/operations`)
+      const busy = (listed.body?.operations ?? []).some((op: any) => op.status === "pending" || op.status === "running")
+      if (!busy) return
+      yield* Effect.promise(() => new Promise((resolve) => setTimeout(resolve, 50)))
+    }
+  })
