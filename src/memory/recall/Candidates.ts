@@ -15,3 +15,17 @@ export interface StrategyRun {
 
 /** Candidate depth per strategy for each budget: more depth finds more, at more cost. */
 export const budgetDepth = { low: 20, mid: 50, high: 120 } as const
+
+/**
+ * Orders equal scores by id, so a ranking never depends on the order rows come back in: after a restore or a
+ * vacuum the same bank must answer the same query in the same order.
+ */
+export const byScoreThenId = (a: Candidate, b: Candidate): number =>
+  b.score - a.score || (a.id < b.id ? -1 : a.id > b.id ? 1 : 0)
+
+/** The same tie-break for reranked items: score, then fused score, then id. */
+export const byRerankedScore = (
+  a: { readonly score: number; readonly fused: { readonly id: string; readonly combined: number } },
+  b: { readonly score: number; readonly fused: { readonly id: string; readonly combined: number } }
+): number =>
+  b.score - a.score || b.fused.combined - a.fused.combined || (a.fused.id < b.fused.id ? -1 : a.fused.id > b.fused.id ? 1 : 0)

@@ -7,6 +7,7 @@
 import { Clock, Effect, Option } from "effect"
 import type { Reranker } from "../../models/Reranker.ts"
 import type { RerankInput } from "./Fusion.ts"
+import { byRerankedScore } from "./Candidates.ts"
 
 type Ranked<T extends RerankInput> = T & { readonly score: number }
 
@@ -52,6 +53,6 @@ export const crossEncoderRerank = <T extends RerankInput>(
       return { ranked, trace: { ...trace("failed", outcome.message), duration_ms: durationMs } }
     }
     const rescored = head.map((item, i) => ({ ...item, score: modelShare * outcome.value[i]! + (1 - modelShare) * item.score }))
-    const reordered = [...rescored, ...ranked.slice(head.length)].sort((a, b) => b.score - a.score || b.fused.combined - a.fused.combined)
+    const reordered = [...rescored, ...ranked.slice(head.length)].sort(byRerankedScore)
     return { ranked: reordered, trace: { ...trace("reranked"), duration_ms: durationMs } }
   })

@@ -6,7 +6,7 @@
  * meaning is, how many query words it contains and, for queries that name a time, how close the memory is to
  * it. Scores end in 0–1 so a minimum-score filter means something.
  */
-import type { Candidate, StrategyName, StrategyRun } from "./Candidates.ts"
+import { byRerankedScore, type Candidate, type StrategyName, type StrategyRun } from "./Candidates.ts"
 
 /**
  * How much each strategy counts. Measured on LoCoMo with offline GloVe vectors: keyword evidence is the most
@@ -83,5 +83,5 @@ export const deterministicRerank = (
       if (options.preferObservations && item.factType === "observation") score = Math.min(1, score * 1.15)
       return { ...item, score: Math.max(0, Math.min(1, score)) }
     })
-    .sort((a, b) => b.score - a.score || b.fused.combined - a.fused.combined)
+    .sort(byRerankedScore)
 }

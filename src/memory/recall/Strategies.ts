@@ -6,7 +6,7 @@
 import { Effect } from "effect"
 import { SqlClient } from "effect/sql"
 import { param } from "../../../layers/storage/PgVector.ts"
-import type { Candidate } from "./Candidates.ts"
+import { byScoreThenId, type Candidate } from "./Candidates.ts"
 import { keywordQuery } from "./SearchTerms.ts"
 
 type Fragment = ReturnType<SqlClient.SqlClient["and"]>
@@ -31,7 +31,11 @@ export const semantic = Effect.fn("Recall.semantic")(function*(options: {
       WHERE ${options.scope} AND u.embedding_model = ${options.model} AND vector_dims(u.embedding) = ${d}
       ORDER BY u.embedding::vector(${d}) <=> ${q}::vector(${d})
       LIMIT ${options.depth}`
-  }).pipe(sql.withTransaction)
+  }).pipe(
+    sql.withTransaction,
+    // Equal distances come back in index order, which a restore or a rebuilt index changes; the id decides instead.
+    Effect.map((rows) => [...rows].sort(byScoreThenId))
+  )
 })
 
 /**

@@ -4,6 +4,8 @@
  * reranker so no later stage undoes it.
  */
 
+import { byRerankedScore } from "./Candidates.ts"
+
 /**
  * 15 %: enough to put a replacement above the fact it replaced when both match the query about equally (they
  * share most words by construction), small enough that a superseded fact that matches much better — a question
@@ -18,5 +20,5 @@ export const demoteSuperseded = <T extends { readonly score: number; readonly fu
   if (!ranked.some((item) => isSuperseded(item.fused.id))) return [...ranked]
   return ranked
     .map((item) => isSuperseded(item.fused.id) ? { ...item, score: item.score * (1 - supersededPenalty) } : item)
-    .sort((a, b) => b.score - a.score || b.fused.combined - a.fused.combined)
+    .sort(byRerankedScore)
 }
