@@ -196,7 +196,20 @@ export const makeClusterBankActors = Effect.gen(function*() {
     entityCount: sharding.activeEntityCount,
     messagesInFlight: Effect.sync(() => inFlight),
     ownsBank: (bankId) => Effect.sync(() => isRunner && owned.has(shardOf(bankId))),
-    reads: Option.some(reads)
+    reads: Option.some(reads),
+    singleton: (name, run) =>
+      isRunner
+        ? sharding.registerSingleton(
+          name,
+          // Logged so an operator (and the cluster test) can see where each one runs. A loop that finishes (the
+          // warm-up) still holds its place until the shard moves, as effect/cluster keeps it.
+          Effect.logInfo(`singleton ${name} runs on this runner`).pipe(
+            Effect.andThen(run),
+            Effect.andThen(Effect.never),
+            Effect.ensuring(Effect.logInfo(`singleton ${name} stopped on this runner`))
+          )
+        )
+        : Effect.void
   })
 
   const actors = BankActors.of({

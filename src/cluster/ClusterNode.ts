@@ -1,5 +1,5 @@
 /** What this node is in a cluster, for `/health` and `/metrics`; `off` on a single process. */
-import { Context, Effect, Layer, Option } from "effect"
+import { Context, Effect, Layer, Option, type Scope } from "effect"
 import type { NotFound, ServiceUnavailable, ValidationError } from "../domain/Errors.ts"
 import type { RecallRequest, RecallResponse } from "../domain/Recall.ts"
 import type { ClusterMode } from "./ClusterSettings.ts"
@@ -29,6 +29,13 @@ export class ClusterNode extends Context.Service<ClusterNode, {
   readonly ownsBank: (bankId: string) => Effect.Effect<boolean>
   /** Routing of brain reads to the bank's owner; none on a single process. */
   readonly reads: Option.Option<ReadRouting>
+  /**
+   * Runs a background loop that scans every bank (webhook delivery, dream schedules, the brain warm-up) on exactly
+   * one node: forked here on a single process; on a cluster, on the one runner that owns the singleton's shard
+   * (effect/cluster `registerSingleton`), moving to another runner when that one dies or leaves; never on a client.
+   * `run` gets a scope of its own that closes when the loop stops here (its shard moved): fork its work into it.
+   */
+  readonly singleton: (name: string, run: Effect.Effect<void, never, Scope.Scope>) => Effect.Effect<void, never, Scope.Scope>
 }>()("engram/cluster/ClusterNode") {
   static readonly off = Layer.succeed(
     ClusterNode,
@@ -38,7 +45,8 @@ export class ClusterNode extends Context.Service<ClusterNode, {
       entityCount: Effect.succeed(0),
       messagesInFlight: Effect.succeed(0),
       ownsBank: () => Effect.succeed(true),
-      reads: Option.none()
+      reads: Option.none(),
+      singleton: (_name, run) => Effect.asVoid(Effect.forkScoped(run))
     })
   )
 }
