@@ -22,6 +22,7 @@ import { MemoryRepos } from "../src/repos/MemoryRepos.ts"
 import { FileConverter } from "../src/files/FileConverter.ts"
 import { FileRetain } from "../src/memory/retain/FileRetain.ts"
 import { GraphRecall } from "../src/memory/recall/GraphRecall.ts"
+import { OwnerAwareBrains } from "../src/cluster/OwnerAwareBrains.ts"
 import { RoutedInfluence } from "../src/cluster/RoutedInfluence.ts"
 import { RoutedRecall } from "../src/cluster/RoutedRecall.ts"
 import { RoutedRetain } from "../src/cluster/RoutedRetain.ts"
@@ -124,6 +125,8 @@ export const ServicesWith = <E, R>(models: Layer.Layer<Embeddings | Llm, E, R>) 
     Layer.provideMerge(ReflectionLive),
     Layer.provideMerge(Memory),
     Layer.provideMerge(models),
+    // Writes made on a cluster node that does not own the bank reach the owner's brain too.
+    Layer.provideMerge(OwnerAwareBrains),
     Layer.provideMerge(Engine),
     Layer.provideMerge(DatabaseLive),
     // Outbound HTTP (model providers, transcription) goes through Node's fetch.

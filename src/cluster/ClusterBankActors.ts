@@ -14,6 +14,7 @@ import { ClusterError, Entity, EntityId, ShardId, Sharding } from "effect/cluste
 import type { Rpc } from "effect/rpc"
 import { SqlClient } from "effect/sql"
 import { type ActorStatus, BankActors } from "../bank/BankActors.ts"
+import { BankBrains } from "../bank/BankBrains.ts"
 import { EngramConfig } from "../config/EngramConfig.ts"
 import { BankEntity } from "./BankEntity.ts"
 import { BankReads, BankViews, BankWrites } from "./BankReads.ts"
@@ -35,6 +36,7 @@ export const makeClusterBankActors = Effect.gen(function*() {
   const config = yield* EngramConfig
   const sharding = yield* Sharding.Sharding
   const sql = yield* SqlClient.SqlClient
+  const brains = yield* BankBrains
   const scope = yield* Effect.scope
   const isRunner = config.cluster.mode === "runner"
   // The local actors exist only on a runner; they are finalized before the sharding that routes to them, so a
@@ -67,6 +69,19 @@ export const makeClusterBankActors = Effect.gen(function*() {
       Effect.forkIn(scope),
       Effect.asVoid
     )
+
+  /** Tells the bank's owner that this node wrote to the bank, unless this node is the owner (it knows already). */
+  const changedHere = (bankId: string) =>
+    isRunner && owned.has(shardOf(bankId))
+      ? Effect.void
+      : clientFor(bankId).Changed(undefined, { discard: true }).pipe(
+        Effect.retry(handOverRetry),
+        counted,
+        Effect.catchCause((cause) => Effect.logWarning("could not tell the bank's owner about a write", cause)),
+        Effect.annotateLogs({ bankId }),
+        Effect.forkIn(scope),
+        Effect.asVoid
+      )
 
   const status = (bankId: string) =>
     clientFor(bankId).Status(undefined).pipe(
@@ -159,7 +174,8 @@ export const makeClusterBankActors = Effect.gen(function*() {
     return BankEntity.of({
       Wake: () => Effect.andThen(Effect.sync(() => hosted.add(bankId)), actors.wake(bankId)),
       Interrupt: ({ payload }) => actors.interrupt(payload.operationId),
-      Status: () => actors.status(bankId)
+      Status: () => actors.status(bankId),
+      Changed: () => brains.changed(bankId)
     })
   })
 
@@ -212,6 +228,7 @@ export const makeClusterBankActors = Effect.gen(function*() {
     messagesInFlight: Effect.sync(() => inFlight),
     ownsBank: (bankId) => Effect.sync(() => isRunner && owned.has(shardOf(bankId))),
     reads: Option.some(reads),
+    changedHere,
     singleton: (name, run) =>
       isRunner
         ? sharding.registerSingleton(

@@ -49,6 +49,8 @@ export class ClusterNode extends Context.Service<ClusterNode, {
    * (effect/cluster `registerSingleton`), moving to another runner when that one dies or leaves; never on a client.
    * `run` gets a scope of its own that closes when the loop stops here (its shard moved): fork its work into it.
    */
+  /** This node wrote to the bank: the owner's brain (when another node owns it) catches up. */
+  readonly changedHere: (bankId: string) => Effect.Effect<void>
   readonly singleton: (name: string, run: Effect.Effect<void, never, Scope.Scope>) => Effect.Effect<void, never, Scope.Scope>
 }>()("engram/cluster/ClusterNode") {
   static readonly off = Layer.succeed(
@@ -60,6 +62,7 @@ export class ClusterNode extends Context.Service<ClusterNode, {
       messagesInFlight: Effect.succeed(0),
       ownsBank: () => Effect.succeed(true),
       reads: Option.none(),
+      changedHere: () => Effect.void,
       singleton: (_name, run) => Effect.asVoid(Effect.forkScoped(run))
     })
   )

@@ -1,11 +1,12 @@
 /**
  * Requests that belong on a bank's owner reach it from any node: a synchronous retain sent to the client is run by
  * the owner, whose warm brain takes it at once (the next recall's keyword index, read from that brain, finds it),
- * and influence analytics, computed from the brain's graph, come from the owner too. PostgreSQL tier only.
+ * and influence analytics, computed from the brain's graph, come from the owner too. A write the client runs
+ * itself (a document deleted) reaches the owner's brain. PostgreSQL tier only.
  */
 import { assert, describe, it } from "@effect/vitest"
 import { Effect } from "effect"
-import { makeCluster, metricsOf, request, shardsSpread } from "../support/ClusterNodes.ts"
+import { makeCluster, metricsOf, request, shardsSpread, until } from "../support/ClusterNodes.ts"
 import { databaseTier } from "../support/TestServer.ts"
 
 const shards = 12
@@ -42,6 +43,21 @@ describe.skipIf(databaseTier === "pglite")("cluster routing to a bank's owner", 
       const keyword = recalled.body.trace.strategies.keyword.candidates.map((candidate: any) => candidate.id)
       assert.include(keyword, medlar.id, JSON.stringify(recalled.body.trace.strategies.keyword))
 
+      // A write the client makes itself (a document deleted) reaches the owner's brain too.
+      const noted = yield* request(`${bank}/memories`, "POST", {
+        items: [{ content: "Petra pruned the espalier pears.", document_id: "note-1" }]
+      })
+      assert.strictEqual(noted.status, 200, JSON.stringify(noted.body))
+      const keywordIds = (query: string) =>
+        Effect.map(request(`${bank}/memories/recall`, "POST", { query, trace: true }), (response) =>
+          response.body.trace.strategies.keyword.candidates.map((candidate: any) => candidate.id) as Array<string>)
+      const espalier = yield* keywordIds("espalier pears pruned")
+      assert.strictEqual(espalier.length, 1)
+      const deleted = yield* request(`${bank}/documents/note-1`, "DELETE")
+      assert.isBelow(deleted.status, 300, JSON.stringify(deleted.body))
+      yield* until("the owner's brain dropped the deleted document's memory", async () =>
+        (await Effect.runPromise(keywordIds("espalier pears pruned"))).includes(espalier[0]!) ? undefined : true, 10_000)
+
       const influence = yield* request(`${bank}/brain/influence`, "GET")
       assert.strictEqual(influence.status, 200, JSON.stringify(influence.body))
       assert.strictEqual(influence.body.bank_id, "orchard")
@@ -51,9 +67,9 @@ describe.skipIf(databaseTier === "pglite")("cluster routing to a bank's owner", 
       const clientMetrics = yield* Effect.promise(() => metricsOf(client.url))
       const runnerMetrics = yield* Effect.promise(() => Promise.all(runners.map((runner) => metricsOf(runner.url))))
       const served = (kind: string) => runnerMetrics.reduce((sum, text) => sum + requestsBy(text, kind, "for_another_node"), 0)
-      assert.strictEqual(requestsBy(clientMetrics, "retain", "forwarded"), 2, clientMetrics)
+      assert.strictEqual(requestsBy(clientMetrics, "retain", "forwarded"), 3, clientMetrics)
       assert.strictEqual(requestsBy(clientMetrics, "retain", "owner"), 0, "a client owns no bank")
-      assert.strictEqual(served("retain"), 2)
+      assert.strictEqual(served("retain"), 3)
       assert.strictEqual(requestsBy(clientMetrics, "influence", "forwarded"), 1, clientMetrics)
       assert.strictEqual(served("influence"), 2, "the bank's view and the missing bank's 404")
       assert.strictEqual(requestsBy(clientMetrics, "retain", "local_fallback"), 0)
