@@ -5,6 +5,8 @@
  *
  *   node bench/cluster.ts [requestsPerBank=6] [itemsPerRequest=10]
  *
+ * Each result also says where the CPU went meanwhile (core-seconds per node, all of PostgreSQL, the machine).
+ *
  * Needs PostgreSQL: ENGRAM_BENCH_DATABASE_URL (default postgres://engram:engram@127.0.0.1:5432/engram_test).
  * Each run uses a fresh schema, dropped at the end.
  */
@@ -13,6 +15,7 @@ import { mkdtempSync, openSync } from "node:fs"
 import { createServer } from "node:net"
 import { tmpdir } from "node:os"
 import { join } from "node:path"
+import { snapshot, usage } from "./CpuAccount.ts"
 
 const requestsPerBank = Number(process.argv[2] ?? 6)
 const itemsPerRequest = Number(process.argv[3] ?? 10)
@@ -116,6 +119,10 @@ const run = async (runners: number) => {
       })
     }
     let next = 0
+    // taskset execs node in its own process, so each child's pid is the node's.
+    const roles = new Map(children.map((child, n) => [n === children.length - 1 ? "client" : `runner${n + 1}`, child.pid!]))
+    roles.set("bench", process.pid)
+    const cpuBefore = snapshot(roles)
     const began = performance.now()
     const operations: Array<[string, string]> = []
     for (let round = 0; round < requestsPerBank; round++) {
@@ -140,13 +147,14 @@ const run = async (runners: number) => {
       return lists.every((list) => list.operations.every((op: any) => op.status === "completed"))
     }, 600_000)
     const seconds = (performance.now() - began) / 1000
+    const cpu = usage(cpuBefore, snapshot(roles))
     let stored = 0
     for (const bank of banks) {
       const list = await fetch(`${client.url}/v1/default/banks/${bank}/memories/list?limit=1`)
         .then((r) => r.json() as Promise<any>)
       stored += list.total
     }
-    return { runners, items: next, stored, seconds, submitSeconds: (submitted - began) / 1000, operations: operations.length }
+    return { runners, items: next, stored, seconds, submitSeconds: (submitted - began) / 1000, operations: operations.length, cpu }
   } finally {
     for (const child of children) child.kill("SIGTERM")
     await sleep(3000)

@@ -21,9 +21,11 @@ import { Anomalies } from "../src/memory/anomaly/Anomalies.ts"
 import { MemoryRepos } from "../src/repos/MemoryRepos.ts"
 import { FileConverter } from "../src/files/FileConverter.ts"
 import { FileRetain } from "../src/memory/retain/FileRetain.ts"
-import { Retain } from "../src/memory/retain/Retain.ts"
 import { GraphRecall } from "../src/memory/recall/GraphRecall.ts"
+import { OwnerAwareBrains } from "../src/cluster/OwnerAwareBrains.ts"
+import { RoutedInfluence } from "../src/cluster/RoutedInfluence.ts"
 import { RoutedRecall } from "../src/cluster/RoutedRecall.ts"
+import { RoutedRetain } from "../src/cluster/RoutedRetain.ts"
 import { ReembeddingLive } from "../src/memory/Reembedding.ts"
 import { Tags } from "../src/memory/Tags.ts"
 import { Consolidation } from "../src/memory/consolidation/Consolidation.ts"
@@ -42,7 +44,6 @@ import { DatasetsLive } from "../src/datasets/DatasetsLive.ts"
 import { AccessTelemetry } from "../src/brain/activity/AccessTelemetry.ts"
 import { ActivityModels } from "../src/brain/activity/ActivityModels.ts"
 import { SubRoutine } from "../src/brain/activity/SubRoutine.ts"
-import { BrainInfluence } from "../src/brain/influence/BrainInfluence.ts"
 import { DreamWakeups } from "../src/dreams/DreamWakeups.ts"
 import { DreamsLive } from "./DreamsLive.ts"
 import { BrainLive } from "./BrainLive.ts"
@@ -76,7 +77,8 @@ const Engine = Layer.mergeAll(Banks.layer, Operations.layer).pipe(
 const Graph = GraphRecall.layer
 
 const Memory = Layer.mergeAll(
-  FileRetain.layer.pipe(Layer.provideMerge(Retain.layer), Layer.provideMerge(FileConverter.layerConfig)),
+  // Synchronous retains run on the bank's owner on a cluster node (RoutedRetain wraps Retain.layer).
+  FileRetain.layer.pipe(Layer.provideMerge(RoutedRetain), Layer.provideMerge(FileConverter.layerConfig)),
   // Recall answered here, or (on a cluster node that does not own the bank) on the bank's owner.
   RoutedRecall.pipe(Layer.provideMerge(MemoryUnits.layer)),
   MemoryUnits.layer,
@@ -92,7 +94,8 @@ const Memory = Layer.mergeAll(
   WebhooksLive,
   ReembeddingLive,
   SubRoutine.layer.pipe(Layer.provideMerge(ActivityModels.layer)),
-  BrainInfluence.layer
+  // Influence analytics (PageRank over the brain) computed on the bank's owner on a cluster node.
+  RoutedInfluence
 ).pipe(
   Layer.provideMerge(Graph),
   Layer.provideMerge(EmbeddingIndexLive)
@@ -122,6 +125,8 @@ export const ServicesWith = <E, R>(models: Layer.Layer<Embeddings | Llm, E, R>) 
     Layer.provideMerge(ReflectionLive),
     Layer.provideMerge(Memory),
     Layer.provideMerge(models),
+    // Writes made on a cluster node that does not own the bank reach the owner's brain too.
+    Layer.provideMerge(OwnerAwareBrains),
     Layer.provideMerge(Engine),
     Layer.provideMerge(DatabaseLive),
     // Outbound HTTP (model providers, transcription) goes through Node's fetch.

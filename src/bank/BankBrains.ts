@@ -23,6 +23,7 @@ import type { KeywordIndexParts } from "../memory/recall/keyword/KeywordIndex.ts
 import type { DataVersion } from "../brain/file/BrainFile.ts"
 import { sameDataVersion } from "../brain/file/BrainFile.ts"
 import { EngramConfig } from "../config/EngramConfig.ts"
+import { makeChangeLogMarks, type SharedChangeLog } from "./ChangeLogMarks.ts"
 import { BrainBreaker, BrainFaults, type BrainStats, type BreakerState, emptyStats } from "./BrainBreaker.ts"
 import { Foreground } from "./Foreground.ts"
 
@@ -33,10 +34,11 @@ export interface Brain {
 
 export interface BankBrainsOptions {
   /**
-   * Never prune the memory change log. In a cluster several nodes may each hold a brain of the same bank and
-   * catch up from the log at their own pace, so no one brain may delete what the others have not applied yet.
+   * The database is shared with other nodes (a cluster), each of which may hold a brain of the same bank and catch
+   * up from the memory change log at its own pace: prune the log only below every live node's mark
+   * (src/bank/ChangeLogMarks.ts). Without it, one process serves the database and prunes what its brain applied.
    */
-  readonly keepChangeLog?: boolean
+  readonly sharedChangeLog?: SharedChangeLog
   /** A brain unused for this long is released. Default 5 minutes. */
   readonly idleTimeToLive?: Duration.Input
   /**
@@ -172,16 +174,23 @@ export class BankBrains extends Context.Service<BankBrains, {
           sql<{ mark: number }>`SELECT coalesce(max(change_seq), 0)::float8 AS mark FROM memory_unit_changes
             WHERE bank_id = ${bankId}`.pipe(Effect.map((rows) => rows[0]?.mark ?? 0))
 
+        const marks = options.sharedChangeLog === undefined
+          ? undefined
+          : makeChangeLogMarks(sql, options.sharedChangeLog)
+
         /**
          * The entries a brain has applied are of no further use (one process serves a database) — except the last
-         * one, whose `change_seq` is part of the bank's data version (a `.brain` file is stamped with it).
+         * one, whose `change_seq` is part of the bank's data version (a `.brain` file is stamped with it). With a
+         * shared database, only below every live node's mark.
          */
-        const pruneChanges = (bankId: string, upTo: number) => options.keepChangeLog === true ? Effect.void :
-          sql`DELETE FROM memory_unit_changes WHERE bank_id = ${bankId} AND change_seq < ${upTo}`.pipe(
-            Effect.catch((error) => Effect.logWarning("could not prune the memory change log", error)),
-            Effect.forkIn(scope),
-            Effect.asVoid
-          )
+        const pruneChanges = (bankId: string, upTo: number) =>
+          (marks === undefined
+            ? sql`DELETE FROM memory_unit_changes WHERE bank_id = ${bankId} AND change_seq < ${upTo}`
+            : marks.record(bankId, upTo)).pipe(
+              Effect.catch((error) => Effect.logWarning("could not prune the memory change log", error)),
+              Effect.forkIn(scope),
+              Effect.asVoid
+            )
 
         /**
          * Runs `query` through the cursor `cursor` and hands its rows to `onPage` a page at a time, so a large result
@@ -267,7 +276,8 @@ export class BankBrains extends Context.Service<BankBrains, {
               edges: snapshot.edgeCount,
               buildMillis: snapshot.buildMillis
             })
-            if (loaded.changeMark > 0) yield* pruneChanges(bankId, loaded.changeMark)
+            // With a shared log even an empty mark is recorded, so other nodes do not prune past this brain.
+            if (loaded.changeMark > 0 || marks !== undefined) yield* pruneChanges(bankId, loaded.changeMark)
           }).pipe(Effect.withSpan("BankBrains.build", { attributes: { bankId } }))
 
         /**
@@ -279,6 +289,11 @@ export class BankBrains extends Context.Service<BankBrains, {
           Effect.gen(function*() {
             const delta = yield* Effect.gen(function*() {
               yield* sql`SET TRANSACTION ISOLATION LEVEL REPEATABLE READ`
+              // Another node pruned entries this brain has not applied (its mark had expired): read it whole.
+              if (marks !== undefined && (yield* marks.horizon(bankId)) - 1 > entry.changeMark) {
+                yield* Effect.logInfo(`the change log of bank ${bankId} was pruned past this brain; rebuilding it`)
+                return undefined
+              }
               const changes = yield* sql<{ changeSeq: number; unitId: string }>`
                 SELECT change_seq::float8 AS change_seq, unit_id FROM memory_unit_changes
                 WHERE bank_id = ${bankId} AND change_seq > ${entry.changeMark} ORDER BY change_seq`
@@ -541,6 +556,15 @@ export class BankBrains extends Context.Service<BankBrains, {
           Effect.repeat(Schedule.spaced(Duration.millis(Math.min(60_000, Math.max(1_000, timeToLive / 2))))),
           Effect.forkScoped
         )
+        if (marks !== undefined) {
+          // Keeps this node's marks live while it holds the brains; a node that stops renewing holds nobody back.
+          yield* Effect.suspend(() => marks.renew([...entries].filter(([, entry]) => entry.brain !== undefined).map(([bankId]) => bankId))).pipe(
+            Effect.catch((error) => Effect.logWarning("could not renew this node's change log marks", error)),
+            Effect.repeat(Schedule.spaced(marks.renewEvery)),
+            Effect.withTracerEnabled(false),
+            Effect.forkScoped
+          )
+        }
 
         return BankBrains.of({
           changed,
@@ -570,7 +594,7 @@ export class BankBrains extends Context.Service<BankBrains, {
     const config = yield* EngramConfig
     return BankBrains.layerWith({
       breaker: { failures: config.brain.breakerFailures, coolDown: config.brain.breakerCoolDown },
-      keepChangeLog: config.cluster.mode !== "off"
+      ...(config.cluster.mode === "off" ? {} : { sharedChangeLog: { nodeId: crypto.randomUUID() } })
     })
   }))
 }

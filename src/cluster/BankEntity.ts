@@ -28,4 +28,11 @@ export const ActorStatusSchema = Schema.Struct({
 /** The bank actor's status on its owner: whether it runs, what it runs, its circuit breaker. */
 export const Status = Rpc.make("Status", { success: ActorStatusSchema })
 
-export const BankEntity = Entity.make("Bank", [Wake, Interrupt, Status])
+/**
+ * Another node wrote to the bank (a memory or document deleted, tags changed...): the owner's brain catches up
+ * from the tables, as after its own writes. Fire-and-forget and volatile like `Wake`: a brain that misses it is
+ * one a moving shard drops anyway, and its new owner builds the next from the tables.
+ */
+export const Changed = Rpc.make("Changed")
+
+export const BankEntity = Entity.make("Bank", [Wake, Interrupt, Status, Changed])

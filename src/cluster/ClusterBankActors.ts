@@ -11,11 +11,13 @@
  */
 import { Context, Duration, Effect, Layer, Option, Schedule, Scope } from "effect"
 import { ClusterError, Entity, EntityId, ShardId, Sharding } from "effect/cluster"
+import type { Rpc } from "effect/rpc"
 import { SqlClient } from "effect/sql"
 import { type ActorStatus, BankActors } from "../bank/BankActors.ts"
+import { BankBrains } from "../bank/BankBrains.ts"
 import { EngramConfig } from "../config/EngramConfig.ts"
 import { BankEntity } from "./BankEntity.ts"
-import { BankReads } from "./BankReads.ts"
+import { BankReads, BankViews, BankWrites } from "./BankReads.ts"
 import { ClusterNode, type ReadRouting } from "./ClusterNode.ts"
 
 const shardGroup = "default"
@@ -34,6 +36,7 @@ export const makeClusterBankActors = Effect.gen(function*() {
   const config = yield* EngramConfig
   const sharding = yield* Sharding.Sharding
   const sql = yield* SqlClient.SqlClient
+  const brains = yield* BankBrains
   const scope = yield* Effect.scope
   const isRunner = config.cluster.mode === "runner"
   // The local actors exist only on a runner; they are finalized before the sharding that routes to them, so a
@@ -41,6 +44,8 @@ export const makeClusterBankActors = Effect.gen(function*() {
   const local = isRunner ? Context.get(yield* Layer.build(BankActors.layer), BankActors) : undefined
   const clientFor = yield* sharding.makeClient(BankEntity)
   const readsClientFor = yield* sharding.makeClient(BankReads)
+  const writesClientFor = yield* sharding.makeClient(BankWrites)
+  const viewsClientFor = yield* sharding.makeClient(BankViews)
   let inFlight = 0
 
   /** Counts a message this node sent and has not seen through yet (for `/metrics`). */
@@ -64,6 +69,19 @@ export const makeClusterBankActors = Effect.gen(function*() {
       Effect.forkIn(scope),
       Effect.asVoid
     )
+
+  /** Tells the bank's owner that this node wrote to the bank, unless this node is the owner (it knows already). */
+  const changedHere = (bankId: string) =>
+    isRunner && owned.has(shardOf(bankId))
+      ? Effect.void
+      : clientFor(bankId).Changed(undefined, { discard: true }).pipe(
+        Effect.retry(handOverRetry),
+        counted,
+        Effect.catchCause((cause) => Effect.logWarning("could not tell the bank's owner about a write", cause)),
+        Effect.annotateLogs({ bankId }),
+        Effect.forkIn(scope),
+        Effect.asVoid
+      )
 
   const status = (bankId: string) =>
     clientFor(bankId).Status(undefined).pipe(
@@ -156,7 +174,8 @@ export const makeClusterBankActors = Effect.gen(function*() {
     return BankEntity.of({
       Wake: () => Effect.andThen(Effect.sync(() => hosted.add(bankId)), actors.wake(bankId)),
       Interrupt: ({ payload }) => actors.interrupt(payload.operationId),
-      Status: () => actors.status(bankId)
+      Status: () => actors.status(bankId),
+      Changed: () => brains.changed(bankId)
     })
   })
 
@@ -168,26 +187,38 @@ export const makeClusterBankActors = Effect.gen(function*() {
     }).pipe(Scope.provide(scope))
     : Effect.void
 
+  // The owner's answer (a 404, a 400, a 503) stays a failure; the transport's own (no owner yet, its mailbox,
+  // persistence) becomes a defect, which the sender answers locally.
+  const onOwner = <A, E>(effect: Effect.Effect<A, E | ClusterError.MailboxFull | ClusterError.AlreadyProcessingMessage |
+    ClusterError.PersistenceError | ClusterError.EntityNotAssignedToRunner>) =>
+    effect.pipe(
+      Effect.catchIf(isTransportError, (error) => Effect.die(error)),
+      counted
+    ) as Effect.Effect<A, Exclude<E, ClusterError.MailboxFull | ClusterError.AlreadyProcessingMessage |
+      ClusterError.PersistenceError | ClusterError.EntityNotAssignedToRunner>>
+
+  // Requests of one bank run side by side, as they do in one process: the entity is only an address.
+  const serveOn = <Type extends string, Rpcs extends Rpc.Any>(
+    entity: Entity.Entity<Type, Rpcs>,
+    build: (bankId: string) => Entity.HandlersFrom<Rpcs>
+  ) =>
+    isRunner
+      ? sharding.registerEntity(
+        entity,
+        Effect.map(Entity.CurrentAddress, (address) => build(address.entityId)),
+        { maxIdleTime: config.actorIdleTimeout, concurrency: "unbounded", mailboxCapacity: "unbounded" }
+      ).pipe(Scope.provide(scope))
+      : Effect.void
+
   const reads: ReadRouting = {
-    recallOnOwner: (bankId, request) =>
-      readsClientFor(bankId).Recall({ request }).pipe(
-        // The owner's answer (a 404, a 400, a 503) stays a failure; the transport's own (no owner yet, its mailbox,
-        // persistence) becomes a defect, which the sender answers by reading locally.
-        Effect.catchIf(isTransportError, (error) => Effect.die(error)),
-        counted
-      ),
-    // Recalls of one bank run side by side, as they do in one process: the entity is only an address.
-    serve: (recall) =>
-      isRunner
-        ? sharding.registerEntity(
-          BankReads,
-          Effect.gen(function*() {
-            const bankId = (yield* Entity.CurrentAddress).entityId
-            return BankReads.of({ Recall: ({ payload }) => recall(bankId, payload.request) })
-          }),
-          { maxIdleTime: config.actorIdleTimeout, concurrency: "unbounded", mailboxCapacity: "unbounded" }
-        ).pipe(Scope.provide(scope))
-        : Effect.void
+    recallOnOwner: (bankId, request) => onOwner(readsClientFor(bankId).Recall({ request })),
+    serve: (recall) => serveOn(BankReads, (bankId) => BankReads.of({ Recall: ({ payload }) => recall(bankId, payload.request) })),
+    retainOnOwner: (bankId, request) => onOwner(writesClientFor(bankId).Retain({ request })),
+    serveRetain: (retain) =>
+      serveOn(BankWrites, (bankId) => BankWrites.of({ Retain: ({ payload }) => retain(bankId, payload.request) })),
+    influenceOnOwner: (bankId, options) => onOwner(viewsClientFor(bankId).Influence({ options })),
+    serveInfluence: (influence) =>
+      serveOn(BankViews, (bankId) => BankViews.of({ Influence: ({ payload }) => influence(bankId, payload.options) }))
   }
 
   const node = ClusterNode.of({
@@ -196,7 +227,21 @@ export const makeClusterBankActors = Effect.gen(function*() {
     entityCount: sharding.activeEntityCount,
     messagesInFlight: Effect.sync(() => inFlight),
     ownsBank: (bankId) => Effect.sync(() => isRunner && owned.has(shardOf(bankId))),
-    reads: Option.some(reads)
+    reads: Option.some(reads),
+    changedHere,
+    singleton: (name, run) =>
+      isRunner
+        ? sharding.registerSingleton(
+          name,
+          // Logged so an operator (and the cluster test) can see where each one runs. A loop that finishes (the
+          // warm-up) still holds its place until the shard moves, as effect/cluster keeps it.
+          Effect.logInfo(`singleton ${name} runs on this runner`).pipe(
+            Effect.andThen(run),
+            Effect.andThen(Effect.never),
+            Effect.ensuring(Effect.logInfo(`singleton ${name} stopped on this runner`))
+          )
+        )
+        : Effect.void
   })
 
   const actors = BankActors.of({

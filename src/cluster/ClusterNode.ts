@@ -1,7 +1,11 @@
 /** What this node is in a cluster, for `/health` and `/metrics`; `off` on a single process. */
-import { Context, Effect, Layer, Option } from "effect"
+import { Context, Effect, Layer, Option, type Scope } from "effect"
 import type { NotFound, ServiceUnavailable, ValidationError } from "../domain/Errors.ts"
+import type { BrainInfluenceResponse } from "../domain/BrainInfluence.ts"
+import type { RetainRequest } from "../domain/Memory.ts"
 import type { RecallRequest, RecallResponse } from "../domain/Recall.ts"
+import type { InfluenceOptions } from "../brain/influence/BrainInfluence.ts"
+import type { RetainOutcome } from "../memory/retain/Retain.ts"
 import type { ClusterMode } from "./ClusterSettings.ts"
 
 export type RecallFunction = (
@@ -9,12 +13,22 @@ export type RecallFunction = (
   request: RecallRequest
 ) => Effect.Effect<RecallResponse, NotFound | ValidationError | ServiceUnavailable>
 
-/** Reads sent to the owner of a bank's shard (src/cluster/BankReads.ts). */
+export type RetainFunction = (bankId: string, request: RetainRequest) => Effect.Effect<RetainOutcome, ServiceUnavailable>
+
+export type InfluenceFunction = (bankId: string, options: InfluenceOptions) => Effect.Effect<BrainInfluenceResponse, NotFound>
+
+/**
+ * Requests sent to the owner of a bank's shard (src/cluster/BankReads.ts). Each `...OnOwner` fails with the
+ * owner's answer, or dies when the owner is unreachable; each `serve...` answers other nodes' requests with the
+ * given function (on a runner; a client owns nothing and serves nothing).
+ */
 export interface ReadRouting {
-  /** Sends the recall to the bank's owner; fails with the owner's answer, or dies when the owner is unreachable. */
   readonly recallOnOwner: RecallFunction
-  /** Serves other nodes' recalls with this one (on a runner; a client owns nothing and serves nothing). */
   readonly serve: (recall: RecallFunction) => Effect.Effect<void>
+  readonly retainOnOwner: RetainFunction
+  readonly serveRetain: (retain: RetainFunction) => Effect.Effect<void>
+  readonly influenceOnOwner: InfluenceFunction
+  readonly serveInfluence: (influence: InfluenceFunction) => Effect.Effect<void>
 }
 
 export class ClusterNode extends Context.Service<ClusterNode, {
@@ -29,6 +43,15 @@ export class ClusterNode extends Context.Service<ClusterNode, {
   readonly ownsBank: (bankId: string) => Effect.Effect<boolean>
   /** Routing of brain reads to the bank's owner; none on a single process. */
   readonly reads: Option.Option<ReadRouting>
+  /**
+   * Runs a background loop that scans every bank (webhook delivery, dream schedules, the brain warm-up) on exactly
+   * one node: forked here on a single process; on a cluster, on the one runner that owns the singleton's shard
+   * (effect/cluster `registerSingleton`), moving to another runner when that one dies or leaves; never on a client.
+   * `run` gets a scope of its own that closes when the loop stops here (its shard moved): fork its work into it.
+   */
+  /** This node wrote to the bank: the owner's brain (when another node owns it) catches up. */
+  readonly changedHere: (bankId: string) => Effect.Effect<void>
+  readonly singleton: (name: string, run: Effect.Effect<void, never, Scope.Scope>) => Effect.Effect<void, never, Scope.Scope>
 }>()("engram/cluster/ClusterNode") {
   static readonly off = Layer.succeed(
     ClusterNode,
@@ -38,7 +61,9 @@ export class ClusterNode extends Context.Service<ClusterNode, {
       entityCount: Effect.succeed(0),
       messagesInFlight: Effect.succeed(0),
       ownsBank: () => Effect.succeed(true),
-      reads: Option.none()
+      reads: Option.none(),
+      changedHere: () => Effect.void,
+      singleton: (_name, run) => Effect.asVoid(Effect.forkScoped(run))
     })
   )
 }

@@ -10,6 +10,7 @@ import { Clock, Effect, Layer, Option } from "effect"
 import { SqlClient } from "effect/sql"
 import { BankActors } from "../bank/BankActors.ts"
 import { BankStore } from "../bank/BankStore.ts"
+import { ClusterNode } from "../cluster/ClusterNode.ts"
 import type { DreamSettings } from "./DreamConfig.ts"
 import { effectiveDreamSettings } from "./DreamConfig.ts"
 import { dedupeKey, dreamTask, makeDreamQueue, predictionCheckTask } from "./DreamQueue.ts"
@@ -17,6 +18,11 @@ import { DreamWakeups } from "./DreamWakeups.ts"
 
 /** Long sleeps are cut into days so that a clock change cannot leave the scheduler asleep past a due time for long. */
 const longestSleepMillis = 86_400_000
+/**
+ * On a cluster the scheduler runs on one runner, and a bank's settings change on another node notifies that node's
+ * wake-up channel, not this one: every bank's schedule is re-read this often instead.
+ */
+const clusterResyncMillis = 60_000
 
 export const tranceEligible = (settings: DreamSettings) =>
   settings.enabled && settings.trance_enabled && settings.trigger_mode !== "event"
@@ -27,6 +33,8 @@ export const DreamScheduler = Layer.effectDiscard(Effect.gen(function*() {
   const actors = yield* BankActors
   const wakeups = yield* DreamWakeups
   const queue = yield* makeDreamQueue
+  const node = yield* ClusterNode
+  const clustered = node.role !== "off"
 
   /** Brings the bank's schedule row in line with its settings. */
   const syncBank = (bankId: string, now: Date) =>
@@ -112,23 +120,30 @@ export const DreamScheduler = Layer.effectDiscard(Effect.gen(function*() {
       ) AS at`.pipe(Effect.orDie, Effect.map((rows) => rows[0]?.at ?? null))
 
   const loop = Effect.gen(function*() {
-    yield* syncAll(new Date(yield* Clock.currentTimeMillis))
+    let synced = yield* Clock.currentTimeMillis
+    yield* syncAll(new Date(synced))
     while (true) {
       const now = new Date(yield* Clock.currentTimeMillis)
       yield* fireDue(now)
       yield* checkExpired(now)
       const next = yield* nextDue(now)
-      const wait = next === null ? null : Math.min(Math.max(next.getTime() - now.getTime(), 0) + 5, longestSleepMillis)
+      const due = next === null ? null : Math.min(Math.max(next.getTime() - now.getTime(), 0) + 5, longestSleepMillis)
+      const wait = clustered ? Math.min(due ?? clusterResyncMillis, clusterResyncMillis) : due
       const woken = yield* wakeups.next(wait)
+      const at = yield* Clock.currentTimeMillis
       if (woken.length > 0) {
-        const at = new Date(yield* Clock.currentTimeMillis)
-        yield* Effect.forEach(new Set(woken), (bankId) => syncBank(bankId, at), { discard: true })
+        yield* Effect.forEach(new Set(woken), (bankId) => syncBank(bankId, new Date(at)), { discard: true })
+      } else if (clustered && at - synced >= clusterResyncMillis) {
+        synced = at
+        yield* syncAll(new Date(at))
       }
     }
   })
 
-  // A failure of one pass (the database briefly away) is logged and the loop starts again after a pause.
-  yield* Effect.forkScoped(
+  // A failure of one pass (the database briefly away) is logged and the loop starts again after a pause. On a
+  // cluster only one runner schedules (a singleton), so a run falls due once however many nodes there are.
+  yield* node.singleton(
+    "dream-scheduler",
     loop.pipe(
       Effect.catchCause((cause) => Effect.logError("the dream scheduler stopped; restarting in 30 s", cause)),
       Effect.andThen(Effect.sleep("30 seconds")),

@@ -16,6 +16,8 @@ export const excludedTables: ReadonlySet<string> = new Set([
   "operations", // the durable work queue: restoring it would re-run or lose work
   "llm_requests", // a log of model calls (cost, latency), not knowledge
   "memory_unit_changes", // trigger-fed change log the keyword index consumes
+  "brain_change_marks", // how far each cluster node's brain has read that log
+  "memory_change_horizons", // how far that log was pruned
   "memory_access_events", // access telemetry of the brain runtime
   "memory_access_counts", // read counters kept from that telemetry: a recall must not make a workspace dirty
   "brain_activity_models", // derived from access telemetry, rebuilt on demand

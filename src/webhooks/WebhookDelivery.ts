@@ -2,12 +2,14 @@
  * The delivery worker: one background fiber (scoped to the service) that claims due deliveries from the
  * outbox and sends each on its own fiber, at most `concurrency` at a time, each bounded by its webhook's
  * timeout. Every attempt is recorded; failures are retried with exponential backoff up to a cap and a maximum
- * number of attempts. Producers never wait on it: they only write rows and `wake` it.
+ * number of attempts. Producers never wait on it: they only write rows and `wake` it. On a cluster it runs on one
+ * runner only (a singleton); producers on other nodes are seen within the shared-database poll interval.
  */
 import { NodeHttpClient } from "@effect/platform-node"
-import { Cause, Clock, Context, Duration, Effect, Layer, Option, Queue } from "effect"
+import { Cause, Clock, Context, Duration, Effect, Layer, Option, Queue, type Scope } from "effect"
 import type { HttpClientError } from "effect/http"
 import { HttpClientRequest } from "effect/http"
+import { ClusterNode } from "../cluster/ClusterNode.ts"
 import { EngramConfig } from "../config/EngramConfig.ts"
 import { checkDestination, guardedLookup } from "./DestinationGuard.ts"
 import type { HttpConfig } from "./WebhookSchemas.ts"
@@ -63,7 +65,7 @@ export class WebhookDelivery extends Context.Service<WebhookDelivery, {
       const store = yield* WebhookStore
       const config = yield* EngramConfig
       const sharedDatabase = Option.isSome(config.databaseUrl)
-      const scope = yield* Effect.scope
+      const node = yield* ClusterNode
       // Its own node:http agents: with private destinations denied, every connection's resolved address is
       // checked at connect time. Redirects are never followed (a redirect could point anywhere).
       const agent = yield* NodeHttpClient.makeAgent(config.webhookDenyPrivate ? { lookup: guardedLookup } : {})
@@ -132,7 +134,7 @@ export class WebhookDelivery extends Context.Service<WebhookDelivery, {
 
       const wake = Effect.sync(() => void Queue.offerUnsafe(wakeups, undefined))
 
-      const tick = Effect.gen(function*() {
+      const tick = (scope: Scope.Scope) => Effect.gen(function*() {
         // Cleared before looking, so a wake-up that arrives while this round looks starts the next one.
         yield* Queue.clear(wakeups)
         const free = concurrency - inFlight
@@ -163,20 +165,27 @@ export class WebhookDelivery extends Context.Service<WebhookDelivery, {
         })
       })
 
-      const recovered = yield* store.releaseAllClaims
-      if (recovered > 0) yield* Effect.logInfo("webhook deliveries interrupted by a restart go out again", { recovered })
-      // One failed round (the database restarting, say) must not end delivery for good.
-      const loop = tick.pipe(
-        Effect.catchCause((cause) =>
-          Cause.hasInterruptsOnly(cause)
-            ? Effect.failCause(cause)
-            : Effect.logError("webhook delivery round failed", cause).pipe(Effect.andThen(Effect.sleep(Duration.seconds(1))))
-        ),
-        Effect.forever
-      )
+      // Claims left by a worker that is gone are given back first. Safe because only one worker runs at a time:
+      // this process's, or on a cluster the one runner holding the singleton, which starts only once the previous
+      // holder has stopped (its sends interrupted and released) or died (its claims are what this gives back).
+      const run = Effect.gen(function*() {
+        const recovered = yield* store.releaseAllClaims
+        if (recovered > 0) yield* Effect.logInfo("webhook deliveries interrupted by a restart go out again", { recovered })
+        // Sends live in the worker's scope: when the singleton moves away they are interrupted and released.
+        const scope = yield* Effect.scope
+        // One failed round (the database restarting, say) must not end delivery for good.
+        yield* tick(scope).pipe(
+          Effect.catchCause((cause) =>
+            Cause.hasInterruptsOnly(cause)
+              ? Effect.failCause(cause)
+              : Effect.logError("webhook delivery round failed", cause).pipe(Effect.andThen(Effect.sleep(Duration.seconds(1))))
+          ),
+          Effect.forever
+        )
+      })
       // Not traced: an idle loop would export a trace per look, and a destination URL often carries a
       // credential (a token in its path) that a client span would record.
-      yield* Effect.forkIn(loop.pipe(Effect.withTracerEnabled(false)), scope)
+      yield* node.singleton("webhook-delivery", run.pipe(Effect.withTracerEnabled(false)))
       return WebhookDelivery.of({ wake })
     })
   )

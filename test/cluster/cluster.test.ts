@@ -10,31 +10,10 @@ import { mkdtempSync } from "node:fs"
 import { tmpdir } from "node:os"
 import { join } from "node:path"
 import { type Child, freePort, spawnService, waitForHealth } from "../support/ChildService.ts"
+import { health, request, until } from "../support/ClusterNodes.ts"
 import { databaseTier } from "../support/TestServer.ts"
 
 const shards = 24
-
-const request = (url: string, method: string, body?: unknown) =>
-  Effect.promise(() =>
-    fetch(url, {
-      method,
-      headers: { "content-type": "application/json" },
-      ...(body === undefined ? {} : { body: JSON.stringify(body) })
-    }).then(async (response) => ({ status: response.status, body: await response.json().catch(() => null) as any }))
-  )
-
-const until = <A>(what: string, check: () => Promise<A | undefined>, timeoutMs: number, child?: Child) =>
-  Effect.promise(async () => {
-    const deadline = Date.now() + timeoutMs
-    while (Date.now() < deadline) {
-      const value = await check().catch(() => undefined)
-      if (value !== undefined) return value
-      await new Promise((resolve) => setTimeout(resolve, 200))
-    }
-    throw new Error(`timed out waiting for ${what}${child ? `\n${child.output().slice(-4000)}` : ""}`)
-  })
-
-const health = (url: string) => fetch(`${url}/health`).then((response) => response.json() as Promise<any>)
 
 describe("cluster start-up", () => {
   it.live("a cluster mode without PostgreSQL is a clear start-up error", () =>

@@ -11,6 +11,7 @@ import { SqlClient } from "effect/sql"
 import { BankActors } from "../../bank/BankActors.ts"
 import { BankBrains } from "../../bank/BankBrains.ts"
 import { Banks } from "../../bank/Banks.ts"
+import { ClusterNode } from "../../cluster/ClusterNode.ts"
 import { EngramConfig } from "../../config/EngramConfig.ts"
 import { NotFound } from "../../domain/Errors.ts"
 import type { SubRoutineMode } from "../../domain/SubRoutine.ts"
@@ -81,6 +82,7 @@ export class SubRoutine extends Context.Service<SubRoutine, {
       const activity = yield* ActivityModels
       const registry = yield* TaskRegistry
       const config = yield* EngramConfig
+      const node = yield* ClusterNode
       // The look for a waiting twin and the insert run under one permit, so two requests at once queue one run.
       const queueing = Semaphore.makeUnsafe(1)
 
@@ -178,9 +180,11 @@ export class SubRoutine extends Context.Service<SubRoutine, {
         }
       })
 
-      // Start-up warm-up: queued from a background fiber, so the server listens without waiting for it.
+      // Start-up warm-up: queued from a background fiber, so the server listens without waiting for it. On a
+      // cluster one runner queues it for every bank (a singleton; again should that runner die), and each bank's
+      // owner runs it, instead of every node starting queuing one per bank.
       if (config.brain.enabled && config.brain.startupWarmup) {
-        yield* Effect.gen(function*() {
+        yield* node.singleton("brain-startup-warmup", Effect.gen(function*() {
           const all = yield* banks.list
           for (const bank of all) {
             yield* enqueue(bank.bankId, { mode: "warmup", horizonHours: 24, forceRebuild: false }).pipe(
@@ -189,9 +193,8 @@ export class SubRoutine extends Context.Service<SubRoutine, {
           }
           if (all.length > 0) yield* Effect.logInfo("queued a start-up brain warm-up", { banks: all.length })
         }).pipe(
-          Effect.catchCause((cause) => Effect.logWarning("could not queue the start-up brain warm-up", cause)),
-          Effect.forkScoped
-        )
+          Effect.catchCause((cause) => Effect.logWarning("could not queue the start-up brain warm-up", cause))
+        ))
       }
 
       return SubRoutine.of({ request, histogram, predictions })

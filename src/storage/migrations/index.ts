@@ -22,6 +22,7 @@ import tasteDatasets from "./0020_taste_datasets.ts"
 import codebases from "./0021_codebases.ts"
 import memoryRepos from "./0022_memory_repos.ts"
 import repoTreeAndCleanup from "./0023_repo_tree_and_cleanup.ts"
+import brainChangeMarks from "./0024_brain_change_marks.ts"
 
 export const migrations = {
   "0001_banks_and_operations": banksAndOperations,
@@ -46,5 +47,6 @@ export const migrations = {
   "0020_taste_datasets": tasteDatasets,
   "0021_codebases": codebases,
   "0022_memory_repos": memoryRepos,
-  "0023_repo_tree_and_cleanup": repoTreeAndCleanup
+  "0023_repo_tree_and_cleanup": repoTreeAndCleanup,
+  "0024_brain_change_marks": brainChangeMarks
 }

@@ -1,0 +1,71 @@
+/** Starting engram cluster nodes as child processes over one PostgreSQL schema, and polling them, for the cluster tests. */
+import { Effect } from "effect"
+import { mkdtempSync } from "node:fs"
+import { tmpdir } from "node:os"
+import { join } from "node:path"
+import { type Child, freePort, spawnService, waitForHealth } from "./ChildService.ts"
+
+export const request = (url: string, method: string, body?: unknown) =>
+  Effect.promise(() =>
+    fetch(url, {
+      method,
+      headers: { "content-type": "application/json" },
+      ...(body === undefined ? {} : { body: JSON.stringify(body) })
+    }).then(async (response) => ({ status: response.status, body: await response.json().catch(() => null) as any }))
+  )
+
+/** Polls `check` until it answers something, failing with the child's last output after `timeoutMs`. */
+export const until = <A>(what: string, check: () => Promise<A | undefined>, timeoutMs: number, child?: Child) =>
+  Effect.promise(async () => {
+    const deadline = Date.now() + timeoutMs
+    while (Date.now() < deadline) {
+      const value = await check().catch(() => undefined)
+      if (value !== undefined) return value
+      await new Promise((resolve) => setTimeout(resolve, 200))
+    }
+    throw new Error(`timed out waiting for ${what}${child ? `\n${child.output().slice(-4000)}` : ""}`)
+  })
+
+export const health = (url: string) => fetch(`${url}/health`).then((response) => response.json() as Promise<any>)
+
+export const metricsOf = (url: string) => fetch(`${url}/metrics`).then((response) => response.text())
+
+export interface ClusterNodeProcess {
+  readonly child: Child
+  readonly url: string
+}
+
+/**
+ * A fresh schema on `databaseUrl` and a function that starts a node of it. The first node started migrates the
+ * schema: start the others once it is healthy.
+ */
+export const makeCluster = (databaseUrl: string, shards: number, extra: Record<string, string> = {}) => {
+  const schema = `t_${crypto.randomUUID().replaceAll("-", "").slice(0, 16)}`
+  const start = (mode: "runner" | "client") =>
+    Effect.gen(function*() {
+      const port = yield* freePort
+      const child = yield* spawnService("src/main.ts", {
+        SERVICE_API_DATABASE_URL: databaseUrl,
+        SERVICE_API_DATABASE_SCHEMA: schema,
+        SERVICE_API_ENABLE_OBSERVATIONS: "false",
+        SERVICE_API_CLUSTER_SHARDS: String(shards),
+        SERVICE_API_CLUSTER_HEALTH_CHECK_INTERVAL: "2 seconds",
+        SERVICE_API_CLUSTER_MODE: mode,
+        SERVICE_API_PORT: String(port),
+        SERVICE_API_CLUSTER_PORT: String(yield* freePort),
+        SERVICE_API_DATA_DIR: mkdtempSync(join(tmpdir(), "engram-cluster-")),
+        ...extra
+      })
+      const url = `http://127.0.0.1:${port}`
+      yield* waitForHealth(url, child)
+      return { child, url } satisfies ClusterNodeProcess
+    })
+  return { schema, start }
+}
+
+/** Waits until the runners together own every shard and each owns some. */
+export const shardsSpread = (runners: ReadonlyArray<ClusterNodeProcess>, shards: number) =>
+  until("shards spread over the runners", async () => {
+    const owned = await Promise.all(runners.map(async (runner) => (await health(runner.url)).cluster?.shards_owned ?? 0))
+    return owned.every((count) => count > 0) && owned.reduce((a, b) => a + b, 0) === shards ? true : undefined
+  }, 60_000, runners.at(-1)?.child)
