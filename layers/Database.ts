@@ -20,8 +20,15 @@ const connection = Layer.unwrap(
   })
 )
 
-const migrated = PgMigrator.layer({ loader: PgMigrator.fromRecord(migrations), table: "engram_migrations" }).pipe(
-  Layer.provide(NodeServices.layer)
-)
+/**
+ * The migrations table is named with the tenant's schema. Unqualified, the migrator's existence check follows the
+ * `search_path` (`tenant, public`): a tenant started in a database whose `public` schema already held an engram
+ * found that one's table, counted every migration as applied, created nothing in its own schema, and then read
+ * and wrote the `public` tenant's tables through the same `search_path`.
+ */
+const migrated = Layer.unwrap(
+  Effect.map(EngramConfig, (config) =>
+    PgMigrator.layer({ loader: PgMigrator.fromRecord(migrations), table: `${config.databaseSchema}.engram_migrations` }))
+).pipe(Layer.provide(NodeServices.layer))
 
 export const DatabaseLive = Layer.provideMerge(migrated, connection)
