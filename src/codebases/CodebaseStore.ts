@@ -1,14 +1,14 @@
 /**
  * The codebase tables: codebases and snapshots (create, find, status), and the bulk write of a parsed snapshot
- * in one transaction (any rows a crashed earlier attempt left for the snapshot are replaced). Bulk rows travel as
- * one JSON parameter per batch, far below the protocol's parameter limit; `json_to_recordset` reads plain `json`
- * row by row, where `jsonb` would first be built for the whole batch.
+ * in one transaction (any rows a crashed earlier attempt left for the snapshot are replaced), through `bulkInsert`.
  */
 import { Context, Effect, Layer, Option } from "effect"
 import { SqlClient } from "effect/sql"
 import type { ArtifactRow } from "./intel/Artifacts.ts"
 import type { FileParse } from "./parse/SyntaxExtractor.ts"
 import type { PreviousFile } from "./snapshot/SnapshotPlan.ts"
+import { bulkInsert } from "./snapshot/BulkInsert.ts"
+import { artifactColumns, chunkColumns, edgeColumns, fileColumns, symbolColumns } from "./snapshot/SnapshotColumns.ts"
 import type { SnapshotRows } from "./snapshot/SnapshotRows.ts"
 
 export interface CodebaseRecord {
@@ -39,7 +39,6 @@ export interface SnapshotRecord {
   readonly updatedAt: Date
 }
 
-const batchRows = 1000
 
 export class CodebaseStore extends Context.Service<CodebaseStore, {
   readonly find: (bankId: string, id: string) => Effect.Effect<Option.Option<CodebaseRecord>>
@@ -72,55 +71,18 @@ export class CodebaseStore extends Context.Service<CodebaseStore, {
       const codebase = (query: Effect.Effect<ReadonlyArray<any>, unknown>) =>
         query.pipe(Effect.orDie, Effect.map((rows) => Option.fromNullishOr(rows[0] as CodebaseRecord | undefined)))
 
-      const inBatches = <A>(rows: ReadonlyArray<A>, write: (batch: string) => Effect.Effect<unknown, unknown>) =>
-        Effect.forEach(
-          Array.from({ length: Math.ceil(rows.length / batchRows) }, (_, index) => rows.slice(index * batchRows, (index + 1) * batchRows)),
-          (batch) => write(JSON.stringify(batch)),
-          { discard: true }
-        )
-
       const writeSnapshot = Effect.fn("CodebaseStore.writeSnapshot")(function*(
         snapshotId: string, codebaseId: string, rows: SnapshotRows, artifacts: ReadonlyArray<ArtifactRow>, stats: unknown
       ) {
         for (const table of ["codebase_files", "codebase_symbols", "codebase_edges", "codebase_chunks", "codebase_artifacts"]) {
           yield* sql`DELETE FROM ${sql(table)} WHERE snapshot_id = ${snapshotId}`
         }
-        yield* inBatches(rows.files.map((file) => ({ ...file, parse: file.parse })), (batch) => sql`
-          INSERT INTO codebase_files (snapshot_id, path, language, status, reason, file_role, content_hash, change_kind, line_count, chunk_count, parse)
-          SELECT ${snapshotId}, x.path, x.language, x.status, x.reason, x.role, x."contentHash", x."changeKind", x."lineCount", x."chunkCount", x.parse
-          FROM json_to_recordset(${batch}::json) AS x(path text, language text, status text, reason text, role text,
-            "contentHash" text, "changeKind" text, "lineCount" int, "chunkCount" int, parse jsonb)`)
-        yield* inBatches(rows.symbols, (batch) => sql`
-          INSERT INTO codebase_symbols (id, snapshot_id, path, language, name, kind, container, fq_name, exported, start_line, end_line, complexity, pagerank, fanin)
-          SELECT x.id, ${snapshotId}, x.path, x.language, x.name, x.kind, x.container, x."fqName", x.exported, x."startLine", x."endLine", x.complexity, x.pagerank, x.fanin
-          FROM json_to_recordset(${batch}::json) AS x(id text, path text, language text, name text, kind text, container text,
-            "fqName" text, exported boolean, "startLine" int, "endLine" int, complexity int, pagerank real, fanin int)`)
-        yield* inBatches(rows.edges, (batch) => sql`
-          INSERT INTO codebase_edges (snapshot_id, edge_type, from_path, to_path, from_symbol, to_symbol, target_ref, label)
-          SELECT ${snapshotId}, x."edgeType", x."fromPath", x."toPath", x."fromSymbol", x."toSymbol", x."targetRef", x.label
-          FROM json_to_recordset(${batch}::json) AS x("edgeType" text, "fromPath" text, "toPath" text, "fromSymbol" text,
-            "toSymbol" text, "targetRef" text, label text)`)
-        yield* inBatches(rows.chunks, (batch) => sql`
-          INSERT INTO codebase_chunks (id, snapshot_id, chunk_key, path, language, kind, label, container, parent_symbol,
-            parent_fq_name, start_line, end_line, content_text, content_hash, preview_text, parse_confidence, cluster_id,
-            cluster_label, route_target, route_source, auto_route_reason, change_kind, related_count, significance_score,
-            significance_components, file_role, complexity_score, safety_tags, pagerank_centrality, fanin_count)
-          SELECT x.id, ${snapshotId}, x."chunkKey", x.path, x.language, x.kind, x.label, x.container, x."parentSymbol",
-            x."parentFqName", x."startLine", x."endLine", x."contentText", x."contentHash", x."previewText", x."parseConfidence",
-            x."clusterId", x."clusterLabel", x."routeTarget", x."routeSource", x."autoRouteReason", x."changeKind",
-            x."relatedCount", x."significanceScore", x."significanceComponents", x."fileRole", x."complexityScore",
-            ARRAY(SELECT jsonb_array_elements_text(x."safetyTags")), x."pagerankCentrality", x."faninCount"
-          FROM json_to_recordset(${batch}::json) AS x(id text, "chunkKey" text, path text, language text, kind text, label text,
-            container text, "parentSymbol" text, "parentFqName" text, "startLine" int, "endLine" int, "contentText" text,
-            "contentHash" text, "previewText" text, "parseConfidence" real, "clusterId" text, "clusterLabel" text,
-            "routeTarget" text, "routeSource" text, "autoRouteReason" text, "changeKind" text, "relatedCount" int,
-            "significanceScore" real, "significanceComponents" jsonb, "fileRole" text, "complexityScore" real,
-            "safetyTags" jsonb, "pagerankCentrality" real, "faninCount" int)`)
-        yield* inBatches(artifacts, (batch) => sql`
-          INSERT INTO codebase_artifacts (snapshot_id, kind, ref_id, rank, body)
-          SELECT ${snapshotId}, x.kind, x."refId", x.rank, x.body
-          FROM json_to_recordset(${batch}::json) AS x(kind text, "refId" text, rank int, body jsonb)
-          ON CONFLICT DO NOTHING`)
+        const snapshot = { snapshot_id: snapshotId }
+        yield* bulkInsert(sql, "codebase_files", snapshot, fileColumns, rows.files)
+        yield* bulkInsert(sql, "codebase_symbols", snapshot, symbolColumns, rows.symbols)
+        yield* bulkInsert(sql, "codebase_edges", snapshot, edgeColumns, rows.edges)
+        yield* bulkInsert(sql, "codebase_chunks", snapshot, chunkColumns, rows.chunks)
+        yield* bulkInsert(sql, "codebase_artifacts", snapshot, artifactColumns, artifacts, { onConflictDoNothing: true })
         yield* sql`UPDATE codebase_snapshots SET status = 'review_required', stats = ${JSON.stringify(stats)}::jsonb,
           source_archive = NULL, error = NULL, updated_at = now() WHERE id = ${snapshotId}`
         yield* sql`UPDATE codebases SET current_snapshot_id = ${snapshotId}, updated_at = now() WHERE id = ${codebaseId}`

@@ -19,6 +19,7 @@ import { defaultTriageSettings, type TriageSettings } from "./intel/Significance
 import { importTask, runImport, sourceEntries, triageOf } from "./SnapshotBuild.ts"
 import { GitHostError, makeGitHostClient, parseRepoUrl } from "./source/GitHostClient.ts"
 import { type ArchiveRefused, normalizeEntryPath } from "./source/ZipReader.ts"
+import { makeSourceHandoff } from "./source/SourceHandoff.ts"
 import { makeParseWorkers } from "./workers/ParseWorkers.ts"
 
 type IngestMode = "direct" | "retain"
@@ -64,11 +65,13 @@ export class Codebases extends Context.Service<Codebases, {
       const parser = yield* makeParseWorkers({ workers: settings.parseWorkers })
       const gitHost = makeGitHostClient(settings)
 
-      yield* registry.register(importTask, runImport(store, parser, settings.archive, config.operationMaxAttempts))
+      const handoff = makeSourceHandoff({ maxBytes: 512 * 1024 * 1024, maxAgeMs: 10 * 60_000 })
+      yield* registry.register(importTask, runImport(store, parser, handoff, settings.archive, config.operationMaxAttempts))
       yield* registry.register(approveTask, yield* makeApprovalHandler)
       // A cancelled import must not leave a pending or half-built snapshot: the handler is stopped by then.
       yield* registry.onCancel(importTask, (operation) => {
         const payload = operation.payload as { codebase_id: string; snapshot_id: string }
+        handoff.drop(payload.snapshot_id)
         return store.discardUnbuilt(payload.snapshot_id, payload.codebase_id).pipe(
           Effect.tap((removed) => Effect.logInfo("cancelled codebase import cleaned up", { ...payload, ...removed }))
         )
@@ -122,6 +125,9 @@ export class Codebases extends Context.Service<Codebases, {
           sourceCommitSha: input.commitSha, previousSnapshotId: codebase.currentSnapshotId, archive: input.bytes,
           stats: { added_files: added, changed_files: changed, deleted_files: deleted }
         })
+        handoff.put(snapshotId, entries)
+        // Parse workers start now, while the operation is queued, so the import does not wait for them.
+        yield* parser.warm
         const operation = yield* operations.submit({
           bankId: input.bankId,
           taskType: importTask,

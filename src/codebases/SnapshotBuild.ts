@@ -15,6 +15,7 @@ import { assembleSnapshot } from "./snapshot/SnapshotAssembly.ts"
 import { planSnapshot } from "./snapshot/SnapshotPlan.ts"
 import type { SnapshotRows } from "./snapshot/SnapshotRows.ts"
 import { selectEntries } from "./source/ArchiveSelection.ts"
+import type { SourceHandoff } from "./source/SourceHandoff.ts"
 import { type ArchiveEntry, type ArchiveLimits, readZip } from "./source/ZipReader.ts"
 import type { CodeParser } from "./workers/ParseWorkers.ts"
 
@@ -104,7 +105,13 @@ const statsOf = (rows: SnapshotRows, counts: { reparsed: number; reused: number;
   }
 }
 
-export const runImport = (store: typeof CodebaseStore.Service, parser: CodeParser, limits: ArchiveLimits, maxAttempts: number) =>
+export const runImport = (
+  store: typeof CodebaseStore.Service,
+  parser: CodeParser,
+  handoff: SourceHandoff,
+  limits: ArchiveLimits,
+  maxAttempts: number
+) =>
   (operation: OperationRecord) =>
     Effect.gen(function*() {
       const payload = operation.payload as ImportPayload
@@ -115,14 +122,16 @@ export const runImport = (store: typeof CodebaseStore.Service, parser: CodeParse
       const found = yield* store.find(snapshot.value.bankId, payload.codebase_id)
       if (Option.isNone(found)) return yield* new TaskFailure({ message: "the codebase no longer exists", retryable: false })
       const codebase = found.value
-      const bytes = yield* store.archive(snapshot.value.id)
-      if (bytes === null) return yield* new TaskFailure({ message: "the snapshot's source is gone", retryable: false })
+      // The request's checked files when it ran in this process moments ago; the stored archive otherwise.
+      const handed = handoff.take(snapshot.value.id)
+      const bytes = handed === undefined ? yield* store.archive(snapshot.value.id) : null
+      if (handed === undefined && bytes === null) return yield* new TaskFailure({ message: "the snapshot's source is gone", retryable: false })
       yield* store.setStatus(snapshot.value.id, "processing")
 
       const readStarted = yield* Clock.currentTimeMillis
-      const entries = yield* sourceEntries(codebase.sourceType, codebase.sourceConfig, bytes, limits).pipe(
+      const entries = handed ?? (yield* sourceEntries(codebase.sourceType, codebase.sourceConfig, bytes!, limits).pipe(
         Effect.mapError((refused) => new TaskFailure({ message: refused.message, retryable: false }))
-      )
+      ))
       const previousFiles = yield* store.previousFiles(snapshot.value.previousSnapshotId)
       const planStarted = yield* Clock.currentTimeMillis
       const plan = planSnapshot(entries, previousFiles, payload.full_rebuild === true)
@@ -152,6 +161,7 @@ export const runImport = (store: typeof CodebaseStore.Service, parser: CodeParse
       const artifactsStarted = yield* Clock.currentTimeMillis
       const artifacts = buildArtifacts(rows.files, texts, rows.symbols, rows.edges, rows.chunks)
       const stats = {
+        source_from: handed === undefined ? "stored_archive" : "request",
         ...statsOf(rows, {
           reparsed: plan.toParse.length,
           reused: plan.files.filter((file) => file.reusedParse !== null).length,

@@ -14,6 +14,8 @@ export class ParseFailure extends Data.TaggedError("ParseFailure")<{ readonly me
 export interface CodeParser {
   /** Parses the files in batches spread over the workers; outcomes come back in the order of `files`. */
   readonly parse: (files: ReadonlyArray<SourceFile>) => Effect.Effect<Array<ParseOutcome>, ParseFailure>
+  /** Starts the workers in the background (an import was just accepted), so its parse does not wait for them. */
+  readonly warm: Effect.Effect<void>
 }
 
 export interface ParseWorkerOptions {
@@ -74,7 +76,11 @@ const run = (worker: Worker, files: ReadonlyArray<SourceFile>) =>
     return Effect.sync(cleanup)
   })
 
-export const defaultParseWorkers = () => Math.max(1, Math.min(4, availableParallelism() - 1))
+/**
+ * One worker per core, up to four. Workers lower their own scheduling priority (`parseWorker.ts`), so on a busy
+ * machine the event loop and the database thread still come first and parsing takes the cores they leave idle.
+ */
+export const defaultParseWorkers = () => Math.max(1, Math.min(4, availableParallelism()))
 
 export const makeParseWorkers = Effect.fnUntraced(function*(
   options: ParseWorkerOptions = {}
@@ -88,9 +94,11 @@ export const makeParseWorkers = Effect.fnUntraced(function*(
   if (size <= 0) {
     return {
       parse: (files) =>
-        Effect.tryPromise({ try: () => parseSources(files), catch: (error) => new ParseFailure({ message: describe(error) }) })
+        Effect.tryPromise({ try: () => parseSources(files), catch: (error) => new ParseFailure({ message: describe(error) }) }),
+      warm: Effect.void
     }
   }
+  const scope = yield* Effect.scope
   const pool = yield* Pool.makeWithTTL({
     acquire: spawn,
     min: 0,
@@ -107,6 +115,12 @@ export const makeParseWorkers = Effect.fnUntraced(function*(
       )))
   return {
     parse: (files) =>
-      Effect.forEach(batches(files), parseBatch, { concurrency: size }).pipe(Effect.map((parts) => parts.flat()))
+      Effect.forEach(batches(files), parseBatch, { concurrency: size }).pipe(Effect.map((parts) => parts.flat())),
+    // Taking every worker at once makes the pool start the missing ones; they go back idle (time to live 1 min).
+    warm: Effect.forEach(Array.from({ length: size }), () => Effect.scoped(Pool.get(pool)), { concurrency: size, discard: true }).pipe(
+      Effect.ignore,
+      Effect.forkIn(scope),
+      Effect.asVoid
+    )
   }
 })

@@ -23,6 +23,7 @@ import codebases from "./0021_codebases.ts"
 import memoryRepos from "./0022_memory_repos.ts"
 import repoTreeAndCleanup from "./0023_repo_tree_and_cleanup.ts"
 import brainChangeMarks from "./0024_brain_change_marks.ts"
+import codebaseWriteCost from "./0025_codebase_write_cost.ts"
 
 export const migrations = {
   "0001_banks_and_operations": banksAndOperations,
@@ -48,5 +49,6 @@ export const migrations = {
   "0021_codebases": codebases,
   "0022_memory_repos": memoryRepos,
   "0023_repo_tree_and_cleanup": repoTreeAndCleanup,
-  "0024_brain_change_marks": brainChangeMarks
+  "0024_brain_change_marks": brainChangeMarks,
+  "0025_codebase_write_cost": codebaseWriteCost
 }
