@@ -4,20 +4,12 @@
  * service parses. The service is killed with SIGKILL right after answering the import, before the parse ends.
  */
 import { assert, describe, it } from "@effect/vitest"
-import { Effect, Option, Redacted } from "effect"
+import { Effect } from "effect"
 import { freePort, spawnService, waitForHealth } from "../support/ChildService.ts"
-import { freshDatabaseSettings } from "../support/TestServer.ts"
+import { freshServiceEnv } from "../support/TestServer.ts"
 import { makeZip } from "../support/ZipWriter.ts"
 
-const tierEnv = () => {
-  const settings = freshDatabaseSettings()
-  const env: Record<string, string> = { SERVICE_API_DATA_DIR: settings.dataDir!, SERVICE_API_ENABLE_OBSERVATIONS: "false" }
-  if (settings.databaseUrl && Option.isSome(settings.databaseUrl)) {
-    env["SERVICE_API_DATABASE_URL"] = Redacted.value(settings.databaseUrl.value)
-    env["SERVICE_API_DATABASE_SCHEMA"] = settings.databaseSchema!
-  }
-  return env
-}
+const tierEnv = () => freshServiceEnv({ SERVICE_API_ENABLE_OBSERVATIONS: "false" })
 
 const json = (url: string, path: string) =>
   Effect.promise(async () => {

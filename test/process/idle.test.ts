@@ -4,10 +4,10 @@
  * the delivery worker's safety poll. Runs on every database tier, like the other process tests.
  */
 import { assert, layer } from "@effect/vitest"
-import { Context, Duration, Effect, Layer, Option, Redacted } from "effect"
+import { Context, Duration, Effect, Layer } from "effect"
 import { type Child, freePort, spawnService, waitForHealth } from "../support/ChildService.ts"
 import { cpuSeconds } from "../support/ProcessCpu.ts"
-import { freshDatabaseSettings } from "../support/TestServer.ts"
+import { freshServiceEnv } from "../support/TestServer.ts"
 import { startReceiver, type WebhookReceiver } from "../support/WebhookReceiver.ts"
 
 /** The budget: 2 % of one core, over a window of 10 seconds. */
@@ -21,15 +21,7 @@ const settle = Duration.seconds(30)
 /** Well under the delivery worker's 5 s safety poll: a retain's delivery must come from the wake-up. */
 const promptDelivery = 1_500
 
-const tierEnv = () => {
-  const settings = freshDatabaseSettings()
-  const env: Record<string, string> = { SERVICE_API_DATA_DIR: settings.dataDir! }
-  if (settings.databaseUrl && Option.isSome(settings.databaseUrl)) {
-    env["SERVICE_API_DATABASE_URL"] = Redacted.value(settings.databaseUrl.value)
-    env["SERVICE_API_DATABASE_SCHEMA"] = settings.databaseSchema!
-  }
-  return env
-}
+const tierEnv = () => freshServiceEnv()
 
 const call = (url: string, method: string, body?: unknown) =>
   Effect.promise(() =>

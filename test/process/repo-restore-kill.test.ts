@@ -4,19 +4,11 @@
  * the same size that was timed just before.
  */
 import { assert, describe, it } from "@effect/vitest"
-import { Effect, Option, Redacted } from "effect"
+import { Effect } from "effect"
 import { freePort, spawnService, waitForHealth } from "../support/ChildService.ts"
-import { freshDatabaseSettings } from "../support/TestServer.ts"
+import { freshServiceEnv } from "../support/TestServer.ts"
 
-const tierEnv = () => {
-  const settings = freshDatabaseSettings()
-  const env: Record<string, string> = { SERVICE_API_DATA_DIR: settings.dataDir!, SERVICE_API_ENABLE_OBSERVATIONS: "false" }
-  if (settings.databaseUrl && Option.isSome(settings.databaseUrl)) {
-    env["SERVICE_API_DATABASE_URL"] = Redacted.value(settings.databaseUrl.value)
-    env["SERVICE_API_DATABASE_SCHEMA"] = settings.databaseSchema!
-  }
-  return env
-}
+const tierEnv = () => freshServiceEnv({ SERVICE_API_ENABLE_OBSERVATIONS: "false" })
 
 const call = (url: string, method: string, path: string, json?: unknown) =>
   Effect.promise(async () => {

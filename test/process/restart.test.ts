@@ -4,21 +4,13 @@
  */
 import { assert, describe, it } from "@effect/vitest"
 import { Effect } from "effect"
-import { databaseTier, freshDatabaseSettings } from "../support/TestServer.ts"
+import { databaseTier, freshServiceEnv } from "../support/TestServer.ts"
 import { freePort, spawnService, waitForHealth } from "../support/ChildService.ts"
 import { Option, Redacted } from "effect"
 
 const fixture = "test/fixtures/serve-with-durable-task.ts"
 
-const tierEnv = () => {
-  const settings = freshDatabaseSettings()
-  const env: Record<string, string> = { SERVICE_API_DATA_DIR: settings.dataDir! }
-  if (settings.databaseUrl && Option.isSome(settings.databaseUrl)) {
-    env["SERVICE_API_DATABASE_URL"] = Redacted.value(settings.databaseUrl.value)
-    env["SERVICE_API_DATABASE_SCHEMA"] = settings.databaseSchema!
-  }
-  return env
-}
+const tierEnv = () => freshServiceEnv()
 
 const getJson = (url: string) => Effect.promise(() => fetch(url).then((response) => response.json() as Promise<any>))
 

@@ -3,21 +3,13 @@
  * answered) goes out again after a restart, with the same event id and signature.
  */
 import { assert, describe, it } from "@effect/vitest"
-import { Effect, Option, Redacted } from "effect"
+import { Effect } from "effect"
 import { verify } from "../../src/webhooks/WebhookPayload.ts"
 import { freePort, spawnService, waitForHealth } from "../support/ChildService.ts"
-import { freshDatabaseSettings } from "../support/TestServer.ts"
+import { freshServiceEnv } from "../support/TestServer.ts"
 import { startReceiver } from "../support/WebhookReceiver.ts"
 
-const tierEnv = () => {
-  const settings = freshDatabaseSettings()
-  const env: Record<string, string> = { SERVICE_API_DATA_DIR: settings.dataDir! }
-  if (settings.databaseUrl && Option.isSome(settings.databaseUrl)) {
-    env["SERVICE_API_DATABASE_URL"] = Redacted.value(settings.databaseUrl.value)
-    env["SERVICE_API_DATABASE_SCHEMA"] = settings.databaseSchema!
-  }
-  return env
-}
+const tierEnv = () => freshServiceEnv()
 
 const call = (url: string, method: string, body?: unknown) =>
   Effect.promise(() =>

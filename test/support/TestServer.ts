@@ -25,6 +25,17 @@ export const freshDatabaseSettings = (): Partial<EngramSettings> => {
   return { dataDir, databaseUrl: Option.some(Redacted.make(databaseTier)), databaseSchema: schema }
 }
 
+/** The same fresh database as environment variables, for a service started as a separate process. */
+export const freshServiceEnv = (extra: Record<string, string> = {}): Record<string, string> => {
+  const settings = freshDatabaseSettings()
+  const env: Record<string, string> = { SERVICE_API_DATA_DIR: settings.dataDir!, ...extra }
+  if (settings.databaseUrl && Option.isSome(settings.databaseUrl)) {
+    env["SERVICE_API_DATABASE_URL"] = Redacted.value(settings.databaseUrl.value)
+    env["SERVICE_API_DATABASE_SCHEMA"] = settings.databaseSchema!
+  }
+  return env
+}
+
 export interface Response {
   readonly status: number
   readonly body: any
