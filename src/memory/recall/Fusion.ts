@@ -6,7 +6,7 @@
  * meaning is, how many query words it contains and, for queries that name a time, how close the memory is to
  * it. Scores end in 0–1 so a minimum-score filter means something.
  */
-import { byRerankedScore, type Candidate, type StrategyName, type StrategyRun } from "./Candidates.ts"
+import { byRerankedScore, type Candidate, compareIds, type StrategyName, type StrategyRun } from "./Candidates.ts"
 
 /**
  * How much each strategy counts. Measured on LoCoMo with offline GloVe vectors: keyword evidence is the most
@@ -43,12 +43,12 @@ export const reciprocalRankFusion = (runs: ReadonlyArray<StrategyRun>): Array<Fu
       fused.set(candidate.id, entry)
     })
   }
-  return [...fused.entries()].map(([id, entry]) => ({ id, ...entry })).sort((a, b) => b.rrf - a.rrf || (a.id < b.id ? -1 : 1))
+  return [...fused.entries()].map(([id, entry]) => ({ id, ...entry })).sort((a, b) => b.rrf - a.rrf || compareIds(a.id, b.id))
 }
 
 /** The same fused set, ordered by the weighted score sum. */
 export const byCombinedScore = (fused: ReadonlyArray<Fused>): Array<Fused> =>
-  [...fused].sort((a, b) => b.combined - a.combined || b.rrf - a.rrf || (a.id < b.id ? -1 : 1))
+  [...fused].sort((a, b) => b.combined - a.combined || b.rrf - a.rrf || compareIds(a.id, b.id))
 
 export interface RerankInput {
   readonly fused: Fused
