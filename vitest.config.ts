@@ -25,6 +25,8 @@ const tier = (name: string, database: string, exclude: Array<string> = []) => ({
 export default defineConfig({
   test: {
     include: ["test/**/*.test.ts"],
+    // The run's temporary directories and PostgreSQL schemas, removed when it ends.
+    globalSetup: ["test/globalSetup.ts"],
     testTimeout: 60_000,
     hookTimeout: 120_000,
     fileParallelism: true,

@@ -8,14 +8,14 @@
  * Each result also says where the CPU went meanwhile (core-seconds per node, all of PostgreSQL, the machine).
  *
  * Needs PostgreSQL: ENGRAM_BENCH_DATABASE_URL (default postgres://engram:engram@127.0.0.1:5432/engram_test).
- * Each run uses a fresh schema, dropped at the end.
+ * Each run uses a fresh schema, dropped when the bench ends.
  */
-import { type ChildProcess, execFileSync, spawn } from "node:child_process"
-import { mkdtempSync, openSync } from "node:fs"
+import { type ChildProcess, spawn } from "node:child_process"
+import { openSync } from "node:fs"
 import { createServer } from "node:net"
-import { tmpdir } from "node:os"
 import { join } from "node:path"
 import { snapshot, usage } from "./CpuAccount.ts"
+import { tempDir, tempSchema } from "./support/ServerProcess.ts"
 
 const requestsPerBank = Number(process.argv[2] ?? 6)
 const itemsPerRequest = Number(process.argv[3] ?? 10)
@@ -71,7 +71,7 @@ const waitFor = async (what: string, check: () => Promise<boolean>, timeoutMs = 
 }
 
 const run = async (runners: number) => {
-  const schema = `bench_cluster_${runners}_${Date.now()}`
+  const schema = tempSchema(databaseUrl, `bench_cluster_${runners}_`)
   const shared = {
     SERVICE_API_DATABASE_URL: databaseUrl,
     SERVICE_API_DATABASE_SCHEMA: schema,
@@ -87,7 +87,7 @@ const run = async (runners: number) => {
         SERVICE_API_CLUSTER_MODE: mode,
         SERVICE_API_PORT: String(port),
         SERVICE_API_CLUSTER_PORT: String(await freePort()),
-        SERVICE_API_DATA_DIR: mkdtempSync(join(tmpdir(), "engram-bench-cluster-"))
+        SERVICE_API_DATA_DIR: tempDir("engram-bench-cluster-")
       }
     }
   }
@@ -159,11 +159,6 @@ const run = async (runners: number) => {
     for (const child of children) child.kill("SIGTERM")
     await sleep(3000)
     for (const child of children) if (child.exitCode === null) child.kill("SIGKILL")
-    try {
-      execFileSync("psql", [databaseUrl, "-q", "-c", `DROP SCHEMA IF EXISTS "${schema}" CASCADE`], { stdio: "ignore" })
-    } catch {
-      // a schema left behind is only litter
-    }
   }
 }
 

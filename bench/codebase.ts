@@ -7,7 +7,7 @@
  * Rerun: `node bench/codebase.ts [generated-lines] [rounds] [--pg [url]]` (defaults 200000 and 3; PGlite unless --pg).
  */
 import { Duration, Effect, Option, Redacted } from "effect"
-import { mkdtempSync, readdirSync, readFileSync, statSync } from "node:fs"
+import { readdirSync, readFileSync, statSync } from "node:fs"
 import { tmpdir } from "node:os"
 import { join, relative } from "node:path"
 import { fileURLToPath } from "node:url"
@@ -20,6 +20,7 @@ import { parseTreeOnly, warmUp } from "../src/codebases/parse/SourceParser.ts"
 import { classifyFile } from "../src/codebases/source/FileClassifier.ts"
 import { Operations } from "../src/operations/Operations.ts"
 import { engramWith } from "../src/index.ts"
+import { tempDir, tempSchema } from "./support/ServerProcess.ts"
 
 const pgFlag = process.argv.indexOf("--pg")
 const positional = process.argv.slice(2).filter((arg, i, all) => arg !== "--pg" && all[i - 1] !== "--pg")
@@ -184,8 +185,11 @@ const program = Effect.gen(function*() {
   yield* (yield* Banks).remove(bankId).pipe(Effect.ignore)
 })
 
-const dataDir = mkdtempSync(join(tmpdir(), "engram-bench-"))
-const database = databaseUrl === undefined ? {} : { databaseUrl: Option.some(Redacted.make(databaseUrl)) }
+const dataDir = tempDir("engram-bench-")
+const database = databaseUrl === undefined ? {} : {
+  databaseUrl: Option.some(Redacted.make(databaseUrl)),
+  databaseSchema: tempSchema(databaseUrl, "bench_codebase_")
+}
 Effect.runPromise(program.pipe(Effect.provide(engramWith({ dataDir, ...database })))).then(
   () => process.exit(0),
   (error) => {

@@ -6,12 +6,12 @@
  * Rerun: `node bench/datasets.ts [N]` (default 10000).
  */
 import { Effect } from "effect"
-import { mkdtempSync } from "node:fs"
 import { tmpdir } from "node:os"
 import { join } from "node:path"
 import { Datasets } from "../src/datasets/Datasets.ts"
 import { TasteExport } from "../src/datasets/TasteExport.ts"
 import { engramWith } from "../src/index.ts"
+import { tempDir } from "./support/ServerProcess.ts"
 
 const count = Number(process.argv[2] ?? 10_000)
 // The GloVe table (unused here, but built with the engine) is converted once per machine, not per run.
@@ -63,7 +63,7 @@ const program = Effect.gen(function*() {
   }
 })
 
-const dataDir = mkdtempSync(join(tmpdir(), "engram-bench-"))
+const dataDir = tempDir("engram-bench-")
 Effect.runPromise(program.pipe(Effect.provide(engramWith({ dataDir })))).then(
   () => process.exit(0),
   (error) => {

@@ -7,7 +7,6 @@
  * Rerun: `node bench/locomo-retrieval.ts [budget]` (default mid).
  */
 import { Effect, Layer } from "effect"
-import { mkdtempSync } from "node:fs"
 import { tmpdir } from "node:os"
 import { join } from "node:path"
 import { GloveEmbeddingsLive } from "../layers/models/embeddings/EmbeddingsLive.ts"
@@ -16,6 +15,7 @@ import { engramWith, Embeddings, Llm, Retain } from "../src/index.ts"
 import { MemoryUnits } from "../src/memory/MemoryUnits.ts"
 import { Recall } from "../src/memory/recall/Recall.ts"
 import { loadLocomo, sessionsOf } from "../test/support/Locomo.ts"
+import { tempDir } from "./support/ServerProcess.ts"
 
 const budget = (process.argv[2] ?? "mid") as "low" | "mid" | "high"
 const stopwords = new Set(("a an the and or but if of at by for with about to from in on is are was were be been being do " +
@@ -131,7 +131,7 @@ const models = Layer.mergeAll(
   Llm.layerNone,
   WordVectorsLive
 )
-Effect.runPromise(program.pipe(Effect.provide(engramWith({ dataDir: mkdtempSync(join(tmpdir(), "engram-locomo-")) }, models))))
+Effect.runPromise(program.pipe(Effect.provide(engramWith({ dataDir: tempDir("engram-locomo-") }, models))))
   .then(() => process.exit(0), (error) => {
     console.error(error)
     process.exit(1)

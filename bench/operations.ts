@@ -5,10 +5,8 @@
  */
 import { Effect } from "effect"
 import { SqlClient } from "effect/sql"
-import { mkdtempSync } from "node:fs"
-import { tmpdir } from "node:os"
-import { join } from "node:path"
 import { Banks, engramWith, Operations, TaskRegistry } from "../src/index.ts"
+import { tempDir } from "./support/ServerProcess.ts"
 
 const count = Number(process.argv[2] ?? 2000)
 const bankIds = ["b0", "b1", "b2", "b3"]
@@ -61,7 +59,7 @@ const program = Effect.gen(function*() {
   for (const [name, rate, ratio] of rows) console.log(`| ${name} | ${rate.toFixed(0)} | ${ratio.toFixed(2)}x |`)
 })
 
-const dataDir = mkdtempSync(join(tmpdir(), "engram-bench-"))
+const dataDir = tempDir("engram-bench-")
 Effect.runPromise(program.pipe(Effect.provide(engramWith({ dataDir })))).catch((error) => {
   console.error(error)
   process.exit(1)

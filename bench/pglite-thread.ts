@@ -11,11 +11,11 @@
  */
 import { Array as Arr, Effect, Layer } from "effect"
 import { SqlClient } from "effect/sql"
-import { mkdtempSync, rmSync } from "node:fs"
-import { cpus, loadavg, tmpdir } from "node:os"
+import { cpus, loadavg } from "node:os"
 import { join } from "node:path"
 import * as PgVector from "../layers/storage/PgVector.ts"
 import * as SqlLive from "../layers/storage/SqlLive.ts"
+import { tempDir } from "./support/ServerProcess.ts"
 
 const rows = Number(process.argv[2] ?? 5000)
 const rounds = Number(process.argv[3] ?? 3)
@@ -146,12 +146,9 @@ const round = Effect.gen(function*() {
 })
 
 const program = Effect.gen(function*() {
-  const directories: Array<string> = []
-  yield* Effect.addFinalizer(() => Effect.sync(() => directories.forEach((dir) => rmSync(dir, { recursive: true }))))
   const contexts = yield* Effect.forEach(threads, (thread) =>
     Effect.gen(function*() {
-      const dataDir = mkdtempSync(join(tmpdir(), `engram-bench-pglite-${thread}-`))
-      directories.push(dataDir)
+      const dataDir = tempDir(`engram-bench-pglite-${thread}-`)
       const context = yield* Layer.build(SqlLive.pglite({ dataDir, thread }))
       yield* seed.pipe(Effect.provide(context))
       // Warm up: plans, caches and the JIT on both sides.

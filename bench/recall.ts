@@ -8,7 +8,6 @@
  */
 import { Effect, Layer } from "effect"
 import { SqlClient } from "effect/sql"
-import { mkdtempSync } from "node:fs"
 import { tmpdir } from "node:os"
 import { join } from "node:path"
 import { GloveEmbeddingsLive } from "../layers/models/embeddings/EmbeddingsLive.ts"
@@ -23,6 +22,7 @@ import { modelKey } from "../src/memory/Reembedding.ts"
 import { contentHash } from "../src/memory/retain/ContentHash.ts"
 import { cjkTerms } from "../src/memory/recall/SearchTerms.ts"
 import { keywordInMemory } from "../src/memory/recall/keyword/KeywordSearch.ts"
+import { tempDir } from "./support/ServerProcess.ts"
 
 const sizes = process.argv.slice(2).map(Number).filter((n) => n > 0)
 const bankSizes = sizes.length > 0 ? sizes : [10_000, 100_000]
@@ -216,7 +216,7 @@ const program = Effect.gen(function*() {
 
 process.env["SERVICE_API_EMBEDDINGS_CACHE_DIR"] ??= join(tmpdir(), "engram-glove-cache", "models")
 const models = Layer.mergeAll(GloveEmbeddingsLive, Llm.layerNone, WordVectorsLive)
-Effect.runPromise(program.pipe(Effect.provide(engramWith({ dataDir: mkdtempSync(join(tmpdir(), "engram-recall-")) }, models))))
+Effect.runPromise(program.pipe(Effect.provide(engramWith({ dataDir: tempDir("engram-recall-") }, models))))
   .then(() => process.exit(0), (error) => {
     console.error(error)
     process.exit(1)

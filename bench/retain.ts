@@ -8,11 +8,11 @@
  * MiniLM-architecture stand-in model in ../shared/models instead of GloVe.
  */
 import { Effect, Layer, Option, Redacted } from "effect"
-import { mkdtempSync } from "node:fs"
 import { tmpdir } from "node:os"
 import { join, resolve } from "node:path"
 import { glove, onnx } from "../layers/models/embeddings/EmbeddingsLive.ts"
 import { engramWith, Embeddings, Llm, Retain } from "../src/index.ts"
+import { tempDir, tempSchema } from "./support/ServerProcess.ts"
 
 const sizes = process.argv.slice(2).map(Number).filter((n) => n > 0)
 const turnCounts = sizes.length > 0 ? sizes : [1000, 10000]
@@ -91,13 +91,13 @@ const program = Effect.gen(function*() {
   console.log("| database | turns | embedder items/s (baseline) | retain items/s | retain time vs embedding | RSS at end " +
     "| retain items/s, anomaly detection off | anomaly detection cost |")
   console.log("|---|---:|---:|---:|---:|---:|---:|---:|")
-  yield* run("pglite", () => ({ dataDir: mkdtempSync(join(tmpdir(), "engram-bench-")) }))
+  yield* run("pglite", () => ({ dataDir: tempDir("engram-bench-") }))
   const url = process.env["ENGRAM_BENCH_DATABASE_URL"]
   if (url !== undefined) {
     yield* run("postgres", () => ({
-      dataDir: mkdtempSync(join(tmpdir(), "engram-bench-")),
+      dataDir: tempDir("engram-bench-"),
       databaseUrl: Option.some(Redacted.make(url)),
-      databaseSchema: `bench_${crypto.randomUUID().replaceAll("-", "").slice(0, 12)}`
+      databaseSchema: tempSchema(url, "bench_retain_")
     }))
   }
 })

@@ -1,9 +1,9 @@
 /**
  * Starts engram (`node src/main.ts`) as a child process for benchmarks and reads its CPU time and resident memory
- * from /proc. Every child and temporary directory made here is registered for clean-up, which runs on normal
- * exit, on an error and on Ctrl-C, so no server outlives the bench and no data directory is left behind.
+ * from /proc. Every child, temporary directory and PostgreSQL schema made here is registered for clean-up, which runs
+ * on normal exit, on an error and on Ctrl-C, so no server outlives the bench and no data is left behind.
  */
-import { type ChildProcess, spawn } from "node:child_process"
+import { type ChildProcess, execFileSync, spawn } from "node:child_process"
 import { mkdtempSync, openSync, readdirSync, readFileSync, rmSync } from "node:fs"
 import { createServer } from "node:net"
 import { tmpdir } from "node:os"
@@ -11,12 +11,23 @@ import { join } from "node:path"
 
 const children = new Set<ChildProcess>()
 const directories = new Set<string>()
+/** schema → the database URL it lives on */
+const schemas = new Map<string, string>()
 
 const cleanUp = () => {
   for (const child of children) if (child.exitCode === null && child.signalCode === null) child.kill("SIGKILL")
   children.clear()
   for (const dir of directories) rmSync(dir, { recursive: true, force: true })
   directories.clear()
+  for (const [schema, url] of schemas) {
+    try {
+      // Synchronous, because this also runs on process exit; psql is on every machine that runs PostgreSQL.
+      execFileSync("psql", [url, "-q", "-c", `DROP SCHEMA IF EXISTS "${schema}" CASCADE`], { stdio: "ignore" })
+    } catch {
+      console.error(`could not drop the bench schema ${schema}`)
+    }
+  }
+  schemas.clear()
 }
 process.on("exit", cleanUp)
 for (const signal of ["SIGINT", "SIGTERM", "SIGHUP"] as const) {
@@ -31,6 +42,13 @@ export const tempDir = (prefix: string) => {
   const dir = mkdtempSync(join(tmpdir(), prefix))
   directories.add(dir)
   return dir
+}
+
+/** A fresh schema name on `databaseUrl`, dropped when the bench ends (the service creates it on start). */
+export const tempSchema = (databaseUrl: string, prefix: string) => {
+  const schema = `${prefix}${crypto.randomUUID().replaceAll("-", "").slice(0, 12)}`
+  schemas.set(schema, databaseUrl)
+  return schema
 }
 
 export const removeDir = (dir: string) => {

@@ -12,6 +12,7 @@ import { join } from "node:path"
 import { type Child, freePort, spawnService, waitForHealth } from "../support/ChildService.ts"
 import { health, request, until } from "../support/ClusterNodes.ts"
 import { databaseTier } from "../support/TestServer.ts"
+import { freshSchemaName } from "../support/TestRun.ts"
 
 const shards = 24
 
@@ -34,7 +35,7 @@ describe.skipIf(databaseTier === "pglite")("cluster of two runners and a client"
   it.live("a SIGKILLed runner's banks move to the other; every accepted item is stored exactly once", () =>
     Effect.scoped(Effect.gen(function*() {
       const databaseUrl = databaseTier
-      const schema = `t_${crypto.randomUUID().replaceAll("-", "").slice(0, 16)}`
+      const schema = freshSchemaName()
       const shared = {
         SERVICE_API_DATABASE_URL: databaseUrl,
         SERVICE_API_DATABASE_SCHEMA: schema,

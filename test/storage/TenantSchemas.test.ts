@@ -12,6 +12,7 @@ import { join } from "node:path"
 import { Banks } from "../../src/bank/Banks.ts"
 import { engramWith } from "../../src/index.ts"
 import { databaseTier } from "../support/TestServer.ts"
+import { freshSchemaName } from "../support/TestRun.ts"
 
 const tenant = (schema: string) =>
   engramWith({
@@ -28,7 +29,7 @@ describe.skipIf(databaseTier === "pglite")("tenant schemas in one database", () 
     Effect.gen(function*() {
       const marker = `public-tenant-${crypto.randomUUID().slice(0, 8)}`
       yield* inTenant("public", Effect.flatMap(Banks, (banks) => banks.ensure(marker)))
-      const schema = `t_${crypto.randomUUID().replaceAll("-", "").slice(0, 16)}`
+      const schema = freshSchemaName()
       const seen = yield* inTenant(schema, Effect.gen(function*() {
         const sql = yield* SqlClient.SqlClient
         const tables = yield* sql<{ n: number }>`SELECT count(*)::int AS n FROM information_schema.tables WHERE table_schema = ${schema}`

@@ -4,6 +4,7 @@ import { mkdtempSync } from "node:fs"
 import { tmpdir } from "node:os"
 import { join } from "node:path"
 import { type Child, freePort, spawnService, waitForHealth } from "./ChildService.ts"
+import { freshSchemaName } from "./TestRun.ts"
 
 export const request = (url: string, method: string, body?: unknown) =>
   Effect.promise(() =>
@@ -40,7 +41,7 @@ export interface ClusterNodeProcess {
  * schema: start the others once it is healthy.
  */
 export const makeCluster = (databaseUrl: string, shards: number, extra: Record<string, string> = {}) => {
-  const schema = `t_${crypto.randomUUID().replaceAll("-", "").slice(0, 16)}`
+  const schema = freshSchemaName()
   const start = (mode: "runner" | "client") =>
     Effect.gen(function*() {
       const port = yield* freePort

@@ -14,6 +14,7 @@ import { EngramConfig } from "../../src/config/EngramConfig.ts"
 import type { Embeddings } from "../../src/models/Embeddings.ts"
 import type { Llm } from "../../src/models/Llm.ts"
 import { OfflineTestModels } from "./FakeModels.ts"
+import { freshSchemaName } from "./TestRun.ts"
 
 /** `pglite`, or the PostgreSQL URL of the tier (set by vitest.config.ts). */
 export const databaseTier = process.env["ENGRAM_TEST_DATABASE"] ?? "pglite"
@@ -21,7 +22,7 @@ export const databaseTier = process.env["ENGRAM_TEST_DATABASE"] ?? "pglite"
 export const freshDatabaseSettings = (): Partial<EngramSettings> => {
   const dataDir = mkdtempSync(join(tmpdir(), "engram-test-"))
   if (databaseTier === "pglite") return { dataDir, databaseUrl: Option.none() }
-  const schema = `t_${crypto.randomUUID().replaceAll("-", "").slice(0, 16)}`
+  const schema = freshSchemaName()
   return { dataDir, databaseUrl: Option.some(Redacted.make(databaseTier)), databaseSchema: schema }
 }
 

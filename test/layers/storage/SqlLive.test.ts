@@ -25,6 +25,7 @@ import { tmpdir } from "node:os"
 import * as Path from "node:path"
 import * as PgVector from "../../../layers/storage/PgVector.ts"
 import * as SqlLive from "../../../layers/storage/SqlLive.ts"
+import { freshSchemaName } from "../../support/TestRun.ts"
 
 interface Backend {
   readonly name: string
@@ -48,7 +49,7 @@ const pgliteBackends = [pgliteOn("worker"), pgliteOn("main")]
 
 /** PostgreSQL in a schema of its own, dropped with the layer. */
 const postgres = (url: string): Backend => {
-  const schema = `t_${crypto.randomUUID().replaceAll("-", "").slice(0, 12)}`
+  const schema = freshSchemaName()
   const dropSchema = Layer.effectDiscard(Effect.gen(function*() {
     const sql = yield* SqlClient.SqlClient
     yield* Effect.addFinalizer(() => sql`DROP SCHEMA ${sql(schema)} CASCADE`.withoutTransform.pipe(Effect.orDie))

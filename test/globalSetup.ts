@@ -1,0 +1,40 @@
+/**
+ * One test run's scratch space, removed when the run ends.
+ *
+ * Every test makes temporary data directories (a PGlite database is 20–140 MB) and PostgreSQL schemas. Removing
+ * each one in its own test is easy to forget and never happens for a service a test SIGKILLs, and 2,000 leaked
+ * directories once filled the disk of the machine CI shares. So the run points TMPDIR at a directory of its own
+ * (workers and the services they start inherit it, and `os.tmpdir()` follows it) and names its schemas with a run
+ * tag (`test/support/TestRun.ts`); the teardown deletes both, whatever the tests did.
+ */
+import { PgClient } from "@effect/sql-pg"
+import { Effect, Redacted } from "effect"
+import { SqlClient } from "effect/sql"
+import { mkdtempSync, rmSync } from "node:fs"
+import { tmpdir } from "node:os"
+import { join } from "node:path"
+
+const dropRunSchemas = (url: string, tag: string) =>
+  Effect.gen(function*() {
+    const sql = yield* SqlClient.SqlClient
+    const schemas = yield* sql<{ name: string }>`
+      SELECT nspname AS name FROM pg_namespace WHERE starts_with(nspname, ${`t_${tag}_`})`
+    for (const { name } of schemas) yield* sql`DROP SCHEMA ${sql(name)} CASCADE`
+    return schemas.length
+  }).pipe(Effect.provide(PgClient.layer({ url: Redacted.make(url) })), Effect.scoped)
+
+export default function setup() {
+  // The pglite and postgres projects both run this; the first one to start owns the run's space.
+  if (process.env["ENGRAM_TEST_RUN"] !== undefined) return
+  const tag = crypto.randomUUID().replaceAll("-", "").slice(0, 8)
+  const dir = mkdtempSync(join(tmpdir(), `engram-run-${tag}-`))
+  process.env["ENGRAM_TEST_RUN"] = tag
+  process.env["TMPDIR"] = dir
+  return async () => {
+    rmSync(dir, { recursive: true, force: true, maxRetries: 3 })
+    const url = process.env["ENGRAM_TEST_DATABASE_URL"]
+    if (url === undefined) return
+    const dropped = await Effect.runPromise(dropRunSchemas(url, tag).pipe(Effect.orElseSucceed(() => -1)))
+    if (dropped < 0) console.warn(`could not drop this run's schemas (t_${tag}_*) on PostgreSQL`)
+  }
+}
