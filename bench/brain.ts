@@ -3,7 +3,9 @@
  * link policy), against the server as a child process over loopback HTTP, all in one run on one data directory:
  *   1. cold start → first recall (builds the brain from SQL) → export (time, file size);
  *   2. restart → import the file (time; installed as it is) → first recall;
- *   3. restart → first recall again (a second cold-start sample, so a warm OS page cache favours neither path).
+ *   3. restart → first recall again (a second cold-start sample, so a warm OS page cache favours neither path);
+ *   4. restart with kept brain files on (the default) → first recall (loads the file the import stored).
+ * Steps 1–3 run with SERVICE_API_BRAIN_KEEP_FILES=false, so a cold start builds from SQL.
  * Each server first warms up on a small other bank, so model loading and JIT are not counted in either path.
  * Target: the first recall after import at least 5× faster than the first recall after a cold start (the better of
  * the two cold samples). Rerun: `node bench/brain.ts [memories]`.
@@ -58,9 +60,14 @@ const warmUp = async (url: string) => {
   }
 }
 
-const withServer = async <A>(label: string, dataDir: string, run: (url: string) => Promise<A>): Promise<A> => {
+const withServer = async <A>(
+  label: string,
+  dataDir: string,
+  run: (url: string) => Promise<A>,
+  keepFiles = false
+): Promise<A> => {
   log(`${label}: starting the server`)
-  const server = await startServer(root, dataDir, env)
+  const server = await startServer(root, dataDir, { ...env, SERVICE_API_BRAIN_KEEP_FILES: String(keepFiles) })
   try {
     await warmUp(server.url)
     return await run(server.url)
@@ -109,6 +116,14 @@ const main = async () => {
       return { importMs: upload.ms, recallMs }
     })
     const second = await withServer("cold start 2", dataDir, async (url) => ({ coldMs: await firstRecall(url, 5) }))
+    const kept = await withServer("restart with kept files", dataDir, async (url) => {
+      const recallMs = await firstRecall(url, 6)
+      const status = await json(url, { method: "GET", path: `${bank}/brain/status` })
+      if (status.metrics.file_loads !== 1 || status.metrics.builds !== 0) {
+        throw new Error(`the kept file was not loaded: ${JSON.stringify(status.metrics)}`)
+      }
+      return { recallMs }
+    }, true)
     const cold = Math.min(first.coldMs, second.coldMs)
     const buildMs = first.status.metrics.last_build_ms as number
     console.log(`brain: ${memories} memories (${datasets.sizes[0]!.links} links), PGlite, offline GloVe, one client; ms`)
@@ -119,7 +134,9 @@ const main = async () => {
     console.log(`| import (upload, checks, install) | ${imported.importMs.toFixed(0)} |`)
     console.log(`| first recall after import | ${imported.recallMs.toFixed(0)} |`)
     console.log(`| first recall after cold start (best of ${first.coldMs.toFixed(0)}, ${second.coldMs.toFixed(0)}; brain build ${buildMs?.toFixed(0)} of it) | ${cold.toFixed(0)} |`)
+    console.log(`| first recall after a restart, kept file loaded | ${kept.recallMs.toFixed(0)} |`)
     console.log(`| cold / after import | ${(cold / imported.recallMs).toFixed(1)}× (target ≥ 5×) |`)
+    console.log(`| cold / kept file loaded | ${(cold / kept.recallMs).toFixed(1)}× |`)
     console.log(`| cold / (import + first recall) | ${(cold / (imported.importMs + imported.recallMs)).toFixed(1)}× |`)
   } finally {
     removeDir(dataDir)

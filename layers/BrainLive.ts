@@ -1,12 +1,14 @@
 /**
- * The brain runtime wired: `.brain` files (status, export, validate, import) and learning from another engram
- * instance with its `brain_learn` task. Built on the memory layers and mental models.
+ * The brain runtime wired: `.brain` files (status, export, validate, import, and the files big banks keep their
+ * brain in) and learning from another engram instance with its `brain_learn` task. Built on the memory layers and
+ * mental models.
  */
 import { Layer } from "effect"
 import { BrainRuntime } from "../src/brain/BrainRuntime.ts"
+import { KeptBrainFiles } from "../src/brain/KeptBrainFiles.ts"
 import { BrainLearn, BrainLearnTask } from "../src/brain/learn/BrainLearn.ts"
 
 export const BrainLive = BrainLearnTask.pipe(
   Layer.provideMerge(BrainLearn.layer),
-  Layer.provideMerge(BrainRuntime.layer)
+  Layer.provideMerge(KeptBrainFiles.pipe(Layer.provideMerge(BrainRuntime.layer)))
 )

@@ -8,7 +8,9 @@
  * PostgreSQL stays the truth: the brain is derived and is dropped when the bank's actor passivates or it sits unused.
  * Each bank's builds go through a circuit breaker (`BrainBreaker`): while it is open `available` answers none and
  * recall reads from SQL. A brain can be taken out (`snapshot`, for a `.brain` file) and put back (`install`) when the
- * bank's data version still matches the one it was taken at, so an import costs no rebuild.
+ * bank's data version still matches the one it was taken at, so an import costs no rebuild. When `.brain` files are
+ * attached (`attachFiles`, by the brain runtime), a cold read loads the bank's kept file and catches up from the
+ * tables instead of building: the change log is then kept back to the file's mark, so the file stays usable.
  */
 import { Cause, Clock, Context, Duration, Effect, Layer, Option, Schedule, Semaphore } from "effect"
 import { identity } from "effect/Function"
@@ -23,7 +25,7 @@ import type { KeywordIndexParts } from "../memory/recall/keyword/KeywordIndex.ts
 import type { DataVersion } from "../brain/file/BrainFile.ts"
 import { sameDataVersion } from "../brain/file/BrainFile.ts"
 import { EngramConfig } from "../config/EngramConfig.ts"
-import { makeChangeLogMarks, type SharedChangeLog } from "./ChangeLogMarks.ts"
+import { changeLogHorizon, makeChangeLogMarks, type SharedChangeLog } from "./ChangeLogMarks.ts"
 import { BrainBreaker, BrainFaults, type BrainStats, type BreakerState, emptyStats } from "./BrainBreaker.ts"
 import { Foreground } from "./Foreground.ts"
 
@@ -79,6 +81,21 @@ export interface BrainRuntimeState {
   readonly dataVersion: DataVersion | null
 }
 
+/** A brain read from the bank's kept `.brain` file, with the data version it describes. */
+export interface KeptBrain {
+  readonly graph: GraphSnapshot
+  readonly keywords: KeywordIndex
+  readonly dataVersion: DataVersion
+}
+
+/** Kept `.brain` files, as `BankBrains` uses them (`src/brain/KeptBrainFiles.ts` attaches them). */
+export interface BrainFiles {
+  /** The bank's kept file as a brain, when there is a valid one written for this service's models. */
+  readonly load: (bankId: string) => Effect.Effect<Option.Option<KeptBrain>>
+  /** The bank's brain is worth a file (just built from the tables, or far ahead of its file): write one in a lull. */
+  readonly wanted: (bankId: string, memories: number) => Effect.Effect<void>
+}
+
 /** Why an imported brain was not installed as it is (then the next read builds one from SQL as usual). */
 export type InstallOutcome = { readonly installed: true } | { readonly installed: false; readonly reason: string }
 
@@ -90,6 +107,13 @@ interface Entry {
   seqMark: number
   /** The last `memory_unit_changes` entry applied. */
   changeMark: number
+  /**
+   * The change mark of the bank's kept `.brain` file, when this brain came from it or was written to it: the log is
+   * pruned only below it, so the file can still be caught up after a restart or on another node.
+   */
+  fileMark: number | undefined
+  /** Change-log entries applied since the file was written: past `bulkChange`, the file is renewed. */
+  changesSinceFile: number
   /** Bumped by `changed`: a catch-up that started before the bump leaves the brain marked stale. */
   version: number
   appliedVersion: number
@@ -113,6 +137,8 @@ export class BankBrains extends Context.Service<BankBrains, {
   readonly changed: (bankId: string) => Effect.Effect<void>
   /** Releases the bank's brain (its actor passivated, or the bank was deleted). */
   readonly drop: (bankId: string) => Effect.Effect<void>
+  /** Releases the bank's brain; the next read builds it from the tables, not from its kept file. */
+  readonly rebuild: (bankId: string) => Effect.Effect<void>
   /**
    * A number that moves whenever `changed` or `drop` is called for the bank (in this process): anything derived
    * from the bank's memories and cached under the generation it read first is current while it has not moved.
@@ -135,6 +161,12 @@ export class BankBrains extends Context.Service<BankBrains, {
   /** Where the bank's memories stand now, read from SQL. */
   readonly dataVersion: (bankId: string) => Effect.Effect<DataVersion>
   readonly state: (bankId: string) => Effect.Effect<BrainRuntimeState>
+  /** Cold reads load kept `.brain` files from now on, and big brains ask for one. */
+  readonly attachFiles: (files: BrainFiles) => Effect.Effect<void>
+  /** The bank's kept file now holds the brain as of `dataVersion` (from `snapshot`). */
+  readonly fileWritten: (bankId: string, dataVersion: DataVersion) => Effect.Effect<void>
+  /** Banks whose brain is loaded now. */
+  readonly loadedBanks: Effect.Effect<ReadonlyArray<string>>
 }>()("engram/bank/BankBrains") {
   static readonly layerWith = (options: BankBrainsOptions) =>
     Layer.effect(
@@ -170,27 +202,49 @@ export class BankBrains extends Context.Service<BankBrains, {
             SELECT id, seq::float8 AS seq, fact_type, tags, tsvector_to_array(search_text) AS lexemes
             FROM memory_units WHERE ${where} ORDER BY seq`
 
+        /**
+         * The bank's change mark: its last change-log entry, or just below its horizon when that is higher — a repo
+         * restore moves the horizon past every entry (`Snapshots.invalidateBrains`), so every brain taken before it
+         * rebuilds, and one built after it stands at that mark.
+         */
+        const changeMarkOf = (bankId: string) =>
+          sql`greatest(
+            (SELECT coalesce(max(change_seq), 0) FROM memory_unit_changes WHERE bank_id = ${bankId}),
+            (SELECT coalesce(max(pruned_below) - 1, 0) FROM memory_change_horizons WHERE bank_id = ${bankId}))::float8`
+
         const lastChange = (bankId: string) =>
-          sql<{ mark: number }>`SELECT coalesce(max(change_seq), 0)::float8 AS mark FROM memory_unit_changes
-            WHERE bank_id = ${bankId}`.pipe(Effect.map((rows) => rows[0]?.mark ?? 0))
+          sql<{ mark: number }>`SELECT ${changeMarkOf(bankId)} AS mark`.pipe(Effect.map((rows) => rows[0]?.mark ?? 0))
 
         const marks = options.sharedChangeLog === undefined
           ? undefined
           : makeChangeLogMarks(sql, options.sharedChangeLog)
+        let files: BrainFiles | undefined
+        /** Banks whose next cold read builds from the tables (`rebuild`). */
+        const fromTables = new Set<string>()
 
         /**
          * The entries a brain has applied are of no further use (one process serves a database) — except the last
-         * one, whose `change_seq` is part of the bank's data version (a `.brain` file is stamped with it). With a
-         * shared database, only below every live node's mark.
+         * one, whose `change_seq` is part of the bank's data version (a `.brain` file is stamped with it), and those
+         * after the kept file's mark. With a shared database, only below every live node's mark. How far the log was
+         * pruned is recorded with the deletion (the horizon), so a brain loaded from an older file can tell whether
+         * it can still catch up.
          */
-        const pruneChanges = (bankId: string, upTo: number) =>
-          (marks === undefined
-            ? sql`DELETE FROM memory_unit_changes WHERE bank_id = ${bankId} AND change_seq < ${upTo}`
-            : marks.record(bankId, upTo)).pipe(
+        const pruneChanges = (bankId: string, entry: Entry, upTo: number) => {
+          const below = entry.fileMark === undefined ? upTo : Math.min(upTo, entry.fileMark)
+          return (marks === undefined
+            ? sql`
+              WITH pruned AS (
+                DELETE FROM memory_unit_changes WHERE bank_id = ${bankId} AND change_seq < ${below} RETURNING 1)
+              INSERT INTO memory_change_horizons (bank_id, pruned_below)
+              SELECT ${bankId}, ${below} WHERE EXISTS (SELECT 1 FROM pruned)
+              ON CONFLICT (bank_id) DO UPDATE
+                SET pruned_below = greatest(memory_change_horizons.pruned_below, excluded.pruned_below)`
+            : marks.record(bankId, below)).pipe(
               Effect.catch((error) => Effect.logWarning("could not prune the memory change log", error)),
               Effect.forkIn(scope),
               Effect.asVoid
             )
+        }
 
         /**
          * Runs `query` through the cursor `cursor` and hands its rows to `onPage` a page at a time, so a large result
@@ -277,20 +331,46 @@ export class BankBrains extends Context.Service<BankBrains, {
               buildMillis: snapshot.buildMillis
             })
             // With a shared log even an empty mark is recorded, so other nodes do not prune past this brain.
-            if (loaded.changeMark > 0 || marks !== undefined) yield* pruneChanges(bankId, loaded.changeMark)
+            entry.fileMark = undefined
+            if (loaded.changeMark > 0 || marks !== undefined) yield* pruneChanges(bankId, entry, loaded.changeMark)
+            if (files !== undefined) yield* files.wanted(bankId, snapshot.nodeCount)
           }).pipe(Effect.withSpan("BankBrains.build", { attributes: { bankId } }))
+
+        /**
+         * A cold read: the bank's kept `.brain` file, caught up from the tables like a brain after a write, when there
+         * is one; else a build. The first catch-up of a file's brain also checks that the log still reaches back to
+         * the file (the horizon) and that the result holds exactly the bank's live memories (a file left by a
+         * deleted bank of the same id, say); if not, it is built from the tables after all.
+         */
+        const coldStart = (bankId: string, entry: Entry) =>
+          Effect.gen(function*() {
+            const skipFile = fromTables.delete(bankId)
+            const kept = files === undefined || skipFile ? Option.none<KeptBrain>() : yield* files.load(bankId)
+            if (Option.isNone(kept)) return yield* build(bankId, entry)
+            const brain: Brain = { graph: LiveGraph.of(kept.value.graph), keywords: kept.value.keywords }
+            entry.seqMark = kept.value.dataVersion.seqMark
+            entry.changeMark = kept.value.dataVersion.changeMark
+            entry.fileMark = kept.value.dataVersion.changeMark
+            entry.changesSinceFile = 0
+            statsOf(bankId).fileLoads++
+            // Not in `entry.brain` until caught up: readers wait for it rather than read the file's older state.
+            yield* catchUp(bankId, entry, brain, { fromFile: true })
+            if (entry.brain === undefined) entry.brain = brain
+          }).pipe(Effect.withSpan("BankBrains.coldStart", { attributes: { bankId } }))
 
         /**
          * Applies what was written since the marks: memories removed or rewritten (from the change log), memories
          * added (by `seq`) and their links. Every link is written with its newer memory, so the new memories'
          * links are all the new links.
          */
-        const catchUp = (bankId: string, entry: Entry, brain: Brain) =>
+        const catchUp = (bankId: string, entry: Entry, brain: Brain, options?: { readonly fromFile: boolean }) =>
           Effect.gen(function*() {
+            const fromFile = options?.fromFile === true
             const delta = yield* Effect.gen(function*() {
               yield* sql`SET TRANSACTION ISOLATION LEVEL REPEATABLE READ`
-              // Another node pruned entries this brain has not applied (its mark had expired): read it whole.
-              if (marks !== undefined && (yield* marks.horizon(bankId)) - 1 > entry.changeMark) {
+              // Entries this brain has not applied were pruned (another node's, after this node's mark expired; or
+              // those after an older file): read it whole. One process alone never prunes past its own brain.
+              if ((marks !== undefined || fromFile) && (yield* changeLogHorizon(sql, bankId)) - 1 > entry.changeMark) {
                 yield* Effect.logInfo(`the change log of bank ${bankId} was pruned past this brain; rebuilding it`)
                 return undefined
               }
@@ -307,7 +387,10 @@ export class BankBrains extends Context.Service<BankBrains, {
               const links = addedIds.length === 0 ? [] : yield* sql<LinkRowFromSql>`
                 SELECT from_id, to_id, link_type, weight FROM memory_links
                 WHERE from_id IN ${sql.in(addedIds)} OR to_id IN ${sql.in(addedIds)}`
-              return { changes, changedIds, added, rewritten, links }
+              const live = fromFile
+                ? (yield* sql<{ n: number }>`SELECT count(*)::float8 AS n FROM memory_units WHERE bank_id = ${bankId}`)[0]!.n
+                : undefined
+              return { changes, changedIds, added, rewritten, links, live }
             }).pipe(sql.withTransaction)
             if (delta === undefined) {
               // Readers keep the brain they have meanwhile (see `available`): a rebuild is never on a request's path.
@@ -323,12 +406,23 @@ export class BankBrains extends Context.Service<BankBrains, {
             brain.keywords.append(delta.added)
             brain.graph.appendNodes(delta.added.map((memory) => memory.id))
             brain.graph.addLinks(delta.links)
-            statsOf(bankId).incrementalUpdates++
+            if (delta.live !== undefined && brain.keywords.size !== delta.live) {
+              // Not exposed yet (a cold start): dropped for a build from the tables.
+              yield* Effect.logInfo(`the kept brain file of bank ${bankId} does not match its memories; building it`)
+              return yield* build(bankId, entry)
+            }
+            // A file loaded with nothing to catch up applied no write.
+            if (!fromFile || delta.changes.length + delta.added.length > 0) statsOf(bankId).incrementalUpdates++
             for (const memory of delta.added) entry.seqMark = Math.max(entry.seqMark, memory.seq)
             const lastChange = delta.changes.at(-1)
             if (lastChange !== undefined) {
               entry.changeMark = lastChange.changeSeq
-              yield* pruneChanges(bankId, lastChange.changeSeq)
+              yield* pruneChanges(bankId, entry, lastChange.changeSeq)
+            }
+            if (entry.fileMark !== undefined && files !== undefined) {
+              entry.changesSinceFile += delta.changes.length
+              // The log kept for the file has grown as long as a catch-up would read: renew the file instead.
+              if (entry.changesSinceFile > bulkChange) yield* files.wanted(bankId, brain.keywords.size)
             }
             if (brain.graph.needsCompaction) compactGraph(bankId, entry)
             yield* Effect.annotateCurrentSpan({
@@ -375,6 +469,8 @@ export class BankBrains extends Context.Service<BankBrains, {
               brain: undefined,
               seqMark: 0,
               changeMark: 0,
+              fileMark: undefined,
+              changesSinceFile: 0,
               version: 0,
               appliedVersion: 0,
               lastUsed: now,
@@ -395,7 +491,7 @@ export class BankBrains extends Context.Service<BankBrains, {
         const refreshOrFail = (bankId: string, entry: Entry) =>
           entry.lock.withPermit(Effect.gen(function*() {
             const version = entry.version
-            if (entry.brain === undefined) yield* build(bankId, entry)
+            if (entry.brain === undefined) yield* coldStart(bankId, entry)
             else if (entry.appliedVersion !== version) yield* catchUp(bankId, entry, entry.brain)
             entry.appliedVersion = version
             return entry.brain!
@@ -444,7 +540,7 @@ export class BankBrains extends Context.Service<BankBrains, {
           sql<{ memories: number; seqMark: number; changeMark: number }>`
             SELECT (SELECT count(*)::float8 FROM memory_units WHERE bank_id = ${bankId}) AS memories,
               (SELECT coalesce(max(seq), 0)::float8 FROM memory_units WHERE bank_id = ${bankId}) AS seq_mark,
-              (SELECT coalesce(max(change_seq), 0)::float8 FROM memory_unit_changes WHERE bank_id = ${bankId}) AS change_mark`
+              ${changeMarkOf(bankId)} AS change_mark`
             .pipe(
               Effect.map((rows): DataVersion => rows[0] ?? { memories: 0, seqMark: 0, changeMark: 0 }),
               Effect.orDie
@@ -502,6 +598,9 @@ export class BankBrains extends Context.Service<BankBrains, {
               entry.brain = { graph: LiveGraph.of(imported.graph), keywords: imported.keywords }
               entry.seqMark = imported.dataVersion.seqMark
               entry.changeMark = imported.dataVersion.changeMark
+              // The import is stored as the bank's file.
+              entry.fileMark = imported.dataVersion.changeMark
+              entry.changesSinceFile = 0
               entry.appliedVersion = version
               entry.lastUsed = now
               breakerOf(bankId).succeeded()
@@ -572,12 +671,26 @@ export class BankBrains extends Context.Service<BankBrains, {
             bump(bankId)
             entries.delete(bankId)
           }),
+          rebuild: (bankId) => Effect.sync(() => {
+            bump(bankId)
+            entries.delete(bankId)
+            fromTables.add(bankId)
+          }),
           generation: (bankId) => Effect.sync(() => generations.get(bankId) ?? 0),
           available,
           snapshot,
           install,
           dataVersion,
           state,
+          attachFiles: (attached) => Effect.sync(() => void (files = attached)),
+          fileWritten: (bankId, version) =>
+            Effect.sync(() => {
+              const entry = entries.get(bankId)
+              if (entry === undefined || entry.brain === undefined) return
+              entry.fileMark = version.changeMark
+              entry.changesSinceFile = 0
+            }),
+          loadedBanks: Effect.sync(() => [...entries].filter(([, entry]) => entry.brain !== undefined).map(([bankId]) => bankId)),
           size: Effect.sync(() => {
             let bytes = 0
             for (const entry of entries.values()) {

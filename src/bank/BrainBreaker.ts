@@ -18,6 +18,8 @@ export interface BrainStats {
   compactions: number
   /** Brains installed from an imported `.brain` file without a build. */
   imports: number
+  /** Cold reads answered by loading the bank's kept `.brain` file (then catching up) instead of a build. */
+  fileLoads: number
   /** Reads of the brain, and those of them that found none loaded and had to build it first. */
   reads: number
   coldReads: number
@@ -33,6 +35,7 @@ export const emptyStats = (): BrainStats => ({
   incrementalUpdates: 0,
   compactions: 0,
   imports: 0,
+  fileLoads: 0,
   reads: 0,
   coldReads: 0,
   sqlFallbacks: 0,

@@ -17,6 +17,11 @@ export interface SharedChangeLog {
   readonly renewEvery?: Duration.Input
 }
 
+/** How far the bank's log was pruned: entries below it may be gone. Read inside the catch-up's transaction. */
+export const changeLogHorizon = (sql: SqlClient.SqlClient, bankId: string) =>
+  sql<{ prunedBelow: number }>`SELECT pruned_below::float8 AS pruned_below FROM memory_change_horizons
+    WHERE bank_id = ${bankId}`.pipe(Effect.map((rows) => rows[0]?.prunedBelow ?? 0))
+
 export const makeChangeLogMarks = (sql: SqlClient.SqlClient, shared: SharedChangeLog) => {
   const timeToLive = `${Duration.toMillis(shared.markTimeToLive ?? Duration.minutes(2))} milliseconds`
   const node = shared.nodeId
@@ -44,11 +49,6 @@ export const makeChangeLogMarks = (sql: SqlClient.SqlClient, shared: SharedChang
         ON CONFLICT (bank_id) DO UPDATE SET pruned_below = greatest(memory_change_horizons.pruned_below, excluded.pruned_below)`
     }).pipe(sql.withTransaction)
 
-  /** How far the bank's log was pruned: entries below it may be gone. Read inside the catch-up's transaction. */
-  const horizon = (bankId: string) =>
-    sql<{ prunedBelow: number }>`SELECT pruned_below::float8 AS pruned_below FROM memory_change_horizons
-      WHERE bank_id = ${bankId}`.pipe(Effect.map((rows) => rows[0]?.prunedBelow ?? 0))
-
   /**
    * Renews the marks of the brains this node holds, forgets the others it left, and drops every expired mark
    * (a dead node's) so the table does not grow with nodes that came and went.
@@ -61,5 +61,5 @@ export const makeChangeLogMarks = (sql: SqlClient.SqlClient, shared: SharedChang
         OR (node_id = ${node} AND NOT (bank_id = ANY (${[...held]}::text[])))`
     }).pipe(sql.withTransaction)
 
-  return { record, horizon, renew, renewEvery: Duration.fromInputUnsafe(shared.renewEvery ?? Duration.seconds(30)) }
+  return { record, renew, renewEvery: Duration.fromInputUnsafe(shared.renewEvery ?? Duration.seconds(30)) }
 }

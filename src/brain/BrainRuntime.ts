@@ -9,7 +9,7 @@ import { Clock, Context, Effect, Layer, Option } from "effect"
 import { SqlClient } from "effect/sql"
 import { readFile, stat } from "node:fs/promises"
 import { join } from "node:path"
-import { BankBrains } from "../bank/BankBrains.ts"
+import { BankBrains, type KeptBrain } from "../bank/BankBrains.ts"
 import { Banks } from "../bank/Banks.ts"
 import { EngramConfig } from "../config/EngramConfig.ts"
 import type { BrainRuntimeStatusResponse } from "../domain/Brain.ts"
@@ -53,8 +53,32 @@ interface FileCounters {
   importsRefused: number
 }
 
+/**
+ * A parsed file as a brain `BankBrains` can hold, or why it cannot be one: it must carry a keyword index and a data
+ * version (format 2) and have been written for the models this service runs.
+ */
+export const brainOfFile = (content: BrainFileContent, modelSignature: string): KeptBrain | { readonly reason: string } => {
+  if (content.dataVersion === null || content.graph === null || content.keywords === null) {
+    return {
+      reason: `a version ${content.formatVersion} file carries no keyword index or data version; ` +
+        "the brain is built from the database on the next recall"
+    }
+  }
+  if (content.modelSignature !== modelSignature) {
+    return { reason: `the file was written for ${content.modelSignature}, this service runs ${modelSignature}` }
+  }
+  const graph = GraphSnapshot.fromAdjacency(content.graph.ids, content.graph, 0)
+  try {
+    return { graph, keywords: KeywordIndex.fromParts(content.keywords), dataVersion: content.dataVersion }
+  } catch {
+    return { reason: "the keyword index in the file is inconsistent" }
+  }
+}
+
 export class BrainRuntime extends Context.Service<BrainRuntime, {
   readonly filePath: (bankId: string) => string
+  /** What a file must have been written for to be installed: format version, embedding model, prediction mode. */
+  readonly modelSignature: string
   /**
    * Brings the bank's `.brain` file up to date and returns where it is: the file already there is kept when it
    * describes the bank as it is now (same data version, mental models and mode), so an export of an unchanged bank
@@ -182,6 +206,7 @@ export class BrainRuntime extends Context.Service<BrainRuntime, {
           summary.value.dataVersion !== null && sameDataVersion(summary.value.dataVersion, bankVersion) &&
           existing.value.manifest["mental_models_version"] === modelsStamp
         ) {
+          yield* brains.fileWritten(bankId, bankVersion)
           const size = yield* Effect.promise(() => stat(path).then((found) => found.size))
           return { path, sizeBytes: size, reused: true } satisfies WrittenBrainFile
         }
@@ -226,6 +251,7 @@ export class BrainRuntime extends Context.Service<BrainRuntime, {
           Effect.mapError((error) => new ServiceUnavailable({ detail: `the .brain file could not be written: ${error.message}` }))
         )
         countersOf(bankId).fileWrites++
+        yield* brains.fileWritten(bankId, snapshot.value.dataVersion)
         return { path, sizeBytes: bytes.length, reused: false } satisfies WrittenBrainFile
       })
 
@@ -274,25 +300,11 @@ export class BrainRuntime extends Context.Service<BrainRuntime, {
       })
 
       const install = (bankId: string, content: BrainFileContent) =>
-        Effect.gen(function*() {
-          if (content.dataVersion === null || content.graph === null || content.keywords === null) {
-            return {
-              installed: false as const,
-              reason: `a version ${content.formatVersion} file carries no keyword index or data version; ` +
-                "the brain is built from the database on the next recall"
-            }
-          }
-          if (content.modelSignature !== modelSignature) {
-            return {
-              installed: false as const,
-              reason: `the file was written for ${content.modelSignature}, this service runs ${modelSignature}`
-            }
-          }
-          const parts = content.graph
-          const graph = GraphSnapshot.fromAdjacency(parts.ids, parts, 0)
-          const keywords = yield* Effect.try(() => KeywordIndex.fromParts(content.keywords!)).pipe(Effect.option)
-          if (Option.isNone(keywords)) return { installed: false as const, reason: "the keyword index in the file is inconsistent" }
-          return yield* brains.install(bankId, { graph, keywords: keywords.value, dataVersion: content.dataVersion })
+        Effect.suspend(() => {
+          const brain = brainOfFile(content, modelSignature)
+          return "reason" in brain
+            ? Effect.succeed({ installed: false as const, reason: brain.reason })
+            : brains.install(bankId, brain)
         })
 
       const status = Effect.fn("BrainRuntime.status")(function*(bankId: string) {
@@ -351,6 +363,7 @@ export class BrainRuntime extends Context.Service<BrainRuntime, {
             incremental_updates: stats.incrementalUpdates,
             compactions: stats.compactions,
             imports_installed: stats.imports,
+            file_loads: stats.fileLoads,
             reads: stats.reads,
             cold_reads: stats.coldReads,
             sql_fallbacks: stats.sqlFallbacks,
@@ -371,6 +384,7 @@ export class BrainRuntime extends Context.Service<BrainRuntime, {
 
       return BrainRuntime.of({
         filePath,
+        modelSignature,
         writeFile,
         readFile: readCurrent,
         validate: (bankId, bytes) => Effect.sync(() => check(bankId, bytes).verdict),

@@ -20,6 +20,12 @@ export interface BrainSettings {
   readonly cacheDir: Option.Option<string>
   /** A `.brain` file larger than this is neither written nor accepted. */
   readonly maxFileBytes: number
+  /**
+   * Banks of at least `keepFilesMinMemories` memories keep their brain in their `.brain` file (written after a build,
+   * in a lull, and when the service stops), and a cold read loads it instead of building from the tables.
+   */
+  readonly keepFiles: boolean
+  readonly keepFilesMinMemories: number
   readonly hardwareTier: HardwareTier
   readonly predictionMode: PredictionMode
   /** Queue a warm-up sub-routine for every bank when the service starts. */
@@ -44,6 +50,8 @@ export const defaultBrainSettings: BrainSettings = {
   importExportEnabled: true,
   cacheDir: Option.none(),
   maxFileBytes: 512 * 1024 * 1024,
+  keepFiles: true,
+  keepFilesMinMemories: 1_000,
   hardwareTier: "balanced",
   predictionMode: "histogram",
   startupWarmup: false,
@@ -62,6 +70,10 @@ export const brainSettingsConfig: Config.Config<BrainSettings> = Config.all({
   ),
   maxFileBytes: Config.Int("SERVICE_API_BRAIN_MAX_FILE_BYTES").pipe(
     Config.withDefault(defaultBrainSettings.maxFileBytes)
+  ),
+  keepFiles: Config.Boolean("SERVICE_API_BRAIN_KEEP_FILES").pipe(Config.withDefault(defaultBrainSettings.keepFiles)),
+  keepFilesMinMemories: Config.Int("SERVICE_API_BRAIN_KEEP_FILES_MIN_MEMORIES").pipe(
+    Config.withDefault(defaultBrainSettings.keepFilesMinMemories)
   ),
   hardwareTier: Config.Literals(hardwareTiers, "SERVICE_API_BRAIN_HARDWARE_TIER").pipe(
     Config.withDefault(defaultBrainSettings.hardwareTier)

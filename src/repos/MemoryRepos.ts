@@ -44,6 +44,12 @@ const makeMemoryRepos = Effect.gen(function*() {
   const brains = yield* BankBrains
   const store = yield* makeRepoStore
 
+  /**
+   * After a restore committed: this node's brain of the bank goes, and `changed` reaches the bank's owner on a
+   * cluster, whose brain then finds the horizon the restore moved and rebuilds (`Snapshots.invalidateBrains`).
+   */
+  const restored = (bankId: string) => Effect.andThen(brains.drop(bankId), brains.changed(bankId))
+
   const inTransaction = <A, E, R>(effect: Effect.Effect<A, E, R>) =>
     sql.withTransaction(effect).pipe(Effect.catchTag("SqlError", (error) => Effect.die(error)))
 
@@ -190,7 +196,7 @@ const makeMemoryRepos = Effect.gen(function*() {
       }
       return yield* enableIn(input.bank_id, input.repo_name)
     }))
-    yield* brains.drop(input.bank_id)
+    yield* restored(input.bank_id)
     return yield* summary(repoRow)
   })
 
@@ -252,7 +258,7 @@ const makeMemoryRepos = Effect.gen(function*() {
       yield* store.touch(repoId)
       return workspace
     }))
-    yield* brains.drop(workspace)
+    yield* restored(workspace)
     const repoRow = yield* repo(repoId)
     const views = yield* branchViews(repoRow)
     return views.find((view) => view.branch_name === input.branch_name)!
@@ -286,7 +292,7 @@ const makeMemoryRepos = Effect.gen(function*() {
       yield* store.setActive(repoId, branchName)
       return [repoRow.rootBankId, parked]
     }))
-    yield* Effect.forEach(touched, brains.drop, { discard: true })
+    yield* Effect.forEach(touched, restored, { discard: true })
     return yield* summary(yield* repo(repoId))
   })
 
@@ -388,7 +394,7 @@ const makeMemoryRepos = Effect.gen(function*() {
       yield* store.touch(repoId)
       return repoRow.rootBankId
     }))
-    yield* brains.drop(root)
+    yield* restored(root)
     return yield* status(repoId, undefined)
   })
 

@@ -216,6 +216,21 @@ export class Snapshots extends Context.Service<Snapshots, {
               )), { discard: true })
         })
 
+      /**
+       * Every brain of the bank — in memory on any node, or kept in its `.brain` file — describes rows a restore is
+       * about to replace (links and re-inserted memories leave no trace in the change log). Moving the bank's
+       * change-log horizon past every entry, in the restore's transaction, makes each of them rebuild from the tables
+       * when it next catches up or is loaded, even after a crash right after the commit.
+       */
+      const invalidateBrains = (target: string) =>
+        run(
+          `INSERT INTO memory_change_horizons (bank_id, pruned_below)
+           VALUES ($1, nextval(pg_get_serial_sequence('memory_unit_changes', 'change_seq')) + 1)
+           ON CONFLICT (bank_id) DO UPDATE
+             SET pruned_below = greatest(memory_change_horizons.pruned_below, excluded.pruned_below)`,
+          [target]
+        )
+
       const restore = Effect.fn("Snapshots.restore")(function*(
         target: string,
         tables: Readonly<Record<string, string>>,
@@ -225,6 +240,7 @@ export class Snapshots extends Context.Service<Snapshots, {
         const byName = yield* planMap
         const putBack = options.rename ? Effect.void : yield* keepPreserved(target, byName)
         yield* run(`INSERT INTO banks (bank_id) VALUES ($1) ON CONFLICT (bank_id) DO NOTHING`, [target])
+        yield* invalidateBrains(target)
         for (const plan of [...all].reverse()) {
           if (plan.name !== "banks") yield* run(deleteSql(plan, byName), [target])
         }
@@ -258,6 +274,7 @@ export class Snapshots extends Context.Service<Snapshots, {
         const byTable = new Map(writes.map((write) => [write.table, write]))
         const mapping: IdMapping = options.toLocal ? { _tag: "ToLocal", param: "$1" } : noMapping
         const json = (values: ReadonlyArray<string>) => JSON.stringify(values)
+        yield* invalidateBrains(target)
         if (options.toLocal) {
           // Every id a written row brings gets its local name before any row refers to it.
           for (const plan of all) {

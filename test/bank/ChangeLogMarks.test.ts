@@ -23,7 +23,7 @@ const node = (nodeId: string, ttl: Duration.Input) =>
 const eventually = <A>(read: Effect.Effect<A, unknown>, holds: (value: A) => boolean) =>
   read.pipe(
     Effect.flatMap((value) => holds(value) ? Effect.succeed(value) : Effect.fail("not yet" as const)),
-    Effect.retry({ schedule: Schedule.spaced("50 millis"), times: 200 })
+    Effect.retry({ schedule: Schedule.spaced("50 millis"), times: 400 })
   )
 
 layer(testApp(), { excludeTestServices: true })("memory change log on a shared database", (it) => {
@@ -48,7 +48,8 @@ layer(testApp(), { excludeTestServices: true })("memory change log on a shared d
         Effect.map(brains.available(bank), (brain) => [...Option.getOrThrow(brain).graph.indexOf.keys()].sort())
 
       const a = yield* node("node-a", "1 hour")
-      const b = yield* node("node-b", "2 seconds")
+      // Long enough for B to apply the first deletions on a loaded machine, short enough to wait out below.
+      const b = yield* node("node-b", "5 seconds")
       yield* idsIn(a)
       yield* idsIn(b)
       yield* eventually(marks, (rows) => rows.length === 2)

@@ -2,7 +2,7 @@
  * Requests that belong on a bank's owner reach it from any node: a synchronous retain sent to the client is run by
  * the owner, whose warm brain takes it at once (the next recall's keyword index, read from that brain, finds it),
  * and influence analytics, computed from the brain's graph, come from the owner too. A write the client runs
- * itself (a document deleted) reaches the owner's brain. PostgreSQL tier only.
+ * itself (a document deleted, a repo reset) reaches the owner's brain. PostgreSQL tier only.
  */
 import { assert, describe, it } from "@effect/vitest"
 import { Effect } from "effect"
@@ -58,6 +58,21 @@ describe.skipIf(databaseTier === "pglite")("cluster routing to a bank's owner", 
       yield* until("the owner's brain dropped the deleted document's memory", async () =>
         (await Effect.runPromise(keywordIds("espalier pears pruned"))).includes(espalier[0]!) ? undefined : true, 10_000)
 
+      // A repo reset made through the client reaches the owner's brain: a memory retained after the commit is gone
+      // from its keyword index (the reset moved the bank's change-log horizon, and the owner rebuilt).
+      const repo = yield* request(`${bank}/repos/enable`, "POST", {})
+      assert.strictEqual(repo.status, 200, JSON.stringify(repo.body))
+      const lantern = yield* request(`${bank}/memories`, "POST", { items: [{ content: "Odile hung paper lanterns in the barn." }] })
+      assert.strictEqual(lantern.status, 200, JSON.stringify(lantern.body))
+      assert.strictEqual((yield* keywordIds("paper lanterns Odile")).length, 1)
+      const reset = yield* request(`${client.url}/v1/default/repos/${repo.body.repo_id}/reset-hard`, "POST", {
+        commit_id: repo.body.head_commit_id,
+        force: true
+      })
+      assert.strictEqual(reset.status, 200, JSON.stringify(reset.body))
+      yield* until("the owner's brain saw the reset", async () =>
+        (await Effect.runPromise(keywordIds("paper lanterns Odile"))).length === 0 ? true : undefined, 10_000)
+
       const influence = yield* request(`${bank}/brain/influence`, "GET")
       assert.strictEqual(influence.status, 200, JSON.stringify(influence.body))
       assert.strictEqual(influence.body.bank_id, "orchard")
@@ -67,9 +82,9 @@ describe.skipIf(databaseTier === "pglite")("cluster routing to a bank's owner", 
       const clientMetrics = yield* Effect.promise(() => metricsOf(client.url))
       const runnerMetrics = yield* Effect.promise(() => Promise.all(runners.map((runner) => metricsOf(runner.url))))
       const served = (kind: string) => runnerMetrics.reduce((sum, text) => sum + requestsBy(text, kind, "for_another_node"), 0)
-      assert.strictEqual(requestsBy(clientMetrics, "retain", "forwarded"), 3, clientMetrics)
+      assert.strictEqual(requestsBy(clientMetrics, "retain", "forwarded"), 4, clientMetrics)
       assert.strictEqual(requestsBy(clientMetrics, "retain", "owner"), 0, "a client owns no bank")
-      assert.strictEqual(served("retain"), 3)
+      assert.strictEqual(served("retain"), 4)
       assert.strictEqual(requestsBy(clientMetrics, "influence", "forwarded"), 1, clientMetrics)
       assert.strictEqual(served("influence"), 2, "the bank's view and the missing bank's 404")
       assert.strictEqual(requestsBy(clientMetrics, "retain", "local_fallback"), 0)

@@ -124,7 +124,7 @@ export class SubRoutine extends Context.Service<SubRoutine, {
           Effect.mapError(() => new TaskFailure({ message: "the bank no longer exists", retryable: false }))
         )
         // A forced rebuild really starts from nothing: the brain is dropped, so `available` reads it whole again.
-        if (payload.force_rebuild) yield* brains.drop(bankId)
+        if (payload.force_rebuild) yield* brains.rebuild(bankId)
         const started = yield* Clock.currentTimeMillis
         const brain = yield* brains.available(bankId).pipe(
           Effect.flatMap(Option.match({

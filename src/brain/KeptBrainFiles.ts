@@ -1,0 +1,77 @@
+/**
+ * Big banks keep their brain in their `.brain` file, so that a restart, a brain released while idle, or a shard
+ * moved to another node (with a shared `SERVICE_API_BRAIN_CACHE_DIR`) loads it and catches up from the tables
+ * instead of building it again: at 100k memories a build reads 2.7M links (about 17 s on PGlite).
+ *
+ * The file is written in a lull after a build from the tables, when the log kept for it grows long, and for every
+ * loaded brain whose file is behind when the service stops (bounded by `stopBudget`). Only banks of at least
+ * `SERVICE_API_BRAIN_KEEP_FILES_MIN_MEMORIES` memories: a small bank builds faster than its file is read.
+ */
+import { Duration, Effect, Layer, Option } from "effect"
+import { BankBrains, type KeptBrain } from "../bank/BankBrains.ts"
+import { Foreground } from "../bank/Foreground.ts"
+import { EngramConfig } from "../config/EngramConfig.ts"
+import { brainOfFile, BrainRuntime } from "./BrainRuntime.ts"
+
+/** How long a stopping service spends writing files, all banks together. */
+const stopBudget = Duration.seconds(15)
+
+export const KeptBrainFiles = Layer.effectDiscard(Effect.gen(function*() {
+  const config = yield* EngramConfig
+  const settings = config.brain
+  if (!settings.keepFiles) return
+  const brains = yield* BankBrains
+  const runtime = yield* BrainRuntime
+  const foreground = yield* Foreground
+  const scope = yield* Effect.scope
+  const writing = new Set<string>()
+
+  const write = (bankId: string) =>
+    runtime.writeFile(bankId, { mode: "incremental" }).pipe(
+      Effect.tap((written) =>
+        written.reused ? Effect.void : Effect.logInfo(`kept the brain of bank ${bankId} in ${written.path}`)
+      ),
+      Effect.catchCause((cause) => Effect.logWarning(`could not keep the brain of bank ${bankId} in its file`, cause)),
+      Effect.withSpan("KeptBrainFiles.write", { attributes: { bankId } })
+    )
+
+  const load = (bankId: string) =>
+    Effect.gen(function*() {
+      const content = yield* runtime.readFile(bankId)
+      if (Option.isNone(content) || content.value.bankId !== bankId) return Option.none<KeptBrain>()
+      const brain = brainOfFile(content.value, runtime.modelSignature)
+      if ("reason" in brain) {
+        yield* Effect.logInfo(`the brain file of bank ${bankId} is not loaded: ${brain.reason}`)
+        return Option.none<KeptBrain>()
+      }
+      return Option.some(brain)
+    }).pipe(Effect.withSpan("KeptBrainFiles.load", { attributes: { bankId } }))
+
+  const wanted = (bankId: string, memories: number) =>
+    Effect.suspend(() => {
+      if (memories < settings.keepFilesMinMemories || writing.has(bankId)) return Effect.void
+      writing.add(bankId)
+      // Forked: the caller holds the bank's brain lock, which the file's snapshot takes too.
+      return foreground.yieldToRequests.pipe(
+        Effect.andThen(write(bankId)),
+        Effect.ensuring(Effect.sync(() => writing.delete(bankId))),
+        Effect.forkIn(scope),
+        Effect.asVoid
+      )
+    })
+
+  yield* brains.attachFiles({ load, wanted })
+
+  // A file that already describes the bank as it is is kept as it is (`writeFile` compares before it writes).
+  yield* Effect.addFinalizer(() =>
+    Effect.gen(function*() {
+      for (const bankId of yield* brains.loadedBanks) {
+        const state = yield* brains.state(bankId)
+        if ((state.dataVersion?.memories ?? 0) >= settings.keepFilesMinMemories) yield* write(bankId)
+      }
+    }).pipe(
+      Effect.timeoutOption(stopBudget),
+      Effect.catchCause((cause) => Effect.logWarning("could not keep every brain in its file at shutdown", cause))
+    )
+  )
+}))

@@ -1,0 +1,111 @@
+/**
+ * A big bank's brain survives a restart in its `.brain` file: after a build the file is written in a lull, and
+ * after a SIGKILL the next service loads it and catches up from the tables (a memory added and a document deleted
+ * after the file was written are both seen) instead of building; a graceful stop writes the file when it is behind,
+ * so the next start loads it with nothing to catch up.
+ */
+import { assert, describe, it } from "@effect/vitest"
+import { Effect } from "effect"
+import { type Child, freePort, spawnService, waitForHealth } from "../support/ChildService.ts"
+import { freshServiceEnv } from "../support/TestServer.ts"
+
+const bank = "kept"
+
+const request = (url: string, method: string, path: string, json?: unknown) =>
+  Effect.promise(async () => {
+    const response = await fetch(`${url}/v1/default/banks/${bank}${path}`, {
+      method,
+      ...(json === undefined ? {} : { headers: { "content-type": "application/json" }, body: JSON.stringify(json) })
+    })
+    const text = await response.text()
+    assert.isTrue(response.ok, `${method} ${path}: ${response.status} ${text}`)
+    return text === "" ? undefined : JSON.parse(text)
+  })
+
+const status = (url: string) => request(url, "GET", "/brain/status")
+
+const waitFor = <A>(what: string, read: Effect.Effect<A>, done: (value: A) => boolean) =>
+  Effect.gen(function*() {
+    const deadline = Date.now() + 60_000
+    while (Date.now() < deadline) {
+      const value = yield* read
+      if (done(value)) return value
+      yield* Effect.sleep("100 millis")
+    }
+    return assert.fail(`timed out waiting for ${what}`)
+  })
+
+const recall = (url: string, query: string) =>
+  Effect.map(
+    request(url, "POST", "/memories/recall", { query, budget: "mid" }),
+    (answer): Array<string> => answer.results.map((result: { id: string }) => result.id)
+  )
+
+const stopped = (child: Child, signal: NodeJS.Signals) =>
+  Effect.promise(() => {
+    child.process.kill(signal)
+    return child.exited
+  })
+
+describe("the brain kept in its file", () => {
+  it.live("is loaded and caught up after a SIGKILL, and written on a graceful stop", () =>
+    Effect.scoped(Effect.gen(function*() {
+      const port = yield* freePort
+      const url = `http://127.0.0.1:${port}`
+      const env = freshServiceEnv({
+        SERVICE_API_PORT: String(port),
+        SERVICE_API_ENABLE_OBSERVATIONS: "false",
+        SERVICE_API_BRAIN_KEEP_FILES_MIN_MEMORIES: "20"
+      })
+      const start = Effect.gen(function*() {
+        const child = yield* spawnService("src/main.ts", env)
+        yield* waitForHealth(url, child)
+        return child
+      })
+
+      const first = yield* start
+      yield* request(url, "POST", "/memories", {
+        items: Array.from({ length: 40 }, (_, n) => ({
+          content: `Greenhouse ${n % 7} grew ${n * 3} tomatoes in week ${n} under lamp ${n % 5}.`
+        }))
+      })
+      yield* recall(url, "tomatoes in greenhouse 3")
+      const written = yield* waitFor("the file after the build", status(url), (s) => s.exists && s.compatibility_reason === null)
+      assert.strictEqual(written.metrics.builds, 1)
+      assert.strictEqual(written.metrics.file_writes, 1)
+
+      // After the file: a new memory and a deleted document, then a crash (no file written at stop).
+      yield* request(url, "POST", "/memories", {
+        items: [
+          { content: "The pumpkin patch behind greenhouse 9 flooded on Tuesday." },
+          { content: "Basil seedlings were moved into greenhouse 4 by Marguerite.", document_id: "doomed" }
+        ]
+      })
+      yield* request(url, "DELETE", "/documents/doomed")
+      const pumpkins = yield* recall(url, "pumpkin patch flooded")
+      const tomatoes = yield* recall(url, "tomatoes in greenhouse 3")
+      const basil = yield* recall(url, "basil seedlings Marguerite")
+      yield* stopped(first, "SIGKILL")
+
+      const second = yield* start
+      assert.deepStrictEqual(yield* recall(url, "pumpkin patch flooded"), pumpkins)
+      assert.deepStrictEqual(yield* recall(url, "tomatoes in greenhouse 3"), tomatoes)
+      assert.deepStrictEqual(yield* recall(url, "basil seedlings Marguerite"), basil)
+      const loaded = yield* status(url)
+      assert.strictEqual(loaded.metrics.builds, 0, "the brain was built from the tables instead of loaded")
+      assert.strictEqual(loaded.metrics.file_loads, 1)
+      assert.isAtLeast(loaded.metrics.incremental_updates, 1, "the file was not caught up")
+      assert.isNotNull(loaded.compatibility_reason, "the file should still be behind the bank")
+      yield* stopped(second, "SIGTERM")
+
+      // The graceful stop wrote the file: the next start loads it with nothing to catch up.
+      const third = yield* start
+      assert.isNull((yield* status(url)).compatibility_reason)
+      assert.deepStrictEqual(yield* recall(url, "pumpkin patch flooded"), pumpkins)
+      const current = yield* status(url)
+      assert.strictEqual(current.metrics.builds, 0)
+      assert.strictEqual(current.metrics.file_loads, 1)
+      assert.strictEqual(current.metrics.incremental_updates, 0)
+      yield* stopped(third, "SIGTERM")
+    })), 180_000)
+})
