@@ -2,12 +2,15 @@
  * Graph intelligence: the bank's state surface (entities and topics with statuses, change events, edges and
  * change scores), its summary and neighbourhood, and deterministic investigation — no language model. Built from
  * the bank's recent evidence and cached per parameter tuple; a cached answer is used only while the bank has had
- * no write since it was built (the bank brain's write generation) and for at most ten minutes (recency drifts).
+ * no write since it was built (the bank brain's write generation) and for at most ten minutes (recency drifts). On a
+ * cluster node that does not own the bank, writes made elsewhere do not move this node's generation, so there the
+ * entry is also tied to where the bank's memories stand in the shared database (its data version).
  */
 import { Clock, Context, Effect, Layer } from "effect"
 import { SqlClient } from "effect/sql"
 import { BankBrains } from "../bank/BankBrains.ts"
 import { Banks } from "../bank/Banks.ts"
+import { ClusterNode } from "../cluster/ClusterNode.ts"
 import type { NotFound } from "../domain/Errors.ts"
 import type { NeighborhoodOptions } from "./GraphOverview.ts"
 import { investigate } from "./graphview/Investigate.ts"
@@ -30,7 +33,7 @@ interface Built {
 }
 
 interface CacheEntry {
-  readonly generation: number
+  readonly generation: string
   readonly builtAt: number
   readonly graph: StateGraph
   readonly generatedAt: string
@@ -61,13 +64,22 @@ export class GraphIntelligence extends Context.Service<GraphIntelligence, {
       const sql = yield* SqlClient.SqlClient
       const banks = yield* Banks
       const brains = yield* BankBrains
+      const node = yield* ClusterNode
+      /** What a cached view must still match: the local write generation, and off the owner the data version. */
+      const generationOf = (bankId: string) =>
+        Effect.gen(function*() {
+          const local = yield* brains.generation(bankId)
+          if (node.role === "off" || (yield* node.ownsBank(bankId))) return String(local)
+          const version = yield* brains.dataVersion(bankId)
+          return `${local}:${version.memories}.${version.seqMark}.${version.changeMark}`
+        })
       // Insertion order doubles as recency of use: a hit is re-inserted, the oldest key is evicted first.
       const cache = new Map<string, CacheEntry>()
 
       /** The state graph over at most `units` memories, from the cache when nothing was written since. */
       const stateGraph = Effect.fn("GraphIntelligence.stateGraph")(function*(bankId: string, filter: StateFilter, units: number) {
         yield* banks.get(bankId)
-        const generation = yield* brains.generation(bankId)
+        const generation = yield* generationOf(bankId)
         const now = yield* Clock.currentTimeMillis
         const key = JSON.stringify([bankId, filter.type, filter.q, filter.tags, filter.tagsMatch, filter.confidenceMin,
           filter.nodeKind, filter.windowDays, units])

@@ -2,7 +2,8 @@
  * Requests that belong on a bank's owner reach it from any node: a synchronous retain sent to the client is run by
  * the owner, whose warm brain takes it at once (the next recall's keyword index, read from that brain, finds it),
  * and influence analytics, computed from the brain's graph, come from the owner too. A write the client runs
- * itself (a document deleted, a repo reset) reaches the owner's brain. PostgreSQL tier only.
+ * itself (a document deleted, a repo reset) reaches the owner's brain, and graph intelligence cached on the client
+ * follows writes the owner ran. PostgreSQL tier only.
  */
 import { assert, describe, it } from "@effect/vitest"
 import { Effect } from "effect"
@@ -73,6 +74,14 @@ describe.skipIf(databaseTier === "pglite")("cluster routing to a bank's owner", 
       yield* until("the owner's brain saw the reset", async () =>
         (await Effect.runPromise(keywordIds("paper lanterns Odile"))).length === 0 ? true : undefined, 10_000)
 
+      // Graph intelligence read through the client is cached there, but follows a write the owner ran.
+      const surface = () => request(`${bank}/graph/intelligence`, "GET")
+      assert.strictEqual((yield* surface()).status, 200)
+      assert.strictEqual((yield* surface()).body.cached, true, "an unchanged bank's view comes from the cache")
+      const saffron = yield* request(`${bank}/memories`, "POST", { items: [{ content: "Zora planted saffron crocus bulbs." }] })
+      assert.strictEqual(saffron.status, 200, JSON.stringify(saffron.body))
+      assert.strictEqual((yield* surface()).body.cached, false, "the client's cached view outlived a write on the owner")
+
       const influence = yield* request(`${bank}/brain/influence`, "GET")
       assert.strictEqual(influence.status, 200, JSON.stringify(influence.body))
       assert.strictEqual(influence.body.bank_id, "orchard")
@@ -82,9 +91,9 @@ describe.skipIf(databaseTier === "pglite")("cluster routing to a bank's owner", 
       const clientMetrics = yield* Effect.promise(() => metricsOf(client.url))
       const runnerMetrics = yield* Effect.promise(() => Promise.all(runners.map((runner) => metricsOf(runner.url))))
       const served = (kind: string) => runnerMetrics.reduce((sum, text) => sum + requestsBy(text, kind, "for_another_node"), 0)
-      assert.strictEqual(requestsBy(clientMetrics, "retain", "forwarded"), 4, clientMetrics)
+      assert.strictEqual(requestsBy(clientMetrics, "retain", "forwarded"), 5, clientMetrics)
       assert.strictEqual(requestsBy(clientMetrics, "retain", "owner"), 0, "a client owns no bank")
-      assert.strictEqual(served("retain"), 4)
+      assert.strictEqual(served("retain"), 5)
       assert.strictEqual(requestsBy(clientMetrics, "influence", "forwarded"), 1, clientMetrics)
       assert.strictEqual(served("influence"), 2, "the bank's view and the missing bank's 404")
       assert.strictEqual(requestsBy(clientMetrics, "retain", "local_fallback"), 0)
