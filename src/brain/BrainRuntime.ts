@@ -67,7 +67,12 @@ export const brainOfFile = (content: BrainFileContent, modelSignature: string): 
   if (content.modelSignature !== modelSignature) {
     return { reason: `the file was written for ${content.modelSignature}, this service runs ${modelSignature}` }
   }
-  const graph = GraphSnapshot.fromAdjacency(content.graph.ids, content.graph, 0)
+  let graph: GraphSnapshot
+  try {
+    graph = GraphSnapshot.fromAdjacency(content.graph.ids, content.graph, 0)
+  } catch {
+    return { reason: "the graph in the file is inconsistent" }
+  }
   try {
     return { graph, keywords: KeywordIndex.fromParts(content.keywords), dataVersion: content.dataVersion }
   } catch {

@@ -45,7 +45,13 @@ export const KeptBrainFiles = Layer.effectDiscard(Effect.gen(function*() {
         return Option.none<KeptBrain>()
       }
       return Option.some(brain)
-    }).pipe(Effect.withSpan("KeptBrainFiles.load", { attributes: { bankId } }))
+    }).pipe(
+      // Whatever went wrong, the brain is built from the tables as if there were no file.
+      Effect.catchCause((cause) =>
+        Effect.as(Effect.logWarning(`could not load the brain file of bank ${bankId}`, cause), Option.none<KeptBrain>())
+      ),
+      Effect.withSpan("KeptBrainFiles.load", { attributes: { bankId } })
+    )
 
   const wanted = (bankId: string, memories: number) =>
     Effect.suspend(() => {
