@@ -2,10 +2,11 @@
  * A big bank's brain survives a restart in its `.brain` file: after a build the file is written in a lull, and
  * after a SIGKILL the next service loads it and catches up from the tables (a memory added and a document deleted
  * after the file was written are both seen) instead of building; a graceful stop writes the file when it is behind,
- * so the next start loads it with nothing to catch up.
+ * so the next start loads it with nothing to catch up; a damaged file is built around.
  */
 import { assert, describe, it } from "@effect/vitest"
 import { Effect } from "effect"
+import { writeFileSync } from "node:fs"
 import { type Child, freePort, spawnService, waitForHealth } from "../support/ChildService.ts"
 import { freshServiceEnv } from "../support/TestServer.ts"
 
@@ -107,5 +108,15 @@ describe("the brain kept in its file", () => {
       assert.strictEqual(current.metrics.file_loads, 1)
       assert.strictEqual(current.metrics.incremental_updates, 0)
       yield* stopped(third, "SIGTERM")
+
+      // A damaged file costs a build, never a wrong answer or a failed recall.
+      writeFileSync(current.file_path, "not a brain file")
+      const fourth = yield* start
+      assert.deepStrictEqual(yield* recall(url, "pumpkin patch flooded"), pumpkins)
+      const rebuilt = yield* status(url)
+      assert.strictEqual(rebuilt.metrics.builds, 1)
+      assert.strictEqual(rebuilt.metrics.file_loads, 0)
+      assert.strictEqual(rebuilt.metrics.sql_fallbacks, 0)
+      yield* stopped(fourth, "SIGTERM")
     })), 180_000)
 })

@@ -39,32 +39,42 @@ export interface OpenedBrainFile {
 
 const sha256 = (bytes: Uint8Array) => createHash("sha256").update(bytes).digest()
 
-/** Header + payload for a manifest and its sections, in the current version. */
+/**
+ * Header + payload for a manifest and its sections, in the current version. Assembled in the one buffer that is
+ * returned (a 100k-memory brain is 65 MB: building the area, the payload and the file apart held three copies).
+ */
 export const encode = (manifest: Record<string, unknown>, sections: SectionWriter): Uint8Array => {
-  const { entries, area } = sections.finish()
+  const { entries, size } = sections.layout()
   const manifestBytes = encoder.encode(JSON.stringify({ ...manifest, sections: entries }))
   const bodyStart = 32
   const areaStart = align(bodyStart + 4 + manifestBytes.length)
-  const payload = new Uint8Array(areaStart + area.length)
-  const view = new DataView(payload.buffer)
-  view.setUint32(bodyStart, manifestBytes.length, true)
+  const file = new Uint8Array(headerBytes + areaStart + size)
+  const payload = file.subarray(headerBytes)
+  new DataView(payload.buffer, payload.byteOffset).setUint32(bodyStart, manifestBytes.length, true)
   payload.set(manifestBytes, bodyStart + 4)
-  payload.set(area, areaStart)
+  sections.copyInto(payload, areaStart)
   payload.set(sha256(payload.subarray(bodyStart)), 0)
-  return withHeader(currentVersion, payload)
+  writeHeader(file, currentVersion)
+  return file
 }
 
-/** The 32-byte header for a payload, followed by the payload. */
-export const withHeader = (version: number, payload: Uint8Array): Uint8Array => {
-  const file = new Uint8Array(headerBytes + payload.length)
-  const view = new DataView(file.buffer)
+/** Fills the 32-byte header of `file`, whose payload follows it. */
+const writeHeader = (file: Uint8Array, version: number) => {
+  const view = new DataView(file.buffer, file.byteOffset, headerBytes)
+  const payload = file.subarray(headerBytes)
   file.set(magic, 0)
   view.setUint16(8, version, true)
   view.setUint16(10, 0, true)
   view.setBigUint64(12, BigInt(payload.length), true)
   view.setUint32(20, crc32(payload), true)
   view.setUint32(24, crc32(file.subarray(0, 24)), true)
+}
+
+/** The 32-byte header for a payload, followed by the payload. */
+export const withHeader = (version: number, payload: Uint8Array): Uint8Array => {
+  const file = new Uint8Array(headerBytes + payload.length)
   file.set(payload, headerBytes)
+  writeHeader(file, version)
   return file
 }
 

@@ -63,16 +63,31 @@ export class SectionWriter {
     return this
   }
 
-  /** The section table and the section area. */
-  finish(): { readonly entries: ReadonlyArray<SectionEntry>; readonly area: Uint8Array } {
+  /** The section table and the section area's size. */
+  layout(): { readonly entries: ReadonlyArray<SectionEntry>; readonly size: number } {
     const entries: Array<SectionEntry> = []
     let size = 0
     for (const part of this.parts) {
       entries.push({ name: part.name, kind: part.kind, offset: size, length: part.bytes.length, count: part.count })
       size = align(size + part.bytes.length)
     }
+    return { entries, size }
+  }
+
+  /**
+   * Copies the sections into `target` from `at` on, as `layout` placed them (the gaps stay as they are: zeros in a
+   * fresh buffer). Written straight into the file's buffer, a large brain is copied once, not once per layer.
+   */
+  copyInto(target: Uint8Array, at: number): void {
+    const { entries } = this.layout()
+    for (let i = 0; i < this.parts.length; i++) target.set(this.parts[i]!.bytes, at + entries[i]!.offset)
+  }
+
+  /** The section table and the section area. */
+  finish(): { readonly entries: ReadonlyArray<SectionEntry>; readonly area: Uint8Array } {
+    const { entries, size } = this.layout()
     const area = new Uint8Array(size)
-    for (let i = 0; i < this.parts.length; i++) area.set(this.parts[i]!.bytes, entries[i]!.offset)
+    this.copyInto(area, 0)
     return { entries, area }
   }
 }
