@@ -92,8 +92,12 @@ export interface KeptBrain {
 export interface BrainFiles {
   /** The bank's kept file as a brain, when there is a valid one written for this service's models. */
   readonly load: (bankId: string) => Effect.Effect<Option.Option<KeptBrain>>
-  /** The bank's brain is worth a file (just built from the tables, or far ahead of its file): write one in a lull. */
-  readonly wanted: (bankId: string, memories: number) => Effect.Effect<void>
+  /**
+   * Writes the bank's brain to its file when the bank is big enough to keep one (never fails). Called when an idle
+   * brain is released and when its file falls far behind; never right after a build, while the brain is in use:
+   * writing a 100k-memory brain's file raised the server's resident memory by about 110 MB for good.
+   */
+  readonly keep: (bankId: string, memories: number) => Effect.Effect<void>
 }
 
 /** Why an imported brain was not installed as it is (then the next read builds one from SQL as usual). */
@@ -122,6 +126,8 @@ interface Entry {
   compacting: boolean
   /** A bulk change is being read whole: readers use the brain as it was until it is done. */
   rebuilding: boolean
+  /** Idle, and being written to its file before it is released. */
+  releasing: boolean
   readonly lock: Semaphore.Semaphore
 }
 
@@ -333,7 +339,6 @@ export class BankBrains extends Context.Service<BankBrains, {
             // With a shared log even an empty mark is recorded, so other nodes do not prune past this brain.
             entry.fileMark = undefined
             if (loaded.changeMark > 0 || marks !== undefined) yield* pruneChanges(bankId, entry, loaded.changeMark)
-            if (files !== undefined) yield* files.wanted(bankId, snapshot.nodeCount)
           }).pipe(Effect.withSpan("BankBrains.build", { attributes: { bankId } }))
 
         /**
@@ -421,8 +426,15 @@ export class BankBrains extends Context.Service<BankBrains, {
             }
             if (entry.fileMark !== undefined && files !== undefined) {
               entry.changesSinceFile += delta.changes.length
-              // The log kept for the file has grown as long as a catch-up would read: renew the file instead.
-              if (entry.changesSinceFile > bulkChange) yield* files.wanted(bankId, brain.keywords.size)
+              // The log kept for the file has grown as long as a catch-up would read: renew the file in a lull (the
+              // file's snapshot takes this lock, so not here).
+              if (entry.changesSinceFile > bulkChange) {
+                entry.changesSinceFile = 0
+                yield* foreground.yieldToRequests.pipe(
+                  Effect.andThen(files.keep(bankId, brain.keywords.size)),
+                  Effect.forkIn(scope)
+                )
+              }
             }
             if (brain.graph.needsCompaction) compactGraph(bankId, entry)
             yield* Effect.annotateCurrentSpan({
@@ -476,6 +488,7 @@ export class BankBrains extends Context.Service<BankBrains, {
               lastUsed: now,
               compacting: false,
               rebuilding: false,
+              releasing: false,
               lock: Semaphore.makeUnsafe(1)
             }
             entries.set(bankId, entry)
@@ -645,12 +658,24 @@ export class BankBrains extends Context.Service<BankBrains, {
             )
           })
 
-        const sweep = Effect.flatMap(Clock.currentTimeMillis, (now) =>
-          Effect.sync(() => {
-            for (const [bankId, entry] of entries) {
-              if (now - entry.lastUsed >= timeToLive) entries.delete(bankId)
+        /** Idle brains are released; with files attached, a big one is written to its file first. */
+        const sweep = Effect.gen(function*() {
+          const now = yield* Clock.currentTimeMillis
+          for (const [bankId, entry] of entries) {
+            if (now - entry.lastUsed < timeToLive || entry.releasing) continue
+            if (files === undefined || entry.brain === undefined) {
+              entries.delete(bankId)
+              continue
             }
-          }))
+            entry.releasing = true
+            yield* files.keep(bankId, entry.brain.keywords.size).pipe(
+              Effect.ensuring(Effect.sync(() => {
+                if (entries.get(bankId) === entry) entries.delete(bankId)
+              })),
+              Effect.forkIn(scope)
+            )
+          }
+        })
         yield* sweep.pipe(
           Effect.repeat(Schedule.spaced(Duration.millis(Math.min(60_000, Math.max(1_000, timeToLive / 2))))),
           Effect.forkScoped

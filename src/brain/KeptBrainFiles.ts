@@ -1,15 +1,15 @@
 /**
  * Big banks keep their brain in their `.brain` file, so that a restart, a brain released while idle, or a shard
  * moved to another node (with a shared `SERVICE_API_BRAIN_CACHE_DIR`) loads it and catches up from the tables
- * instead of building it again: at 100k memories a build reads 2.7M links (about 17 s on PGlite).
+ * instead of building it again: at 100k memories a build reads 2.7M links (6–17 s on PGlite).
  *
- * The file is written in a lull after a build from the tables, when the log kept for it grows long, and for every
- * loaded brain whose file is behind when the service stops (bounded by `stopBudget`). Only banks of at least
+ * The file is written when an idle brain is released, when the log kept for it grows long, and for every loaded
+ * brain whose file is behind when the service stops (bounded by `stopBudget`) — not right after a build, while the
+ * brain is in use: that raised a 100k server's resident memory by about 110 MB for good. Only banks of at least
  * `SERVICE_API_BRAIN_KEEP_FILES_MIN_MEMORIES` memories: a small bank builds faster than its file is read.
  */
 import { Duration, Effect, Layer, Option } from "effect"
 import { BankBrains, type KeptBrain } from "../bank/BankBrains.ts"
-import { Foreground } from "../bank/Foreground.ts"
 import { EngramConfig } from "../config/EngramConfig.ts"
 import { brainOfFile, BrainRuntime } from "./BrainRuntime.ts"
 
@@ -22,8 +22,6 @@ export const KeptBrainFiles = Layer.effectDiscard(Effect.gen(function*() {
   if (!settings.keepFiles) return
   const brains = yield* BankBrains
   const runtime = yield* BrainRuntime
-  const foreground = yield* Foreground
-  const scope = yield* Effect.scope
   const writing = new Set<string>()
 
   const write = (bankId: string) =>
@@ -53,20 +51,14 @@ export const KeptBrainFiles = Layer.effectDiscard(Effect.gen(function*() {
       Effect.withSpan("KeptBrainFiles.load", { attributes: { bankId } })
     )
 
-  const wanted = (bankId: string, memories: number) =>
+  const keep = (bankId: string, memories: number) =>
     Effect.suspend(() => {
       if (memories < settings.keepFilesMinMemories || writing.has(bankId)) return Effect.void
       writing.add(bankId)
-      // Forked: the caller holds the bank's brain lock, which the file's snapshot takes too.
-      return foreground.yieldToRequests.pipe(
-        Effect.andThen(write(bankId)),
-        Effect.ensuring(Effect.sync(() => writing.delete(bankId))),
-        Effect.forkIn(scope),
-        Effect.asVoid
-      )
+      return write(bankId).pipe(Effect.ensuring(Effect.sync(() => writing.delete(bankId))))
     })
 
-  yield* brains.attachFiles({ load, wanted })
+  yield* brains.attachFiles({ load, keep })
 
   // A file that already describes the bank as it is is kept as it is (`writeFile` compares before it writes).
   yield* Effect.addFinalizer(() =>

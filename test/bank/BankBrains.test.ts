@@ -146,6 +146,37 @@ layer(testApp(), { excludeTestServices: true })("bank brain", (it) => {
       )
     }), 180_000)
 
+  it.effect("an idle brain is written to its kept file before it is released, and the next read asks for the file", () =>
+    Effect.gen(function*() {
+      const server = yield* TestServer
+      const bank = `brain-idle-${bankNumber++}`
+      const seeded = yield* server.request("POST", `/v1/default/banks/${bank}/memories`, {
+        json: { items: sentences.slice(0, 5).map((content) => ({ content })) }
+      })
+      assert.strictEqual(seeded.status, 200, seeded.text)
+      const kept: Array<[string, number]> = []
+      const loads: Array<string> = []
+      yield* Effect.gen(function*() {
+        const brains = yield* BankBrains
+        yield* brains.attachFiles({
+          load: (bankId) => Effect.sync(() => void loads.push(bankId)).pipe(Effect.as(Option.none())),
+          keep: (bankId, memories) => Effect.sync(() => void kept.push([bankId, memories]))
+        })
+        const memories = Option.getOrThrow(yield* brains.available(bank)).keywords.size
+        assert.deepStrictEqual(loads, [bank], "a cold read asks for the kept file first")
+        assert.deepStrictEqual(kept, [], "nothing is written while the brain is in use")
+        // Idle past its time to live: the sweep (every second here) writes it, then releases it.
+        for (let waited = 0; waited < 10_000 && (yield* brains.state(bank)).loaded; waited += 100) {
+          yield* Effect.sleep("100 millis")
+        }
+        assert.deepStrictEqual(kept, [[bank, memories]])
+        assert.isFalse((yield* brains.state(bank)).loaded)
+        yield* brains.available(bank)
+        assert.deepStrictEqual(loads, [bank, bank])
+        assert.strictEqual((yield* brains.state(bank)).stats.builds, 2)
+      }).pipe(Effect.provide(BankBrains.layerWith({ idleTimeToLive: "500 millis" })))
+    }))
+
   it.effect("a bulk change is read as a rebuild, and answers the same", () =>
     Effect.gen(function*() {
       const server = yield* TestServer

@@ -1,6 +1,6 @@
 /**
  * A bank whose runner dies moves to the other runner with its brain: with a shared `SERVICE_API_BRAIN_CACHE_DIR`,
- * the new owner loads the `.brain` file the old owner kept and catches up (a memory retained after the file was
+ * the new owner loads the `.brain` file the old owner kept (here written by an export) and catches up (a memory retained after the file was
  * written is found), building nothing. PostgreSQL tier only.
  */
 import { assert, describe, it } from "@effect/vitest"
@@ -46,11 +46,9 @@ describe.skipIf(databaseTier === "pglite")("a moved shard's brain", () => {
       assert.notStrictEqual(bank, "", "no bank landed on the first runner")
       const path = `/v1/default/banks/${bank}`
 
-      // The owner built the brain on that recall and keeps it in the shared directory.
-      yield* until("the owner's file", async () => {
-        const status = await fetch(`${first.url}${path}/brain/status`).then((r) => r.json() as Promise<any>)
-        return status.exists && status.compatibility_reason === null ? true : undefined
-      }, 60_000, first.child)
+      // The owner keeps the brain it built in the shared directory (on release, at a stop, or as here on export).
+      const exported = yield* Effect.promise(() => fetch(`${first.url}${path}/brain/export`).then((r) => r.status))
+      assert.strictEqual(exported, 200)
       const later = yield* request(`${second.url}${path}/memories`, "POST", {
         items: [{ content: "The queen of hive 40 swarmed into the walnut tree." }]
       })
