@@ -8,6 +8,7 @@ import { SqlClient } from "effect/sql"
 import type { CurateRequest, ImpactRequest } from "../domain/Codebase.ts"
 import { NotFound, ValidationError } from "../domain/Errors.ts"
 import { chunkItem, CodebaseReads, decodeCursor, encodeCursor } from "./CodebaseReads.ts"
+import { previewOf } from "./intel/Chunker.ts"
 
 const stopwords = new Set(("the a an and or of to in for on at that this with is are be by as it i do does we my our your their from " +
   "about what how when where which into via code function module file class").split(" "))
@@ -66,9 +67,10 @@ export class CodeIntelligence extends Context.Service<CodeIntelligence, {
           if (found.length === 0) return yield* ValidationError.single("path", `'${value}' is not a file of the snapshot`)
           seedPaths = [value]
         } else {
-          matched = yield* orDie(sql`SELECT name, fq_name, kind, path, start_line, end_line FROM codebase_symbols
-            WHERE snapshot_id = ${snapshot.id} AND (name = ${value} OR fq_name = ${value} OR (${type === "query"} AND name ILIKE ${`%${value}%`}))
-            ORDER BY (name = ${value} OR fq_name = ${value}) DESC, pagerank DESC, path LIMIT 25`)
+          matched = yield* orDie(sql`SELECT parent_symbol AS name, parent_fq_name AS fq_name, kind, path, start_line, end_line
+            FROM codebase_chunks WHERE snapshot_id = ${snapshot.id} AND symbol_exported IS NOT NULL
+              AND (parent_symbol = ${value} OR parent_fq_name = ${value} OR (${type === "query"} AND parent_symbol ILIKE ${`%${value}%`}))
+            ORDER BY (parent_symbol = ${value} OR parent_fq_name = ${value}) DESC, symbol_pagerank DESC, path LIMIT 25`)
           seedPaths = [...new Set(matched.map((row: any) => row.path as string))]
           if (type === "query" && seedPaths.length === 0) {
             const files = yield* orDie(sql<{ path: string }>`SELECT path FROM codebase_files WHERE snapshot_id = ${snapshot.id}
@@ -123,7 +125,7 @@ export class CodeIntelligence extends Context.Service<CodeIntelligence, {
         const rows = yield* orDie(sql`SELECT * FROM codebase_chunks WHERE snapshot_id = ${snapshot.id} AND route_target IN ${sql.in(routes)}
           ORDER BY significance_score DESC, path, start_line LIMIT 4000`)
         const scored = rows.map((row: any) => {
-          const text = textScore(intent, words(`${row.label} ${row.previewText}`))
+          const text = textScore(intent, words(`${row.label} ${previewOf(row.contentText)}`))
           const path = pathScore(intent, row.path)
           const score = 0.45 * text + 0.25 * row.significanceScore + 0.15 * (row.pagerankCentrality ?? 0) + 0.15 * path
           return { row, text, path, score: text + path > 0 ? score : 0 }

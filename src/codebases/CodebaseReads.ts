@@ -7,6 +7,8 @@ import { Context, Effect, Layer, Option } from "effect"
 import { SqlClient } from "effect/sql"
 import { NotFound, ValidationError } from "../domain/Errors.ts"
 import { type CodebaseRecord, CodebaseStore, type SnapshotRecord } from "./CodebaseStore.ts"
+import { previewOf } from "./intel/Chunker.ts"
+import { unpackComponents } from "./intel/Significance.ts"
 
 const iso = (date: Date | null | undefined) => (date ? new Date(date).toISOString() : null)
 const emptyCounts = () => ({ unrouted: 0, memory: 0, research: 0, dismissed: 0 })
@@ -40,16 +42,17 @@ export const lifecycle = (shown: SnapshotRecord | undefined, approvedId: string 
 
 export const chunkItem = (row: any) => ({
   id: row.id, chunk_key: row.chunkKey, path: row.path, language: row.language, kind: row.kind, label: row.label,
-  preview_text: row.previewText, start_line: row.startLine, end_line: row.endLine, container: row.container,
+  preview_text: previewOf(row.contentText), start_line: row.startLine, end_line: row.endLine, container: row.container,
   parent_symbol: row.parentSymbol, parent_fq_name: row.parentFqName, parse_confidence: row.parseConfidence,
   cluster_id: row.clusterId, cluster_label: row.clusterLabel, route_target: row.routeTarget, route_source: row.routeSource,
   change_kind: row.changeKind, related_count: row.relatedCount, document_id: row.documentId,
-  significance_score: row.significanceScore, significance_components: row.significanceComponents ?? null,
+  significance_score: row.significanceScore,
+  significance_components: unpackComponents(row.significanceComponents, row.significanceScore, row.autoRouteReason),
   file_role: row.fileRole, auto_route_reason: row.autoRouteReason, complexity_score: row.complexityScore,
   safety_tags: row.safetyTags ?? [], pagerank_centrality: row.pagerankCentrality, fanin_count: row.faninCount
 })
 
-const itemColumns = `id, chunk_key, path, language, kind, label, preview_text, start_line, end_line, container,
+const itemColumns = `id, chunk_key, path, language, kind, label, content_text, start_line, end_line, container,
   parent_symbol, parent_fq_name, parse_confidence, cluster_id, cluster_label, route_target, route_source, change_kind,
   related_count, document_id, significance_score, significance_components, file_role, auto_route_reason,
   complexity_score, safety_tags, pagerank_centrality, fanin_count`
@@ -73,6 +76,11 @@ export interface ChunkQuery {
   readonly route_source?: string | undefined
   readonly order_by?: "significance" | "review" | "path" | "complexity" | "pagerank" | undefined
 }
+
+/** A symbol as the API shows it, read from its chunk (each symbol is stored as the chunk cut for it). */
+export const symbolColumns = `id, parent_symbol AS name, kind, parent_fq_name AS fq_name, container,
+  symbol_exported AS exported, start_line, end_line, complexity_score::int AS complexity, symbol_pagerank AS pagerank,
+  fanin_count AS fanin`
 
 const like = (text: string) => `%${text.replace(/[\\%_]/g, (char) => `\\${char}`)}%`
 const prefix = (text: string) => `${text.replace(/[\\%_]/g, (char) => `\\${char}`)}%`
@@ -188,7 +196,7 @@ export class CodebaseReads extends Context.Service<CodebaseReads, {
           ...(query.route_target ? [sql`route_target = ${query.route_target}`] : []),
           ...(query.changed_only === true ? [sql`change_kind <> 'unchanged'`] : []),
           ...(query.kind ? [sql`kind = ${query.kind}`] : []),
-          ...(query.q ? [sql`(label ILIKE ${like(query.q)} OR preview_text ILIKE ${like(query.q)})`] : []),
+          ...(query.q ? [sql`(label ILIKE ${like(query.q)} OR content_text ILIKE ${like(query.q)})`] : []),
           ...(query.min_significance !== undefined ? [sql`significance_score >= ${query.min_significance}`] : []),
           ...(query.max_significance !== undefined ? [sql`significance_score <= ${query.max_significance}`] : []),
           ...(query.file_role ? [sql`file_role = ${query.file_role}`] : []),
@@ -241,9 +249,9 @@ export class CodebaseReads extends Context.Service<CodebaseReads, {
           SELECT 'file_import', o.path, 0.5, o.id, o.path, o.label, o.kind, o.start_line, o.end_line
           FROM ordered o JOIN neighbours n ON n.path = o.path WHERE o.position <= 4 AND o.path <> ${row.path}
           ORDER BY score DESC, path, start_line LIMIT 50`)
-        const symbols = yield* orDie(sql`SELECT id, name, kind, fq_name, container, exported, start_line, end_line, complexity, pagerank, fanin
-          FROM codebase_symbols WHERE snapshot_id = ${row.snapshotId} AND path = ${row.path}
-            AND start_line <= ${row.endLine} AND end_line >= ${row.startLine} ORDER BY start_line, fq_name LIMIT 100`)
+        const symbols = yield* orDie(sql`SELECT ${sql.literal(symbolColumns)}
+          FROM codebase_chunks WHERE snapshot_id = ${row.snapshotId} AND path = ${row.path} AND symbol_exported IS NOT NULL
+            AND start_line <= ${row.endLine} AND end_line >= ${row.startLine} ORDER BY start_line, parent_fq_name LIMIT 100`)
         const edges = yield* orDie(sql`SELECT edge_type, from_path, to_path, from_symbol, to_symbol, target_ref, label FROM codebase_edges
           WHERE snapshot_id = ${row.snapshotId} AND (from_path = ${row.path} OR to_path = ${row.path})
           ORDER BY edge_type, from_path, to_path NULLS LAST LIMIT 100`)
@@ -284,10 +292,10 @@ export class CodebaseReads extends Context.Service<CodebaseReads, {
         const q = query.q.trim()
         const rows = yield* orDie(sql`SELECT s.*, CASE WHEN s.name = ${q} OR s.fq_name = ${q} THEN 3
               WHEN s.name LIKE ${prefix(q)} OR s.fq_name LIKE ${prefix(q)} THEN 2 ELSE 1 END AS rank,
-            ARRAY(SELECT c.id FROM codebase_chunks c WHERE c.snapshot_id = s.snapshot_id AND c.path = s.path
+            ARRAY(SELECT c.id FROM codebase_chunks c WHERE c.snapshot_id = ${snapshot.id} AND c.path = s.path
               AND c.start_line <= s.end_line AND c.end_line >= s.start_line ORDER BY c.start_line, c.id) AS chunk_ids
-          FROM codebase_symbols s WHERE ${sql.and([
-            sql`s.snapshot_id = ${snapshot.id}`,
+          FROM (SELECT ${sql.literal(symbolColumns)}, path, language FROM codebase_chunks
+            WHERE snapshot_id = ${snapshot.id} AND symbol_exported IS NOT NULL) s WHERE ${sql.and([
             sql`(s.name ILIKE ${like(q)} OR s.fq_name ILIKE ${like(q)})`,
             ...(query.kind ? [sql`s.kind = ${query.kind}`] : []),
             ...(query.path_prefix ? [sql`s.path LIKE ${prefix(query.path_prefix)}`] : []),

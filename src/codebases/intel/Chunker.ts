@@ -20,7 +20,6 @@ export interface ChunkDraft {
   readonly endLine: number
   readonly contentText: string
   readonly contentHash: string
-  readonly previewText: string
   readonly parseConfidence: number
   /** Index of the symbol in the file's symbol list, -1 for a region. */
   readonly symbol: number
@@ -33,7 +32,8 @@ export const sha256 = (data: string | Uint8Array) => createHash("sha256").update
 
 const previewLength = 220
 
-const preview = (text: string): string => {
+/** What a chunk list shows of a chunk: the head of its text, whitespace collapsed (derived on read, not stored). */
+export const previewOf = (text: string): string => {
   // Only the head matters: once a long chunk's collapsed head is longer than the preview, the rest cannot change it.
   for (let size = 4096; size < text.length; size *= 4) {
     const head = text.slice(0, size).replace(/\s+/g, " ").trimStart()
@@ -63,7 +63,6 @@ export const chunkFile = (
       endLine: end,
       contentText,
       contentHash: sha256(contentText),
-      previewText: preview(contentText),
       parseConfidence: confidence,
       symbol
     }

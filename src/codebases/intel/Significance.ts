@@ -113,3 +113,24 @@ export const significance = (input: SignificanceInput, settings: TriageSettings)
   const rounded = Object.fromEntries(Object.entries(components).map(([key, value]) => [key, round4(value)]))
   return { score, components: { ...rounded, score, route_hint: hint, reason }, hint, reason }
 }
+
+/** The stored order of a chunk's significance components; the route hint comes last. */
+const componentKeys = [
+  "role_weight", "symbol_kind_weight", "exportness", "pagerank_centrality", "fanin", "complexity_density",
+  "safety_priority", "cluster_representativeness", "change_boost", "parse_confidence"
+] as const
+
+/**
+ * A chunk's components as stored: the values in `componentKeys` order, then the route hint. The score and the
+ * reason are left out because the chunk keeps them in columns of their own.
+ */
+export const packComponents = (components: Readonly<Record<string, unknown>>): Array<unknown> =>
+  [...componentKeys.map((key) => components[key] ?? null), components["route_hint"] ?? null]
+
+/** The components as the API shows them, from the stored values and the chunk's score and reason columns. */
+export const unpackComponents = (stored: unknown, score: number, reason: string | null): Record<string, unknown> | null => {
+  if (!Array.isArray(stored)) return stored === null || stored === undefined ? null : stored as Record<string, unknown>
+  const components: Record<string, unknown> = {}
+  componentKeys.forEach((key, index) => components[key] = stored[index])
+  return { ...components, score, route_hint: stored[componentKeys.length], reason }
+}

@@ -213,7 +213,9 @@ export const assembleSnapshot = (input: AssemblyInput): SnapshotRows => {
       safetyTags: tags,
       pagerankCentrality: round4(symbolPr > 0 ? symbolPr : filePr),
       faninCount: global === undefined ? 0 : fanin[global]!,
-      relatedCount: 0
+      relatedCount: 0,
+      symbolExported: symbol === undefined ? null : symbol.exported,
+      symbolPagerank: global === undefined ? null : round4(symbolRank[global]!)
     }
   })
 

@@ -1,7 +1,8 @@
 /** How each snapshot row maps onto its table's columns, for `bulkInsert`. */
 import type { ArtifactRow } from "../intel/Artifacts.ts"
 import type { BulkColumn } from "./BulkInsert.ts"
-import type { ChunkRow, EdgeRow, FileRow, SymbolRow } from "./SnapshotRows.ts"
+import { packComponents } from "../intel/Significance.ts"
+import type { ChunkRow, EdgeRow, FileRow } from "./SnapshotRows.ts"
 
 export const fileColumns: ReadonlyArray<BulkColumn<FileRow>> = [
   { column: "path", type: "text", value: (f) => f.path },
@@ -14,22 +15,6 @@ export const fileColumns: ReadonlyArray<BulkColumn<FileRow>> = [
   { column: "line_count", type: "int", value: (f) => f.lineCount },
   { column: "chunk_count", type: "int", value: (f) => f.chunkCount },
   { column: "parse", type: "json", value: (f) => f.parse }
-]
-
-export const symbolColumns: ReadonlyArray<BulkColumn<SymbolRow>> = [
-  { column: "id", type: "text", value: (s) => s.id },
-  { column: "path", type: "text", value: (s) => s.path },
-  { column: "language", type: "text", value: (s) => s.language },
-  { column: "name", type: "text", value: (s) => s.name },
-  { column: "kind", type: "text", value: (s) => s.kind },
-  { column: "container", type: "text", value: (s) => s.container },
-  { column: "fq_name", type: "text", value: (s) => s.fqName },
-  { column: "exported", type: "boolean", value: (s) => s.exported },
-  { column: "start_line", type: "int", value: (s) => s.startLine },
-  { column: "end_line", type: "int", value: (s) => s.endLine },
-  { column: "complexity", type: "int", value: (s) => s.complexity },
-  { column: "pagerank", type: "real", value: (s) => s.pagerank },
-  { column: "fanin", type: "int", value: (s) => s.fanin }
 ]
 
 export const edgeColumns: ReadonlyArray<BulkColumn<EdgeRow>> = [
@@ -56,7 +41,6 @@ export const chunkColumns: ReadonlyArray<BulkColumn<ChunkRow>> = [
   { column: "end_line", type: "int", value: (c) => c.endLine },
   { column: "content_text", type: "text", value: (c) => c.contentText },
   { column: "content_hash", type: "text", value: (c) => c.contentHash },
-  { column: "preview_text", type: "text", value: (c) => c.previewText },
   { column: "parse_confidence", type: "real", value: (c) => c.parseConfidence },
   { column: "cluster_id", type: "text", value: (c) => c.clusterId },
   { column: "cluster_label", type: "text", value: (c) => c.clusterLabel },
@@ -66,12 +50,14 @@ export const chunkColumns: ReadonlyArray<BulkColumn<ChunkRow>> = [
   { column: "change_kind", type: "text", value: (c) => c.changeKind },
   { column: "related_count", type: "int", value: (c) => c.relatedCount },
   { column: "significance_score", type: "real", value: (c) => c.significanceScore },
-  { column: "significance_components", type: "json", value: (c) => c.significanceComponents },
+  { column: "significance_components", type: "json", value: (c) => packComponents(c.significanceComponents) },
   { column: "file_role", type: "text", value: (c) => c.fileRole },
   { column: "complexity_score", type: "real", value: (c) => c.complexityScore },
   { column: "safety_tags", type: "text[]", value: (c) => c.safetyTags },
   { column: "pagerank_centrality", type: "real", value: (c) => c.pagerankCentrality },
-  { column: "fanin_count", type: "int", value: (c) => c.faninCount }
+  { column: "fanin_count", type: "int", value: (c) => c.faninCount },
+  { column: "symbol_exported", type: "boolean", value: (c) => c.symbolExported },
+  { column: "symbol_pagerank", type: "real", value: (c) => c.symbolPagerank }
 ]
 
 export const artifactColumns: ReadonlyArray<BulkColumn<ArtifactRow>> = [

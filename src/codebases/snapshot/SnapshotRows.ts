@@ -59,10 +59,14 @@ export interface ChunkRow extends Omit<ChunkDraft, "symbol"> {
   readonly pagerankCentrality: number
   readonly faninCount: number
   readonly relatedCount: number
+  /** Set on a symbol's chunk (a symbol is stored as its chunk), NULL on a region. */
+  readonly symbolExported: boolean | null
+  readonly symbolPagerank: number | null
 }
 
 export interface SnapshotRows {
   readonly files: ReadonlyArray<FileRow>
+  /** Not stored as rows of their own: each symbol is its chunk. Kept for the stats and the artifacts. */
   readonly symbols: ReadonlyArray<SymbolRow>
   readonly edges: ReadonlyArray<EdgeRow>
   readonly chunks: ReadonlyArray<ChunkRow>

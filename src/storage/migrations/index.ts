@@ -24,6 +24,7 @@ import memoryRepos from "./0022_memory_repos.ts"
 import repoTreeAndCleanup from "./0023_repo_tree_and_cleanup.ts"
 import brainChangeMarks from "./0024_brain_change_marks.ts"
 import codebaseWriteCost from "./0025_codebase_write_cost.ts"
+import codebaseLeanRows from "./0026_codebase_lean_rows.ts"
 
 export const migrations = {
   "0001_banks_and_operations": banksAndOperations,
@@ -50,5 +51,6 @@ export const migrations = {
   "0022_memory_repos": memoryRepos,
   "0023_repo_tree_and_cleanup": repoTreeAndCleanup,
   "0024_brain_change_marks": brainChangeMarks,
-  "0025_codebase_write_cost": codebaseWriteCost
+  "0025_codebase_write_cost": codebaseWriteCost,
+  "0026_codebase_lean_rows": codebaseLeanRows
 }
