@@ -132,5 +132,6 @@ export const unpackComponents = (stored: unknown, score: number, reason: string 
   if (!Array.isArray(stored)) return stored === null || stored === undefined ? null : stored as Record<string, unknown>
   const components: Record<string, unknown> = {}
   componentKeys.forEach((key, index) => components[key] = stored[index])
-  return { ...components, score, route_hint: stored[componentKeys.length], reason }
+  // The score column is a `real`: read back it carries float4 noise (0.4978 as 0.49779999...); scores have 4 places.
+  return { ...components, score: round4(score), route_hint: stored[componentKeys.length], reason }
 }
