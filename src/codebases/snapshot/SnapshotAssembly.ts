@@ -254,7 +254,6 @@ export const assembleSnapshot = (input: AssemblyInput): SnapshotRows => {
   const finalChunks = chunks.map((chunk) => ({ ...chunk, relatedCount: related.get(chunk.id) ?? 0 }))
 
   const symbolRows: Array<SymbolRow> = symbols.map((entry, index) => ({
-    id: sha1(`${snapshotId}|${entry.path}|${entry.symbol.fqName}|${entry.symbol.startLine}`).slice(0, 24),
     path: entry.path,
     language: entry.language,
     name: entry.symbol.name,

@@ -17,7 +17,6 @@ export interface FileRow {
 }
 
 export interface SymbolRow {
-  readonly id: string
   readonly path: string
   readonly language: string
   readonly name: string
