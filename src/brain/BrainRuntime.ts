@@ -22,7 +22,7 @@ import { Embeddings } from "../models/Embeddings.ts"
 import { encodeActivitySection } from "./activity/ActivityExchange.ts"
 import { ActivityModels } from "./activity/ActivityModels.ts"
 import { tierBudgets } from "./BrainSettings.ts"
-import { writeAtomically } from "./file/AtomicFile.ts"
+import { removeStaleTemporaries, writeAtomically } from "./file/AtomicFile.ts"
 import {
   type BrainFileContent,
   type BrainMemory,
@@ -133,6 +133,13 @@ export class BrainRuntime extends Context.Service<BrainRuntime, {
       }
 
       const filePath = (bankId: string) => join(cacheDir, `${encodeURIComponent(bankId)}.brain`)
+
+      // Temporaries of file writes a stop or a kill cut short. An hour old at least: the directory may be shared by
+      // nodes of a cluster, and a younger one can be another node's write in progress.
+      yield* removeStaleTemporaries(cacheDir, 60 * 60_000).pipe(
+        Effect.tap((removed) => removed > 0 ? Effect.logInfo("removed unfinished brain file writes", { directory: cacheDir, removed }) : Effect.void),
+        Effect.forkScoped
+      )
 
       const readBytes = (path: string) =>
         Effect.promise(() => readFile(path).then((buffer) => new Uint8Array(buffer.buffer, buffer.byteOffset, buffer.byteLength), () => undefined))
