@@ -7,6 +7,7 @@
  */
 import { Data, Effect } from "effect"
 import yauzl from "yauzl"
+import { inflateRawSync } from "node:zlib"
 
 export interface ArchiveLimits {
   readonly maxFiles: number
@@ -34,6 +35,8 @@ export class ArchiveRefused extends Data.TaggedError("ArchiveRefused")<{
  * quarter of the per-file cap (at most 1 MiB), so the ratio still guards when the file cap is small.
  */
 const ratioFloor = (limits: ArchiveLimits) => Math.min(1024 * 1024, limits.maxFileBytes / 4)
+/** Read options for an entry's bytes as stored; `decodeFileData` (yauzl 3.3) is newer than the published typings. */
+const storedBytes = { decodeFileData: false } as unknown as yauzl.ZipFileOptions
 const symlinkMode = 0o120000
 const fileTypeMask = 0o170000
 
@@ -50,6 +53,41 @@ export const normalizeEntryPath = (raw: string): string | ArchiveRefused => {
     parts.push(part)
   }
   return parts.join("/")
+}
+
+/**
+ * Inflates one entry's stored bytes, never past the tightest of the caps that apply to it: the file cap, what is
+ * left of the archive's, the compression ratio, and the size its header declares (more or fewer bytes than
+ * declared is a lying header). One synchronous inflate per entry: a zlib stream per entry cost more than the
+ * inflating itself for a repository's many small files (0.4–0.8 s for 2,082 files, now a fraction of that).
+ */
+const inflateEntry = (
+  name: string, entry: yauzl.Entry, stored: Buffer, limits: ArchiveLimits, totalLeft: number
+): Uint8Array | ArchiveRefused => {
+  const caps: ReadonlyArray<readonly [number, RefusalReason, string]> = [
+    [limits.maxFileBytes, "file_too_large", `entry '${name}' inflates past ${limits.maxFileBytes} bytes`],
+    [totalLeft, "archive_too_large", `the archive inflates to more than ${limits.maxTotalBytes} bytes`],
+    [Math.max(ratioFloor(limits), limits.maxRatio * Math.max(1, entry.compressedSize)), "compression_ratio",
+      `entry '${name}' inflates more than ${limits.maxRatio} times its compressed size`],
+    [entry.uncompressedSize, "size_mismatch", `entry '${name}' inflates past the ${entry.uncompressedSize} bytes its header declares`]
+  ]
+  const [limit, reason, message] = caps.reduce((tightest, cap) => (cap[0] < tightest[0] ? cap : tightest))
+  let content: Buffer
+  if (entry.compressionMethod === 0) content = stored
+  else if (entry.compressionMethod === 8) {
+    try {
+      content = inflateRawSync(stored, { maxOutputLength: Math.max(1, limit) })
+    } catch (error) {
+      return error instanceof RangeError
+        ? new ArchiveRefused({ reason, message })
+        : new ArchiveRefused({ reason: "not_a_zip", message: `entry '${name}' is damaged: ${(error as Error).message}` })
+    }
+  } else return new ArchiveRefused({ reason: "not_a_zip", message: `entry '${name}' uses compression method ${entry.compressionMethod}` })
+  if (content.byteLength > limit) return new ArchiveRefused({ reason, message })
+  if (content.byteLength !== entry.uncompressedSize) {
+    return new ArchiveRefused({ reason: "size_mismatch", message: `entry '${name}' holds ${content.byteLength} bytes, not the ${entry.uncompressedSize} its header declares` })
+  }
+  return new Uint8Array(content.buffer, content.byteOffset, content.byteLength)
 }
 
 export const readZip = (bytes: Uint8Array, limits: ArchiveLimits): Effect.Effect<Array<ArchiveEntry>, ArchiveRefused> =>
@@ -94,35 +132,18 @@ export const readZip = (bytes: Uint8Array, limits: ArchiveLimits): Effect.Effect
         if (total + entry.uncompressedSize > limits.maxTotalBytes) {
           return refuse("archive_too_large", `the archive inflates to more than ${limits.maxTotalBytes} bytes`)
         }
-        opened.openReadStream(entry, (streamError, stream) => {
+        // The entry's bytes as stored; inflated below in one synchronous call, bounded by the tightest cap.
+        opened.openReadStream(entry, storedBytes, (streamError, stream) => {
           if (streamError || stream === undefined) return refuse("not_a_zip", `entry '${raw}' cannot be read: ${streamError?.message ?? "unknown"}`)
           const chunks: Array<Buffer> = []
-          let size = 0
-          stream.on("data", (chunk: Buffer) => {
-            size += chunk.length
-            total += chunk.length
-            const ratio = size / Math.max(1, entry.compressedSize)
-            const breach = size > limits.maxFileBytes
-              ? ["file_too_large", `entry '${raw}' inflates past ${limits.maxFileBytes} bytes`] as const
-              : total > limits.maxTotalBytes
-              ? ["archive_too_large", `the archive inflates to more than ${limits.maxTotalBytes} bytes`] as const
-              : size > ratioFloor(limits) && ratio > limits.maxRatio
-              ? ["compression_ratio", `entry '${raw}' inflates more than ${limits.maxRatio} times its compressed size`] as const
-              : undefined
-            if (breach !== undefined) {
-              stream.destroy()
-              return refuse(breach[0], breach[1])
-            }
-            chunks.push(chunk)
-          })
-          // yauzl counts the inflated bytes against the declared size: a header that lies about it ends the read.
-          stream.on("error", (error: Error) =>
-            /bytes in the stream/.test(error.message)
-              ? refuse("size_mismatch", `entry '${raw}' does not match its declared size: ${error.message}`)
-              : refuse("not_a_zip", `entry '${raw}' is damaged: ${error.message}`))
+          stream.on("data", (chunk: Buffer) => chunks.push(chunk))
+          stream.on("error", (error: Error) => refuse("not_a_zip", `entry '${raw}' is damaged: ${error.message}`))
           stream.on("end", () => {
             if (settled) return
-            entries.push({ path, bytes: new Uint8Array(Buffer.concat(chunks)) })
+            const content = inflateEntry(raw, entry, Buffer.concat(chunks), limits, limits.maxTotalBytes - total)
+            if (content instanceof ArchiveRefused) return refuse(content.reason, content.message)
+            total += content.byteLength
+            entries.push({ path, bytes: content })
             opened.readEntry()
           })
         })
