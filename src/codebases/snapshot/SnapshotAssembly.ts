@@ -170,7 +170,41 @@ export const assembleSnapshot = (input: AssemblyInput): SnapshotRows => {
     const cluster = clusterOfFile.get(file.path)!.id
     if (!representative.has(cluster)) representative.set(cluster, draft.chunkKey)
   }
-  const chunks: Array<ChunkRow> = drafts.map(({ draft, file }) => {
+  // Related chunks (not stored; the chunk detail derives them the same way): the chunks next to it in its file,
+  // and the first four chunks of each file its file imports or is imported by. Counted before the rows are built.
+  const ids = drafts.map(({ draft }) => sha1(`${snapshotId}|${draft.chunkKey}`).slice(0, 24))
+  const chunksOfFile = new Map<string, number>()
+  for (const { draft } of drafts) chunksOfFile.set(draft.path, (chunksOfFile.get(draft.path) ?? 0) + 1)
+  const neighbours = new Map<string, Set<string>>()
+  const neighbour = (a: string, b: string) => {
+    const set = neighbours.get(a) ?? new Set<string>()
+    set.add(b)
+    neighbours.set(a, set)
+  }
+  for (const [from, targets] of importsOf) {
+    for (const to of targets) {
+      neighbour(from, to)
+      neighbour(to, from)
+    }
+  }
+  const neighbourChunks = new Map([...neighbours].map(([path, set]) =>
+    [path, [...set].reduce((sum, other) => sum + Math.min(4, chunksOfFile.get(other) ?? 0), 0)]))
+  const byFile = new Map<string, Array<number>>()
+  drafts.forEach(({ draft }, index) => {
+    const list = byFile.get(draft.path) ?? []
+    list.push(index)
+    byFile.set(draft.path, list)
+  })
+  const related = new Int32Array(drafts.length)
+  for (const [path, list] of byFile) {
+    list.sort((a, b) => drafts[a]!.draft.startLine - drafts[b]!.draft.startLine || (ids[a]! < ids[b]! ? -1 : 1))
+    list.forEach((index, position) => {
+      const adjacent = (position > 0 ? 1 : 0) + (position < list.length - 1 ? 1 : 0)
+      related[index] = adjacent + (neighbourChunks.get(path) ?? 0)
+    })
+  }
+
+  const finalChunks: Array<ChunkRow> = drafts.map(({ draft, file }, index) => {
     const global = draft.symbol >= 0 ? globalSymbolIndex.get(`${file.path}\u0000${draft.symbol}`) : undefined
     const symbol = global === undefined ? undefined : symbols[global]!.symbol
     const symbolPr = global === undefined ? 0 : symbolRank[global]!
@@ -198,7 +232,7 @@ export const assembleSnapshot = (input: AssemblyInput): SnapshotRows => {
       : scored.hint === "memory" ? ["memory", "auto_triage_memory_pending"]
       : ["unrouted", "auto_triage_review"]
     return {
-      id: sha1(`${snapshotId}|${draft.chunkKey}`).slice(0, 24),
+      id: ids[index]!,
       ...draft,
       clusterId: cluster.id,
       clusterLabel: cluster.label,
@@ -213,45 +247,11 @@ export const assembleSnapshot = (input: AssemblyInput): SnapshotRows => {
       safetyTags: tags,
       pagerankCentrality: round4(symbolPr > 0 ? symbolPr : filePr),
       faninCount: global === undefined ? 0 : fanin[global]!,
-      relatedCount: 0,
+      relatedCount: related[index]!,
       symbolExported: symbol === undefined ? null : symbol.exported,
       symbolPagerank: global === undefined ? null : round4(symbolRank[global]!)
     }
   })
-
-  // Related chunks (not stored; the chunk detail derives them the same way): the chunks next to it in its file,
-  // and the first four chunks of each file its file imports or is imported by.
-  const chunksOfFile = new Map<string, number>()
-  for (const chunk of chunks) chunksOfFile.set(chunk.path, (chunksOfFile.get(chunk.path) ?? 0) + 1)
-  const neighbours = new Map<string, Set<string>>()
-  const neighbour = (a: string, b: string) => {
-    const set = neighbours.get(a) ?? new Set<string>()
-    set.add(b)
-    neighbours.set(a, set)
-  }
-  for (const [from, targets] of importsOf) {
-    for (const to of targets) {
-      neighbour(from, to)
-      neighbour(to, from)
-    }
-  }
-  const neighbourChunks = new Map([...neighbours].map(([path, set]) =>
-    [path, [...set].reduce((sum, other) => sum + Math.min(4, chunksOfFile.get(other) ?? 0), 0)]))
-  const byFile = new Map<string, Array<ChunkRow>>()
-  for (const chunk of chunks) {
-    const list = byFile.get(chunk.path) ?? []
-    list.push(chunk)
-    byFile.set(chunk.path, list)
-  }
-  const related = new Map<string, number>()
-  for (const [path, list] of byFile) {
-    list.sort((a, b) => a.startLine - b.startLine || (a.id < b.id ? -1 : 1))
-    list.forEach((chunk, position) => {
-      const adjacent = (position > 0 ? 1 : 0) + (position < list.length - 1 ? 1 : 0)
-      related.set(chunk.id, adjacent + (neighbourChunks.get(path) ?? 0))
-    })
-  }
-  const finalChunks = chunks.map((chunk) => ({ ...chunk, relatedCount: related.get(chunk.id) ?? 0 }))
 
   const symbolRows: Array<SymbolRow> = symbols.map((entry, index) => ({
     path: entry.path,
