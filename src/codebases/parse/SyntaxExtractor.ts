@@ -1,8 +1,10 @@
 /**
  * Turns one parsed syntax tree into what a snapshot keeps of a file: symbols (kind, container, fully qualified
- * name, exportedness, lines, cyclomatic complexity), import specifiers and calls with their calling symbol. It
- * walks the tree once with a cursor and materialises nodes only where a rule matches. No I/O, no resolution of
- * imports against other files (that needs the whole snapshot: see `CodeGraph`).
+ * name, exportedness, lines, cyclomatic complexity), import specifiers and calls with their calling symbol. The
+ * nodes any rule looks at are collected in document order by one call into the parser (`descendantsOfType`), not
+ * by stepping a cursor through every node from JavaScript: each step crossed into WebAssembly, and the walk cost
+ * more than the parse itself. No I/O, no resolution of imports against other files (that needs the whole
+ * snapshot: see `SnapshotAssembly`).
  */
 import type { Node, Tree } from "web-tree-sitter"
 import type { ParsedLanguage } from "./Languages.ts"
@@ -153,7 +155,8 @@ const importsOf = (node: Node, language: ParsedLanguage): Array<ParsedImport> =>
 }
 
 interface Scope {
-  readonly depth: number
+  /** Where the scope's node ends: a later node starting there or after is outside it. */
+  readonly endIndex: number
   /** Index into `symbols`, or -1 for a container without a symbol of its own (a rust `impl` block). */
   readonly symbol: number
   readonly fqName: string
@@ -204,6 +207,19 @@ const declaredNames = (node: Node, language: ParsedLanguage): Array<{ name: stri
 
 const moduleLevelParents = new Set(["program", "module", "source_file", "export_statement", "translation_unit"])
 
+/** Per language, every node type a rule looks at. */
+const watchedTypes = new Map<ParsedLanguage, Array<string>>()
+const watchedTypesOf = (language: ParsedLanguage): Array<string> => {
+  let types = watchedTypes.get(language)
+  if (types === undefined) {
+    const rule = rules[language]
+    types = [...new Set([...Object.keys(rule.symbols), "impl_item", ...rule.variables, ...decisionTypes, ...booleanTypes,
+      ...rule.imports, ...rule.calls])]
+    watchedTypes.set(language, types)
+  }
+  return types
+}
+
 export const extractSyntax = (tree: Tree, language: ParsedLanguage): FileParse => {
   const rule = rules[language]
   const symbols: Array<ParsedSymbol> = []
@@ -211,8 +227,6 @@ export const extractSyntax = (tree: Tree, language: ParsedLanguage): FileParse =
   const calls: Array<ParsedCall> = []
   const scopes: Array<Scope> = []
   const seen = new Set<string>()
-  const cursor = tree.walk()
-  let depth = 0
 
   const addSymbol = (node: Node, name: string, kind: SymbolKind, containerOverride: string | null = null): number => {
     const enclosing = scopes.length > 0 ? scopes[scopes.length - 1]! : undefined
@@ -246,64 +260,49 @@ export const extractSyntax = (tree: Tree, language: ParsedLanguage): FileParse =
     return -1
   }
 
-  for (;;) {
-    if (cursor.nodeIsNamed) {
-      while (scopes.length > 0 && scopes[scopes.length - 1]!.depth >= depth) scopes.pop()
-      const type = cursor.nodeType
-      const base = rule.symbols[type]
-      if (base !== undefined) {
-        const node = cursor.currentNode
-        const kind = kindOf(node, base, language)
-        const name = kind === null ? null : nameOf(node)
-        if (kind !== null && name !== null && name !== "") {
-          const index = addSymbol(node, name, kind, receiverOf(node))
-          if (index >= 0) scopes.push({ depth, symbol: index, fqName: symbols[index]!.fqName, classLike: classLikeKinds.has(kind) })
-        }
-      } else if (type === "impl_item") {
-        // Rust methods live in `impl Type { ... }`: a container scope without a symbol of its own.
-        const node = cursor.currentNode
-        const name = node.childForFieldName("type")?.text
-        if (name !== undefined) {
-          const container = scopes.length > 0 ? `${scopes[scopes.length - 1]!.fqName}.` : ""
-          scopes.push({ depth, symbol: -1, fqName: container + name.replace(/<.*$/, ""), classLike: true })
-        }
-      } else if (rule.variables.has(type) && scopes.length === 0) {
-        const node = cursor.currentNode
-        if (node.parent !== null && moduleLevelParents.has(node.parent.type)) {
-          const declared = declaredNames(node, language)
-          const indexes = declared.map((entry) => addSymbol(node, entry.name, entry.kind))
-          // A single declared name owns what its initializer calls (`export const layer = Layer.effect(...)`).
-          if (declared.length === 1 && indexes[0]! >= 0) {
-            scopes.push({ depth, symbol: indexes[0]!, fqName: symbols[indexes[0]!]!.fqName, classLike: false })
-          }
-        }
+  // In document order: a node comes after every node that contains it, so the scopes still open are its ancestors.
+  for (const node of tree.rootNode.descendantsOfType(watchedTypesOf(language))) {
+    // Keywords share some names with node types (`if` in Ruby is a node, elsewhere a token): nodes only.
+    if (!node.isNamed) continue
+    const type = node.type
+    while (scopes.length > 0 && scopes[scopes.length - 1]!.endIndex <= node.startIndex) scopes.pop()
+    const base = rule.symbols[type]
+    if (base !== undefined) {
+      const kind = kindOf(node, base, language)
+      const name = kind === null ? null : nameOf(node)
+      if (kind !== null && name !== null && name !== "") {
+        const index = addSymbol(node, name, kind, receiverOf(node))
+        if (index >= 0) scopes.push({ endIndex: node.endIndex, symbol: index, fqName: symbols[index]!.fqName, classLike: classLikeKinds.has(kind) })
       }
-      if (decisionTypes.has(type) || booleanTypes.has(type)) {
-        const counts = !booleanTypes.has(type) || booleanOperators.has(cursor.currentNode.childForFieldName("operator")?.text ?? "")
-        const owner = innermostSymbol() === -1 ? undefined : symbols[innermostSymbol()]
-        if (counts && owner !== undefined) owner.complexity += 1
+    } else if (type === "impl_item") {
+      // Rust methods live in `impl Type { ... }`: a container scope without a symbol of its own.
+      const name = node.childForFieldName("type")?.text
+      if (name !== undefined) {
+        const container = scopes.length > 0 ? `${scopes[scopes.length - 1]!.fqName}.` : ""
+        scopes.push({ endIndex: node.endIndex, symbol: -1, fqName: container + name.replace(/<.*$/, ""), classLike: true })
       }
-      if (rule.imports.has(type)) {
-        for (const found of importsOf(cursor.currentNode, language)) if (found.specifier !== "") imports.push(found)
-      }
-      if (rule.calls.has(type)) {
-        const node = cursor.currentNode
-        const callee = calleeOf(node, language)
-        if (callee !== null) {
-          calls.push({ callee, line: node.startPosition.row + 1, caller: innermostSymbol() })
+    } else if (rule.variables.has(type) && scopes.length === 0) {
+      if (node.parent !== null && moduleLevelParents.has(node.parent.type)) {
+        const declared = declaredNames(node, language)
+        const indexes = declared.map((entry) => addSymbol(node, entry.name, entry.kind))
+        // A single declared name owns what its initializer calls (`export const layer = Layer.effect(...)`).
+        if (declared.length === 1 && indexes[0]! >= 0) {
+          scopes.push({ endIndex: node.endIndex, symbol: indexes[0]!, fqName: symbols[indexes[0]!]!.fqName, classLike: false })
         }
       }
     }
-    if (cursor.gotoFirstChild()) {
-      depth++
-      continue
+    if (decisionTypes.has(type) || booleanTypes.has(type)) {
+      const counts = !booleanTypes.has(type) || booleanOperators.has(node.childForFieldName("operator")?.text ?? "")
+      const owner = innermostSymbol() === -1 ? undefined : symbols[innermostSymbol()]
+      if (counts && owner !== undefined) owner.complexity += 1
     }
-    while (!cursor.gotoNextSibling()) {
-      if (!cursor.gotoParent()) {
-        cursor.delete()
-        return { symbols, imports, calls, hasErrors: tree.rootNode.hasError }
-      }
-      depth--
+    if (rule.imports.has(type)) {
+      for (const found of importsOf(node, language)) if (found.specifier !== "") imports.push(found)
+    }
+    if (rule.calls.has(type)) {
+      const callee = calleeOf(node, language)
+      if (callee !== null) calls.push({ callee, line: node.startPosition.row + 1, caller: innermostSymbol() })
     }
   }
+  return { symbols, imports, calls, hasErrors: tree.rootNode.hasError }
 }
