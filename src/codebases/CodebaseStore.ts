@@ -5,7 +5,7 @@
 import { Context, Effect, Layer, Option } from "effect"
 import { SqlClient } from "effect/sql"
 import type { ArtifactRow } from "./intel/Artifacts.ts"
-import type { FileParse } from "./parse/SyntaxExtractor.ts"
+import { unpackParse } from "./parse/StoredParse.ts"
 import type { PreviousFile } from "./snapshot/SnapshotPlan.ts"
 import { bulkInsert } from "./snapshot/BulkInsert.ts"
 import { artifactColumns, chunkColumns, edgeColumns, fileColumns } from "./snapshot/SnapshotColumns.ts"
@@ -125,10 +125,10 @@ export class CodebaseStore extends Context.Service<CodebaseStore, {
               updated_at = now() WHERE id = ${snapshotId}`.pipe(Effect.asVoid, Effect.orDie),
         previousFiles: (snapshotId) =>
           snapshotId === null ? Effect.succeed(new Map()) :
-          sql<{ path: string; contentHash: string; parse: FileParse | null }>`
+          sql<{ path: string; contentHash: string; parse: unknown }>`
             SELECT path, content_hash, parse FROM codebase_files WHERE snapshot_id = ${snapshotId}`.pipe(
             Effect.orDie,
-            Effect.map((rows) => new Map(rows.map((row) => [row.path, { contentHash: row.contentHash, parse: row.parse }])))),
+            Effect.map((rows) => new Map(rows.map((row) => [row.path, { contentHash: row.contentHash, parse: unpackParse(row.parse) }])))),
         previousRoutes: (snapshotId) =>
           snapshotId === null ? Effect.succeed(new Map()) :
           sql<{ chunkKey: string; contentHash: string; routeTarget: string }>`

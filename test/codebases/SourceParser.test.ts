@@ -9,6 +9,7 @@ import { louvain } from "../../src/codebases/graph/Communities.ts"
 import { pageRank } from "../../src/codebases/graph/PageRank.ts"
 import type { ParsedLanguage } from "../../src/codebases/parse/Languages.ts"
 import { parseSource } from "../../src/codebases/parse/SourceParser.ts"
+import { packParse, unpackParse } from "../../src/codebases/parse/StoredParse.ts"
 
 const parse = (language: ParsedLanguage, text: string) =>
   Effect.promise(() => parseSource({ path: "x", language, text })).pipe(Effect.map((outcome) => {
@@ -62,6 +63,20 @@ const cases: ReadonlyArray<[ParsedLanguage, string, { symbols: Array<string>; im
 describe("tree-sitter extraction", () => {
   for (const [language, text, expected] of cases) {
     it.effect(language, () => Effect.map(parse(language, text), (actual) => assert.deepStrictEqual(actual, expected)))
+  }
+
+  // What a snapshot stores of every parse reads back as the same parse (the next refresh reuses it), and a parse
+  // stored as an object by an earlier version is read as it is.
+  for (const [language, text] of cases) {
+    it.effect(`${language}: the stored parse reads back whole`, () =>
+      Effect.gen(function*() {
+        const outcome = yield* Effect.promise(() => parseSource({ path: "x", language, text }))
+        if (!outcome.ok) throw new Error(outcome.message)
+        const stored = JSON.parse(JSON.stringify(packParse(outcome.parse)))
+        assert.deepStrictEqual(unpackParse(stored), outcome.parse)
+        assert.deepStrictEqual(unpackParse(JSON.parse(JSON.stringify(outcome.parse))), outcome.parse)
+        assert.isBelow(JSON.stringify(stored).length, JSON.stringify(outcome.parse).length)
+      }))
   }
 
   it("resolves imports per language against the snapshot's files", () => {

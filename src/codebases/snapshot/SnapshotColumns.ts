@@ -2,6 +2,7 @@
 import type { ArtifactRow } from "../intel/Artifacts.ts"
 import type { BulkColumn } from "./BulkInsert.ts"
 import { packComponents } from "../intel/Significance.ts"
+import { packParse } from "../parse/StoredParse.ts"
 import type { ChunkRow, EdgeRow, FileRow } from "./SnapshotRows.ts"
 
 export const fileColumns: ReadonlyArray<BulkColumn<FileRow>> = [
@@ -14,7 +15,7 @@ export const fileColumns: ReadonlyArray<BulkColumn<FileRow>> = [
   { column: "change_kind", type: "text", value: (f) => f.changeKind },
   { column: "line_count", type: "int", value: (f) => f.lineCount },
   { column: "chunk_count", type: "int", value: (f) => f.chunkCount },
-  { column: "parse", type: "json", value: (f) => f.parse }
+  { column: "parse", type: "json", value: (f) => f.parse === null ? null : packParse(f.parse) }
 ]
 
 export const edgeColumns: ReadonlyArray<BulkColumn<EdgeRow>> = [
