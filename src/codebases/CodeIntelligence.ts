@@ -9,6 +9,8 @@ import type { CurateRequest, ImpactRequest } from "../domain/Codebase.ts"
 import { NotFound, ValidationError } from "../domain/Errors.ts"
 import { chunkItem, CodebaseReads, decodeCursor, encodeCursor } from "./CodebaseReads.ts"
 import { previewOf } from "./intel/Chunker.ts"
+import { byTypeAndPaths, snapshotEdges } from "./snapshot/StoredEdges.ts"
+import type { EdgeRow } from "./snapshot/SnapshotRows.ts"
 
 const stopwords = new Set(("the a an and or of to in for on at that this with is are be by as it i do does we my our your their from " +
   "about what how when where which into via code function module file class").split(" "))
@@ -78,10 +80,15 @@ export class CodeIntelligence extends Context.Service<CodeIntelligence, {
             seedPaths = files.map((row) => row.path)
           }
         }
-        const edges = yield* orDie(sql<{ edgeType: string; fromPath: string; toPath: string; fromSymbol: string | null; toSymbol: string | null }>`
-          SELECT DISTINCT ON (edge_type, from_path, to_path) edge_type, from_path, to_path, from_symbol, to_symbol
-          FROM codebase_edges WHERE snapshot_id = ${snapshot.id} AND to_path IS NOT NULL AND from_path <> to_path
-          ORDER BY edge_type, from_path, to_path`)
+        // One edge per (type, source file, target file), resolved and between two files.
+        const pairs = new Set<string>()
+        const edges = (yield* snapshotEdges(sql, snapshot.id)).filter((edge): edge is EdgeRow & { toPath: string } => {
+          if (edge.toPath === null || edge.toPath === edge.fromPath) return false
+          const pair = `${edge.edgeType}\u0000${edge.fromPath}\u0000${edge.toPath}`
+          if (pairs.has(pair)) return false
+          pairs.add(pair)
+          return true
+        }).sort(byTypeAndPaths)
         const dependents = new Map<string, Array<(typeof edges)[number]>>()
         for (const edge of edges) {
           const list = dependents.get(edge.toPath) ?? []

@@ -9,6 +9,7 @@ import { NotFound, ValidationError } from "../domain/Errors.ts"
 import { type CodebaseRecord, CodebaseStore, type SnapshotRecord } from "./CodebaseStore.ts"
 import { previewOf } from "./intel/Chunker.ts"
 import { unpackComponents } from "./intel/Significance.ts"
+import { byTypeAndPaths, snapshotEdges } from "./snapshot/StoredEdges.ts"
 
 const iso = (date: Date | null | undefined) => (date ? new Date(date).toISOString() : null)
 const emptyCounts = () => ({ unrouted: 0, memory: 0, research: 0, dismissed: 0 })
@@ -230,19 +231,17 @@ export class CodebaseReads extends Context.Service<CodebaseReads, {
         if (row === undefined || row.owner !== codebaseId) return yield* NotFound.of("chunk", chunkId)
         // Related chunks, as the import counted them: the neighbours in the file, and the first four chunks of
         // each file this file imports or is imported by (resolved import edges only).
+        const allEdges = yield* snapshotEdges(sql, row.snapshotId)
+        const neighbourPaths = [...new Set(allEdges.flatMap((edge) =>
+          edge.edgeType !== "imports" || edge.toPath === null ? [] :
+          edge.fromPath === row.path ? [edge.toPath] : edge.toPath === row.path ? [edge.fromPath] : []))]
         const related = yield* orDie(sql`
           WITH ordered AS (
             SELECT id, path, label, kind, start_line, end_line,
               row_number() OVER (PARTITION BY path ORDER BY start_line, id) AS position
             FROM codebase_chunks WHERE snapshot_id = ${row.snapshotId}
           ), mine AS (SELECT position FROM ordered WHERE id = ${chunkId}),
-          neighbours AS (
-            SELECT to_path AS path FROM codebase_edges WHERE snapshot_id = ${row.snapshotId} AND edge_type = 'imports'
-              AND from_path = ${row.path} AND to_path IS NOT NULL
-            UNION
-            SELECT from_path FROM codebase_edges WHERE snapshot_id = ${row.snapshotId} AND edge_type = 'imports'
-              AND to_path = ${row.path}
-          )
+          neighbours AS (SELECT unnest(${neighbourPaths}::text[]) AS path)
           SELECT 'adjacent' AS link_type, 'same-file' AS link_label, 1.0 AS score, o.id, o.path, o.label, o.kind, o.start_line, o.end_line
           FROM ordered o, mine m WHERE o.path = ${row.path} AND abs(o.position - m.position) = 1
           UNION ALL
@@ -252,9 +251,7 @@ export class CodebaseReads extends Context.Service<CodebaseReads, {
         const symbols = yield* orDie(sql`SELECT ${sql.literal(symbolColumns)}
           FROM codebase_chunks WHERE snapshot_id = ${row.snapshotId} AND path = ${row.path} AND symbol_exported IS NOT NULL
             AND start_line <= ${row.endLine} AND end_line >= ${row.startLine} ORDER BY start_line, parent_fq_name LIMIT 100`)
-        const edges = yield* orDie(sql`SELECT edge_type, from_path, to_path, from_symbol, to_symbol, target_ref, label FROM codebase_edges
-          WHERE snapshot_id = ${row.snapshotId} AND (from_path = ${row.path} OR to_path = ${row.path})
-          ORDER BY edge_type, from_path, to_path NULLS LAST LIMIT 100`)
+        const edges = allEdges.filter((edge) => edge.fromPath === row.path || edge.toPath === row.path).sort(byTypeAndPaths).slice(0, 100)
         const members = row.clusterId === null ? [] : yield* orDie(sql`SELECT id, path, label, kind, start_line, end_line, significance_score
           FROM codebase_chunks WHERE snapshot_id = ${row.snapshotId} AND cluster_id = ${row.clusterId} AND id <> ${chunkId}
           ORDER BY significance_score DESC, path, start_line LIMIT 25`)

@@ -8,7 +8,7 @@ import type { ArtifactRow } from "./intel/Artifacts.ts"
 import { unpackParse } from "./parse/StoredParse.ts"
 import type { PreviousFile } from "./snapshot/SnapshotPlan.ts"
 import { bulkInsert } from "./snapshot/BulkInsert.ts"
-import { artifactColumns, chunkColumns, edgeColumns, fileColumns } from "./snapshot/SnapshotColumns.ts"
+import { artifactColumns, chunkColumns, fileColumns } from "./snapshot/SnapshotColumns.ts"
 import type { SnapshotRows } from "./snapshot/SnapshotRows.ts"
 
 export interface CodebaseRecord {
@@ -74,12 +74,11 @@ export class CodebaseStore extends Context.Service<CodebaseStore, {
       const writeSnapshot = Effect.fn("CodebaseStore.writeSnapshot")(function*(
         snapshotId: string, codebaseId: string, rows: SnapshotRows, artifacts: ReadonlyArray<ArtifactRow>, stats: unknown
       ) {
-        for (const table of ["codebase_files", "codebase_edges", "codebase_chunks", "codebase_artifacts"]) {
+        for (const table of ["codebase_files", "codebase_chunks", "codebase_artifacts"]) {
           yield* sql`DELETE FROM ${sql(table)} WHERE snapshot_id = ${snapshotId}`
         }
         const snapshot = { snapshot_id: snapshotId }
         yield* bulkInsert(sql, "codebase_files", snapshot, fileColumns, rows.files)
-        yield* bulkInsert(sql, "codebase_edges", snapshot, edgeColumns, rows.edges)
         yield* bulkInsert(sql, "codebase_chunks", snapshot, chunkColumns, rows.chunks)
         yield* bulkInsert(sql, "codebase_artifacts", snapshot, artifactColumns, artifacts, { onConflictDoNothing: true })
         yield* sql`UPDATE codebase_snapshots SET status = 'review_required', stats = ${JSON.stringify(stats)}::jsonb,

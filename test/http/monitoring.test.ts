@@ -50,12 +50,16 @@ layer(testApp({ maxRequestBytes: 64 * 1024 }), { excludeTestServices: true })("m
   it.effect("metrics are Prometheus text with requests by route and status, operations and actors", () =>
     Effect.gen(function*() {
       const server = yield* TestServer
+      // Counters are cumulative for the process (other tests may share it): the request adds exactly one.
+      const statsRequests = (text: string) =>
+        Number(text.match(/engram_http_requests_total\{method="GET",route="\/v1\/default\/banks\/\{bank_id\}\/stats",status="200"\} (\d+)/)?.[1] ?? 0)
+      const before = statsRequests((yield* server.request("GET", "/metrics")).text)
       yield* server.request("PUT", "/v1/default/banks/metered", { json: {} })
       yield* server.request("GET", "/v1/default/banks/metered/stats")
       const metrics = yield* server.request("GET", "/metrics")
       assert.strictEqual(metrics.status, 200)
       assert.include(metrics.headers.get("content-type") ?? "", "text/plain")
-      assert.match(metrics.text, /engram_http_requests_total\{method="GET",route="\/v1\/default\/banks\/\{bank_id\}\/stats",status="200"\} 1/)
+      assert.strictEqual(statsRequests(metrics.text), before + 1)
       assert.include(metrics.text, "engram_http_request_duration_seconds_bucket")
       assert.include(metrics.text, "engram_bank_actors")
     }))

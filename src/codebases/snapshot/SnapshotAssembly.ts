@@ -269,6 +269,12 @@ export const assembleSnapshot = (input: AssemblyInput): SnapshotRows => {
   }))
   const chunkCount = new Map<string, number>()
   for (const chunk of finalChunks) chunkCount.set(chunk.path, (chunkCount.get(chunk.path) ?? 0) + 1)
+  const edgesFrom = new Map<string, Array<EdgeRow>>()
+  for (const edge of edges) {
+    const list = edgesFrom.get(edge.fromPath)
+    if (list === undefined) edgesFrom.set(edge.fromPath, [edge])
+    else list.push(edge)
+  }
   const fileRows: Array<FileRow> = input.files.map((file) => ({
     path: file.path,
     language: file.language,
@@ -279,7 +285,8 @@ export const assembleSnapshot = (input: AssemblyInput): SnapshotRows => {
     changeKind: file.changeKind,
     lineCount: input.lines.get(file.path)?.length ?? 0,
     chunkCount: chunkCount.get(file.path) ?? 0,
-    parse: input.parses.get(file.path) ?? null
+    parse: input.parses.get(file.path) ?? null,
+    edges: edgesFrom.get(file.path) ?? []
   }))
   return { files: fileRows, symbols: symbolRows, edges, chunks: finalChunks, clusterCount: members.size }
 }

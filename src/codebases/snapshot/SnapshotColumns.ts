@@ -3,7 +3,8 @@ import type { ArtifactRow } from "../intel/Artifacts.ts"
 import type { BulkColumn } from "./BulkInsert.ts"
 import { packComponents } from "../intel/Significance.ts"
 import { packParse } from "../parse/StoredParse.ts"
-import type { ChunkRow, EdgeRow, FileRow } from "./SnapshotRows.ts"
+import { packEdges } from "./StoredEdges.ts"
+import type { ChunkRow, FileRow } from "./SnapshotRows.ts"
 
 export const fileColumns: ReadonlyArray<BulkColumn<FileRow>> = [
   { column: "path", type: "text", value: (f) => f.path },
@@ -15,17 +16,8 @@ export const fileColumns: ReadonlyArray<BulkColumn<FileRow>> = [
   { column: "change_kind", type: "text", value: (f) => f.changeKind },
   { column: "line_count", type: "int", value: (f) => f.lineCount },
   { column: "chunk_count", type: "int", value: (f) => f.chunkCount },
-  { column: "parse", type: "json", value: (f) => f.parse === null ? null : packParse(f.parse) }
-]
-
-export const edgeColumns: ReadonlyArray<BulkColumn<EdgeRow>> = [
-  { column: "edge_type", type: "text", value: (e) => e.edgeType },
-  { column: "from_path", type: "text", value: (e) => e.fromPath },
-  { column: "to_path", type: "text", value: (e) => e.toPath },
-  { column: "from_symbol", type: "text", value: (e) => e.fromSymbol },
-  { column: "to_symbol", type: "text", value: (e) => e.toSymbol },
-  { column: "target_ref", type: "text", value: (e) => e.targetRef },
-  { column: "label", type: "text", value: (e) => e.label }
+  { column: "parse", type: "json", value: (f) => f.parse === null ? null : packParse(f.parse) },
+  { column: "edges", type: "json", value: (f) => packEdges(f.edges) }
 ]
 
 export const chunkColumns: ReadonlyArray<BulkColumn<ChunkRow>> = [

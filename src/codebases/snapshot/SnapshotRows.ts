@@ -14,6 +14,8 @@ export interface FileRow {
   readonly chunkCount: number
   /** Kept so the next snapshot can reuse it when the file did not change. */
   readonly parse: FileParse | null
+  /** The import and call edges that start in this file (stored with it, not as rows of their own). */
+  readonly edges: ReadonlyArray<EdgeRow>
 }
 
 export interface SymbolRow {
@@ -67,6 +69,7 @@ export interface SnapshotRows {
   readonly files: ReadonlyArray<FileRow>
   /** Not stored as rows of their own: each symbol is its chunk. Kept for the stats and the artifacts. */
   readonly symbols: ReadonlyArray<SymbolRow>
+  /** All of them, in the order found; each file also holds its own. */
   readonly edges: ReadonlyArray<EdgeRow>
   readonly chunks: ReadonlyArray<ChunkRow>
   readonly clusterCount: number

@@ -25,6 +25,7 @@ import repoTreeAndCleanup from "./0023_repo_tree_and_cleanup.ts"
 import brainChangeMarks from "./0024_brain_change_marks.ts"
 import codebaseWriteCost from "./0025_codebase_write_cost.ts"
 import codebaseLeanRows from "./0026_codebase_lean_rows.ts"
+import codebaseEdgesWithFiles from "./0027_codebase_edges_with_files.ts"
 
 export const migrations = {
   "0001_banks_and_operations": banksAndOperations,
@@ -52,5 +53,6 @@ export const migrations = {
   "0023_repo_tree_and_cleanup": repoTreeAndCleanup,
   "0024_brain_change_marks": brainChangeMarks,
   "0025_codebase_write_cost": codebaseWriteCost,
-  "0026_codebase_lean_rows": codebaseLeanRows
+  "0026_codebase_lean_rows": codebaseLeanRows,
+  "0027_codebase_edges_with_files": codebaseEdgesWithFiles
 }

@@ -1,7 +1,8 @@
 /**
- * Upgrading a database that already holds codebase snapshots (migration 0026): symbols written to their own table
+ * Upgrading a database that already holds codebase snapshots. Migration 0026: symbols written to their own table
  * by earlier versions become the chunk's symbol columns, and the significance components stored as objects are
- * rewritten to the packed form, which reads back as the same object the API showed before the upgrade.
+ * rewritten to the packed form, which reads back as the same object the API showed before the upgrade. Migration
+ * 0027: edge rows move into the file they start from and read back as the same edges.
  */
 import { NodeServices } from "@effect/platform-node"
 import * as PgMigrator from "@effect/sql-pg/PgMigrator"
@@ -10,6 +11,8 @@ import { Effect, Layer } from "effect"
 import { SqlClient } from "effect/sql"
 import * as SqlLive from "../../layers/storage/SqlLive.ts"
 import { unpackComponents } from "../../src/codebases/intel/Significance.ts"
+import type { EdgeRow } from "../../src/codebases/snapshot/SnapshotRows.ts"
+import { snapshotEdges } from "../../src/codebases/snapshot/StoredEdges.ts"
 import { migrations } from "../../src/storage/migrations/index.ts"
 
 const upTo = (last: number) =>
@@ -60,5 +63,35 @@ describe("migration 0026 (lean codebase rows)", () => {
         assert.isTrue(Array.isArray(chunk.significanceComponents), "stored packed")
         assert.deepStrictEqual(unpackComponents(chunk.significanceComponents, chunk.significanceScore, chunk.autoRouteReason), components)
       }
+    }).pipe(Effect.provide(Layer.merge(SqlLive.pglite(), NodeServices.layer))), 60_000)
+
+  it.effect("keeps an existing snapshot's edges, each in the file it starts from", () =>
+    Effect.gen(function*() {
+      const sql = yield* SqlClient.SqlClient
+      yield* upTo(26)
+      yield* sql`INSERT INTO banks (bank_id) VALUES ('b2')`
+      yield* sql`INSERT INTO codebases (id, bank_id, name, source_type) VALUES ('cb2', 'b2', 'demo', 'zip')`
+      yield* sql`INSERT INTO codebase_snapshots (id, codebase_id, bank_id, status) VALUES ('s2', 'cb2', 'b2', 'review_required')`
+      for (const path of ["src/a.ts", "src/b.ts", "src/c.ts"]) {
+        yield* sql`INSERT INTO codebase_files (snapshot_id, path, language, status, file_role, content_hash, change_kind, line_count, chunk_count)
+          VALUES ('s2', ${path}, 'typescript', 'indexed', 'source', 'h', 'added', 10, 1)`
+      }
+      const edges: Array<EdgeRow> = [
+        { edgeType: "imports", fromPath: "src/a.ts", toPath: "src/b.ts", fromSymbol: null, toSymbol: null, targetRef: "./b.ts", label: "{ run, stop }" },
+        { edgeType: "imports", fromPath: "src/a.ts", toPath: null, fromSymbol: null, toSymbol: null, targetRef: "effect", label: "effect" },
+        { edgeType: "calls", fromPath: "src/a.ts", toPath: "src/b.ts", fromSymbol: "main", toSymbol: "run", targetRef: "run", label: "main -> run" },
+        { edgeType: "calls", fromPath: "src/c.ts", toPath: "src/a.ts", fromSymbol: "K.go", toSymbol: "main", targetRef: "main", label: "K.go -> main" }
+      ]
+      for (const edge of edges) {
+        yield* sql`INSERT INTO codebase_edges (snapshot_id, edge_type, from_path, to_path, from_symbol, to_symbol, target_ref, label)
+          VALUES ('s2', ${edge.edgeType}, ${edge.fromPath}, ${edge.toPath}, ${edge.fromSymbol}, ${edge.toSymbol}, ${edge.targetRef}, ${edge.label})`
+      }
+      yield* upTo(27)
+
+      const [table] = yield* sql<{ found: string | null }>`SELECT to_regclass('codebase_edges')::text AS found`
+      assert.isNull(table!.found, "the edge table is gone")
+      assert.deepStrictEqual(yield* snapshotEdges(sql, "s2"), edges)
+      const [b] = yield* sql<{ edges: unknown }>`SELECT edges FROM codebase_files WHERE snapshot_id = 's2' AND path = 'src/b.ts'`
+      assert.isNull(b!.edges, "a file no edge starts from holds none")
     }).pipe(Effect.provide(Layer.merge(SqlLive.pglite(), NodeServices.layer))), 60_000)
 })
