@@ -13,24 +13,30 @@ const gloveCache = join(tmpdir(), "engram-glove-cache", "models")
 // runs PGlite), not the database: both run on the PGlite tier only.
 const clientsOnlyOnPglite = ["test/ui/**", "test/cli/**"]
 
-const tier = (name: string, database: string, exclude: Array<string> = []) => ({
+// Most files share their worker's modules (no isolation): loading the module graph afresh for each of ~260 files was a
+// quarter of a CI run. Files that start processes, run a cluster or time background work get a fresh one each, as
+// before, so nothing one file leaves running (a timer, a brain, a child) can touch them.
+const isolatedDirectories = ["test/process", "test/cluster", "test/bank", "test/ui", "test/cli"]
+
+const tier = (name: string, database: string, exclude: Array<string> = []) => [true, false].map((isolate) => ({
   extends: true as const,
   test: {
-    name,
+    name: isolate ? `${name}-isolated` : name,
+    isolate,
     env: { ENGRAM_TEST_DATABASE: database, SERVICE_API_EMBEDDINGS_CACHE_DIR: gloveCache },
-    exclude: ["**/node_modules/**", ...exclude]
+    include: isolate ? isolatedDirectories.map((directory) => `${directory}/**/*.test.ts`) : ["test/**/*.test.ts"],
+    exclude: ["**/node_modules/**", ...exclude, ...(isolate ? [] : isolatedDirectories.map((directory) => `${directory}/**`))]
   }
-})
+}))
 
 export default defineConfig({
   test: {
-    include: ["test/**/*.test.ts"],
     // The run's temporary directories and PostgreSQL schemas, removed when it ends.
     globalSetup: ["test/globalSetup.ts"],
     testTimeout: 60_000,
     hookTimeout: 120_000,
     fileParallelism: true,
     maxWorkers: 2,
-    projects: postgresUrl ? [tier("pglite", "pglite"), tier("postgres", postgresUrl, clientsOnlyOnPglite)] : [tier("pglite", "pglite")]
+    projects: postgresUrl ? [...tier("pglite", "pglite"), ...tier("postgres", postgresUrl, clientsOnlyOnPglite)] : tier("pglite", "pglite")
   }
 })
