@@ -41,16 +41,22 @@ export const lifecycle = (shown: SnapshotRecord | undefined, approvedId: string 
   }
 }
 
+/**
+ * Scores are stored as `real` and come back with float4 noise (0.4978 as 0.49779999...); every score was written with
+ * at most 4 places, so rounding there gives back exactly the value written.
+ */
+const written = (value: number | null | undefined) => value === null || value === undefined ? null : Number(value.toFixed(4))
+
 export const chunkItem = (row: any) => ({
   id: row.id, chunk_key: row.chunkKey, path: row.path, language: row.language, kind: row.kind, label: row.label,
   preview_text: previewOf(row.contentText), start_line: row.startLine, end_line: row.endLine, container: row.container,
-  parent_symbol: row.parentSymbol, parent_fq_name: row.parentFqName, parse_confidence: row.parseConfidence,
+  parent_symbol: row.parentSymbol, parent_fq_name: row.parentFqName, parse_confidence: written(row.parseConfidence),
   cluster_id: row.clusterId, cluster_label: row.clusterLabel, route_target: row.routeTarget, route_source: row.routeSource,
   change_kind: row.changeKind, related_count: row.relatedCount, document_id: row.documentId,
-  significance_score: row.significanceScore,
+  significance_score: written(row.significanceScore),
   significance_components: unpackComponents(row.significanceComponents, row.significanceScore, row.autoRouteReason),
-  file_role: row.fileRole, auto_route_reason: row.autoRouteReason, complexity_score: row.complexityScore,
-  safety_tags: row.safetyTags ?? [], pagerank_centrality: row.pagerankCentrality, fanin_count: row.faninCount
+  file_role: row.fileRole, auto_route_reason: row.autoRouteReason, complexity_score: written(row.complexityScore),
+  safety_tags: row.safetyTags ?? [], pagerank_centrality: written(row.pagerankCentrality), fanin_count: row.faninCount
 })
 
 const itemColumns = `id, chunk_key, path, language, kind, label, content_text, start_line, end_line, container,
@@ -258,7 +264,9 @@ export class CodebaseReads extends Context.Service<CodebaseReads, {
         const snake = (value: any) => Object.fromEntries(Object.entries(value).map(([key, item]) => [key.replace(/[A-Z]/g, (c) => `_${c.toLowerCase()}`), item]))
         return {
           ...chunkItem(row), snapshot_id: row.snapshotId, content_text: row.contentText,
-          related_chunks: related.map(snake), symbols: symbols.map(snake), impact_edges: edges.map(snake), cluster_members: members.map(snake)
+          related_chunks: related.map(snake), symbols: symbols.map((symbol: any) => snake({ ...symbol, pagerank: written(symbol.pagerank) })),
+          impact_edges: edges.map(snake),
+          cluster_members: members.map((member: any) => snake({ ...member, significanceScore: written(member.significanceScore) }))
         }
       })
 
@@ -302,7 +310,7 @@ export class CodebaseReads extends Context.Service<CodebaseReads, {
           items: rows.map((row: any) => ({
             id: row.id, name: row.name, kind: row.kind, fq_name: row.fqName, container: row.container, path: row.path,
             language: row.language, start_line: row.startLine, end_line: row.endLine, exported: row.exported,
-            complexity: row.complexity, pagerank: row.pagerank, fanin: row.fanin,
+            complexity: row.complexity, pagerank: written(row.pagerank), fanin: row.fanin,
             match: row.rank === 3 ? "exact" : row.rank === 2 ? "prefix" : "fuzzy", chunk_ids: row.chunkIds ?? []
           }))
         }

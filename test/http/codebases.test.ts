@@ -147,6 +147,12 @@ layer(app, { excludeTestServices: true })("codebases over HTTP", (it) => {
       assert.strictEqual(counts.unrouted + counts.memory + counts.research + counts.dismissed, all.items.length)
       const paths = all.items.map((chunk: any) => `${chunk.path}:${String(chunk.start_line).padStart(4, "0")}`)
       assert.deepStrictEqual(paths, [...paths].sort())
+      // Scores read back as written (4 places), not with the float4 noise of their columns.
+      for (const chunk of all.items) {
+        for (const score of [chunk.significance_score, chunk.pagerank_centrality, chunk.parse_confidence, chunk.significance_components.score]) {
+          assert.strictEqual(score, Number(score.toFixed(4)), `${chunk.path}:${chunk.start_line}`)
+        }
+      }
       const page1 = (yield* server.request("GET", `${base}/${codebaseId}/chunks?limit=3&order_by=path`)).body
       assert.isTrue(page1.has_more)
       const page2 = (yield* server.request("GET", `${base}/${codebaseId}/chunks?limit=3&order_by=path&cursor=${page1.next_cursor}`)).body

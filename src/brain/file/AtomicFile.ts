@@ -29,8 +29,8 @@ export const removeStaleTemporaries = (directory: string, olderThanMs: number) =
       const path = join(directory, name)
       const modified = await stat(path).then((info) => info.mtimeMs, () => undefined)
       if (modified === undefined || modified > cutoff) continue
-      await rm(path, { force: true })
-      removed++
+      // A directory or a file this process may not remove under a temporary's name: leave it, remove the rest.
+      if (await rm(path, { force: true }).then(() => true, () => false)) removed++
     }
     return removed
   })

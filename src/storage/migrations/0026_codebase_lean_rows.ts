@@ -18,7 +18,7 @@ export default Effect.gen(function*() {
     UPDATE codebase_chunks c SET symbol_exported = s.exported, symbol_pagerank = s.pagerank
     FROM codebase_symbols s
     WHERE s.snapshot_id = c.snapshot_id AND s.path = c.path AND s.fq_name = c.parent_fq_name
-      AND s.start_line = c.start_line AND c.kind <> 'region'`
+      AND s.start_line = c.start_line AND s.kind = c.kind`
   yield* sql`DROP TABLE codebase_symbols`
   yield* sql`ALTER TABLE codebase_chunks DROP COLUMN preview_text`
   yield* sql`
