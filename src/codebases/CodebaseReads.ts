@@ -8,7 +8,7 @@ import { SqlClient } from "effect/sql"
 import { NotFound, ValidationError } from "../domain/Errors.ts"
 import { type CodebaseRecord, CodebaseStore, type SnapshotRecord } from "./CodebaseStore.ts"
 import { previewOf } from "./intel/Chunker.ts"
-import { unpackComponents } from "./intel/Significance.ts"
+import { round4, unpackComponents } from "./intel/Significance.ts"
 import { byTypeAndPaths, snapshotEdges } from "./snapshot/StoredEdges.ts"
 
 const iso = (date: Date | null | undefined) => (date ? new Date(date).toISOString() : null)
@@ -45,7 +45,7 @@ export const lifecycle = (shown: SnapshotRecord | undefined, approvedId: string 
  * Scores are stored as `real` and come back with float4 noise (0.4978 as 0.49779999...); every score was written with
  * at most 4 places, so rounding there gives back exactly the value written.
  */
-const written = (value: number | null | undefined) => value === null || value === undefined ? null : Number(value.toFixed(4))
+const written = (value: number | null | undefined) => value === null || value === undefined ? null : round4(value)
 
 export const chunkItem = (row: any) => ({
   id: row.id, chunk_key: row.chunkKey, path: row.path, language: row.language, kind: row.kind, label: row.label,

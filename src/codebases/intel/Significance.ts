@@ -77,7 +77,8 @@ export interface SignificanceInput {
   readonly parseConfidence: number
 }
 
-const round4 = (value: number) => Number(value.toFixed(4))
+/** Scores and their components keep 4 decimal places. */
+export const round4 = (value: number) => Number(value.toFixed(4))
 const routableSymbolKinds: ReadonlySet<string> = new Set(["function", "method", "class", "interface", "type"])
 
 export const significance = (input: SignificanceInput, settings: TriageSettings) => {

@@ -9,7 +9,7 @@ import { makeImportResolver } from "../graph/ImportResolver.ts"
 import { louvain, type UndirectedEdge } from "../graph/Communities.ts"
 import { normalise, pageRank, type WeightedEdge } from "../graph/PageRank.ts"
 import { chunkFile, sha1 } from "../intel/Chunker.ts"
-import { exportness, safetyTags, significance, type TriageSettings } from "../intel/Significance.ts"
+import { exportness, round4, safetyTags, significance, type TriageSettings } from "../intel/Significance.ts"
 import type { PlannedFile } from "./SnapshotPlan.ts"
 import type { ChunkRow, EdgeRow, FileRow, SnapshotRows, SymbolRow } from "./SnapshotRows.ts"
 
@@ -31,7 +31,6 @@ interface GlobalSymbol {
   readonly symbol: ParsedSymbol
 }
 
-const round4 = (value: number) => Number(value.toFixed(4))
 const symbolKinds = new Set(["class", "interface", "function", "method"])
 
 export const assembleSnapshot = (input: AssemblyInput): SnapshotRows => {
@@ -204,7 +203,7 @@ export const assembleSnapshot = (input: AssemblyInput): SnapshotRows => {
     })
   }
 
-  const finalChunks: Array<ChunkRow> = drafts.map(({ draft, file }, index) => {
+  const chunks: Array<ChunkRow> = drafts.map(({ draft, file }, index) => {
     const global = draft.symbol >= 0 ? globalSymbolIndex.get(`${file.path}\u0000${draft.symbol}`) : undefined
     const symbol = global === undefined ? undefined : symbols[global]!.symbol
     const symbolPr = global === undefined ? 0 : symbolRank[global]!
@@ -267,8 +266,6 @@ export const assembleSnapshot = (input: AssemblyInput): SnapshotRows => {
     pagerank: round4(symbolRank[index]!),
     fanin: fanin[index]!
   }))
-  const chunkCount = new Map<string, number>()
-  for (const chunk of finalChunks) chunkCount.set(chunk.path, (chunkCount.get(chunk.path) ?? 0) + 1)
   const edgesFrom = new Map<string, Array<EdgeRow>>()
   for (const edge of edges) {
     const list = edgesFrom.get(edge.fromPath)
@@ -284,9 +281,9 @@ export const assembleSnapshot = (input: AssemblyInput): SnapshotRows => {
     contentHash: file.contentHash,
     changeKind: file.changeKind,
     lineCount: input.lines.get(file.path)?.length ?? 0,
-    chunkCount: chunkCount.get(file.path) ?? 0,
+    chunkCount: chunksOfFile.get(file.path) ?? 0,
     parse: input.parses.get(file.path) ?? null,
     edges: edgesFrom.get(file.path) ?? []
   }))
-  return { files: fileRows, symbols: symbolRows, edges, chunks: finalChunks, clusterCount: members.size }
+  return { files: fileRows, symbols: symbolRows, edges, chunks, clusterCount: members.size }
 }
