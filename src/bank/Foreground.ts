@@ -30,8 +30,16 @@ export class Foreground extends Context.Service<Foreground, {
         if (--inFlight === 0) Latch.openUnsafe(quiet)
       })
       const longestWait = Duration.fromInputUnsafe(maxWait)
+      // A request that has arrived but is not read yet is not counted. Background work that runs statement after
+      // statement on PGlite continues in microtasks and never lets the event loop poll its sockets, so without a
+      // turn of the loop first, every check here saw no request while one waited, and a second of telemetry rows
+      // (13 slices) ran before the next recall was even read. `yieldNow` resumes from `setImmediate`, after the poll.
       const yieldAtMost = (atMost: Duration.Duration) =>
-        Latch.await(quiet).pipe(Effect.timeoutOption(Duration.max(atMost, longestWait)), Effect.asVoid)
+        Effect.yieldNow.pipe(
+          Effect.andThen(Latch.await(quiet)),
+          Effect.timeoutOption(Duration.max(atMost, longestWait)),
+          Effect.asVoid
+        )
       return Foreground.of({
         request: (effect) => Effect.acquireUseRelease(enter, () => effect, () => leave),
         yieldToRequests: yieldAtMost(Duration.zero),

@@ -1,10 +1,13 @@
 /**
  * Background slices wait for a lull between requests, but never longer than the longest wait: under a steady
- * stream of requests background work slows down, it does not stop.
+ * stream of requests background work slows down, it does not stop. A request that has reached the socket but is not
+ * read yet counts too: background work that never leaves microtasks still lets the event loop read it first.
  */
 import { assert, describe, it } from "@effect/vitest"
 import { Deferred, Effect, Fiber } from "effect"
 import { TestClock } from "effect/testing"
+import { createServer } from "node:http"
+import type { AddressInfo } from "node:net"
 import { Foreground } from "../../src/bank/Foreground.ts"
 
 describe("Foreground", () => {
@@ -44,5 +47,43 @@ describe("Foreground", () => {
       yield* Effect.exit(foreground.request(Effect.fail("boom")))
       assert.strictEqual(yield* foreground.inFlight, 0)
       yield* foreground.yieldToRequests
+    }).pipe(Effect.provide(Foreground.layerWith("1 second"))))
+})
+
+describe("Foreground over a socket", () => {
+  it.live("a request waiting on a socket is seen before the next slice of work that never leaves microtasks", () =>
+    Effect.gen(function*() {
+      const foreground = yield* Foreground
+      let slices = 0
+      // Each slice: a few milliseconds of synchronous work, then a promise that is already settled, as a statement
+      // on PGlite is (its WebAssembly runs synchronously, and the driver resumes in a microtask).
+      const background = yield* Effect.forkChild(Effect.gen(function*() {
+        // Bounded, so that without the lull check's turn of the event loop the test fails instead of hanging.
+        while (slices < 1500) {
+          yield* foreground.yieldToRequests
+          const until = performance.now() + 3
+          while (performance.now() < until) { /* busy, as a statement is */ }
+          yield* Effect.promise(() => Promise.resolve())
+          slices++
+        }
+      }))
+      const waited: Array<number> = []
+      const server = createServer((request, response) => {
+        waited.push(slices - Number(request.headers["x-slices-at-send"]))
+        Effect.runFork(foreground.request(Effect.sleep("5 millis")).pipe(
+          Effect.ensuring(Effect.sync(() => response.end("ok")))
+        ))
+      })
+      yield* Effect.promise(() => new Promise<void>((resolve) => server.listen(0, "127.0.0.1", resolve)))
+      const port = (server.address() as AddressInfo).port
+      for (let n = 0; n < 10; n++) {
+        yield* Effect.promise(() =>
+          fetch(`http://127.0.0.1:${port}/`, { headers: { "x-slices-at-send": String(slices) } }).then((r) => r.text())
+        )
+      }
+      yield* Fiber.interrupt(background)
+      yield* Effect.promise(() => new Promise<void>((resolve) => server.close(() => resolve())))
+      // Without a turn of the event loop in the lull check, no request was read until the background work ended.
+      assert.isAtMost(Math.max(...waited), 2, `slices run while a request waited: ${waited.join(", ")}`)
     }).pipe(Effect.provide(Foreground.layerWith("1 second"))))
 })
