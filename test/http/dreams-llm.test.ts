@@ -3,7 +3,7 @@
  * structured answer becomes the run (evidence ids it invents are dropped, its HTML never shown); approving its
  * mental-model proposal creates a mental model and its observation proposal a recallable memory; an answer that
  * cannot be repaired, or a failing provider, yields the deterministic run; a trigger while one waits is reused;
- * and a dream whose model takes 5 s does not slow recall (p95 during ≤ 1.2 × p95 without, printed).
+ * and recall answers while a dream waits on a slow model (the p95 ratio target is in `bench/dreams.ts`).
  */
 import { assert, layer } from "@effect/vitest"
 import { Context, Duration, Effect, Layer } from "effect"
@@ -166,48 +166,32 @@ layer(app, { excludeTestServices: true, timeout: "4 minutes" })("dreams with a l
       }
     }))
 
-  it.effect("a dream waiting on a 5 s model neither blocks recall nor is queued twice", () =>
+  it.effect("a dream waiting on a slow model neither blocks recall nor is queued twice", () =>
     Effect.gen(function*() {
       const scripted = yield* Scripted
       const id = "llm-slow"
       yield* seed(id)
-      yield* timedRecalls(id, 10)
-      const ratios: Array<number> = []
-      let passed = false
-      // The machine is shared and noisy: up to three comparisons, each against a baseline taken just before.
-      for (let attempt = 0; attempt < 3 && !passed; attempt++) {
-        scripted.setFallback((body: any) => {
-          const prompt: string = body.messages.at(-1).content
-          const ids = [...prompt.matchAll(/^- \[([^\]]+)\]/gm)].map((m) => m[1]!)
-          return { content: JSON.stringify(answerFor(ids)), delayMs: 5000 }
-        })
-        const baseline = yield* timedRecalls(id, 40)
-        const before = scripted.chatRequests().length
-        const queued = yield* ok("POST", `${bank(id)}/dreams/trigger`, {})
-        yield* eventually(Effect.sync(() => scripted.chatRequests().length), (n) => n > before, Duration.seconds(20))
-        const sentAt = performance.now()
-        // While the model is thinking: another trigger is a new pending run, and a third reuses it.
-        const second = yield* ok("POST", `${bank(id)}/dreams/trigger`, {})
-        const third = yield* ok("POST", `${bank(id)}/dreams/trigger`, {})
-        assert.notStrictEqual(second.body.operation_id, queued.body.operation_id)
-        assert.strictEqual(third.body.operation_id, second.body.operation_id)
-        assert.isTrue(third.body.deduplicated)
-        const during = yield* timedRecalls(id, 40)
-        assert.isBelow(performance.now() - sentAt, 5000, "the recalls must run while the model is still answering")
-        const p95Base = percentile(baseline, 95)
-        const p95During = percentile(during, 95)
-        const ratio = p95During / p95Base
-        ratios.push(ratio)
-        console.log(`recall p95 without a dream ${p95Base.toFixed(1)} ms, during a 5 s LLM dream ${p95During.toFixed(1)} ms, ratio ${ratio.toFixed(2)}`)
-        passed = ratio <= 1.2
-        // The next runs answer at once: let both finish before the next attempt.
-        scripted.setFallback((body: any) => {
-          const ids = [...String(body.messages.at(-1).content).matchAll(/^- \[([^\]]+)\]/gm)].map((m) => m[1]!)
-          return { content: JSON.stringify(answerFor(ids)) }
-        })
-        yield* finished(id, queued.body.operation_id)
-        yield* finished(id, second.body.operation_id)
+      const answer = (body: any) => {
+        const ids = [...String(body.messages.at(-1).content).matchAll(/^- \[([^\]]+)\]/gm)].map((m) => m[1]!)
+        return JSON.stringify(answerFor(ids))
       }
-      assert.isTrue(passed, `recall p95 ratios ${ratios.map((r) => r.toFixed(2)).join(", ")} all above 1.2`)
+      // Long enough that 40 recalls on a loaded CI machine finish well inside it.
+      scripted.setFallback((body: any) => ({ content: answer(body), delayMs: 15_000 }))
+      const before = scripted.chatRequests().length
+      const queued = yield* ok("POST", `${bank(id)}/dreams/trigger`, {})
+      yield* eventually(Effect.sync(() => scripted.chatRequests().length), (n) => n > before, Duration.seconds(20))
+      // While the model is thinking: another trigger is a new pending run, and a third reuses it.
+      const second = yield* ok("POST", `${bank(id)}/dreams/trigger`, {})
+      const third = yield* ok("POST", `${bank(id)}/dreams/trigger`, {})
+      assert.notStrictEqual(second.body.operation_id, queued.body.operation_id)
+      assert.strictEqual(third.body.operation_id, second.body.operation_id)
+      assert.isTrue(third.body.deduplicated)
+      const during = yield* timedRecalls(id, 40)
+      const waiting = yield* ok("GET", `${bank(id)}/operations/${queued.body.operation_id}`)
+      assert.strictEqual(waiting.body.status, "running", "all 40 recalls answered while the dream still waited on the model")
+      console.log(`recall p95 during a dream waiting on its model ${percentile(during, 95).toFixed(1)} ms (ratio target: bench/dreams.ts)`)
+      scripted.setFallback((body: any) => ({ content: answer(body) }))
+      assert.strictEqual((yield* finished(id, queued.body.operation_id)).status, "completed")
+      assert.strictEqual((yield* finished(id, second.body.operation_id)).status, "completed")
     }))
 })
