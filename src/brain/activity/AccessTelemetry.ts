@@ -141,14 +141,17 @@ export class AccessTelemetry extends Context.Service<AccessTelemetry, {
         /**
          * The background writer's way: what was buffered when it woke, one slice at a time, each after requests in
          * flight have gone. Reads recorded meanwhile wait for the next round, so steady reads still make a few large
-         * writes a second rather than one small write per read.
+         * writes a second rather than one small write per read. When the longest wait runs out with requests still
+         * in flight there is no lull to protect: everything due goes at once, or under sustained load (one slice per
+         * longest wait) the writes would fall behind the reads that make them and the buffer would overflow.
          */
         const writeInSlices = Effect.gen(function*() {
           let due = buffer.length
           while (due > 0 && buffer.length > 0) {
             yield* foreground.yieldToRequests
-            yield* writeOldest(rowsPerSlice, rowsPerSlice)
-            due -= rowsPerSlice
+            const limit = (yield* foreground.inFlight) === 0 ? rowsPerSlice : due
+            yield* writeOldest(limit, Math.min(limit, rowsPerStatement))
+            due -= limit
           }
           yield* prune
           if (buffer.length > 0) Queue.offerUnsafe(wakeups, undefined)
