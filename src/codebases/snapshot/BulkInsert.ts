@@ -1,10 +1,11 @@
 /**
- * Bulk inserts of a snapshot's rows: 1,000 rows per statement, each row sent as a JSON array of its values in
- * column order and taken apart with `jsonb_array_elements` — one parameter per batch, far below the protocol's
- * parameter limit. Arrays rather than objects because the write is most of an import, and repeating thirty key
- * names in every row was a quarter of the bytes sent; measured on PGlite for 28.8k chunk rows: 1.4 s against
- * 1.8 s with objects and `jsonb_to_recordset` (itself far cheaper than `json_to_recordset`, which re-parses every
- * record: 0.29 s against 1.17 s of PostgreSQL server time before a row is stored).
+ * Bulk inserts of a snapshot's rows: 1,000 rows per statement, each column sent as one text array (bound in
+ * PostgreSQL's binary format: length-prefixed strings, nothing to parse) and taken apart with `unnest`, so a batch
+ * is one parameter per column, far below the protocol's parameter limit. Before, each row travelled as a JSON array
+ * read by `jsonb_array_elements`, and the server parsed the whole batch as JSON first. Measured for 28.8k chunk rows
+ * of the generated tree, four alternating rounds each in one process (2026-11-26):
+ * PGlite 1.63 s → 1.28 s on average, PostgreSQL 15 1.37 s → 1.03 s. (Earlier: JSON arrays beat JSON objects read by
+ * `jsonb_to_recordset`, 1.4 s against 1.8 s, which beat `json_to_recordset`, which re-parses every record.)
  */
 import { Effect } from "effect"
 import type { SqlClient } from "effect/sql"
@@ -19,18 +20,27 @@ export interface BulkColumn<A> {
 
 const batchRows = 1000
 
-/** The SQL that reads value `index` of array row `e` as the column's type (JSON null is SQL NULL). */
+/** The SQL that turns column `index` of the unnested text arrays into the column's type. */
 const valueAt = (index: number, type: BulkType): string => {
   switch (type) {
-    case "json":
-      return `NULLIF(e->${index}, 'null'::jsonb)::json`
+    case "text":
+      return `c${index}`
     case "jsonb":
-      return `NULLIF(e->${index}, 'null'::jsonb)`
+      return `c${index}::jsonb`
+    case "json":
+      return `c${index}::json`
     case "text[]":
-      return `ARRAY(SELECT jsonb_array_elements_text(e->${index}))`
+      return `ARRAY(SELECT json_array_elements_text(c${index}::json))`
     default:
-      return `(e->>${index})::${type}`
+      return `c${index}::${type}`
   }
+}
+
+/** A value as the text PostgreSQL reads back into its column (JSON for the structured types). */
+const asText = (value: unknown, type: BulkType): string | null => {
+  if (value === null || value === undefined) return null
+  if (type === "json" || type === "jsonb" || type === "text[]") return JSON.stringify(value)
+  return String(value)
 }
 
 /**
@@ -46,13 +56,24 @@ export const bulkInsert = <A>(
   options: { readonly onConflictDoNothing?: boolean } = {}
 ): Effect.Effect<void, unknown> => {
   const fixedNames = Object.keys(fixed)
+  const first = fixedNames.length + 1
+  const arrays = columns.map((_, i) => `$${first + i}::text[]`).join(", ")
+  const names = columns.map((_, i) => `c${i}`).join(", ")
+  // Each column travels as one text array; a last element that is never NULL lets the driver name the array's type
+  // even for a column that is NULL in every row, and `ord` leaves it out.
   const statement = `INSERT INTO ${table} (${[...fixedNames, ...columns.map((c) => c.column)].join(", ")})
     SELECT ${[...fixedNames.map((_, i) => `$${i + 1}`), ...columns.map((c, i) => valueAt(i, c.type))].join(", ")}
-    FROM jsonb_array_elements($${fixedNames.length + 1}::jsonb) e${options.onConflictDoNothing === true ? " ON CONFLICT DO NOTHING" : ""}`
+    FROM unnest(${arrays}) WITH ORDINALITY AS u(${names}, ord) WHERE ord <= $${first + columns.length}` +
+    (options.onConflictDoNothing === true ? " ON CONFLICT DO NOTHING" : "")
   const values = Object.values(fixed)
   return Effect.forEach(
     Array.from({ length: Math.ceil(rows.length / batchRows) }, (_, index) => rows.slice(index * batchRows, (index + 1) * batchRows)),
-    (batch) => sql.unsafe(statement, [...values, JSON.stringify(batch.map((row) => columns.map((c) => c.value(row) ?? null)))]),
+    (batch) =>
+      sql.unsafe(statement, [
+        ...values,
+        ...columns.map((column) => [...batch.map((row) => asText(column.value(row), column.type)), ""]),
+        batch.length
+      ]),
     { discard: true }
   )
 }
