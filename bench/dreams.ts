@@ -88,7 +88,6 @@ const program = Effect.gen(function*() {
       await waitFor("the dream's model request", () => model.chatRequests().length > before)
       const sentAt = performance.now()
       const duringTimes = await timedRecalls(url, bank, questions)
-      if (process.env["BENCH_VERBOSE"]) console.error(duringTimes.map((t) => t.toFixed(0)).join(" "))
       const stillWaiting = performance.now() - sentAt < modelDelayMs
       slow = false
       await waitFor("the dream to finish", async () => ["completed", "failed"].includes(await operationStatus(url, queued.operation_id)))

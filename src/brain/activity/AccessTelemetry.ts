@@ -3,10 +3,10 @@
  * with their rerank scores and the time. `record` only appends to a bounded buffer in memory — it runs no SQL, so
  * a read never waits on telemetry. A background fiber writes the buffer in slices: it sleeps on a queue while the
  * buffer is empty (an idle server spends no CPU on it), waits a short delay once something arrives so one write
- * carries many reads, then writes a few hundred rows at a time, letting requests in flight go first before each
+ * carries many reads, then writes a hundred rows at a time, letting requests in flight go first before each
  * slice. On one PGlite session a request waits for whatever statement is running, so the slice size bounds that
- * wait (a whole second of steady recalls written at once held the next recall up by 150–300 ms). What is buffered
- * is written at shutdown too. Telemetry is best effort: a failed write is logged and counted, never surfaced to a
+ * wait (a whole second of steady recalls written at once held the next recall up by 150–350 ms). When requests
+ * never pause, a round writes everything due at once. What is buffered is written at shutdown too. Telemetry is best effort: a failed write is logged and counted, never surfaced to a
  * reader.
  */
 import { Clock, Context, Duration, Effect, Layer, Queue, Semaphore } from "effect"
@@ -55,7 +55,7 @@ const pruneEvery = 3_600_000
 /** Rows per background slice: one transaction of two statements, about 5 ms on PGlite. */
 const rowsPerSlice = 100
 
-/** Rows per statement of a flush: the batch travels as one JSON parameter, so this bounds its size, not its arity. */
+/** Rows per statement: the batch travels as one JSON parameter, so this bounds its size, not its arity. */
 const rowsPerStatement = 2_000
 
 export class AccessTelemetry extends Context.Service<AccessTelemetry, {
@@ -125,18 +125,18 @@ export class AccessTelemetry extends Context.Service<AccessTelemetry, {
           )
 
         /** Takes the oldest `limit` rows (a read recorded meanwhile goes to a later write) and writes them. */
-        const writeOldest = (limit: number, perStatement: number) =>
+        const writeOldest = (limit: number) =>
           Effect.uninterruptible(writing.withPermit(Effect.gen(function*() {
             if (buffer.length === 0) return
             const taken = buffer.length <= limit ? buffer : buffer.slice(0, limit)
             buffer = buffer.length <= limit ? [] : buffer.slice(limit)
-            for (let start = 0; start < taken.length; start += perStatement) {
-              yield* writeCounted(taken.slice(start, start + perStatement))
+            for (let start = 0; start < taken.length; start += rowsPerStatement) {
+              yield* writeCounted(taken.slice(start, start + rowsPerStatement))
             }
           })))
 
         /** Everything buffered, at once: a reader of the telemetry is itself a request, so it must not wait for a lull. */
-        const flush = Effect.andThen(writeOldest(Number.POSITIVE_INFINITY, rowsPerStatement), prune)
+        const flush = Effect.andThen(writeOldest(Number.POSITIVE_INFINITY), prune)
 
         /**
          * The background writer's way: what was buffered when it woke, one slice at a time, each after requests in
@@ -150,7 +150,7 @@ export class AccessTelemetry extends Context.Service<AccessTelemetry, {
           while (due > 0 && buffer.length > 0) {
             yield* foreground.yieldToRequests
             const limit = (yield* foreground.inFlight) === 0 ? rowsPerSlice : due
-            yield* writeOldest(limit, Math.min(limit, rowsPerStatement))
+            yield* writeOldest(limit)
             due -= limit
           }
           yield* prune
