@@ -50,15 +50,16 @@ export const makeChangeLogMarks = (sql: SqlClient.SqlClient, shared: SharedChang
     }).pipe(sql.withTransaction)
 
   /**
-   * Renews the marks of the brains this node holds, forgets the others it left, and drops every expired mark
-   * (a dead node's) so the table does not grow with nodes that came and went.
+   * Renews the marks of the brains this node holds and drops every expired mark, so the table does not grow with
+   * nodes that came and went. The marks of brains this node released are not deleted here but left to expire:
+   * `held` is read before these statements run, and a brain loaded meanwhile records its mark in between — deleting
+   * "this node's marks not held" would delete that fresh mark, and other nodes would prune the log past it.
    */
   const renew = (held: ReadonlyArray<string>) =>
     Effect.gen(function*() {
       yield* sql`UPDATE brain_change_marks SET expires_at = now() + ${timeToLive}::interval
         WHERE node_id = ${node} AND bank_id = ANY (${[...held]}::text[])`
-      yield* sql`DELETE FROM brain_change_marks WHERE expires_at <= now()
-        OR (node_id = ${node} AND NOT (bank_id = ANY (${[...held]}::text[])))`
+      yield* sql`DELETE FROM brain_change_marks WHERE expires_at <= now()`
     }).pipe(sql.withTransaction)
 
   return { record, renew, renewEvery: Duration.fromInputUnsafe(shared.renewEvery ?? Duration.seconds(30)) }

@@ -8,6 +8,7 @@ import { assert, layer } from "@effect/vitest"
 import { Context, type Duration, Effect, Layer, Option, Schedule } from "effect"
 import { SqlClient } from "effect/sql"
 import { BankBrains } from "../../src/bank/BankBrains.ts"
+import { makeChangeLogMarks } from "../../src/bank/ChangeLogMarks.ts"
 import { MemoryUnits } from "../../src/memory/MemoryUnits.ts"
 import { TestServer, testApp } from "../support/TestServer.ts"
 
@@ -19,11 +20,15 @@ const node = (nodeId: string, ttl: Duration.Input) =>
     Effect.map((context) => Context.get(context, BankBrains))
   )
 
-/** Polls `check` (the marks and pruning run in the background) until it holds. */
-const eventually = <A>(read: Effect.Effect<A, unknown>, holds: (value: A) => boolean) =>
+/**
+ * Polls `read` (the marks and pruning run in the background) until `holds`; if it never does, fails naming what was
+ * awaited and the last value read.
+ */
+const eventually = <A>(what: string, read: Effect.Effect<A, unknown>, holds: (value: A) => boolean) =>
   read.pipe(
-    Effect.flatMap((value) => holds(value) ? Effect.succeed(value) : Effect.fail("not yet" as const)),
-    Effect.retry({ schedule: Schedule.spaced("50 millis"), times: 400 })
+    Effect.flatMap((value) => holds(value) ? Effect.succeed(value) : Effect.fail({ what, last: value })),
+    Effect.retry({ schedule: Schedule.spaced("50 millis"), times: 400 }),
+    Effect.mapError((error) => new Error(`never held: ${JSON.stringify(error)}`))
   )
 
 layer(testApp(), { excludeTestServices: true })("memory change log on a shared database", (it) => {
@@ -52,7 +57,7 @@ layer(testApp(), { excludeTestServices: true })("memory change log on a shared d
       const b = yield* node("node-b", "5 seconds")
       yield* idsIn(a)
       yield* idsIn(b)
-      yield* eventually(marks, (rows) => rows.length === 2)
+      yield* eventually("both marks recorded", marks, (rows) => rows.length === 2)
 
       // A applies two deletions; B has applied none, so the log keeps them.
       yield* units.remove(bank, ids[0]!)
@@ -61,25 +66,26 @@ layer(testApp(), { excludeTestServices: true })("memory change log on a shared d
       assert.isDefined(second)
       yield* a.changed(bank)
       yield* idsIn(a)
-      yield* eventually(markOf("node-a"), (mark) => mark === second)
+      yield* eventually("A's mark at the second entry", markOf("node-a"), (mark) => mark === second)
       assert.deepStrictEqual(yield* log, [first!, second!], "entries B has not applied stay")
 
       // B applies them too: everything below both marks goes, the last entry stays.
       yield* b.changed(bank)
       yield* idsIn(b)
-      yield* eventually(log, (entries) => entries.length === 1 && entries[0] === second)
+      yield* eventually("log pruned to the second entry", log, (entries) => entries.length === 1 && entries[0] === second)
 
       // B stops renewing (a stalled or dead node). Once its mark expires, A prunes past it.
       yield* units.remove(bank, ids[2]!)
       yield* units.remove(bank, ids[3]!)
       yield* eventually(
+        "B's mark expired",
         sql<{ live: boolean }>`SELECT expires_at > now() AS live FROM brain_change_marks WHERE node_id = 'node-b'`,
-        (rows) => rows[0]?.live === false
+        (rows) => rows.length === 1 && rows[0]!.live === false
       )
       const fourth = (yield* log).at(-1)!
       yield* a.changed(bank)
       yield* idsIn(a)
-      yield* eventually(log, (entries) => entries.length === 1 && entries[0] === fourth)
+      yield* eventually("log pruned to the fourth entry", log, (entries) => entries.length === 1 && entries[0] === fourth)
 
       // B missed the third deletion's entry: it rebuilds, and holds exactly what the tables hold.
       const buildsBefore = (yield* b.state(bank)).stats.builds
@@ -90,4 +96,22 @@ layer(testApp(), { excludeTestServices: true })("memory change log on a shared d
       assert.strictEqual((yield* b.state(bank)).stats.builds, buildsBefore + 1, "B rebuilt")
       assert.deepStrictEqual(yield* idsIn(a), remaining)
     })), 60_000)
+
+  it.effect("a renewal that read the held brains before a brain loaded keeps that brain's new mark", () =>
+    Effect.gen(function*() {
+      const sql = yield* SqlClient.SqlClient
+      const server = yield* TestServer
+      const created = yield* server.request("POST", "/v1/default/banks/renewed-bank/memories", { json: { items: [{ content: "Fay fed the cat." }] } })
+      assert.strictEqual(created.status, 200, created.text)
+      const marksOf = (bankId: string) => sql<{ nodeId: string; live: boolean }>`
+        SELECT node_id, expires_at > now() AS live FROM brain_change_marks WHERE bank_id = ${bankId} ORDER BY node_id`
+      const node = makeChangeLogMarks(sql, { nodeId: "node-c", markTimeToLive: "1 hour" })
+      const gone = makeChangeLogMarks(sql, { nodeId: "node-gone", markTimeToLive: "1 millis" })
+      yield* gone.record("renewed-bank", 1)
+      // The renewal read "no brain held", then a brain of the bank loaded and recorded its mark.
+      yield* node.record("renewed-bank", 1)
+      yield* Effect.sleep("20 millis")
+      yield* node.renew([])
+      assert.deepStrictEqual(yield* marksOf("renewed-bank"), [{ nodeId: "node-c", live: true }], "the expired mark went, the new one stayed")
+    }))
 })
