@@ -16,6 +16,8 @@ import * as Schema from "effect/Schema"
 import type * as SqlClient from "effect/sql/SqlClient"
 import * as Str from "effect/String"
 import * as Path from "node:path"
+import { PGlite } from "@electric-sql/pglite"
+import { registerCopyLoader } from "../../src/storage/EmbeddedCopy.ts"
 import { openPglite } from "./PgliteOpen.ts"
 import * as PgliteStream from "./PgliteStream.ts"
 import * as PgliteWorker from "./PgliteWorker.ts"
@@ -86,7 +88,12 @@ export const pglite = (options: PgliteOptions = {}): Layer.Layer<Sql, DatabaseSt
         Effect.forkScoped
       )
     }
-    return yield* pgliteClient(db, options.schema ?? "public", thread === "worker")
+    const client = yield* pgliteClient(db, options.schema ?? "public", thread === "worker")
+    // On the event loop, bulk loads may use PGlite's own COPY from a blob (src/storage/EmbeddedCopy.ts).
+    if (db instanceof PGlite) {
+      registerCopyLoader(client, (statement, data) => db.query(statement, [], { blob: new Blob([data]) }).then(() => undefined))
+    }
+    return client
   }).pipe(
     Effect.mapError((error) =>
       new DatabaseStartupError({ message: `Cannot open PGlite ${where(options)}: ${describeErrorChain(error)}` })
