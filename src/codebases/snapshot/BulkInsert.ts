@@ -7,8 +7,9 @@
  * PGlite 1.63 s → 1.28 s on average, PostgreSQL 15 1.37 s → 1.03 s. (Earlier: JSON arrays beat JSON objects read by
  * `jsonb_to_recordset`, 1.4 s against 1.8 s, which beat `json_to_recordset`, which re-parses every record.)
  *
- * On embedded PGlite on the event loop, rows go with `COPY` instead (src/storage/EmbeddedCopy.ts), 2,000 per load so
- * the event loop gets a turn between loads as it does between `INSERT` batches.
+ * On embedded PGlite on the event loop, rows go with `COPY` instead (src/storage/EmbeddedCopy.ts), 1,000 per load,
+ * with a turn of the event loop between loads: PGlite answers within microtasks, so without it a whole snapshot's
+ * write (about 1 s for the generated tree) would keep sockets unread. The transaction still holds the database.
  */
 import { Effect } from "effect"
 import type { SqlClient } from "effect/sql"
@@ -23,7 +24,7 @@ export interface BulkColumn<A> {
 }
 
 const batchRows = 1000
-const copyRows = 2000
+const copyRows = 1000
 
 /** The SQL that turns column `index` of the unnested text arrays into the column's type. */
 const valueAt = (index: number, type: BulkType): string => {
@@ -83,7 +84,7 @@ const copyInto = <A>(
           data += fixedFields + columns.map((column) => copyField(column.value(row), column.type)).join("\t") + "\n"
         }
         return load(statement, data)
-      }),
+      }).pipe(Effect.andThen(Effect.yieldNow)),
     { discard: true }
   )
 }
