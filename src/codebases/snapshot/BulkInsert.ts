@@ -59,11 +59,16 @@ const escapeCopy = (text: string) => /[\\\n\r\t]/.test(text) ? text.replace(/[\\
 /** A text array as PostgreSQL's array literal, every element quoted. */
 const arrayLiteral = (items: ReadonlyArray<string>) => `{${items.map((item) => `"${item.replace(/["\\]/g, "\\$&")}"`).join(",")}}`
 
-/** A value as one field of a COPY line. */
-const copyField = (value: unknown, type: BulkType): string => {
-  if (value === null || value === undefined) return "\\N"
-  if (type === "text[]") return escapeCopy(arrayLiteral(value as ReadonlyArray<string>))
-  return escapeCopy(type === "json" || type === "jsonb" ? JSON.stringify(value) : String(value))
+/** How a column's values become fields of a COPY line (numbers and booleans hold nothing to escape). */
+const copyFieldOf = (type: BulkType): (value: unknown) => string => {
+  const field = type === "int" || type === "real" || type === "boolean"
+    ? String
+    : type === "text[]"
+    ? (value: unknown) => escapeCopy(arrayLiteral(value as ReadonlyArray<string>))
+    : type === "json" || type === "jsonb"
+    ? (value: unknown) => escapeCopy(JSON.stringify(value))
+    : (value: unknown) => escapeCopy(String(value))
+  return (value) => value === null || value === undefined ? "\\N" : field(value)
 }
 
 const copyInto = <A>(
@@ -75,13 +80,18 @@ const copyInto = <A>(
 ) => {
   const statement = `COPY ${table} (${[...Object.keys(fixed), ...columns.map((c) => c.column)].join(", ")}) FROM '/dev/blob'`
   const fixedFields = Object.values(fixed).map((value) => `${escapeCopy(value)}\t`).join("")
+  const fields = columns.map((column) => copyFieldOf(column.type))
   return Effect.forEach(
     batchesOf(rows, copyRows),
     (batch) =>
       Effect.tryPromise(() => {
         let data = ""
         for (const row of batch) {
-          data += fixedFields + columns.map((column) => copyField(column.value(row), column.type)).join("\t") + "\n"
+          let line = fixedFields
+          for (let index = 0; index < columns.length; index++) {
+            line += (index === 0 ? "" : "\t") + fields[index]!(columns[index]!.value(row))
+          }
+          data += line + "\n"
         }
         return load(statement, data)
       }).pipe(Effect.andThen(Effect.yieldNow)),
