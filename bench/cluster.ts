@@ -16,6 +16,7 @@ import { createServer } from "node:net"
 import { join } from "node:path"
 import { snapshot, usage } from "./CpuAccount.ts"
 import { tempDir, tempSchema } from "./support/ServerProcess.ts"
+import { waitFor } from "./support/HttpBank.ts"
 
 const requestsPerBank = Number(process.argv[2] ?? 6)
 const itemsPerRequest = Number(process.argv[3] ?? 10)
@@ -60,15 +61,6 @@ const startHealthy = async (core: string | undefined, node: { url: string; env: 
 }
 
 const health = (url: string) => fetch(`${url}/health`).then((r) => r.json() as Promise<any>).catch(() => undefined)
-
-const waitFor = async (what: string, check: () => Promise<boolean>, timeoutMs = 120_000) => {
-  const deadline = Date.now() + timeoutMs
-  while (Date.now() < deadline) {
-    if (await check().catch(() => false)) return
-    await sleep(250)
-  }
-  throw new Error(`timed out waiting for ${what}`)
-}
 
 const run = async (runners: number) => {
   const schema = tempSchema(databaseUrl, `bench_cluster_${runners}_`)
