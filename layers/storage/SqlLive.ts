@@ -21,6 +21,7 @@ import { registerCopyLoader } from "../../src/storage/EmbeddedCopy.ts"
 import { openPglite } from "./PgliteOpen.ts"
 import * as PgliteStream from "./PgliteStream.ts"
 import * as PgliteWorker from "./PgliteWorker.ts"
+import * as Float4 from "./Float4.ts"
 import * as PgVector from "./PgVector.ts"
 import { describeErrorChain } from "./ErrorChain.ts"
 
@@ -204,9 +205,9 @@ const clientOptions = (schema: string, types: PgTypes.Registry) => ({
 })
 
 /**
- * Creates the schema and the extension when missing, then registers the vector codec. Checking before creating keeps
- * a role without CREATE rights working against a database prepared for it; the advisory lock keeps two processes
- * starting at once from racing on `CREATE EXTENSION`.
+ * Creates the schema and the extension when missing, then registers the vector codec and the float4 one
+ * (`Float4.ts`). Checking before creating keeps a role without CREATE rights working against a database prepared for
+ * it; the advisory lock keeps two processes starting at once from racing on `CREATE EXTENSION`.
  */
 const prepare = Effect.fnUntraced(function*(sql: PgClient.PgClient, schema: string, types: PgTypes.Registry) {
   yield* sql.withTransaction(Effect.gen(function*() {
@@ -217,6 +218,7 @@ const prepare = Effect.fnUntraced(function*(sql: PgClient.PgClient, schema: stri
     if (extensions.length === 0) yield* sql`CREATE EXTENSION vector WITH SCHEMA public`
   }))
   yield* PgVector.register(sql, types)
+  Float4.register(types)
 })
 
 /** An arbitrary constant shared by every engram process: the key of the start-up advisory lock. */

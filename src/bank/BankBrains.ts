@@ -308,12 +308,13 @@ export class BankBrains extends Context.Service<BankBrains, {
                     SELECT id, (row_number() OVER (ORDER BY seq) - 1)::int AS position
                     FROM memory_units WHERE bank_id = ${bankId}
                   )
-                  SELECT f.position AS from_index, t.position AS to_index, l.link_type, l.weight
+                  SELECT f.position AS from_index, t.position AS to_index, l.link_type, l.weight::float8 AS weight
                   FROM memory_links l JOIN nodes f ON f.id = l.from_id JOIN nodes t ON t.id = l.to_id
                   WHERE l.bank_id = ${bankId}`,
                 pageRows.links,
                 // Millions of links: read as value arrays, not as objects whose column names are renamed one by one
-                // (that renaming was a third of a 100k bank's build).
+                // (that renaming was a third of a 100k bank's build); the weight as a double, not through the float4
+                // codec's shortest decimal (layers/storage/Float4.ts), since the graph keeps it as a float32 anyway.
                 (fetch) => fetch.values,
                 (links) => {
                   for (const link of links) {

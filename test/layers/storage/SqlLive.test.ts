@@ -85,6 +85,27 @@ for (const { name, schema, layer: backend, interruptsStatements } of backends) {
         assert.deepStrictEqual(rows, [{ tableSchema: schema, currentSchema: schema }])
       }))
 
+    it.effect("reads a real (float4) back as the number written, not its float32's full expansion", () =>
+      Effect.gen(function*() {
+        const sql = yield* SqlClient.SqlClient
+        yield* sql`CREATE TABLE real_values (n int PRIMARY KEY, v real, vs real[])`
+        const written = [0.6, 0.4978, 0.1, 1e-7, -2.5, 3.4e38, 123456.7, 0]
+        yield* Effect.forEach(written, (v, n) => sql`INSERT INTO real_values (n, v, vs) VALUES (${n}, ${v}, ${`{${v},0.7}`}::real[])`)
+        yield* sql`INSERT INTO real_values (n, v) VALUES (100, NULL), (101, 'NaN'), (102, '-Infinity'), (103, 0.123456789)`
+        const rows = yield* sql<{ n: number; v: number | null; vs: Array<number> | null }>`SELECT n, v, vs FROM real_values ORDER BY n`
+        assert.deepStrictEqual(rows.slice(0, written.length).map((row) => row.v), written)
+        assert.deepStrictEqual(rows.slice(0, written.length).map((row) => row.vs), written.map((v) => [v, 0.7]))
+        const [none, nan, negative, long] = rows.slice(written.length)
+        assert.strictEqual(none!.v, null)
+        assert.isNaN(nan!.v)
+        assert.strictEqual(negative!.v, -Infinity)
+        // More digits than a float32 holds: the shortest decimal that is the same float32.
+        assert.strictEqual(long!.v, 0.12345679)
+        // A cast to float8 still gives the float32's exact value, for reads that want it.
+        const [exact] = yield* sql<{ v: number }>`SELECT v::float8 AS v FROM real_values WHERE n = 0`
+        assert.strictEqual(exact!.v, Math.fround(0.6))
+      }))
+
     it.effect("round-trips vector, jsonb, text[], timestamptz, bool and floats with camelCase names", () =>
       Effect.gen(function*() {
         const sql = yield* SqlClient.SqlClient
