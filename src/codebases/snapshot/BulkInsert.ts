@@ -23,8 +23,8 @@ export interface BulkColumn<A> {
   readonly value: (row: A) => unknown
 }
 
+/** Rows per statement, and per `COPY` load. */
 const batchRows = 1000
-const copyRows = 1000
 
 /** The SQL that turns column `index` of the unnested text arrays into the column's type. */
 const valueAt = (index: number, type: BulkType): string => {
@@ -82,7 +82,7 @@ const copyInto = <A>(
   const fixedFields = Object.values(fixed).map((value) => `${escapeCopy(value)}\t`).join("")
   const fields = columns.map((column) => copyFieldOf(column.type))
   return Effect.forEach(
-    batchesOf(rows, copyRows),
+    batchesOf(rows, batchRows),
     (batch) =>
       Effect.tryPromise(() => {
         let data = ""
