@@ -16,7 +16,7 @@ const clientsOnlyOnPglite = ["test/ui/**", "test/cli/**"]
 // Most files share their worker's modules (no isolation): loading the module graph afresh for each of ~260 files was a
 // quarter of a CI run. Files that start processes, run a cluster or time background work get a fresh one each, as
 // before, so nothing one file leaves running (a timer, a brain, a child) can touch them.
-const isolatedDirectories = ["test/process", "test/cluster", "test/bank", "test/ui", "test/cli"]
+const isolatedDirectories = ["test/process", "test/cluster", "test/bank", "test/brain", "test/ui", "test/cli"]
 
 const tier = (name: string, database: string, exclude: Array<string> = []) => [true, false].map((isolate) => ({
   extends: true as const,

@@ -6,10 +6,10 @@
  * CSR arrays with the same hop and fan-out bounds (edges scanned, no arithmetic); a naive Map-of-arrays version
  * of the same spreading is shown too. Rerun: `node bench/spreading-activation.ts [links...]`.
  */
-import type { GraphSnapshot, IndexedLinkRow, LinkRow } from "../src/memory/recall/graph/GraphSnapshot.ts"
-import { GraphSnapshot as Snapshot } from "../src/memory/recall/graph/GraphSnapshot.ts"
-import type { Seed } from "../src/memory/recall/graph/SpreadingActivation.ts"
-import { spread } from "../src/memory/recall/graph/SpreadingActivation.ts"
+import type { GraphSnapshot, IndexedLinkRow, LinkRow } from "../src/brain/graph/GraphSnapshot.ts"
+import { GraphSnapshot as Snapshot } from "../src/brain/graph/GraphSnapshot.ts"
+import type { Seed } from "../src/brain/graph/SpreadingActivation.ts"
+import { spread } from "../src/brain/graph/SpreadingActivation.ts"
 
 const sizes = process.argv.slice(2).map(Number).filter((n) => n > 0)
 const linkCounts = sizes.length > 0 ? sizes : [10_000, 100_000, 1_000_000]

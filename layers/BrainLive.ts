@@ -6,7 +6,7 @@
 import { Layer } from "effect"
 import { BrainRuntime } from "../src/brain/BrainRuntime.ts"
 import { KeptBrainFiles } from "../src/brain/KeptBrainFiles.ts"
-import { BrainLearn, BrainLearnTask } from "../src/brain/learn/BrainLearn.ts"
+import { BrainLearn, BrainLearnTask } from "../src/learn/BrainLearn.ts"
 
 export const BrainLive = BrainLearnTask.pipe(
   Layer.provideMerge(BrainLearn.layer),

@@ -10,16 +10,8 @@ import * as Schema from "effect/Schema"
 import type * as SqlClient from "effect/sql/SqlClient"
 import type { SqlError } from "effect/sql/SqlError"
 
-/** An embedding as callers hold it. Rows always decode to `Float32Array`, the precision pgvector stores. */
-export type Embedding = Float32Array | ReadonlyArray<number>
-
-/**
- * The embedding as a bind parameter: pgvector's text form `[1,2,3]`, sent untyped so PostgreSQL takes the type
- * from the statement — `INSERT ... VALUES (${PgVector.param(e)})` and `embedding <=> ${PgVector.param(q)}` both
- * work without a cast. (The driver cannot infer a type for a `Float32Array`, and a `number[]` binds as an integer
- * or float8 array depending on its values.) In a context with no vector on the other side, write `::vector`.
- */
-export const param = (embedding: Embedding): string => `[${Array.prototype.join.call(embedding, ",")}]`
+export { type Embedding, param } from "../../src/storage/VectorParam.ts"
+import type { Embedding } from "../../src/storage/VectorParam.ts"
 
 /**
  * The binary wire format: int16 dimensions, int16 unused, then each element as a big-endian float32.

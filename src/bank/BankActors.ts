@@ -13,7 +13,7 @@ import type { OperationRecord } from "../operations/OperationStore.ts"
 import { OperationStore } from "../operations/OperationStore.ts"
 import { linkToQueuer } from "../operations/QueuedFrom.ts"
 import { TaskFailure, TaskRegistry } from "../operations/TaskRegistry.ts"
-import { BankBrains } from "./BankBrains.ts"
+import { BankBrains } from "../brain/BankBrains.ts"
 import { Foreground } from "./Foreground.ts"
 
 export interface ActorStatus {

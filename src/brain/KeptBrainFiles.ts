@@ -9,7 +9,7 @@
  * `SERVICE_API_BRAIN_KEEP_FILES_MIN_MEMORIES` memories: a small bank builds faster than its file is read.
  */
 import { Duration, Effect, Layer, Option } from "effect"
-import { BankBrains, type KeptBrain } from "../bank/BankBrains.ts"
+import { BankBrains, type KeptBrain } from "./BankBrains.ts"
 import { EngramConfig } from "../config/EngramConfig.ts"
 import { brainOfFile, BrainRuntime } from "./BrainRuntime.ts"
 

@@ -14,7 +14,7 @@ import { ClusterError, Entity, EntityId, ShardId, Sharding } from "effect/cluste
 import type { Rpc } from "effect/rpc"
 import { SqlClient } from "effect/sql"
 import { type ActorStatus, BankActors } from "../bank/BankActors.ts"
-import { BankBrains } from "../bank/BankBrains.ts"
+import { BankBrains } from "../brain/BankBrains.ts"
 import { EngramConfig } from "../config/EngramConfig.ts"
 import { BankEntity } from "./BankEntity.ts"
 import { BankReads, BankViews, BankWrites } from "./BankReads.ts"

@@ -4,7 +4,7 @@ import type { NotFound, ServiceUnavailable, ValidationError } from "../domain/Er
 import type { BrainInfluenceResponse } from "../domain/BrainInfluence.ts"
 import type { RetainRequest } from "../domain/Memory.ts"
 import type { RecallRequest, RecallResponse } from "../domain/Recall.ts"
-import type { InfluenceOptions } from "../brain/influence/BrainInfluence.ts"
+import type { InfluenceOptions } from "../influence/BrainInfluence.ts"
 import type { RetainOutcome } from "../memory/retain/Retain.ts"
 import type { ClusterMode } from "./ClusterSettings.ts"
 

@@ -4,7 +4,7 @@
  * otherwise would keep answering recalls without it. The owner's own writes, and single-process mode, are as before.
  */
 import { Effect, Layer } from "effect"
-import { BankBrains } from "../bank/BankBrains.ts"
+import { BankBrains } from "../brain/BankBrains.ts"
 import { ClusterNode } from "./ClusterNode.ts"
 
 export const OwnerAwareBrains = Layer.effect(

@@ -4,7 +4,7 @@
  * node's cache would not know to refresh after writes on other nodes. On a single process this is the plain view.
  */
 import { Duration, Effect, Layer, Option } from "effect"
-import { BrainInfluence } from "../brain/influence/BrainInfluence.ts"
+import { BrainInfluence } from "../influence/BrainInfluence.ts"
 import { ClusterNode } from "./ClusterNode.ts"
 import { countRequest, onOwner } from "./OnOwner.ts"
 

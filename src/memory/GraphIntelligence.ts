@@ -8,7 +8,7 @@
  */
 import { Clock, Context, Effect, Layer } from "effect"
 import { SqlClient } from "effect/sql"
-import { BankBrains } from "../bank/BankBrains.ts"
+import { BankBrains } from "../brain/BankBrains.ts"
 import { Banks } from "../bank/Banks.ts"
 import { ClusterNode } from "../cluster/ClusterNode.ts"
 import type { NotFound } from "../domain/Errors.ts"

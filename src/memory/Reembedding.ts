@@ -9,7 +9,7 @@ import { SqlClient } from "effect/sql"
 import { Embeddings } from "../models/Embeddings.ts"
 import { Operations } from "../operations/Operations.ts"
 import { TaskFailure, TaskRegistry } from "../operations/TaskRegistry.ts"
-import { param } from "../../layers/storage/PgVector.ts"
+import { param } from "../storage/VectorParam.ts"
 
 const pageSize = 256
 

@@ -8,7 +8,7 @@ import { Context, Effect, Layer, Option } from "effect"
 import { SqlClient } from "effect/sql"
 import { BankActors } from "../bank/BankActors.ts"
 import { Banks } from "../bank/Banks.ts"
-import { AccessTelemetry } from "../brain/activity/AccessTelemetry.ts"
+import { AccessTelemetry } from "../activity/AccessTelemetry.ts"
 import { Conflict, NotFound } from "../domain/Errors.ts"
 import type {
   CreateMentalModelRequest,

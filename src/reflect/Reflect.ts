@@ -9,7 +9,7 @@
 import { Clock, Context, Duration, Effect, Layer, Result, Schema } from "effect"
 import { SqlClient } from "effect/sql"
 import { Banks } from "../bank/Banks.ts"
-import { AccessTelemetry, CurrentAccessSource } from "../brain/activity/AccessTelemetry.ts"
+import { AccessTelemetry, CurrentAccessSource } from "../activity/AccessTelemetry.ts"
 import { EngramConfig } from "../config/EngramConfig.ts"
 import { Directives } from "../directives/Directives.ts"
 import { NotFound, ServiceUnavailable, ValidationError } from "../domain/Errors.ts"

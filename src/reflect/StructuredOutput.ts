@@ -6,7 +6,7 @@
  * expression run on model output could stall the server.
  */
 import { JsonSchema, Result, Schema, SchemaRepresentation } from "effect"
-import { extractJson } from "../../layers/models/llm/JsonRepair.ts"
+import { extractJson } from "../models/JsonRepair.ts"
 import { ValidationError } from "../domain/Errors.ts"
 
 export interface ResponseValidator {

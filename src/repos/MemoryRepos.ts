@@ -5,7 +5,7 @@
  */
 import { Context, Effect, Layer } from "effect"
 import { SqlClient } from "effect/sql"
-import { BankBrains } from "../bank/BankBrains.ts"
+import { BankBrains } from "../brain/BankBrains.ts"
 import { Conflict, NotFound, ValidationError } from "../domain/Errors.ts"
 import type { BranchView, DiffResponse, RepoSummary, StatusResponse } from "../domain/Repo.ts"
 import { commitView, isoOf, makeRepoStore, workspaceBankId } from "./RepoStore.ts"

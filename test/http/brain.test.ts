@@ -9,7 +9,7 @@ import { Duration, Effect, Layer } from "effect"
 import { readFileSync } from "node:fs"
 import { join } from "node:path"
 import { crc32 } from "node:zlib"
-import { BrainFaults } from "../../src/bank/BrainBreaker.ts"
+import { BrainFaults } from "../../src/brain/BrainBreaker.ts"
 import { defaultBrainSettings } from "../../src/brain/BrainSettings.ts"
 import { TestServer, testApp } from "../support/TestServer.ts"
 

@@ -60,7 +60,7 @@ layer(withGitHost, { excludeTestServices: true, timeout: long })("this repositor
       assert.strictEqual(recall.match, "exact")
       // Recall depends on the keyword index: a change to it reaches Recall through the keyword search module.
       const keyword = (yield* server.request("POST", `${base}/${id}/impact`, {
-        json: { path: "src/memory/recall/keyword/KeywordIndex.ts", max_depth: 3, limit: 200 }
+        json: { path: "src/brain/keyword/KeywordIndex.ts", max_depth: 3, limit: 200 }
       })).body
       const reached = new Map(keyword.impacted_files.map((file: any) => [file.path, file.depth]))
       assert.strictEqual(reached.get("src/memory/recall/keyword/KeywordSearch.ts"), 1)
@@ -82,7 +82,7 @@ layer(withGitHost, { excludeTestServices: true, timeout: long })("this repositor
         cursor = page.next_cursor
       } while (cursor !== null)
       if (memory.length > 0) yield* server.request("POST", `${base}/${id}/review/route`, { json: { item_ids: memory, target: "unrouted" } })
-      const keywordClass = (yield* server.request("GET", `${base}/${id}/chunks?path_prefix=src/memory/recall/keyword/KeywordIndex.ts&kind=class`)).body.items[0]
+      const keywordClass = (yield* server.request("GET", `${base}/${id}/chunks?path_prefix=src/brain/keyword/KeywordIndex.ts&kind=class`)).body.items[0]
       assert.strictEqual(keywordClass.label, "KeywordIndex")
       const routed = yield* server.request("POST", `${base}/${id}/review/route`, {
         json: { item_ids: [keywordClass.id], target: "memory", queue_memory_import: true }
@@ -92,7 +92,7 @@ layer(withGitHost, { excludeTestServices: true, timeout: long })("this repositor
       const recalled = (yield* server.request("POST", `/v1/default/banks/${bankId}/memories/recall`, {
         json: { query: "KeywordIndex class search terms" }
       })).body
-      const provenance = `src/memory/recall/keyword/KeywordIndex.ts:${keywordClass.start_line}-${keywordClass.end_line}`
+      const provenance = `src/brain/keyword/KeywordIndex.ts:${keywordClass.start_line}-${keywordClass.end_line}`
       assert.isTrue(recalled.results.some((memory: any) => String(memory.context).startsWith(provenance)), JSON.stringify(recalled.results.map((memory: any) => memory.context)))
     }))
 

@@ -5,8 +5,8 @@
  * a reader will index with (offsets, targets, positions), so a file with a valid checksum but inconsistent arrays
  * is refused, never installed. Pure: no I/O.
  */
-import type { KeywordIndexParts } from "../../memory/recall/keyword/KeywordIndex.ts"
-import { linkTypes } from "../../memory/recall/graph/GraphSnapshot.ts"
+import type { KeywordIndexParts } from "../keyword/KeywordIndex.ts"
+import { linkTypes } from "../graph/GraphSnapshot.ts"
 import { BrainFileInvalid, encode, type OpenedBrainFile } from "./BrainFormat.ts"
 import { SectionError, SectionWriter } from "./Sections.ts"
 

@@ -1,7 +1,7 @@
 /** REST handler for influence analytics: defaults applied here, the work in `BrainInfluence`. */
 import { Effect } from "effect"
 import { HttpApiBuilder } from "effect/http-api"
-import { BrainInfluence } from "../../brain/influence/BrainInfluence.ts"
+import { BrainInfluence } from "../../influence/BrainInfluence.ts"
 import { EngramConfig } from "../../config/EngramConfig.ts"
 import { EngramApi } from "../api/Api.ts"
 import { brainEnabled } from "./SubRoutineHandlers.ts"

@@ -1,7 +1,7 @@
 /** REST handlers for the sub-routine: thin translations to the `SubRoutine` service, gated by SERVICE_API_BRAIN_ENABLED. */
 import { Effect } from "effect"
 import { HttpApiBuilder } from "effect/http-api"
-import { SubRoutine } from "../../brain/activity/SubRoutine.ts"
+import { SubRoutine } from "../../activity/SubRoutine.ts"
 import { EngramConfig } from "../../config/EngramConfig.ts"
 import { NotFound } from "../../domain/Errors.ts"
 import { EngramApi } from "../api/Api.ts"

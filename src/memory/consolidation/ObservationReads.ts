@@ -6,7 +6,7 @@
  */
 import { Effect } from "effect"
 import { SqlClient } from "effect/sql"
-import { param } from "../../../layers/storage/PgVector.ts"
+import { param } from "../../storage/VectorParam.ts"
 import type { ConsolidationFact, StoredObservation } from "./ConsolidationFact.ts"
 import type { Scope } from "./ObservationScopes.ts"
 

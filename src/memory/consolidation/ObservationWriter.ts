@@ -6,7 +6,7 @@
  */
 import { Array as Arr, Effect } from "effect"
 import { SqlClient } from "effect/sql"
-import { param } from "../../../layers/storage/PgVector.ts"
+import { param } from "../../storage/VectorParam.ts"
 import { contentHash } from "../retain/ContentHash.ts"
 import { cjkTerms } from "../recall/SearchTerms.ts"
 import type { ObservationDraft } from "./ConsolidationFact.ts"

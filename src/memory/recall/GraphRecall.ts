@@ -4,10 +4,10 @@
  * (`BankBrains`): built on first use, kept current with the bank's writes as deltas, released when idle.
  */
 import { Context, Effect, Layer, Option } from "effect"
-import { type Brain, BankBrains } from "../../bank/BankBrains.ts"
+import { type Brain, BankBrains } from "../../brain/BankBrains.ts"
 import type { Candidate } from "./Candidates.ts"
-import type { SpreadOptions } from "./graph/SpreadingActivation.ts"
-import { spread } from "./graph/SpreadingActivation.ts"
+import type { SpreadOptions } from "../../brain/graph/SpreadingActivation.ts"
+import { spread } from "../../brain/graph/SpreadingActivation.ts"
 
 /** Causal links carry the most meaning, then temporal neighbours (adjacent turns), then shared meaning or entities. */
 export const graphSpreadOptions: SpreadOptions = {

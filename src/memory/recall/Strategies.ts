@@ -5,7 +5,7 @@
  */
 import { Effect } from "effect"
 import { SqlClient } from "effect/sql"
-import { param } from "../../../layers/storage/PgVector.ts"
+import { param } from "../../storage/VectorParam.ts"
 import { byScoreThenId, type Candidate } from "./Candidates.ts"
 import { keywordQuery } from "./SearchTerms.ts"
 

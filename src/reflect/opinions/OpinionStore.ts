@@ -6,7 +6,7 @@
  */
 import { Context, Effect, Layer } from "effect"
 import { SqlClient } from "effect/sql"
-import { param } from "../../../layers/storage/PgVector.ts"
+import { param } from "../../storage/VectorParam.ts"
 import { cjkTerms } from "../../memory/recall/SearchTerms.ts"
 
 export interface NewOpinion {

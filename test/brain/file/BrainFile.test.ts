@@ -9,8 +9,8 @@ import { readFileSync } from "node:fs"
 import { join } from "node:path"
 import { readBrainFile, summarize, writeBrainFile } from "../../../src/brain/file/BrainFile.ts"
 import { BrainFileInvalid, open } from "../../../src/brain/file/BrainFormat.ts"
-import { GraphSnapshot } from "../../../src/memory/recall/graph/GraphSnapshot.ts"
-import { KeywordIndex } from "../../../src/memory/recall/keyword/KeywordIndex.ts"
+import { GraphSnapshot } from "../../../src/brain/graph/GraphSnapshot.ts"
+import { KeywordIndex } from "../../../src/brain/keyword/KeywordIndex.ts"
 
 const lexicon = ["tea", "lake", "paint", "dog", "swim", "café", "東京", "run"]
 const types = ["world", "experience", "observation"]

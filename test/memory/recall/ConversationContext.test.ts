@@ -6,7 +6,7 @@ import { assert, describe, it } from "@effect/vitest"
 import { withConversationContext } from "../../../src/memory/recall/ConversationContext.ts"
 import type { Fused } from "../../../src/memory/recall/Fusion.ts"
 import { byCombinedScore } from "../../../src/memory/recall/Fusion.ts"
-import { GraphSnapshot } from "../../../src/memory/recall/graph/GraphSnapshot.ts"
+import { GraphSnapshot } from "../../../src/brain/graph/GraphSnapshot.ts"
 
 const fused = (id: string, combined: number): Fused => ({ id, rrf: combined / 100, combined, ranks: { keyword: 1 }, scores: { keyword: combined } })
 

@@ -7,9 +7,9 @@
 import { Effect, Option } from "effect"
 import { SqlClient } from "effect/sql"
 import { cjkTerms } from "../SearchTerms.ts"
-import { type Brain, BankBrains } from "../../../bank/BankBrains.ts"
+import { type Brain, BankBrains } from "../../../brain/BankBrains.ts"
 import { corpusStatistics, keyword } from "../Strategies.ts"
-import type { QueryTerm } from "./KeywordIndex.ts"
+import type { QueryTerm } from "../../../brain/keyword/KeywordIndex.ts"
 import type { TagPredicate } from "../TagMatch.ts"
 
 export const queryTerms = Effect.fn("Recall.queryTerms")(function*(query: string, expansion: ReadonlyArray<string>, expansionWeight: number) {

@@ -1,0 +1,739 @@
+/**
+ * Each bank's in-memory brain: its graph (for spreading activation and conversation context) and its keyword
+ * index, built from PostgreSQL on first use and then kept current with the bank's writes as deltas — new memories
+ * and their links are appended, removed memories become tombstones, rewritten ones are re-indexed — so a read after
+ * a write never waits for a rebuild. A writer calls `changed` after its commit; the delta is applied at once in the
+ * background, and a reader that arrives first applies it itself (both under the bank's brain lock, so it is
+ * applied once). When the delta or the tombstones grow past a share of the base, the brain is compacted in memory.
+ * PostgreSQL stays the truth: the brain is derived and is dropped when the bank's actor passivates or it sits unused.
+ * Each bank's builds go through a circuit breaker (`BrainBreaker`): while it is open `available` answers none and
+ * recall reads from SQL. A brain can be taken out (`snapshot`, for a `.brain` file) and put back (`install`) when the
+ * bank's data version still matches the one it was taken at, so an import costs no rebuild. When `.brain` files are
+ * attached (`attachFiles`, by the brain runtime), a cold read loads the bank's kept file and catches up from the
+ * tables instead of building: the change log is then kept back to the file's mark, so the file stays usable.
+ */
+import { Cause, Clock, Context, Duration, Effect, Layer, Option, Schedule, Semaphore } from "effect"
+import { identity } from "effect/Function"
+import { SqlClient } from "effect/sql"
+import type { SqlError } from "effect/sql/SqlError"
+import type { Fragment, Statement } from "effect/sql/Statement"
+import { GraphSnapshot } from "./graph/GraphSnapshot.ts"
+import { LiveGraph } from "./graph/LiveGraph.ts"
+import type { IndexedMemory } from "./keyword/KeywordIndex.ts"
+import { KeywordIndex } from "./keyword/KeywordIndex.ts"
+import type { KeywordIndexParts } from "./keyword/KeywordIndex.ts"
+import type { DataVersion } from "./file/BrainFile.ts"
+import { sameDataVersion } from "./file/BrainFile.ts"
+import { EngramConfig } from "../config/EngramConfig.ts"
+import { changeLogHorizon, makeChangeLogMarks, type SharedChangeLog } from "./ChangeLogMarks.ts"
+import { BrainBreaker, BrainFaults, type BrainStats, type BreakerState, emptyStats } from "./BrainBreaker.ts"
+import { Foreground } from "../bank/Foreground.ts"
+
+export interface Brain {
+  readonly graph: LiveGraph
+  readonly keywords: KeywordIndex
+}
+
+export interface BankBrainsOptions {
+  /**
+   * The database is shared with other nodes (a cluster), each of which may hold a brain of the same bank and catch
+   * up from the memory change log at its own pace: prune the log only below every live node's mark
+   * (src/brain/ChangeLogMarks.ts). Without it, one process serves the database and prunes what its brain applied.
+   */
+  readonly sharedChangeLog?: SharedChangeLog
+  /** A brain unused for this long is released. Default 5 minutes. */
+  readonly idleTimeToLive?: Duration.Input
+  /**
+   * Compact when the delta's edges exceed this share of the base's, or tombstones this share of the positions.
+   * Default 0.25.
+   */
+  readonly compactShare?: number
+  /**
+   * More added or changed memories than this since the last catch-up (a large import, a bank emptied) are read as
+   * a rebuild instead of a delta: cheaper, and their ids would not fit in one statement's parameters. Default 5000.
+   */
+  readonly bulkChange?: number
+  /**
+   * Rows a build reads per round trip. Default 2,000 memories and 10,000 links (about 0.5 MB on the wire): pages
+   * this small are garbage before the young generation is next collected, so V8's old space does not grow with the
+   * bank; tests set them tiny to read in many pages.
+   */
+  readonly pageRows?: { readonly memories: number; readonly links: number }
+  /** Failed builds in a row that open a bank's breaker, and how long it stays open. Default 3 and 30 seconds. */
+  readonly breaker?: { readonly failures: number; readonly coolDown: Duration.Input }
+}
+
+/** A brain taken out for a `.brain` file: compacted, with the data version it describes. */
+export interface BrainSnapshot {
+  readonly graph: GraphSnapshot
+  readonly keywords: KeywordIndexParts
+  readonly dataVersion: DataVersion
+}
+
+/** The brain side of a bank's status. */
+export interface BrainRuntimeState {
+  readonly loaded: boolean
+  readonly breaker: BreakerState
+  readonly failureCount: number
+  readonly stats: BrainStats
+  readonly bytes: number
+  /** The data version the loaded brain describes, when one is loaded. */
+  readonly dataVersion: DataVersion | null
+}
+
+/** A brain read from the bank's kept `.brain` file, with the data version it describes. */
+export interface KeptBrain {
+  readonly graph: GraphSnapshot
+  readonly keywords: KeywordIndex
+  readonly dataVersion: DataVersion
+}
+
+/** Kept `.brain` files, as `BankBrains` uses them (`src/brain/KeptBrainFiles.ts` attaches them). */
+export interface BrainFiles {
+  /** The bank's kept file as a brain, when there is a valid one written for this service's models. */
+  readonly load: (bankId: string) => Effect.Effect<Option.Option<KeptBrain>>
+  /**
+   * Writes the bank's brain to its file when the bank is big enough to keep one (never fails). Called when an idle
+   * brain is released and when its file falls far behind; never right after a build, while the brain is in use:
+   * writing a 100k-memory brain's file raised the server's resident memory by about 110 MB for good.
+   */
+  readonly keep: (bankId: string, memories: number) => Effect.Effect<void>
+}
+
+/** Why an imported brain was not installed as it is (then the next read builds one from SQL as usual). */
+export type InstallOutcome = { readonly installed: true } | { readonly installed: false; readonly reason: string }
+
+class BrainBuildFault extends Error {}
+
+interface Entry {
+  brain: Brain | undefined
+  /** The highest `seq` the brain holds: later memories are the next delta. */
+  seqMark: number
+  /** The last `memory_unit_changes` entry applied. */
+  changeMark: number
+  /**
+   * The change mark of the bank's kept `.brain` file, when this brain came from it or was written to it: the log is
+   * pruned only below it, so the file can still be caught up after a restart or on another node.
+   */
+  fileMark: number | undefined
+  /** Change-log entries applied since the file was written: past `bulkChange`, the file is renewed. */
+  changesSinceFile: number
+  /** Bumped by `changed`: a catch-up that started before the bump leaves the brain marked stale. */
+  version: number
+  appliedVersion: number
+  lastUsed: number
+  /** A compaction is waiting for a lull or running. */
+  compacting: boolean
+  /** A bulk change is being read whole: readers use the brain as it was until it is done. */
+  rebuilding: boolean
+  /** Idle, and being written to its file before it is released. */
+  releasing: boolean
+  readonly lock: Semaphore.Semaphore
+}
+
+interface LinkRowFromSql {
+  readonly fromId: string
+  readonly toId: string
+  readonly linkType: string
+  readonly weight: number
+}
+
+export class BankBrains extends Context.Service<BankBrains, {
+  /** A write to the bank committed: bring its brain (if loaded) up to date in the background. */
+  readonly changed: (bankId: string) => Effect.Effect<void>
+  /** Releases the bank's brain (its actor passivated, or the bank was deleted). */
+  readonly drop: (bankId: string) => Effect.Effect<void>
+  /** Releases the bank's brain; the next read builds it from the tables, not from its kept file. */
+  readonly rebuild: (bankId: string) => Effect.Effect<void>
+  /**
+   * A number that moves whenever `changed` or `drop` is called for the bank (in this process): anything derived
+   * from the bank's memories and cached under the generation it read first is current while it has not moved.
+   */
+  readonly generation: (bankId: string) => Effect.Effect<number>
+  /** Bytes held by all brains. */
+  readonly size: Effect.Effect<number>
+  /**
+   * The bank's brain, current with every write committed before the call (built first when there is none) — or
+   * none while its breaker is open or its build failed (the failure is counted): callers then answer from SQL.
+   */
+  readonly available: (bankId: string) => Effect.Effect<Option.Option<Brain>>
+  /** The bank's brain brought current and compacted, with its data version; none while the breaker is open. */
+  readonly snapshot: (bankId: string) => Effect.Effect<Option.Option<BrainSnapshot>>
+  /** Puts an imported brain in place when the bank's data version is still the one it was taken at. */
+  readonly install: (
+    bankId: string,
+    brain: { readonly graph: GraphSnapshot; readonly keywords: KeywordIndex; readonly dataVersion: DataVersion }
+  ) => Effect.Effect<InstallOutcome>
+  /** Where the bank's memories stand now, read from SQL. */
+  readonly dataVersion: (bankId: string) => Effect.Effect<DataVersion>
+  readonly state: (bankId: string) => Effect.Effect<BrainRuntimeState>
+  /** Cold reads load kept `.brain` files from now on, and big brains ask for one. */
+  readonly attachFiles: (files: BrainFiles) => Effect.Effect<void>
+  /** The bank's kept file now holds the brain as of `dataVersion` (from `snapshot`). */
+  readonly fileWritten: (bankId: string, dataVersion: DataVersion) => Effect.Effect<void>
+  /** Banks whose brain is loaded now. */
+  readonly loadedBanks: Effect.Effect<ReadonlyArray<string>>
+}>()("engram/brain/BankBrains") {
+  static readonly layerWith = (options: BankBrainsOptions) =>
+    Layer.effect(
+      BankBrains,
+      Effect.gen(function*() {
+        const sql = yield* SqlClient.SqlClient
+        const foreground = yield* Foreground
+        const timeToLive = Duration.toMillis(options.idleTimeToLive ?? Duration.minutes(5))
+        const share = options.compactShare ?? 0.25
+        const bulkChange = options.bulkChange ?? 5_000
+        const pageRows = options.pageRows ?? { memories: 2_000, links: 10_000 }
+        const entries = new Map<string, Entry>()
+        const scope = yield* Effect.scope
+        const faults = yield* BrainFaults
+        const breakerFailures = options.breaker?.failures ?? 3
+        const coolDownMillis = Duration.toMillis(options.breaker?.coolDown ?? Duration.seconds(30))
+        // Kept apart from the entries (swept when idle): a breaker and its counters outlive an idle brain.
+        const breakers = new Map<string, BrainBreaker>()
+        const statsByBank = new Map<string, BrainStats>()
+        const breakerOf = (bankId: string) => {
+          let breaker = breakers.get(bankId)
+          if (breaker === undefined) breakers.set(bankId, breaker = new BrainBreaker(breakerFailures, coolDownMillis))
+          return breaker
+        }
+        const statsOf = (bankId: string) => {
+          let stats = statsByBank.get(bankId)
+          if (stats === undefined) statsByBank.set(bankId, stats = emptyStats())
+          return stats
+        }
+
+        const memoryRows = (where: Fragment) =>
+          sql<IndexedMemory>`
+            SELECT id, seq::float8 AS seq, fact_type, tags, tsvector_to_array(search_text) AS lexemes
+            FROM memory_units WHERE ${where} ORDER BY seq`
+
+        /**
+         * The bank's change mark: its last change-log entry, or just below its horizon when that is higher — a repo
+         * restore moves the horizon past every entry (`Snapshots.invalidateBrains`), so every brain taken before it
+         * rebuilds, and one built after it stands at that mark.
+         */
+        const changeMarkOf = (bankId: string) =>
+          sql`greatest(
+            (SELECT coalesce(max(change_seq), 0) FROM memory_unit_changes WHERE bank_id = ${bankId}),
+            (SELECT coalesce(max(pruned_below) - 1, 0) FROM memory_change_horizons WHERE bank_id = ${bankId}))::float8`
+
+        const lastChange = (bankId: string) =>
+          sql<{ mark: number }>`SELECT ${changeMarkOf(bankId)} AS mark`.pipe(Effect.map((rows) => rows[0]?.mark ?? 0))
+
+        const marks = options.sharedChangeLog === undefined
+          ? undefined
+          : makeChangeLogMarks(sql, options.sharedChangeLog)
+        let files: BrainFiles | undefined
+        /** Banks whose next cold read builds from the tables (`rebuild`). */
+        const fromTables = new Set<string>()
+
+        /**
+         * The entries a brain has applied are of no further use (one process serves a database) — except the last
+         * one, whose `change_seq` is part of the bank's data version (a `.brain` file is stamped with it), and those
+         * after the kept file's mark. With a shared database, only below every live node's mark. How far the log was
+         * pruned is recorded with the deletion (the horizon), so a brain loaded from an older file can tell whether
+         * it can still catch up.
+         */
+        const pruneChanges = (bankId: string, entry: Entry, upTo: number) => {
+          const below = entry.fileMark === undefined ? upTo : Math.min(upTo, entry.fileMark)
+          return (marks === undefined
+            ? sql`
+              WITH pruned AS (
+                DELETE FROM memory_unit_changes WHERE bank_id = ${bankId} AND change_seq < ${below} RETURNING 1)
+              INSERT INTO memory_change_horizons (bank_id, pruned_below)
+              SELECT ${bankId}, ${below} WHERE EXISTS (SELECT 1 FROM pruned)
+              ON CONFLICT (bank_id) DO UPDATE
+                SET pruned_below = greatest(memory_change_horizons.pruned_below, excluded.pruned_below)`
+            : marks.record(bankId, below)).pipe(
+              Effect.catch((error) => Effect.logWarning("could not prune the memory change log", error)),
+              Effect.forkIn(scope),
+              Effect.asVoid
+            )
+        }
+
+        /**
+         * Runs `query` through the cursor `cursor` and hands its rows to `onPage` a page at a time, so a large result
+         * never exists whole — not as row objects here, not as one reply in the driver's buffer or in PGlite's
+         * memory. Only inside a transaction (the cursor lives until it ends). One cursor name per query: the driver
+         * may keep the `FETCH` prepared, with the columns of the cursor it first read.
+         */
+        const inPages = <A extends object, R>(
+          cursor: "brain_memories" | "brain_links",
+          query: Statement<A>,
+          pageSize: number,
+          read: (fetch: Statement<A>) => Effect.Effect<ReadonlyArray<R>, SqlError>,
+          onPage: (rows: ReadonlyArray<R>) => void
+        ) =>
+          Effect.gen(function*() {
+            yield* sql`DECLARE ${sql(cursor)} NO SCROLL CURSOR FOR ${query}`
+            while (true) {
+              const rows = yield* read(sql<A>`FETCH FORWARD ${sql.literal(String(pageSize))} FROM ${sql(cursor)}`)
+              onPage(rows)
+              if (rows.length < pageSize) break
+            }
+            yield* sql`CLOSE ${sql(cursor)}`
+          })
+
+        /**
+         * The whole brain from the tables, in one repeatable-read transaction so memories, links and the change
+         * mark describe the same moment. Positions are numbered in SQL, in retain order. Both are read in pages
+         * straight into the keyword index and the graph builder: at 100k memories a bank has millions of links,
+         * and as row objects they took a gigabyte of heap for a moment (which V8 then keeps).
+         */
+        const build = (bankId: string, entry: Entry) =>
+          Effect.gen(function*() {
+            if (faults.failBuild(bankId)) return yield* Effect.fail(new BrainBuildFault("injected brain build failure"))
+            const loaded = yield* Effect.gen(function*() {
+              yield* sql`SET TRANSACTION ISOLATION LEVEL REPEATABLE READ`
+              // A cursor is planned for its first rows unless told that all of them will be read.
+              yield* sql`SET LOCAL cursor_tuple_fraction = 1`
+              const changeMark = yield* lastChange(bankId)
+              const keywords = KeywordIndex.build([])
+              const nodeIds: Array<string> = []
+              let seqMark = 0
+              const allMemories = memoryRows(sql`bank_id = ${bankId}`)
+              yield* inPages("brain_memories", allMemories, pageRows.memories, identity, (memories) => {
+                keywords.append(memories)
+                for (const memory of memories) {
+                  nodeIds.push(memory.id)
+                  seqMark = Math.max(seqMark, memory.seq)
+                }
+              })
+              const graph = GraphSnapshot.builder(nodeIds)
+              yield* inPages(
+                "brain_links",
+                sql<{ fromIndex: number; toIndex: number; linkType: string; weight: number }>`
+                  WITH nodes AS (
+                    SELECT id, (row_number() OVER (ORDER BY seq) - 1)::int AS position
+                    FROM memory_units WHERE bank_id = ${bankId}
+                  )
+                  SELECT f.position AS from_index, t.position AS to_index, l.link_type, l.weight::float8 AS weight
+                  FROM memory_links l JOIN nodes f ON f.id = l.from_id JOIN nodes t ON t.id = l.to_id
+                  WHERE l.bank_id = ${bankId}`,
+                pageRows.links,
+                // Millions of links: read as value arrays, not as objects whose column names are renamed one by one
+                // (that renaming was a third of a 100k bank's build); the weight as a double, not through the float4
+                // codec's shortest decimal (layers/storage/Float4.ts), since the graph keeps it as a float32 anyway.
+                (fetch) => fetch.values,
+                (links) => {
+                  for (const link of links) {
+                    graph.add(link[0] as number, link[1] as number, link[2] as string, link[3] as number)
+                  }
+                }
+              )
+              return { changeMark, keywords, graph, seqMark }
+            }).pipe(sql.withTransaction)
+            const snapshot = loaded.graph.finish()
+            entry.brain = { graph: LiveGraph.of(snapshot), keywords: loaded.keywords }
+            entry.seqMark = loaded.seqMark
+            entry.changeMark = loaded.changeMark
+            const stats = statsOf(bankId)
+            stats.builds++
+            stats.lastBuildMillis = snapshot.buildMillis
+            stats.lastBuiltAt = yield* Clock.currentTimeMillis
+            yield* Effect.annotateCurrentSpan({
+              memories: snapshot.nodeCount,
+              edges: snapshot.edgeCount,
+              buildMillis: snapshot.buildMillis
+            })
+            // With a shared log even an empty mark is recorded, so other nodes do not prune past this brain.
+            entry.fileMark = undefined
+            if (loaded.changeMark > 0 || marks !== undefined) yield* pruneChanges(bankId, entry, loaded.changeMark)
+          }).pipe(Effect.withSpan("BankBrains.build", { attributes: { bankId } }))
+
+        /**
+         * A cold read: the bank's kept `.brain` file, caught up from the tables like a brain after a write, when there
+         * is one; else a build. The first catch-up of a file's brain also checks that the log still reaches back to
+         * the file (the horizon) and that the result holds exactly the bank's live memories (a file left by a
+         * deleted bank of the same id, say); if not, it is built from the tables after all.
+         */
+        const coldStart = (bankId: string, entry: Entry) =>
+          Effect.gen(function*() {
+            const skipFile = fromTables.delete(bankId)
+            const kept = files === undefined || skipFile ? Option.none<KeptBrain>() : yield* files.load(bankId)
+            if (Option.isNone(kept)) return yield* build(bankId, entry)
+            const brain: Brain = { graph: LiveGraph.of(kept.value.graph), keywords: kept.value.keywords }
+            entry.seqMark = kept.value.dataVersion.seqMark
+            entry.changeMark = kept.value.dataVersion.changeMark
+            entry.fileMark = kept.value.dataVersion.changeMark
+            entry.changesSinceFile = 0
+            statsOf(bankId).fileLoads++
+            // Not in `entry.brain` until caught up: readers wait for it rather than read the file's older state.
+            yield* catchUp(bankId, entry, brain, { fromFile: true })
+            if (entry.brain === undefined) entry.brain = brain
+          }).pipe(Effect.withSpan("BankBrains.coldStart", { attributes: { bankId } }))
+
+        /**
+         * Applies what was written since the marks: memories removed or rewritten (from the change log), memories
+         * added (by `seq`) and their links. Every link is written with its newer memory, so the new memories'
+         * links are all the new links.
+         */
+        const catchUp = (bankId: string, entry: Entry, brain: Brain, options?: { readonly fromFile: boolean }) =>
+          Effect.gen(function*() {
+            const fromFile = options?.fromFile === true
+            const delta = yield* Effect.gen(function*() {
+              yield* sql`SET TRANSACTION ISOLATION LEVEL REPEATABLE READ`
+              // Entries this brain has not applied were pruned (another node's, after this node's mark expired; or
+              // those after an older file): read it whole. One process alone never prunes past its own brain.
+              if ((marks !== undefined || fromFile) && (yield* changeLogHorizon(sql, bankId)) - 1 > entry.changeMark) {
+                yield* Effect.logInfo(`the change log of bank ${bankId} was pruned past this brain; rebuilding it`)
+                return undefined
+              }
+              const changes = yield* sql<{ changeSeq: number; unitId: string }>`
+                SELECT change_seq::float8 AS change_seq, unit_id FROM memory_unit_changes
+                WHERE bank_id = ${bankId} AND change_seq > ${entry.changeMark} ORDER BY change_seq`
+              const added = yield* memoryRows(sql.and([sql`bank_id = ${bankId}`, sql`seq > ${entry.seqMark}`]))
+              const changedIds = [...new Set(changes.map((change) => change.unitId))]
+              if (added.length > bulkChange || changedIds.length > bulkChange) return undefined
+              const rewritten = changedIds.length === 0
+                ? []
+                : yield* memoryRows(sql.and([sql`bank_id = ${bankId}`, sql`seq <= ${entry.seqMark}`, sql`id IN ${sql.in(changedIds)}`]))
+              const addedIds = added.map((memory) => memory.id)
+              const links = addedIds.length === 0 ? [] : yield* sql<LinkRowFromSql>`
+                SELECT from_id, to_id, link_type, weight FROM memory_links
+                WHERE from_id IN ${sql.in(addedIds)} OR to_id IN ${sql.in(addedIds)}`
+              const live = fromFile
+                ? (yield* sql<{ n: number }>`SELECT count(*)::float8 AS n FROM memory_units WHERE bank_id = ${bankId}`)[0]!.n
+                : undefined
+              return { changes, changedIds, added, rewritten, links, live }
+            }).pipe(sql.withTransaction)
+            if (delta === undefined) {
+              // Readers keep the brain they have meanwhile (see `available`): a rebuild is never on a request's path.
+              entry.rebuilding = true
+              return yield* build(bankId, entry).pipe(Effect.ensuring(Effect.sync(() => (entry.rebuilding = false))))
+            }
+            const still = new Set(delta.rewritten.map((memory) => memory.id))
+            for (const id of delta.changedIds) {
+              brain.keywords.remove(id)
+              if (!still.has(id)) brain.graph.remove(id)
+            }
+            brain.keywords.append(delta.rewritten)
+            brain.keywords.append(delta.added)
+            brain.graph.appendNodes(delta.added.map((memory) => memory.id))
+            brain.graph.addLinks(delta.links)
+            if (delta.live !== undefined && brain.keywords.size !== delta.live) {
+              // Not exposed yet (a cold start): dropped for a build from the tables.
+              yield* Effect.logInfo(`the kept brain file of bank ${bankId} does not match its memories; building it`)
+              return yield* build(bankId, entry)
+            }
+            // A file loaded with nothing to catch up applied no write.
+            if (!fromFile || delta.changes.length + delta.added.length > 0) statsOf(bankId).incrementalUpdates++
+            for (const memory of delta.added) entry.seqMark = Math.max(entry.seqMark, memory.seq)
+            const lastChange = delta.changes.at(-1)
+            if (lastChange !== undefined) {
+              entry.changeMark = lastChange.changeSeq
+              yield* pruneChanges(bankId, entry, lastChange.changeSeq)
+            }
+            if (entry.fileMark !== undefined && files !== undefined) {
+              entry.changesSinceFile += delta.changes.length
+              // The log kept for the file has grown as long as a catch-up would read: renew the file in a lull (the
+              // file's snapshot takes this lock, so not here).
+              if (entry.changesSinceFile > bulkChange) {
+                entry.changesSinceFile = 0
+                yield* foreground.yieldToRequests.pipe(
+                  Effect.andThen(files.keep(bankId, brain.keywords.size)),
+                  Effect.forkIn(scope)
+                )
+              }
+            }
+            if (brain.graph.needsCompaction) compactGraph(bankId, entry)
+            yield* Effect.annotateCurrentSpan({
+              added: delta.added.length,
+              changed: delta.changedIds.length,
+              links: delta.links.length
+            })
+            if (wantsCompaction(brain) && !entry.compacting) {
+              entry.compacting = true
+              // It holds the thread for its whole length (about a second at 100k memories): start it in a lull.
+              yield* foreground.yieldToRequests.pipe(
+                Effect.andThen(Effect.logInfo(`compacting the brain of bank ${bankId}`)),
+                Effect.andThen(Effect.sync(() => compact(bankId, entry))),
+                Effect.ensuring(Effect.sync(() => (entry.compacting = false))),
+                Effect.withSpan("BankBrains.compact", { attributes: { bankId } }),
+                Effect.forkIn(scope)
+              )
+            }
+          }).pipe(Effect.withSpan("BankBrains.catchUp", { attributes: { bankId } }))
+
+        const wantsCompaction = (brain: Brain) =>
+          brain.graph.deltaEdges > share * brain.graph.base.edgeCount + 4096 ||
+          brain.graph.tombstones > share * brain.graph.nodeCount + 1024 ||
+          brain.keywords.tombstones > share * brain.keywords.size + 1024
+
+        const compactGraph = (bankId: string, entry: Entry) => {
+          if (entry.brain === undefined) return
+          entry.brain = { ...entry.brain, graph: entry.brain.graph.compacted() }
+          statsOf(bankId).compactions++
+        }
+
+        /** Synchronous, so no catch-up can interleave: the compacted brain holds everything applied so far. */
+        const compact = (bankId: string, entry: Entry) => {
+          const brain = entry.brain
+          if (brain === undefined || !wantsCompaction(brain)) return
+          entry.brain = { graph: brain.graph.compacted(), keywords: brain.keywords.compacted() }
+          statsOf(bankId).compactions++
+        }
+
+        const entryOf = (bankId: string, now: number) => {
+          let entry = entries.get(bankId)
+          if (entry === undefined) {
+            entry = {
+              brain: undefined,
+              seqMark: 0,
+              changeMark: 0,
+              fileMark: undefined,
+              changesSinceFile: 0,
+              version: 0,
+              appliedVersion: 0,
+              lastUsed: now,
+              compacting: false,
+              rebuilding: false,
+              releasing: false,
+              lock: Semaphore.makeUnsafe(1)
+            }
+            entries.set(bankId, entry)
+          }
+          return entry
+        }
+
+        /**
+         * Builds or catches up under the lock, unless someone else did while we waited; the breaker counts the
+         * outcome. Only the background catch-up after a write (`changed`) runs it without asking the breaker: it
+         * needs a loaded brain, which a closed breaker built.
+         */
+        const refreshOrFail = (bankId: string, entry: Entry) =>
+          entry.lock.withPermit(Effect.gen(function*() {
+            const version = entry.version
+            if (entry.brain === undefined) yield* coldStart(bankId, entry)
+            else if (entry.appliedVersion !== version) yield* catchUp(bankId, entry, entry.brain)
+            entry.appliedVersion = version
+            return entry.brain!
+          })).pipe(
+            Effect.tap(() => Effect.sync(() => breakerOf(bankId).succeeded())),
+            Effect.tapCause((cause) =>
+              Effect.flatMap(Clock.currentTimeMillis, (now) =>
+                Effect.sync(() => {
+                  if (Cause.hasInterruptsOnly(cause)) return breakerOf(bankId).abandoned()
+                  breakerOf(bankId).failed(now)
+                  statsOf(bankId).buildFailures++
+                }))
+            )
+          )
+
+        const available = (bankId: string) =>
+          Effect.flatMap(Clock.currentTimeMillis, (now) =>
+            Effect.suspend((): Effect.Effect<Option.Option<Brain>> => {
+              const stats = statsOf(bankId)
+              stats.reads++
+              const entry = entryOf(bankId, now)
+              entry.lastUsed = now
+              const brain = entry.brain
+              if (brain !== undefined && (entry.appliedVersion === entry.version || entry.rebuilding)) {
+                return Effect.succeed(Option.some(brain))
+              }
+              if (!breakerOf(bankId).admit(now)) {
+                stats.sqlFallbacks++
+                return Effect.succeedNone
+              }
+              if (brain === undefined) stats.coldReads++
+              return refreshOrFail(bankId, entry).pipe(
+                Effect.map(Option.some),
+                Effect.catchCause((cause) =>
+                  Cause.hasInterruptsOnly(cause)
+                    ? Effect.failCause(cause as Cause.Cause<never>)
+                    : Effect.logWarning(`the brain of bank ${bankId} could not be built; answering from SQL`, cause).pipe(
+                      Effect.andThen(Effect.sync(() => void stats.sqlFallbacks++)),
+                      Effect.as(Option.none<Brain>())
+                    )
+                )
+              )
+            }))
+
+        const dataVersion = (bankId: string) =>
+          sql<{ memories: number; seqMark: number; changeMark: number }>`
+            SELECT (SELECT count(*)::float8 FROM memory_units WHERE bank_id = ${bankId}) AS memories,
+              (SELECT coalesce(max(seq), 0)::float8 FROM memory_units WHERE bank_id = ${bankId}) AS seq_mark,
+              ${changeMarkOf(bankId)} AS change_mark`
+            .pipe(
+              Effect.map((rows): DataVersion => rows[0] ?? { memories: 0, seqMark: 0, changeMark: 0 }),
+              Effect.orDie
+            )
+
+        /** Under the lock: current, then compacted in place (a later read gains from it too), then flattened. */
+        const snapshot = (bankId: string) =>
+          Effect.gen(function*() {
+            const brain = yield* available(bankId)
+            if (Option.isNone(brain)) return Option.none<BrainSnapshot>()
+            const entry = entryOf(bankId, yield* Clock.currentTimeMillis)
+            return yield* entry.lock.withPermit(Effect.sync(() => {
+              const held = entry.brain
+              // Dropped meanwhile (passivated, bank deleted): its marks are gone with it.
+              if (held === undefined) return Option.none<BrainSnapshot>()
+              let graph = held.graph
+              if (!graph.isBase) {
+                graph = graph.compacted()
+                if (entry.brain !== undefined) entry.brain = { ...entry.brain, graph }
+                statsOf(bankId).compactions++
+              }
+              const keywords = held.keywords.toParts()
+              return Option.some<BrainSnapshot>({
+                graph: graph.base,
+                keywords,
+                // The marks of what the brain holds: a write that lands later moves the bank past this stamp.
+                dataVersion: { memories: keywords.ids.length, seqMark: entry.seqMark, changeMark: entry.changeMark }
+              })
+            }))
+          }).pipe(Effect.withSpan("BankBrains.snapshot", { attributes: { bankId } }))
+
+        /**
+         * Under the lock, so no catch-up interleaves: the bank's data version is compared with the brain's, and the
+         * brain replaces whatever was loaded. A write committing after the comparison bumps the version as usual,
+         * and the next read catches up from the installed marks.
+         */
+        const install = (
+          bankId: string,
+          imported: { readonly graph: GraphSnapshot; readonly keywords: KeywordIndex; readonly dataVersion: DataVersion }
+        ) =>
+          Effect.gen(function*() {
+            const now = yield* Clock.currentTimeMillis
+            const entry = entryOf(bankId, now)
+            return yield* entry.lock.withPermit(Effect.gen(function*() {
+              const version = entry.version
+              const bank = yield* dataVersion(bankId)
+              if (!sameDataVersion(bank, imported.dataVersion)) {
+                return {
+                  installed: false,
+                  reason: `the bank's data version moved since the file was written (file ${
+                    imported.dataVersion.memories
+                  }.${imported.dataVersion.seqMark}.${imported.dataVersion.changeMark}, bank ${bank.memories}.${bank.seqMark}.${bank.changeMark})`
+                } satisfies InstallOutcome
+              }
+              entry.brain = { graph: LiveGraph.of(imported.graph), keywords: imported.keywords }
+              entry.seqMark = imported.dataVersion.seqMark
+              entry.changeMark = imported.dataVersion.changeMark
+              // The import is stored as the bank's file.
+              entry.fileMark = imported.dataVersion.changeMark
+              entry.changesSinceFile = 0
+              entry.appliedVersion = version
+              entry.lastUsed = now
+              breakerOf(bankId).succeeded()
+              statsOf(bankId).imports++
+              bump(bankId)
+              return { installed: true } satisfies InstallOutcome
+            }))
+          }).pipe(Effect.withSpan("BankBrains.install", { attributes: { bankId } }))
+
+        const state = (bankId: string) =>
+          Effect.map(Clock.currentTimeMillis, (now): BrainRuntimeState => {
+            const entry = entries.get(bankId)
+            const breaker = breakerOf(bankId)
+            const brain = entry?.brain
+            return {
+              loaded: brain !== undefined,
+              breaker: breaker.state(now),
+              failureCount: breaker.failureCount,
+              stats: { ...statsOf(bankId) },
+              bytes: brain === undefined ? 0 : brain.graph.byteSize + brain.keywords.byteSize,
+              dataVersion: brain === undefined || entry === undefined
+                ? null
+                : { memories: brain.keywords.size, seqMark: entry.seqMark, changeMark: entry.changeMark }
+            }
+          })
+
+        // Kept apart from the entries (which are swept when idle) so that a generation never goes back.
+        const generations = new Map<string, number>()
+        const bump = (bankId: string) => generations.set(bankId, (generations.get(bankId) ?? 0) + 1)
+
+        const changed = (bankId: string) =>
+          Effect.suspend(() => {
+            bump(bankId)
+            const entry = entries.get(bankId)
+            if (entry === undefined) return Effect.void
+            entry.version++
+            if (entry.brain === undefined) return Effect.void
+            return refreshOrFail(bankId, entry).pipe(
+              Effect.catchCause((cause) => Effect.logWarning("could not apply a write to the bank's brain", cause)),
+              Effect.forkIn(scope),
+              Effect.asVoid
+            )
+          })
+
+        /** Idle brains are released; with files attached, a big one is written to its file first. */
+        const sweep = Effect.gen(function*() {
+          const now = yield* Clock.currentTimeMillis
+          for (const [bankId, entry] of entries) {
+            if (now - entry.lastUsed < timeToLive || entry.releasing) continue
+            if (files === undefined || entry.brain === undefined) {
+              entries.delete(bankId)
+              continue
+            }
+            entry.releasing = true
+            yield* files.keep(bankId, entry.brain.keywords.size).pipe(
+              Effect.ensuring(Effect.sync(() => {
+                if (entries.get(bankId) === entry) entries.delete(bankId)
+              })),
+              Effect.forkIn(scope)
+            )
+          }
+        })
+        yield* sweep.pipe(
+          Effect.repeat(Schedule.spaced(Duration.millis(Math.min(60_000, Math.max(1_000, timeToLive / 2))))),
+          Effect.forkScoped
+        )
+        if (marks !== undefined) {
+          // Keeps this node's marks live while it holds the brains; a node that stops renewing holds nobody back.
+          yield* Effect.suspend(() => marks.renew([...entries].filter(([, entry]) => entry.brain !== undefined).map(([bankId]) => bankId))).pipe(
+            Effect.catch((error) => Effect.logWarning("could not renew this node's change log marks", error)),
+            Effect.repeat(Schedule.spaced(marks.renewEvery)),
+            Effect.withTracerEnabled(false),
+            Effect.forkScoped
+          )
+        }
+
+        return BankBrains.of({
+          changed,
+          drop: (bankId) => Effect.sync(() => {
+            bump(bankId)
+            entries.delete(bankId)
+          }),
+          rebuild: (bankId) => Effect.sync(() => {
+            bump(bankId)
+            entries.delete(bankId)
+            fromTables.add(bankId)
+          }),
+          generation: (bankId) => Effect.sync(() => generations.get(bankId) ?? 0),
+          available,
+          snapshot,
+          install,
+          dataVersion,
+          state,
+          attachFiles: (attached) => Effect.sync(() => void (files = attached)),
+          fileWritten: (bankId, version) =>
+            Effect.sync(() => {
+              const entry = entries.get(bankId)
+              if (entry === undefined || entry.brain === undefined) return
+              entry.fileMark = version.changeMark
+              entry.changesSinceFile = 0
+            }),
+          loadedBanks: Effect.sync(() => [...entries].filter(([, entry]) => entry.brain !== undefined).map(([bankId]) => bankId)),
+          size: Effect.sync(() => {
+            let bytes = 0
+            for (const entry of entries.values()) {
+              bytes += (entry.brain?.graph.byteSize ?? 0) + (entry.brain?.keywords.byteSize ?? 0)
+            }
+            return bytes
+          })
+        })
+      })
+    )
+
+  /** With the breaker settings of SERVICE_API_BRAIN_CIRCUIT_BREAKER_*. */
+  static readonly layer = Layer.unwrap(Effect.gen(function*() {
+    const config = yield* EngramConfig
+    return BankBrains.layerWith({
+      breaker: { failures: config.brain.breakerFailures, coolDown: config.brain.breakerCoolDown },
+      ...(config.cluster.mode === "off" ? {} : { sharedChangeLog: { nodeId: crypto.randomUUID() } })
+    })
+  }))
+}

@@ -1,0 +1,198 @@
+/**
+ * The bank's brain kept current by deltas against a brain freshly built from the same tables, on the real database
+ * tier: after any random sequence of retains, document replacements, document deletions and memory deletions, the
+ * incrementally maintained graph and keyword index answer exactly as a fresh build, and so does recall.
+ */
+import { assert, layer } from "@effect/vitest"
+import { Effect, Option } from "effect"
+import * as fc from "fast-check"
+import { SqlClient } from "effect/sql"
+import type { Brain } from "../../src/brain/BankBrains.ts"
+import { BankBrains } from "../../src/brain/BankBrains.ts"
+import { Foreground } from "../../src/bank/Foreground.ts"
+import { MemoryUnits } from "../../src/memory/MemoryUnits.ts"
+import { spread } from "../../src/brain/graph/SpreadingActivation.ts"
+import { graphSpreadOptions } from "../../src/memory/recall/GraphRecall.ts"
+import { TestServer, testApp } from "../support/TestServer.ts"
+
+const sentences = [
+  "Caroline went to the LGBTQ support group on Tuesday.",
+  "Melanie painted a sunrise over the lake.",
+  "Caroline is researching adoption agencies.",
+  "Melanie took her kids camping near the lake.",
+  "Jon opened a dance studio downtown.",
+  "Gina lost her job and started an online store.",
+  "Jon and Gina love dancing together.",
+  "Caroline wants to become a counselor.",
+  "Melanie signed up for a pottery class.",
+  "The dance studio hosts a competition in June."
+]
+const queries = ["Caroline support group", "Melanie lake painting", "dance studio Jon", "pottery class", "adoption"]
+const keywordTerms = [["caroline"], ["lake", "paint"], ["danc", "studio"], ["job", "store"]]
+
+type Operation =
+  | { readonly kind: "retain"; readonly picks: ReadonlyArray<number>; readonly document: number | null }
+  | { readonly kind: "delete-memory"; readonly pick: number }
+  | { readonly kind: "delete-document"; readonly document: number }
+
+const operation: fc.Arbitrary<Operation> = fc.oneof(
+  {
+    weight: 4,
+    arbitrary: fc.record({
+      kind: fc.constant("retain" as const),
+      picks: fc.array(fc.nat({ max: sentences.length - 1 }), { minLength: 1, maxLength: 3 }),
+      document: fc.option(fc.nat({ max: 2 }), { nil: null })
+    })
+  },
+  { weight: 2, arbitrary: fc.record({ kind: fc.constant("delete-memory" as const), pick: fc.nat() }) },
+  { weight: 1, arbitrary: fc.record({ kind: fc.constant("delete-document" as const), document: fc.nat({ max: 2 }) }) }
+)
+
+/** What a brain answers, by memory id, so two brains with different positions compare. */
+const answers = (brain: Brain) => {
+  const graph = brain.graph
+  const ids = [...graph.indexOf.keys()].sort()
+  const neighbours = ids.map((id) => {
+    const index = graph.indexOf.get(id)!
+    const around = ([-1, 1] as const).map((step) => graph.adjacentInOrder(index, step))
+    return [id, around.map((at) => (at < 0 ? null : graph.ids[at]))]
+  })
+  const spreads = ids.slice(0, 6).map((id) => {
+    const result = spread(graph, [{ index: graph.indexOf.get(id)!, activation: 1 }], graphSpreadOptions)
+    return Array.from(result.indices, (index, k) => [graph.ids[index], result.activations[k], result.hops[k]])
+  })
+  const keyword = keywordTerms.map((terms) =>
+    brain.keywords.search(terms.map((lexeme) => ({ lexeme, boost: 1 })), { types: ["world", "experience"], depth: 10 })
+  )
+  return { ids, neighbours, spreads, keyword }
+}
+
+/** The bank's brain, which these tests expect to be there (its breaker stays closed). */
+const current = (bankId: string) =>
+  Effect.gen(function*() {
+    const brains = yield* BankBrains
+    return Option.getOrThrow(yield* brains.available(bankId))
+  })
+
+/** A brain built from scratch, read from the tables in pages of a few rows (a large bank's build reads many). */
+const fresh = (bankId: string) =>
+  Effect.gen(function*() {
+    return yield* current(bankId)
+  }).pipe(Effect.provide(BankBrains.layerWith({ pageRows: { memories: 3, links: 4 } })))
+
+let bankNumber = 0
+
+layer(testApp(), { excludeTestServices: true })("bank brain", (it) => {
+  it.effect("kept current by deltas, answers exactly as a fresh build after any sequence of writes", () =>
+    Effect.gen(function*() {
+      const server = yield* TestServer
+      const brains = yield* BankBrains
+      const units = yield* MemoryUnits
+      const sql = yield* SqlClient.SqlClient
+      const context = yield* Effect.context<SqlClient.SqlClient | Foreground>()
+
+      const scenario = (ops: ReadonlyArray<Operation>) =>
+        Effect.gen(function*() {
+          const bank = `brain-${bankNumber++}`
+          const base = `/v1/default/banks/${bank}`
+          const seeded = yield* server.request("POST", `${base}/memories`, {
+            json: { items: sentences.slice(0, 4).map((content) => ({ content })) }
+          })
+          assert.strictEqual(seeded.status, 200, seeded.text)
+          // Built now, so every later write reaches it as a delta.
+          yield* current(bank)
+          let turn = 0
+          for (const op of ops) {
+            if (op.kind === "retain") {
+              const items = op.picks.map((pick) => ({
+                content: `${sentences[pick]} (turn ${turn++})`,
+                timestamp: new Date(Date.UTC(2024, 0, 1, 0, turn)).toISOString(),
+                ...(op.document === null ? {} : { document_id: `doc-${op.document}` })
+              }))
+              const retained = yield* server.request("POST", `${base}/memories`, { json: { items } })
+              assert.strictEqual(retained.status, 200, retained.text)
+            } else if (op.kind === "delete-memory") {
+              const ids = yield* sql<{ id: string }>`SELECT id FROM memory_units WHERE bank_id = ${bank} ORDER BY seq`
+              if (ids.length > 0) yield* units.remove(bank, ids[op.pick % ids.length]!.id)
+            } else {
+              const deleted = yield* server.request("DELETE", `${base}/documents/doc-${op.document}`)
+              assert.oneOf(deleted.status, [200, 404], deleted.text)
+            }
+            const kept = answers(yield* current(bank))
+            assert.deepStrictEqual(kept, answers(yield* fresh(bank)), JSON.stringify(op))
+          }
+          // The whole recall, incremental brain first, then rebuilt from scratch.
+          const recalls = () =>
+            Effect.forEach(queries, (query) =>
+              server.request("POST", `${base}/memories/recall`, { json: { query, budget: "mid", trace: true } }).pipe(
+                Effect.map((response) => ({
+                  results: response.body.results.map((r: { id: string; score: number }) => [r.id, r.score]),
+                  graph: response.body.trace.strategies.graph.candidates,
+                  keyword: response.body.trace.strategies.keyword.candidates
+                }))
+              ))
+          const incremental = yield* recalls()
+          yield* brains.drop(bank)
+          assert.deepStrictEqual(incremental, yield* recalls())
+        })
+
+      yield* Effect.promise(() =>
+        fc.assert(
+          fc.asyncProperty(fc.array(operation, { minLength: 1, maxLength: 8 }), (ops) =>
+            Effect.runPromiseWith(context)(scenario(ops).pipe(Effect.orDie) as Effect.Effect<void, never, SqlClient.SqlClient | Foreground>)
+          ),
+          { numRuns: 8, endOnFailure: true }
+        )
+      )
+    }), 180_000)
+
+  it.effect("an idle brain is written to its kept file before it is released, and the next read asks for the file", () =>
+    Effect.gen(function*() {
+      const server = yield* TestServer
+      const bank = `brain-idle-${bankNumber++}`
+      const seeded = yield* server.request("POST", `/v1/default/banks/${bank}/memories`, {
+        json: { items: sentences.slice(0, 5).map((content) => ({ content })) }
+      })
+      assert.strictEqual(seeded.status, 200, seeded.text)
+      const kept: Array<[string, number]> = []
+      const loads: Array<string> = []
+      yield* Effect.gen(function*() {
+        const brains = yield* BankBrains
+        yield* brains.attachFiles({
+          load: (bankId) => Effect.sync(() => void loads.push(bankId)).pipe(Effect.as(Option.none())),
+          keep: (bankId, memories) => Effect.sync(() => void kept.push([bankId, memories]))
+        })
+        const memories = Option.getOrThrow(yield* brains.available(bank)).keywords.size
+        assert.deepStrictEqual(loads, [bank], "a cold read asks for the kept file first")
+        assert.deepStrictEqual(kept, [], "nothing is written while the brain is in use")
+        // Idle past its time to live: the sweep (every second here) writes it, then releases it.
+        for (let waited = 0; waited < 10_000 && (yield* brains.state(bank)).loaded; waited += 100) {
+          yield* Effect.sleep("100 millis")
+        }
+        assert.deepStrictEqual(kept, [[bank, memories]])
+        assert.isFalse((yield* brains.state(bank)).loaded)
+        yield* brains.available(bank)
+        assert.deepStrictEqual(loads, [bank, bank])
+        assert.strictEqual((yield* brains.state(bank)).stats.builds, 2)
+      }).pipe(Effect.provide(BankBrains.layerWith({ idleTimeToLive: "500 millis" })))
+    }))
+
+  it.effect("a bulk change is read as a rebuild, and answers the same", () =>
+    Effect.gen(function*() {
+      const server = yield* TestServer
+      const bank = "brain-bulk"
+      const base = `/v1/default/banks/${bank}`
+      const check = Effect.gen(function*() {
+        const brains = yield* BankBrains
+        yield* current(bank)
+        const items = sentences.map((content, n) => ({ content, document_id: `doc-${n % 2}` }))
+        assert.strictEqual((yield* server.request("POST", `${base}/memories`, { json: { items } })).status, 200)
+        yield* brains.changed(bank)
+        assert.deepStrictEqual(answers(yield* current(bank)), answers(yield* fresh(bank)))
+        assert.oneOf((yield* server.request("DELETE", `${base}/documents/doc-0`)).status, [200, 204])
+        yield* brains.changed(bank)
+        assert.deepStrictEqual(answers(yield* current(bank)), answers(yield* fresh(bank)))
+      })
+      yield* check.pipe(Effect.provide(BankBrains.layerWith({ bulkChange: 3 })))
+    }))
+})
