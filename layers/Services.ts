@@ -124,10 +124,11 @@ export const ServicesWith = <E, R>(models: Layer.Layer<Embeddings | Llm, E, R>) 
     // Reflection (reflect, directives, opinions) reads through recall, so it sits above Memory.
     Layer.provideMerge(ReflectionLive),
     Layer.provideMerge(Memory),
-    Layer.provideMerge(models),
     // Writes made on a cluster node that does not own the bank reach the owner's brain too.
     Layer.provideMerge(OwnerAwareBrains),
     Layer.provideMerge(Engine),
+    // The banks' brains hold the embedding model's vectors, so the models come before the engine.
+    Layer.provideMerge(models),
     Layer.provideMerge(DatabaseLive),
     // Outbound HTTP (model providers, transcription) goes through Node's fetch.
     Layer.provideMerge(FetchHttpClient.layer)

@@ -1,38 +1,35 @@
 /**
- * Each bank's in-memory brain: its graph (for spreading activation and conversation context) and its keyword
- * index, built from PostgreSQL on first use and then kept current with the bank's writes as deltas — new memories
+ * Each bank's in-memory brain (`Brain.ts`): its graph (for spreading activation and conversation context), its keyword
+ * index and its memory records (everything else recall reads), built from PostgreSQL (`BrainReads.ts`) on first use and then kept current with the bank's writes as deltas — new memories
  * and their links are appended, removed memories become tombstones, rewritten ones are re-indexed — so a read after
  * a write never waits for a rebuild. A writer calls `changed` after its commit; the delta is applied at once in the
  * background, and a reader that arrives first applies it itself (both under the bank's brain lock, so it is
  * applied once). When the delta or the tombstones grow past a share of the base, the brain is compacted in memory.
  * PostgreSQL stays the truth: the brain is derived and is dropped when the bank's actor passivates or it sits unused.
  * Each bank's builds go through a circuit breaker (`BrainBreaker`): while it is open `available` answers none and
- * recall reads from SQL. A brain can be taken out (`snapshot`, for a `.brain` file) and put back (`install`) when the
+ * recall reads from SQL; so does a bank whose brain would pass `maxBytes` (it is released after its build). A brain can be taken out (`snapshot`, for a `.brain` file) and put back (`install`) when the
  * bank's data version still matches the one it was taken at, so an import costs no rebuild. When `.brain` files are
  * attached (`attachFiles`, by the brain runtime), a cold read loads the bank's kept file and catches up from the
  * tables instead of building: the change log is then kept back to the file's mark, so the file stays usable.
  */
 import { Cause, Clock, Context, Duration, Effect, Layer, Option, Schedule, Semaphore } from "effect"
-import { identity } from "effect/Function"
 import { SqlClient } from "effect/sql"
-import type { SqlError } from "effect/sql/SqlError"
-import type { Fragment, Statement } from "effect/sql/Statement"
-import { GraphSnapshot } from "./graph/GraphSnapshot.ts"
+import { GraphSnapshot, type GraphSnapshotBuilder } from "./graph/GraphSnapshot.ts"
 import { LiveGraph } from "./graph/LiveGraph.ts"
-import type { IndexedMemory } from "./keyword/KeywordIndex.ts"
 import { KeywordIndex } from "./keyword/KeywordIndex.ts"
 import type { KeywordIndexParts } from "./keyword/KeywordIndex.ts"
 import type { DataVersion } from "./file/BrainFile.ts"
 import { sameDataVersion } from "./file/BrainFile.ts"
 import { EngramConfig } from "../config/EngramConfig.ts"
-import { changeLogHorizon, makeChangeLogMarks, type SharedChangeLog } from "./ChangeLogMarks.ts"
+import { Embeddings, modelKey } from "../models/Embeddings.ts"
+import { type Brain, brainBytes, compactBrain, wantsCompaction } from "./Brain.ts"
+import { makeBrainReads } from "./BrainReads.ts"
+import { MemoryRecords } from "./records/MemoryRecords.ts"
+import { makeChangeLogMarks, type SharedChangeLog } from "./ChangeLogMarks.ts"
 import { BrainBreaker, BrainFaults, type BrainStats, type BreakerState, emptyStats } from "./BrainBreaker.ts"
 import { Foreground } from "../bank/Foreground.ts"
 
-export interface Brain {
-  readonly graph: LiveGraph
-  readonly keywords: KeywordIndex
-}
+export type { Brain } from "./Brain.ts"
 
 export interface BankBrainsOptions {
   /**
@@ -61,12 +58,20 @@ export interface BankBrainsOptions {
   readonly pageRows?: { readonly memories: number; readonly links: number }
   /** Failed builds in a row that open a bank's breaker, and how long it stays open. Default 3 and 30 seconds. */
   readonly breaker?: { readonly failures: number; readonly coolDown: Duration.Input }
+  /**
+   * A bank whose brain holds more bytes than this keeps none: its reads answer from SQL. Default 2 GiB
+   * (`SERVICE_API_BRAIN_MAX_BYTES` sets it for the service).
+   */
+  readonly maxBytes?: number
+  /** The embedding model whose vectors the brain holds. Default: the `Embeddings` service's, when there is one. */
+  readonly vectors?: { readonly model: string; readonly dimensions: number }
 }
 
 /** A brain taken out for a `.brain` file: compacted, with the data version it describes. */
 export interface BrainSnapshot {
   readonly graph: GraphSnapshot
   readonly keywords: KeywordIndexParts
+  readonly records: MemoryRecords
   readonly dataVersion: DataVersion
 }
 
@@ -85,6 +90,7 @@ export interface BrainRuntimeState {
 export interface KeptBrain {
   readonly graph: GraphSnapshot
   readonly keywords: KeywordIndex
+  readonly records: MemoryRecords
   readonly dataVersion: DataVersion
 }
 
@@ -131,13 +137,6 @@ interface Entry {
   readonly lock: Semaphore.Semaphore
 }
 
-interface LinkRowFromSql {
-  readonly fromId: string
-  readonly toId: string
-  readonly linkType: string
-  readonly weight: number
-}
-
 export class BankBrains extends Context.Service<BankBrains, {
   /** A write to the bank committed: bring its brain (if loaded) up to date in the background. */
   readonly changed: (bankId: string) => Effect.Effect<void>
@@ -160,10 +159,7 @@ export class BankBrains extends Context.Service<BankBrains, {
   /** The bank's brain brought current and compacted, with its data version; none while the breaker is open. */
   readonly snapshot: (bankId: string) => Effect.Effect<Option.Option<BrainSnapshot>>
   /** Puts an imported brain in place when the bank's data version is still the one it was taken at. */
-  readonly install: (
-    bankId: string,
-    brain: { readonly graph: GraphSnapshot; readonly keywords: KeywordIndex; readonly dataVersion: DataVersion }
-  ) => Effect.Effect<InstallOutcome>
+  readonly install: (bankId: string, brain: KeptBrain) => Effect.Effect<InstallOutcome>
   /** Where the bank's memories stand now, read from SQL. */
   readonly dataVersion: (bankId: string) => Effect.Effect<DataVersion>
   readonly state: (bankId: string) => Effect.Effect<BrainRuntimeState>
@@ -173,6 +169,11 @@ export class BankBrains extends Context.Service<BankBrains, {
   readonly fileWritten: (bankId: string, dataVersion: DataVersion) => Effect.Effect<void>
   /** Banks whose brain is loaded now. */
   readonly loadedBanks: Effect.Effect<ReadonlyArray<string>>
+  /**
+   * Whether the bank's brain is loaded now (whatever its catch-up state): a loaded brain means the bank exists, so a
+   * read that will use it need not ask the database.
+   */
+  readonly isLoaded: (bankId: string) => boolean
 }>()("engram/brain/BankBrains") {
   static readonly layerWith = (options: BankBrainsOptions) =>
     Layer.effect(
@@ -203,23 +204,18 @@ export class BankBrains extends Context.Service<BankBrains, {
           return stats
         }
 
-        const memoryRows = (where: Fragment) =>
-          sql<IndexedMemory>`
-            SELECT id, seq::float8 AS seq, fact_type, tags, tsvector_to_array(search_text) AS lexemes
-            FROM memory_units WHERE ${where} ORDER BY seq`
-
+        const embeddings = yield* Effect.serviceOption(Embeddings)
+        const vectors = options.vectors ?? (Option.isSome(embeddings)
+          ? { model: modelKey(embeddings.value.identity), dimensions: embeddings.value.identity.dimensions }
+          : undefined)
+        const reads = makeBrainReads(sql, { vectors, pageRows, bulkChange })
+        const dimensions = vectors?.dimensions ?? 0
+        const maxBytes = options.maxBytes ?? 2 * 1024 ** 3
         /**
-         * The bank's change mark: its last change-log entry, or just below its horizon when that is higher — a repo
-         * restore moves the horizon past every entry (`Snapshots.invalidateBrains`), so every brain taken before it
-         * rebuilds, and one built after it stands at that mark.
+         * Banks whose brain passed `maxBytes` when last built or caught up, and until when their reads answer from
+         * SQL without trying again (a build of a brain that is then thrown away is the most expensive read there is).
          */
-        const changeMarkOf = (bankId: string) =>
-          sql`greatest(
-            (SELECT coalesce(max(change_seq), 0) FROM memory_unit_changes WHERE bank_id = ${bankId}),
-            (SELECT coalesce(max(pruned_below) - 1, 0) FROM memory_change_horizons WHERE bank_id = ${bankId}))::float8`
-
-        const lastChange = (bankId: string) =>
-          sql<{ mark: number }>`SELECT ${changeMarkOf(bankId)} AS mark`.pipe(Effect.map((rows) => rows[0]?.mark ?? 0))
+        const oversized = new Map<string, number>()
 
         const marks = options.sharedChangeLog === undefined
           ? undefined
@@ -231,103 +227,48 @@ export class BankBrains extends Context.Service<BankBrains, {
         /**
          * The entries a brain has applied are of no further use (one process serves a database) — except the last
          * one, whose `change_seq` is part of the bank's data version (a `.brain` file is stamped with it), and those
-         * after the kept file's mark. With a shared database, only below every live node's mark. How far the log was
-         * pruned is recorded with the deletion (the horizon), so a brain loaded from an older file can tell whether
-         * it can still catch up.
+         * after the kept file's mark. With a shared database, only below every live node's mark.
          */
         const pruneChanges = (bankId: string, entry: Entry, upTo: number) => {
           const below = entry.fileMark === undefined ? upTo : Math.min(upTo, entry.fileMark)
-          return (marks === undefined
-            ? sql`
-              WITH pruned AS (
-                DELETE FROM memory_unit_changes WHERE bank_id = ${bankId} AND change_seq < ${below} RETURNING 1)
-              INSERT INTO memory_change_horizons (bank_id, pruned_below)
-              SELECT ${bankId}, ${below} WHERE EXISTS (SELECT 1 FROM pruned)
-              ON CONFLICT (bank_id) DO UPDATE
-                SET pruned_below = greatest(memory_change_horizons.pruned_below, excluded.pruned_below)`
-            : marks.record(bankId, below)).pipe(
-              Effect.catch((error) => Effect.logWarning("could not prune the memory change log", error)),
-              Effect.forkIn(scope),
-              Effect.asVoid
-            )
+          return (marks === undefined ? reads.prune(bankId, below) : marks.record(bankId, below)).pipe(
+            Effect.catch((error) => Effect.logWarning("could not prune the memory change log", error)),
+            Effect.forkIn(scope),
+            Effect.asVoid
+          )
         }
 
-        /**
-         * Runs `query` through the cursor `cursor` and hands its rows to `onPage` a page at a time, so a large result
-         * never exists whole — not as row objects here, not as one reply in the driver's buffer or in PGlite's
-         * memory. Only inside a transaction (the cursor lives until it ends). One cursor name per query: the driver
-         * may keep the `FETCH` prepared, with the columns of the cursor it first read.
-         */
-        const inPages = <A extends object, R>(
-          cursor: "brain_memories" | "brain_links",
-          query: Statement<A>,
-          pageSize: number,
-          read: (fetch: Statement<A>) => Effect.Effect<ReadonlyArray<R>, SqlError>,
-          onPage: (rows: ReadonlyArray<R>) => void
-        ) =>
-          Effect.gen(function*() {
-            yield* sql`DECLARE ${sql(cursor)} NO SCROLL CURSOR FOR ${query}`
-            while (true) {
-              const rows = yield* read(sql<A>`FETCH FORWARD ${sql.literal(String(pageSize))} FROM ${sql(cursor)}`)
-              onPage(rows)
-              if (rows.length < pageSize) break
-            }
-            yield* sql`CLOSE ${sql(cursor)}`
-          })
-
-        /**
-         * The whole brain from the tables, in one repeatable-read transaction so memories, links and the change
-         * mark describe the same moment. Positions are numbered in SQL, in retain order. Both are read in pages
-         * straight into the keyword index and the graph builder: at 100k memories a bank has millions of links,
-         * and as row objects they took a gigabyte of heap for a moment (which V8 then keeps).
-         */
+        /** The whole brain from the tables (see `BrainReads.build`). */
         const build = (bankId: string, entry: Entry) =>
           Effect.gen(function*() {
             if (faults.failBuild(bankId)) return yield* Effect.fail(new BrainBuildFault("injected brain build failure"))
-            const loaded = yield* Effect.gen(function*() {
-              yield* sql`SET TRANSACTION ISOLATION LEVEL REPEATABLE READ`
-              // A cursor is planned for its first rows unless told that all of them will be read.
-              yield* sql`SET LOCAL cursor_tuple_fraction = 1`
-              const changeMark = yield* lastChange(bankId)
-              const keywords = KeywordIndex.build([])
-              const nodeIds: Array<string> = []
-              let seqMark = 0
-              const allMemories = memoryRows(sql`bank_id = ${bankId}`)
-              yield* inPages("brain_memories", allMemories, pageRows.memories, identity, (memories) => {
-                keywords.append(memories)
+            const keywords = KeywordIndex.build([])
+            const records = new MemoryRecords(dimensions)
+            const nodeIds: Array<string> = []
+            let graph: GraphSnapshotBuilder | undefined
+            let seqMark = 0
+            const changeMark = yield* reads.build(bankId, {
+              memories: (memories) => {
+                keywords.append(memories.map((memory) => memory.indexed))
+                records.upsert(memories.map((memory) => memory.input))
                 for (const memory of memories) {
-                  nodeIds.push(memory.id)
-                  seqMark = Math.max(seqMark, memory.seq)
+                  nodeIds.push(memory.input.id)
+                  seqMark = Math.max(seqMark, memory.input.seq)
                 }
-              })
-              const graph = GraphSnapshot.builder(nodeIds)
-              yield* inPages(
-                "brain_links",
-                sql<{ fromIndex: number; toIndex: number; linkType: string; weight: number }>`
-                  WITH nodes AS (
-                    SELECT id, (row_number() OVER (ORDER BY seq) - 1)::int AS position
-                    FROM memory_units WHERE bank_id = ${bankId}
-                  )
-                  SELECT f.position AS from_index, t.position AS to_index, l.link_type, l.weight::float8 AS weight
-                  FROM memory_links l JOIN nodes f ON f.id = l.from_id JOIN nodes t ON t.id = l.to_id
-                  WHERE l.bank_id = ${bankId}`,
-                pageRows.links,
-                // Millions of links: read as value arrays, not as objects whose column names are renamed one by one
-                // (that renaming was a third of a 100k bank's build); the weight as a double, not through the float4
-                // codec's shortest decimal (layers/storage/Float4.ts), since the graph keeps it as a float32 anyway.
-                (fetch) => fetch.values,
-                (links) => {
-                  for (const link of links) {
-                    graph.add(link[0] as number, link[1] as number, link[2] as string, link[3] as number)
-                  }
-                }
-              )
-              return { changeMark, keywords, graph, seqMark }
-            }).pipe(sql.withTransaction)
-            const snapshot = loaded.graph.finish()
-            entry.brain = { graph: LiveGraph.of(snapshot), keywords: loaded.keywords }
-            entry.seqMark = loaded.seqMark
-            entry.changeMark = loaded.changeMark
+              },
+              links: (links) => {
+                graph ??= GraphSnapshot.builder(nodeIds)
+                for (const link of links) graph.add(link[0] as number, link[1] as number, link[2] as string, link[3] as number)
+              },
+              mentions: (mentions) => records.addMentions(mentions),
+              entityNames: (names) => records.nameEntities(names),
+              chunks: (chunks) => records.addChunks(chunks)
+            })
+            const snapshot = (graph ?? GraphSnapshot.builder(nodeIds)).finish()
+            const brain: Brain = { graph: LiveGraph.of(snapshot), keywords, records }
+            entry.brain = brain
+            entry.seqMark = seqMark
+            entry.changeMark = changeMark
             const stats = statsOf(bankId)
             stats.builds++
             stats.lastBuildMillis = snapshot.buildMillis
@@ -339,7 +280,7 @@ export class BankBrains extends Context.Service<BankBrains, {
             })
             // With a shared log even an empty mark is recorded, so other nodes do not prune past this brain.
             entry.fileMark = undefined
-            if (loaded.changeMark > 0 || marks !== undefined) yield* pruneChanges(bankId, entry, loaded.changeMark)
+            if (changeMark > 0 || marks !== undefined) yield* pruneChanges(bankId, entry, changeMark)
           }).pipe(Effect.withSpan("BankBrains.build", { attributes: { bankId } }))
 
         /**
@@ -353,7 +294,11 @@ export class BankBrains extends Context.Service<BankBrains, {
             const skipFile = fromTables.delete(bankId)
             const kept = files === undefined || skipFile ? Option.none<KeptBrain>() : yield* files.load(bankId)
             if (Option.isNone(kept)) return yield* build(bankId, entry)
-            const brain: Brain = { graph: LiveGraph.of(kept.value.graph), keywords: kept.value.keywords }
+            const brain: Brain = {
+              graph: LiveGraph.of(kept.value.graph),
+              keywords: kept.value.keywords,
+              records: kept.value.records
+            }
             entry.seqMark = kept.value.dataVersion.seqMark
             entry.changeMark = kept.value.dataVersion.changeMark
             entry.fileMark = kept.value.dataVersion.changeMark
@@ -364,53 +309,37 @@ export class BankBrains extends Context.Service<BankBrains, {
             if (entry.brain === undefined) entry.brain = brain
           }).pipe(Effect.withSpan("BankBrains.coldStart", { attributes: { bankId } }))
 
-        /**
-         * Applies what was written since the marks: memories removed or rewritten (from the change log), memories
-         * added (by `seq`) and their links. Every link is written with its newer memory, so the new memories'
-         * links are all the new links.
-         */
+        /** Applies what was written since the brain's marks (`BrainReads.delta`), or rebuilds when that is bulk. */
         const catchUp = (bankId: string, entry: Entry, brain: Brain, options?: { readonly fromFile: boolean }) =>
           Effect.gen(function*() {
             const fromFile = options?.fromFile === true
-            const delta = yield* Effect.gen(function*() {
-              yield* sql`SET TRANSACTION ISOLATION LEVEL REPEATABLE READ`
-              // Entries this brain has not applied were pruned (another node's, after this node's mark expired; or
-              // those after an older file): read it whole. One process alone never prunes past its own brain.
-              if ((marks !== undefined || fromFile) && (yield* changeLogHorizon(sql, bankId)) - 1 > entry.changeMark) {
-                yield* Effect.logInfo(`the change log of bank ${bankId} was pruned past this brain; rebuilding it`)
-                return undefined
-              }
-              const changes = yield* sql<{ changeSeq: number; unitId: string }>`
-                SELECT change_seq::float8 AS change_seq, unit_id FROM memory_unit_changes
-                WHERE bank_id = ${bankId} AND change_seq > ${entry.changeMark} ORDER BY change_seq`
-              const added = yield* memoryRows(sql.and([sql`bank_id = ${bankId}`, sql`seq > ${entry.seqMark}`]))
-              const changedIds = [...new Set(changes.map((change) => change.unitId))]
-              if (added.length > bulkChange || changedIds.length > bulkChange) return undefined
-              const rewritten = changedIds.length === 0
-                ? []
-                : yield* memoryRows(sql.and([sql`bank_id = ${bankId}`, sql`seq <= ${entry.seqMark}`, sql`id IN ${sql.in(changedIds)}`]))
-              const addedIds = added.map((memory) => memory.id)
-              const links = addedIds.length === 0 ? [] : yield* sql<LinkRowFromSql>`
-                SELECT from_id, to_id, link_type, weight FROM memory_links
-                WHERE from_id IN ${sql.in(addedIds)} OR to_id IN ${sql.in(addedIds)}`
-              const live = fromFile
-                ? (yield* sql<{ n: number }>`SELECT count(*)::float8 AS n FROM memory_units WHERE bank_id = ${bankId}`)[0]!.n
-                : undefined
-              return { changes, changedIds, added, rewritten, links, live }
-            }).pipe(sql.withTransaction)
+            const delta = yield* reads.delta(bankId, {
+              seqMark: entry.seqMark,
+              changeMark: entry.changeMark,
+              checkHorizon: marks !== undefined || fromFile,
+              countLive: fromFile,
+              hasChunk: (id) => brain.records.hasChunk(id)
+            })
             if (delta === undefined) {
               // Readers keep the brain they have meanwhile (see `available`): a rebuild is never on a request's path.
               entry.rebuilding = true
               return yield* build(bankId, entry).pipe(Effect.ensuring(Effect.sync(() => (entry.rebuilding = false))))
             }
-            const still = new Set(delta.rewritten.map((memory) => memory.id))
+            const still = new Set(delta.rewritten.map((memory) => memory.input.id))
             for (const id of delta.changedIds) {
               brain.keywords.remove(id)
-              if (!still.has(id)) brain.graph.remove(id)
+              if (!still.has(id)) {
+                brain.graph.remove(id)
+                brain.records.remove(id)
+              }
             }
-            brain.keywords.append(delta.rewritten)
-            brain.keywords.append(delta.added)
-            brain.graph.appendNodes(delta.added.map((memory) => memory.id))
+            brain.keywords.append(delta.rewritten.map((memory) => memory.indexed))
+            brain.keywords.append(delta.added.map((memory) => memory.indexed))
+            brain.records.nameEntities(delta.entityNames)
+            brain.records.addChunks(delta.chunks)
+            brain.records.upsert(delta.rewritten.map((memory) => memory.input))
+            brain.records.upsert(delta.added.map((memory) => memory.input))
+            brain.graph.appendNodes(delta.added.map((memory) => memory.input.id))
             brain.graph.addLinks(delta.links)
             if (delta.live !== undefined && brain.keywords.size !== delta.live) {
               // Not exposed yet (a cold start): dropped for a build from the tables.
@@ -419,7 +348,7 @@ export class BankBrains extends Context.Service<BankBrains, {
             }
             // A file loaded with nothing to catch up applied no write.
             if (!fromFile || delta.changes.length + delta.added.length > 0) statsOf(bankId).incrementalUpdates++
-            for (const memory of delta.added) entry.seqMark = Math.max(entry.seqMark, memory.seq)
+            for (const memory of delta.added) entry.seqMark = Math.max(entry.seqMark, memory.input.seq)
             const lastChange = delta.changes.at(-1)
             if (lastChange !== undefined) {
               entry.changeMark = lastChange.changeSeq
@@ -443,7 +372,7 @@ export class BankBrains extends Context.Service<BankBrains, {
               changed: delta.changedIds.length,
               links: delta.links.length
             })
-            if (wantsCompaction(brain) && !entry.compacting) {
+            if (wantsCompaction(brain, share) && !entry.compacting) {
               entry.compacting = true
               // It holds the thread for its whole length (about a second at 100k memories): start it in a lull.
               yield* foreground.yieldToRequests.pipe(
@@ -456,11 +385,6 @@ export class BankBrains extends Context.Service<BankBrains, {
             }
           }).pipe(Effect.withSpan("BankBrains.catchUp", { attributes: { bankId } }))
 
-        const wantsCompaction = (brain: Brain) =>
-          brain.graph.deltaEdges > share * brain.graph.base.edgeCount + 4096 ||
-          brain.graph.tombstones > share * brain.graph.nodeCount + 1024 ||
-          brain.keywords.tombstones > share * brain.keywords.size + 1024
-
         const compactGraph = (bankId: string, entry: Entry) => {
           if (entry.brain === undefined) return
           entry.brain = { ...entry.brain, graph: entry.brain.graph.compacted() }
@@ -470,8 +394,8 @@ export class BankBrains extends Context.Service<BankBrains, {
         /** Synchronous, so no catch-up can interleave: the compacted brain holds everything applied so far. */
         const compact = (bankId: string, entry: Entry) => {
           const brain = entry.brain
-          if (brain === undefined || !wantsCompaction(brain)) return
-          entry.brain = { graph: brain.graph.compacted(), keywords: brain.keywords.compacted() }
+          if (brain === undefined || !wantsCompaction(brain, share)) return
+          entry.brain = compactBrain(brain)
           statsOf(bankId).compactions++
         }
 
@@ -532,13 +456,20 @@ export class BankBrains extends Context.Service<BankBrains, {
               if (brain !== undefined && (entry.appliedVersion === entry.version || entry.rebuilding)) {
                 return Effect.succeed(Option.some(brain))
               }
-              if (!breakerOf(bankId).admit(now)) {
+              if ((oversized.get(bankId) ?? 0) > now || !breakerOf(bankId).admit(now)) {
                 stats.sqlFallbacks++
                 return Effect.succeedNone
               }
               if (brain === undefined) stats.coldReads++
               return refreshOrFail(bankId, entry).pipe(
-                Effect.map(Option.some),
+                Effect.map((held) => {
+                  if (brainBytes(held) <= maxBytes) return Option.some(held)
+                  // Too big to keep: released (its readers answer from SQL) until the idle time-to-live has passed.
+                  oversized.set(bankId, now + timeToLive)
+                  if (entries.get(bankId) === entry) entries.delete(bankId)
+                  stats.sqlFallbacks++
+                  return Option.none<Brain>()
+                }),
                 Effect.catchCause((cause) =>
                   Cause.hasInterruptsOnly(cause)
                     ? Effect.failCause(cause as Cause.Cause<never>)
@@ -550,15 +481,7 @@ export class BankBrains extends Context.Service<BankBrains, {
               )
             }))
 
-        const dataVersion = (bankId: string) =>
-          sql<{ memories: number; seqMark: number; changeMark: number }>`
-            SELECT (SELECT count(*)::float8 FROM memory_units WHERE bank_id = ${bankId}) AS memories,
-              (SELECT coalesce(max(seq), 0)::float8 FROM memory_units WHERE bank_id = ${bankId}) AS seq_mark,
-              ${changeMarkOf(bankId)} AS change_mark`
-            .pipe(
-              Effect.map((rows): DataVersion => rows[0] ?? { memories: 0, seqMark: 0, changeMark: 0 }),
-              Effect.orDie
-            )
+        const dataVersion = (bankId: string) => Effect.orDie(reads.dataVersion(bankId))
 
         /** Under the lock: current, then compacted in place (a later read gains from it too), then flattened. */
         const snapshot = (bankId: string) =>
@@ -571,15 +494,18 @@ export class BankBrains extends Context.Service<BankBrains, {
               // Dropped meanwhile (passivated, bank deleted): its marks are gone with it.
               if (held === undefined) return Option.none<BrainSnapshot>()
               let graph = held.graph
-              if (!graph.isBase) {
-                graph = graph.compacted()
-                if (entry.brain !== undefined) entry.brain = { ...entry.brain, graph }
+              let records = held.records
+              if (!graph.isBase || records.tombstones > 0) {
+                graph = graph.isBase ? graph : graph.compacted()
+                records = records.tombstones > 0 ? records.compacted() : records
+                if (entry.brain !== undefined) entry.brain = { ...entry.brain, graph, records }
                 statsOf(bankId).compactions++
               }
               const keywords = held.keywords.toParts()
               return Option.some<BrainSnapshot>({
                 graph: graph.base,
                 keywords,
+                records,
                 // The marks of what the brain holds: a write that lands later moves the bank past this stamp.
                 dataVersion: { memories: keywords.ids.length, seqMark: entry.seqMark, changeMark: entry.changeMark }
               })
@@ -591,10 +517,7 @@ export class BankBrains extends Context.Service<BankBrains, {
          * brain replaces whatever was loaded. A write committing after the comparison bumps the version as usual,
          * and the next read catches up from the installed marks.
          */
-        const install = (
-          bankId: string,
-          imported: { readonly graph: GraphSnapshot; readonly keywords: KeywordIndex; readonly dataVersion: DataVersion }
-        ) =>
+        const install = (bankId: string, imported: KeptBrain) =>
           Effect.gen(function*() {
             const now = yield* Clock.currentTimeMillis
             const entry = entryOf(bankId, now)
@@ -609,7 +532,7 @@ export class BankBrains extends Context.Service<BankBrains, {
                   }.${imported.dataVersion.seqMark}.${imported.dataVersion.changeMark}, bank ${bank.memories}.${bank.seqMark}.${bank.changeMark})`
                 } satisfies InstallOutcome
               }
-              entry.brain = { graph: LiveGraph.of(imported.graph), keywords: imported.keywords }
+              entry.brain = { graph: LiveGraph.of(imported.graph), keywords: imported.keywords, records: imported.records }
               entry.seqMark = imported.dataVersion.seqMark
               entry.changeMark = imported.dataVersion.changeMark
               // The import is stored as the bank's file.
@@ -634,7 +557,7 @@ export class BankBrains extends Context.Service<BankBrains, {
               breaker: breaker.state(now),
               failureCount: breaker.failureCount,
               stats: { ...statsOf(bankId) },
-              bytes: brain === undefined ? 0 : brain.graph.byteSize + brain.keywords.byteSize,
+              bytes: brain === undefined ? 0 : brainBytes(brain),
               dataVersion: brain === undefined || entry === undefined
                 ? null
                 : { memories: brain.keywords.size, seqMark: entry.seqMark, changeMark: entry.changeMark }
@@ -696,12 +619,15 @@ export class BankBrains extends Context.Service<BankBrains, {
           drop: (bankId) => Effect.sync(() => {
             bump(bankId)
             entries.delete(bankId)
+            oversized.delete(bankId)
           }),
           rebuild: (bankId) => Effect.sync(() => {
             bump(bankId)
             entries.delete(bankId)
+            oversized.delete(bankId)
             fromTables.add(bankId)
           }),
+          isLoaded: (bankId) => entries.get(bankId)?.brain !== undefined,
           generation: (bankId) => Effect.sync(() => generations.get(bankId) ?? 0),
           available,
           snapshot,
@@ -720,7 +646,7 @@ export class BankBrains extends Context.Service<BankBrains, {
           size: Effect.sync(() => {
             let bytes = 0
             for (const entry of entries.values()) {
-              bytes += (entry.brain?.graph.byteSize ?? 0) + (entry.brain?.keywords.byteSize ?? 0)
+              if (entry.brain !== undefined) bytes += brainBytes(entry.brain)
             }
             return bytes
           })
@@ -731,7 +657,10 @@ export class BankBrains extends Context.Service<BankBrains, {
   /** With the breaker settings of SERVICE_API_BRAIN_CIRCUIT_BREAKER_*. */
   static readonly layer = Layer.unwrap(Effect.gen(function*() {
     const config = yield* EngramConfig
+    const embeddings = yield* Embeddings
     return BankBrains.layerWith({
+      vectors: { model: modelKey(embeddings.identity), dimensions: embeddings.identity.dimensions },
+      maxBytes: config.brain.maxBytes,
       breaker: { failures: config.brain.breakerFailures, coolDown: config.brain.breakerCoolDown },
       ...(config.cluster.mode === "off" ? {} : { sharedChangeLog: { nodeId: crypto.randomUUID() } })
     })

@@ -16,6 +16,7 @@ import type { BrainRuntimeStatusResponse } from "../domain/Brain.ts"
 import { NotFound, ServiceUnavailable, ValidationError } from "../domain/Errors.ts"
 import { GraphSnapshot } from "./graph/GraphSnapshot.ts"
 import { KeywordIndex } from "./keyword/KeywordIndex.ts"
+import { recordsFromParts, recordsToParts } from "./records/RecordParts.ts"
 import { modelKey } from "../memory/Reembedding.ts"
 import { MentalModels } from "../mentalmodels/MentalModels.ts"
 import { Embeddings } from "../models/Embeddings.ts"
@@ -58,9 +59,9 @@ interface FileCounters {
  * version (format 2) and have been written for the models this service runs.
  */
 export const brainOfFile = (content: BrainFileContent, modelSignature: string): KeptBrain | { readonly reason: string } => {
-  if (content.dataVersion === null || content.graph === null || content.keywords === null) {
+  if (content.dataVersion === null || content.graph === null || content.keywords === null || content.records === null) {
     return {
-      reason: `a version ${content.formatVersion} file carries no keyword index or data version; ` +
+      reason: `this version ${content.formatVersion} file carries no keyword index, memory records or data version; ` +
         "the brain is built from the database on the next recall"
     }
   }
@@ -73,10 +74,18 @@ export const brainOfFile = (content: BrainFileContent, modelSignature: string): 
   } catch {
     return { reason: "the graph in the file is inconsistent" }
   }
+  let keywords: KeywordIndex
   try {
-    return { graph, keywords: KeywordIndex.fromParts(content.keywords), dataVersion: content.dataVersion }
+    keywords = KeywordIndex.fromParts(content.keywords)
   } catch {
     return { reason: "the keyword index in the file is inconsistent" }
+  }
+  try {
+    const records = recordsFromParts(content.records)
+    if (records.size !== keywords.size) return { reason: "the memory records in the file do not match its keyword index" }
+    return { graph, keywords, records, dataVersion: content.dataVersion }
+  } catch {
+    return { reason: "the memory records in the file are inconsistent" }
   }
 }
 
@@ -242,6 +251,7 @@ export class BrainRuntime extends Context.Service<BrainRuntime, {
           dataVersion: snapshot.value.dataVersion,
           graph: { ids: graph.ids, offsets: graph.offsets, targets: graph.targets, weights: graph.weights, types: graph.types },
           keywords: snapshot.value.keywords,
+          records: recordsToParts(snapshot.value.records),
           mentalModels: models.map((model) => ({
             id: model.id,
             name: model.name,

@@ -36,6 +36,11 @@ export interface BrainSettings {
   readonly breakerCoolDown: Duration.Duration
   /** `brain/learn` may reach loopback and private addresses (tests, a private cluster). */
   readonly learnAllowPrivateNetworks: boolean
+  /**
+   * A bank whose brain would hold more bytes than this keeps none: its recalls read SQL
+   * (SERVICE_API_BRAIN_MAX_BYTES; the default holds a bank of several hundred thousand memories).
+   */
+  readonly maxBytes: number
 }
 
 /** What a `.brain` file carries at most, by hardware tier. */
@@ -57,7 +62,8 @@ export const defaultBrainSettings: BrainSettings = {
   startupWarmup: false,
   breakerFailures: 3,
   breakerCoolDown: Duration.seconds(30),
-  learnAllowPrivateNetworks: false
+  learnAllowPrivateNetworks: false,
+  maxBytes: 1024 * 1024 * 1024
 }
 
 export const brainSettingsConfig: Config.Config<BrainSettings> = Config.all({
@@ -92,5 +98,6 @@ export const brainSettingsConfig: Config.Config<BrainSettings> = Config.all({
   ),
   learnAllowPrivateNetworks: Config.Boolean("SERVICE_API_BRAIN_LEARN_ALLOW_PRIVATE_NETWORKS").pipe(
     Config.withDefault(defaultBrainSettings.learnAllowPrivateNetworks)
-  )
+  ),
+  maxBytes: Config.Int("SERVICE_API_BRAIN_MAX_BYTES").pipe(Config.withDefault(defaultBrainSettings.maxBytes))
 })

@@ -6,15 +6,14 @@
  */
 import { Effect, Layer } from "effect"
 import { SqlClient } from "effect/sql"
-import { Embeddings } from "../models/Embeddings.ts"
+import { Embeddings, modelKey } from "../models/Embeddings.ts"
 import { Operations } from "../operations/Operations.ts"
 import { TaskFailure, TaskRegistry } from "../operations/TaskRegistry.ts"
 import { param } from "../storage/VectorParam.ts"
 
 const pageSize = 256
 
-export const modelKey = (identity: { readonly provider: string; readonly model: string }) =>
-  `${identity.provider}:${identity.model}`
+export { modelKey } from "../models/Embeddings.ts"
 
 export const ReembeddingLive = Layer.effectDiscard(Effect.gen(function*() {
   const sql = yield* SqlClient.SqlClient

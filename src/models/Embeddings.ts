@@ -20,6 +20,10 @@ export interface EmbedderIdentity {
   readonly dimensions: number
 }
 
+/** The key stored with every embedding (`memory_units.embedding_model`): vectors of two keys are not comparable. */
+export const modelKey = (identity: { readonly provider: string; readonly model: string }) =>
+  `${identity.provider}:${identity.model}`
+
 export class Embeddings extends Context.Service<Embeddings, {
   readonly identity: EmbedderIdentity
   /** Embeds stored text (facts, chunks). Vectors are L2-normalised, in input order. */

@@ -5,44 +5,21 @@
  * transformer in the in-process server, keyed by a request header, so background work cannot blur the count.
  */
 import { assert, layer } from "@effect/vitest"
-import { Context, Effect, Layer, Option } from "effect"
-import { HttpServerRequest } from "effect/http"
-import { SqlClient, Statement } from "effect/sql"
+import { Effect, Layer } from "effect"
+import { SqlClient } from "effect/sql"
+import { probe as probeRequest, type RecordedStatement as Recorded, recordStatements } from "../support/StatementProbe.ts"
 import { TestServer, testApp } from "../support/TestServer.ts"
 
 const bank = "read-statements"
 const base = `/v1/default/banks/${bank}`
-const probeHeader = "x-statement-probe"
 const memories = 520
-
-interface Recorded {
-  readonly sql: string
-  readonly params: ReadonlyArray<unknown>
-}
-
-/** Statements run on behalf of each probed request, by the value of its probe header. */
-const recorded = new Map<string, Array<Recorded>>()
-
-const recordStatements = Layer.succeed(Statement.CurrentTransformer, (statement, _sql, fiber) => {
-  const request = Context.getOption(fiber.context, HttpServerRequest.HttpServerRequest)
-  const probe = Option.isSome(request) ? request.value.headers[probeHeader] : undefined
-  if (probe !== undefined) {
-    const [sql, params] = statement.compile()
-    recorded.set(probe, [...(recorded.get(probe) ?? []), { sql, params }])
-  }
-  return Effect.succeed(statement)
-})
-
-let probes = 0
 
 /** One GET over HTTP and the statements it ran. */
 const probe = (path: string) =>
   Effect.gen(function*() {
-    const server = yield* TestServer
-    const id = `probe-${++probes}`
-    const response = yield* server.request("GET", `${base}${path}`, { headers: { [probeHeader]: id } })
+    const { response, body, statements } = yield* probeRequest("GET", `${base}${path}`)
     assert.strictEqual(response.status, 200, response.text)
-    return { body: response.body, statements: recorded.get(id) ?? [] }
+    return { body, statements }
   })
 
 const people = ["Alice Novak", "Bob Stone", "Carla Diaz", "Dmitri Petrov", "Eva Lind", "Farid Haddad"]

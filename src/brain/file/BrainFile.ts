@@ -9,6 +9,7 @@ import type { KeywordIndexParts } from "../keyword/KeywordIndex.ts"
 import { linkTypes } from "../graph/GraphSnapshot.ts"
 import { BrainFileInvalid, encode, type OpenedBrainFile } from "./BrainFormat.ts"
 import { SectionError, SectionWriter } from "./Sections.ts"
+import { recordColumnsOf, type RecordParts } from "../records/RecordParts.ts"
 
 /**
  * Where the bank's memories stood when the brain was taken: live memories, the highest `seq` and the last change
@@ -67,6 +68,8 @@ export interface BrainFileContent {
   readonly dataVersion: DataVersion | null
   readonly graph: GraphParts | null
   readonly keywords: KeywordIndexParts | null
+  /** What recall reads about each memory; absent in files written before the brain held it. */
+  readonly records: RecordParts | null
   readonly mentalModels: ReadonlyArray<BrainMentalModel>
   readonly memories: ReadonlyArray<BrainMemory>
   readonly activity: Uint8Array | null
@@ -110,6 +113,15 @@ export const writeBrainFile = (
       .typed("keywords.list_start", keywords.listStart)
       .typed("keywords.memory_lexemes", keywords.memoryLexemes)
   }
+  const records = content.records
+  if (records !== null) {
+    sections.json("records.columns", records.columns)
+      .typed("records.seqs", records.seqs)
+      .typed("records.times", records.times)
+      .typed("records.confidence", records.confidence)
+      .typed("records.vectors", records.vectors)
+      .typed("records.vector_present", records.vectorPresent)
+  }
   sections.json("mental_models", content.mentalModels)
   if (content.mode === "full_copy") sections.json("memories", content.memories)
   if (content.activity !== null) sections.bytes("activity", content.activity)
@@ -125,10 +137,12 @@ export const writeBrainFile = (
     embedding_model: content.embeddingModel,
     data_version: content.dataVersion,
     keyword_max_seq: keywords?.maxSeq ?? 0,
+    records_dimensions: records?.dimensions ?? null,
     counts: {
       graph_nodes: content.graph?.ids.length ?? 0,
       graph_edges: content.graph?.targets.length ?? 0,
       keyword_memories: keywords?.ids.length ?? 0,
+      records: records?.columns.ids.length ?? 0,
       mental_models: content.mentalModels.length,
       memories: content.mode === "full_copy" ? content.memories.length : 0
     }
@@ -224,6 +238,18 @@ export const readBrainFile = (opened: OpenedBrainFile): BrainFileContent => {
         maxSeq: typeof m["keyword_max_seq"] === "number" ? m["keyword_max_seq"] : 0
       }
       : null
+    const dimensions = m["records_dimensions"]
+    const records: RecordParts | null = s.has("records.columns") && Number.isSafeInteger(dimensions) && (dimensions as number) >= 0
+      ? {
+        dimensions: dimensions as number,
+        columns: recordColumnsOf(s.json("records.columns")),
+        seqs: s.f64("records.seqs"),
+        times: s.f64("records.times"),
+        confidence: s.f64("records.confidence"),
+        vectors: s.f32("records.vectors"),
+        vectorPresent: s.u8("records.vector_present")
+      }
+      : null
     const mentalModels = s.has("mental_models")
       ? arrayOf<BrainMentalModel>(s.json("mental_models"), "mental_models", (item) =>
         typeof item["id"] === "string" && typeof item["name"] === "string" && typeof item["source_query"] === "string" &&
@@ -246,6 +272,7 @@ export const readBrainFile = (opened: OpenedBrainFile): BrainFileContent => {
       dataVersion: summary.dataVersion,
       graph,
       keywords,
+      records,
       mentalModels,
       memories,
       activity: s.has("activity") ? s.bytes("activity") : null

@@ -1,7 +1,9 @@
 /**
  * Recall: four strategies — semantic, keyword, graph (spreading activation on the bank's snapshot) and
  * temporal — fused by weighted reciprocal rank, reranked, cut to the token budget, with the includes the
- * request asks for. Reads only: it never waits for the bank's write lock, so it answers during a retain.
+ * request asks for. Reads only: it never waits for the bank's write lock, so it answers during a retain. With the
+ * bank's brain loaded it reads nothing else (`RecallSources.fromBrain`): no statement, so no wait behind another
+ * bank's work on the database; without one it reads SQL (`fromSql`).
  */
 import { Clock, Context, Effect, Layer, Option } from "effect"
 import { SqlClient } from "effect/sql"
@@ -23,8 +25,7 @@ import { GraphRecall } from "./GraphRecall.ts"
 import { BankBrains } from "../../brain/BankBrains.ts"
 import { AccessTelemetry } from "../../activity/AccessTelemetry.ts"
 import { includeChunks, includeEntities, includeSourceFacts, toRecallResult } from "./RecallIncludes.ts"
-import { keywordInMemory } from "./keyword/KeywordSearch.ts"
-import { semantic, temporal } from "./Strategies.ts"
+import { fromBrain, fromSql, type RecallScope } from "./RecallSources.ts"
 import { demoteSuperseded } from "./SupersededPenalty.ts"
 import { tagMatcher } from "./TagMatch.ts"
 import { tagScope } from "./TagFilter.ts"
@@ -38,10 +39,24 @@ const graphSeeds = 8
 const expansionNeighbours = 3
 const expansionMinSimilarity = 0.55
 
+/** How a recall reads; the defaults are what the API does. */
+export interface RecallOptions {
+  /** `sql` reads the database even when the brain is loaded (the reference the parity tests compare with). */
+  readonly source?: "auto" | "sql" | undefined
+  /** Exact nearest neighbours on the SQL side instead of the HNSW index. */
+  readonly exactVectors?: boolean | undefined
+}
+
 export class Recall extends Context.Service<Recall, {
   readonly recall: (
     bankId: string,
     request: RecallRequest
+  ) => Effect.Effect<RecallResponse, NotFound | ValidationError | ServiceUnavailable>
+  /** `recall` with its sources chosen: for parity tests and benchmarks. */
+  readonly recallWith: (
+    bankId: string,
+    request: RecallRequest,
+    options: RecallOptions
   ) => Effect.Effect<RecallResponse, NotFound | ValidationError | ServiceUnavailable>
 }>()("engram/memory/Recall") {
   static readonly layer = Layer.effect(
@@ -78,7 +93,7 @@ export class Recall extends Context.Service<Recall, {
           return { name, candidates, durationMs: (yield* Clock.currentTimeMillis) - start } satisfies StrategyRun
         }).pipe(Effect.withSpan(`Recall.strategy.${name}`, { attributes: { "engram.recall.strategy": name } }))
 
-      const recall = Effect.fn("Recall.recall")(function*(bankId: string, request: RecallRequest) {
+      const recallWith = Effect.fn("Recall.recall")(function*(bankId: string, request: RecallRequest, options: RecallOptions) {
         const started = yield* Clock.currentTimeMillis
         // Where the time goes, for the trace: each stage's wall time in milliseconds.
         const stages: Record<string, number> = {}
@@ -100,11 +115,16 @@ export class Recall extends Context.Service<Recall, {
         const types = request.types && request.types.length > 0
           ? [...request.types]
           : request.prefer_observations ? ["world", "experience", "observation"] : ["world", "experience"]
-        const scope = sql.and([
-          sql`u.bank_id = ${bankId}`,
-          sql`u.fact_type IN ${sql.in(types)}`,
-          tagScope(sql, "u.tags", { tags: request.tags, tagsMatch: request.tags_match, tagGroups: request.tag_groups })
-        ])
+        const tags = tagMatcher({ tags: request.tags, tagsMatch: request.tags_match, tagGroups: request.tag_groups })
+        const scope: RecallScope = {
+          types,
+          tags,
+          sql: sql.and([
+            sql`u.bank_id = ${bankId}`,
+            sql`u.fact_type IN ${sql.in(types)}`,
+            tagScope(sql, "u.tags", { tags: request.tags, tagsMatch: request.tags_match, tagGroups: request.tag_groups })
+          ])
+        }
         const now = new Date(yield* Clock.currentTimeMillis)
         const reference = request.query_timestamp ? new Date(request.query_timestamp) : now
         const named = yield* stage("time_parse", Effect.sync(() => resolveTimes(request.query, reference)[0]))
@@ -118,40 +138,34 @@ export class Recall extends Context.Service<Recall, {
           : null
 
         const expansion = yield* stage("expand", Effect.sync(() => expand(request.query)))
-        // The bank's existence is checked while the query is embedded (a remote embedder's round trip hides it).
-        // The bank's brain (graph and keyword index) is brought up to date with its last writes meanwhile too; while
-        // its breaker is open there is none, and keyword search runs in SQL and the graph adds nothing.
-        const [, brain, vector] = yield* Effect.all([
-          stage("bank", banks.get(bankId)),
-          stage("brain", brains.available(bankId)),
+        // A loaded brain means the bank exists (deleting a bank drops it). Otherwise the bank is checked first, so no
+        // brain is built for a bank that is not there, while the query is embedded (a remote embedder's round trip
+        // hides it). The brain is brought up to date with the bank's last writes meanwhile; while its breaker is open
+        // there is none, recall reads SQL and the graph adds nothing.
+        const loaded = brains.isLoaded(bankId)
+        const [brain, vector] = yield* Effect.all([
+          (loaded ? Effect.void : stage("bank", banks.get(bankId))).pipe(Effect.andThen(stage("brain", brains.available(bankId)))),
           stage("embed", embeddings.embedQuery(request.query)).pipe(
             Effect.mapError((error) => new ServiceUnavailable({ detail: `embedding the query failed: ${error.message}` }))
           )
         ], { concurrency: "unbounded" })
-        // The bank's in-memory index, with the same type and tag rules the SQL scope applies to the other strategies.
-        const keywordSearch = keywordInMemory({
-          brain,
-          sqlScope: scope,
-          bankId,
-          query: request.query,
-          expansion,
-          types,
-          tags: tagMatcher({ tags: request.tags, tagsMatch: request.tags_match, tagGroups: request.tag_groups }),
-          depth
-        })
-        const [semanticRun, keywordRun, temporalRun] = yield* stage("search", Effect.all([
-          timed("semantic", semantic({
+        const source = Option.isSome(brain) && options.source !== "sql"
+          ? fromBrain(brain.value, scope, sql)
+          : fromSql({
+            sql,
+            brains,
+            bankId,
             scope,
-            vector,
-            dimensions: embeddings.identity.dimensions,
-            model: modelKey(embeddings.identity),
-            depth
-          })),
-          timed("keyword", keywordSearch),
-          window === null
-            ? Effect.succeed(undefined)
-            : timed("temporal", temporal({ scope, start: window.start, end: window.end, depth }))
-        ], { concurrency: "unbounded" })).pipe(Effect.orDie)
+            brain,
+            rowsByIds: (ids, where) => units.byIds(bankId, ids, where),
+            vectors: { model: modelKey(embeddings.identity), dimensions: embeddings.identity.dimensions },
+            exactVectors: options.exactVectors
+          })
+        const [semanticRun, keywordRun, temporalRun] = yield* stage("search", Effect.all([
+          timed("semantic", source.semantic(vector, depth)),
+          timed("keyword", source.keyword(request.query, expansion, depth)),
+          window === null ? Effect.succeed(undefined) : timed("temporal", source.temporal(window, depth))
+        ], { concurrency: "unbounded" }))
 
         const direct = [semanticRun, keywordRun, ...(temporalRun ? [temporalRun] : [])]
         const seeds = yield* stage("fuse", Effect.sync(() => reciprocalRankFusion(direct).slice(0, graphSeeds)))
@@ -167,8 +181,8 @@ export class Recall extends Context.Service<Recall, {
           byCombinedScore(withConversationContext(ranked, adjacent)).slice(0, rerankDepth[budget])
         ))
 
-        // Hydrated within the request's scope: graph neighbours outside it (type, tags) were never checked by SQL.
-        const rows = yield* stage("load", units.byIds(bankId, fused.map((candidate) => candidate.id), scope))
+        // Hydrated within the request's scope: graph neighbours outside it (type, tags) were never checked.
+        const rows = yield* stage("load", source.rows(fused.map((candidate) => candidate.id), true))
         const byId = new Map(rows.map((row) => [row.id, row]))
         const deterministic = yield* stage("rerank", Effect.sync(() => deterministicRerank(
           request.query,
@@ -199,13 +213,15 @@ export class Recall extends Context.Service<Recall, {
 
         const include = request.include ?? {}
         const [entities, chunks, sourceFacts] = yield* stage("includes", Effect.all([
-          include.entities === null ? Effect.succeed(null) : includeEntities(bankId, results, include.entities?.max_tokens ?? 500),
-          include.chunks ? includeChunks(results, include.chunks.max_tokens ?? 8192) : Effect.succeed(null),
+          include.entities === null
+            ? Effect.succeed(null)
+            : includeEntities(source.entityObservations, results, include.entities?.max_tokens ?? 500),
+          include.chunks ? includeChunks(source.chunks, results, include.chunks.max_tokens ?? 8192) : Effect.succeed(null),
           include.source_facts
             ? includeSourceFacts(results, {
               maxTokens: include.source_facts.max_tokens ?? 4096,
               maxTokensPerObservation: include.source_facts.max_tokens_per_observation ?? -1
-            }, (ids) => units.byIds(bankId, ids))
+            }, (ids) => source.rows(ids, false))
             : Effect.succeed(null)
         ])).pipe(Effect.orDie)
 
@@ -228,6 +244,7 @@ export class Recall extends Context.Service<Recall, {
               score: Number(item.score.toFixed(4))
             })),
             reranker: crossEncoded.trace ?? { model: "deterministic" },
+            source: source.name,
             results_tokens: used,
             stages_ms: Object.fromEntries(Object.entries(stages).map(([name, ms]) => [name, Number(ms.toFixed(2))])),
             total_ms: (yield* Clock.currentTimeMillis) - started
@@ -245,7 +262,7 @@ export class Recall extends Context.Service<Recall, {
           Effect.provideService(BankBrains, brains)
         ))
 
-      return Recall.of({ recall })
+      return Recall.of({ recall: (bankId, request) => recallWith(bankId, request, {}), recallWith })
     })
   )
 }

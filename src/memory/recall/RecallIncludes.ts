@@ -24,34 +24,55 @@ export const withinTokens = <A>(items: ReadonlyArray<A>, cost: (item: A) => numb
   return kept
 }
 
+/** An entity the results name and one of the bank's observations about it (none: `text` null). */
+export interface EntityObservationRow {
+  readonly id: string
+  readonly canonicalName: string
+  readonly text: string | null
+  readonly mentionedAt: Date | null
+}
+
+/** What the include reads per entity name: the entity and its latest observations. */
+export type EntityObservationReader = (names: ReadonlyArray<string>) => Effect.Effect<ReadonlyArray<EntityObservationRow>>
+
+/** At most this many observations are read for all the entities of one recall together. */
+export const entityObservationLimit = 200
+
+/**
+ * Observations are read from the bank's observations (an index range), not from every fact that mentions the
+ * entities: a popular entity is mentioned by thousands of facts.
+ */
+export const entityObservationsInSql = (bankId: string, names: ReadonlyArray<string>) =>
+  Effect.gen(function*() {
+    const sql = yield* SqlClient.SqlClient
+    return yield* sql<EntityObservationRow>`
+      WITH picked AS (SELECT id, canonical_name FROM entities WHERE bank_id = ${bankId} AND canonical_name IN ${sql.in(names)})
+      SELECT p.id, p.canonical_name, o.text, o.mentioned_at FROM picked p LEFT JOIN (
+        SELECT ue.entity_id, u.text, coalesce(u.mentioned_at, u.created_at) AS mentioned_at
+        FROM memory_units u JOIN unit_entities ue ON ue.unit_id = u.id
+        WHERE u.bank_id = ${bankId} AND u.fact_type = 'observation' AND ue.entity_id IN (SELECT id FROM picked)
+        ORDER BY coalesce(u.mentioned_at, u.created_at) DESC
+        LIMIT ${entityObservationLimit}) o ON o.entity_id = p.id
+      ORDER BY o.mentioned_at DESC NULLS LAST`
+  })
+
 /**
  * The entities the results mention, most mentioned first (then by name), each with the bank's latest
  * observations about it, within `maxTokens`. Mentions are counted from the names the results already carry
- * (a name is unique in its bank), so one statement finds the entities and their observations.
+ * (a name is unique in its bank), so one read finds the entities and their observations.
  */
 export const includeEntities = Effect.fn("Recall.includeEntities")(function*(
-  bankId: string,
+  read: EntityObservationReader,
   results: ReadonlyArray<RecallResult>,
   maxTokens: number
 ) {
-  const sql = yield* SqlClient.SqlClient
   const mentions = new Map<string, number>()
   for (const result of results) {
     for (const name of result.entities ?? []) mentions.set(name, (mentions.get(name) ?? 0) + 1)
   }
   if (mentions.size === 0) return {}
   const names = [...mentions.keys()].sort((x, y) => mentions.get(y)! - mentions.get(x)! || (x < y ? -1 : x > y ? 1 : 0))
-  // Observations are read from the bank's observations (an index range), not from every fact that mentions the
-  // entities: a popular entity is mentioned by thousands of facts.
-  const rows = yield* sql<{ id: string; canonicalName: string; text: string | null; mentionedAt: Date | null }>`
-    WITH picked AS (SELECT id, canonical_name FROM entities WHERE bank_id = ${bankId} AND canonical_name IN ${sql.in(names)})
-    SELECT p.id, p.canonical_name, o.text, o.mentioned_at FROM picked p LEFT JOIN (
-      SELECT ue.entity_id, u.text, coalesce(u.mentioned_at, u.created_at) AS mentioned_at
-      FROM memory_units u JOIN unit_entities ue ON ue.unit_id = u.id
-      WHERE u.bank_id = ${bankId} AND u.fact_type = 'observation' AND ue.entity_id IN (SELECT id FROM picked)
-      ORDER BY coalesce(u.mentioned_at, u.created_at) DESC
-      LIMIT 200) o ON o.entity_id = p.id
-    ORDER BY o.mentioned_at DESC NULLS LAST`
+  const rows = yield* read(names)
   const byName = new Map<string, { id: string; observations: Array<{ text: string; mentionedAt: Date | null }> }>()
   for (const row of rows) {
     const entry = byName.get(row.canonicalName) ?? { id: row.id, observations: [] }
@@ -78,15 +99,29 @@ export const includeEntities = Effect.fn("Recall.includeEntities")(function*(
   return out
 })
 
+export interface ChunkRow {
+  readonly id: string
+  readonly chunkIndex: number
+  readonly text: string
+}
+
+/** Chunks by id (any order; unknown ids are left out). */
+export type ChunkReader = (ids: ReadonlyArray<string>) => Effect.Effect<ReadonlyArray<ChunkRow>>
+
+export const chunksInSql = (ids: ReadonlyArray<string>) =>
+  Effect.gen(function*() {
+    const sql = yield* SqlClient.SqlClient
+    return yield* sql<ChunkRow>`SELECT id, chunk_index, text FROM chunks WHERE id IN ${sql.in(ids)}`
+  })
+
 export const includeChunks = Effect.fn("Recall.includeChunks")(function*(
+  read: ChunkReader,
   results: ReadonlyArray<RecallResult>,
   maxTokens: number
 ) {
-  const sql = yield* SqlClient.SqlClient
   const ids = [...new Set(results.map((result) => result.chunk_id).filter((id): id is string => id !== null))]
   if (ids.length === 0) return {}
-  const rows = yield* sql<{ id: string; chunkIndex: number; text: string }>`
-    SELECT id, chunk_index, text FROM chunks WHERE id IN ${sql.in(ids)}`
+  const rows = yield* read(ids)
   const byId = new Map(rows.map((row) => [row.id, row]))
   const ordered = ids.map((id) => byId.get(id)).filter((row) => row !== undefined)
   return Object.fromEntries(

@@ -17,12 +17,18 @@ export const semantic = Effect.fn("Recall.semantic")(function*(options: {
   readonly dimensions: number
   readonly model: string
   readonly depth: number
+  /** A scan of every vector in scope instead of the HNSW index: exact, for comparisons. */
+  readonly exact?: boolean | undefined
 }) {
   const sql = yield* SqlClient.SqlClient
   const d = sql.literal(String(Math.trunc(options.dimensions)))
   const q = param(options.vector)
   // Filtered HNSW scans stop early unless iterative scanning is on; both settings last for this transaction only.
   return yield* Effect.gen(function*() {
+    if (options.exact === true) {
+      yield* sql`SET LOCAL enable_indexscan = off`
+      yield* sql`SET LOCAL enable_bitmapscan = off`
+    }
     yield* sql`SET LOCAL hnsw.iterative_scan = relaxed_order`
     yield* sql`SELECT set_config('hnsw.ef_search', ${String(Math.max(40, options.depth * 2))}, true)`
     return yield* sql<Candidate>`

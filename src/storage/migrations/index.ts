@@ -26,6 +26,7 @@ import brainChangeMarks from "./0024_brain_change_marks.ts"
 import codebaseWriteCost from "./0025_codebase_write_cost.ts"
 import codebaseLeanRows from "./0026_codebase_lean_rows.ts"
 import codebaseEdgesWithFiles from "./0027_codebase_edges_with_files.ts"
+import brainRecordsChanges from "./0028_brain_records_changes.ts"
 
 export const migrations = {
   "0001_banks_and_operations": banksAndOperations,
@@ -54,5 +55,6 @@ export const migrations = {
   "0024_brain_change_marks": brainChangeMarks,
   "0025_codebase_write_cost": codebaseWriteCost,
   "0026_codebase_lean_rows": codebaseLeanRows,
-  "0027_codebase_edges_with_files": codebaseEdgesWithFiles
+  "0027_codebase_edges_with_files": codebaseEdgesWithFiles,
+  "0028_brain_records_changes": brainRecordsChanges
 }

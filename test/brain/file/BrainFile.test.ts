@@ -1,6 +1,6 @@
 /**
- * The `.brain` file on its own: a keyword index and graph written and read back answer every search exactly as
- * the originals (tombstones included, which the file compacts away), the v1 fixture opens, and a file whose
+ * The `.brain` file on its own: a keyword index, graph and memory records written and read back answer every search
+ * and read exactly as the originals (tombstones included, which the file compacts away), the v1 fixture opens, and a file whose
  * checksums are valid but whose arrays do not fit together is refused rather than installed.
  */
 import { assert, describe, it } from "@effect/vitest"
@@ -11,11 +11,13 @@ import { readBrainFile, summarize, writeBrainFile } from "../../../src/brain/fil
 import { BrainFileInvalid, open } from "../../../src/brain/file/BrainFormat.ts"
 import { GraphSnapshot } from "../../../src/brain/graph/GraphSnapshot.ts"
 import { KeywordIndex } from "../../../src/brain/keyword/KeywordIndex.ts"
+import { MemoryRecords } from "../../../src/brain/records/MemoryRecords.ts"
+import { recordsFromParts, recordsToParts } from "../../../src/brain/records/RecordParts.ts"
 
 const lexicon = ["tea", "lake", "paint", "dog", "swim", "café", "東京", "run"]
 const types = ["world", "experience", "observation"]
 
-const content = (graph: GraphSnapshot, keywords: KeywordIndex) => ({
+const content = (graph: GraphSnapshot, keywords: KeywordIndex, records = new MemoryRecords(3)) => ({
   bankId: "unit",
   generatedAt: "2026-01-01T00:00:00.000Z",
   mode: "incremental" as const,
@@ -26,6 +28,7 @@ const content = (graph: GraphSnapshot, keywords: KeywordIndex) => ({
   dataVersion: { memories: keywords.size, seqMark: 9, changeMark: 2 },
   graph: { ids: graph.ids, offsets: graph.offsets, targets: graph.targets, weights: graph.weights, types: graph.types },
   keywords: keywords.toParts(),
+  records: recordsToParts(records),
   mentalModels: [],
   memories: [],
   activity: Uint8Array.from([1, 2, 3])
@@ -48,15 +51,50 @@ describe("brain file", () => {
           tags: row.tag === "" ? [] : [row.tag],
           lexemes: row.words
         })))
-        for (const i of removals) keywords.remove(`m-${i}`)
+        const records = new MemoryRecords(3)
+        records.nameEntities([["e-a", "Alice"], ["e-b", "Bob"]])
+        records.addChunks([["c-1", { chunkIndex: 0, text: "the first chunk" }]])
+        records.upsert(rows.map((row, i) => ({
+          id: `m-${i}`,
+          seq: i + 1,
+          text: row.words.join(" "),
+          factType: row.type,
+          context: i % 3 === 0 ? null : `context ${i}`,
+          occurredStart: i % 2 === 0 ? null : Date.UTC(2024, 0, i + 1),
+          occurredEnd: null,
+          mentionedAt: Date.UTC(2024, 1, i + 1),
+          createdAt: Date.UTC(2025, 0, 1),
+          documentId: i % 4 === 0 ? "doc" : null,
+          chunkId: i % 4 === 0 ? "c-1" : null,
+          metadata: i % 5 === 0 ? { turn: String(i) } : null,
+          tags: row.tag === "" ? [] : [row.tag],
+          sourceFactIds: row.type === "observation" ? ["m-0"] : null,
+          confidence: i % 2 === 0 ? 0.5 : null,
+          supersededBy: i > 0 && i % 7 === 0 ? "m-0" : null,
+          entityIds: i % 2 === 0 ? ["e-a"] : ["e-a", "e-b"],
+          embedding: i % 6 === 5 ? null : Float32Array.from([1, i, -i / 3])
+        })))
+        for (const i of removals) {
+          keywords.remove(`m-${i}`)
+          records.remove(`m-${i}`)
+        }
         const ids = rows.map((_, i) => `m-${i}`)
         const graph = GraphSnapshot.build({
           nodeIds: ids,
           links: rows.slice(1).map((_, i) => ({ fromId: ids[i]!, toId: ids[i + 1]!, linkType: "temporal", weight: 0.5 + i / 100 }))
         })
-        const file = writeBrainFile(content(graph, keywords))
+        const file = writeBrainFile(content(graph, keywords, records))
         const read = readBrainFile(open(file, 1e9))
         const restored = KeywordIndex.fromParts(read.keywords!)
+        const restoredRecords = recordsFromParts(read.records!)
+        assert.strictEqual(restoredRecords.size, records.size)
+        for (const id of ids) assert.deepStrictEqual(restoredRecords.row(id), records.row(id))
+        const scope = { types, tags: (t: ReadonlyArray<string>) => !t.includes("b") }
+        assert.deepStrictEqual(restoredRecords.nearest(Float32Array.from([1, 2, -1]), scope, 10), records.nearest(Float32Array.from([1, 2, -1]), scope, 10))
+        const window = { start: Date.UTC(2024, 0, 3), end: Date.UTC(2024, 1, 10) }
+        assert.deepStrictEqual(restoredRecords.inWindow(window, scope, 10), records.inWindow(window, scope, 10))
+        assert.deepStrictEqual(restoredRecords.entityObservations(["Bob"], 5), records.entityObservations(["Bob"], 5))
+        assert.deepStrictEqual(restoredRecords.chunk("c-1"), records.chunk("c-1"))
         for (const word of lexicon) {
           for (const tags of [undefined, (t: ReadonlyArray<string>) => t.includes("a")]) {
             const options = { types, depth: 50, tags }

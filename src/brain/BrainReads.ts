@@ -1,0 +1,316 @@
+/**
+ * The SQL that feeds a bank's brain: a whole build (memories, links, mentions, entity names and chunks, read through
+ * cursors a page at a time in one repeatable-read transaction), the delta since a brain's marks (from the memory
+ * change log and `seq`), the bank's data version, and the pruning of the change log. `BankBrains` decides when each
+ * runs; nothing here holds state.
+ */
+import { Effect } from "effect"
+import { identity } from "effect/Function"
+import type { SqlClient } from "effect/sql"
+import type { SqlError } from "effect/sql/SqlError"
+import type { Fragment, Statement } from "effect/sql/Statement"
+import type { DataVersion } from "./file/BrainFile.ts"
+import type { IndexedMemory } from "./keyword/KeywordIndex.ts"
+import type { ChunkText, MemoryInput } from "./records/MemoryRecords.ts"
+import { changeLogHorizon } from "./ChangeLogMarks.ts"
+
+/** A memory as the brain's reads select it: its record, its lexemes and its embedding (of the current model). */
+interface MemoryRow {
+  readonly id: string
+  readonly seq: number
+  readonly text: string
+  readonly factType: string
+  readonly context: string | null
+  readonly occurredStart: Date | null
+  readonly occurredEnd: Date | null
+  readonly mentionedAt: Date | null
+  readonly createdAt: Date | null
+  readonly documentId: string | null
+  readonly chunkId: string | null
+  readonly metadata: Record<string, string> | null
+  readonly tags: ReadonlyArray<string> | null
+  readonly sourceFactIds: ReadonlyArray<string> | null
+  readonly confidence: number | null
+  readonly supersededBy: string | null
+  readonly lexemes: ReadonlyArray<string>
+  readonly embedding: Float32Array | null
+}
+
+export interface Mention {
+  readonly unitId: string
+  readonly entityId: string
+}
+
+export interface LinkRow {
+  readonly fromId: string
+  readonly toId: string
+  readonly linkType: string
+  readonly weight: number
+}
+
+/** A memory read for the brain: what the keyword index takes, and what the records take. */
+export interface ReadMemory {
+  readonly indexed: IndexedMemory
+  readonly input: MemoryInput
+}
+
+/** Where a build hands what it reads, page by page. */
+export interface BuildSinks {
+  readonly memories: (memories: ReadonlyArray<ReadMemory>) => void
+  /** Links as `[from position, to position, type, weight]`, positions numbered in `seq` order from 0. */
+  readonly links: (links: ReadonlyArray<ReadonlyArray<unknown>>) => void
+  readonly mentions: (mentions: ReadonlyArray<Mention>) => void
+  readonly entityNames: (names: ReadonlyArray<readonly [string, string]>) => void
+  readonly chunks: (chunks: ReadonlyArray<readonly [string, ChunkText]>) => void
+}
+
+/** What was written since a brain's marks. */
+export interface BrainDelta {
+  readonly changes: ReadonlyArray<{ readonly changeSeq: number; readonly unitId: string }>
+  readonly changedIds: ReadonlyArray<string>
+  readonly added: ReadonlyArray<ReadMemory>
+  /** Changed memories that are still there, read again. */
+  readonly rewritten: ReadonlyArray<ReadMemory>
+  readonly links: ReadonlyArray<LinkRow>
+  readonly entityNames: ReadonlyArray<readonly [string, string]>
+  /** Chunks named by the added and rewritten memories that the brain did not hold. */
+  readonly chunks: ReadonlyArray<readonly [string, ChunkText]>
+  /** With `countLive`: the bank's live memories in the same snapshot. */
+  readonly live: number | undefined
+}
+
+export interface BrainReadsOptions {
+  /** The embedding model whose vectors the brain holds; none without an embedder (the brain then holds no vectors). */
+  readonly vectors: { readonly model: string; readonly dimensions: number } | undefined
+  /** Rows a build reads per round trip. */
+  readonly pageRows: { readonly memories: number; readonly links: number }
+  /** Above this many added or changed memories a delta is not read: the caller rebuilds. */
+  readonly bulkChange: number
+}
+
+const millis = (date: Date | null): number | null => (date === null ? null : date.getTime())
+
+const readMemory = (row: MemoryRow): ReadMemory => ({
+  indexed: { id: row.id, seq: row.seq, factType: row.factType, tags: row.tags ?? [], lexemes: row.lexemes ?? [] },
+  input: {
+    id: row.id,
+    seq: row.seq,
+    text: row.text,
+    factType: row.factType,
+    context: row.context,
+    occurredStart: millis(row.occurredStart),
+    occurredEnd: millis(row.occurredEnd),
+    mentionedAt: millis(row.mentionedAt),
+    createdAt: millis(row.createdAt),
+    documentId: row.documentId,
+    chunkId: row.chunkId,
+    metadata: row.metadata,
+    tags: row.tags ?? [],
+    sourceFactIds: row.sourceFactIds,
+    confidence: row.confidence,
+    supersededBy: row.supersededBy,
+    entityIds: [],
+    embedding: row.embedding
+  }
+})
+
+/** The memories with the entities each names, for the records. */
+const withMentions = (memories: ReadonlyArray<ReadMemory>, mentions: ReadonlyArray<Mention>): Array<ReadMemory> => {
+  const named = new Map<string, Array<string>>()
+  for (const mention of mentions) {
+    const list = named.get(mention.unitId)
+    if (list === undefined) named.set(mention.unitId, [mention.entityId])
+    else list.push(mention.entityId)
+  }
+  return memories.map((memory) => {
+    const entityIds = named.get(memory.input.id)
+    return entityIds === undefined ? memory : { ...memory, input: { ...memory.input, entityIds } }
+  })
+}
+
+export const makeBrainReads = (sql: SqlClient.SqlClient, options: BrainReadsOptions) => {
+  const embedding = options.vectors === undefined
+    ? sql`NULL::vector AS embedding`
+    : sql`CASE WHEN embedding_model = ${options.vectors.model} AND vector_dims(embedding) = ${options.vectors.dimensions}
+        THEN embedding END AS embedding`
+
+  const memoryRows = (where: Fragment) =>
+    sql<MemoryRow>`
+      SELECT id, seq::float8 AS seq, text, fact_type, context, occurred_start, occurred_end, mentioned_at, created_at,
+        document_id, chunk_id, metadata, tags, source_fact_ids, confidence, superseded_by,
+        tsvector_to_array(search_text) AS lexemes, ${embedding}
+      FROM memory_units WHERE ${where} ORDER BY seq`
+
+  /**
+   * The bank's change mark: its last change-log entry, or just below its horizon when that is higher — a repo
+   * restore moves the horizon past every entry (`Snapshots.invalidateBrains`), so every brain taken before it
+   * rebuilds, and one built after it stands at that mark.
+   */
+  const changeMarkOf = (bankId: string) =>
+    sql`greatest(
+      (SELECT coalesce(max(change_seq), 0) FROM memory_unit_changes WHERE bank_id = ${bankId}),
+      (SELECT coalesce(max(pruned_below) - 1, 0) FROM memory_change_horizons WHERE bank_id = ${bankId}))::float8`
+
+  const lastChange = (bankId: string) =>
+    sql<{ mark: number }>`SELECT ${changeMarkOf(bankId)} AS mark`.pipe(Effect.map((rows) => rows[0]?.mark ?? 0))
+
+  const dataVersion = (bankId: string) =>
+    sql<{ memories: number; seqMark: number; changeMark: number }>`
+      SELECT (SELECT count(*)::float8 FROM memory_units WHERE bank_id = ${bankId}) AS memories,
+        (SELECT coalesce(max(seq), 0)::float8 FROM memory_units WHERE bank_id = ${bankId}) AS seq_mark,
+        ${changeMarkOf(bankId)} AS change_mark`
+      .pipe(Effect.map((rows): DataVersion => rows[0] ?? { memories: 0, seqMark: 0, changeMark: 0 }))
+
+  /**
+   * Deletes the bank's log entries below `below` and records how far it was pruned (the horizon), so a brain loaded
+   * from an older file can tell whether it can still catch up. One process serving the database.
+   */
+  const prune = (bankId: string, below: number) =>
+    sql`
+      WITH pruned AS (
+        DELETE FROM memory_unit_changes WHERE bank_id = ${bankId} AND change_seq < ${below} RETURNING 1)
+      INSERT INTO memory_change_horizons (bank_id, pruned_below)
+      SELECT ${bankId}, ${below} WHERE EXISTS (SELECT 1 FROM pruned)
+      ON CONFLICT (bank_id) DO UPDATE
+        SET pruned_below = greatest(memory_change_horizons.pruned_below, excluded.pruned_below)`
+
+  /**
+   * Runs `query` through the cursor `cursor` and hands its rows to `onPage` a page at a time, so a large result
+   * never exists whole — not as row objects here, not as one reply in the driver's buffer or in PGlite's memory.
+   * Only inside a transaction (the cursor lives until it ends). One cursor name per query: the driver may keep the
+   * `FETCH` prepared, with the columns of the cursor it first read.
+   */
+  const inPages = <A extends object, R>(
+    cursor: "brain_memories" | "brain_links" | "brain_mentions" | "brain_chunks",
+    query: Statement<A>,
+    pageSize: number,
+    read: (fetch: Statement<A>) => Effect.Effect<ReadonlyArray<R>, SqlError>,
+    onPage: (rows: ReadonlyArray<R>) => void
+  ) =>
+    Effect.gen(function*() {
+      yield* sql`DECLARE ${sql(cursor)} NO SCROLL CURSOR FOR ${query}`
+      while (true) {
+        const rows = yield* read(sql<A>`FETCH FORWARD ${sql.literal(String(pageSize))} FROM ${sql(cursor)}`)
+        onPage(rows)
+        if (rows.length < pageSize) break
+      }
+      yield* sql`CLOSE ${sql(cursor)}`
+    })
+
+  /**
+   * The whole brain from the tables, in one repeatable-read transaction so memories, links and the change mark
+   * describe the same moment. Positions are numbered in SQL, in retain order. Everything is read in pages straight
+   * into the sinks: at 100k memories a bank has millions of links, and as row objects they took a gigabyte of heap
+   * for a moment (which V8 then keeps). Answers the change mark it read.
+   */
+  const build = (bankId: string, sinks: BuildSinks) =>
+    Effect.gen(function*() {
+      yield* sql`SET TRANSACTION ISOLATION LEVEL REPEATABLE READ`
+      // A cursor is planned for its first rows unless told that all of them will be read.
+      yield* sql`SET LOCAL cursor_tuple_fraction = 1`
+      const changeMark = yield* lastChange(bankId)
+      yield* inPages("brain_memories", memoryRows(sql`bank_id = ${bankId}`), options.pageRows.memories, identity, (rows) =>
+        sinks.memories(rows.map(readMemory)))
+      yield* inPages(
+        "brain_links",
+        sql<{ fromIndex: number; toIndex: number; linkType: string; weight: number }>`
+          WITH nodes AS (
+            SELECT id, (row_number() OVER (ORDER BY seq) - 1)::int AS position
+            FROM memory_units WHERE bank_id = ${bankId}
+          )
+          SELECT f.position AS from_index, t.position AS to_index, l.link_type, l.weight::float8 AS weight
+          FROM memory_links l JOIN nodes f ON f.id = l.from_id JOIN nodes t ON t.id = l.to_id
+          WHERE l.bank_id = ${bankId}`,
+        options.pageRows.links,
+        // Millions of links: read as value arrays, not as objects whose column names are renamed one by one (that
+        // renaming was a third of a 100k bank's build); the weight as a double, not through the float4 codec's
+        // shortest decimal (layers/storage/Float4.ts), since the graph keeps it as a float32 anyway.
+        (fetch) => fetch.values,
+        sinks.links
+      )
+      yield* inPages(
+        "brain_mentions",
+        sql<Mention>`SELECT ue.unit_id, ue.entity_id FROM unit_entities ue JOIN memory_units u ON u.id = ue.unit_id
+          WHERE u.bank_id = ${bankId}`,
+        options.pageRows.links,
+        identity,
+        sinks.mentions
+      )
+      const names = yield* sql<{ id: string; canonicalName: string }>`
+        SELECT id, canonical_name FROM entities WHERE bank_id = ${bankId}`
+      sinks.entityNames(names.map((row) => [row.id, row.canonicalName] as const))
+      yield* inPages(
+        "brain_chunks",
+        sql<{ id: string; chunkIndex: number; text: string }>`
+          SELECT id, chunk_index, text FROM chunks WHERE bank_id = ${bankId}`,
+        options.pageRows.memories,
+        identity,
+        (rows) => sinks.chunks(rows.map((row) => [row.id, { chunkIndex: row.chunkIndex, text: row.text }] as const))
+      )
+      return changeMark
+    }).pipe(sql.withTransaction)
+
+  /**
+   * What was written since the marks: memories removed or rewritten (from the change log), memories added (by
+   * `seq`) with the entities they name and their links — every link is written with its newer memory, so the new
+   * memories' links are all the new links — and the entity names and chunks they need. None when the log was pruned
+   * past the brain (`checkHorizon`) or the change is bulk: the caller rebuilds.
+   */
+  const delta = (bankId: string, marks: {
+    readonly seqMark: number
+    readonly changeMark: number
+    readonly checkHorizon: boolean
+    readonly countLive: boolean
+    readonly hasChunk: (id: string) => boolean
+  }) =>
+    Effect.gen(function*() {
+      yield* sql`SET TRANSACTION ISOLATION LEVEL REPEATABLE READ`
+      // Entries this brain has not applied were pruned (another node's, after this node's mark expired; or those
+      // after an older file): read it whole. One process alone never prunes past its own brain.
+      if (marks.checkHorizon && (yield* changeLogHorizon(sql, bankId)) - 1 > marks.changeMark) {
+        yield* Effect.logInfo(`the change log of bank ${bankId} was pruned past this brain; rebuilding it`)
+        return undefined
+      }
+      const changes = yield* sql<{ changeSeq: number; unitId: string }>`
+        SELECT change_seq::float8 AS change_seq, unit_id FROM memory_unit_changes
+        WHERE bank_id = ${bankId} AND change_seq > ${marks.changeMark} ORDER BY change_seq`
+      const addedRows = yield* memoryRows(sql.and([sql`bank_id = ${bankId}`, sql`seq > ${marks.seqMark}`]))
+      const changedIds = [...new Set(changes.map((change) => change.unitId))]
+      if (addedRows.length > options.bulkChange || changedIds.length > options.bulkChange) return undefined
+      const rewrittenRows = changedIds.length === 0
+        ? []
+        : yield* memoryRows(sql.and([sql`bank_id = ${bankId}`, sql`seq <= ${marks.seqMark}`, sql`id IN ${sql.in(changedIds)}`]))
+      const addedIds = addedRows.map((memory) => memory.id)
+      const readIds = [...addedIds, ...rewrittenRows.map((memory) => memory.id)]
+      const links = addedIds.length === 0 ? [] : yield* sql<LinkRow>`
+        SELECT from_id, to_id, link_type, weight FROM memory_links
+        WHERE from_id IN ${sql.in(addedIds)} OR to_id IN ${sql.in(addedIds)}`
+      const mentions = readIds.length === 0
+        ? []
+        : yield* sql<Mention>`SELECT unit_id, entity_id FROM unit_entities WHERE unit_id IN ${sql.in(readIds)}`
+      const entityIds = [...new Set(mentions.map((mention) => mention.entityId))]
+      const names = entityIds.length === 0 ? [] : yield* sql<{ id: string; canonicalName: string }>`
+        SELECT id, canonical_name FROM entities WHERE id IN ${sql.in(entityIds)}`
+      const chunkIds = [...new Set([...addedRows, ...rewrittenRows].map((memory) => memory.chunkId))]
+        .filter((id): id is string => id !== null && !marks.hasChunk(id))
+      const chunks = chunkIds.length === 0 ? [] : yield* sql<{ id: string; chunkIndex: number; text: string }>`
+        SELECT id, chunk_index, text FROM chunks WHERE id IN ${sql.in(chunkIds)}`
+      const live = marks.countLive
+        ? (yield* sql<{ n: number }>`SELECT count(*)::float8 AS n FROM memory_units WHERE bank_id = ${bankId}`)[0]!.n
+        : undefined
+      return {
+        changes,
+        changedIds,
+        added: withMentions(addedRows.map(readMemory), mentions),
+        rewritten: withMentions(rewrittenRows.map(readMemory), mentions),
+        links,
+        entityNames: names.map((row) => [row.id, row.canonicalName] as const),
+        chunks: chunks.map((row) => [row.id, { chunkIndex: row.chunkIndex, text: row.text }] as const),
+        live
+      } satisfies BrainDelta
+    }).pipe(sql.withTransaction)
+
+  return { build, delta, dataVersion, lastChange, prune }
+}
+
+export type BrainReads = ReturnType<typeof makeBrainReads>

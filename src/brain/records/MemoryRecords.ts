@@ -1,0 +1,398 @@
+/**
+ * Everything recall reads about a bank's memories, held in memory: per memory its text, type, times, tags,
+ * document and chunk, metadata, confidence, what superseded it, the entities it names and its embedding; and beside
+ * them the names of those entities, which observations name each entity, and the texts of the chunks memories came
+ * from. With it a recall answers from the brain alone — candidates, hydration, filters and includes — and touches no
+ * database (the SQL path in `src/memory/recall/` stays as the fallback and as the reference the parity tests use).
+ *
+ * Each memory has a slot. New memories are appended; a memory read again after it changed is overwritten in its
+ * slot; a removed memory leaves a tombstone that every scan skips. `compacted` drops tombstones and chunks no memory
+ * names any longer. Like the rest of the brain it is derived from PostgreSQL and fed by `BankBrains`.
+ */
+import { compareIds } from "../../memory/recall/Candidates.ts"
+import type { UnitRow } from "../../memory/MemoryUnits.ts"
+import type { ScoredSlot } from "../vectors/VectorStore.ts"
+import { VectorStore } from "../vectors/VectorStore.ts"
+
+/** One memory as the brain holds it. Times are epoch milliseconds. */
+export interface MemoryRecord {
+  readonly id: string
+  readonly seq: number
+  readonly text: string
+  readonly factType: string
+  readonly context: string | null
+  readonly occurredStart: number | null
+  readonly occurredEnd: number | null
+  readonly mentionedAt: number | null
+  readonly createdAt: number | null
+  readonly documentId: string | null
+  readonly chunkId: string | null
+  readonly metadata: Readonly<Record<string, string>> | null
+  readonly tags: ReadonlyArray<string>
+  readonly sourceFactIds: ReadonlyArray<string> | null
+  readonly confidence: number | null
+  readonly supersededBy: string | null
+}
+
+/** A memory as read from SQL: its record, the entities it names and its embedding (when of the current model). */
+export interface MemoryInput extends MemoryRecord {
+  readonly entityIds: ReadonlyArray<string>
+  readonly embedding: Float32Array | null
+}
+
+export interface ChunkText {
+  readonly chunkIndex: number
+  readonly text: string
+}
+
+/** Which memories a request may see: its fact types and, when it has one, its tag scope. */
+export interface RecordScope {
+  readonly types: ReadonlyArray<string>
+  readonly tags?: ((tags: ReadonlyArray<string>) => boolean) | undefined
+}
+
+/** The type code of a tombstone: no scope allows it. */
+const removedCode = 31
+
+const noEntities: ReadonlyArray<string> = Object.freeze([])
+
+export class MemoryRecords {
+  private readonly slotOf = new Map<string, number>()
+  private readonly records: Array<MemoryRecord | undefined> = []
+  private readonly entitiesOf: Array<ReadonlyArray<string>> = []
+  private typeCodes = new Uint8Array(16)
+  private readonly typeNames: Array<string> = []
+  private tagSetOf = new Int32Array(16)
+  private readonly tagSets: Array<ReadonlyArray<string>> = []
+  private readonly tagSetNumbers = new Map<string, number>()
+  /** `coalesce(occurred_start, mentioned_at)` and `coalesce(occurred_end, occurred_start, mentioned_at)`; NaN when null. */
+  private startsAt = new Float64Array(16)
+  private endsAt = new Float64Array(16)
+  private seqs = new Float64Array(16)
+  private removedCount = 0
+  private textBytes = 0
+  readonly vectors: VectorStore
+  private readonly entityNames = new Map<string, string>()
+  /** For each entity, the slots of the observations that name it (what `include.entities` lists). */
+  private readonly observationsOf = new Map<string, Set<number>>()
+  private readonly chunks = new Map<string, ChunkText>()
+  private chunkBytes = 0
+  /** The highest `seq` held. */
+  maxSeq = 0
+
+  constructor(dimensions: number) {
+    this.vectors = new VectorStore(dimensions)
+  }
+
+  /** Live memories. */
+  get size(): number {
+    return this.records.length - this.removedCount
+  }
+
+  /** Slots, tombstones included. */
+  get slots(): number {
+    return this.records.length
+  }
+
+  get tombstones(): number {
+    return this.removedCount
+  }
+
+  has(id: string): boolean {
+    return this.slotOf.has(id)
+  }
+
+  get(id: string): MemoryRecord | undefined {
+    const slot = this.slotOf.get(id)
+    return slot === undefined ? undefined : this.records[slot]
+  }
+
+  /** The memory's embedding (a view: copy it to keep it), when it has one of the current model. */
+  vectorOf(id: string): Float32Array | undefined {
+    const slot = this.slotOf.get(id)
+    return slot === undefined ? undefined : this.vectors.get(slot)
+  }
+
+  idAt(slot: number): string {
+    return this.records[slot]?.id ?? ""
+  }
+
+  /** Adds new memories and overwrites, in their slots, those already held (read again after they changed). */
+  upsert(inputs: Iterable<MemoryInput>): void {
+    for (const input of inputs) {
+      const { entityIds, embedding, ...record } = input
+      let slot = this.slotOf.get(record.id)
+      if (slot === undefined) {
+        slot = this.records.length
+        this.records.push(undefined)
+        this.entitiesOf.push(noEntities)
+        this.slotOf.set(record.id, slot)
+        this.reserve(slot + 1)
+      } else {
+        this.forget(slot)
+      }
+      this.records[slot] = record
+      this.textBytes += 2 * record.text.length + 2 * (record.context?.length ?? 0)
+      this.typeCodes[slot] = this.typeCode(record.factType)
+      this.tagSetOf[slot] = this.tagSetNumber(record.tags)
+      const start = record.occurredStart ?? record.mentionedAt
+      const end = record.occurredEnd ?? record.occurredStart ?? record.mentionedAt
+      this.startsAt[slot] = start ?? Number.NaN
+      this.endsAt[slot] = end ?? Number.NaN
+      this.seqs[slot] = record.seq
+      this.maxSeq = Math.max(this.maxSeq, record.seq)
+      this.vectors.set(slot, embedding)
+      this.setEntities(slot, entityIds)
+    }
+  }
+
+  /** Retires a memory: its slot stays, as a tombstone, until `compacted`. False when not held. */
+  remove(id: string): boolean {
+    const slot = this.slotOf.get(id)
+    if (slot === undefined) return false
+    this.forget(slot)
+    this.slotOf.delete(id)
+    this.records[slot] = undefined
+    this.typeCodes[slot] = removedCode
+    this.removedCount++
+    return true
+  }
+
+  /** Adds entities named by memories already held (a build reads the mentions after the memories). */
+  addMentions(mentions: Iterable<{ readonly unitId: string; readonly entityId: string }>): void {
+    for (const mention of mentions) {
+      const slot = this.slotOf.get(mention.unitId)
+      if (slot === undefined) continue
+      const held = this.entitiesOf[slot]!
+      if (held.includes(mention.entityId)) continue
+      this.setEntities(slot, [...held, mention.entityId])
+    }
+  }
+
+  /** Entity names as the tables have them now (a rename reaches every memory that names the entity). */
+  nameEntities(names: Iterable<readonly [string, string]>): void {
+    for (const [id, name] of names) this.entityNames.set(id, name)
+  }
+
+  addChunks(chunks: Iterable<readonly [string, ChunkText]>): void {
+    for (const [id, chunk] of chunks) {
+      const before = this.chunks.get(id)
+      if (before !== undefined) this.chunkBytes -= 2 * before.text.length
+      this.chunks.set(id, chunk)
+      this.chunkBytes += 2 * chunk.text.length
+    }
+  }
+
+  hasChunk(id: string): boolean {
+    return this.chunks.has(id)
+  }
+
+  chunk(id: string): ChunkText | undefined {
+    return this.chunks.get(id)
+  }
+
+  /** The memory as `MemoryUnits` reads it from SQL, entity names in name order. */
+  row(id: string): UnitRow | undefined {
+    const slot = this.slotOf.get(id)
+    if (slot === undefined) return undefined
+    const record = this.records[slot]!
+    const names = this.entitiesOf[slot]!
+      .map((entityId) => ({ entityId, name: this.entityNames.get(entityId) }))
+      .filter((entity): entity is { entityId: string; name: string } => entity.name !== undefined)
+      .sort((a, b) => compareIds(a.name, b.name) || compareIds(a.entityId, b.entityId))
+      .map((entity) => entity.name)
+    return {
+      id: record.id,
+      text: record.text,
+      factType: record.factType,
+      context: record.context,
+      occurredStart: dateOrNull(record.occurredStart),
+      occurredEnd: dateOrNull(record.occurredEnd),
+      mentionedAt: dateOrNull(record.mentionedAt),
+      documentId: record.documentId,
+      chunkId: record.chunkId,
+      metadata: record.metadata,
+      tags: record.tags,
+      sourceFactIds: record.sourceFactIds,
+      confidence: record.confidence,
+      createdAt: dateOrNull(record.createdAt),
+      entityNames: names,
+      supersededBy: record.supersededBy
+    }
+  }
+
+  /** Whether the memory is live and within the scope. */
+  inScope(id: string, scope: RecordScope): boolean {
+    const slot = this.slotOf.get(id)
+    return slot !== undefined && this.scopeTest(scope)(slot)
+  }
+
+  /** A test of slots against the scope: type codes as a bit mask, each tag set judged once. */
+  scopeTest(scope: RecordScope): (slot: number) => boolean {
+    let allowed = 0
+    for (const type of scope.types) {
+      const code = this.typeNames.indexOf(type)
+      if (code >= 0) allowed |= 1 << code
+    }
+    const { typeCodes, tagSetOf } = this
+    if (scope.tags === undefined) return (slot) => (allowed & (1 << typeCodes[slot]!)) !== 0
+    const verdicts = new Uint8Array(this.tagSets.length)
+    for (let number = 0; number < this.tagSets.length; number++) verdicts[number] = scope.tags(this.tagSets[number]!) ? 1 : 0
+    return (slot) => (allowed & (1 << typeCodes[slot]!)) !== 0 && verdicts[tagSetOf[slot]!] === 1
+  }
+
+  /** The semantic strategy: the `depth` memories in scope most similar to the query, exact. */
+  nearest(query: Float32Array, scope: RecordScope, depth: number): Array<{ readonly id: string; readonly score: number }> {
+    return this.vectors.exactTop(query, depth, this.scopeTest(scope), (slot) => this.idAt(slot))
+      .map((found: ScoredSlot) => ({ id: this.idAt(found.slot), score: found.score }))
+  }
+
+  /**
+   * The temporal strategy: memories in scope whose time overlaps the window, nearest its middle first (then the
+   * newest), scored `1 / (1 + |time − middle| / (span / 2))` with time in seconds, as the SQL strategy does.
+   */
+  inWindow(window: { readonly start: number; readonly end: number }, scope: RecordScope, depth: number) {
+    const test = this.scopeTest(scope)
+    const middle = (window.start + window.end) / 2
+    const halfSpan = Math.max(1, (window.end - window.start) / 2000)
+    const found: Array<{ slot: number; score: number }> = []
+    const { startsAt, endsAt } = this
+    for (let slot = 0; slot < this.records.length; slot++) {
+      const start = startsAt[slot]!
+      const end = endsAt[slot]!
+      // NaN (no time at all) fails every comparison, as NULL does in SQL.
+      if (!(start <= window.end && end >= window.start && Math.min(start, end) <= window.end && Math.max(start, end) >= window.start)) continue
+      if (!test(slot)) continue
+      found.push({ slot, score: 1 / (1 + Math.abs(start - middle) / 1000 / halfSpan) })
+    }
+    found.sort((a, b) => b.score - a.score || this.seqs[b.slot]! - this.seqs[a.slot]!)
+    return found.slice(0, depth).map((hit) => ({ id: this.idAt(hit.slot), score: hit.score }))
+  }
+
+  /**
+   * What `include.entities` reads: for the named entities (by name), their ids, and the bank's latest observations
+   * that name any of them (by `coalesce(mentioned_at, created_at)`, newest first, at most `limit` in all).
+   */
+  entityObservations(names: ReadonlyArray<string>, limit: number) {
+    const wanted = new Set(names)
+    const picked: Array<{ id: string; canonicalName: string }> = []
+    for (const [id, name] of this.entityNames) if (wanted.has(name)) picked.push({ id, canonicalName: name })
+    const observations: Array<{ entityId: string; slot: number; at: number }> = []
+    for (const entity of picked) {
+      for (const slot of this.observationsOf.get(entity.id) ?? []) {
+        const record = this.records[slot]!
+        observations.push({ entityId: entity.id, slot, at: record.mentionedAt ?? record.createdAt ?? Number.NEGATIVE_INFINITY })
+      }
+    }
+    observations.sort((a, b) => b.at - a.at)
+    return {
+      entities: picked,
+      observations: observations.slice(0, limit).map((observation) => ({
+        entityId: observation.entityId,
+        text: this.records[observation.slot]!.text,
+        mentionedAt: Number.isFinite(observation.at) ? new Date(observation.at) : null
+      }))
+    }
+  }
+
+  /** The same live memories and the chunks they name, without tombstones, in the same order. */
+  compacted(): MemoryRecords {
+    const next = new MemoryRecords(this.vectors.dimensions)
+    next.nameEntities(this.entityNames)
+    for (let slot = 0; slot < this.records.length; slot++) {
+      const record = this.records[slot]
+      if (record === undefined) continue
+      next.upsert([{ ...record, entityIds: this.entitiesOf[slot]!, embedding: this.vectors.get(slot) ?? null }])
+      const chunk = record.chunkId === null ? undefined : this.chunks.get(record.chunkId)
+      if (chunk !== undefined && !next.chunks.has(record.chunkId!)) next.addChunks([[record.chunkId!, chunk]])
+    }
+    next.maxSeq = this.maxSeq
+    return next
+  }
+
+  /** Live memories with the entities they name and their vectors, in slot order (for a `.brain` file). */
+  *inputs(): Generator<MemoryInput> {
+    for (let slot = 0; slot < this.records.length; slot++) {
+      const record = this.records[slot]
+      if (record !== undefined) yield { ...record, entityIds: this.entitiesOf[slot]!, embedding: this.vectors.get(slot) ?? null }
+    }
+  }
+
+  entityNameList(): ReadonlyArray<readonly [string, string]> {
+    return [...this.entityNames]
+  }
+
+  chunkList(): ReadonlyArray<readonly [string, ChunkText]> {
+    return [...this.chunks]
+  }
+
+  /** Approximate bytes held, for metrics and the brain's size limit. */
+  get byteSize(): number {
+    const perSlot = this.typeCodes.byteLength + this.tagSetOf.byteLength + this.startsAt.byteLength +
+      this.endsAt.byteLength + this.seqs.byteLength
+    // A record object with its id and fields, a map entry, and an entity list: about 260 bytes before texts.
+    return perSlot + this.records.length * 260 + this.textBytes + this.chunkBytes + this.vectors.byteSize +
+      this.entityNames.size * 120
+  }
+
+  private setEntities(slot: number, entityIds: ReadonlyArray<string>): void {
+    this.entitiesOf[slot] = entityIds.length === 0 ? noEntities : entityIds
+    if (this.records[slot]?.factType !== "observation") return
+    for (const entityId of entityIds) {
+      let observations = this.observationsOf.get(entityId)
+      if (observations === undefined) this.observationsOf.set(entityId, observations = new Set())
+      observations.add(slot)
+    }
+  }
+
+  /** Takes a slot's current record out of the running totals and the entity index (before it is overwritten). */
+  private forget(slot: number): void {
+    const record = this.records[slot]
+    if (record === undefined) return
+    this.textBytes -= 2 * record.text.length + 2 * (record.context?.length ?? 0)
+    this.vectors.clear(slot)
+    if (record.factType === "observation") {
+      for (const entityId of this.entitiesOf[slot]!) this.observationsOf.get(entityId)?.delete(slot)
+    }
+    this.entitiesOf[slot] = noEntities
+  }
+
+  private reserve(count: number): void {
+    if (count <= this.typeCodes.length) return
+    const capacity = Math.max(count, this.typeCodes.length * 2)
+    this.typeCodes = grown(this.typeCodes, capacity, (n) => new Uint8Array(n))
+    this.tagSetOf = grown(this.tagSetOf, capacity, (n) => new Int32Array(n))
+    this.startsAt = grown(this.startsAt, capacity, (n) => new Float64Array(n))
+    this.endsAt = grown(this.endsAt, capacity, (n) => new Float64Array(n))
+    this.seqs = grown(this.seqs, capacity, (n) => new Float64Array(n))
+  }
+
+  private typeCode(factType: string): number {
+    let code = this.typeNames.indexOf(factType)
+    if (code < 0) {
+      code = this.typeNames.length
+      if (code >= removedCode) throw new RangeError("MemoryRecords: too many fact types")
+      this.typeNames.push(factType)
+    }
+    return code
+  }
+
+  private tagSetNumber(tags: ReadonlyArray<string>): number {
+    const key = JSON.stringify(tags)
+    let number = this.tagSetNumbers.get(key)
+    if (number === undefined) {
+      number = this.tagSets.length
+      this.tagSets.push(tags)
+      this.tagSetNumbers.set(key, number)
+    }
+    return number
+  }
+}
+
+const dateOrNull = (millis: number | null): Date | null => (millis === null ? null : new Date(millis))
+
+const grown = <A extends Uint8Array | Int32Array | Float64Array>(array: A, length: number, make: (length: number) => A): A => {
+  const larger = make(length)
+  larger.set(array as never)
+  return larger
+}

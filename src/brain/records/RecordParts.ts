@@ -1,0 +1,160 @@
+/**
+ * A brain's memory records as flat parts for its `.brain` file, and back: numbers and vectors as typed arrays, texts
+ * and the other columns as arrays in one JSON value (V8 parses a large array of strings at several hundred MB/s).
+ * `recordsFromParts` checks that the parts fit together and throws a RangeError when they do not, so a file with a
+ * valid checksum but inconsistent columns is refused, never installed.
+ */
+import type { ChunkText, MemoryInput } from "./MemoryRecords.ts"
+import { MemoryRecords } from "./MemoryRecords.ts"
+
+/** The columns that are not numbers, as stored in the file's JSON section. */
+export interface RecordColumns {
+  readonly ids: ReadonlyArray<string>
+  readonly texts: ReadonlyArray<string>
+  readonly factTypes: ReadonlyArray<string>
+  readonly contexts: ReadonlyArray<string | null>
+  readonly documentIds: ReadonlyArray<string | null>
+  readonly chunkIds: ReadonlyArray<string | null>
+  readonly metadata: ReadonlyArray<Record<string, string> | null>
+  readonly tags: ReadonlyArray<ReadonlyArray<string>>
+  readonly sourceFactIds: ReadonlyArray<ReadonlyArray<string> | null>
+  readonly supersededBy: ReadonlyArray<string | null>
+  readonly entityIds: ReadonlyArray<ReadonlyArray<string>>
+  readonly entityNames: ReadonlyArray<readonly [string, string]>
+  readonly chunks: ReadonlyArray<readonly [string, number, string]>
+}
+
+export interface RecordParts {
+  readonly dimensions: number
+  readonly columns: RecordColumns
+  readonly seqs: Float64Array
+  /** Per memory: occurred start, occurred end, mentioned at, created at (epoch ms; NaN for null). */
+  readonly times: Float64Array
+  /** NaN for null. */
+  readonly confidence: Float64Array
+  readonly vectors: Float32Array
+  readonly vectorPresent: Uint8Array
+}
+
+const orNaN = (value: number | null): number => value ?? Number.NaN
+const orNull = (value: number): number | null => (Number.isNaN(value) ? null : value)
+
+export const recordsToParts = (records: MemoryRecords): RecordParts => {
+  const inputs = [...records.inputs()]
+  const n = inputs.length
+  const dimensions = records.vectors.dimensions
+  const seqs = new Float64Array(n)
+  const times = new Float64Array(4 * n)
+  const confidence = new Float64Array(n)
+  const vectors = new Float32Array(n * dimensions)
+  const vectorPresent = new Uint8Array(n)
+  inputs.forEach((input, i) => {
+    seqs[i] = input.seq
+    times.set([orNaN(input.occurredStart), orNaN(input.occurredEnd), orNaN(input.mentionedAt), orNaN(input.createdAt)], 4 * i)
+    confidence[i] = orNaN(input.confidence)
+    if (input.embedding !== null && input.embedding.length === dimensions) {
+      vectors.set(input.embedding, i * dimensions)
+      vectorPresent[i] = 1
+    }
+  })
+  return {
+    dimensions,
+    columns: {
+      ids: inputs.map((input) => input.id),
+      texts: inputs.map((input) => input.text),
+      factTypes: inputs.map((input) => input.factType),
+      contexts: inputs.map((input) => input.context),
+      documentIds: inputs.map((input) => input.documentId),
+      chunkIds: inputs.map((input) => input.chunkId),
+      metadata: inputs.map((input) => input.metadata),
+      tags: inputs.map((input) => input.tags),
+      sourceFactIds: inputs.map((input) => input.sourceFactIds),
+      supersededBy: inputs.map((input) => input.supersededBy),
+      entityIds: inputs.map((input) => input.entityIds),
+      entityNames: records.entityNameList(),
+      chunks: records.chunkList().map(([id, chunk]) => [id, chunk.chunkIndex, chunk.text] as const)
+    },
+    seqs,
+    times,
+    confidence,
+    vectors,
+    vectorPresent
+  }
+}
+
+const isString = (value: unknown): value is string => typeof value === "string"
+const isNullableString = (value: unknown) => value === null || typeof value === "string"
+const isStrings = (value: unknown) => Array.isArray(value) && value.every(isString)
+const isStringMap = (value: unknown) =>
+  typeof value === "object" && value !== null && !Array.isArray(value) && Object.values(value).every(isString)
+
+/** Checks the JSON column section: the right shape and one entry per memory in every column. */
+export const recordColumnsOf = (value: unknown): RecordColumns => {
+  if (typeof value !== "object" || value === null) throw new RangeError("records: the columns are not an object")
+  const c = value as Record<string, unknown>
+  // Checked item by item, so the caller's element type holds for what passed.
+  const column = <A>(name: string, check: (item: unknown) => boolean): ReadonlyArray<A> => {
+    const items: unknown = c[name]
+    if (!Array.isArray(items) || !items.every(check)) throw new RangeError(`records: column ${name} is malformed`)
+    return items as ReadonlyArray<A>
+  }
+  const columns: RecordColumns = {
+    ids: column("ids", isString),
+    texts: column("texts", isString),
+    factTypes: column("factTypes", isString),
+    contexts: column("contexts", isNullableString),
+    documentIds: column("documentIds", isNullableString),
+    chunkIds: column("chunkIds", isNullableString),
+    metadata: column("metadata", (item) => item === null || isStringMap(item)),
+    tags: column("tags", isStrings),
+    sourceFactIds: column("sourceFactIds", (item) => item === null || isStrings(item)),
+    supersededBy: column("supersededBy", isNullableString),
+    entityIds: column("entityIds", isStrings),
+    entityNames: column("entityNames", (item) => Array.isArray(item) && item.length === 2 && item.every(isString)),
+    chunks: column("chunks", (item) =>
+      Array.isArray(item) && item.length === 3 && isString(item[0]) && Number.isInteger(item[1]) && isString(item[2]))
+  }
+  const n = columns.ids.length
+  for (const name of ["texts", "factTypes", "contexts", "documentIds", "chunkIds", "metadata", "tags", "sourceFactIds", "supersededBy", "entityIds"] as const) {
+    if (columns[name].length !== n) throw new RangeError(`records: column ${name} does not have one entry per memory`)
+  }
+  if (new Set(columns.ids).size !== n) throw new RangeError("records: memory ids repeat")
+  return columns
+}
+
+export const recordsFromParts = (parts: RecordParts): MemoryRecords => {
+  const { columns, dimensions } = parts
+  const n = columns.ids.length
+  if (
+    parts.seqs.length !== n || parts.times.length !== 4 * n || parts.confidence.length !== n ||
+    parts.vectorPresent.length !== n || parts.vectors.length !== n * dimensions
+  ) throw new RangeError("records: the numeric parts do not have one entry per memory")
+  const records = new MemoryRecords(dimensions)
+  records.nameEntities(columns.entityNames)
+  records.addChunks(columns.chunks.map(([id, chunkIndex, text]): readonly [string, ChunkText] => [id, { chunkIndex, text }]))
+  const inputs: Array<MemoryInput> = []
+  for (let i = 0; i < n; i++) {
+    inputs.push({
+      id: columns.ids[i]!,
+      seq: parts.seqs[i]!,
+      text: columns.texts[i]!,
+      factType: columns.factTypes[i]!,
+      context: columns.contexts[i]!,
+      occurredStart: orNull(parts.times[4 * i]!),
+      occurredEnd: orNull(parts.times[4 * i + 1]!),
+      mentionedAt: orNull(parts.times[4 * i + 2]!),
+      createdAt: orNull(parts.times[4 * i + 3]!),
+      documentId: columns.documentIds[i]!,
+      chunkId: columns.chunkIds[i]!,
+      metadata: columns.metadata[i]!,
+      tags: columns.tags[i]!,
+      sourceFactIds: columns.sourceFactIds[i]!,
+      confidence: orNull(parts.confidence[i]!),
+      supersededBy: columns.supersededBy[i]!,
+      entityIds: columns.entityIds[i]!,
+      embedding: parts.vectorPresent[i] === 1 ? parts.vectors.subarray(i * dimensions, (i + 1) * dimensions) : null
+    })
+  }
+  records.upsert(inputs)
+  return records
+}

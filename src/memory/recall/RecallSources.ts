@@ -1,0 +1,136 @@
+/**
+ * Where a recall reads: the bank's brain (`fromBrain`: candidates, rows and includes from memory — no statement), or
+ * SQL (`fromSql`: pgvector, the time-window index, the memory rows) when there is no brain to read — its breaker is
+ * open, it would pass the brain's size limit — and as the reference the parity tests hold the brain to. The keyword
+ * strategy reads the brain's index in both when there is one; the graph strategy only exists in the brain.
+ */
+import { Effect, Option } from "effect"
+import { SqlClient } from "effect/sql"
+import type { Brain } from "../../brain/Brain.ts"
+import { BankBrains } from "../../brain/BankBrains.ts"
+import type { RecordScope } from "../../brain/records/MemoryRecords.ts"
+import type { UnitRow } from "../MemoryUnits.ts"
+import type { Candidate } from "./Candidates.ts"
+import { keywordInMemory, queryTerms } from "./keyword/KeywordSearch.ts"
+import {
+  type ChunkReader,
+  chunksInSql,
+  type EntityObservationReader,
+  entityObservationLimit,
+  entityObservationsInSql
+} from "./RecallIncludes.ts"
+import { semantic, temporal } from "./Strategies.ts"
+import type { TagPredicate } from "./TagMatch.ts"
+
+type Fragment = ReturnType<SqlClient.SqlClient["and"]>
+
+export interface RecallSource {
+  readonly name: "brain" | "sql"
+  readonly semantic: (vector: Float32Array, depth: number) => Effect.Effect<ReadonlyArray<Candidate>>
+  readonly keyword: (query: string, expansion: ReadonlyArray<string>, depth: number) => Effect.Effect<ReadonlyArray<Candidate>>
+  readonly temporal: (window: { readonly start: Date; readonly end: Date }, depth: number) => Effect.Effect<ReadonlyArray<Candidate>>
+  /** The rows of `ids` that are in the request's scope (type, tags), or all of them; in no particular order. */
+  readonly rows: (ids: ReadonlyArray<string>, inScope: boolean) => Effect.Effect<ReadonlyArray<UnitRow>>
+  readonly entityObservations: EntityObservationReader
+  readonly chunks: ChunkReader
+}
+
+/** The request's scope, as the brain tests it and as SQL writes it. */
+export interface RecallScope {
+  readonly types: ReadonlyArray<string>
+  readonly tags: TagPredicate | undefined
+  readonly sql: Fragment
+}
+
+/** `sql` is only for the query's lexemes when they cannot be computed here (`QueryLexemes`). */
+export const fromBrain = (brain: Brain, scope: RecallScope, sql: SqlClient.SqlClient): RecallSource => {
+  const { records, keywords } = brain
+  const recordScope: RecordScope = { types: scope.types, tags: scope.tags }
+  return {
+    name: "brain",
+    semantic: (vector, depth) => Effect.sync(() => records.nearest(vector, recordScope, depth)),
+    keyword: (query, expansion, depth) =>
+      query.trim() === ""
+        ? Effect.succeed([])
+        : Effect.map(queryTerms(query, expansion, 0.3), (terms) =>
+          keywords.search(terms, { types: scope.types, tags: scope.tags, depth })).pipe(
+            Effect.orDie,
+            Effect.provideService(SqlClient.SqlClient, sql)
+          ),
+    temporal: (window, depth) =>
+      Effect.sync(() => records.inWindow({ start: window.start.getTime(), end: window.end.getTime() }, recordScope, depth)),
+    rows: (ids, inScope) =>
+      Effect.sync(() =>
+        ids.filter((id) => inScope ? records.inScope(id, recordScope) : records.has(id)).map((id) => records.row(id)!)
+      ),
+    entityObservations: (names) =>
+      Effect.sync(() => {
+        const found = records.entityObservations(names, entityObservationLimit)
+        const nameOf = new Map(found.entities.map((entity) => [entity.id, entity.canonicalName]))
+        const observed = new Set(found.observations.map((observation) => observation.entityId))
+        return [
+          ...found.observations.map((observation) => ({
+            id: observation.entityId,
+            canonicalName: nameOf.get(observation.entityId)!,
+            text: observation.text,
+            mentionedAt: observation.mentionedAt
+          })),
+          ...found.entities.filter((entity) => !observed.has(entity.id))
+            .map((entity) => ({ id: entity.id, canonicalName: entity.canonicalName, text: null, mentionedAt: null }))
+        ]
+      }),
+    chunks: (ids) =>
+      Effect.sync(() =>
+        ids.flatMap((id) => {
+          const chunk = records.chunk(id)
+          return chunk === undefined ? [] : [{ id, chunkIndex: chunk.chunkIndex, text: chunk.text }]
+        })
+      )
+  }
+}
+
+export const fromSql = (options: {
+  readonly sql: SqlClient.SqlClient
+  readonly brains: BankBrains["Service"]
+  readonly bankId: string
+  readonly scope: RecallScope
+  readonly brain: Option.Option<Brain>
+  readonly rowsByIds: (ids: ReadonlyArray<string>, where?: Fragment) => Effect.Effect<ReadonlyArray<UnitRow>>
+  readonly vectors: { readonly model: string; readonly dimensions: number }
+  /** Exact nearest neighbours (a scan) instead of the HNSW index: what the parity tests compare with. */
+  readonly exactVectors?: boolean | undefined
+}): RecallSource => {
+  const { sql, bankId, scope } = options
+  const provide = <A, E>(effect: Effect.Effect<A, E, SqlClient.SqlClient | BankBrains>) =>
+    Effect.orDie(effect).pipe(
+      Effect.provideService(SqlClient.SqlClient, sql),
+      Effect.provideService(BankBrains, options.brains)
+    )
+  return {
+    name: "sql",
+    semantic: (vector, depth) =>
+      provide(semantic({
+        scope: scope.sql,
+        vector,
+        dimensions: options.vectors.dimensions,
+        model: options.vectors.model,
+        depth,
+        exact: options.exactVectors === true
+      })),
+    keyword: (query, expansion, depth) =>
+      provide(keywordInMemory({
+        brain: options.brain,
+        sqlScope: scope.sql,
+        bankId,
+        query,
+        expansion,
+        types: scope.types,
+        tags: scope.tags,
+        depth
+      })),
+    temporal: (window, depth) => provide(temporal({ scope: scope.sql, start: window.start, end: window.end, depth })),
+    rows: (ids, inScope) => options.rowsByIds(ids, inScope ? scope.sql : undefined),
+    entityObservations: (names) => provide(entityObservationsInSql(bankId, names)),
+    chunks: (ids) => provide(chunksInSql(ids))
+  }
+}
