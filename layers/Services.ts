@@ -39,6 +39,7 @@ import { Operations } from "../src/operations/Operations.ts"
 import { OperationStore } from "../src/operations/OperationStore.ts"
 import { TaskRegistry } from "../src/operations/TaskRegistry.ts"
 import { TableStatistics } from "../src/storage/TableStatistics.ts"
+import { DatabaseHealth } from "../src/storage/DatabaseHealth.ts"
 import { LlmTraceStore } from "../src/traces/LlmTraceStore.ts"
 import { DatasetsLive } from "../src/datasets/DatasetsLive.ts"
 import { AccessTelemetry } from "../src/activity/AccessTelemetry.ts"
@@ -64,7 +65,8 @@ const Stores = Layer.mergeAll(
   BankBrains.layer,
   BankEvents.layer,
   DreamWakeups.layer,
-  AccessTelemetry.layer
+  AccessTelemetry.layer,
+  DatabaseHealth.layer
 ).pipe(Layer.provideMerge(Foreground.layer))
 
 const Engine = Layer.mergeAll(Banks.layer, Operations.layer).pipe(

@@ -17,6 +17,7 @@ export interface WorkerData {
 /** What the main thread asks the worker. The worker answers every request, in the order asked. */
 export type WorkerRequest =
   | { readonly _tag: "Exec"; readonly message: Uint8Array }
+  | { readonly _tag: "Copy"; readonly statement: string; readonly data: string }
   | { readonly _tag: "Close" }
 
 /** What the worker says: once `Ready` or `OpenFailed` after starting, then one reply per request. */
@@ -113,6 +114,15 @@ export class PgliteWorker implements PgliteProtocol {
     return this.#call({ _tag: "Exec", message: bytes }, [bytes.buffer]).then((data) => {
       if (data !== undefined && data.length > 0) options?.onRawData(data)
     })
+  }
+
+  /**
+   * Runs `COPY … FROM '/dev/blob'` with `data` as the blob, in the session as it stands (inside the caller's open
+   * transaction): the worker runs it after every batch sent before it. See `src/storage/EmbeddedCopy.ts`.
+   */
+  copyFrom(statement: string, data: string): Promise<void> {
+    if (this.#closing !== undefined) return Promise.reject(new Error("PGlite is closed"))
+    return this.#call({ _tag: "Copy", statement, data }, []).then(ignore)
   }
 
   /**

@@ -90,10 +90,10 @@ export const pglite = (options: PgliteOptions = {}): Layer.Layer<Sql, DatabaseSt
       )
     }
     const client = yield* pgliteClient(db, options.schema ?? "public", thread === "worker")
-    // On the event loop, bulk loads may use PGlite's own COPY from a blob (src/storage/EmbeddedCopy.ts).
-    if (db instanceof PGlite) {
-      registerCopyLoader(client, (statement, data) => db.query(statement, [], { blob: new Blob([data]) }).then(() => undefined))
-    }
+    // Bulk loads may use PGlite's own COPY from a blob, on either thread (src/storage/EmbeddedCopy.ts).
+    registerCopyLoader(client, db instanceof PGlite
+      ? (statement, data) => db.query(statement, [], { blob: new Blob([data]) }).then(() => undefined)
+      : (statement, data) => (db as PgliteWorker.PgliteWorker).copyFrom(statement, data))
     return client
   }).pipe(
     Effect.mapError((error) =>
@@ -139,7 +139,7 @@ export const pgliteClient = Effect.fnUntraced(function*(
 type ClosablePglite = PgliteStream.PgliteProtocol & { readonly close: () => Promise<void> }
 
 const threadConfig = Config.Literals(["worker", "main"], "SERVICE_API_PGLITE_THREAD").pipe(
-  Config.withDefault("main" as const),
+  Config.withDefault("worker" as const),
   Effect.mapError((error) => new Error(`SERVICE_API_PGLITE_THREAD must be "worker" or "main" (${error.message})`))
 )
 

@@ -35,16 +35,19 @@ const exec = (db: PGlite, message: Uint8Array): Promise<Uint8Array<ArrayBuffer>>
   })
 }
 
-const run = (db: PGlite, request: WorkerRequest): Promise<void> =>
-  request._tag === "Exec"
-    ? exec(db, request.message).then(
-      (data) => reply({ _tag: "Data", data }, [data.buffer]),
-      (error) => reply({ _tag: "Failed", message: describeErrorChain(error) })
-    )
-    : db.close().then(
-      () => reply({ _tag: "Closed" }),
-      (error) => reply({ _tag: "Failed", message: describeErrorChain(error) })
-    )
+const failed = (error: unknown) => reply({ _tag: "Failed", message: describeErrorChain(error) })
+
+const run = (db: PGlite, request: WorkerRequest): Promise<void> => {
+  switch (request._tag) {
+    case "Exec":
+      return exec(db, request.message).then((data) => reply({ _tag: "Data", data }, [data.buffer]), failed)
+    case "Copy":
+      return db.query(request.statement, [], { blob: new Blob([request.data]) })
+        .then(() => reply({ _tag: "Data", data: new Uint8Array(0) }), failed)
+    case "Close":
+      return db.close().then(() => reply({ _tag: "Closed" }), failed)
+  }
+}
 
 
 openPglite((workerData as WorkerData).dataDir).then(

@@ -1,5 +1,5 @@
 /**
- * The bulk write of snapshot rows on both database tiers: on PGlite (on the event loop) it loads with `COPY` through
+ * The bulk write of snapshot rows on both database tiers: on PGlite (on either thread) it loads with `COPY` through
  * PGlite's own API, on PostgreSQL with `INSERT … unnest`. Values that need escaping in either (tabs, line breaks,
  * backslashes, a literal `\N`, quotes and braces in array elements, NULLs) read back as written, across more rows
  * than one batch, and a transaction that fails after the load leaves nothing behind.

@@ -1,7 +1,8 @@
 /** Health, version, OpenAPI, docs, metrics, JSON 404s and oversized bodies over a real socket. */
 import { assert, layer } from "@effect/vitest"
-import { Effect } from "effect"
-import { TestServer, testApp } from "../support/TestServer.ts"
+import { Deferred, Effect, Fiber } from "effect"
+import { SqlClient } from "effect/sql"
+import { databaseTier, TestServer, testApp } from "../support/TestServer.ts"
 
 const requiredRoutes = [
   "get /version", "get /health", "get /metrics",
@@ -30,6 +31,34 @@ layer(testApp({ maxRequestBytes: 64 * 1024 }), { excludeTestServices: true })("m
         "bank_config_api", "brain_import_export", "brain_runtime", "file_upload_api", "mcp", "observations",
         "sub_routine", "timeline_v2", "worker"
       ])
+    }))
+
+  it.effect("health answers while a long statement holds the database: busy on the embedded session, ok beside it on a pool", () =>
+    Effect.gen(function*() {
+      const server = yield* TestServer
+      const sql = yield* SqlClient.SqlClient
+      const started = yield* Deferred.make<void>()
+      // A transaction holds PGlite's one session until the sleep ends; PostgreSQL runs the probe on another connection.
+      const long = yield* Effect.gen(function*() {
+        yield* sql`SELECT 1`
+        yield* Deferred.succeed(started, undefined)
+        yield* sql`SELECT pg_sleep(3)`
+      }).pipe(sql.withTransaction, Effect.forkChild)
+      yield* Deferred.await(started)
+      const during: Array<string> = []
+      while (long.pollUnsafe() === undefined) {
+        const health = yield* server.request("GET", "/health")
+        assert.strictEqual(health.status, 200, health.text)
+        if (long.pollUnsafe() === undefined) during.push(health.body.database)
+        yield* Effect.sleep("50 millis")
+      }
+      yield* Fiber.join(long)
+      assert.isAbove(during.length, 0, "health answered while the statement ran")
+      assert.include(during, databaseTier === "pglite" ? "busy" : "ok")
+      for (let attempt = 0; attempt < 50 && (yield* server.request("GET", "/health")).body.database !== "ok"; attempt++) {
+        yield* Effect.sleep("20 millis")
+      }
+      assert.strictEqual((yield* server.request("GET", "/health")).body.database, "ok")
     }))
 
   it.effect("OpenAPI 3.1 documents every bank, operation and monitoring route; /docs serves a page", () =>

@@ -7,7 +7,7 @@
  * PGlite 1.63 s → 1.28 s on average, PostgreSQL 15 1.37 s → 1.03 s. (Earlier: JSON arrays beat JSON objects read by
  * `jsonb_to_recordset`, 1.4 s against 1.8 s, which beat `json_to_recordset`, which re-parses every record.)
  *
- * On embedded PGlite on the event loop, rows go with `COPY` instead (src/storage/EmbeddedCopy.ts), 1,000 per load,
+ * On embedded PGlite (either thread), rows go with `COPY` instead (src/storage/EmbeddedCopy.ts), 1,000 per load,
  * with a turn of the event loop between loads: PGlite answers within microtasks, so without it a whole snapshot's
  * write (about 1 s for the generated tree) would keep sockets unread. The transaction still holds the database.
  */

@@ -26,6 +26,7 @@ import { BankBrains } from "../../brain/BankBrains.ts"
 import { AccessTelemetry } from "../../activity/AccessTelemetry.ts"
 import { includeChunks, includeEntities, includeSourceFacts, toRecallResult } from "./RecallIncludes.ts"
 import { fromBrain, fromSql, type RecallScope } from "./RecallSources.ts"
+import { QueryLexemes } from "./keyword/QueryLexemes.ts"
 import { demoteSuperseded } from "./SupersededPenalty.ts"
 import { tagMatcher } from "./TagMatch.ts"
 import { tagScope } from "./TagFilter.ts"
@@ -71,6 +72,7 @@ export class Recall extends Context.Service<Recall, {
       const brains = yield* BankBrains
       const reranker = yield* Effect.serviceOption(Reranker)
       const telemetry = yield* AccessTelemetry
+      const lexemes = yield* QueryLexemes
 
       /** Each content word's closest neighbours, for keyword search at a lower weight. */
       const expand = (query: string): ReadonlyArray<string> =>
@@ -150,7 +152,7 @@ export class Recall extends Context.Service<Recall, {
           )
         ], { concurrency: "unbounded" })
         const source = Option.isSome(brain) && options.source !== "sql"
-          ? fromBrain(brain.value, scope, sql)
+          ? fromBrain(brain.value, scope, lexemes, sql)
           : fromSql({
             sql,
             brains,
@@ -264,5 +266,5 @@ export class Recall extends Context.Service<Recall, {
 
       return Recall.of({ recall: (bankId, request) => recallWith(bankId, request, {}), recallWith })
     })
-  )
+  ).pipe(Layer.provide(QueryLexemes.layer))
 }

@@ -12,6 +12,7 @@ import type { RecordScope } from "../../brain/records/MemoryRecords.ts"
 import type { UnitRow } from "../MemoryUnits.ts"
 import type { Candidate } from "./Candidates.ts"
 import { keywordInMemory, queryTerms } from "./keyword/KeywordSearch.ts"
+import type { QueryLexemes } from "./keyword/QueryLexemes.ts"
 import {
   type ChunkReader,
   chunksInSql,
@@ -42,8 +43,13 @@ export interface RecallScope {
   readonly sql: Fragment
 }
 
-/** `sql` is only for the query's lexemes when they cannot be computed here (`QueryLexemes`). */
-export const fromBrain = (brain: Brain, scope: RecallScope, sql: SqlClient.SqlClient): RecallSource => {
+/** `sql` is only for the query's lexemes when `lexemes` cannot compute them. */
+export const fromBrain = (
+  brain: Brain,
+  scope: RecallScope,
+  lexemes: QueryLexemes["Service"],
+  sql: SqlClient.SqlClient
+): RecallSource => {
   const { records, keywords } = brain
   const recordScope: RecordScope = { types: scope.types, tags: scope.tags }
   return {
@@ -52,7 +58,7 @@ export const fromBrain = (brain: Brain, scope: RecallScope, sql: SqlClient.SqlCl
     keyword: (query, expansion, depth) =>
       query.trim() === ""
         ? Effect.succeed([])
-        : Effect.map(queryTerms(query, expansion, 0.3), (terms) =>
+        : Effect.map(queryTerms(query, expansion, 0.3, lexemes), (terms) =>
           keywords.search(terms, { types: scope.types, tags: scope.tags, depth })).pipe(
             Effect.orDie,
             Effect.provideService(SqlClient.SqlClient, sql)

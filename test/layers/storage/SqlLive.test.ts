@@ -327,19 +327,20 @@ describe.runIf(runsPglite)("pglite", () => {
       }))
   }
 
-  it.live("opens PGlite on the thread SERVICE_API_PGLITE_THREAD names, and refuses other values", () =>
+  it.live("opens PGlite on the thread SERVICE_API_PGLITE_THREAD names (a worker by default), and refuses other values", () =>
     Effect.gen(function*() {
-      const withThread = (value: string) =>
+      const withThread = (value: string | undefined) =>
         SqlLive.pglite().pipe(Layer.provide(ConfigProvider.layer(
-          ConfigProvider.fromEnvRecord({ SERVICE_API_PGLITE_THREAD: value })
+          ConfigProvider.fromEnvRecord(value === undefined ? {} : { SERVICE_API_PGLITE_THREAD: value })
         )))
       // Only a worker thread lets a timer fire while a statement runs.
-      const timedOut = (value: string) =>
+      const timedOut = (value: string | undefined) =>
         Effect.gen(function*() {
           const sql = yield* SqlClient.SqlClient
           return Exit.isFailure(yield* sql`SELECT pg_sleep(0.3)`.pipe(Effect.timeout("50 millis"), Effect.exit))
         }).pipe(Effect.provide(withThread(value)))
       assert.isTrue(yield* timedOut("worker"))
+      assert.isTrue(yield* timedOut(undefined))
       assert.isFalse(yield* timedOut("main"))
       const error = yield* Layer.build(withThread("both")).pipe(Effect.scoped, Effect.flip)
       assert.strictEqual(error._tag, "DatabaseStartupError")

@@ -10,16 +10,34 @@ import { cjkTerms } from "../SearchTerms.ts"
 import { type Brain, BankBrains } from "../../../brain/BankBrains.ts"
 import { corpusStatistics, keyword } from "../Strategies.ts"
 import type { QueryTerm } from "../../../brain/keyword/KeywordIndex.ts"
+import type { QueryLexemes } from "./QueryLexemes.ts"
 import type { TagPredicate } from "../TagMatch.ts"
 
-export const queryTerms = Effect.fn("Recall.queryTerms")(function*(query: string, expansion: ReadonlyArray<string>, expansionWeight: number) {
-  const sql = yield* SqlClient.SqlClient
-  const rows = yield* sql<{ words: Array<string>; cjk: Array<string>; related: Array<string> }>`
-    SELECT tsvector_to_array(to_tsvector('english', ${query})) AS words,
-      tsvector_to_array(to_tsvector('simple', ${cjkTerms(query)})) AS cjk,
-      tsvector_to_array(to_tsvector('english', ${expansion.join(" ")})) AS related`
-  const { words = [], cjk = [], related = [] } = rows[0] ?? {}
-  const own = new Set([...words, ...cjk])
+/**
+ * The query's own lexemes (boost 1) and its expansion's (lower): computed here when `QueryLexemes` can, else by
+ * PostgreSQL (CJK terms, unusual punctuation, a server that stems differently).
+ */
+export const queryTerms = Effect.fn("Recall.queryTerms")(function*(
+  query: string,
+  expansion: ReadonlyArray<string>,
+  expansionWeight: number,
+  lexemes?: QueryLexemes["Service"]
+) {
+  type Lexemes = { readonly words: ReadonlyArray<string>; readonly cjk: ReadonlyArray<string>; readonly related: ReadonlyArray<string> }
+  const cjkText = cjkTerms(query)
+  const words = lexemes === undefined || cjkText !== "" ? undefined : lexemes.english(query)
+  const relatedWords = words === undefined ? undefined : lexemes!.english(expansion.join(" "))
+  const { words: queryWords, cjk, related }: Lexemes = words !== undefined && relatedWords !== undefined
+    ? { words, cjk: [], related: relatedWords }
+    : yield* Effect.gen(function*() {
+      const sql = yield* SqlClient.SqlClient
+      const rows = yield* sql<{ words: Array<string>; cjk: Array<string>; related: Array<string> }>`
+        SELECT tsvector_to_array(to_tsvector('english', ${query})) AS words,
+          tsvector_to_array(to_tsvector('simple', ${cjkText})) AS cjk,
+          tsvector_to_array(to_tsvector('english', ${expansion.join(" ")})) AS related`
+      return rows[0] ?? { words: [], cjk: [], related: [] }
+    })
+  const own = new Set([...queryWords, ...cjk])
   return [
     ...[...own].map((lexeme): QueryTerm => ({ lexeme, boost: 1 })),
     ...related.filter((lexeme) => !own.has(lexeme)).map((lexeme): QueryTerm => ({ lexeme, boost: expansionWeight }))
