@@ -41,7 +41,7 @@ export const sourceEntries = (
 ) =>
   sourceType === "file"
     ? Effect.succeed<Array<ArchiveEntry>>([{ path: String(sourceConfig["virtual_path"]), bytes }])
-    : readZip(bytes, limits).pipe(Effect.map((entries) =>
+    : readZip(bytes, limits).pipe(Effect.flatMap((entries) =>
       selectEntries(entries, {
         rootPath: sourceConfig["root_path"] ?? null,
         includeGlobs: sourceConfig["include_globs"] ?? [],

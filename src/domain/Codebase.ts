@@ -4,9 +4,13 @@
  * records here too.
  */
 import { Schema } from "effect"
+import { globLimits, globProblem } from "./Glob.ts"
 
 const Unit = Schema.Number.check(Schema.isBetween({ minimum: 0, maximum: 1 }))
-const Globs = Schema.Array(Schema.String.check(Schema.isMaxLength(500))).check(Schema.isMaxLength(200))
+/** fnmatch globs (`Glob.ts`), within the limits that keep matching them cheap. */
+const Globs = Schema.Array(
+  Schema.String.check(Schema.makeFilter((glob: string) => globProblem(glob) ?? true))
+).check(Schema.isMaxLength(globLimits.perList))
 const Name = Schema.String.check(Schema.isMinLength(1), Schema.isMaxLength(200))
 const Open = Schema.Record(Schema.String, Schema.Unknown)
 

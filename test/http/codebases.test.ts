@@ -5,7 +5,7 @@
  * re-approval pruning what left memory); single-file import with a diff on re-import; triage settings.
  */
 import { assert, layer } from "@effect/vitest"
-import { Effect } from "effect"
+import { Effect, Fiber } from "effect"
 import { defaultCodebaseSettings } from "../../src/codebases/CodebaseSettings.ts"
 import { codebasesPath, settled, upload } from "../support/CodebaseClient.ts"
 import { TestServer, testApp } from "../support/TestServer.ts"
@@ -83,6 +83,32 @@ layer(app, { excludeTestServices: true })("codebases over HTTP", (it) => {
       assert.deepStrictEqual(listed.body.items, [])
       const operations = yield* server.request("GET", `/v1/default/banks/${bankId}/operations`)
       assert.strictEqual((operations.body?.operations ?? operations.body?.items ?? []).length, 0)
+    }))
+
+  it.effect("hostile globs: past the limits a 400 naming the field, within them matched without stalling the service", () =>
+    Effect.gen(function*() {
+      const server = yield* TestServer
+      const bankId = "cb-globs"
+      const path = `${codebasesPath(bankId)}/import/zip`
+      const archive = makeZip([{ name: `${"a".repeat(60)}.ts`, data: "export const a = 1" }, { name: "b.ts", data: "export const b = 2" }])
+      const refused: ReadonlyArray<readonly [string, unknown]> = [
+        ["22 wildcards", { include_globs: ["*a".repeat(21) + "*b"] }],
+        ["a long glob", { include_globs: ["x".repeat(200)] }],
+        ["too many globs", { exclude_globs: Array.from({ length: 40 }, (_, i) => `*${i}*`) }]
+      ]
+      for (const [label, globs] of refused) {
+        const response = yield* upload(server, path, "archive", "g.zip", archive, { name: `globs-${label}`, ...(globs as object) })
+        assert.strictEqual(response.status, 400, `${label}: ${response.text}`)
+        assert.match(response.text, /globs/, label)
+      }
+      // Sixteen wildcards (the limit) that a backtracking engine takes minutes over: matched at once, health answers.
+      const health = yield* server.request("GET", "/health").pipe(Effect.forkChild)
+      const hostile = yield* upload(server, path, "archive", "g.zip", archive, {
+        name: "globs-hostile",
+        include_globs: ["*a".repeat(15) + "*b", "b.ts"]
+      })
+      assert.strictEqual(hostile.status, 200, hostile.text)
+      assert.strictEqual((yield* Fiber.join(health)).status, 200)
     }))
 
   it.effect("imports a repository, parses it and serves files, symbols, chunks, impact and artifacts", () =>

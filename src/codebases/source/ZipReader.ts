@@ -23,7 +23,7 @@ export interface ArchiveEntry {
 
 export type RefusalReason =
   | "not_a_zip" | "path_traversal" | "absolute_path" | "symlink" | "encrypted" | "too_many_files"
-  | "file_too_large" | "archive_too_large" | "compression_ratio" | "size_mismatch"
+  | "file_too_large" | "archive_too_large" | "compression_ratio" | "size_mismatch" | "globs_too_costly"
 
 export class ArchiveRefused extends Data.TaggedError("ArchiveRefused")<{
   readonly reason: RefusalReason
