@@ -134,6 +134,8 @@ interface Entry {
   rebuilding: boolean
   /** Idle, and being written to its file before it is released. */
   releasing: boolean
+  /** Its HNSW index is being filled in the background. */
+  indexing: boolean
   readonly lock: Semaphore.Semaphore
 }
 
@@ -414,11 +416,36 @@ export class BankBrains extends Context.Service<BankBrains, {
               compacting: false,
               rebuilding: false,
               releasing: false,
+              indexing: false,
               lock: Semaphore.makeUnsafe(1)
             }
             entries.set(bankId, entry)
           }
           return entry
+        }
+
+        /**
+         * A big bank's vectors get an HNSW index, filled in the background a few dozen vectors per slice (each about
+         * 10 ms at 100k memories), each slice after a lull; searches scan exactly until it is complete. Reads the
+         * brain each slice anew: a compaction replaces the records object and carries the index along.
+         */
+        const vectorsPerSlice = 48
+        const indexInBackground = (bankId: string, entry: Entry) => {
+          if (entry.indexing || entry.brain === undefined || !entry.brain.records.wantsIndex) return Effect.void
+          entry.indexing = true
+          entry.brain.records.startIndex()
+          return Effect.gen(function*() {
+            while (true) {
+              yield* foreground.yieldToRequests
+              const records = entry.brain?.records
+              if (records === undefined || entries.get(bankId) !== entry || records.indexStep(vectorsPerSlice)) return
+            }
+          }).pipe(
+            Effect.ensuring(Effect.sync(() => (entry.indexing = false))),
+            Effect.withSpan("BankBrains.index", { attributes: { bankId } }),
+            Effect.forkIn(scope),
+            Effect.asVoid
+          )
         }
 
         /**
@@ -432,6 +459,7 @@ export class BankBrains extends Context.Service<BankBrains, {
             if (entry.brain === undefined) yield* coldStart(bankId, entry)
             else if (entry.appliedVersion !== version) yield* catchUp(bankId, entry, entry.brain)
             entry.appliedVersion = version
+            yield* indexInBackground(bankId, entry)
             return entry.brain!
           })).pipe(
             Effect.tap(() => Effect.sync(() => breakerOf(bankId).succeeded())),

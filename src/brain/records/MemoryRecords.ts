@@ -11,6 +11,7 @@
  */
 import { compareIds } from "../../memory/recall/Candidates.ts"
 import type { UnitRow } from "../../memory/MemoryUnits.ts"
+import { HnswIndex } from "../vectors/HnswIndex.ts"
 import type { ScoredSlot } from "../vectors/VectorStore.ts"
 import { VectorStore } from "../vectors/VectorStore.ts"
 
@@ -54,6 +55,12 @@ export interface RecordScope {
 /** The type code of a tombstone: no scope allows it. */
 const removedCode = 31
 
+/**
+ * Vectors × dimensions past which nearest neighbours come from the HNSW index rather than an exact scan: an exact scan
+ * of this many floats takes about 1 ms here (15k vectors of 100 dimensions, 4k of 384).
+ */
+const exactScanFloats = 1_500_000
+
 const noEntities: ReadonlyArray<string> = Object.freeze([])
 
 export class MemoryRecords {
@@ -77,6 +84,12 @@ export class MemoryRecords {
   private readonly observationsOf = new Map<string, Set<number>>()
   private readonly chunks = new Map<string, ChunkText>()
   private chunkBytes = 0
+  /**
+   * The HNSW index once the bank is big enough for one, and the memories it still has to take in (while it builds).
+   * Keyed by memory id, so a compaction hands it on as it is.
+   */
+  private ann: HnswIndex | undefined
+  private annQueue: Array<string> = []
   /** The highest `seq` held. */
   maxSeq = 0
 
@@ -142,6 +155,10 @@ export class MemoryRecords {
       this.seqs[slot] = record.seq
       this.maxSeq = Math.max(this.maxSeq, record.seq)
       this.vectors.set(slot, embedding)
+      if (this.ann !== undefined && this.vectors.has(slot)) {
+        if (this.annQueue.length > 0) this.annQueue.push(record.id)
+        else this.ann.add(record.id, this.vectors.get(slot)!)
+      }
       this.setEntities(slot, entityIds)
     }
   }
@@ -241,10 +258,66 @@ export class MemoryRecords {
     return (slot) => (allowed & (1 << typeCodes[slot]!)) !== 0 && verdicts[tagSetOf[slot]!] === 1
   }
 
-  /** The semantic strategy: the `depth` memories in scope most similar to the query, exact. */
-  nearest(query: Float32Array, scope: RecordScope, depth: number): Array<{ readonly id: string; readonly score: number }> {
-    return this.vectors.exactTop(query, depth, this.scopeTest(scope), (slot) => this.idAt(slot))
-      .map((found: ScoredSlot) => ({ id: this.idAt(found.slot), score: found.score }))
+  /**
+   * The semantic strategy: the `depth` memories in scope most similar to the query. From the HNSW index when the bank
+   * has a ready one (its candidates scored exactly, so only which memories come back is approximate), else — and
+   * when the scope lets the index find fewer than `depth`, or `exact` is asked — an exact scan.
+   */
+  nearest(
+    query: Float32Array,
+    scope: RecordScope,
+    depth: number,
+    options?: { readonly exact?: boolean }
+  ): Array<{ readonly id: string; readonly score: number }> {
+    const test = this.scopeTest(scope)
+    const idOf = (slot: number) => this.idAt(slot)
+    let found: Array<ScoredSlot> | undefined
+    if (options?.exact !== true && this.annReady) {
+      const norm = Math.sqrt(query.reduce((sum, x) => sum + x * x, 0))
+      const accepted = (id: string) => {
+        const slot = this.slotOf.get(id)
+        return slot !== undefined && this.vectors.has(slot) && test(slot)
+      }
+      found = this.ann!.search(query, depth, accepted)
+        .map((id) => this.slotOf.get(id)!)
+        .map((slot) => ({ slot, score: this.vectors.similarity(query, norm, slot) }))
+        .filter((hit) => !Number.isNaN(hit.score))
+        .sort((a, b) => b.score - a.score || compareIds(idOf(a.slot), idOf(b.slot)))
+      if (found.length < depth) found = undefined
+    }
+    return (found ?? this.vectors.exactTop(query, depth, test, idOf))
+      .map((hit) => ({ id: this.idAt(hit.slot), score: hit.score }))
+  }
+
+  /** Whether the bank is big enough for an HNSW index and has none yet (`startIndex` begins one). */
+  get wantsIndex(): boolean {
+    const big = this.vectors.size * this.vectors.dimensions > exactScanFloats
+    return big && (this.ann === undefined || this.ann.deletedShare > 0.3)
+  }
+
+  /** An HNSW index is answering searches. */
+  get annReady(): boolean {
+    return this.ann !== undefined && this.annQueue.length === 0
+  }
+
+  /** Begins a fresh HNSW index over the held vectors; `indexStep` fills it a bounded number at a time. */
+  startIndex(): void {
+    this.ann = new HnswIndex(this.vectors.dimensions, Math.ceil(this.vectors.size * 1.25))
+    this.annQueue = []
+    for (let slot = 0; slot < this.records.length; slot++) {
+      if (this.vectors.has(slot)) this.annQueue.push(this.records[slot]!.id)
+    }
+  }
+
+  /** Adds up to `count` queued vectors to the index being built; true once it is complete. */
+  indexStep(count: number): boolean {
+    if (this.ann === undefined) return true
+    for (let n = 0; n < count && this.annQueue.length > 0; n++) {
+      const id = this.annQueue.pop()!
+      const slot = this.slotOf.get(id)
+      if (slot !== undefined && this.vectors.has(slot) && !this.ann.has(id)) this.ann.add(id, this.vectors.get(slot)!)
+    }
+    return this.annQueue.length === 0
   }
 
   /**
@@ -307,6 +380,9 @@ export class MemoryRecords {
       if (chunk !== undefined && !next.chunks.has(record.chunkId!)) next.addChunks([[record.chunkId!, chunk]])
     }
     next.maxSeq = this.maxSeq
+    // The index is keyed by memory id: it serves the compacted records as it is.
+    next.ann = this.ann
+    next.annQueue = [...this.annQueue]
     return next
   }
 
@@ -332,7 +408,7 @@ export class MemoryRecords {
       this.endsAt.byteLength + this.seqs.byteLength
     // A record object with its id and fields, a map entry, and an entity list: about 260 bytes before texts.
     return perSlot + this.records.length * 260 + this.textBytes + this.chunkBytes + this.vectors.byteSize +
-      this.entityNames.size * 120
+      this.entityNames.size * 120 + (this.ann?.byteSize ?? 0)
   }
 
   private setEntities(slot: number, entityIds: ReadonlyArray<string>): void {
@@ -351,6 +427,7 @@ export class MemoryRecords {
     if (record === undefined) return
     this.textBytes -= 2 * record.text.length + 2 * (record.context?.length ?? 0)
     this.vectors.clear(slot)
+    this.ann?.remove(record.id)
     if (record.factType === "observation") {
       for (const entityId of this.entitiesOf[slot]!) this.observationsOf.get(entityId)?.delete(slot)
     }

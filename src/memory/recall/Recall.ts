@@ -44,7 +44,7 @@ const expansionMinSimilarity = 0.55
 export interface RecallOptions {
   /** `sql` reads the database even when the brain is loaded (the reference the parity tests compare with). */
   readonly source?: "auto" | "sql" | undefined
-  /** Exact nearest neighbours on the SQL side instead of the HNSW index. */
+  /** Exact nearest neighbours (scans) instead of the HNSW indexes, in SQL and in the brain. */
   readonly exactVectors?: boolean | undefined
 }
 
@@ -152,7 +152,7 @@ export class Recall extends Context.Service<Recall, {
           )
         ], { concurrency: "unbounded" })
         const source = Option.isSome(brain) && options.source !== "sql"
-          ? fromBrain(brain.value, scope, lexemes, sql)
+          ? fromBrain(brain.value, scope, lexemes, sql, options.exactVectors === true)
           : fromSql({
             sql,
             brains,

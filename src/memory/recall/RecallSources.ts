@@ -48,13 +48,15 @@ export const fromBrain = (
   brain: Brain,
   scope: RecallScope,
   lexemes: QueryLexemes["Service"],
-  sql: SqlClient.SqlClient
+  sql: SqlClient.SqlClient,
+  /** Exact nearest neighbours (a scan) even where the bank has an HNSW index. */
+  exactVectors = false
 ): RecallSource => {
   const { records, keywords } = brain
   const recordScope: RecordScope = { types: scope.types, tags: scope.tags }
   return {
     name: "brain",
-    semantic: (vector, depth) => Effect.sync(() => records.nearest(vector, recordScope, depth)),
+    semantic: (vector, depth) => Effect.sync(() => records.nearest(vector, recordScope, depth, { exact: exactVectors })),
     keyword: (query, expansion, depth) =>
       query.trim() === ""
         ? Effect.succeed([])
