@@ -131,8 +131,11 @@ const measure = Effect.fn(function*(bankId: string, count: number) {
   const scope = sql.and([sql`u.bank_id = ${bankId}`, sql`u.fact_type IN ${sql.in(["world", "experience"])}`])
   const d = embeddings.identity.dimensions
   const model = modelKey(embeddings.identity)
-  // Warm-up: builds the graph snapshot and fills caches, as a live bank would have them.
+  // Warm-up: builds the brain and fills caches, as a live bank would have them, and waits for its vector index.
   for (const query of queries.slice(0, 5)) yield* recall.recall(bankId, { query })
+  const indexing = performance.now()
+  while ((yield* brains.state(bankId)).vectorIndex === "building") yield* Effect.sleep("100 millis")
+  console.error(`vector index of ${count}: ${(yield* brains.state(bankId)).vectorIndex} after ${((performance.now() - indexing) / 1000).toFixed(1)} s`)
   const rows: Array<[string, Array<number>]> = []
   const run = (name: string, make: (query: string) => Effect.Effect<unknown, unknown, SqlClient.SqlClient | BankBrains>) =>
     Effect.gen(function*() {
@@ -163,12 +166,15 @@ const measure = Effect.fn(function*(bankId: string, count: number) {
     keyword({ scope, bankId, query, depth: 50, corpus }).pipe(Effect.orDie))
   const seeds = yield* sql<{ id: string }>`SELECT id FROM memory_units WHERE bank_id = ${bankId} ORDER BY seq LIMIT 8`
   yield* run("graph only (8 seeds)", () => graph.expand(bankId, seeds.map((s) => ({ id: s.id, activation: 1 })), { depth: 50, temporalOnly: false }))
-  // Where the slowest mid recalls spend their time, from recall's own trace.
+  // Where the slowest mid recalls spend their time, from recall's own trace (set ENGRAM_BENCH_TAGGED=1 to trace the
+  // tag-scoped ones instead).
   const traced: Array<{ query: string; total: number; wall: number; stages: string }> = []
   const stageSamples = new Map<string, Array<number>>()
+  const tagged = process.env["ENGRAM_BENCH_TAGGED"] === "1"
   for (const query of queries) {
     const start = performance.now()
-    const response = yield* recall.recall(bankId, { query, budget: "mid", trace: true }).pipe(Effect.orDie)
+    const scope = tagged ? { tags: [`user:${people[query.length % people.length]!}`], tags_match: "any_strict" as const } : {}
+    const response = yield* recall.recall(bankId, { query, budget: "mid", trace: true, ...scope }).pipe(Effect.orDie)
     const trace = response.trace as {
       total_ms: number
       strategies: Record<string, { duration_ms: number }>

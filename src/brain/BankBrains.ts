@@ -84,6 +84,8 @@ export interface BrainRuntimeState {
   readonly bytes: number
   /** The data version the loaded brain describes, when one is loaded. */
   readonly dataVersion: DataVersion | null
+  /** Nearest neighbours by exact scan (`exact`), from an HNSW index (`ready`), or by scan while one fills. */
+  readonly vectorIndex: "exact" | "building" | "ready"
 }
 
 /** A brain read from the bank's kept `.brain` file, with the data version it describes. */
@@ -586,6 +588,9 @@ export class BankBrains extends Context.Service<BankBrains, {
               failureCount: breaker.failureCount,
               stats: { ...statsOf(bankId) },
               bytes: brain === undefined ? 0 : brainBytes(brain),
+              vectorIndex: brain === undefined || !brain.records.hasIndex
+                ? "exact"
+                : brain.records.annReady ? "ready" : "building",
               dataVersion: brain === undefined || entry === undefined
                 ? null
                 : { memories: brain.keywords.size, seqMark: entry.seqMark, changeMark: entry.changeMark }
