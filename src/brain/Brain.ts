@@ -6,6 +6,7 @@
 import type { LiveGraph } from "./graph/LiveGraph.ts"
 import type { KeywordIndex } from "./keyword/KeywordIndex.ts"
 import type { MemoryRecords } from "./records/MemoryRecords.ts"
+import type { Sliced } from "./Sliced.ts"
 
 export interface Brain {
   readonly graph: LiveGraph
@@ -27,9 +28,11 @@ export const wantsCompaction = (brain: Brain, share: number): boolean =>
   brain.keywords.tombstones > share * brain.keywords.size + 1024 ||
   brain.records.tombstones > share * brain.records.size + 1024
 
-/** The same brain without tombstones or delta: every part answers exactly as before. */
-export const compactBrain = (brain: Brain): Brain => ({
-  graph: brain.graph.compacted(),
-  keywords: brain.keywords.compacted(),
-  records: brain.records.compacted()
-})
+/** The same brain without tombstones or delta, in slices (`Sliced.ts`): every part answers exactly as before. */
+export function* compactingBrain(brain: Brain): Sliced<Brain> {
+  return {
+    graph: yield* brain.graph.compacting(),
+    keywords: yield* brain.keywords.compacting(),
+    records: yield* brain.records.compacting()
+  }
+}

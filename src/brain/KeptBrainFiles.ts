@@ -11,7 +11,8 @@
 import { Duration, Effect, Layer, Option } from "effect"
 import { BankBrains, type KeptBrain } from "./BankBrains.ts"
 import { EngramConfig } from "../config/EngramConfig.ts"
-import { brainOfFile, BrainRuntime } from "./BrainRuntime.ts"
+import { brainOfFileSliced, BrainRuntime } from "./BrainRuntime.ts"
+import { runSlicedOrFail } from "./Sliced.ts"
 
 /** How long a stopping service spends writing files, all banks together. */
 const stopBudget = Duration.seconds(15)
@@ -37,7 +38,7 @@ export const KeptBrainFiles = Layer.effectDiscard(Effect.gen(function*() {
     Effect.gen(function*() {
       const content = yield* runtime.readFile(bankId)
       if (Option.isNone(content) || content.value.bankId !== bankId) return Option.none<KeptBrain>()
-      const brain = brainOfFile(content.value, runtime.modelSignature)
+      const brain = yield* runSlicedOrFail(brainOfFileSliced(content.value, runtime.modelSignature), Effect.yieldNow, (thrown) => thrown)
       if ("reason" in brain) {
         yield* Effect.logInfo(`the brain file of bank ${bankId} is not loaded: ${brain.reason}`)
         return Option.none<KeptBrain>()

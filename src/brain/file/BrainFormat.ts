@@ -6,6 +6,7 @@
  */
 import { createHash } from "node:crypto"
 import { crc32 } from "node:zlib"
+import { runWhole, type Sliced } from "../Sliced.ts"
 import { type SectionEntry, SectionReader, SectionWriter } from "./Sections.ts"
 
 export const magic = Uint8Array.from([0x89, 0x45, 0x42, 0x52, 0x4e, 0x0d, 0x0a, 0x1a])
@@ -37,13 +38,36 @@ export interface OpenedBrainFile {
   readonly sha256: string
 }
 
-const sha256 = (bytes: Uint8Array) => createHash("sha256").update(bytes).digest()
+/** Checksums are taken 4 MiB at a time, with a pause between: a 100k-memory file is 160 MB. */
+const checksumChunk = 4 * 1024 * 1024
+
+function* sha256(bytes: Uint8Array): Sliced<Buffer> {
+  const hash = createHash("sha256")
+  for (let at = 0; at < bytes.length; at += checksumChunk) {
+    hash.update(bytes.subarray(at, at + checksumChunk))
+    yield
+  }
+  return hash.digest()
+}
+
+function* crc32Of(bytes: Uint8Array): Sliced<number> {
+  let value = 0
+  for (let at = 0; at < bytes.length; at += checksumChunk) {
+    value = crc32(bytes.subarray(at, at + checksumChunk), value)
+    yield
+  }
+  return value
+}
 
 /**
  * Header + payload for a manifest and its sections, in the current version. Assembled in the one buffer that is
  * returned (a 100k-memory brain is 65 MB: building the area, the payload and the file apart held three copies).
  */
-export const encode = (manifest: Record<string, unknown>, sections: SectionWriter): Uint8Array => {
+export const encode = (manifest: Record<string, unknown>, sections: SectionWriter): Uint8Array =>
+  runWhole(encoding(manifest, sections))
+
+/** `encode` in slices (`Sliced.ts`). */
+export function* encoding(manifest: Record<string, unknown>, sections: SectionWriter): Sliced<Uint8Array> {
   const { entries, size } = sections.layout()
   const manifestBytes = encoder.encode(JSON.stringify({ ...manifest, sections: entries }))
   const bodyStart = 32
@@ -52,21 +76,21 @@ export const encode = (manifest: Record<string, unknown>, sections: SectionWrite
   const payload = file.subarray(headerBytes)
   new DataView(payload.buffer, payload.byteOffset).setUint32(bodyStart, manifestBytes.length, true)
   payload.set(manifestBytes, bodyStart + 4)
-  sections.copyInto(payload, areaStart)
-  payload.set(sha256(payload.subarray(bodyStart)), 0)
-  writeHeader(file, currentVersion)
+  yield* sections.copyingInto(payload, areaStart)
+  payload.set(yield* sha256(payload.subarray(bodyStart)), 0)
+  yield* writeHeader(file, currentVersion)
   return file
 }
 
 /** Fills the 32-byte header of `file`, whose payload follows it. */
-const writeHeader = (file: Uint8Array, version: number) => {
+function* writeHeader(file: Uint8Array, version: number): Sliced<void> {
   const view = new DataView(file.buffer, file.byteOffset, headerBytes)
   const payload = file.subarray(headerBytes)
   file.set(magic, 0)
   view.setUint16(8, version, true)
   view.setUint16(10, 0, true)
   view.setBigUint64(12, BigInt(payload.length), true)
-  view.setUint32(20, crc32(payload), true)
+  view.setUint32(20, yield* crc32Of(payload), true)
   view.setUint32(24, crc32(file.subarray(0, 24)), true)
 }
 
@@ -74,12 +98,15 @@ const writeHeader = (file: Uint8Array, version: number) => {
 export const withHeader = (version: number, payload: Uint8Array): Uint8Array => {
   const file = new Uint8Array(headerBytes + payload.length)
   file.set(payload, headerBytes)
-  writeHeader(file, version)
+  runWhole(writeHeader(file, version))
   return file
 }
 
 /** Checks a whole file and opens its manifest and sections; throws `BrainFileInvalid` naming what is wrong. */
-export const open = (file: Uint8Array, maxBytes: number): OpenedBrainFile => {
+export const open = (file: Uint8Array, maxBytes: number): OpenedBrainFile => runWhole(opening(file, maxBytes))
+
+/** `open` in slices (`Sliced.ts`). */
+export function* opening(file: Uint8Array, maxBytes: number): Sliced<OpenedBrainFile> {
   if (file.length > maxBytes) throw new BrainFileInvalid(`file too large (${file.length} bytes > ${maxBytes} bytes max)`, null)
   if (file.length < headerBytes) {
     throw new BrainFileInvalid(`invalid brain file header: too short (${file.length} bytes, the header alone is ${headerBytes})`, null)
@@ -110,14 +137,14 @@ export const open = (file: Uint8Array, maxBytes: number): OpenedBrainFile => {
     throw new BrainFileInvalid(`invalid brain file payload: ${present - declared} bytes after the payload`, version)
   }
   const payload = file.subarray(headerBytes)
-  if (view.getUint32(20, true) !== crc32(payload)) {
+  if (view.getUint32(20, true) !== (yield* crc32Of(payload))) {
     throw new BrainFileInvalid("invalid brain file payload: checksum mismatch (crc32)", version)
   }
   let bodyStart = 0
   let digest = ""
   if (version >= 2) {
     if (payload.length < 36) throw new BrainFileInvalid("invalid brain file payload: truncated (no room for its sha256)", version)
-    const computed = sha256(payload.subarray(32))
+    const computed = yield* sha256(payload.subarray(32))
     if (!computed.equals(payload.subarray(0, 32))) {
       throw new BrainFileInvalid("invalid brain file payload: checksum mismatch (sha256)", version)
     }
@@ -125,7 +152,7 @@ export const open = (file: Uint8Array, maxBytes: number): OpenedBrainFile => {
     digest = computed.toString("hex")
   } else {
     if (payload.length < 4) throw new BrainFileInvalid("invalid brain file payload: truncated (no manifest)", version)
-    digest = sha256(payload).toString("hex")
+    digest = (yield* sha256(payload)).toString("hex")
   }
   const payloadView = new DataView(payload.buffer, payload.byteOffset, payload.byteLength)
   const manifestLength = payloadView.getUint32(bodyStart, true)

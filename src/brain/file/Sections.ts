@@ -3,6 +3,7 @@
  * numbers), string lists as one UTF-8 blob with offsets, and small structured parts as JSON. Each section starts on
  * an 8-byte boundary so a reader can view it in place. Pure: no I/O.
  */
+import { runWhole, type Sliced } from "../Sliced.ts"
 
 export type SectionKind = "i32" | "f32" | "f64" | "u8" | "strings" | "json" | "bytes"
 
@@ -79,8 +80,16 @@ export class SectionWriter {
    * fresh buffer). Written straight into the file's buffer, a large brain is copied once, not once per layer.
    */
   copyInto(target: Uint8Array, at: number): void {
+    runWhole(this.copyingInto(target, at))
+  }
+
+  /** `copyInto` a section per step (`Sliced.ts`). */
+  *copyingInto(target: Uint8Array, at: number): Sliced<void> {
     const { entries } = this.layout()
-    for (let i = 0; i < this.parts.length; i++) target.set(this.parts[i]!.bytes, at + entries[i]!.offset)
+    for (let i = 0; i < this.parts.length; i++) {
+      target.set(this.parts[i]!.bytes, at + entries[i]!.offset)
+      yield
+    }
   }
 
   /** The section table and the section area. */

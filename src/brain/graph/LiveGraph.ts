@@ -5,6 +5,7 @@
  * bank's current rows: same edges, same order, same fan-out prefix. `compacted` folds the delta into a new base.
  * It never touches the database; `BankBrains` feeds it.
  */
+import { every, runWhole, type Sliced } from "../Sliced.ts"
 import type { IndexedLinkRow, LinkRow } from "./GraphSnapshot.ts"
 import { GraphSnapshot, linkTypeCode, linkTypes } from "./GraphSnapshot.ts"
 
@@ -225,6 +226,11 @@ export class LiveGraph {
    * order), so nothing is sorted again: linear in the edges.
    */
   compacted(): LiveGraph {
+    return runWhole(this.compacting())
+  }
+
+  /** `compacted` in slices (`Sliced.ts`): 1.4 s in one piece at 100k memories and 2.7M links. */
+  *compacting(): Sliced<LiveGraph> {
     if (this.needsCompaction) return this.rebuilt()
     const started = performance.now()
     const nodeIds: Array<string> = []
@@ -242,9 +248,11 @@ export class LiveGraph {
     const types = new Uint8Array(room)
     const buffer = makeEdgeBuffer()
     let write = 0
+    const pause = every(50_000)
     for (let u = 0; u < this.ids.length; u++) {
       const position = newIndex[u]!
       if (position < 0) continue
+      if (pause(this.degreeHint(u))) yield
       offsets[position] = write
       const count = this.edgesOf(u, Infinity, buffer)
       for (let k = 0; k < count; k++) {
@@ -262,6 +270,12 @@ export class LiveGraph {
       types: types.slice(0, write)
     }
     return new LiveGraph(GraphSnapshot.fromAdjacency(nodeIds, adjacency, performance.now() - started))
+  }
+
+  /** About how many edges node `u` has (base list plus delta), to pace slices. */
+  private degreeHint(u: number): number {
+    const base = u < this.base.nodeCount ? this.base.offsets[u + 1]! - this.base.offsets[u]! : 0
+    return base + (this.delta.get(u)?.targets.length ?? 0) + 1
   }
 
   /** The live graph built again from its links (where a repeated link must keep only its stronger copy). */

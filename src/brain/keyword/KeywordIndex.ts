@@ -7,6 +7,7 @@
  * `compacted` drops the tombstones once they are a large share (see `BankBrains`).
  */
 import type { Candidate } from "../../memory/recall/Candidates.ts"
+import { runWhole, type Sliced } from "../Sliced.ts"
 
 export interface IndexedMemory {
   readonly id: string
@@ -175,10 +176,16 @@ export class KeywordIndex {
 
   /** The same live memories without tombstones, in the same order (results are unchanged). */
   compacted(): KeywordIndex {
+    return runWhole(this.compacting())
+  }
+
+  /** `compacted` in slices of 2,000 memories (`Sliced.ts`): 0.7 s in one piece at 100k memories. */
+  *compacting(): Sliced<KeywordIndex> {
     const index = new KeywordIndex()
-    const live: Array<IndexedMemory> = []
     const lexemesOf = new Map<Postings, string>()
     for (const [lexeme, list] of this.postings) lexemesOf.set(list, lexeme)
+    yield
+    let live: Array<IndexedMemory> = []
     for (let position = 0; position < this.ids.length; position++) {
       if (this.typeCodes[position] === removedCode) continue
       const lexemes: Array<string> = []
@@ -190,6 +197,11 @@ export class KeywordIndex {
         tags: this.tagSets[this.tagSetOf[position]!]!,
         lexemes
       })
+      if (live.length === 2_000) {
+        index.append(live)
+        live = []
+        yield
+      }
     }
     index.append(live)
     index.maxSeq = this.maxSeq

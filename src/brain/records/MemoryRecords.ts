@@ -11,6 +11,7 @@
  */
 import { compareIds } from "../../memory/recall/Candidates.ts"
 import type { UnitRow } from "../../memory/MemoryUnits.ts"
+import { every, runWhole, type Sliced } from "../Sliced.ts"
 import { HnswIndex } from "../vectors/HnswIndex.ts"
 import type { ScoredSlot } from "../vectors/VectorStore.ts"
 import { VectorStore } from "../vectors/VectorStore.ts"
@@ -140,34 +141,39 @@ export class MemoryRecords {
   upsert(inputs: Iterable<MemoryInput>): void {
     for (const input of inputs) {
       const { entityIds, embedding, ...record } = input
-      let slot = this.slotOf.get(record.id)
-      if (slot === undefined) {
-        slot = this.records.length
-        this.records.push(undefined)
-        this.entitiesOf.push(noEntities)
-        this.slotOf.set(record.id, slot)
-        this.reserve(slot + 1)
-      } else {
-        this.forget(slot)
-      }
-      this.records[slot] = record
-      this.textBytes += 2 * record.text.length + 2 * (record.context?.length ?? 0)
-      this.typeCodes[slot] = this.typeCode(record.factType)
-      this.tagSetOf[slot] = this.tagSetNumber(record.tags)
-      const start = record.occurredStart ?? record.mentionedAt
-      const end = record.occurredEnd ?? record.occurredStart ?? record.mentionedAt
-      this.startsAt[slot] = start ?? Number.NaN
-      this.endsAt[slot] = end ?? Number.NaN
-      this.seqs[slot] = record.seq
-      this.maxSeq = Math.max(this.maxSeq, record.seq)
-      this.vectors.set(slot, embedding)
-      if (this.vectors.has(slot)) this.countVector(slot, 1)
-      if (this.ann !== undefined && this.vectors.has(slot)) {
-        if (this.annQueue.length > 0) this.annQueue.push(record.id)
-        else this.ann.add(record.id, this.vectors.get(slot)!)
-      }
-      this.setEntities(slot, entityIds)
+      this.place(record, entityIds, embedding)
     }
+  }
+
+  /** Puts a memory in its slot (a new one, or the one it holds), the record object kept as it is. */
+  private place(record: MemoryRecord, entityIds: ReadonlyArray<string>, embedding: Float32Array | null): void {
+    let slot = this.slotOf.get(record.id)
+    if (slot === undefined) {
+      slot = this.records.length
+      this.records.push(undefined)
+      this.entitiesOf.push(noEntities)
+      this.slotOf.set(record.id, slot)
+      this.reserve(slot + 1)
+    } else {
+      this.forget(slot)
+    }
+    this.records[slot] = record
+    this.textBytes += 2 * record.text.length + 2 * (record.context?.length ?? 0)
+    this.typeCodes[slot] = this.typeCode(record.factType)
+    this.tagSetOf[slot] = this.tagSetNumber(record.tags)
+    const start = record.occurredStart ?? record.mentionedAt
+    const end = record.occurredEnd ?? record.occurredStart ?? record.mentionedAt
+    this.startsAt[slot] = start ?? Number.NaN
+    this.endsAt[slot] = end ?? Number.NaN
+    this.seqs[slot] = record.seq
+    this.maxSeq = Math.max(this.maxSeq, record.seq)
+    this.vectors.set(slot, embedding)
+    if (this.vectors.has(slot)) this.countVector(slot, 1)
+    if (this.ann !== undefined && this.vectors.has(slot)) {
+      if (this.annQueue.length > 0) this.annQueue.push(record.id)
+      else this.ann.add(record.id, this.vectors.get(slot)!)
+    }
+    this.setEntities(slot, entityIds)
   }
 
   /** Retires a memory: its slot stays, as a tombstone, until `compacted`. False when not held. */
@@ -406,12 +412,19 @@ export class MemoryRecords {
 
   /** The same live memories and the chunks they name, without tombstones, in the same order. */
   compacted(): MemoryRecords {
+    return runWhole(this.compacting())
+  }
+
+  /** `compacted` in slices of 2,000 memories (`Sliced.ts`): 1.2 s in one piece at 100k memories. */
+  *compacting(): Sliced<MemoryRecords> {
     const next = new MemoryRecords(this.vectors.dimensions)
     next.nameEntities(this.entityNames)
+    const pause = every(2_000)
     for (let slot = 0; slot < this.records.length; slot++) {
       const record = this.records[slot]
       if (record === undefined) continue
-      next.upsert([{ ...record, entityIds: this.entitiesOf[slot]!, embedding: this.vectors.get(slot) ?? null }])
+      if (pause()) yield
+      next.place(record, this.entitiesOf[slot]!, this.vectors.get(slot) ?? null)
       const chunk = record.chunkId === null ? undefined : this.chunks.get(record.chunkId)
       if (chunk !== undefined && !next.chunks.has(record.chunkId!)) next.addChunks([[record.chunkId!, chunk]])
     }

@@ -4,6 +4,7 @@
  * `recordsFromParts` checks that the parts fit together and throws a RangeError when they do not, so a file with a
  * valid checksum but inconsistent columns is refused, never installed.
  */
+import { every, runWhole, type Sliced } from "../Sliced.ts"
 import type { ChunkText, MemoryInput } from "./MemoryRecords.ts"
 import { MemoryRecords } from "./MemoryRecords.ts"
 
@@ -39,8 +40,16 @@ export interface RecordParts {
 const orNaN = (value: number | null): number => value ?? Number.NaN
 const orNull = (value: number): number | null => (Number.isNaN(value) ? null : value)
 
-export const recordsToParts = (records: MemoryRecords): RecordParts => {
-  const inputs = [...records.inputs()]
+export const recordsToParts = (records: MemoryRecords): RecordParts => runWhole(recordsToPartsSliced(records))
+
+/** `recordsToParts` in slices of 2,000 memories (`Sliced.ts`): a second in one piece at 100k memories. */
+export function* recordsToPartsSliced(records: MemoryRecords): Sliced<RecordParts> {
+  const inputs: Array<MemoryInput> = []
+  const pause = every(2_000)
+  for (const input of records.inputs()) {
+    inputs.push(input)
+    if (pause()) yield
+  }
   const n = inputs.length
   const dimensions = records.vectors.dimensions
   const seqs = new Float64Array(n)
@@ -48,7 +57,9 @@ export const recordsToParts = (records: MemoryRecords): RecordParts => {
   const confidence = new Float64Array(n)
   const vectors = new Float32Array(n * dimensions)
   const vectorPresent = new Uint8Array(n)
-  inputs.forEach((input, i) => {
+  for (let i = 0; i < n; i++) {
+    const input = inputs[i]!
+    if (pause()) yield
     seqs[i] = input.seq
     times.set([orNaN(input.occurredStart), orNaN(input.occurredEnd), orNaN(input.mentionedAt), orNaN(input.createdAt)], 4 * i)
     confidence[i] = orNaN(input.confidence)
@@ -56,7 +67,8 @@ export const recordsToParts = (records: MemoryRecords): RecordParts => {
       vectors.set(input.embedding, i * dimensions)
       vectorPresent[i] = 1
     }
-  })
+  }
+  yield
   return {
     dimensions,
     columns: {
@@ -122,7 +134,10 @@ export const recordColumnsOf = (value: unknown): RecordColumns => {
   return columns
 }
 
-export const recordsFromParts = (parts: RecordParts): MemoryRecords => {
+export const recordsFromParts = (parts: RecordParts): MemoryRecords => runWhole(recordsFromPartsSliced(parts))
+
+/** `recordsFromParts` in slices of 2,000 memories (`Sliced.ts`): 1.6 s in one piece at 100k memories. */
+export function* recordsFromPartsSliced(parts: RecordParts): Sliced<MemoryRecords> {
   const { columns, dimensions } = parts
   const n = columns.ids.length
   if (
@@ -132,8 +147,13 @@ export const recordsFromParts = (parts: RecordParts): MemoryRecords => {
   const records = new MemoryRecords(dimensions)
   records.nameEntities(columns.entityNames)
   records.addChunks(columns.chunks.map(([id, chunkIndex, text]): readonly [string, ChunkText] => [id, { chunkIndex, text }]))
-  const inputs: Array<MemoryInput> = []
+  let inputs: Array<MemoryInput> = []
   for (let i = 0; i < n; i++) {
+    if (inputs.length === 2_000) {
+      records.upsert(inputs)
+      inputs = []
+      yield
+    }
     inputs.push({
       id: columns.ids[i]!,
       seq: parts.seqs[i]!,
