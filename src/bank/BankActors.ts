@@ -13,7 +13,6 @@ import type { OperationRecord } from "../operations/OperationStore.ts"
 import { OperationStore } from "../operations/OperationStore.ts"
 import { linkToQueuer } from "../operations/QueuedFrom.ts"
 import { TaskFailure, TaskRegistry } from "../operations/TaskRegistry.ts"
-import { BankBrains } from "../brain/BankBrains.ts"
 import { Foreground } from "./Foreground.ts"
 
 export interface ActorStatus {
@@ -53,7 +52,6 @@ export class BankActors extends Context.Service<BankActors, {
       const config = yield* EngramConfig
       const store = yield* OperationStore
       const registry = yield* TaskRegistry
-      const brains = yield* BankBrains
       const foreground = yield* Foreground
       const events = yield* BankEvents
       const sql = yield* SqlClient.SqlClient
@@ -168,8 +166,10 @@ export class BankActors extends Context.Service<BankActors, {
                 actors.delete(bankId)
                 return true
               }))
-              // A passivated bank releases its brain (graph and keyword index); the next recall rebuilds it.
-              if (passivated) return yield* brains.drop(bankId)
+              // The bank's brain stays: reads are the bank's work too, and the brain is released when they stop
+              // (`BankBrains`' idle sweep). Dropping it here left a bank that is only read without its brain every
+              // few minutes, and its next recall rebuilt it from SQL behind whatever held the database.
+              if (passivated) return
               continue
             }
             const fiber = yield* Effect.forkChild(runOperation(bankId, next.value))

@@ -17,7 +17,7 @@ export type DatabaseState =
 export interface DatabaseHealthOptions {
   /** How long the check waits for a probe before answering from what it knows. Default 25 ms. */
   readonly answerWithin?: Duration.Input
-  /** A probe unanswered for this long means the database is not merely busy. Default 60 seconds. */
+  /** A probe unanswered for this long means the database is not merely busy. Default 5 minutes. */
   readonly stallAfter?: Duration.Input
 }
 
@@ -31,7 +31,7 @@ export class DatabaseHealth extends Context.Service<DatabaseHealth, {
         const sql = yield* SqlClient.SqlClient
         const scope = yield* Effect.scope
         const answerWithin = Duration.fromInputUnsafe(options.answerWithin ?? Duration.millis(25))
-        const stallAfter = Duration.toMillis(Duration.fromInputUnsafe(options.stallAfter ?? Duration.seconds(60)))
+        const stallAfter = Duration.toMillis(Duration.fromInputUnsafe(options.stallAfter ?? Duration.minutes(5)))
         let probe: { readonly since: number; readonly done: Deferred.Deferred<DatabaseState> } | undefined
         let last: DatabaseState = { _tag: "ok" }
 
