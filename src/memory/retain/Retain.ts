@@ -146,7 +146,15 @@ export class Retain extends Context.Service<Retain, {
         const facts: Array<PreparedFact> = []
         let usage = zeroUsage
         const chunkCounter = new Map<string, number>()
+        // The offline extractor is synchronous, a few milliseconds a chunk: a batch of 100 held the event loop for about
+        // 300 ms, and with PGlite on its worker every statement of another bank's transaction waited that long for its
+        // reply to be read. A turn of the event loop every few milliseconds of extraction.
+        let sliceStart = performance.now()
         for (const [position, item] of items.entries()) {
+          if (performance.now() - sliceStart > 2) {
+            yield* Effect.yieldNow
+            sliceStart = performance.now()
+          }
           const itemIndex = options.itemOffset + position
           const documentId = item.document_id ?? null
           const document = documentId === null ? undefined : documents.get(documentId)
