@@ -85,8 +85,8 @@ export class MemoryRecords {
   private textBytes = 0
   readonly vectors: VectorStore
   private readonly entityNames = new Map<string, string>()
-  /** For each entity, the slots of the observations that name it (what `include.entities` lists). */
-  private readonly observationsOf = new Map<string, Set<number>>()
+  /** For each entity, the slots of the memories that name it (`include.entities`, a state's other facts). */
+  private readonly mentionsOf = new Map<string, Set<number>>()
   private readonly chunks = new Map<string, ChunkText>()
   private chunkBytes = 0
   /**
@@ -394,8 +394,9 @@ export class MemoryRecords {
     for (const [id, name] of this.entityNames) if (wanted.has(name)) picked.push({ id, canonicalName: name })
     const observations: Array<{ entityId: string; slot: number; at: number }> = []
     for (const entity of picked) {
-      for (const slot of this.observationsOf.get(entity.id) ?? []) {
+      for (const slot of this.mentionsOf.get(entity.id) ?? []) {
         const record = this.records[slot]!
+        if (record.factType !== "observation") continue
         observations.push({ entityId: entity.id, slot, at: record.mentionedAt ?? record.createdAt ?? Number.NEGATIVE_INFINITY })
       }
     }
@@ -408,6 +409,27 @@ export class MemoryRecords {
         mentionedAt: Number.isFinite(observation.at) ? new Date(observation.at) : null
       }))
     }
+  }
+
+  /**
+   * The facts (world, experience) that name any of the entities (by name), the most recent first — by when they
+   * happened, else when they were said — at most `limit`: a state's history, for questions about a state.
+   */
+  factsNaming(names: ReadonlyArray<string>, limit: number): Array<UnitRow> {
+    const wanted = new Set(names)
+    const slots = new Set<number>()
+    for (const [id, name] of this.entityNames) {
+      if (!wanted.has(name)) continue
+      for (const slot of this.mentionsOf.get(id) ?? []) {
+        const type = this.records[slot]?.factType
+        if (type === "world" || type === "experience") slots.add(slot)
+      }
+    }
+    const at = (slot: number) => this.records[slot]!.occurredStart ?? this.records[slot]!.mentionedAt ?? Number.NEGATIVE_INFINITY
+    return [...slots]
+      .sort((a, b) => at(b) - at(a) || compareIds(this.idAt(a), this.idAt(b)))
+      .slice(0, limit)
+      .map((slot) => this.row(this.idAt(slot))!)
   }
 
   /** The same live memories and the chunks they name, without tombstones, in the same order. */
@@ -462,11 +484,10 @@ export class MemoryRecords {
 
   private setEntities(slot: number, entityIds: ReadonlyArray<string>): void {
     this.entitiesOf[slot] = entityIds.length === 0 ? noEntities : entityIds
-    if (this.records[slot]?.factType !== "observation") return
     for (const entityId of entityIds) {
-      let observations = this.observationsOf.get(entityId)
-      if (observations === undefined) this.observationsOf.set(entityId, observations = new Set())
-      observations.add(slot)
+      let mentions = this.mentionsOf.get(entityId)
+      if (mentions === undefined) this.mentionsOf.set(entityId, mentions = new Set())
+      mentions.add(slot)
     }
   }
 
@@ -478,9 +499,7 @@ export class MemoryRecords {
     if (this.vectors.has(slot)) this.countVector(slot, -1)
     this.vectors.clear(slot)
     this.ann?.remove(record.id)
-    if (record.factType === "observation") {
-      for (const entityId of this.entitiesOf[slot]!) this.observationsOf.get(entityId)?.delete(slot)
-    }
+    for (const entityId of this.entitiesOf[slot]!) this.mentionsOf.get(entityId)?.delete(slot)
     this.entitiesOf[slot] = noEntities
   }
 

@@ -28,6 +28,7 @@ import { includeChunks, includeEntities, includeSourceFacts, toRecallResult } fr
 import { fromBrain, fromSql, type RecallScope } from "./RecallSources.ts"
 import { QueryLexemes } from "./keyword/QueryLexemes.ts"
 import { demoteSuperseded } from "./SupersededPenalty.ts"
+import { rankStates, stateFact, stateQuestion } from "./StateRanking.ts"
 import { tagMatcher } from "./TagMatch.ts"
 import { tagScope } from "./TagFilter.ts"
 
@@ -197,7 +198,36 @@ export class Recall extends Context.Service<Recall, {
         const crossEncoded = Option.isSome(reranker)
           ? yield* stage("cross_encoder", crossEncoderRerank(reranker.value, request.query, deterministic))
           : { ranked: deterministic, trace: null }
-        const reranked = demoteSuperseded(crossEncoded.ranked, (id) => (byId.get(id)?.supersededBy ?? null) !== null)
+        const demoted = demoteSuperseded(crossEncoded.ranked, (id) => (byId.get(id)?.supersededBy ?? null) !== null)
+        // A question about a state (where someone works, lives, ...) gets the state valid at the time it asks about.
+        const question = stateQuestion(request.query, named === undefined ? null : { end: named.end })
+        const reranked = question === undefined ? demoted : yield* stage("states", Effect.gen(function*() {
+          const subjects = [...new Set(demoted.flatMap((item) => {
+            const row = byId.get(item.fused.id)
+            const fact = row === undefined ? undefined : stateFact(row, question.slot)
+            return fact === undefined ? [] : [fact.subject]
+          }))]
+          const history = subjects.length === 0 ? [] : yield* source.factsAbout(subjects)
+          // The chain's missing state joins only within the request's scope.
+          const inScope = new Set((yield* source.rows(history.map((row) => row.id), true)).map((row) => row.id))
+          return rankStates(
+            demoted.map((item) => ({ ...item, id: item.fused.id })),
+            byId,
+            question,
+            history.filter((row) => inScope.has(row.id)),
+            (row, score) => {
+              byId.set(row.id, row)
+              return {
+                id: row.id,
+                fused: { id: row.id, rrf: 0, combined: 0, ranks: {}, scores: {} },
+                text: row.text,
+                factType: row.factType,
+                time: row.occurredStart ?? row.mentionedAt,
+                score
+              }
+            }
+          )
+        }))
         const threshold = request.min_score?.threshold ?? 0
         const maxTokens = request.max_tokens ?? 4096
         const { results, used } = yield* stage("budget", Effect.sync(() => {

@@ -34,7 +34,12 @@ export interface RecallSource {
   readonly rows: (ids: ReadonlyArray<string>, inScope: boolean) => Effect.Effect<ReadonlyArray<UnitRow>>
   readonly entityObservations: EntityObservationReader
   readonly chunks: ChunkReader
+  /** The facts naming any of these entities, most recent first (a state's history; see `StateRanking`). */
+  readonly factsAbout: (entityNames: ReadonlyArray<string>) => Effect.Effect<ReadonlyArray<UnitRow>>
 }
+
+/** How many of an entity's facts a state question looks through. */
+export const stateHistoryLimit = 200
 
 /** The request's scope, as the brain tests it and as SQL writes it. */
 export interface RecallScope {
@@ -93,7 +98,8 @@ export const fromBrain = (
           const chunk = records.chunk(id)
           return chunk === undefined ? [] : [{ id, chunkIndex: chunk.chunkIndex, text: chunk.text }]
         })
-      )
+      ),
+    factsAbout: (names) => Effect.sync(() => records.factsNaming(names, stateHistoryLimit))
   }
 }
 
@@ -139,6 +145,20 @@ export const fromSql = (options: {
     temporal: (window, depth) => provide(temporal({ scope: scope.sql, start: window.start, end: window.end, depth })),
     rows: (ids, inScope) => options.rowsByIds(ids, inScope ? scope.sql : undefined),
     entityObservations: (names) => provide(entityObservationsInSql(bankId, names)),
-    chunks: (ids) => provide(chunksInSql(ids))
+    chunks: (ids) => provide(chunksInSql(ids)),
+    factsAbout: (names) =>
+      names.length === 0
+        ? Effect.succeed([])
+        : Effect.flatMap(
+          provide(sql<{ id: string }>`
+            SELECT u.id FROM entities e
+            JOIN unit_entities ue ON ue.entity_id = e.id
+            JOIN memory_units u ON u.id = ue.unit_id
+            WHERE e.bank_id = ${bankId} AND e.canonical_name IN ${sql.in(names)} AND u.fact_type IN ('world', 'experience')
+            GROUP BY u.id, u.occurred_start, u.mentioned_at
+            ORDER BY coalesce(u.occurred_start, u.mentioned_at) DESC NULLS LAST, u.id
+            LIMIT ${stateHistoryLimit}`),
+          (rows) => options.rowsByIds(rows.map((row) => row.id))
+        )
   }
 }

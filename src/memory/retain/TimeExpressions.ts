@@ -30,7 +30,8 @@ const yearWindow = (year: number): [Date, Date] => [utc(year, 0, 1), new Date(ut
 
 const yearExpression = /\b(?:in|since|during|back in|by|until)\s+((?:19|20)\d{2})\b(?!\s*[-/])/gi
 
-const relativeMonth = /\b(last|this|next|in)\s+(january|february|march|april|may|june|july|august|september|october|november|december)\b/gi
+const relativeMonth =
+  /\b(last|this|next|in)\s+(january|february|march|april|may|june|july|august|september|october|november|december)(?:,?\s+((?:19|20)\d{2}))?\b/gi
 
 const fromChrono = (result: chrono.ParsedResult): TimeWindow => {
   const start = result.start.date()
@@ -83,7 +84,11 @@ export const resolveTimes = (text: string, reference: Date): Array<TimeWindow> =
     const month = months.indexOf(match[2]!.toLowerCase())
     const refYear = reference.getUTCFullYear()
     const refMonth = reference.getUTCMonth()
-    const year = modifier === "last"
+    // "in January 2023" names its year; "in January" alone is the next one, "last January" the one before.
+    const named = match[3] === undefined ? undefined : Number(match[3])
+    const year = named !== undefined
+      ? named
+      : modifier === "last"
       ? (month < refMonth ? refYear : refYear - 1)
       : modifier === "next"
       ? (month > refMonth ? refYear : refYear + 1)

@@ -1,0 +1,23 @@
+/** Time expressions resolved into windows: a month with its year is that month of that year, not the next one. */
+import { assert, describe, it } from "@effect/vitest"
+import { resolveTimes } from "../../../src/memory/retain/TimeExpressions.ts"
+
+const reference = new Date("2026-11-27T12:00:00Z")
+const window = (text: string) => {
+  const found = resolveTimes(text, reference)[0]
+  return found === undefined ? undefined : [found.start.toISOString().slice(0, 10), found.end.toISOString().slice(0, 10), found.precision]
+}
+
+describe("time expressions", () => {
+  it("a named month takes the year written after it", () => {
+    assert.deepStrictEqual(window("Where did Alice work in January 2023?"), ["2023-01-01", "2023-01-31", "month"])
+    assert.deepStrictEqual(window("We met in March, 2021 at the lake."), ["2021-03-01", "2021-03-31", "month"])
+    assert.deepStrictEqual(window("Back last May 2019 it rained."), ["2019-05-01", "2019-05-31", "month"])
+  })
+
+  it("a month alone is the next one; last and this are relative to when it was said", () => {
+    assert.deepStrictEqual(window("The trip is in January."), ["2027-01-01", "2027-01-31", "month"])
+    assert.deepStrictEqual(window("It snowed last January."), ["2026-01-01", "2026-01-31", "month"])
+    assert.deepStrictEqual(window("In 2019 they moved."), ["2019-01-01", "2019-12-31", "year"])
+  })
+})
