@@ -2,7 +2,7 @@
  * The database the configuration asks for, with every migration applied: PostgreSQL when
  * `SERVICE_API_DATABASE_URL` is set (and never a silent fall-back), otherwise embedded PGlite in the data dir.
  */
-import { NodeServices } from "@effect/platform-node"
+import * as NodeServices from "@effect/platform-node/NodeServices"
 import * as PgMigrator from "@effect/sql-pg/PgMigrator"
 import { Effect, Layer, Option, Redacted } from "effect"
 import * as Path from "node:path"

@@ -2,7 +2,7 @@
  * Starts engram as configured by the environment. All wiring lives in layers/App.ts. `serve` is the program
  * itself, so `engram serve` (src/cli/commands/Serve.ts) runs exactly what `npm start` runs.
  */
-import { NodeRuntime } from "@effect/platform-node"
+import * as NodeRuntime from "@effect/platform-node/NodeRuntime"
 import { Effect, Layer } from "effect"
 import { AppLive } from "../layers/App.ts"
 import { serviceTeardown } from "./ServiceExit.ts"

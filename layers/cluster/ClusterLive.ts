@@ -3,7 +3,8 @@
  * routed through `effect/cluster` — socket transport between runners, runner registry, shard locks and message
  * storage in the shared PostgreSQL (SqlRunnerStorage, SqlMessageStorage).
  */
-import { NodeClusterSocket, NodeCrypto } from "@effect/platform-node"
+import * as NodeClusterSocket from "@effect/platform-node/NodeClusterSocket"
+import * as NodeCrypto from "@effect/platform-node/NodeCrypto"
 import { Effect, Layer, Option } from "effect"
 import {
   RunnerAddress,

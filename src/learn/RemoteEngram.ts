@@ -5,7 +5,7 @@
  * refused too) unless private networks are allowed. The remote key is sent as a bearer token and nowhere else:
  * errors name the status and the path, never the key.
  */
-import { NodeHttpClient } from "@effect/platform-node"
+import * as NodeHttpClient from "@effect/platform-node/NodeHttpClient"
 import { Duration, Effect, Redacted } from "effect"
 import { type HttpClient, HttpClientRequest } from "effect/http"
 import { destinationDenied, guardedLookup } from "../net/GuardedLookup.ts"

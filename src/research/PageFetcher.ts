@@ -5,7 +5,7 @@
  * document workers, off the server's event loop. It never fails: an unreadable page is a `PageFailure` the
  * answer can do without.
  */
-import { NodeHttpClient } from "@effect/platform-node"
+import * as NodeHttpClient from "@effect/platform-node/NodeHttpClient"
 import { Duration, Effect, Stream } from "effect"
 import type { HttpClientError } from "effect/http"
 import { HttpClient, HttpClientRequest } from "effect/http"

@@ -5,7 +5,7 @@
  * number of attempts. Producers never wait on it: they only write rows and `wake` it. On a cluster it runs on one
  * runner only (a singleton); producers on other nodes are seen within the shared-database poll interval.
  */
-import { NodeHttpClient } from "@effect/platform-node"
+import * as NodeHttpClient from "@effect/platform-node/NodeHttpClient"
 import { Cause, Clock, Context, Duration, Effect, Layer, Option, Queue, type Scope } from "effect"
 import type { HttpClientError } from "effect/http"
 import { HttpClientRequest } from "effect/http"

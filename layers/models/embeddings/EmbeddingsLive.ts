@@ -4,7 +4,7 @@
  * explicit constructors tests and embedders call. The GloVe table layer is one shared value, so the embedder and
  * the word-level service built in the same application load it once.
  */
-import { NodeFileSystem } from "@effect/platform-node"
+import * as NodeFileSystem from "@effect/platform-node/NodeFileSystem"
 import { Config, Context, Effect, Layer, Option, type Scope } from "effect"
 import { AiError, EmbeddingModel } from "effect/ai"
 import { FetchHttpClient, type HttpClient } from "effect/http"

@@ -43,6 +43,29 @@ export class GloveRows {
     return this.resident.length / this.dimensions
   }
 
+  /** The resident rows themselves, row-major (row `r` at `r * dimensions`). Shared: never write to it. */
+  get residentVectors(): Float32Array {
+    return this.resident
+  }
+
+  /**
+   * Rows `from` up to `to` (excluded), row-major, read from the file without remembering them: for one pass over many
+   * rows, which would otherwise push the rows texts use out of the remembered ones.
+   */
+  readRows(from: number, to: number): Float32Array {
+    if (!(Number.isInteger(from) && Number.isInteger(to) && from >= 0 && from <= to && to <= this.size)) {
+      throw new RangeError(`GloveRows: no rows ${from}..${to}`)
+    }
+    const bytes = new Uint8Array(4 * this.dimensions * (to - from))
+    let done = 0
+    while (done < bytes.length) {
+      const read = readSync(this.fd, bytes, done, bytes.length - done, this.vectorsAt + 4 * this.dimensions * from + done)
+      if (read === 0) throw new Error(`GloveRows: the file ends inside rows ${from}..${to}`)
+      done += read
+    }
+    return floatsAt(bytes, 0, this.dimensions * (to - from))
+  }
+
   /** Bytes held: the resident rows and the remembered ones. */
   get byteSize(): number {
     return this.resident.byteLength + this.recent.size * this.dimensions * 4

@@ -9,7 +9,6 @@
  * instruction prefix queries with "Represent this sentence for searching relevant passages: "; E5 and Nomic use
  * their query/passage prefixes. transformers.js keeps its settings in one global `env`, which this layer sets.
  */
-import { env, ModelFileNotFoundError, pipeline } from "@huggingface/transformers"
 import { Effect, FileSystem, Schema, Semaphore } from "effect"
 import * as Path from "node:path"
 import { EmbeddingError, Embeddings } from "../../../src/models/Embeddings.ts"
@@ -72,10 +71,12 @@ const resolvePooling = Effect.fnUntraced(function*(options: OnnxOptions) {
   return fallback
 })
 
-const loadPipeline = (options: OnnxOptions, dtype: OnnxDtype) =>
+type Transformers = typeof import("@huggingface/transformers")
+
+const loadPipeline = (transformers: Transformers, options: OnnxOptions, dtype: OnnxDtype) =>
   Effect.tryPromise({
     try: () =>
-      pipeline("feature-extraction", options.model, {
+      transformers.pipeline("feature-extraction", options.model, {
         dtype,
         ...(options.threads === undefined ? {} : { session_options: { intraOpNumThreads: options.threads } })
       }),
@@ -83,6 +84,13 @@ const loadPipeline = (options: OnnxOptions, dtype: OnnxDtype) =>
   })
 
 export const make = Effect.fnUntraced(function*(options: OnnxOptions) {
+  // transformers.js (with ONNX Runtime and sharp) loads only once an ONNX model is configured: imported alone it
+  // takes 42 MiB of a bare Node process, which a server on GloVe never needed.
+  const transformers: Transformers = yield* Effect.tryPromise({
+    try: () => import("@huggingface/transformers"),
+    catch: (error) => new EmbeddingError({ message: `cannot load transformers.js: ${describe(error)}`, retryable: false })
+  })
+  const { env } = transformers
   // One global configuration per process: point it at the local copies, or allow downloads into the cache.
   if (options.modelsDir !== undefined) {
     env.allowLocalModels = true
@@ -102,12 +110,12 @@ export const make = Effect.fnUntraced(function*(options: OnnxOptions) {
     : `in ${options.modelsDir} (remote downloads are off when SERVICE_API_MODELS_DIR is set)`
 
   const extractor = yield* Effect.acquireRelease(
-    loadPipeline(options, options.dtype ?? "q8").pipe(
+    loadPipeline(transformers, options, options.dtype ?? "q8").pipe(
       Effect.catchIf(
-        (error) => options.dtype === undefined && error instanceof ModelFileNotFoundError,
+        (error) => options.dtype === undefined && error instanceof transformers.ModelFileNotFoundError,
         () =>
           Effect.logWarning(`${options.model} has no quantized ONNX weights; loading fp32`).pipe(
-            Effect.andThen(loadPipeline(options, "fp32"))
+            Effect.andThen(loadPipeline(transformers, options, "fp32"))
           )
       ),
       Effect.mapError((error) =>

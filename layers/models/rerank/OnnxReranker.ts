@@ -4,7 +4,6 @@
  * one logit becomes a probability with the logistic function, several with a softmax over the last label.
  * Pairs run in batches, one inference at a time. Local copies under `modelsDir` switch remote downloads off.
  */
-import { AutoModelForSequenceClassification, AutoTokenizer, env } from "@huggingface/transformers"
 import { Duration, Effect, Semaphore } from "effect"
 import { RerankError, Reranker } from "../../../src/models/Reranker.ts"
 
@@ -46,6 +45,11 @@ export const relevance = (logits: Float32Array, rows: number): Array<number> => 
 }
 
 export const make = Effect.fnUntraced(function*(options: OnnxRerankerOptions) {
+  // Loaded only once a reranker is configured: transformers.js with ONNX Runtime takes 42 MiB of a process.
+  const { AutoModelForSequenceClassification, AutoTokenizer, env } = yield* Effect.tryPromise({
+    try: () => import("@huggingface/transformers"),
+    catch: (error) => new RerankError({ message: `cannot load transformers.js: ${describe(error)}` })
+  })
   if (options.modelsDir !== undefined) {
     env.allowLocalModels = true
     env.allowRemoteModels = false

@@ -5,7 +5,7 @@
  */
 import { readFile } from "node:fs/promises"
 import { join } from "node:path"
-import { Language, Parser } from "web-tree-sitter"
+import type { Language, Parser } from "web-tree-sitter"
 import { grammarDirectory, grammarFiles, type ParsedLanguage } from "./Languages.ts"
 import { extractSyntax, type FileParse } from "./SyntaxExtractor.ts"
 
@@ -19,12 +19,13 @@ export type ParseOutcome =
   | { readonly path: string; readonly ok: true; readonly parse: FileParse }
   | { readonly path: string; readonly ok: false; readonly message: string }
 
-let runtime: Promise<void> | undefined
+let runtime: Promise<typeof import("web-tree-sitter")> | undefined
 const languages = new Map<string, Promise<Language>>()
 const parsers = new Map<ParsedLanguage, Parser>()
 
+/** web-tree-sitter loads with the first parse: the server's own thread imports this module but parses on workers. */
 const initRuntime = () => {
-  runtime ??= Parser.init()
+  runtime ??= import("web-tree-sitter").then((treeSitter) => treeSitter.Parser.init().then(() => treeSitter))
   return runtime
 }
 
@@ -32,7 +33,9 @@ const grammar = (language: ParsedLanguage): Promise<Language> => {
   const file = grammarFiles[language]
   let loaded = languages.get(file)
   if (loaded === undefined) {
-    loaded = initRuntime().then(() => readFile(join(grammarDirectory(), file))).then((bytes) => Language.load(bytes))
+    loaded = initRuntime().then((treeSitter) =>
+      readFile(join(grammarDirectory(), file)).then((bytes) => treeSitter.Language.load(bytes))
+    )
     languages.set(file, loaded)
   }
   return loaded
@@ -41,6 +44,7 @@ const grammar = (language: ParsedLanguage): Promise<Language> => {
 const parserFor = async (language: ParsedLanguage): Promise<Parser> => {
   const existing = parsers.get(language)
   if (existing !== undefined) return existing
+  const { Parser } = await initRuntime()
   const loaded = await grammar(language)
   const parser = parsers.get(language) ?? new Parser()
   parser.setLanguage(loaded)

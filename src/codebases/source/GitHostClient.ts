@@ -6,7 +6,7 @@
  * address (no DNS rebinding). The archive download stops at the byte cap. Failures are `GitHostError`s whose
  * message can be shown to the caller as is.
  */
-import { NodeHttpClient } from "@effect/platform-node"
+import * as NodeHttpClient from "@effect/platform-node/NodeHttpClient"
 import { Data, Duration, Effect, Stream } from "effect"
 import { HttpClient, HttpClientRequest } from "effect/http"
 import { destinationDenied, guardedLookup } from "../../net/GuardedLookup.ts"

@@ -6,7 +6,7 @@
  * headers lie about sizes is stopped as soon as it crosses a cap, not after it filled memory.
  */
 import { Data, Effect } from "effect"
-import yauzl from "yauzl"
+import type { Entry, ZipFile, ZipFileOptions } from "yauzl"
 import { inflateRawSync } from "node:zlib"
 
 export interface ArchiveLimits {
@@ -36,7 +36,7 @@ export class ArchiveRefused extends Data.TaggedError("ArchiveRefused")<{
  */
 const ratioFloor = (limits: ArchiveLimits) => Math.min(1024 * 1024, limits.maxFileBytes / 4)
 /** Read options for an entry's bytes as stored; `decodeFileData` (yauzl 3.3) is newer than the published typings. */
-const storedBytes = { decodeFileData: false } as unknown as yauzl.ZipFileOptions
+const storedBytes = { decodeFileData: false } as unknown as ZipFileOptions
 const symlinkMode = 0o120000
 const fileTypeMask = 0o170000
 
@@ -62,7 +62,7 @@ export const normalizeEntryPath = (raw: string): string | ArchiveRefused => {
  * inflating itself for a repository's many small files (0.4–0.8 s for 2,082 files, now a fraction of that).
  */
 const inflateEntry = (
-  name: string, entry: yauzl.Entry, stored: Buffer, limits: ArchiveLimits, totalLeft: number
+  name: string, entry: Entry, stored: Buffer, limits: ArchiveLimits, totalLeft: number
 ): Uint8Array | ArchiveRefused => {
   const caps: ReadonlyArray<readonly [number, RefusalReason, string]> = [
     [limits.maxFileBytes, "file_too_large", `entry '${name}' inflates past ${limits.maxFileBytes} bytes`],
@@ -90,68 +90,72 @@ const inflateEntry = (
   return new Uint8Array(content.buffer, content.byteOffset, content.byteLength)
 }
 
+/** yauzl loads with the first archive: most servers never import a codebase. */
+const loadYauzl = Effect.promise(() => import("yauzl").then((module) => module.default))
+
 export const readZip = (bytes: Uint8Array, limits: ArchiveLimits): Effect.Effect<Array<ArchiveEntry>, ArchiveRefused> =>
-  Effect.callback<Array<ArchiveEntry>, ArchiveRefused>((resume) => {
-    const entries: Array<ArchiveEntry> = []
-    let total = 0
-    let settled = false
-    let zip: yauzl.ZipFile | undefined
-    const refuse = (reason: RefusalReason, message: string) => {
-      if (settled) return
-      settled = true
-      zip?.close()
-      resume(Effect.fail(new ArchiveRefused({ reason, message })))
-    }
-    const buffer = Buffer.from(bytes.buffer, bytes.byteOffset, bytes.byteLength)
-    yauzl.fromBuffer(buffer, { lazyEntries: true, decodeStrings: false, validateEntrySizes: true }, (openError, opened) => {
-      if (openError || opened === undefined) return refuse("not_a_zip", `not a readable zip archive: ${openError?.message ?? "unknown"}`)
-      zip = opened
-      if (opened.entryCount > limits.maxFiles * 2 + 1000) {
-        return refuse("too_many_files", `the archive lists ${opened.entryCount} entries; at most ${limits.maxFiles} files are accepted`)
-      }
-      opened.on("error", (error: Error) => refuse("not_a_zip", `the archive is damaged: ${error.message}`))
-      opened.on("end", () => {
+  Effect.flatMap(loadYauzl, (yauzl) =>
+    Effect.callback<Array<ArchiveEntry>, ArchiveRefused>((resume) => {
+      const entries: Array<ArchiveEntry> = []
+      let total = 0
+      let settled = false
+      let zip: ZipFile | undefined
+      const refuse = (reason: RefusalReason, message: string) => {
         if (settled) return
         settled = true
-        resume(Effect.succeed(entries))
-      })
-      opened.on("entry", (entry: yauzl.Entry) => {
-        if (settled) return
-        const raw = (entry as unknown as { fileNameRaw: Buffer }).fileNameRaw.toString((entry.generalPurposeBitFlag & 0x800) !== 0 ? "utf8" : "latin1")
-        const path = normalizeEntryPath(raw)
-        if (typeof path !== "string") return refuse(path.reason, path.message)
-        if (raw.endsWith("/") || path === "") return opened.readEntry()
-        if (((entry.externalFileAttributes >>> 16) & fileTypeMask) === symlinkMode) {
-          return refuse("symlink", `entry '${raw}' is a symbolic link`)
+        zip?.close()
+        resume(Effect.fail(new ArchiveRefused({ reason, message })))
+      }
+      const buffer = Buffer.from(bytes.buffer, bytes.byteOffset, bytes.byteLength)
+      yauzl.fromBuffer(buffer, { lazyEntries: true, decodeStrings: false, validateEntrySizes: true }, (openError, opened) => {
+        if (openError || opened === undefined) return refuse("not_a_zip", `not a readable zip archive: ${openError?.message ?? "unknown"}`)
+        zip = opened
+        if (opened.entryCount > limits.maxFiles * 2 + 1000) {
+          return refuse("too_many_files", `the archive lists ${opened.entryCount} entries; at most ${limits.maxFiles} files are accepted`)
         }
-        if (entry.isEncrypted()) return refuse("encrypted", `entry '${raw}' is encrypted`)
-        if (entries.length + 1 > limits.maxFiles) return refuse("too_many_files", `the archive holds more than ${limits.maxFiles} files`)
-        if (entry.uncompressedSize > limits.maxFileBytes) {
-          return refuse("file_too_large", `entry '${raw}' is ${entry.uncompressedSize} bytes; at most ${limits.maxFileBytes} are accepted per file`)
-        }
-        if (total + entry.uncompressedSize > limits.maxTotalBytes) {
-          return refuse("archive_too_large", `the archive inflates to more than ${limits.maxTotalBytes} bytes`)
-        }
-        // The entry's bytes as stored; inflated below in one synchronous call, bounded by the tightest cap.
-        opened.openReadStream(entry, storedBytes, (streamError, stream) => {
-          if (streamError || stream === undefined) return refuse("not_a_zip", `entry '${raw}' cannot be read: ${streamError?.message ?? "unknown"}`)
-          const chunks: Array<Buffer> = []
-          stream.on("data", (chunk: Buffer) => chunks.push(chunk))
-          stream.on("error", (error: Error) => refuse("not_a_zip", `entry '${raw}' is damaged: ${error.message}`))
-          stream.on("end", () => {
-            if (settled) return
-            const content = inflateEntry(raw, entry, Buffer.concat(chunks), limits, limits.maxTotalBytes - total)
-            if (content instanceof ArchiveRefused) return refuse(content.reason, content.message)
-            total += content.byteLength
-            entries.push({ path, bytes: content })
-            opened.readEntry()
+        opened.on("error", (error: Error) => refuse("not_a_zip", `the archive is damaged: ${error.message}`))
+        opened.on("end", () => {
+          if (settled) return
+          settled = true
+          resume(Effect.succeed(entries))
+        })
+        opened.on("entry", (entry: Entry) => {
+          if (settled) return
+          const raw = (entry as unknown as { fileNameRaw: Buffer }).fileNameRaw.toString((entry.generalPurposeBitFlag & 0x800) !== 0 ? "utf8" : "latin1")
+          const path = normalizeEntryPath(raw)
+          if (typeof path !== "string") return refuse(path.reason, path.message)
+          if (raw.endsWith("/") || path === "") return opened.readEntry()
+          if (((entry.externalFileAttributes >>> 16) & fileTypeMask) === symlinkMode) {
+            return refuse("symlink", `entry '${raw}' is a symbolic link`)
+          }
+          if (entry.isEncrypted()) return refuse("encrypted", `entry '${raw}' is encrypted`)
+          if (entries.length + 1 > limits.maxFiles) return refuse("too_many_files", `the archive holds more than ${limits.maxFiles} files`)
+          if (entry.uncompressedSize > limits.maxFileBytes) {
+            return refuse("file_too_large", `entry '${raw}' is ${entry.uncompressedSize} bytes; at most ${limits.maxFileBytes} are accepted per file`)
+          }
+          if (total + entry.uncompressedSize > limits.maxTotalBytes) {
+            return refuse("archive_too_large", `the archive inflates to more than ${limits.maxTotalBytes} bytes`)
+          }
+          // The entry's bytes as stored; inflated below in one synchronous call, bounded by the tightest cap.
+          opened.openReadStream(entry, storedBytes, (streamError, stream) => {
+            if (streamError || stream === undefined) return refuse("not_a_zip", `entry '${raw}' cannot be read: ${streamError?.message ?? "unknown"}`)
+            const chunks: Array<Buffer> = []
+            stream.on("data", (chunk: Buffer) => chunks.push(chunk))
+            stream.on("error", (error: Error) => refuse("not_a_zip", `entry '${raw}' is damaged: ${error.message}`))
+            stream.on("end", () => {
+              if (settled) return
+              const content = inflateEntry(raw, entry, Buffer.concat(chunks), limits, limits.maxTotalBytes - total)
+              if (content instanceof ArchiveRefused) return refuse(content.reason, content.message)
+              total += content.byteLength
+              entries.push({ path, bytes: content })
+              opened.readEntry()
+            })
           })
         })
+        opened.readEntry()
       })
-      opened.readEntry()
-    })
-    return Effect.sync(() => {
-      settled = true
-      zip?.close()
-    })
-  })
+      return Effect.sync(() => {
+        settled = true
+        zip?.close()
+      })
+    }))

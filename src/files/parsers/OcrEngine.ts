@@ -10,7 +10,6 @@ import { Duration, Effect, Option, Ref, Semaphore } from "effect"
 import type { Scope } from "effect"
 import { createRequire } from "node:module"
 import * as path from "node:path"
-import { createWorker, OEM } from "tesseract.js"
 import type { Worker as TesseractWorker } from "tesseract.js"
 import { describeCause, ParserError } from "../FileParser.ts"
 
@@ -52,9 +51,10 @@ export const makeOcrEngine = Effect.fnUntraced(function*(options: OcrOptions = {
 
   yield* Effect.addFinalizer(() => terminate)
 
+  // tesseract.js loads with the first image rather than with the server, which mostly never sees one.
   const start = Effect.tryPromise({
     try: () =>
-      createWorker(languages, OEM.LSTM_ONLY, {
+      import("tesseract.js").then(({ createWorker, OEM }) => createWorker(languages, OEM.LSTM_ONLY, {
         langPath,
         gzip: true,
         cacheMethod: "none",
@@ -62,7 +62,7 @@ export const makeOcrEngine = Effect.fnUntraced(function*(options: OcrOptions = {
         // Without a handler tesseract.js rethrows a failed job inside its message listener, crashing the process;
         // the failure still reaches the job's promise.
         errorHandler: () => undefined
-      }),
+      })),
     catch: (cause) => ParserError.failed(`the OCR engine could not start: ${describeCause(cause)}`)
   }).pipe(
     Effect.map((worker): Live => {

@@ -6,8 +6,7 @@
 import { Cause, Effect, Exit, Option } from "effect"
 import { parentPort } from "node:worker_threads"
 import { describeCause, type ParsedFile, type ParserError } from "../FileParser.ts"
-import { documentToMarkdown } from "../formats/DocumentMarkdown.ts"
-import { loadPdfJs } from "../formats/PdfMarkdown.ts"
+import { documentToMarkdown, loadConverters } from "../formats/DocumentMarkdown.ts"
 import type { DocumentReply, DocumentRequest } from "./DocumentWorkers.ts"
 
 const reply = (exit: Exit.Exit<ParsedFile, ParserError>): DocumentReply => {
@@ -28,4 +27,4 @@ parentPort?.on("message", (request: DocumentRequest) => {
 })
 
 // Once every parser is loaded the parent may start a conversion's time limit.
-Effect.runCallback(loadPdfJs, { onExit: () => parentPort?.postMessage("ready") })
+Effect.runCallback(loadConverters, { onExit: () => parentPort?.postMessage("ready") })

@@ -4,11 +4,9 @@
  * filler ("Caroline: I went there yesterday. [yesterday: 7 May 2023]" → "went there yesterday (7 May 2023)"), and
  * the nouns it is about (wink-nlp part-of-speech tags and lemmas). Deterministic and free of I/O.
  */
-import winkNLP from "wink-nlp"
-import model from "wink-eng-lite-web-model"
 import type { ConsolidationFact } from "./ConsolidationFact.ts"
+import { wink } from "../Wink.ts"
 
-const wink = winkNLP(model)
 const its = wink.its
 
 export interface Topic {

@@ -5,12 +5,10 @@
  * and as an entity. Deterministic: the same input always gives the same facts.
  */
 import nlp from "compromise"
-import winkNLP from "wink-nlp"
-import model from "wink-eng-lite-web-model"
 import type { ExtractedEntity, ExtractedFact, ExtractionInput } from "./ExtractedFact.ts"
 import { describeWindow, resolveTimes } from "./TimeExpressions.ts"
+import { wink } from "../Wink.ts"
 
-const wink = winkNLP(model)
 const its = wink.its
 
 /** Short items stay one fact, so a conversation turn stays one memory; longer text splits into groups. */

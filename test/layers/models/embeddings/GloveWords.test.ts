@@ -2,8 +2,8 @@
 import { NodeFileSystem } from "@effect/platform-node"
 import { assert, layer } from "@effect/vitest"
 import { Effect, Layer, Option } from "effect"
-import { GloveTable } from "../../../../layers/models/embeddings/GloveTable.ts"
-import { GloveWords } from "../../../../layers/models/embeddings/GloveWords.ts"
+import { GloveTable, type GloveTableShape } from "../../../../layers/models/embeddings/GloveTable.ts"
+import { GloveWords, type Neighbour } from "../../../../layers/models/embeddings/GloveWords.ts"
 import { sharedGloveCacheDir } from "./GloveCacheDir.ts"
 
 const WordsLive = GloveWords.layer().pipe(
@@ -44,3 +44,56 @@ layer(WordsLive, { timeout: 120_000, excludeTestServices: true })("GloveWords", 
       assert.closeTo(first!.similarity, 1, 1e-5)
     }))
 })
+
+/**
+ * The neighbours as a copy of the pool's unit vectors ranks them, the first found first among equals: what `nearest`
+ * answered before it read the resident rows in place.
+ */
+const unitCopyNeighbours = (table: GloveTableShape, query: Float32Array, k: number, exclude: number, poolSize = 50_000) => {
+  const unit = (vector: Float32Array) => {
+    let norm = 0
+    for (const value of vector) norm += value * value
+    norm = Math.sqrt(norm) || 1
+    return vector.map((value) => value / norm)
+  }
+  const target = unit(query)
+  const scored: Array<{ row: number; similarity: number }> = []
+  for (let row = 0, pooled = 0; row < table.vocabulary.size && pooled < poolSize; row++) {
+    if (!/\p{L}/u.test(table.vocabulary.word(row))) continue
+    pooled++
+    if (row === exclude) continue
+    const vector = unit(table.vectors.row(row))
+    let similarity = 0
+    for (let d = 0; d < vector.length; d++) similarity += vector[d]! * target[d]!
+    scored.push({ row, similarity })
+  }
+  return scored
+    .sort((a, b) => b.similarity - a.similarity || a.row - b.row)
+    .slice(0, k)
+    .map(({ row, similarity }): Neighbour => ({ word: table.vocabulary.word(row), similarity }))
+}
+
+const probes = ["paris", "dog", "music", "salary", "quantum", "moved", "birthday", "engineer", "the", "zebra", "tuesday"]
+
+for (const residentRows of [undefined, 1_000]) {
+  const TableAndWords = GloveWords.layer().pipe(
+    Layer.provideMerge(GloveTable.layer({ cacheDir: sharedGloveCacheDir, residentRows })),
+    Layer.provide(NodeFileSystem.layer)
+  )
+  layer(TableAndWords, { timeout: 120_000, excludeTestServices: true })(
+    `GloveWords over ${residentRows ?? "the default"} resident rows`,
+    (it) => {
+      it.effect("answers exactly what the pool's unit vectors rank: words, order and similarities", () =>
+        Effect.gen(function*() {
+          const table = yield* GloveTable
+          const words = yield* GloveWords
+          for (const word of probes) {
+            const row = table.vocabulary.get(word)!
+            assert.deepStrictEqual(words.nearest(word, 10), unitCopyNeighbours(table, table.vectors.row(row), 10, row), word)
+          }
+          const sum = Option.getOrThrow(words.vector("river")).map((value, d) => value + Option.getOrThrow(words.vector("bank"))[d]!)
+          assert.deepStrictEqual(words.nearestTo(sum, 25), unitCopyNeighbours(table, sum, 25, -1))
+        }), 120_000)
+    }
+  )
+}
