@@ -33,6 +33,7 @@ import { CodebasesHandlers } from "../../src/http/handlers/CodebasesHandlers.ts"
 import { ReposHandlers } from "../../src/http/handlers/ReposHandlers.ts"
 import { foregroundMiddleware } from "../../src/http/ForegroundMiddleware.ts"
 import { jsonErrorsMiddleware } from "../../src/http/JsonErrors.ts"
+import { authFirstMiddleware } from "../../src/http/AuthFirst.ts"
 import { makeRouteTemplates } from "../../src/http/RouteTemplates.ts"
 import { textHygieneMiddleware } from "../../src/http/TextHygiene.ts"
 import { McpLive, mcpRouteTemplates } from "./McpLive.ts"
@@ -100,6 +101,8 @@ export const Routes = Layer.mergeAll(
   McpLive,
   UiLive,
   jsonErrorsMiddleware(routeOf),
+  // Before anything reads a body: the key first (global middleware run in the order they are listed here).
+  authFirstMiddleware,
   textHygieneMiddleware(routeOf),
   foregroundMiddleware
 )

@@ -1,4 +1,7 @@
-/** With the api_key tenant extension on, every route but /health and /version needs the bearer key. */
+/**
+ * With the api_key tenant extension on, every route but /health and /version needs the bearer key, and it is checked
+ * before anything reads the request's body.
+ */
 import { assert, layer } from "@effect/vitest"
 import { Effect, Option, Redacted } from "effect"
 import { TestServer, testApp } from "../support/TestServer.ts"
@@ -43,5 +46,25 @@ layer(app, { excludeTestServices: true })("authentication", (it) => {
       assert.strictEqual(withKey.status, 200)
       const listed = yield* server.request("GET", "/v1/default/banks", { headers: { authorization: `Bearer ${key}` } })
       assert.deepStrictEqual(listed.body.banks.map((bank: any) => bank.bank_id), ["secured"])
+    }))
+
+  it.effect("the key is checked before any body is read: bodies no route would accept still answer 401", () =>
+    Effect.gen(function*() {
+      const server = yield* TestServer
+      // Not UTF-8: text hygiene would answer 400 had it read the body first.
+      const invalid = yield* Effect.promise(() =>
+        fetch(`${server.url}/v1/default/banks/secured/memories`, {
+          method: "POST",
+          headers: { "content-type": "application/json" },
+          body: Buffer.from([0x7b, 0xff, 0xfe, 0x7d])
+        }).then(async (response) => ({ status: response.status, text: await response.text() })))
+      assert.strictEqual(invalid.status, 401, invalid.text)
+      const huge = JSON.stringify({ items: Array.from({ length: 200_000 }, (_, n) => ({ content: `x${n}` })) })
+      const refused = yield* server.request("POST", "/v1/default/banks/secured/memories", { body: huge, headers: { "content-type": "application/json" } })
+      assert.strictEqual(refused.status, 401)
+      for (const path of ["/docs", "/openapi.json", "/metrics", "/mcp"]) {
+        assert.strictEqual((yield* server.request("GET", path)).status, 401, path)
+      }
+      assert.strictEqual((yield* server.request("GET", "/health")).status, 200)
     }))
 })
