@@ -52,9 +52,11 @@ export interface BankBrainsOptions {
    */
   readonly bulkChange?: number
   /**
-   * Rows a build reads per round trip. Default 2,000 memories and 10,000 links (about 0.5 MB on the wire): pages
-   * this small are garbage before the young generation is next collected, so V8's old space does not grow with the
-   * bank; tests set them tiny to read in many pages.
+   * Rows a build reads per round trip. Default 500 memories (each with its text, fields and vector, decoded and indexed
+   * on the event loop in one piece per page: with 2,000, /health waited up to 190 ms during a cold 100k build in
+   * bench/isolation.ts) and 10,000 links (about 0.5 MB on the wire): pages this
+   * small are garbage before the young generation is next collected, so V8's old space does not grow with the bank;
+   * tests set them tiny to read in many pages.
    */
   readonly pageRows?: { readonly memories: number; readonly links: number }
   /** Failed builds in a row that open a bank's breaker, and how long it stays open. Default 3 and 30 seconds. */
@@ -189,7 +191,7 @@ export class BankBrains extends Context.Service<BankBrains, {
         const timeToLive = Duration.toMillis(options.idleTimeToLive ?? Duration.minutes(5))
         const share = options.compactShare ?? 0.25
         const bulkChange = options.bulkChange ?? 5_000
-        const pageRows = options.pageRows ?? { memories: 2_000, links: 10_000 }
+        const pageRows = options.pageRows ?? { memories: 500, links: 10_000 }
         const entries = new Map<string, Entry>()
         const scope = yield* Effect.scope
         const faults = yield* BrainFaults
@@ -434,11 +436,11 @@ export class BankBrains extends Context.Service<BankBrains, {
         }
 
         /**
-         * A big bank's vectors get an HNSW index, filled in the background a few dozen vectors per slice (each about
-         * 10 ms at 100k memories), each slice after a lull; searches scan exactly until it is complete. Reads the
+         * A big bank's vectors get an HNSW index, filled in the background 16 vectors per slice (each about 3 ms at 100k
+         * memories: with more, a client recalling in sequence met a slice in every lull between its requests), each slice after a lull; searches scan exactly until it is complete. Reads the
          * brain each slice anew: a compaction replaces the records object and carries the index along.
          */
-        const vectorsPerSlice = 48
+        const vectorsPerSlice = 16
         const indexInBackground = (bankId: string, entry: Entry) => {
           if (entry.indexing || entry.brain === undefined || !entry.brain.records.wantsIndex) return Effect.void
           entry.indexing = true
