@@ -43,6 +43,10 @@ export interface EngramSettings {
   readonly research: ResearchSettings
   /** Codebase import: git host API, archive caps, parse workers (SERVICE_API_GITHOST_*, SERVICE_API_CODEBASE_*). */
   readonly codebases: CodebaseSettings
+  /**
+   * Webhooks refuse private and loopback destinations (link-local and metadata ones always): SERVICE_API_WEBHOOK_
+   * DENY_PRIVATE, or by default whenever the service listens on a non-loopback address.
+   */
   readonly webhookDenyPrivate: boolean
   /** Brain runtime: routes, `.brain` files, hardware tier, prediction mode, breaker (SERVICE_API_BRAIN_*). */
   readonly brain: BrainSettings
@@ -58,7 +62,7 @@ export interface EngramSettings {
 const commaList = (value: string): ReadonlyArray<string> =>
   value.split(",").map((item) => item.trim()).filter((item) => item !== "")
 
-const settings = Config.all({
+const rawSettings = Config.all({
   host: Config.String("SERVICE_API_HOST").pipe(Config.withDefault("127.0.0.1")),
   port: Config.Port("SERVICE_API_PORT").pipe(Config.withDefault(8888)),
   dataDir: Config.String("SERVICE_API_DATA_DIR").pipe(Config.withDefault("./.engram")),
@@ -91,9 +95,19 @@ const settings = Config.all({
   codebases: codebaseSettingsConfig,
   brain: brainSettingsConfig,
   cluster: clusterSettingsConfig,
-  webhookDenyPrivate: Config.Boolean("SERVICE_API_WEBHOOK_DENY_PRIVATE").pipe(Config.withDefault(false)),
+  webhookDenyPrivate: Config.option(Config.Boolean("SERVICE_API_WEBHOOK_DENY_PRIVATE")),
   backgroundMaxWait: Config.Duration("SERVICE_API_BACKGROUND_MAX_WAIT").pipe(Config.withDefault(Duration.millis(500)))
 })
+
+/** Loopback addresses and names a service can listen on. */
+export const isLoopbackHost = (host: string): boolean =>
+  /^(localhost|127(\.\d{1,3}){3}|::1|\[::1\])$/i.test(host.trim())
+
+const settings = rawSettings.pipe(Config.map((raw): EngramSettings => ({
+  ...raw,
+  // Local development on 127.0.0.1 keeps reaching local receivers; a service others can reach refuses them.
+  webhookDenyPrivate: Option.getOrElse(raw.webhookDenyPrivate, () => !isLoopbackHost(raw.host))
+})))
 
 export class EngramConfig extends Context.Service<EngramConfig, EngramSettings>()("engram/config/EngramConfig") {
   /** Reads the environment; an inconsistent combination is a start-up error that says what to set. */

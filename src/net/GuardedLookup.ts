@@ -58,6 +58,26 @@ export const isPrivateAddress = (address: string): boolean => {
   return inner !== undefined && blocked.check(inner, "ipv4")
 }
 
+const linkLocal = new BlockList()
+linkLocal.addSubnet("169.254.0.0", 16, "ipv4")
+linkLocal.addSubnet("fe80::", 10, "ipv6")
+/** Cloud instance-metadata endpoints outside link-local space: AWS's IPv6 one, Alibaba's. */
+const metadataAddresses = new Set(["fd00:ec2::254", "100.100.100.200"])
+
+/**
+ * Link-local and cloud metadata addresses (169.254.169.254 and its kin): refused as a destination whatever the
+ * settings say — nothing a webhook should reach lives there, and a metadata service hands out credentials.
+ */
+export const isLinkLocalOrMetadata = (address: string): boolean => {
+  const family = isIP(address)
+  if (family === 0) return true
+  if (metadataAddresses.has(address.split("%")[0]!.toLowerCase())) return true
+  if (family === 4) return linkLocal.check(address, "ipv4")
+  if (linkLocal.check(address, "ipv6")) return true
+  const inner = embeddedIpv4(address)
+  return inner !== undefined && (linkLocal.check(inner, "ipv4") || metadataAddresses.has(inner))
+}
+
 /** The error code of a connection the guarded lookup refused. */
 export const destinationDenied = "EDESTINATIONDENIED"
 
@@ -66,11 +86,14 @@ export const destinationDenied = "EDESTINATIONDENIED"
  * and code `EDESTINATIONDENIED`. Node calls it with `all: true` when it races address families, and expects the
  * matching callback shape back.
  */
-export const guardedLookup = (refusal: (host: string, address: string) => string): LookupFunction =>
+export const guardedLookup = (
+  refusal: (host: string, address: string) => string,
+  denied: (address: string) => boolean = isPrivateAddress
+): LookupFunction =>
 (hostname, options, callback) => {
   Dns.lookup(hostname, { ...options, all: true }, (error, addresses) => {
     if (error) return callback(error, "", 0)
-    const refused = addresses.find((entry) => isPrivateAddress(entry.address))
+    const refused = addresses.find((entry) => denied(entry.address))
     if (refused !== undefined) {
       const denied: NodeJS.ErrnoException = new Error(refusal(hostname, refused.address))
       denied.code = destinationDenied

@@ -11,7 +11,8 @@ import type { HttpClientError } from "effect/http"
 import { HttpClientRequest } from "effect/http"
 import { ClusterNode } from "../cluster/ClusterNode.ts"
 import { EngramConfig } from "../config/EngramConfig.ts"
-import { checkDestination, guardedLookup } from "./DestinationGuard.ts"
+import { checkDestination, destinationLookup } from "./DestinationGuard.ts"
+import { cappedText } from "../net/CappedBody.ts"
 import type { HttpConfig } from "./WebhookSchemas.ts"
 import { deliveryHeader, eventHeader, eventIdHeader, sign, signatureHeader } from "./WebhookPayload.ts"
 import type { AttemptOutcome, DueDelivery } from "./WebhookStore.ts"
@@ -33,7 +34,13 @@ const pollInterval = Duration.seconds(5)
  */
 const minimumWait = Duration.millis(50)
 /** Receivers' answers are kept for inspection, bounded. */
-const maxStoredBody = 2000
+/**
+ * A delivery keeps the reply's status and a short excerpt (what a user needs to see why a receiver refused), never the
+ * whole body: the replies of an internal service would otherwise be stored and served back. At most this much of a
+ * reply is read at all.
+ */
+const maxStoredBody = 256
+const maxReadBytes = 4096
 
 /** The wait before attempt `attempt + 1`: the initial backoff doubled per failure, capped. */
 export const backoffSeconds = (config: HttpConfig, failedAttempts: number): number =>
@@ -66,9 +73,10 @@ export class WebhookDelivery extends Context.Service<WebhookDelivery, {
       const config = yield* EngramConfig
       const sharedDatabase = Option.isSome(config.databaseUrl)
       const node = yield* ClusterNode
-      // Its own node:http agents: with private destinations denied, every connection's resolved address is
-      // checked at connect time. Redirects are never followed (a redirect could point anywhere).
-      const agent = yield* NodeHttpClient.makeAgent(config.webhookDenyPrivate ? { lookup: guardedLookup } : {})
+      // Its own node:http agents: every connection's resolved address is checked at connect time (link-local and
+      // metadata addresses always, private ones when denied). Redirects are never followed (they could point anywhere).
+      const policy = { denyPrivate: config.webhookDenyPrivate }
+      const agent = yield* NodeHttpClient.makeAgent({ lookup: destinationLookup(policy) })
       const client = yield* NodeHttpClient.makeNodeHttp.pipe(Effect.provideService(NodeHttpClient.HttpAgent, agent))
       const wakeups = yield* Queue.sliding<void>(1)
       let inFlight = 0
@@ -76,10 +84,8 @@ export class WebhookDelivery extends Context.Service<WebhookDelivery, {
       const send = (delivery: DueDelivery): Effect.Effect<Omit<AttemptOutcome, "durationMs">> =>
         Effect.gen(function*() {
           const httpConfig = delivery.httpConfig
-          if (config.webhookDenyPrivate) {
-            const refused = yield* Effect.flip(checkDestination(delivery.url)).pipe(Effect.option)
-            if (Option.isSome(refused)) return { statusCode: null, error: refused.value, responseBody: null }
-          }
+          const refused = yield* Effect.flip(checkDestination(delivery.url, policy)).pipe(Effect.option)
+          if (Option.isSome(refused)) return { statusCode: null, error: refused.value, responseBody: null }
           const headers: Record<string, string> = {
             ...httpConfig.headers,
             "content-type": "application/json",
@@ -95,7 +101,7 @@ export class WebhookDelivery extends Context.Service<WebhookDelivery, {
           )
           const exchange = client.execute(request).pipe(
             Effect.flatMap((response) =>
-              response.text.pipe(
+              cappedText(response, maxReadBytes).pipe(
                 Effect.orElseSucceed(() => ""),
                 Effect.map((text) => ({
                   statusCode: response.status,

@@ -140,9 +140,9 @@ export class Webhooks extends Context.Service<Webhooks, {
       const config = yield* EngramConfig
 
       const allowedDestination = (url: string) =>
-        config.webhookDenyPrivate
-          ? checkDestination(url).pipe(Effect.mapError((reason) => ValidationError.single("url", reason)))
-          : Effect.void
+        checkDestination(url, { denyPrivate: config.webhookDenyPrivate }).pipe(
+          Effect.mapError((reason) => ValidationError.single("url", reason))
+        )
 
       const find = (bankId: string, id: string) =>
         Effect.gen(function*() {

@@ -1,9 +1,17 @@
-/** The private-destination guard: which addresses a webhook may not reach when private destinations are denied. */
+/**
+ * The destination guard: link-local and metadata addresses are never reached; private ones not when private
+ * destinations are denied (the default when the service listens beyond loopback).
+ */
 import { assert, describe, it } from "@effect/vitest"
 import { Effect } from "effect"
 import { request } from "node:http"
-import { isPrivateAddress } from "../../src/net/GuardedLookup.ts"
-import { checkDestination, guardedLookup } from "../../src/webhooks/DestinationGuard.ts"
+import { isLinkLocalOrMetadata, isPrivateAddress } from "../../src/net/GuardedLookup.ts"
+import { checkDestination, destinationLookup } from "../../src/webhooks/DestinationGuard.ts"
+import { EngramConfig, isLoopbackHost } from "../../src/config/EngramConfig.ts"
+import { ConfigProvider, Layer } from "effect"
+
+const deny = { denyPrivate: true }
+const allow = { denyPrivate: false }
 
 describe("DestinationGuard", () => {
   it("refuses private, loopback, link-local, CGNAT, multicast and reserved IPv4", () => {
@@ -32,22 +40,48 @@ describe("DestinationGuard", () => {
 
   it.effect("checks literal hosts without DNS and resolved names after resolution", () =>
     Effect.gen(function*() {
-      assert.include(yield* Effect.flip(checkDestination("http://127.0.0.1:8080/x")), "127.0.0.1")
-      assert.include(yield* Effect.flip(checkDestination("http://[::1]/x")), "::1")
-      assert.include(yield* Effect.flip(checkDestination("http://localhost/x")), "localhost resolves to")
-      yield* checkDestination("https://93.184.216.34/x")
+      assert.include(yield* Effect.flip(checkDestination("http://127.0.0.1:8080/x", deny)), "127.0.0.1")
+      assert.include(yield* Effect.flip(checkDestination("http://[::1]/x", deny)), "::1")
+      assert.include(yield* Effect.flip(checkDestination("http://localhost/x", deny)), "localhost resolves to")
+      yield* checkDestination("https://93.184.216.34/x", deny)
+      // With private destinations allowed (local development), loopback is fine but metadata never is.
+      yield* checkDestination("http://127.0.0.1:8080/x", allow)
+      assert.include(yield* Effect.flip(checkDestination("http://169.254.169.254/latest/meta-data/", allow)), "metadata")
+      assert.include(yield* Effect.flip(checkDestination("http://[fd00:ec2::254]/", allow)), "metadata")
     }))
 
   it.effect("the connect-time lookup refuses a host name that resolves to a private address", () =>
     Effect.gen(function*() {
       const error = yield* Effect.promise(() =>
         new Promise<NodeJS.ErrnoException>((resolve) => {
-          const sent = request({ host: "localhost", port: 9, path: "/", lookup: guardedLookup }, () => resolve(new Error("answered")))
+          const sent = request({ host: "localhost", port: 9, path: "/", lookup: destinationLookup(deny) }, () => resolve(new Error("answered")))
           sent.on("error", resolve)
           sent.end()
         })
       )
       assert.strictEqual(error.code, "EDESTINATIONDENIED")
       assert.include(error.message, "SERVICE_API_WEBHOOK_DENY_PRIVATE")
+    }))
+
+  it("link-local and metadata addresses are refused whatever the settings", () => {
+    for (const address of ["169.254.169.254", "169.254.0.1", "fe80::1", "fd00:ec2::254", "100.100.100.200", "::ffff:169.254.169.254"]) {
+      assert.isTrue(isLinkLocalOrMetadata(address), address)
+    }
+    for (const address of ["127.0.0.1", "10.0.0.1", "8.8.8.8", "::1"]) assert.isFalse(isLinkLocalOrMetadata(address), address)
+  })
+
+  it.effect("private destinations are denied by default when the service listens beyond loopback", () =>
+    Effect.gen(function*() {
+      const denyFor = (env: Record<string, string>) =>
+        Effect.gen(function*() {
+          return (yield* EngramConfig).webhookDenyPrivate
+        }).pipe(
+          Effect.provide(EngramConfig.layer.pipe(Layer.provide(ConfigProvider.layer(ConfigProvider.fromEnvRecord(env)))))
+        )
+      assert.isFalse(yield* denyFor({}))
+      assert.isTrue(yield* denyFor({ SERVICE_API_HOST: "0.0.0.0" }))
+      assert.isFalse(yield* denyFor({ SERVICE_API_HOST: "0.0.0.0", SERVICE_API_WEBHOOK_DENY_PRIVATE: "false" }))
+      assert.isTrue(yield* denyFor({ SERVICE_API_WEBHOOK_DENY_PRIVATE: "true" }))
+      assert.isTrue(isLoopbackHost("::1") && isLoopbackHost("localhost") && !isLoopbackHost("192.168.1.5"))
     }))
 })
