@@ -48,6 +48,11 @@ export interface EngramSettings {
    * DENY_PRIVATE, or by default whenever the service listens on a non-loopback address.
    */
   readonly webhookDenyPrivate: boolean
+  /**
+   * Listening beyond loopback without an API key is refused at start unless this is set
+   * (SERVICE_API_ALLOW_UNAUTHENTICATED): such a service would hand every bank to whoever reaches the port.
+   */
+  readonly allowUnauthenticated: boolean
   /** Brain runtime: routes, `.brain` files, hardware tier, prediction mode, breaker (SERVICE_API_BRAIN_*). */
   readonly brain: BrainSettings
   /** Scale-out over several processes sharing PostgreSQL (SERVICE_API_CLUSTER_*); `off` by default. */
@@ -96,6 +101,7 @@ const rawSettings = Config.all({
   brain: brainSettingsConfig,
   cluster: clusterSettingsConfig,
   webhookDenyPrivate: Config.option(Config.Boolean("SERVICE_API_WEBHOOK_DENY_PRIVATE")),
+  allowUnauthenticated: Config.Boolean("SERVICE_API_ALLOW_UNAUTHENTICATED").pipe(Config.withDefault(false)),
   backgroundMaxWait: Config.Duration("SERVICE_API_BACKGROUND_MAX_WAIT").pipe(Config.withDefault(Duration.millis(500)))
 })
 
@@ -118,6 +124,13 @@ export class EngramConfig extends Context.Service<EngramConfig, EngramSettings>(
       if (value.tenantExtension === "api_key" && Option.isNone(value.tenantApiKey)) {
         return yield* new InvalidConfiguration({
           message: "SERVICE_API_TENANT_EXTENSION=api_key requires SERVICE_API_TENANT_API_KEY to be set"
+        })
+      }
+      if (!isLoopbackHost(value.host) && value.tenantExtension !== "api_key" && !value.allowUnauthenticated) {
+        return yield* new InvalidConfiguration({
+          message: `SERVICE_API_HOST=${value.host} listens beyond this machine with no API key: set ` +
+            "SERVICE_API_TENANT_EXTENSION=api_key and SERVICE_API_TENANT_API_KEY, or SERVICE_API_ALLOW_UNAUTHENTICATED=true " +
+            "if something in front of the service authenticates its clients"
         })
       }
       const clusterProblem = clusterSettingsProblem(

@@ -79,8 +79,9 @@ describe("DestinationGuard", () => {
           Effect.provide(EngramConfig.layer.pipe(Layer.provide(ConfigProvider.layer(ConfigProvider.fromEnvRecord(env)))))
         )
       assert.isFalse(yield* denyFor({}))
-      assert.isTrue(yield* denyFor({ SERVICE_API_HOST: "0.0.0.0" }))
-      assert.isFalse(yield* denyFor({ SERVICE_API_HOST: "0.0.0.0", SERVICE_API_WEBHOOK_DENY_PRIVATE: "false" }))
+      const open = { SERVICE_API_HOST: "0.0.0.0", SERVICE_API_ALLOW_UNAUTHENTICATED: "true" }
+      assert.isTrue(yield* denyFor(open))
+      assert.isFalse(yield* denyFor({ ...open, SERVICE_API_WEBHOOK_DENY_PRIVATE: "false" }))
       assert.isTrue(yield* denyFor({ SERVICE_API_WEBHOOK_DENY_PRIVATE: "true" }))
       assert.isTrue(isLoopbackHost("::1") && isLoopbackHost("localhost") && !isLoopbackHost("192.168.1.5"))
     }))
