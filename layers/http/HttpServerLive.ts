@@ -34,6 +34,7 @@ import { ReposHandlers } from "../../src/http/handlers/ReposHandlers.ts"
 import { foregroundMiddleware } from "../../src/http/ForegroundMiddleware.ts"
 import { jsonErrorsMiddleware } from "../../src/http/JsonErrors.ts"
 import { authFirstMiddleware } from "../../src/http/AuthFirst.ts"
+import { browserGuardMiddleware } from "../../src/http/BrowserGuard.ts"
 import { makeRouteTemplates } from "../../src/http/RouteTemplates.ts"
 import { textHygieneMiddleware } from "../../src/http/TextHygiene.ts"
 import { McpLive, mcpRouteTemplates } from "./McpLive.ts"
@@ -101,7 +102,9 @@ export const Routes = Layer.mergeAll(
   McpLive,
   UiLive,
   jsonErrorsMiddleware(routeOf),
-  // Before anything reads a body: the key first (global middleware run in the order they are listed here).
+  // Before anything reads a body: what a browser page may not do, then the key (global middleware run in the order
+  // they are listed here).
+  browserGuardMiddleware,
   authFirstMiddleware,
   textHygieneMiddleware(routeOf),
   foregroundMiddleware
