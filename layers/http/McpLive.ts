@@ -12,7 +12,8 @@ import { EngramConfig, InvalidConfiguration } from "../../src/config/EngramConfi
 import { BankId } from "../../src/domain/Bank.ts"
 import { ValidationError } from "../../src/domain/Errors.ts"
 import { apiVersion } from "../../src/http/handlers/MonitoringHandlers.ts"
-import { makeKeyCheck } from "../../src/http/handlers/Middleware.ts"
+import { CurrentBankAccess, everyBank } from "../../src/auth/BankAccess.ts"
+import { keyRingOf } from "../../src/auth/KeyRing.ts"
 import { handleMcpRequest } from "../../src/mcp/McpEndpoint.ts"
 import { McpTools } from "../../src/mcp/McpTools.ts"
 import { makeRebindingPolicy, rebindingViolation } from "../../src/mcp/RebindingGuard.ts"
@@ -51,9 +52,7 @@ const McpRoutesLive = HttpRouter.use((router) =>
       allowedHosts: Option.getOrUndefined(config.mcpAllowedHosts),
       allowedOrigins: Option.getOrUndefined(config.mcpAllowedOrigins)
     })
-    const keyCheck = config.tenantExtension === "api_key" && Option.isSome(config.tenantApiKey)
-      ? makeKeyCheck(config.tenantApiKey.value)
-      : undefined
+    const keyRing = keyRingOf(config)
     const validator = new AjvJsonSchemaValidator()
 
     const handler = (mode: McpMode) =>
@@ -62,7 +61,8 @@ const McpRoutesLive = HttpRouter.use((router) =>
         const headers = request.headers
         const violation = rebindingViolation(policy, { host: headers["host"], origin: headers["origin"] })
         if (violation !== undefined) return refuse(403, violation)
-        if (keyCheck !== undefined && !keyCheck(headers["authorization"])) {
+        const access = keyRing === undefined ? everyBank : keyRing.accessOf(headers["authorization"])
+        if (access === undefined) {
           return refuse(401, "missing or invalid API key: send 'Authorization: Bearer <key>'", {
             "www-authenticate": "Bearer"
           })
@@ -77,6 +77,11 @@ const McpRoutesLive = HttpRouter.use((router) =>
         if (problem !== undefined) return refuse(400, problem)
 
         const defaultBank = pathBank ?? headerBank ?? config.mcpDefaultBankId
+        // A key that does not reach the endpoint's bank gets nothing from it; tools naming other banks are checked
+        // per call (`mcp/ToolCatalog`).
+        if ((pathBank !== undefined || headerBank !== undefined) && !access.reaches(defaultBank)) {
+          return refuse(403, `bank_id: this API key does not reach bank '${defaultBank}'`)
+        }
         const web = yield* HttpServerRequest.toWeb(request)
         const response = yield* handleMcpRequest(web, {
           catalog: mode === "multi" ? tools.multiBank : tools.singleBank,
@@ -88,7 +93,7 @@ const McpRoutesLive = HttpRouter.use((router) =>
           version: apiVersion,
           maxRequestBytes: config.maxRequestBytes,
           validator
-        })
+        }).pipe(Effect.provideService(CurrentBankAccess, access))
         return HttpServerResponse.fromWeb(response)
       }).pipe(Effect.catchTag("RequestParseError", () => Effect.succeed(refuse(400, "the request could not be read"))))
 

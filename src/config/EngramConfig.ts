@@ -8,6 +8,7 @@ import { type ResearchSettings, researchSettingsConfig } from "../research/Resea
 import { type CodebaseSettings, codebaseSettingsConfig } from "../codebases/CodebaseSettings.ts"
 import { type BrainSettings, brainSettingsConfig } from "../brain/BrainSettings.ts"
 import { type ClusterSettings, clusterSettingsConfig, clusterSettingsProblem } from "../cluster/ClusterSettings.ts"
+import { parseTenantKeys, type TenantKey } from "../auth/TenantKeys.ts"
 
 export class InvalidConfiguration extends Data.TaggedError("InvalidConfiguration")<{ readonly message: string }> {}
 
@@ -18,7 +19,10 @@ export interface EngramSettings {
   readonly databaseUrl: Option.Option<Redacted.Redacted<string>>
   readonly databaseSchema: string
   readonly tenantExtension: "none" | "api_key"
+  /** SERVICE_API_TENANT_API_KEY: one key that reaches every bank. */
   readonly tenantApiKey: Option.Option<Redacted.Redacted<string>>
+  /** SERVICE_API_TENANT_API_KEYS: keys that each reach their own banks (`auth/TenantKeys`). */
+  readonly tenantApiKeys: ReadonlyArray<TenantKey>
   readonly mcpEnabled: boolean
   readonly mcpDefaultBankId: string
   /** Host names the MCP endpoint answers for (DNS-rebinding guard); none set: loopback names on a loopback bind. */
@@ -111,19 +115,34 @@ export const isLoopbackHost = (host: string): boolean =>
 
 const settings = rawSettings.pipe(Config.map((raw): EngramSettings => ({
   ...raw,
+  // Read by the layer, which can refuse a malformed value with a message (see `withTenantKeys`).
+  tenantApiKeys: [],
   // Local development on 127.0.0.1 keeps reaching local receivers; a service others can reach refuses them.
   webhookDenyPrivate: Option.getOrElse(raw.webhookDenyPrivate, () => !isLoopbackHost(raw.host))
 })))
+
+/** The settings with the keys of SERVICE_API_TENANT_API_KEYS, or a start-up error saying what is wrong with it. */
+const withTenantKeys = (value: EngramSettings) =>
+  Effect.gen(function*() {
+    const raw = yield* Config.option(Config.Redacted("SERVICE_API_TENANT_API_KEYS"))
+    if (Option.isNone(raw) || Redacted.value(raw.value).trim() === "") return value
+    const keys = parseTenantKeys(raw.value)
+    if (typeof keys === "string") return yield* new InvalidConfiguration({ message: keys })
+    return { ...value, tenantApiKeys: keys }
+  })
 
 export class EngramConfig extends Context.Service<EngramConfig, EngramSettings>()("engram/config/EngramConfig") {
   /** Reads the environment; an inconsistent combination is a start-up error that says what to set. */
   static readonly layer = Layer.effect(
     EngramConfig,
     Effect.gen(function*() {
-      const value = yield* settings
-      if (value.tenantExtension === "api_key" && Option.isNone(value.tenantApiKey)) {
+      const value = yield* withTenantKeys(yield* settings)
+      if (
+        value.tenantExtension === "api_key" && Option.isNone(value.tenantApiKey) && value.tenantApiKeys.length === 0
+      ) {
         return yield* new InvalidConfiguration({
-          message: "SERVICE_API_TENANT_EXTENSION=api_key requires SERVICE_API_TENANT_API_KEY to be set"
+          message:
+            "SERVICE_API_TENANT_EXTENSION=api_key requires SERVICE_API_TENANT_API_KEY or SERVICE_API_TENANT_API_KEYS to be set"
         })
       }
       if (!isLoopbackHost(value.host) && value.tenantExtension !== "api_key" && !value.allowUnauthenticated) {

@@ -56,6 +56,11 @@ export class Unauthorized extends Schema.TaggedError<Unauthorized>()("Unauthoriz
   detail: Schema.String
 }, { httpApiStatus: 401 }) {}
 
+/** The API key is valid but does not reach what was asked for (a bank outside its list, an admin route). */
+export class Forbidden extends Schema.TaggedError<Forbidden>()("Forbidden", {
+  detail: Schema.String
+}, { httpApiStatus: 403 }) {}
+
 export class ServiceUnavailable extends Schema.TaggedError<ServiceUnavailable>()("ServiceUnavailable", {
   detail: Schema.String
 }, { httpApiStatus: 503 }) {}

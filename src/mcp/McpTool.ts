@@ -5,10 +5,10 @@
  * carry a second implementation of a feature.
  */
 import { Effect, Schema, SchemaAST } from "effect"
-import type { Conflict, NotFound, ServiceUnavailable, ValidationError } from "../domain/Errors.ts"
+import type { Conflict, Forbidden, NotFound, ServiceUnavailable, ValidationError } from "../domain/Errors.ts"
 
 /** What a tool can fail with; each becomes an `isError` result whose text is the error's `detail`. */
-export type ToolError = NotFound | ValidationError | ServiceUnavailable | Conflict
+export type ToolError = NotFound | ValidationError | ServiceUnavailable | Conflict | Forbidden
 
 /** MCP tool annotations: hints an assistant (or its user) reads before calling. */
 export interface ToolHints {

@@ -7,6 +7,7 @@
  */
 import type { CallToolResult, Tool } from "@modelcontextprotocol/sdk/types.js"
 import { Cause, Effect, Schema, SchemaAST } from "effect"
+import { requireBank } from "../auth/BankAccess.ts"
 import { BankId } from "../domain/Bank.ts"
 import { FieldIssue, ValidationError } from "../domain/Errors.ts"
 import { scanJson } from "../domain/StorableText.ts"
@@ -122,9 +123,11 @@ const compile = (tool: McpTool, mode: McpMode) => {
       Effect.mapError((error) => Schema.isSchemaError(error) ? ValidationError.fromSchemaError(error, "body") : error),
       Effect.flatMap((decoded) => {
         const { bank_id, ...rest } = decoded as { readonly bank_id?: string }
-        return takesBankArgument
-          ? tool.run(resolveBank(bank_id), rest)
-          : tool.run(tool.usesBank ? resolveBank(undefined) : "", decoded)
+        const bank = takesBankArgument || tool.usesBank ? resolveBank(bank_id) : undefined
+        // The bank a call works in, or the one a bank-less tool names (create_bank), must be one the key reaches.
+        const named = bank ?? (typeof bank_id === "string" ? bank_id : undefined)
+        const run = takesBankArgument ? tool.run(bank!, rest) : tool.run(bank ?? "", decoded)
+        return named === undefined ? run : Effect.andThen(requireBank(named), run)
       }),
       Effect.map(success),
       Effect.catch((error) => Effect.succeed(textResult(explain(error, tool.name, mode), true))),

@@ -188,6 +188,14 @@ const makeMemoryRepos = Effect.gen(function*() {
     }
     const source = input.source_bank_id
     if (source !== undefined && source !== null && !(yield* bankExists(source))) return yield* NotFound.of("bank", source)
+    // Cloning restores the source's tables over the target: into an existing bank it would silently replace what the
+    // bank holds. A clone goes into a new bank; an existing bank gets a repo with `enable` (or this call, no source).
+    if (source !== undefined && source !== null && source !== input.bank_id && (yield* bankExists(input.bank_id))) {
+      return yield* new Conflict({
+        detail: `bank_id: bank '${input.bank_id}' already exists and cloning '${source}' into it would replace its ` +
+          "memories; clone into a new bank_id"
+      })
+    }
     const repoRow = yield* inTransaction(Effect.gen(function*() {
       yield* Effect.orDie(sql`INSERT INTO banks (bank_id) VALUES (${input.bank_id}) ON CONFLICT (bank_id) DO NOTHING`)
       if (source !== undefined && source !== null && source !== input.bank_id) {

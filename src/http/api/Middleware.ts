@@ -3,12 +3,13 @@
  * names each field, and the optional API-key check. Their implementations live in `src/http/handlers`.
  */
 import { HttpApiMiddleware } from "effect/http-api"
-import { Unauthorized, ValidationError } from "../../domain/Errors.ts"
+import { Forbidden, Unauthorized, ValidationError } from "../../domain/Errors.ts"
 
 export class RequestValidation extends HttpApiMiddleware.Service<RequestValidation>()("engram/http/RequestValidation", {
   error: ValidationError
 }) {}
 
 export class ApiKeyAuth extends HttpApiMiddleware.Service<ApiKeyAuth>()("engram/http/ApiKeyAuth", {
-  error: Unauthorized
+  // Forbidden: handlers that name a bank outside the path (`auth/BankAccess`) refuse keys that do not reach it.
+  error: [Unauthorized, Forbidden]
 }) {}

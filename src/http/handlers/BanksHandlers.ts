@@ -5,6 +5,7 @@ import { toBankResponse, toConfigView, toListItem, toProfile } from "../../bank/
 import { Banks } from "../../bank/Banks.ts"
 import type { BankUpdate } from "../../domain/Bank.ts"
 import { EngramApi } from "../api/Api.ts"
+import { reachable } from "../../auth/BankAccess.ts"
 
 export const BanksHandlers = HttpApiBuilder.group(
   EngramApi,
@@ -17,7 +18,12 @@ export const BanksHandlers = HttpApiBuilder.group(
       Effect.map(effect, (bank) => toConfigView(bank, banks.defaults))
 
     return handlers.handleAll({
-      list: () => Effect.map(banks.list, (all) => ({ banks: all.map(toListItem) })),
+      // A key of SERVICE_API_TENANT_API_KEYS sees only its banks.
+      list: () =>
+        banks.list.pipe(
+          Effect.flatMap((all) => reachable(all, (bank) => bank.bankId)),
+          Effect.map((all) => ({ banks: all.map(toListItem) }))
+        ),
       put: ({ params, payload }) => view(banks.put(params.bank_id, payload)),
       patch: ({ params, payload }) => view(banks.patch(params.bank_id, payload)),
       delete: ({ params }) =>

@@ -1,7 +1,8 @@
 /** REST handlers for retain and memory reads, over the `Retain` and `MemoryUnits` services. */
 import { Effect, Schema } from "effect"
 import { readFile } from "node:fs/promises"
-import { ValidationError } from "../../domain/Errors.ts"
+import { reachesBank } from "../../auth/BankAccess.ts"
+import { NotFound, ValidationError } from "../../domain/Errors.ts"
 import { scanJson } from "../../domain/StorableText.ts"
 import { FileRetainRequest } from "../../domain/Files.ts"
 import { Recall } from "../../memory/recall/Recall.ts"
@@ -43,6 +44,10 @@ export const MemoriesHandlers = HttpApiBuilder.group(
         )
       }).pipe(Effect.mapError(invalidRequest))
 
+    const reachableChunk = (chunkId: string) =>
+      Effect.flatMap(units.chunk(chunkId), (chunk) =>
+        Effect.flatMap(reachesBank(chunk.bankId), (reaches) =>
+          reaches ? Effect.succeed(chunk) : Effect.fail(NotFound.of("chunk", chunkId))))
     return handlers.handleAll({
       retain: Effect.fn(function*({ params, payload }) {
         if (payload.async === true) {
@@ -96,8 +101,9 @@ export const MemoriesHandlers = HttpApiBuilder.group(
           message: `deleted ${deleted} ${query.type ?? ""} memories`.replace("  ", " "),
           deleted_count: deleted
         })),
+      // A chunk of a bank the key does not reach is answered as missing, like one that does not exist.
       chunk: ({ params }) =>
-        Effect.map(units.chunk(params.chunk_id), (chunk) => ({
+        Effect.map(reachableChunk(params.chunk_id), (chunk) => ({
           id: chunk.id,
           chunk_id: chunk.id,
           bank_id: chunk.bankId,

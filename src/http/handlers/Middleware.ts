@@ -1,11 +1,13 @@
 /**
  * Implementations of the REST middleware: request decoding failures become a 400 that names every
- * offending field; with the `api_key` tenant extension every route but /health and /version needs the key.
+ * offending field; with the `api_key` tenant extension every route but /health and /version needs a key (`auth/KeyRing`),
+ * and the banks it reaches are the request's `CurrentBankAccess`.
  */
-import { Effect, Layer, Option, Redacted } from "effect"
+import { Effect, Layer } from "effect"
 import { HttpServerRequest } from "effect/http"
 import { HttpApiError } from "effect/http-api"
-import { createHash, timingSafeEqual } from "node:crypto"
+import { CurrentBankAccess } from "../../auth/BankAccess.ts"
+import { keyRingOf } from "../../auth/KeyRing.ts"
 import { EngramConfig } from "../../config/EngramConfig.ts"
 import type { IssueLocation } from "../../domain/Errors.ts"
 import { Unauthorized, ValidationError } from "../../domain/Errors.ts"
@@ -30,32 +32,19 @@ export const RequestValidationLive = Layer.succeed(RequestValidation)((httpEffec
 /** Endpoints that answer without a key, so load balancers and clients can probe the service. */
 const publicEndpoints: ReadonlySet<string> = new Set(["health", "version"])
 
-const digest = (value: string) => createHash("sha256").update(value).digest()
-
-/** Compares digests in constant time so the key cannot be guessed byte by byte from response timings. */
-export const makeKeyCheck = (expected: Redacted.Redacted<string>) => {
-  const expectedDigest = digest(Redacted.value(expected))
-  return (authorization: string | undefined): boolean => {
-    const match = authorization?.match(/^Bearer\s+(.+)$/i)
-    return match?.[1] !== undefined && timingSafeEqual(digest(match[1].trim()), expectedDigest)
-  }
-}
-
 export const ApiKeyAuthLive = Layer.effect(
   ApiKeyAuth,
   Effect.gen(function*() {
-    const config = yield* EngramConfig
-    if (config.tenantExtension !== "api_key" || Option.isNone(config.tenantApiKey)) {
-      return ApiKeyAuth.of((httpEffect) => httpEffect)
-    }
-    const check = makeKeyCheck(config.tenantApiKey.value)
+    const keyRing = keyRingOf(yield* EngramConfig)
+    if (keyRing === undefined) return ApiKeyAuth.of((httpEffect) => httpEffect)
     return ApiKeyAuth.of((httpEffect, { endpoint }) =>
       publicEndpoints.has(endpoint.identifier) ? httpEffect : Effect.gen(function*() {
         const request = yield* HttpServerRequest.HttpServerRequest
-        if (!check(request.headers["authorization"])) {
+        const access = keyRing.accessOf(request.headers["authorization"])
+        if (access === undefined) {
           return yield* new Unauthorized({ detail: "missing or invalid API key: send 'Authorization: Bearer <key>'" })
         }
-        return yield* httpEffect
+        return yield* Effect.provideService(httpEffect, CurrentBankAccess, access)
       })
     )
   })

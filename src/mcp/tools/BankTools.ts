@@ -5,6 +5,7 @@
 import { Effect, Option } from "effect"
 import { toBankResponse, toListItem } from "../../bank/BankViews.ts"
 import { Banks } from "../../bank/Banks.ts"
+import { reachable } from "../../auth/BankAccess.ts"
 import { BankId, BankUpdate } from "../../domain/Bank.ts"
 import { defineTool, described } from "../McpTool.ts"
 
@@ -65,7 +66,11 @@ export const bankTools = Effect.gen(function*() {
       hints: { readOnlyHint: true, idempotentHint: true },
       multiBankOnly: true,
       usesBank: false,
-      run: () => Effect.map(banks.list, (all) => ({ banks: all.map(toListItem) }))
+      run: () =>
+        banks.list.pipe(
+          Effect.flatMap((all) => reachable(all, (bank) => bank.bankId)),
+          Effect.map((all) => ({ banks: all.map(toListItem) }))
+        )
     }),
     defineTool({
       name: "create_bank",
