@@ -26,6 +26,19 @@ const refusal = (policy: DestinationPolicy) => (host: string, address: string) =
     : `${host} resolves to ${address}, a private or loopback address, and private destinations are denied ` +
       "(SERVICE_API_WEBHOOK_DENY_PRIVATE, on by default when the service listens beyond loopback)"
 
+/**
+ * Names cloud providers give their metadata services. They resolve (inside the cloud) to a link-local address the
+ * connect-time lookup refuses anyway; refusing the name too tells the caller at registration, wherever it runs.
+ */
+const metadataHostNames: ReadonlySet<string> = new Set([
+  "metadata",
+  "metadata.google.internal",
+  "metadata.goog",
+  "instance-data",
+  "instance-data.ec2.internal",
+  "metadata.azure.com"
+])
+
 /** The host part of a URL as a resolver or `isIP` expects it (IPv6 literals lose their brackets). */
 const hostOf = (url: URL) => url.hostname.replace(/^\[(.*)\]$/, "$1")
 
@@ -34,6 +47,11 @@ export const checkDestination = (url: string, policy: DestinationPolicy): Effect
   Effect.gen(function*() {
     const denied = deniedBy(policy)
     const host = hostOf(new URL(url))
+    if (metadataHostNames.has(host.toLowerCase().replace(/\.$/, ""))) {
+      return yield* Effect.fail(
+        `${host} is a cloud metadata service, which webhooks never reach whatever SERVICE_API_WEBHOOK_DENY_PRIVATE says`
+      )
+    }
     if (isIP(host) !== 0) {
       if (denied(host)) return yield* Effect.fail(refusal(policy)(host, host))
       return
