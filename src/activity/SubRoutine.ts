@@ -135,6 +135,8 @@ export class SubRoutine extends Context.Service<SubRoutine, {
         )
         const brainMs = (yield* Clock.currentTimeMillis) - started
         const model = yield* activity.build(bankId, { rebuild: payload.force_rebuild })
+        // Whoever forced a rebuild expects the brain's file to hold it, however small the bank (`brain/status`).
+        if (payload.force_rebuild) yield* brains.keepFileNow(bankId)
         const now = new Date(yield* Clock.currentTimeMillis)
         return {
           bank_id: bankId,

@@ -109,6 +109,8 @@ export interface BrainFiles {
    * writing a 100k-memory brain's file raised the server's resident memory by about 110 MB for good.
    */
   readonly keep: (bankId: string, memories: number) => Effect.Effect<void>
+  /** Writes the bank's brain to its file whatever the bank's size (never fails): someone asked for the brain. */
+  readonly keepNow: (bankId: string) => Effect.Effect<void>
 }
 
 /** Why an imported brain was not installed as it is (then the next read builds one from SQL as usual). */
@@ -172,6 +174,11 @@ export class BankBrains extends Context.Service<BankBrains, {
   readonly state: (bankId: string) => Effect.Effect<BrainRuntimeState>
   /** Cold reads load kept `.brain` files from now on, and big brains ask for one. */
   readonly attachFiles: (files: BrainFiles) => Effect.Effect<void>
+  /**
+   * Writes the bank's brain to its kept file now, whatever its size: an explicit rebuild (`sub-routine` with
+   * `force_rebuild`) leaves the file its caller asked for. Nothing when kept files are off.
+   */
+  readonly keepFileNow: (bankId: string) => Effect.Effect<void>
   /** The bank's kept file now holds the brain as of `dataVersion` (from `snapshot`). */
   readonly fileWritten: (bankId: string, dataVersion: DataVersion) => Effect.Effect<void>
   /** Banks whose brain is loaded now. */
@@ -677,6 +684,7 @@ export class BankBrains extends Context.Service<BankBrains, {
           dataVersion,
           state,
           attachFiles: (attached) => Effect.sync(() => void (files = attached)),
+          keepFileNow: (bankId) => Effect.suspend(() => files === undefined ? Effect.void : files.keepNow(bankId)),
           fileWritten: (bankId, version) =>
             Effect.sync(() => {
               const entry = entries.get(bankId)

@@ -59,7 +59,14 @@ export const KeptBrainFiles = Layer.effectDiscard(Effect.gen(function*() {
       return write(bankId).pipe(Effect.ensuring(Effect.sync(() => writing.delete(bankId))))
     })
 
-  yield* brains.attachFiles({ load, keep })
+  const keepNow = (bankId: string) =>
+    Effect.suspend(() => {
+      if (writing.has(bankId)) return Effect.void
+      writing.add(bankId)
+      return write(bankId).pipe(Effect.ensuring(Effect.sync(() => writing.delete(bankId))))
+    })
+
+  yield* brains.attachFiles({ load, keep, keepNow })
 
   // A file that already describes the bank as it is is kept as it is (`writeFile` compares before it writes).
   yield* Effect.addFinalizer(() =>

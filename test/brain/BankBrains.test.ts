@@ -170,6 +170,7 @@ layer(testApp(), { excludeTestServices: true })("bank brain", (it) => {
         const brains = yield* BankBrains
         yield* brains.attachFiles({
           load: (bankId) => Effect.sync(() => void loads.push(bankId)).pipe(Effect.as(Option.none())),
+          keepNow: () => Effect.void,
           keep: (bankId, memories) => Effect.sync(() => void kept.push([bankId, memories]))
         })
         const memories = Option.getOrThrow(yield* brains.available(bank)).keywords.size

@@ -165,6 +165,10 @@ layer(testApp({}, TestTaskHandlers), { excludeTestServices: true, timeout: "2 mi
       const after = yield* request("GET", `${base}/sub-routine/histogram`)
       assert.strictEqual(sharesOf(after.body).get(23), rebuilt.activity.histogram[23].score)
       assert.isString(after.body.built_at)
+      // The bank holds a few memories, far below the size that keeps a file on its own: asked for, it is kept.
+      const status = yield* request("GET", `${base}/brain/status`)
+      assert.strictEqual(status.body.exists, true, status.text)
+      assert.isAbove(status.body.size_bytes, 0)
     }))
 
   it.effect("bad input is refused naming the field; an unknown bank is 404; /version reports sub_routine", () =>
