@@ -1,9 +1,10 @@
 /**
  * Retrieval quality on the LoCoMo development split (../shared/data/locomo, evaluation use only, read at run
  * time and never copied here): every turn retained offline ("Speaker: text", session date as timestamp, its
- * dia_id in metadata), every question of categories 1–4 with evidence recalled. Reports hit@1/5/10 (any
- * evidence turn among the top k) and all@10 for engram, and for two baselines computed in the same run over
- * single turns: BM25 (Okapi, k1 1.2, b 0.75) and vector-only (the same GloVe sentence vectors, cosine).
+ * dia_id in metadata), every question of categories 1–4 with evidence recalled. Reports, at turn and at session
+ * granularity, overall and per category: hit@1/5/10 (any evidence among the top k), NDCG@5 (binary relevance) and
+ * all@10, for engram and for two baselines computed in the same run over single turns: BM25 (Okapi, k1 1.2, b 0.75)
+ * and vector-only (the same GloVe sentence vectors, cosine).
  * Rerun: `node bench/locomo-retrieval.ts [budget]` (default mid).
  */
 import { Effect, Layer } from "effect"
@@ -64,8 +65,22 @@ const diaIds = (bankId: string, ids: ReadonlyArray<string>, known: Map<string, s
     return ids.map((id) => known.get(id) ?? "")
   })
 
-interface Tally { hit1: number; hit5: number; hit10: number; all10: number; n: number }
-const tally = (): Tally => ({ hit1: 0, hit5: 0, hit10: 0, all10: 0, n: 0 })
+interface Tally { hit1: number; hit5: number; hit10: number; all10: number; ndcg5: number; n: number }
+const tally = (): Tally => ({ hit1: 0, hit5: 0, hit10: 0, all10: 0, ndcg5: 0, n: 0 })
+
+/** NDCG@5 with binary relevance: each distinct relevant item counts once, at its first rank. */
+const ndcgAt5 = (ranked: ReadonlyArray<string>, relevant: ReadonlySet<string>) => {
+  let dcg = 0
+  const seen = new Set<string>()
+  ranked.slice(0, 5).forEach((id, rank) => {
+    if (relevant.has(id) && !seen.has(id)) dcg += 1 / Math.log2(rank + 2)
+    seen.add(id)
+  })
+  let ideal = 0
+  for (let rank = 0; rank < Math.min(5, relevant.size); rank++) ideal += 1 / Math.log2(rank + 2)
+  return ideal === 0 ? 0 : dcg / ideal
+}
+
 const score = (t: Tally, ranked: ReadonlyArray<string>, evidence: ReadonlyArray<string>) => {
   const hitAt = (k: number) => ranked.slice(0, k).some((id) => evidence.includes(id))
   t.n++
@@ -73,14 +88,45 @@ const score = (t: Tally, ranked: ReadonlyArray<string>, evidence: ReadonlyArray<
   if (hitAt(5)) t.hit5++
   if (hitAt(10)) t.hit10++
   if (evidence.every((id) => ranked.slice(0, 10).includes(id))) t.all10++
+  t.ndcg5 += ndcgAt5(ranked, new Set(evidence))
 }
+
+/** "D3:5" (session 3, turn 5) → "D3". */
+const sessionOf = (diaId: string) => diaId.split(":")[0] ?? diaId
+const distinct = (ids: ReadonlyArray<string>) => [...new Set(ids.filter((id) => id !== ""))]
+
+type Granularity = "turn" | "session"
+type Method = "engram" | "bm25" | "vector"
+const methods: ReadonlyArray<Method> = ["engram", "bm25", "vector"]
+
+/** One tally per method, granularity and category ("all" for every category). */
+const tallies = new Map<string, Tally>()
+const tallyOf = (method: string, granularity: Granularity, category: string) => {
+  const key = `${method}|${granularity}|${category}`
+  if (!tallies.has(key)) tallies.set(key, tally())
+  return tallies.get(key)!
+}
+
+/** Scores one ranked list of turn ids at both granularities, overall and for the question's category. */
+const scoreBoth = (method: string, rankedTurns: ReadonlyArray<string>, evidence: ReadonlyArray<string>, category: number) => {
+  const rankedSessions = distinct(rankedTurns.map(sessionOf))
+  const evidenceSessions = distinct(evidence.map(sessionOf))
+  for (const label of ["all", String(category)]) {
+    score(tallyOf(method, "turn", label), distinct(rankedTurns), evidence)
+    score(tallyOf(method, "session", label), rankedSessions, evidenceSessions)
+  }
+}
+
+const row = (label: string, t: Tally) =>
+  `| ${label} | ${(t.hit1 / t.n).toFixed(3)} | ${(t.hit5 / t.n).toFixed(3)} | ${(t.hit10 / t.n).toFixed(3)} | ` +
+  `${(t.ndcg5 / t.n).toFixed(3)} | ${(t.all10 / t.n).toFixed(3)} |`
 
 const program = Effect.gen(function*() {
   const retain = yield* Retain
   const recall = yield* Recall
   const embeddings = yield* Embeddings
-  const results = { engram: tally(), bm25: tally(), vector: tally() }
   const perStrategy: Record<string, Tally> = {}
+  const categories = new Set<number>()
   let recallMs = 0
   for (const sample of loadLocomo()) {
     const bankId = `locomo-${sample.sample_id}`
@@ -91,6 +137,7 @@ const program = Effect.gen(function*() {
     const vectors = yield* embeddings.embedDocuments(turns.map((turn) => turn.content))
     for (const qa of sample.qa) {
       if (qa.category > 4 || !qa.evidence || qa.evidence.length === 0) continue
+      categories.add(qa.category)
       const evidence = [...qa.evidence]
       const started = performance.now()
       const response = yield* recall.recall(bankId, { query: qa.question, budget, include: { entities: null }, trace: true })
@@ -103,24 +150,30 @@ const program = Effect.gen(function*() {
         const dias = yield* diaIds(bankId, ids, diaOf)
         score(perStrategy[name]!, dias, evidence)
       }
-      score(results.engram, [...new Set(response.results.map((r) => r.metadata?.["dia_id"] ?? ""))], evidence)
-      score(results.bm25, keyword(qa.question).slice(0, 10).map((r) => turns[r.index]!.metadata.dia_id), evidence)
+      scoreBoth("engram", response.results.map((r) => r.metadata?.["dia_id"] ?? ""), evidence, qa.category)
+      // Baselines rank more than ten turns so that, folded into sessions, they still fill ten session ranks.
+      scoreBoth("bm25", keyword(qa.question).slice(0, 50).map((r) => turns[r.index]!.metadata.dia_id), evidence, qa.category)
       const q = yield* embeddings.embedQuery(qa.question)
       const byVector = vectors.map((v, index) => ({ index, s: dot(v, q) })).sort((a, b) => b.s - a.s)
-      score(results.vector, byVector.slice(0, 10).map((r) => turns[r.index]!.metadata.dia_id), evidence)
+      scoreBoth("vector", byVector.slice(0, 50).map((r) => turns[r.index]!.metadata.dia_id), evidence, qa.category)
     }
   }
-  const n = results.engram.n
+  const n = tallyOf("engram", "turn", "all").n
   console.log(`locomo-retrieval: ${n} questions (categories 1–4), budget ${budget}, offline (GloVe, no LLM)`)
-  console.log("| method | hit@1 | hit@5 | hit@10 | all@10 |")
-  console.log("|---|---:|---:|---:|---:|")
-  for (const [name, t] of Object.entries(results)) {
-    console.log(`| ${name} | ${(t.hit1 / t.n).toFixed(3)} | ${(t.hit5 / t.n).toFixed(3)} | ${(t.hit10 / t.n).toFixed(3)} | ${(t.all10 / t.n).toFixed(3)} |`)
+  for (const granularity of ["turn", "session"] as const) {
+    console.log(`\n${granularity} level (a hit is an evidence ${granularity} among the top k)`)
+    console.log("| method | hit@1 | hit@5 | hit@10 | NDCG@5 | all@10 |")
+    console.log("|---|---:|---:|---:|---:|---:|")
+    for (const method of methods) console.log(row(method, tallyOf(method, granularity, "all")))
+    for (const category of [...categories].sort()) {
+      for (const method of methods) console.log(row(`${method}, category ${category}`, tallyOf(method, granularity, String(category))))
+    }
   }
-  for (const [name, t] of Object.entries(perStrategy)) {
-    console.log(`| engram ${name} only (top 10 candidates) | ${(t.hit1 / t.n).toFixed(3)} | ${(t.hit5 / t.n).toFixed(3)} | ${(t.hit10 / t.n).toFixed(3)} | ${(t.all10 / t.n).toFixed(3)} |`)
-  }
-  console.log(`engram hit@10 − BM25 hit@10 = ${((results.engram.hit10 - results.bm25.hit10) / n).toFixed(3)} (target ≥ 0.08); ` +
+  console.log("\nengram's strategies alone, turn level (top 10 candidates of each)")
+  for (const [name, t] of Object.entries(perStrategy)) console.log(row(`engram ${name} only`, t))
+  const engram = tallyOf("engram", "turn", "all")
+  const baseline = tallyOf("bm25", "turn", "all")
+  console.log(`\nengram hit@10 − BM25 hit@10 = ${((engram.hit10 - baseline.hit10) / n).toFixed(3)} (turn level); ` +
     `mean recall latency ${(recallMs / n).toFixed(1)} ms`)
 })
 
