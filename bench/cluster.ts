@@ -11,6 +11,7 @@
  * Each run uses a fresh schema, dropped when the bench ends.
  */
 import { type ChildProcess, spawn } from "node:child_process"
+import { randomBytes } from "node:crypto"
 import { openSync } from "node:fs"
 import { createServer } from "node:net"
 import { join } from "node:path"
@@ -68,7 +69,9 @@ const run = async (runners: number) => {
     SERVICE_API_DATABASE_URL: databaseUrl,
     SERVICE_API_DATABASE_SCHEMA: schema,
     SERVICE_API_ENABLE_OBSERVATIONS: "false",
-    SERVICE_API_CLUSTER_SHARDS: String(shards)
+    SERVICE_API_CLUSTER_SHARDS: String(shards),
+    // Every node of a cluster shares one secret; a fresh random one per run.
+    SERVICE_API_CLUSTER_SECRET: randomBytes(24).toString("base64url")
   }
   const node = async (mode: "runner" | "client") => {
     const port = await freePort()

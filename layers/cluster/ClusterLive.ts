@@ -1,11 +1,10 @@
 /**
  * The bank actors as configured: in-process (SERVICE_API_CLUSTER_MODE=off, the default, exactly as before), or
- * routed through `effect/cluster` — socket transport between runners, runner registry, shard locks and message
- * storage in the shared PostgreSQL (SqlRunnerStorage, SqlMessageStorage).
+ * routed through `effect/cluster` — sockets between nodes authenticated by the cluster secret (ClusterTransport.ts),
+ * runner registry, shard locks and message storage in the shared PostgreSQL (SqlRunnerStorage, SqlMessageStorage).
  */
-import * as NodeClusterSocket from "@effect/platform-node/NodeClusterSocket"
 import * as NodeCrypto from "@effect/platform-node/NodeCrypto"
-import { Effect, Layer, Option } from "effect"
+import { Effect, Layer, Option, type Redacted } from "effect"
 import {
   RunnerAddress,
   RunnerHealth,
@@ -21,6 +20,7 @@ import { ClusterBankActorsLayer } from "../../src/cluster/ClusterBankActors.ts"
 import { ClusterNode } from "../../src/cluster/ClusterNode.ts"
 import type { ClusterSettings } from "../../src/cluster/ClusterSettings.ts"
 import { EngramConfig } from "../../src/config/EngramConfig.ts"
+import * as ClusterTransport from "./ClusterTransport.ts"
 
 /**
  * The cluster's tables are prefixed per database schema: tenants (or test runs) that share one PostgreSQL in
@@ -48,15 +48,16 @@ const shardingConfig = (settings: ClusterSettings) => {
   })
 }
 
-const sharding = (settings: ClusterSettings, schema: string) => {
+const sharding = (settings: ClusterSettings, secret: Redacted.Redacted<string>, schema: string) => {
   const prefix = clusterTablePrefix(schema)
   const client = settings.mode === "client"
+  const dial = ClusterTransport.layerClientProtocol(secret)
   const transport = client
-    ? Layer.provide(SocketRunner.layerClientOnly, NodeClusterSocket.layerClientProtocol)
-    : Layer.provide(SocketRunner.layer, [NodeClusterSocket.layerSocketServer, NodeClusterSocket.layerClientProtocol])
+    ? Layer.provide(SocketRunner.layerClientOnly, dial)
+    : Layer.provide(SocketRunner.layer, [ClusterTransport.layerSocketServer(secret), dial])
   const health = client ? RunnerHealth.layerNoop : RunnerHealth.layerPing.pipe(
     Layer.provide(Runners.layerRpc),
-    Layer.provide(NodeClusterSocket.layerClientProtocol)
+    Layer.provide(dial)
   )
   return transport.pipe(
     Layer.provide(health),
@@ -71,5 +72,9 @@ const sharding = (settings: ClusterSettings, schema: string) => {
 export const BankActorsLive = Layer.unwrap(Effect.gen(function*() {
   const config = yield* EngramConfig
   if (config.cluster.mode === "off") return Layer.merge(BankActors.layer, ClusterNode.off)
-  return ClusterBankActorsLayer.pipe(Layer.provide(sharding(config.cluster, config.databaseSchema)))
+  // EngramConfig refuses to start a cluster node without a secret; this only guards a hand-built configuration.
+  if (Option.isNone(config.cluster.secret)) return yield* Effect.die("a cluster node needs SERVICE_API_CLUSTER_SECRET")
+  return ClusterBankActorsLayer.pipe(
+    Layer.provide(sharding(config.cluster, config.cluster.secret.value, config.databaseSchema))
+  )
 }))

@@ -3,7 +3,7 @@
  * bank entities for the shards it owns and serves HTTP; `client` serves HTTP only and routes bank work to the
  * runners. Both share one PostgreSQL, where `effect/cluster` keeps runners, shard locks and persisted messages.
  */
-import { Config, Duration, Option } from "effect"
+import { Config, Duration, Option, Redacted } from "effect"
 
 export const clusterModes = ["off", "runner", "client"] as const
 export type ClusterMode = typeof clusterModes[number]
@@ -20,7 +20,15 @@ export interface ClusterSettings {
   readonly shards: number
   /** How often a runner pings the others; a dead one loses its shards after about this long plus ~3 s. */
   readonly healthCheckInterval: Duration.Duration
+  /**
+   * Keys the TLS between nodes (SERVICE_API_CLUSTER_SECRET); the same on every node. Required in `runner` and
+   * `client` modes: without it whoever reaches the cluster port could read and write every bank.
+   */
+  readonly secret: Option.Option<Redacted.Redacted<string>>
 }
+
+/** Shorter secrets are refused at start-up: the secret is the only thing between the cluster port and every bank. */
+export const minimumClusterSecretLength = 16
 
 export const defaultClusterSettings: ClusterSettings = {
   mode: "off",
@@ -28,7 +36,8 @@ export const defaultClusterSettings: ClusterSettings = {
   port: 34431,
   advertisedHost: Option.none(),
   shards: 300,
-  healthCheckInterval: Duration.seconds(5)
+  healthCheckInterval: Duration.seconds(5),
+  secret: Option.none()
 }
 
 export const clusterSettingsConfig: Config.Config<ClusterSettings> = Config.all({
@@ -41,7 +50,8 @@ export const clusterSettingsConfig: Config.Config<ClusterSettings> = Config.all(
   shards: Config.Int("SERVICE_API_CLUSTER_SHARDS").pipe(Config.withDefault(defaultClusterSettings.shards)),
   healthCheckInterval: Config.Duration("SERVICE_API_CLUSTER_HEALTH_CHECK_INTERVAL").pipe(
     Config.withDefault(defaultClusterSettings.healthCheckInterval)
-  )
+  ),
+  secret: Config.option(Config.Redacted("SERVICE_API_CLUSTER_SECRET"))
 })
 
 /** A start-up error message when the settings cannot work, or none. */
@@ -55,5 +65,13 @@ export const clusterSettingsProblem = (
       "the embedded database serves one process only"
   }
   if (settings.shards < 1) return "SERVICE_API_CLUSTER_SHARDS must be at least 1"
+  // The message names the variable and the rule, never the value (nor its length).
+  if (Option.isNone(settings.secret)) {
+    return `SERVICE_API_CLUSTER_MODE=${settings.mode} requires SERVICE_API_CLUSTER_SECRET: the same secret of at least ` +
+      `${minimumClusterSecretLength} characters on every node, which authenticates the traffic between them`
+  }
+  if (Redacted.value(settings.secret.value).length < minimumClusterSecretLength) {
+    return `SERVICE_API_CLUSTER_SECRET must be at least ${minimumClusterSecretLength} characters`
+  }
   return undefined
 }

@@ -10,7 +10,7 @@ import { mkdtempSync } from "node:fs"
 import { tmpdir } from "node:os"
 import { join } from "node:path"
 import { type Child, freePort, spawnService, waitForHealth } from "../support/ChildService.ts"
-import { health, request, until } from "../support/ClusterNodes.ts"
+import { clusterSecret, health, request, until } from "../support/ClusterNodes.ts"
 import { databaseTier } from "../support/TestServer.ts"
 import { freshSchemaName } from "../support/TestRun.ts"
 
@@ -41,7 +41,8 @@ describe.skipIf(databaseTier === "pglite")("cluster of two runners and a client"
         SERVICE_API_DATABASE_SCHEMA: schema,
         SERVICE_API_ENABLE_OBSERVATIONS: "false",
         SERVICE_API_CLUSTER_SHARDS: String(shards),
-        SERVICE_API_CLUSTER_HEALTH_CHECK_INTERVAL: "2 seconds"
+        SERVICE_API_CLUSTER_HEALTH_CHECK_INTERVAL: "2 seconds",
+        SERVICE_API_CLUSTER_SECRET: clusterSecret
       }
       const node = (mode: "runner" | "client", port: number, clusterPort: number) => ({
         ...shared,

@@ -31,20 +31,26 @@ export const health = (url: string) => fetch(`${url}/health`).then((response) =>
 
 export const metricsOf = (url: string) => fetch(`${url}/metrics`).then((response) => response.text())
 
+/** The secret every node of a test cluster shares (SERVICE_API_CLUSTER_SECRET). */
+export const clusterSecret = "test-cluster-secret-7f3a9c"
+
 export interface ClusterNodeProcess {
   readonly child: Child
   readonly url: string
+  /** Where the node's cluster socket listens (a runner's; a client listens on none). */
+  readonly clusterPort: number
 }
 
 /**
- * A fresh schema on `databaseUrl` and a function that starts a node of it. The first node started migrates the
- * schema: start the others once it is healthy.
+ * A fresh schema on `databaseUrl` and a function that starts a node of it (`nodeEnv` overrides the cluster's
+ * environment for that node only). The first node started migrates the schema: start the others once it is healthy.
  */
 export const makeCluster = (databaseUrl: string, shards: number, extra: Record<string, string> = {}) => {
   const schema = freshSchemaName()
-  const start = (mode: "runner" | "client") =>
+  const start = (mode: "runner" | "client", nodeEnv: Record<string, string> = {}) =>
     Effect.gen(function*() {
       const port = yield* freePort
+      const clusterPort = yield* freePort
       const child = yield* spawnService("src/main.ts", {
         SERVICE_API_DATABASE_URL: databaseUrl,
         SERVICE_API_DATABASE_SCHEMA: schema,
@@ -53,13 +59,15 @@ export const makeCluster = (databaseUrl: string, shards: number, extra: Record<s
         SERVICE_API_CLUSTER_HEALTH_CHECK_INTERVAL: "2 seconds",
         SERVICE_API_CLUSTER_MODE: mode,
         SERVICE_API_PORT: String(port),
-        SERVICE_API_CLUSTER_PORT: String(yield* freePort),
+        SERVICE_API_CLUSTER_PORT: String(clusterPort),
+        SERVICE_API_CLUSTER_SECRET: clusterSecret,
         SERVICE_API_DATA_DIR: mkdtempSync(join(tmpdir(), "engram-cluster-")),
-        ...extra
+        ...extra,
+        ...nodeEnv
       })
       const url = `http://127.0.0.1:${port}`
       yield* waitForHealth(url, child)
-      return { child, url } satisfies ClusterNodeProcess
+      return { child, url, clusterPort } satisfies ClusterNodeProcess
     })
   return { schema, start }
 }
