@@ -6,9 +6,9 @@
 import { Layer } from "effect"
 import { BrainRuntime } from "../src/brain/BrainRuntime.ts"
 import { KeptBrainFiles } from "../src/brain/KeptBrainFiles.ts"
-import { BrainLearn, BrainLearnTask } from "../src/learn/BrainLearn.ts"
+import { BrainLearn, BrainLearnCancel, BrainLearnTask } from "../src/learn/BrainLearn.ts"
 
-export const BrainLive = BrainLearnTask.pipe(
+export const BrainLive = Layer.merge(BrainLearnTask, BrainLearnCancel).pipe(
   Layer.provideMerge(BrainLearn.layer),
   Layer.provideMerge(KeptBrainFiles.pipe(Layer.provideMerge(BrainRuntime.layer)))
 )

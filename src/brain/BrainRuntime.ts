@@ -151,7 +151,16 @@ export class BrainRuntime extends Context.Service<BrainRuntime, {
         return found
       }
 
-      const filePath = (bankId: string) => join(cacheDir, `${encodeURIComponent(bankId)}.brain`)
+      const fileName = (bankId: string) => `${encodeURIComponent(bankId)}.brain`
+      const filePath = (bankId: string) => join(cacheDir, fileName(bankId))
+
+      // Responses name the file, never where the server keeps it: the absolute path (and the file system's words,
+      // which carry it) go to the log only.
+      const unwritable = (error: Error) =>
+        Effect.andThen(
+          Effect.logWarning("could not write a .brain file", { reason: error.message }),
+          Effect.fail(new ServiceUnavailable({ detail: "the .brain file could not be written (the server log has the reason)" }))
+        )
 
       // Temporaries of file writes a stop or a kill cut short. An hour old at least: the directory may be shared by
       // nodes of a cluster, and a younger one can be another node's write in progress.
@@ -285,7 +294,7 @@ export class BrainRuntime extends Context.Service<BrainRuntime, {
           )
         }
         yield* writeAtomically(path, bytes).pipe(
-          Effect.mapError((error) => new ServiceUnavailable({ detail: `the .brain file could not be written: ${error.message}` }))
+          Effect.catch(unwritable)
         )
         countersOf(bankId).fileWrites++
         yield* brains.fileWritten(bankId, snapshot.value.dataVersion)
@@ -326,13 +335,13 @@ export class BrainRuntime extends Context.Service<BrainRuntime, {
         }
         const path = filePath(bankId)
         yield* writeAtomically(path, bytes).pipe(
-          Effect.mapError((error) => new ServiceUnavailable({ detail: `the .brain file could not be written: ${error.message}` }))
+          Effect.catch(unwritable)
         )
         countersOf(bankId).importsAccepted++
         const outcome = yield* install(bankId, content)
         return {
           bank_id: bankId,
-          file_path: path,
+          file_path: fileName(bankId),
           size_bytes: bytes.length,
           format_version: String(content.formatVersion),
           installed: outcome.installed,
@@ -394,7 +403,7 @@ export class BrainRuntime extends Context.Service<BrainRuntime, {
           circuit_open: runtime.breaker !== "closed",
           failure_count: runtime.failureCount,
           bank_id: bankId,
-          file_path: path,
+          file_path: fileName(bankId),
           exists: found !== undefined,
           size_bytes: found?.size ?? 0,
           last_modified_at: found === undefined ? null : found.mtime.toISOString(),

@@ -7,7 +7,7 @@ export const BrainRuntimeStatusResponse = Schema.Struct({
   circuit_state: Schema.Literals(["closed", "open", "half_open"]),
   failure_count: Schema.Int.annotate({ description: "failed brain builds since the last success" }),
   bank_id: Schema.String,
-  file_path: Schema.String,
+  file_path: Schema.String.annotate({ description: "the bank's `.brain` file name (never the server's directory)" }),
   exists: Schema.Boolean,
   size_bytes: Schema.Int,
   last_modified_at: Schema.NullOr(Schema.String),
@@ -26,7 +26,7 @@ export const BrainRuntimeStatusResponse = Schema.Struct({
 
 export const BrainImportResponse = Schema.Struct({
   bank_id: Schema.String,
-  file_path: Schema.String,
+  file_path: Schema.String.annotate({ description: "the name the file was stored under (never the server's directory)" }),
   size_bytes: Schema.Int,
   format_version: Schema.NullOr(Schema.String),
   installed: Schema.Boolean.annotate({

@@ -5,10 +5,11 @@
  * their source, deduplicated against what the bank holds (same content or a near duplicate) — and queue
  * consolidation. The remote's activity model (the file's `activity` section, else its `GET …/sub-routine/histogram`)
  * is merged into this bank's as that source's learned counts (ActivityExchange: replaced per source, capped 1:1
- * against the bank's own events); a raw mirror takes memories only. The remote key lives only in this process's memory for the operation's life: the stored payload
- * says whether there was one, never what it was, and no error or log line carries it.
+ * against the bank's own events); a raw mirror takes memories only. The remote key lives only in this process's
+ * memory until the learn ends — done, failed for good, interrupted or cancelled: the stored payload says whether
+ * there was one, never what it was, and no error or log line carries it.
  */
-import { Clock, Context, Effect, Layer, Option, Redacted } from "effect"
+import { Clock, Context, Effect, Layer, Option, Redacted, Schedule } from "effect"
 import { SqlClient } from "effect/sql"
 import { randomUUID } from "node:crypto"
 import { BankActors } from "../bank/BankActors.ts"
@@ -309,7 +310,7 @@ export const BrainLearnTask = TaskRegistry.handler(brainLearnTask, Effect.gen(fu
       return { merged: true as const, via, ...merged }
     })
 
-  return (operation: OperationRecord) =>
+  const run = (operation: OperationRecord) =>
     Effect.gen(function*() {
       const payload = operation.payload as LearnPayload
       const bankId = operation.bankId
@@ -317,7 +318,10 @@ export const BrainLearnTask = TaskRegistry.handler(brainLearnTask, Effect.gen(fu
       if (refused !== undefined) return yield* fail(`remote_endpoint ${refused}`)
       const apiKey = learn.remoteKey(operation.id)
       if (payload.has_remote_api_key && apiKey === undefined) {
-        return yield* fail("the remote key is kept in memory only and this process restarted since the learn was queued; submit it again")
+        return yield* fail(
+          "the remote key is kept in this process's memory only until the learn ends (it ran, failed or was cancelled, " +
+            "or the process restarted); submit the learn again with the key"
+        )
       }
       const remote = yield* remoteEngram({
         endpoint: payload.remote_endpoint,
@@ -384,7 +388,6 @@ export const BrainLearnTask = TaskRegistry.handler(brainLearnTask, Effect.gen(fu
       const activity = payload.learning_type === "raw_mirror"
         ? { merged: false as const }
         : yield* mergeActivity(bankId, `${source}/${payload.remote_bank_id}`, remote, bankPath, remoteActivity, errors)
-      learn.forgetKey(operation.id)
       return {
         remote_endpoint: payload.remote_endpoint,
         remote_bank_id: payload.remote_bank_id,
@@ -411,9 +414,30 @@ export const BrainLearnTask = TaskRegistry.handler(brainLearnTask, Effect.gen(fu
       Effect.catch((error) =>
         error instanceof TaskFailure
           ? Effect.fail(error)
-          : Effect.fail(fail(error instanceof RemoteError ? error.message : "learning from the remote failed", true))
+          : Effect.fail(error instanceof RemoteError ? fail(error.message, error.retryable) : fail("learning from the remote failed", true))
       )
     )
+
+  // The learn retries here, not in the bank actor, so that it knows when it has ended: then, whatever the outcome
+  // (done, failed for good, interrupted), the remote key is forgotten. A failed learn retried later has no key and
+  // says so; it never reuses a key it was not given again.
+  return (operation: OperationRecord) =>
+    run(operation).pipe(
+      Effect.retry({
+        schedule: Schedule.exponential(config.operationRetryBase),
+        times: Math.max(0, config.operationMaxAttempts - 1),
+        while: (error: TaskFailure) => error.retryable
+      }),
+      Effect.mapError((error) => error.retryable ? new TaskFailure({ message: error.message, retryable: false }) : error),
+      Effect.ensuring(Effect.sync(() => learn.forgetKey(operation.id)))
+    )
+}))
+
+/** A cancelled learn that never ran (or was stopped) forgets its key too. */
+export const BrainLearnCancel = Layer.effectDiscard(Effect.gen(function*() {
+  const registry = yield* TaskRegistry
+  const learn = yield* BrainLearn
+  yield* registry.onCancel(brainLearnTask, (operation) => Effect.sync(() => learn.forgetKey(operation.id)))
 }))
 
 const dateOrNull = (value: string | null | undefined) => {

@@ -6,7 +6,7 @@
  */
 import type { IdMapping } from "./RowSql.ts"
 import { mappedColumns, quote, scopeWhere } from "./RowSql.ts"
-import type { VersionedTable } from "./VersionedTables.ts"
+import { type VersionedTable, withLiveJson } from "./VersionedTables.ts"
 
 const mappedKey = (plan: VersionedTable, value: string, column: string, mapping: IdMapping) => {
   const isReference = plan.references.some((r) => r.column === column && !r.isArray)
@@ -39,7 +39,9 @@ export const updateRowsSql = (plan: VersionedTable, plans: ReadonlyMap<string, V
   const values = plan.columns.filter((c) => !key.includes(c))
   if (values.length === 0) return null
   const match = key.map((c) => `t.${quote(c)} = s.${quote(c)}`)
-  return `UPDATE ${quote(plan.name)} t SET ${values.map((c) => `${quote(c)} = s.${quote(c)}`).join(", ")}
+  // Secret keys of JSON columns are not in the stored rows: the live row keeps its own.
+  const assigned = (c: string) => `${quote(c)} = ${withLiveJson(plan.name, c, `s.${quote(c)}`, `t.${quote(c)}`)}`
+  return `UPDATE ${quote(plan.name)} t SET ${values.map(assigned).join(", ")}
     FROM (SELECT ${mappedColumns(plan, "r", mapping)} FROM ${rowsByHash(plan)}) s
     WHERE ${[scopeWhere(plan, plans, "t"), ...match].join(" AND ")}`
 }

@@ -3,7 +3,7 @@
  * catalog names (quoted) are spliced into the text; every value is a bind parameter. Ids are renamed through
  * `repo_id_maps` when rows move between a root bank and a hidden workspace or a fork (see `IdMapping`).
  */
-import type { VersionedTable } from "./VersionedTables.ts"
+import { scrubbedJson, type VersionedTable } from "./VersionedTables.ts"
 
 export const quote = (name: string) => `"${name.replaceAll("\"", "\"\"")}"`
 
@@ -46,14 +46,19 @@ const mapped = (value: string, isArray: boolean, mapping: IdMapping) => {
 const mappedJson = (value: string, mapping: IdMapping) =>
   mapping._tag === "None" ? value : `repo_map_json(${value}, ${mapping.param}, ${mapping._tag === "ToLocal"})`
 
-/** The stored columns read from `alias`, id columns (and ids inside JSON columns) renamed through the mapping. */
-export const mappedColumns = (plan: VersionedTable, alias: string, mapping: IdMapping) =>
+/**
+ * The stored columns read from `alias`, id columns (and ids inside JSON columns) renamed through the mapping. Read
+ * from a live table (`scrub`), secret keys of JSON columns are emptied (`scrubbedJsonKeys`).
+ */
+export const mappedColumns = (plan: VersionedTable, alias: string, mapping: IdMapping, scrub = false) =>
   plan.columns.map((column) => {
     const reference = plan.references.find((r) => r.column === column)
-    const value = `${alias}.${quote(column)}`
-    if (reference !== undefined) return `${mapped(value, reference.isArray, mapping)} AS ${quote(column)}`
-    if (mapping._tag !== "None" && plan.jsonColumns.includes(column)) return `${mappedJson(value, mapping)} AS ${quote(column)}`
-    return value
+    const raw = `${alias}.${quote(column)}`
+    if (reference !== undefined) return `${mapped(raw, reference.isArray, mapping)} AS ${quote(column)}`
+    if (!plan.jsonColumns.includes(column)) return raw
+    const value = scrub ? scrubbedJson(plan.name, column, raw) : raw
+    const renamed = mapping._tag === "None" ? value : mappedJson(value, mapping)
+    return renamed === raw ? raw : `${renamed} AS ${quote(column)}`
   }).join(", ")
 
 /**
@@ -67,7 +72,7 @@ export const rowsCte = (plan: VersionedTable, plans: ReadonlyMap<string, Version
     : plan.key.length === 0
     ? "'[]'::text"
     : `jsonb_build_array(${plan.key.map((c) => `x.${quote(c)}`).join(", ")})::text`
-  return `WITH x AS MATERIALIZED (SELECT ${mappedColumns(plan, "t", mapping)} FROM ${quote(plan.name)} t WHERE ${
+  return `WITH x AS MATERIALIZED (SELECT ${mappedColumns(plan, "t", mapping, true)} FROM ${quote(plan.name)} t WHERE ${
     scopeWhere(plan, plans, "t")
   }),
   r0 AS MATERIALIZED (SELECT ${key} AS k0, to_jsonb(x) AS body FROM x),

@@ -28,7 +28,7 @@ import {
   updateBankSql
 } from "./RowSql.ts"
 import type { VersionedTable } from "./VersionedTables.ts"
-import { planTables, preservedColumns, readCatalog } from "./VersionedTables.ts"
+import { planTables, preservedColumns, readCatalog, scrubbedJsonKeys, withLiveJson } from "./VersionedTables.ts"
 
 /** table → bucket number (as text) → bucket-manifest hash. */
 export type BucketMap = Readonly<Record<string, string>>
@@ -206,14 +206,37 @@ export class Snapshots extends Context.Service<Snapshots, {
               kept.push({ plan, column, rows })
             }
           }
-          return Effect.forEach(kept, ({ plan, column, rows }) =>
-            Effect.forEach(rows, (row) =>
-              run(
-                `UPDATE ${quote(plan.name)} t SET ${quote(column)} = $2 WHERE ${scopeWhere(plan, byName, "t")} AND t.${
-                  quote(plan.key![0]!)
-                } = $3`,
-                [target, row.v, row.k]
-              )), { discard: true })
+          // Secret keys of JSON columns (webhook headers and params) likewise, merged into the restored value.
+          const keptJson: Array<{ plan: VersionedTable; column: string; rows: ReadonlyArray<{ k: string; v: string }> }> = []
+          for (const [table, columns] of Object.entries(scrubbedJsonKeys)) {
+            const plan = byName.get(table)
+            if (plan === undefined || plan.key === null || plan.key.length !== 1) continue
+            for (const column of Object.keys(columns)) {
+              const rows = yield* run<{ k: string; v: string }>(
+                `SELECT t.${quote(plan.key[0]!)} AS k, t.${quote(column)}::text AS v FROM ${quote(table)} t WHERE ${
+                  scopeWhere(plan, byName, "t")
+                }`,
+                [target]
+              )
+              keptJson.push({ plan, column, rows })
+            }
+          }
+          const byKey = (plan: VersionedTable) => `${scopeWhere(plan, byName, "t")} AND t.${quote(plan.key![0]!)} = $3`
+          return Effect.andThen(
+            Effect.forEach(kept, ({ plan, column, rows }) =>
+              Effect.forEach(rows, (row) =>
+                run(`UPDATE ${quote(plan.name)} t SET ${quote(column)} = $2 WHERE ${byKey(plan)}`, [target, row.v, row.k])), {
+              discard: true
+            }),
+            Effect.forEach(keptJson, ({ plan, column, rows }) =>
+              Effect.forEach(rows, (row) =>
+                run(
+                  `UPDATE ${quote(plan.name)} t SET ${quote(column)} = ${
+                    withLiveJson(plan.name, column, `t.${quote(column)}`, "$2::text::jsonb")
+                  } WHERE ${byKey(plan)}`,
+                  [target, row.v, row.k]
+                )), { discard: true })
+          )
         })
 
       /**

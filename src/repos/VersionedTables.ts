@@ -47,6 +47,33 @@ export const excludedColumns: Readonly<Record<string, ReadonlyArray<string>>> = 
 /** Secret columns keep their live value when a commit is restored into the same bank. */
 export const preservedColumns: Readonly<Record<string, ReadonlyArray<string>>> = { webhooks: ["secret"] }
 
+/**
+ * Keys of JSON columns a commit stores emptied (`{}`), for the same reason as the secret columns: a webhook's
+ * `http_config.headers` and `params` carry bearer tokens and API keys (the API masks them, a commit must not keep
+ * them). Rows restored over a live row keep that row's values under these keys; new rows get none.
+ */
+export const scrubbedJsonKeys: Readonly<Record<string, Readonly<Record<string, ReadonlyArray<string>>>>> = {
+  webhooks: { http_config: ["headers", "params"] }
+}
+
+const literal = (text: string) => `'${text.replaceAll("'", "''")}'`
+
+/** `value` (a jsonb expression) as a commit stores it: the scrubbed keys emptied, when the column has any. */
+export const scrubbedJson = (table: string, column: string, value: string) => {
+  const keys = scrubbedJsonKeys[table]?.[column]
+  if (keys === undefined) return value
+  return `(${value} || jsonb_build_object(${keys.map((key) => `${literal(key)}, '{}'::jsonb`).join(", ")}))`
+}
+
+/** `stored` (a jsonb expression) with the scrubbed keys taken from `live` instead, when the column has any. */
+export const withLiveJson = (table: string, column: string, stored: string, live: string) => {
+  const keys = scrubbedJsonKeys[table]?.[column]
+  if (keys === undefined) return stored
+  return `(${stored} || jsonb_build_object(${
+    keys.map((key) => `${literal(key)}, coalesce((${live}) -> ${literal(key)}, '{}'::jsonb)`).join(", ")
+  }))`
+}
+
 export interface CatalogColumn {
   readonly table: string
   readonly column: string

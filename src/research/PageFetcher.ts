@@ -6,10 +6,11 @@
  * answer can do without.
  */
 import * as NodeHttpClient from "@effect/platform-node/NodeHttpClient"
-import { Duration, Effect, Stream } from "effect"
+import { Duration, Effect } from "effect"
 import type { HttpClientError } from "effect/http"
 import { HttpClient, HttpClientRequest } from "effect/http"
 import { FileConverter } from "../files/FileConverter.ts"
+import { truncatedBytes } from "../net/CappedBody.ts"
 import { destinationDenied } from "../net/GuardedLookup.ts"
 import { refusal, researchLookup } from "./NetworkGuard.ts"
 import type { ResearchSettings } from "./ResearchSettings.ts"
@@ -39,34 +40,6 @@ const readableTypes = [
 ]
 
 const userAgent = "engram-research/1.0 (answers questions from public web pages)"
-
-/** Reads at most `maxBytes` of the body and stops the download there. */
-const readLimited = (stream: Stream.Stream<Uint8Array, unknown>, maxBytes: number) =>
-  Effect.gen(function*() {
-    const chunks: Array<Uint8Array> = []
-    let size = 0
-    let truncated = false
-    yield* Stream.runForEachWhile(stream, (chunk) =>
-      Effect.sync(() => {
-        const room = maxBytes - size
-        if (chunk.byteLength > room) {
-          chunks.push(chunk.subarray(0, room))
-          size += room
-          truncated = true
-          return false
-        }
-        chunks.push(chunk)
-        size += chunk.byteLength
-        return true
-      }))
-    const bytes = new Uint8Array(size)
-    let offset = 0
-    for (const chunk of chunks) {
-      bytes.set(chunk, offset)
-      offset += chunk.byteLength
-    }
-    return { bytes, truncated }
-  })
 
 const filenameFor = (contentType: string) =>
   contentType.includes("pdf") ? "page.pdf" : contentType.includes("html") ? "page.html"
@@ -127,7 +100,7 @@ const download = (settings: ResearchSettings, url: string): Effect.Effect<Downlo
       if (page.status < 200 || page.status >= 300) return `HTTP ${page.status}`
       const contentType = (page.headers["content-type"] ?? "").split(";")[0]!.trim().toLowerCase()
       if (contentType !== "" && !readableTypes.includes(contentType)) return `${contentType} is not read`
-      const body = yield* readLimited(page.stream, settings.maxPageBytes).pipe(Effect.result)
+      const body = yield* truncatedBytes(page.stream, settings.maxPageBytes).pipe(Effect.result)
       if (body._tag === "Failure") return "the connection closed while the page was read"
       return { finalUrl: current.toString(), contentType, ...body.success }
     }

@@ -2,11 +2,13 @@
  * Web search providers behind one shape: a query in, ranked results (title, URL, snippet) out. Brave Search and
  * Tavily are hosted APIs with a key; SearXNG is a self-hosted metasearch engine answering JSON (`format=json`
  * must be enabled in its settings). Provider failures become `ResearchUpstreamError` with the status and the
- * provider's own words, after the key has been scrubbed from them.
+ * provider's own words, after the key has been scrubbed from them. An answer is read up to a byte cap: an endless one
+ * fails there, not at the time limit.
  */
 import { Duration, Effect, Option, Redacted, Schema } from "effect"
 import { HttpClient, HttpClientRequest } from "effect/http"
 import { ResearchNotConfigured, ResearchUpstreamError } from "../domain/Research.ts"
+import { BodyTooLarge, cappedBytes } from "../net/CappedBody.ts"
 import type { ResearchSettings, WebSearchProviderName } from "./ResearchSettings.ts"
 
 export interface WebResult {
@@ -63,6 +65,9 @@ const scrub = (text: string, key: Option.Option<Redacted.Redacted<string>>) => {
   return cleaned.length > 300 ? `${cleaned.slice(0, 300)}…` : cleaned
 }
 
+/** Bytes a search provider's answer may take (a page of results is tens of KiB); the download stops there. */
+export const maxAnswerBytes = 4 * 1024 * 1024
+
 const call = <S extends Schema.Top>(
   client: HttpClient.HttpClient,
   provider: string,
@@ -76,7 +81,14 @@ const call = <S extends Schema.Top>(
     const response = yield* client.execute(request).pipe(
       Effect.mapError((error) => fail(`could not reach ${host}: ${scrub(error.message, settings.apiKey)}`))
     )
-    const text = yield* response.text.pipe(Effect.mapError(() => fail(`${host} closed the connection mid-answer`)))
+    const bytes = yield* cappedBytes(response.stream, maxAnswerBytes).pipe(
+      Effect.mapError((error) =>
+        error instanceof BodyTooLarge
+          ? fail(`${host} answered more than ${maxAnswerBytes} bytes; reading stopped there`)
+          : fail(`${host} closed the connection mid-answer`)
+      )
+    )
+    const text = new TextDecoder().decode(bytes)
     if (response.status === 401 || response.status === 403) {
       return yield* fail(`${host} refused the API key (HTTP ${response.status}); check SERVICE_API_WEB_SEARCH_API_KEY`)
     }

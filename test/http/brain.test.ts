@@ -11,6 +11,7 @@ import { join } from "node:path"
 import { crc32 } from "node:zlib"
 import { BrainFaults } from "../../src/brain/BrainBreaker.ts"
 import { defaultBrainSettings } from "../../src/brain/BrainSettings.ts"
+import { EngramConfig } from "../../src/config/EngramConfig.ts"
 import { TestServer, testApp } from "../support/TestServer.ts"
 
 const bank = (id: string) => `/v1/default/banks/${id}`
@@ -114,7 +115,10 @@ layer(app, { excludeTestServices: true, timeout: "3 minutes" })("brain runtime",
       assert.strictEqual(imported.body.installed, true, imported.text)
       assert.strictEqual(imported.body.format_version, "2")
       assert.strictEqual(imported.body.size_bytes, exported.bytes.length)
-      assert.deepStrictEqual(new Uint8Array(readFileSync(imported.body.file_path)), exported.bytes)
+      // The file is named, never placed: the server's directories stay out of responses.
+      assert.strictEqual(imported.body.file_path, "brain-a.brain")
+      const dataDir = (yield* EngramConfig).dataDir
+      assert.deepStrictEqual(new Uint8Array(readFileSync(join(dataDir, "brain", imported.body.file_path))), exported.bytes)
 
       // The installed brain answers the next recall: no build, no cold read.
       const found = yield* recall("brain-a", "telescope lens Porto")

@@ -7,6 +7,7 @@
 import { assert, describe, it } from "@effect/vitest"
 import { Effect } from "effect"
 import { writeFileSync } from "node:fs"
+import { join } from "node:path"
 import { type Child, freePort, spawnService, waitForHealth } from "../support/ChildService.ts"
 import { freshServiceEnv } from "../support/TestServer.ts"
 
@@ -104,7 +105,7 @@ describe("the brain kept in its file", () => {
       yield* stopped(third, "SIGTERM")
 
       // A damaged file costs a build, never a wrong answer or a failed recall.
-      writeFileSync(current.file_path, "not a brain file")
+      writeFileSync(join(env["SERVICE_API_DATA_DIR"]!, "brain", current.file_path), "not a brain file")
       const fourth = yield* start
       assert.deepStrictEqual(yield* recall(url, "pumpkin patch flooded"), pumpkins)
       const rebuilt = yield* status(url)

@@ -3,12 +3,14 @@
  * (`GET /repos/{owner}/{repo}`), the commit a ref names (`GET .../commits/{ref}`) and the tree at that commit as
  * one zip (`GET .../zipball/{sha}`, redirects followed one checked hop at a time, at most five). Unless private
  * networks are allowed every hop must be a public address, checked by name first and again by the socket's
- * address (no DNS rebinding). The archive download stops at the byte cap. Failures are `GitHostError`s whose
+ * address (no DNS rebinding). Every answer is read within a byte cap (src/net/CappedBody.ts): an endless one fails
+ * there, naming the cap. Failures are `GitHostError`s whose
  * message can be shown to the caller as is.
  */
 import * as NodeHttpClient from "@effect/platform-node/NodeHttpClient"
-import { Data, Duration, Effect, Stream } from "effect"
+import { Data, Duration, Effect } from "effect"
 import { HttpClient, HttpClientRequest } from "effect/http"
+import { BodyTooLarge, cappedBytes } from "../../net/CappedBody.ts"
 import { destinationDenied, guardedLookup } from "../../net/GuardedLookup.ts"
 import { refusal } from "../../research/NetworkGuard.ts"
 import type { CodebaseSettings } from "../CodebaseSettings.ts"
@@ -25,6 +27,16 @@ export interface RepoRef {
 }
 
 const maxRedirects = 5
+interface BodyCap {
+  readonly maxBytes: number
+  readonly what: string
+  readonly limit: string
+  /** 400 when the caller's request is what is too big (an archive), 502 when the host misbehaves. */
+  readonly status: 400 | 502
+}
+
+/** One API answer (repository, commit) is a few KiB; an endless or huge one is the host misbehaving. */
+const apiAnswerCap: BodyCap = { maxBytes: 2 * 1024 * 1024, what: "the git host's API answer", limit: "the 2 MiB cap", status: 502 }
 const userAgent = "engram-codebases/1.0"
 const lookup = guardedLookup((host, address) => `${host} resolves to ${address}, not a public address`)
 
@@ -45,9 +57,13 @@ const fail = (message: string, status: 400 | 502 = 502) => Effect.fail(new GitHo
 export const makeGitHostClient = (settings: CodebaseSettings) => {
   const base = settings.githostApiUrl.replace(/\/+$/, "")
 
-  /** One GET with redirects checked hop by hop; the body is read up to `maxBytes` (more is a refusal). */
-  const get = (path: string, maxBytes: number, accept: string) =>
+  /**
+   * One GET with redirects checked hop by hop; the body is read up to `maxBytes` (more is a refusal naming `what`
+   * and the `limit` that capped it, answered with `status`).
+   */
+  const get = (path: string, cap: BodyCap, accept: string) =>
     Effect.gen(function*() {
+      const { maxBytes, what, limit, status } = cap
       const agent = yield* NodeHttpClient.makeAgent(settings.githostAllowPrivateNetworks ? {} : { lookup })
       const client = yield* NodeHttpClient.makeNodeHttp.pipe(Effect.provideService(NodeHttpClient.HttpAgent, agent))
       let current = URL.parse(`${base}${path}`)
@@ -71,25 +87,13 @@ export const makeGitHostClient = (settings: CodebaseSettings) => {
           if (current === null) return yield* fail("the git host redirected to an invalid URL")
           continue
         }
-        const chunks: Array<Uint8Array> = []
-        let size = 0
-        let tooLarge = false
-        yield* Stream.runForEachWhile(response.stream, (chunk) => Effect.sync(() => {
-          size += chunk.byteLength
-          if (size > maxBytes) {
-            tooLarge = true
-            return false
-          }
-          chunks.push(chunk)
-          return true
-        })).pipe(Effect.mapError(() => new GitHostError({ message: "the git host closed the connection", status: 502 })))
-        if (tooLarge) return yield* fail(`the repository archive is larger than ${maxBytes} bytes`, 400)
-        const bytes = new Uint8Array(size)
-        let offset = 0
-        for (const chunk of chunks) {
-          bytes.set(chunk, offset)
-          offset += chunk.byteLength
-        }
+        const bytes = yield* cappedBytes(response.stream, maxBytes).pipe(
+          Effect.mapError((error) =>
+            error instanceof BodyTooLarge
+              ? new GitHostError({ message: `${what} is larger than ${limit} (${maxBytes} bytes); reading stopped there`, status })
+              : new GitHostError({ message: "the git host closed the connection", status: 502 })
+          )
+        )
         return { status: response.status, bytes }
       }
       return yield* fail(`the git host redirected more than ${maxRedirects} times`)
@@ -102,7 +106,7 @@ export const makeGitHostClient = (settings: CodebaseSettings) => {
     )
 
   const json = (path: string) =>
-    get(path, 2 * 1024 * 1024, "application/vnd.github+json").pipe(Effect.map(({ status, bytes }) => {
+    get(path, apiAnswerCap, "application/vnd.github+json").pipe(Effect.map(({ status, bytes }) => {
       let body: any = null
       try {
         body = JSON.parse(new TextDecoder().decode(bytes))
@@ -129,7 +133,16 @@ export const makeGitHostClient = (settings: CodebaseSettings) => {
   })
 
   const downloadArchive = Effect.fn("GitHost.downloadArchive")(function*(repo: RepoRef, sha: string) {
-    const archive = yield* get(`${repoPath(repo)}/zipball/${encodeURIComponent(sha)}`, settings.maxArchiveBytes, "application/zip")
+    const archive = yield* get(
+      `${repoPath(repo)}/zipball/${encodeURIComponent(sha)}`,
+      {
+        maxBytes: settings.maxArchiveBytes,
+        what: "the repository archive",
+        limit: "SERVICE_API_CODEBASE_MAX_ARCHIVE_BYTES",
+        status: 400
+      },
+      "application/zip"
+    )
     if (archive.status !== 200) return yield* fail(`the git host answered HTTP ${archive.status} for the archive`)
     return archive.bytes
   })

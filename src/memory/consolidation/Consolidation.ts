@@ -263,13 +263,11 @@ export class Consolidation extends Context.Service<Consolidation, {
       })
 
       const requestSchema = Effect.fn("Consolidation.requestSchema")(function*(schema: string) {
+        // One answer for every schema this instance does not serve, whether it exists or not: telling the two
+        // apart would let a caller probe which other tenants exist (and it costs no catalog read either way).
         if (schema !== config.databaseSchema) {
-          const exists = yield* sql`SELECT 1 FROM pg_catalog.pg_namespace WHERE nspname = ${schema}`.pipe(Effect.orDie)
           return yield* new NotFound({
-            detail: exists.length === 0
-              ? `schema '${schema}' not found`
-              : `schema '${schema}' is not served by this instance (it serves '${config.databaseSchema}'); ` +
-                `send the request to the instance started with SERVICE_API_DATABASE_SCHEMA=${schema}`,
+            detail: `schema '${schema}' is not served by this instance`,
             resource: "schema",
             id: schema
           })
