@@ -81,14 +81,19 @@ export class BrainLearn extends Context.Service<BrainLearn, {
         const learningType = request.learning_type ?? "auto"
         const mode = request.mode ?? "incremental"
         const horizon = request.horizon_hours ?? 24
-        const dedupeKey = `${bankId}:learn:${endpoint}:${request.remote_bank_id}:${learningType}:${mode}:${horizon}`
+        const key = request.remote_api_key ?? ""
+        // Whether a key came is part of the identity (a keyless learn must not stand in for one with a key); the key
+        // itself never is, nor any digest of it: the payload is stored.
+        const dedupeKey = `${bankId}:learn:${endpoint}:${request.remote_bank_id}:${learningType}:${mode}:${horizon}:` +
+          (key === "" ? "no-key" : "key")
+        // Waiting or already running: the same learn twice would fetch and store the same memories twice.
         const waiting = yield* sql<{ id: string }>`SELECT id FROM operations
-          WHERE bank_id = ${bankId} AND task_type = ${brainLearnTask} AND status = 'pending' AND parent_id IS NULL
+          WHERE bank_id = ${bankId} AND task_type = ${brainLearnTask} AND status IN ('pending', 'running')
+            AND parent_id IS NULL
             AND payload->>'dedupe_key' = ${dedupeKey}
           ORDER BY created_at LIMIT 1`.pipe(Effect.orDie)
         const found = waiting[0]
         if (found !== undefined) return { operation_id: found.id, deduplicated: true }
-        const key = request.remote_api_key ?? ""
         const payload: LearnPayload = {
           remote_endpoint: endpoint,
           remote_bank_id: request.remote_bank_id,

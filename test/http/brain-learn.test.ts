@@ -1,7 +1,7 @@
 /**
  * Learning between two engram servers on loopback in one test: B learns A's bank over REST and through A's
  * `.brain` export, then B's recall finds A's memories (tagged with their source, deduplicated on a second learn).
- * A learn identical to one still pending answers `deduplicated: true` — held pending behind a learn whose remote
+ * A learn identical to one still pending or running answers `deduplicated: true` — held pending behind a learn whose remote
  * (a gate server) does not answer until the test lets it. The remote key reaches the remote and nothing else; a
  * server with the default settings refuses loopback remotes. A's reads at a distinctive hour reach B's activity
  * model on both paths (A's histogram over REST, the `.brain` file's activity section), weighted by the 1:1 rule,
@@ -114,6 +114,12 @@ layer(serverB, { excludeTestServices: true, timeout: "3 minutes" })("brain learn
       assert.strictEqual(held.status, 200, held.text)
       yield* Effect.promise(() => gate.arrived)
       assert.strictEqual(gate.seen[0]?.authorization, `Bearer ${secret}`)
+      // The same learn again while the first is running (not only while it waits) is that learn.
+      const again = yield* b.request("POST", `${bank("dest")}/brain/learn`, {
+        json: { remote_endpoint: gate.url, remote_bank_id: "gated", remote_api_key: secret }
+      })
+      assert.strictEqual(again.body.deduplicated, true, again.text)
+      assert.strictEqual(again.body.operation_id, held.body.operation_id)
 
       const learnRequest = { remote_endpoint: a.url, remote_bank_id: "source", learning_type: "structured" }
       const first = yield* b.request("POST", `${bank("dest")}/brain/learn`, { json: learnRequest })
