@@ -9,8 +9,10 @@ import { MentalModelRefreshTask } from "../src/mentalmodels/MentalModelRefresh.t
 import { MentalModels } from "../src/mentalmodels/MentalModels.ts"
 import { MentalModelStore } from "../src/mentalmodels/MentalModelStore.ts"
 import { InternetResearch } from "../src/research/InternetResearch.ts"
+import { KnowledgeBase } from "../src/knowledge/KnowledgeBase.ts"
 
-const MentalModelsFeature = Layer.mergeAll(MentalModelRefreshTask, ConsolidationRefresh).pipe(
+// Knowledge pages are mental models placed in a tree, so the knowledge base sits on the mental-model API.
+const MentalModelsFeature = Layer.mergeAll(MentalModelRefreshTask, ConsolidationRefresh, KnowledgeBase.layer).pipe(
   Layer.provideMerge(MentalModels.layer),
   Layer.provideMerge(MentalModelStore.layer)
 )

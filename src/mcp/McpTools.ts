@@ -9,6 +9,7 @@ import { makeToolCatalog, type ToolCatalog } from "./ToolCatalog.ts"
 import { codebaseTools } from "./tools/CodebaseTools.ts"
 import { bankTools } from "./tools/BankTools.ts"
 import { documentTools } from "./tools/DocumentTools.ts"
+import { knowledgeBaseTools } from "./tools/KnowledgeBaseTools.ts"
 import { memoryTools } from "./tools/MemoryTools.ts"
 import { mentalModelTools } from "./tools/MentalModelTools.ts"
 
@@ -19,7 +20,7 @@ export class McpTools extends Context.Service<McpTools, {
   static readonly layer = Layer.effect(
     McpTools,
     Effect.gen(function*() {
-      const groups = yield* Effect.all([memoryTools, mentalModelTools, documentTools, bankTools])
+      const groups = yield* Effect.all([memoryTools, mentalModelTools, documentTools, bankTools, knowledgeBaseTools])
       // The codebase tools come on top of the spec's 29 only when asked for (SERVICE_API_CODEBASE_MCP_TOOLS).
       const extra = (yield* EngramConfig).codebases.mcpTools ? yield* codebaseTools : []
       const tools = [...groups.flat(), ...extra]
