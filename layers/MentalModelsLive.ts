@@ -1,7 +1,8 @@
 /**
  * Mental models and internet research wired: the mental-model store and API, the `refresh_mental_model` task
  * (which regenerates through reflect), the consolidation listener that refreshes models marked
- * `refresh_after_consolidation`, and the research service. Built on top of reflection and the memory layers.
+ * `refresh_after_consolidation`, the knowledge base (pages are mental models in a tree), and the research service.
+ * Built on top of reflection and the memory layers.
  */
 import { Layer } from "effect"
 import { ConsolidationRefresh } from "../src/mentalmodels/ConsolidationRefresh.ts"

@@ -249,6 +249,35 @@ layer(testApp({ operationRetryBase: Duration.millis(5) }), { excludeTestServices
       assert.isString((limit.error as any).detail)
     }))
 
+  it.effect("a memory repo versions the tree: a reset restores a deleted subtree, a fork copies it", () =>
+    Effect.gen(function*() {
+      yield* ok("PUT", bankPath("kb-repo"), {})
+      const top = (yield* ok("POST", `${kb("kb-repo")}/folders`, { name: "Top" })).body.id
+      const inner = (yield* ok("POST", `${kb("kb-repo")}/folders`, { name: "Inner", parent_id: top })).body.id
+      yield* ok("POST", `${kb("kb-repo")}/pages`, { name: "Page", source_query: "What is here?", parent_id: inner })
+      const shape = (bank: string) =>
+        Effect.map(ok("GET", `${kb(bank)}/tree`), (tree) => {
+          const walk = (nodes: ReadonlyArray<any>): Array<unknown> =>
+            nodes.map((node) => [node.kind, node.name, node.description, walk(node.children ?? [])])
+          return walk(tree.body.roots)
+        })
+      const before = yield* shape("kb-repo")
+      const repo = (yield* ok("POST", `${bankPath("kb-repo")}/repos/enable`, { repo_name: "kb" })).body
+
+      yield* ok("DELETE", `${kb("kb-repo")}/nodes/${top}`)
+      assert.deepStrictEqual(yield* shape("kb-repo"), [])
+      yield* ok("POST", `/v1/default/repos/${repo.repo_id}/reset-hard`, { commit_id: repo.head_commit_id, force: true })
+      assert.deepStrictEqual(yield* shape("kb-repo"), before)
+
+      yield* ok("POST", `/v1/default/repos/${repo.repo_id}/fork-bank`, { target_bank_id: "kb-repo-copy" })
+      assert.deepStrictEqual(yield* shape("kb-repo-copy"), before)
+      const copied = (yield* ok("GET", `${kb("kb-repo-copy")}/tree`)).body.roots[0]
+      assert.notStrictEqual(copied.id, top, "a fork's nodes have their own ids")
+      // The copy is its own tree: deleting there leaves the source alone.
+      yield* ok("DELETE", `${kb("kb-repo-copy")}/nodes/${copied.id}`)
+      assert.deepStrictEqual(yield* shape("kb-repo"), before)
+    }))
+
   it.effect("unknown banks, pages and nodes are 404 with a detail; the tree goes with its bank", () =>
     Effect.gen(function*() {
       const { raw } = yield* clients
