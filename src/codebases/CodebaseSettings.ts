@@ -17,7 +17,7 @@ export interface CodebaseSettings {
   readonly archive: ArchiveLimits
   /** Parse worker threads; unset: one less than the CPUs (1 to 4); 0 parses in-process. */
   readonly parseWorkers: number | undefined
-  /** Offer the codebase tools on the MCP endpoint (off: the endpoint lists exactly the spec's 29 tools). */
+  /** Offer the codebase tools on the MCP endpoint (off: the endpoint lists the spec's tools and the knowledge-base tools). */
   readonly mcpTools: boolean
 }
 

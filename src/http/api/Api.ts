@@ -22,6 +22,7 @@ import { InfluenceApi } from "./InfluenceApi.ts"
 import { BrainApi } from "./BrainApi.ts"
 import { CodebasesApi } from "./CodebasesApi.ts"
 import { ReposApi } from "./ReposApi.ts"
+import { KnowledgeBaseApi } from "./KnowledgeBaseApi.ts"
 
 export class EngramApi extends HttpApi.make("engram")
   .add(MonitoringApi)
@@ -47,6 +48,7 @@ export class EngramApi extends HttpApi.make("engram")
   .add(DatasetsApi)
   .add(CodebasesApi)
   .add(ReposApi)
+  .add(KnowledgeBaseApi)
   .middleware(RequestValidation)
   .middleware(ApiKeyAuth)
   // Report every invalid field at once, not just the first one found.

@@ -2,8 +2,7 @@
  * MCP tools for codebases: import a repository from the git host, list the bank's codebases, search chunks and
  * symbols of a parsed snapshot, the impact of a change, routing and approval into memory. They call `Codebases`,
  * `CodebaseReads` and `CodeIntelligence`, as the REST handlers do. Offered only when
- * `SERVICE_API_CODEBASE_MCP_TOOLS=true`: the spec's tool table is fixed at 29 tools, so by default the endpoint
- * lists exactly those.
+ * `SERVICE_API_CODEBASE_MCP_TOOLS=true`, so the default tool list stays the spec's tools and the knowledge base's.
  */
 import { Effect, Schema } from "effect"
 import { CodebaseReads } from "../../codebases/CodebaseReads.ts"
