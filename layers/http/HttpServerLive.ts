@@ -36,6 +36,7 @@ import { foregroundMiddleware } from "../../src/http/ForegroundMiddleware.ts"
 import { jsonErrorsMiddleware } from "../../src/http/JsonErrors.ts"
 import { authFirstMiddleware } from "../../src/http/AuthFirst.ts"
 import { browserGuardMiddleware } from "../../src/http/BrowserGuard.ts"
+import { multipartLimitsMiddleware } from "../../src/http/MultipartLimits.ts"
 import { makeRouteTemplates } from "../../src/http/RouteTemplates.ts"
 import { textHygieneMiddleware } from "../../src/http/TextHygiene.ts"
 import { McpLive, mcpRouteTemplates } from "./McpLive.ts"
@@ -108,6 +109,7 @@ export const Routes = Layer.mergeAll(
   // they are listed here).
   browserGuardMiddleware,
   authFirstMiddleware,
+  multipartLimitsMiddleware(routeOf),
   textHygieneMiddleware(routeOf),
   foregroundMiddleware
 )

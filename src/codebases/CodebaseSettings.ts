@@ -4,7 +4,7 @@
  * whether the MCP endpoint offers the codebase tools.
  */
 import { Config, Duration } from "effect"
-import type { ArchiveLimits } from "./source/ZipReader.ts"
+import type { ArchiveLimits } from "../archives/ZipReader.ts"
 
 export interface CodebaseSettings {
   /** The git host API base (GitHub's shape: `/repos/{owner}/{repo}`, `/commits/{ref}`, `/zipball/{sha}`). */
@@ -26,7 +26,13 @@ export const defaultCodebaseSettings: CodebaseSettings = {
   githostAllowPrivateNetworks: false,
   githostTimeout: Duration.seconds(60),
   maxArchiveBytes: 100 * 1024 * 1024,
-  archive: { maxFiles: 20_000, maxFileBytes: 5 * 1024 * 1024, maxTotalBytes: 512 * 1024 * 1024, maxRatio: 100 },
+  // A source tree inflates about 3 times (this repository: 2.8); 20 leaves room for generated and vendored text,
+  // and a 0.5 MB archive of zeros can no longer make the server inflate 512 MiB (it stops at the 64 MiB floor, or
+  // at the first entry past the 100× ratio).
+  archive: {
+    maxFiles: 20_000, maxFileBytes: 5 * 1024 * 1024, maxTotalBytes: 512 * 1024 * 1024, maxRatio: 100,
+    maxInflation: 20, inflationFloorBytes: 64 * 1024 * 1024
+  },
   parseWorkers: undefined,
   mcpTools: false
 }
@@ -41,7 +47,11 @@ export const codebaseSettingsConfig: Config.Config<CodebaseSettings> = Config.al
     maxFiles: Config.Int("SERVICE_API_CODEBASE_MAX_FILES").pipe(Config.withDefault(defaults.archive.maxFiles)),
     maxFileBytes: Config.Int("SERVICE_API_CODEBASE_MAX_FILE_BYTES").pipe(Config.withDefault(defaults.archive.maxFileBytes)),
     maxTotalBytes: Config.Int("SERVICE_API_CODEBASE_MAX_TOTAL_BYTES").pipe(Config.withDefault(defaults.archive.maxTotalBytes)),
-    maxRatio: Config.Number("SERVICE_API_CODEBASE_MAX_RATIO").pipe(Config.withDefault(defaults.archive.maxRatio))
+    maxRatio: Config.Number("SERVICE_API_CODEBASE_MAX_RATIO").pipe(Config.withDefault(defaults.archive.maxRatio)),
+    maxInflation: Config.Number("SERVICE_API_CODEBASE_MAX_INFLATION").pipe(Config.withDefault(defaults.archive.maxInflation)),
+    inflationFloorBytes: Config.Int("SERVICE_API_CODEBASE_INFLATION_FLOOR_BYTES").pipe(
+      Config.withDefault(defaults.archive.inflationFloorBytes)
+    )
   }),
   parseWorkers: Config.Int("SERVICE_API_CODEBASE_PARSE_WORKERS").pipe(
     Config.option,

@@ -18,7 +18,7 @@ import { sha256 } from "./intel/Chunker.ts"
 import { defaultTriageSettings, type TriageSettings } from "./intel/Significance.ts"
 import { importTask, runImport, sourceEntries, triageOf } from "./SnapshotBuild.ts"
 import { GitHostError, makeGitHostClient, parseRepoUrl } from "./source/GitHostClient.ts"
-import { type ArchiveRefused, normalizeEntryPath } from "./source/ZipReader.ts"
+import { type ArchiveRefused, normalizeEntryPath } from "../archives/ZipReader.ts"
 import { makeSourceHandoff } from "./source/SourceHandoff.ts"
 import { makeParseWorkers } from "./workers/ParseWorkers.ts"
 

@@ -16,7 +16,7 @@ import { planSnapshot } from "./snapshot/SnapshotPlan.ts"
 import type { SnapshotRows } from "./snapshot/SnapshotRows.ts"
 import { selectEntries } from "./source/ArchiveSelection.ts"
 import type { SourceHandoff } from "./source/SourceHandoff.ts"
-import { type ArchiveEntry, type ArchiveLimits, readZip } from "./source/ZipReader.ts"
+import { type ArchiveEntry, type ArchiveLimits, readZip } from "../archives/ZipReader.ts"
 import type { CodeParser } from "./workers/ParseWorkers.ts"
 
 export const importTask = "codebase_import"

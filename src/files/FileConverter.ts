@@ -1,14 +1,16 @@
 /**
  * Turns uploaded files into markdown for `files/retain`: resolves which parsers a request may use, detects each
  * file's type, and tries the parser chain in order until one produces text. It knows nothing of banks, documents
- * or HTTP; the endpoint maps its errors (`UnknownParser` → 400 naming the field, `FileTooLarge` → 413, and
- * `ConversionError` → the file's failure).
+ * or HTTP; the endpoint maps its errors (`UnknownParser` → 400 naming the field, `FileTooLarge` → 413,
+ * `DocumentRefused` → 400, and `ConversionError` → the file's failure). A zipped document (Office, OpenDocument,
+ * EPUB) passes the zip-bomb checks of `ZippedDocuments` before any parser sees it.
  *
  * Parsers: `native` (built-in converter per type, offline), `ocr` (images, offline tesseract), `transcribe`
  * (audio through an OpenAI-compatible endpoint; only when configured), `text` (UTF-8 as is, refuses binary).
  */
 import { Config, Context, Duration, Effect, Layer, Option, Redacted, Result, Schema } from "effect"
 import { HttpClient } from "effect/http"
+import { type ArchiveLimits, type ArchiveRefused, checkZip } from "../archives/ZipReader.ts"
 import { InvalidConfiguration } from "../config/EngramConfig.ts"
 import { storableText } from "../domain/StorableText.ts"
 import { describeCause, type FileParser, ParserError, type SourceFile } from "./FileParser.ts"
@@ -19,6 +21,7 @@ import { makeOcrParser } from "./parsers/OcrParser.ts"
 import { textParser } from "./parsers/TextParser.ts"
 import { makeTranscribeParser, type TranscriptionOptions } from "./parsers/TranscribeParser.ts"
 import { type DocumentWorkerOptions, makeDocumentWorkers } from "./workers/DocumentWorkers.ts"
+import { defaultDocumentArchiveLimits, zippedDocumentTypes } from "./ZippedDocuments.ts"
 
 export const ParserName = Schema.Literals(["native", "ocr", "transcribe", "text"])
 export type ParserName = typeof ParserName.Type
@@ -67,6 +70,14 @@ export class FileTooLarge extends Schema.TaggedError<FileTooLarge>()("FileTooLar
   message: Schema.String
 }, { httpApiStatus: 413 }) {}
 
+/** A zipped document refused before parsing (a zip bomb, a damaged or hostile archive); `reason` says which check. */
+export class DocumentRefused extends Schema.TaggedError<DocumentRefused>()("DocumentRefused", {
+  filename: Schema.String,
+  detectedType: FileType,
+  reason: Schema.String,
+  message: Schema.String
+}, { httpApiStatus: 400 }) {}
+
 export interface FileConverterOptions {
   /** Parsers requests may name; default `native`, `ocr`, `text`, plus `transcribe` when transcription is set. */
   readonly enabled?: ReadonlyArray<string> | undefined
@@ -75,6 +86,8 @@ export interface FileConverterOptions {
   /** Default 50 MiB. */
   readonly maxFileBytes?: number | undefined
   readonly ocr?: OcrOptions | undefined
+  /** Caps a zipped document's parts must stay within; default `defaultDocumentArchiveLimits`. */
+  readonly documentArchive?: ArchiveLimits | undefined
   /** Worker threads for PDF, Office and HTML conversion. */
   readonly documents?: DocumentWorkerOptions | undefined
   /** Enables the `transcribe` parser. */
@@ -100,6 +113,10 @@ const configOptions = Config.all({
   maxFileBytes: Config.Int("SERVICE_API_FILE_MAX_BYTES").pipe(Config.withDefault(defaultMaxFileBytes)),
   ocrTimeout: Config.Duration("SERVICE_API_OCR_TIMEOUT").pipe(Config.withDefault(Duration.minutes(2))),
   workers: Config.option(Config.Int("SERVICE_API_FILE_WORKERS")),
+  maxInflation: Config.Number("SERVICE_API_FILE_MAX_INFLATION").pipe(Config.withDefault(defaultDocumentArchiveLimits.maxInflation)),
+  maxInflatedBytes: Config.Int("SERVICE_API_FILE_MAX_INFLATED_BYTES").pipe(
+    Config.withDefault(defaultDocumentArchiveLimits.maxTotalBytes)
+  ),
   parseTimeout: Config.Duration("SERVICE_API_FILE_PARSE_TIMEOUT").pipe(Config.withDefault(Duration.minutes(5))),
   transcriptionBaseUrl: optionalString("SERVICE_API_TRANSCRIPTION_BASE_URL"),
   transcriptionApiKey: Config.option(Config.Redacted("SERVICE_API_TRANSCRIPTION_API_KEY")).pipe(
@@ -111,6 +128,12 @@ const configOptions = Config.all({
   defaultChain: Option.getOrUndefined(Option.map(settings.defaultChain, splitNames)),
   enabled: Option.getOrUndefined(Option.map(settings.enabled, splitNames)),
   maxFileBytes: settings.maxFileBytes,
+  documentArchive: {
+    ...defaultDocumentArchiveLimits,
+    maxInflation: settings.maxInflation,
+    maxFileBytes: settings.maxInflatedBytes,
+    maxTotalBytes: settings.maxInflatedBytes
+  },
   ocr: { timeout: settings.ocrTimeout },
   documents: { workers: Option.getOrUndefined(settings.workers), timeout: settings.parseTimeout },
   transcription: Option.getOrUndefined(Option.map(settings.transcriptionBaseUrl, (baseUrl) => ({
@@ -129,10 +152,15 @@ export class FileConverter extends Context.Service<FileConverter, {
   readonly resolveChain: (
     requested: string | ReadonlyArray<string> | undefined | null
   ) => Effect.Effect<ReadonlyArray<string>, UnknownParser>
+  /**
+   * The checks a file passes before any parser: its size and, for a zipped document, the zip-bomb checks. Answers
+   * the detected type. `convert` runs it too; `files/retain` runs it in the request so a refused file is a 4xx.
+   */
+  readonly screen: (file: FileInput) => Effect.Effect<FileType, DocumentRefused | FileTooLarge>
   readonly convert: (
     file: FileInput,
     chain: ReadonlyArray<string>
-  ) => Effect.Effect<ConvertedFile, ConversionError | FileTooLarge>
+  ) => Effect.Effect<ConvertedFile, ConversionError | DocumentRefused | FileTooLarge>
 }>()("engram/files/FileConverter") {
   static readonly layer = (options: FileConverterOptions = {}) => Layer.effect(FileConverter, make(options))
 
@@ -225,8 +253,9 @@ const make = Effect.fnUntraced(function*(options: FileConverterOptions) {
       Effect.result
     )
 
-  const convert = Effect.fn("FileConverter.convert")(function*(file: FileInput, chain: ReadonlyArray<string>) {
-    yield* Effect.annotateCurrentSpan({ filename: file.filename, size: file.bytes.byteLength })
+  const documentArchive = options.documentArchive ?? defaultDocumentArchiveLimits
+
+  const screen = Effect.fn("FileConverter.screen")(function*(file: FileInput) {
     if (file.bytes.byteLength > maxFileBytes) {
       return yield* new FileTooLarge({
         filename: file.filename,
@@ -236,6 +265,22 @@ const make = Effect.fnUntraced(function*(options: FileConverterOptions) {
       })
     }
     const type = detectFileType(file)
+    if (zippedDocumentTypes.has(type)) {
+      yield* checkZip(file.bytes, documentArchive).pipe(Effect.mapError((refused: ArchiveRefused) =>
+        new DocumentRefused({
+          filename: file.filename,
+          detectedType: type,
+          reason: refused.reason,
+          message: `${file.filename} (${type}) refused before parsing (${refused.reason}): ${refused.message}`
+        })
+      ))
+    }
+    return type
+  })
+
+  const convert = Effect.fn("FileConverter.convert")(function*(file: FileInput, chain: ReadonlyArray<string>) {
+    yield* Effect.annotateCurrentSpan({ filename: file.filename, size: file.bytes.byteLength })
+    const type = yield* screen(file)
     yield* Effect.annotateCurrentSpan({ type })
     const source: SourceFile = { ...file, type }
     const attempts: Array<ParserAttempt> = []
@@ -274,5 +319,5 @@ const make = Effect.fnUntraced(function*(options: FileConverterOptions) {
     })
   })
 
-  return FileConverter.of({ enabledParsers: enabled, defaultChain, maxFileBytes, resolveChain, convert })
+  return FileConverter.of({ enabledParsers: enabled, defaultChain, maxFileBytes, resolveChain, screen, convert })
 })

@@ -10,6 +10,7 @@ import { OfficeConverter } from "officeparser"
 import { PDFDocument } from "pdf-lib"
 import { FileConverter } from "../../src/files/FileConverter.ts"
 import * as Docs from "../fixtures/files/documents.ts"
+import { officeBomb } from "../support/ArchiveBombs.ts"
 
 const converterLayer = FileConverter.layer().pipe(Layer.provide(FetchHttpClient.layer))
 
@@ -148,15 +149,24 @@ layer(converterLayer, { excludeTestServices: true })("FileConverter", (it) => {
         assert.include(error.message, "no text layer")
       }))
 
-    it.effect("a damaged DOCX fails as unreadable rather than crashing", () =>
+    it.effect("a damaged DOCX fails as unreadable rather than crashing, refused by the zip checks before any parser", () =>
       Effect.gen(function*() {
         const converter = yield* FileConverter
         const docx = yield* build(Docs.docx)
         const error = yield* Effect.flip(converter.convert({ filename: "cut.docx", bytes: docx.subarray(0, 4000) }, ["native"]))
-        assert.strictEqual(error._tag, "ConversionError")
-        assert.include(error.message, "native: not a readable DOCX")
+        assert.strictEqual(error._tag, "DocumentRefused")
+        assert.include(error.message, "cut.docx (docx) refused before parsing (not_a_zip): not a readable zip archive")
       }))
   })
+
+  it.effect("a DOCX that is a zip bomb is refused before any parser opens it", () =>
+    Effect.gen(function*() {
+      const converter = yield* FileConverter
+      const bomb = officeBomb("docx", [{ name: "word/media/zeros.bin", data: new Uint8Array(16 * 1024 * 1024) }])
+      const error = yield* Effect.flip(converter.convert({ filename: "bomb.docx", bytes: bomb }, ["native"]))
+      assert.strictEqual(error._tag, "DocumentRefused")
+      assert.include(error.message, "bomb.docx (docx) refused before parsing (compression_ratio)")
+    }))
 
   describe("chains", () => {
     it.effect("text refuses a PDF and the chain falls back to native", () =>

@@ -8,7 +8,7 @@ import type { ParsedLanguage } from "../parse/Languages.ts"
 import type { SourceFile } from "../parse/SourceParser.ts"
 import { sha256 } from "../intel/Chunker.ts"
 import { classifyFile, type ClassifiedFile, fileRole, type FileRole } from "../source/FileClassifier.ts"
-import type { ArchiveEntry } from "../source/ZipReader.ts"
+import type { ArchiveEntry } from "../../archives/ZipReader.ts"
 
 export interface PreviousFile {
   readonly contentHash: string

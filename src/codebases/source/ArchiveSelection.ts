@@ -7,7 +7,7 @@
  */
 import { Clock, Duration, Effect } from "effect"
 import { type CompiledGlob, compileGlobs } from "./Globs.ts"
-import { type ArchiveEntry, ArchiveRefused } from "./ZipReader.ts"
+import { type ArchiveEntry, ArchiveRefused } from "../../archives/ZipReader.ts"
 
 export interface Selection {
   readonly rootPath: string | null

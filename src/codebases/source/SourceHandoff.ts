@@ -5,7 +5,7 @@
  * cluster node, or once an entry is evicted, the task reads it as before. Bounded by bytes and by age, because a
  * handoff that no task takes (the operation ran elsewhere, or was cancelled) must not hold memory for long.
  */
-import type { ArchiveEntry } from "./ZipReader.ts"
+import type { ArchiveEntry } from "../../archives/ZipReader.ts"
 
 interface Held {
   readonly entries: ReadonlyArray<ArchiveEntry>

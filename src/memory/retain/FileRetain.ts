@@ -1,7 +1,8 @@
 /**
- * File retain: each uploaded file is stored durably with a `file_retain` operation, then converted to
- * markdown in the background (the parser chain of the request, the file's metadata entry or the server
- * default) and retained as one document carrying the file's metadata and tags.
+ * File retain: each uploaded file is screened (size, and the zip-bomb checks for Office documents), stored
+ * durably with a `file_retain` operation, then converted to markdown in the background (the parser chain of the
+ * request, the file's metadata entry or the server default) and retained as one document carrying the file's
+ * metadata and tags.
  */
 import { Context, Effect, Layer, Schema } from "effect"
 import { SqlClient } from "effect/sql"
@@ -70,6 +71,8 @@ export class FileRetain extends Context.Service<FileRetain, {
               `${file.filename} is ${file.bytes.length} bytes; the limit is ${converter.maxFileBytes}`
             )
           }
+          // A zip bomb dressed as a document is refused here, with nothing stored, not later by a failed operation.
+          yield* converter.screen(file).pipe(Effect.mapError((refused) => ValidationError.single(`files.${index}`, refused.message)))
           plans.push({ file, meta, chain })
         }
         yield* banks.ensure(bankId)
