@@ -31,6 +31,8 @@ import { InfluenceHandlers } from "../../src/http/handlers/InfluenceHandlers.ts"
 import { BrainHandlers } from "../../src/http/handlers/BrainHandlers.ts"
 import { CodebasesHandlers } from "../../src/http/handlers/CodebasesHandlers.ts"
 import { ReposHandlers } from "../../src/http/handlers/ReposHandlers.ts"
+import { DocumentOpsHandlers } from "../../src/http/handlers/DocumentOpsHandlers.ts"
+import { MemoryOpsHandlers } from "../../src/http/handlers/MemoryOpsHandlers.ts"
 import { foregroundMiddleware } from "../../src/http/ForegroundMiddleware.ts"
 import { jsonErrorsMiddleware } from "../../src/http/JsonErrors.ts"
 import { authFirstMiddleware } from "../../src/http/AuthFirst.ts"
@@ -64,7 +66,9 @@ const ApiRoutes = HttpApiBuilder.layer(EngramApi, { openapiPath: "/openapi.json"
     InfluenceHandlers,
     BrainHandlers,
     CodebasesHandlers,
-    ReposHandlers
+    ReposHandlers,
+    DocumentOpsHandlers,
+    MemoryOpsHandlers
   ]),
   Layer.provide([RequestValidationLive, ApiKeyAuthLive])
 )
