@@ -1,6 +1,7 @@
 /**
- * The MCP tool table: the 29 tools of the spec built over the engine's services, compiled into the multi-bank
- * catalog (all 29) and the single-bank catalog (26, without list_banks, create_bank and get_bank_stats). Built once
+ * The MCP tool table: the 29 tools of the spec and the 0.9 client's update_memory and list_document_chunks, built
+ * over the engine's services, compiled into the multi-bank catalog (all 31) and the single-bank catalog (28, without
+ * list_banks, create_bank and get_bank_stats). Built once
  * with the application; requests only look tools up. SERVICE_API_CODEBASE_MCP_TOOLS=true adds the codebase tools.
  */
 import { Context, Effect, Layer } from "effect"
