@@ -5,7 +5,7 @@
  * bad input answers 4xx with `detail` and changes nothing.
  */
 import { assert, layer } from "@effect/vitest"
-import { Effect } from "effect"
+import { Effect, Option, Redacted } from "effect"
 import { createClient, createConfig, HindsightClient, sdk } from "@vectorize-io/hindsight-client"
 import { bankPath, call, ok, operationFinished, settled } from "../support/HttpCalls.ts"
 import { TestServer, testApp } from "../support/TestServer.ts"
@@ -247,5 +247,37 @@ layer(testApp(), { excludeTestServices: true })("document operations of the 0.9 
       assert.strictEqual(badConflict.response.status, 400)
       assert.isString((badConflict.error as any).detail)
       assert.deepStrictEqual(yield* state(source), before)
+    }))
+})
+
+const aliceKey = "k-alice-0123456789"
+const bobKey = "k-bob-0123456789ab"
+const scoped = testApp({
+  tenantExtension: "api_key",
+  tenantApiKey: Option.some(Redacted.make("k-admin-0123456789")),
+  tenantApiKeys: [
+    { key: Redacted.make(aliceKey), banks: ["alice"] },
+    { key: Redacted.make(bobKey), banks: ["bob"] }
+  ]
+})
+
+layer(scoped, { excludeTestServices: true })("stored files with bank-scoped keys", (it) => {
+  it.effect("a download key of a bank the caller's key does not reach answers 404, as a missing file", () =>
+    Effect.gen(function*() {
+      const server = yield* TestServer
+      const as = (key: string) => ({ headers: { authorization: `Bearer ${key}` } })
+      const bob = new HindsightClient({ baseUrl: server.url, apiKey: bobKey })
+      yield* promise(() => bob.retain("bob", "Bob's locker code is 4512.", { documentId: "locker" }))
+      const archive = yield* promise(() => bob.exportDocuments("bob", { pollIntervalMs: 50, timeoutMs: 30_000 }))
+      assert.deepStrictEqual([...archive.slice(0, 2)], [0x50, 0x4b])
+      const operations = yield* server.request("GET", `${bankPath("bob")}/operations?task_type=document_export`, as(bobKey))
+      const done = yield* server.request("GET", `${bankPath("bob")}/operations/${operations.body.operations[0].id}`, as(bobKey))
+      const url = done.body.result_metadata.download_url
+      assert.strictEqual((yield* server.request("GET", url, as(bobKey))).status, 200)
+      const refused = yield* server.request("GET", url, as(aliceKey))
+      assert.strictEqual(refused.status, 404)
+      assert.include(refused.body.detail, "not found")
+      assert.notInclude(refused.text, "4512")
+      assert.strictEqual((yield* server.request("GET", url)).status, 401)
     }))
 })
