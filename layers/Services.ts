@@ -13,6 +13,12 @@ import { Banks } from "../src/bank/Banks.ts"
 import { BankStore } from "../src/bank/BankStore.ts"
 import { BankEvents } from "../src/events/BankEvents.ts"
 import { Documents } from "../src/memory/Documents.ts"
+import { DocumentEdits } from "../src/documents/DocumentEdits.ts"
+import { DocumentTransfer } from "../src/documents/DocumentTransfer.ts"
+import { StoredFiles } from "../src/files/StoredFiles.ts"
+import { BankInsights } from "../src/memory/BankInsights.ts"
+import { MemoryCuration } from "../src/memory/curation/MemoryCuration.ts"
+import { DryRunExtract } from "../src/memory/retain/DryRunExtract.ts"
 import { Entities } from "../src/memory/Entities.ts"
 import { EntityIntelligence } from "../src/entities/intelligence/IntelligenceService.ts"
 import { EntityTrajectories } from "../src/entities/trajectory/TrajectoryService.ts"
@@ -85,6 +91,12 @@ const Memory = Layer.mergeAll(
   RoutedRecall.pipe(Layer.provideMerge(MemoryUnits.layer)),
   MemoryUnits.layer,
   Documents.layer,
+  // The 0.9 client's document and memory operations: edits, reprocessing, transfer archives, curation, insights.
+  DocumentEdits.layer.pipe(Layer.provideMerge(RoutedRetain)),
+  DocumentTransfer.layer.pipe(Layer.provideMerge(StoredFiles.layer)),
+  MemoryCuration.layer.pipe(Layer.provideMerge(MemoryUnits.layer)),
+  DryRunExtract.layer,
+  BankInsights.layer,
   Entities.layer,
   // Trajectories first: after a retain their recompute is queued before the intelligence that reads their states.
   EntityIntelligence.layer.pipe(Layer.provideMerge(EntityTrajectories.layer)),

@@ -32,6 +32,8 @@ import { BrainHandlers } from "../../src/http/handlers/BrainHandlers.ts"
 import { CodebasesHandlers } from "../../src/http/handlers/CodebasesHandlers.ts"
 import { ReposHandlers } from "../../src/http/handlers/ReposHandlers.ts"
 import { KnowledgeBaseHandlers } from "../../src/http/handlers/KnowledgeBaseHandlers.ts"
+import { DocumentOpsHandlers } from "../../src/http/handlers/DocumentOpsHandlers.ts"
+import { MemoryOpsHandlers } from "../../src/http/handlers/MemoryOpsHandlers.ts"
 import { foregroundMiddleware } from "../../src/http/ForegroundMiddleware.ts"
 import { jsonErrorsMiddleware } from "../../src/http/JsonErrors.ts"
 import { authFirstMiddleware } from "../../src/http/AuthFirst.ts"
@@ -67,7 +69,9 @@ const ApiRoutes = HttpApiBuilder.layer(EngramApi, { openapiPath: "/openapi.json"
     BrainHandlers,
     CodebasesHandlers,
     ReposHandlers,
-    KnowledgeBaseHandlers
+    KnowledgeBaseHandlers,
+    DocumentOpsHandlers,
+    MemoryOpsHandlers
   ]),
   Layer.provide([RequestValidationLive, ApiKeyAuthLive])
 )

@@ -120,6 +120,11 @@ export type MemoryUnitView = typeof MemoryUnitView.Type
 
 export const MemoryDetail = Schema.Struct({
   ...MemoryUnitView.fields,
+  state: Schema.optionalKey(Schema.Literals(["valid", "invalidated"]).annotate({
+    description: "Curation state: invalidated memories are kept for audit, out of recall (PATCH restores them)"
+  })),
+  invalidation_reason: Schema.optionalKey(Schema.NullOr(Schema.String)),
+  invalidated_at: Schema.optionalKey(Schema.NullOr(Schema.String)),
   history: Schema.Array(Schema.Unknown).annotate({ description: "Deprecated: always empty" })
 }).annotate({ identifier: "MemoryDetail" })
 

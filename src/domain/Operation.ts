@@ -52,6 +52,9 @@ export const OperationDetail = Schema.Struct({
   child_operations: Schema.Array(ChildOperation),
   stage: Schema.optionalKey(Schema.NullOr(Schema.String).annotate({ description: "the stage a long task has reached" })),
   progress: Schema.optionalKey(Schema.NullOr(Schema.Struct({ done: Schema.Number, total: Schema.Number }))),
+  result_metadata: Schema.optionalKey(Schema.NullOr(Schema.Record(Schema.String, Schema.Unknown)).annotate({
+    description: "what a completed operation reported (e.g. an export's download_url); null before it completed"
+  })),
   created_at: Schema.NullOr(Schema.String),
   updated_at: Schema.NullOr(Schema.String),
   started_at: Schema.NullOr(Schema.String),

@@ -1,8 +1,8 @@
 /**
- * The MCP tool table: the 29 tools of the spec and the 8 knowledge-base tools, built over the engine's services and
- * compiled into the multi-bank catalog (all 37) and the single-bank catalog (34, without list_banks, create_bank and
- * get_bank_stats). Built once with the application; requests only look tools up. SERVICE_API_CODEBASE_MCP_TOOLS=true
- * adds the codebase tools.
+ * The MCP tool table: the 29 tools of the spec, the 8 knowledge-base tools and the 0.9 client's update_memory and
+ * list_document_chunks, built over the engine's services and compiled into the multi-bank catalog (all 39) and the
+ * single-bank catalog (36, without list_banks, create_bank and get_bank_stats). Built once with the application;
+ * requests only look tools up. SERVICE_API_CODEBASE_MCP_TOOLS=true adds the codebase tools.
  */
 import { Context, Effect, Layer } from "effect"
 import { EngramConfig } from "../config/EngramConfig.ts"

@@ -72,6 +72,7 @@ export class Operations extends Context.Service<Operations, {
           })),
           stage: operation.stage ?? null,
           progress: progressOf(operation.stageProgress) ?? batchProgress(children),
+          result_metadata: operation.status === "completed" ? resultObject(operation.result) : null,
           created_at: iso(operation.createdAt),
           updated_at: iso(operation.updatedAt),
           started_at: iso(operation.startedAt),
@@ -119,6 +120,10 @@ export class Operations extends Context.Service<Operations, {
     })
   )
 }
+
+/** A task's JSON result when it is an object (the shape clients read as `result_metadata`). */
+const resultObject = (value: unknown): Record<string, unknown> | null =>
+  typeof value === "object" && value !== null && !Array.isArray(value) ? value as Record<string, unknown> : null
 
 /** The `{done, total}` a task recorded with its stage, when it recorded one. */
 const progressOf = (value: unknown): { done: number; total: number } | null => {

@@ -25,6 +25,7 @@ export const excludedTables: ReadonlySet<string> = new Set([
   "webhook_deliveries", // delivery outbox and history
   "webhook_delivery_attempts",
   "file_uploads", // staged upload bytes of file retains; the documents they become are versioned
+  "stored_files", // export archives and staged imports: files the server made, not what the bank knows
   "engram_migrations",
   // The repo's own bookkeeping: a repo never versions itself.
   "repo_objects",

@@ -1,8 +1,8 @@
 /**
- * The MCP tool listing through the SDK's own client: exactly the spec's 29 tools and the 8 knowledge-base tools on
- * /mcp/ (each acting on a bank with an optional bank_id) and 34 on /mcp/{bank_id}/ (no bank_id, no bank-management
- * tools), with the spec's parameters, required fields and defaults, and input schemas derived from the REST API's
- * validation rules.
+ * The MCP tool listing through the SDK's own client: exactly the spec's 29 tools, the 8 knowledge-base tools and the
+ * 0.9 client's update_memory and list_document_chunks (39) on /mcp/ (each acting on a bank with an optional bank_id)
+ * and 36 on /mcp/{bank_id}/ (no bank_id, no bank-management tools), with the spec's parameters, required fields and
+ * defaults, and input schemas derived from the REST API's validation rules.
  */
 import { assert, layer } from "@effect/vitest"
 import type { Tool } from "@modelcontextprotocol/sdk/types.js"
@@ -50,6 +50,11 @@ const spec: Record<string, { params: Array<string>; required?: Array<string>; de
   list_memories: { params: ["type", "q", "limit", "offset", "branch_name"], defaults: { limit: 100, offset: 0 } },
   get_memory: { params: ["memory_id", "branch_name"], required: ["memory_id"] },
   delete_memory: { params: ["memory_id"], required: ["memory_id"] },
+  update_memory: {
+    params: ["memory_id", "text", "context", "occurred_start", "occurred_end", "fact_type", "entities", "state", "reason"],
+    required: ["memory_id"]
+  },
+  list_document_chunks: { params: ["document_id", "limit", "offset"], required: ["document_id"], defaults: { limit: 100, offset: 0 } },
   list_documents: { params: ["q", "limit"], defaults: { limit: 100 } },
   get_document: { params: ["document_id"], required: ["document_id"] },
   delete_document: { params: ["document_id"], required: ["document_id"] },
@@ -88,11 +93,11 @@ const byName = (tools: ReadonlyArray<Tool>) => new Map(tools.map((tool) => [tool
 const propertiesOf = (tool: Tool) => tool.inputSchema.properties as Record<string, Record<string, unknown>>
 
 layer(testApp(), { excludeTestServices: true })("mcp tool listing", (it) => {
-  it.effect("/mcp/ lists the spec's 29 tools and the knowledge-base tools, each with its parameters, required fields, defaults and bank_id", () =>
+  it.effect("/mcp/ lists the spec's 29 tools the knowledge-base tools and the 0.9 client's 2, each with its parameters, required fields, defaults and bank_id", () =>
     Effect.scoped(Effect.gen(function*() {
       const server = yield* TestServer
       const tools = yield* (yield* connectMcp(`${server.url}/mcp/`)).tools
-      assert.strictEqual(tools.length, 37)
+      assert.strictEqual(tools.length, 39)
       assert.sameMembers(tools.map((tool) => tool.name), Object.keys(spec))
       for (const [name, tool] of byName(tools)) {
         const expected = spec[name]!
@@ -110,12 +115,12 @@ layer(testApp(), { excludeTestServices: true })("mcp tool listing", (it) => {
       }
     })))
 
-  it.effect("/mcp/{bank_id}/ lists the 34 bank tools without bank_id and without the bank-management tools", () =>
+  it.effect("/mcp/{bank_id}/ lists the 36 bank tools without bank_id and without the bank-management tools", () =>
     Effect.scoped(Effect.gen(function*() {
       const server = yield* TestServer
       for (const path of ["/mcp/team-a/", "/mcp/team-a"]) {
         const tools = yield* (yield* connectMcp(`${server.url}${path}`)).tools
-        assert.strictEqual(tools.length, 34, path)
+        assert.strictEqual(tools.length, 36, path)
         assert.sameMembers(
           tools.map((tool) => tool.name),
           Object.keys(spec).filter((name) => !multiBankOnly.includes(name))

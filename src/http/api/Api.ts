@@ -3,6 +3,8 @@ import { HttpApi, OpenApi } from "effect/http-api"
 import { BanksApi } from "./BanksApi.ts"
 import { ConsolidationApi } from "./ConsolidationApi.ts"
 import { DocumentsApi, EntitiesApi, TagsApi } from "./DocumentsApi.ts"
+import { DocumentOpsApi } from "./DocumentOpsApi.ts"
+import { MemoryOpsApi } from "./MemoryOpsApi.ts"
 import { MemoriesApi } from "./MemoriesApi.ts"
 import { ApiKeyAuth, RequestValidation } from "./Middleware.ts"
 import { MonitoringApi } from "./MonitoringApi.ts"
@@ -49,6 +51,8 @@ export class EngramApi extends HttpApi.make("engram")
   .add(CodebasesApi)
   .add(ReposApi)
   .add(KnowledgeBaseApi)
+  .add(DocumentOpsApi)
+  .add(MemoryOpsApi)
   .middleware(RequestValidation)
   .middleware(ApiKeyAuth)
   // Report every invalid field at once, not just the first one found.

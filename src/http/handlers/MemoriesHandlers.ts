@@ -10,6 +10,7 @@ import { FileRetain } from "../../memory/retain/FileRetain.ts"
 import { HttpApiBuilder } from "effect/http-api"
 import { Retain } from "../../memory/retain/Retain.ts"
 import { MemoryUnits } from "../../memory/MemoryUnits.ts"
+import { MemoryCuration } from "../../memory/curation/MemoryCuration.ts"
 import { MemoryRepos } from "../../repos/MemoryRepos.ts"
 import { EngramApi } from "../api/Api.ts"
 import { paging } from "./Paging.ts"
@@ -22,6 +23,7 @@ export const MemoriesHandlers = HttpApiBuilder.group(
     const units = yield* MemoryUnits
     const fileRetain = yield* FileRetain
     const recall = yield* Recall
+    const curation = yield* MemoryCuration
     // `branch_name` reads a memory repo branch's workspace without checking it out.
     const repos = yield* MemoryRepos
     const decodeFields = Schema.decodeUnknownEffect(FileRetainRequest)
@@ -92,9 +94,13 @@ export const MemoriesHandlers = HttpApiBuilder.group(
         const page = yield* units.list(yield* repos.readBank(params.bank_id, query.branch_name), { type: query.type, q: query.q, limit, offset })
         return { items: page.items, total: page.total, limit, offset }
       }),
+      // An invalidated memory is in the archive, not among the live ones; it still reads, with its state.
       get: ({ params, query }) =>
         Effect.flatMap(repos.readBank(params.bank_id, query.branch_name), (bankId) =>
-          Effect.map(units.get(bankId, params.memory_id), (unit) => ({ ...unit, history: [] }))),
+          Effect.map(units.get(bankId, params.memory_id), (unit) => ({ ...unit, history: [] })).pipe(
+            Effect.catchTag("NotFound", (missing) =>
+              curation.get(bankId, params.memory_id).pipe(Effect.mapError(() => missing)))
+          )),
       clear: ({ params, query }) =>
         Effect.map(units.clear(params.bank_id, query.type), (deleted) => ({
           success: true,

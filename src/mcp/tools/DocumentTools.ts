@@ -1,11 +1,12 @@
 /**
- * MCP tools for documents (the sources memories were extracted from), tags and background operations. They call
- * `Documents`, `Tags` and `Operations`, as the REST handlers do.
+ * MCP tools for documents (the sources memories were extracted from), their chunks, tags and background
+ * operations. They call `Documents`, `DocumentEdits`, `Tags` and `Operations`, as the REST handlers do.
  */
 import { Effect, Schema } from "effect"
 import { Banks } from "../../bank/Banks.ts"
 import { OperationStatus } from "../../domain/Operation.ts"
-import { Limit } from "../../http/api/MemoriesApi.ts"
+import { Limit, Offset } from "../../http/api/MemoriesApi.ts"
+import { DocumentEdits } from "../../documents/DocumentEdits.ts"
 import { Documents } from "../../memory/Documents.ts"
 import { Tags } from "../../memory/Tags.ts"
 import { Operations, toListEntry } from "../../operations/Operations.ts"
@@ -18,6 +19,7 @@ const operationId = {
 
 export const documentTools = Effect.gen(function*() {
   const documents = yield* Documents
+  const edits = yield* DocumentEdits
   const tags = yield* Tags
   const operations = yield* Operations
   const banks = yield* Banks
@@ -43,6 +45,20 @@ export const documentTools = Effect.gen(function*() {
       fields: documentId,
       hints: { readOnlyHint: true, idempotentHint: true },
       run: (bankId, { document_id }) => documents.get(bankId, document_id)
+    }),
+    defineTool({
+      name: "list_document_chunks",
+      title: "List a document's chunks",
+      description: "List the chunks a document was split into for extraction, in order, with their text: the exact " +
+        "source passages its memories came from.",
+      fields: {
+        ...documentId,
+        limit: withDefault(Limit, 100, "How many chunks to return (1-1000)."),
+        offset: withDefault(Offset, 0, "How many chunks to skip.")
+      },
+      hints: { readOnlyHint: true, idempotentHint: true },
+      run: (bankId, { document_id, limit, offset }) =>
+        Effect.map(edits.chunks(bankId, document_id, { limit, offset }), (page) => ({ ...page, limit, offset }))
     }),
     defineTool({
       name: "delete_document",

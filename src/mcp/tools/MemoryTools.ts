@@ -9,6 +9,8 @@ import { FactType } from "../../domain/Memory.ts"
 import { RecallRequest } from "../../domain/Recall.ts"
 import { ReflectRequest } from "../../domain/Reflect.ts"
 import { Limit, Offset } from "../../http/api/MemoriesApi.ts"
+import { UpdateMemoryRequest } from "../../domain/MemoryOps.ts"
+import { MemoryCuration } from "../../memory/curation/MemoryCuration.ts"
 import { MemoryUnits } from "../../memory/MemoryUnits.ts"
 import { Recall } from "../../memory/recall/Recall.ts"
 import { Retain } from "../../memory/retain/Retain.ts"
@@ -31,6 +33,7 @@ export const memoryTools = Effect.gen(function*() {
   const recall = yield* Recall
   const reflect = yield* Reflect
   const units = yield* MemoryUnits
+  const curation = yield* MemoryCuration
   const repos = yield* MemoryRepos
   // Like `branch_name` on the REST reads: a memory repo branch's workspace, read without checking it out.
   const branchField = optional(
@@ -168,6 +171,27 @@ export const memoryTools = Effect.gen(function*() {
       hints: { readOnlyHint: true, idempotentHint: true },
       run: (bankId, { memory_id, branch_name }) =>
         Effect.flatMap(repos.readBank(bankId, branch_name), (readBank) => units.get(readBank, memory_id))
+    }),
+    defineTool({
+      name: "update_memory",
+      title: "Correct or retire a memory",
+      description: "Curate one world or experience fact (observations are derived and rebuild themselves): fix its " +
+        "text, context, occurred dates (\"\" clears one), fact type or entities, or set `state` to `invalidated` " +
+        "(with a `reason`) when it is no longer true — it leaves recall but is kept for audit — and to `valid` to " +
+        "restore it. Prefer this to delete_memory when the user says something changed.",
+      fields: {
+        memory_id: described(Schema.String, "The memory's id."),
+        text: described(UpdateMemoryRequest.fields.text, "The corrected statement (re-embedded and relinked)."),
+        context: described(UpdateMemoryRequest.fields.context, "New context; \"\" clears it."),
+        occurred_start: described(UpdateMemoryRequest.fields.occurred_start, "When it started, ISO 8601; \"\" clears."),
+        occurred_end: described(UpdateMemoryRequest.fields.occurred_end, "When it ended, ISO 8601; \"\" clears."),
+        fact_type: described(UpdateMemoryRequest.fields.fact_type, "Reclassify: world or experience."),
+        entities: described(UpdateMemoryRequest.fields.entities, "Replace its entities with these names (taken literally)."),
+        state: described(UpdateMemoryRequest.fields.state, "`invalidated` retires it (reversible); `valid` restores it."),
+        reason: described(UpdateMemoryRequest.fields.reason, "Why it was invalidated, kept with it.")
+      },
+      hints: { readOnlyHint: false, destructiveHint: false, idempotentHint: true },
+      run: (bankId, { memory_id, ...request }) => curation.update(bankId, memory_id, request)
     }),
     defineTool({
       name: "delete_memory",

@@ -230,7 +230,7 @@ export const writeBatch = Effect.fn("MemoryWriter.writeBatch")(function*(batch: 
  * Temporal, semantic and entity links from the new units to their nearest existing neighbours. Temporal
  * closeness is when things were said (then when they happened): neighbouring turns of a conversation.
  */
-const linkNew = Effect.fnUntraced(function*(
+export const linkNew = Effect.fnUntraced(function*(
   bankId: string,
   ids: ReadonlyArray<string>,
   embeddingModel: string,

@@ -74,7 +74,9 @@ export class Retain extends Context.Service<Retain, {
   readonly retainForOperation: (
     bankId: string,
     items: ReadonlyArray<MemoryItem>,
-    operationId: string
+    operationId: string,
+    /** `reextract`: a replaced document's unchanged chunks are extracted again instead of keeping their memories. */
+    options?: { readonly reextract?: boolean }
   ) => Effect.Effect<RetainOutcome, TaskFailure>
 }>()("engram/memory/Retain") {
   static readonly layer = Layer.effect(
@@ -110,7 +112,12 @@ export class Retain extends Context.Service<Retain, {
       const process = Effect.fn("Retain.process")(function*(
         bank: Bank,
         items: ReadonlyArray<MemoryItem>,
-        options: { readonly operationId: string | null; readonly documentTags: ReadonlyArray<string>; readonly itemOffset: number }
+        options: {
+          readonly operationId: string | null
+          readonly documentTags: ReadonlyArray<string>
+          readonly itemOffset: number
+          readonly reextract?: boolean
+        }
       ) {
         yield* Effect.annotateCurrentSpan("engram.retain.items", items.length)
         const now = new Date(yield* Clock.currentTimeMillis)
@@ -140,7 +147,7 @@ export class Retain extends Context.Service<Retain, {
         const oldChunks = replacing.size === 0 ? [] : yield* sql<{ id: string; documentId: string; contentHash: string }>`
           SELECT id, document_id, content_hash FROM chunks
           WHERE bank_id = ${bankId} AND document_id IN ${sql.in([...replacing])}`.pipe(Effect.orDie)
-        const reusable = new Map(oldChunks.map((chunk) => [`${chunk.documentId}\u0000${chunk.contentHash}`, chunk.id]))
+        const reusable = new Map(options.reextract === true ? [] : oldChunks.map((chunk) => [`${chunk.documentId}\u0000${chunk.contentHash}`, chunk.id]))
 
         const chunks: Array<PreparedChunk> = []
         const facts: Array<PreparedFact> = []
@@ -352,12 +359,18 @@ export class Retain extends Context.Service<Retain, {
       const retainForOperation = Effect.fn("Retain.retainForOperation")(function*(
         bankId: string,
         items: ReadonlyArray<MemoryItem>,
-        operationId: string
+        operationId: string,
+        reprocessing?: { readonly reextract?: boolean }
       ) {
         const bank = yield* banks.get(bankId).pipe(
           Effect.mapError(() => new TaskFailure({ message: "the bank no longer exists", retryable: false }))
         )
-        return yield* process(bank, items, { operationId, documentTags: [], itemOffset: 0 }).pipe(
+        return yield* process(bank, items, {
+          operationId,
+          documentTags: [],
+          itemOffset: 0,
+          reextract: reprocessing?.reextract === true
+        }).pipe(
           Effect.mapError((error) => new TaskFailure({ message: toUnavailable(error).detail, retryable: error.retryable }))
         )
       })

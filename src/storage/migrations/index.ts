@@ -28,6 +28,7 @@ import codebaseLeanRows from "./0026_codebase_lean_rows.ts"
 import codebaseEdgesWithFiles from "./0027_codebase_edges_with_files.ts"
 import brainRecordsChanges from "./0028_brain_records_changes.ts"
 import knowledgeBase from "./0029_knowledge_base.ts"
+import documentAndMemoryOps from "./0031_document_and_memory_ops.ts"
 
 export const migrations = {
   "0001_banks_and_operations": banksAndOperations,
@@ -58,5 +59,6 @@ export const migrations = {
   "0026_codebase_lean_rows": codebaseLeanRows,
   "0027_codebase_edges_with_files": codebaseEdgesWithFiles,
   "0028_brain_records_changes": brainRecordsChanges,
-  "0029_knowledge_base": knowledgeBase
+  "0029_knowledge_base": knowledgeBase,
+  "0031_document_and_memory_ops": documentAndMemoryOps
 }
