@@ -4,13 +4,15 @@
  * blocks secrets), `last_write_at` moves with writes, `source_facts_truncated` says when a budget cut source facts,
  * mental models clear and dry-run (which writes nothing) and keep their trace, a failed consolidation is
  * recovered, and a finished operation's record is deleted while a pending or running one is refused.
- * Bad input is a 400 (or 404/409) with `detail` naming the field, and changes nothing.
+ * Bad input is a 400 (or 404/409) with `detail` naming the field, and changes nothing. The last test drives the
+ * new operations and fields through the published Hindsight client 0.9.1 itself.
  */
 import { assert, layer } from "@effect/vitest"
 import { Effect, Option } from "effect"
+import { HindsightClient, type MentalModelDryRunRefreshResult, type MentalModelResponse, sdk, createClient, createConfig } from "@vectorize-io/hindsight-client"
 import { OperationStore } from "../../src/operations/OperationStore.ts"
 import { bankPath, call, ok, operationFinished, settled } from "../support/HttpCalls.ts"
-import { testApp } from "../support/TestServer.ts"
+import { TestServer, testApp } from "../support/TestServer.ts"
 
 const fieldsOf = (body: any): Array<string> => body.errors.map((error: any) => error.field)
 
@@ -345,5 +347,82 @@ layer(testApp({ enableObservations: true }), { excludeTestServices: true })("hin
       // null removes the schema; keep_trace off stops keeping a trace.
       const updated = (yield* ok("PATCH", `${models}/alice`, { trigger: { response_schema: null, keep_trace: false } })).body
       assert.deepStrictEqual(updated.trigger, { mode: "delta", refresh_after_consolidation: false, keep_trace: false, response_schema: null })
+    }))
+
+  it.effect("the published Hindsight client 0.9.1: config fields, clear, dry-run refresh, recover and deleteOperation", () =>
+    Effect.gen(function*() {
+      const server = yield* TestServer
+      const store = yield* OperationStore
+      const client = new HindsightClient({ baseUrl: server.url })
+      const raw = createClient(createConfig({ baseUrl: server.url }))
+      const bank = "hs-client"
+      const run = <A>(promise: () => Promise<A>) => Effect.promise(promise)
+
+      yield* run(() => client.createBank(bank, { name: "Client bank" }))
+      yield* run(() => client.retainBatch(bank, facts.map((content) => ({ content }))))
+      const config = yield* run(() => client.updateBankConfig(bank, { enableGraphRetrieval: false, enableReranking: false }))
+      assert.strictEqual(config.config["enable_graph_retrieval"], false)
+      assert.strictEqual(config.config["enable_reranking"], false)
+      assert.strictEqual(config.config["enable_temporal_retrieval"], true)
+      const recalled = yield* run(() => client.recall(bank, "Alice Novak", { trace: true, includeSourceFacts: true }))
+      assert.notProperty(recalled.trace!["strategies"] as object, "graph")
+      assert.strictEqual(typeof recalled.source_facts_truncated, "boolean")
+      const banks = yield* run(() => sdk.listBanks({ client: raw }))
+      assert.isString(banks.data?.banks.find((item) => item.bank_id === bank)?.last_write_at)
+
+      const created = yield* run(() => client.createMentalModel(bank, "Alice", "What do we know about Alice Novak?", { id: "alice" }))
+      yield* operationFinished(bank, created.operation_id!)
+
+      const dry: MentalModelDryRunRefreshResult = yield* run(() => client.dryRunRefreshMentalModel(bank, "alice"))
+      assert.strictEqual(dry.mental_model_id, "alice")
+      assert.strictEqual(dry.name, "Alice")
+      assert.oneOf(dry.requested_mode, ["full", "delta"])
+      assert.oneOf(dry.effective_mode, ["full", "delta"])
+      assert.oneOf(dry.outcome, ["content_written", "content_preserved_no_new_facts", "refresh_failed_empty_candidate", "refresh_failed_delta_not_applied"])
+      assert.isBoolean(dry.would_persist)
+      assert.oneOf(dry.scope.tags_match, ["any", "all", "any_strict", "all_strict", "exact"])
+      assert.isBoolean(dry.scope.exclude_mental_models)
+      assert.isString(dry.window.created_before)
+      assert.isObject(dry.facts.retrieved)
+      assert.isString(dry.current_content)
+      assert.isString(dry.candidate_content)
+      assert.isString(dry.preview_content)
+      assert.isString(dry.diff)
+      assert.oneOf(dry.trace.effective_mode, ["full", "delta"])
+      assert.isString(dry.trace.outcome)
+      assert.isArray(dry.trace.tool_calls)
+      for (const call of dry.trace.tool_calls ?? []) {
+        assert.isString(call.tool)
+        assert.isNumber(call.duration_ms)
+      }
+      assert.isNumber(dry.usage?.total_tokens)
+      assert.isArray(dry.warnings)
+
+      const cleared: MentalModelResponse = yield* run(() => client.clearMentalModel(bank, "alice"))
+      assert.strictEqual(cleared.id, "alice")
+      assert.strictEqual(cleared.bank_id, bank)
+      assert.strictEqual(cleared.content, "")
+      assert.strictEqual(cleared.source_query, "What do we know about Alice Novak?")
+      assert.isNull(cleared.last_refreshed_at)
+      const missing = yield* run(() => client.clearMentalModel(bank, "nobody").then(() => null, (error) => error))
+      assert.strictEqual(missing.statusCode, 404)
+
+      const recovered = yield* run(() => sdk.recoverConsolidation({ client: raw, path: { bank_id: bank } }))
+      assert.strictEqual(recovered.response.status, 200)
+      assert.deepStrictEqual(recovered.data, { retried_count: 0 })
+
+      const finished = (yield* ok("GET", `${bankPath(bank)}/operations`)).body.operations
+        .find((operation: any) => operation.status === "completed")
+      const deleted = yield* run(() => sdk.deleteOperation({ client: raw, path: { bank_id: bank, operation_id: finished.id } }))
+      assert.strictEqual(deleted.response.status, 200)
+      assert.strictEqual(deleted.data?.success, true)
+      assert.strictEqual(deleted.data?.operation_id, finished.id)
+      assert.isString(deleted.data?.message)
+      // The operation is stored without waking the bank's actor: it stays pending.
+      yield* ok("PUT", bankPath("hs-client-idle"), {})
+      const waiting = yield* store.create({ bankId: "hs-client-idle", taskType: "hs_hold", payload: {} })
+      const refused = yield* run(() => sdk.deleteOperation({ client: raw, path: { bank_id: "hs-client-idle", operation_id: waiting.id } }))
+      assert.strictEqual(refused.response.status, 409)
+      assert.isString((refused.error as { detail?: unknown }).detail)
     }))
 })

@@ -126,7 +126,7 @@ layer(testApp({ operationRetryBase: Duration.millis(5) }), { excludeTestServices
       assert.strictEqual(model.status, 200)
       assert.include(model.body.content.toLowerCase(), "green tea")
       assert.strictEqual(model.body.max_tokens, 2048)
-      assert.deepStrictEqual(model.body.trigger, { mode: "full", refresh_after_consolidation: false })
+      assert.deepStrictEqual(model.body.trigger, { mode: "full", refresh_after_consolidation: false, keep_trace: false, response_schema: null })
       assert.isString(model.body.last_refreshed_at)
       assert.strictEqual(model.body.reflect_response.text, model.body.content)
       const basedOn = model.body.reflect_response.based_on.memories.map((memory: any) => memory.text).join(" ")
@@ -224,7 +224,7 @@ layer(testApp({ operationRetryBase: Duration.millis(5) }), { excludeTestServices
       assert.strictEqual(updated.body.name, "Work notes")
       assert.strictEqual(updated.body.source_query, "About a?")
       assert.deepStrictEqual(updated.body.tags, ["work", "notes"])
-      assert.deepStrictEqual(updated.body.trigger, { mode: "full", refresh_after_consolidation: true })
+      assert.deepStrictEqual(updated.body.trigger, { mode: "full", refresh_after_consolidation: true, keep_trace: false, response_schema: null })
       assert.deepStrictEqual(yield* ids("?tags=notes"), ["a"])
 
       const deleted = yield* server.request("DELETE", `${models("mm-list")}/a`)
@@ -380,7 +380,7 @@ layer(scriptedApp, { excludeTestServices: true })("mental models with a language
 
       // Delta refresh: only the facts learned since, with the current document, reach the model.
       const switched = yield* server.request("PATCH", `${models("mm-llm")}/team-habits`, { json: { trigger: { mode: "delta" } } })
-      assert.deepStrictEqual(switched.body.trigger, { mode: "delta", refresh_after_consolidation: false })
+      assert.deepStrictEqual(switched.body.trigger, { mode: "delta", refresh_after_consolidation: false, keep_trace: false, response_schema: null })
       yield* retain("mm-llm", ["From next week the standup moves to 10:00."])
       const delta = yield* server.request("POST", `${models("mm-llm")}/team-habits/refresh`)
       const deltaDone = yield* settled("mm-llm", delta.body.operation_id)
