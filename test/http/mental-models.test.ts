@@ -436,6 +436,52 @@ layer(scriptedApp, { excludeTestServices: true })("mental models with a language
       assert.strictEqual(requeried.body[0].source_query, "How does the team ship?")
     }), 60_000)
 
+  it.effect("response_schema: a refresh stores validated structured output; a delta dry run shows its edit and writes nothing", () =>
+    Effect.gen(function*() {
+      const server = yield* TestServer
+      const scripted = yield* Scripted
+      scripted.setFallback((body) => {
+        if (formatOf(body) === "reflect_action") {
+          return { content: JSON.stringify({ tool: "answer", query: null, answer: "## Offices\n- Lena runs Berlin." }) }
+        }
+        if (formatOf(body) === "mental_model_delta") {
+          return { content: JSON.stringify({ content: "## Offices\n- Omar runs Berlin.", changes: ["Omar took Berlin over from Lena"] }) }
+        }
+        // The structured-output turn is plain text that must hold the JSON.
+        return formatOf(body) === undefined ? { content: "{\"berlin_lead\": \"Lena\"}" } : { status: 500 }
+      })
+      yield* server.request("PUT", bank("mm-structured"), { json: { enable_observations: false } })
+      yield* retain("mm-structured", ["Lena runs the Berlin office."])
+      const schema = { type: "object", properties: { berlin_lead: { type: "string" } }, required: ["berlin_lead"] }
+      const created = yield* server.request("POST", models("mm-structured"), {
+        json: { id: "offices", name: "Offices", source_query: "Who runs which office?", trigger: { mode: "delta", keep_trace: true, response_schema: schema } }
+      })
+      assert.strictEqual(created.status, 200, created.text)
+      const first = yield* settled("mm-structured", created.body.operation_id)
+      assert.strictEqual(first.body.status, "completed", first.body.error_message)
+      const model = (yield* server.request("GET", `${models("mm-structured")}/offices`)).body
+      assert.deepStrictEqual(model.reflect_response.structured_output, { berlin_lead: "Lena" })
+      const trace = model.reflect_response.trace
+      assert.strictEqual(trace.effective_mode, "full")
+      assert.strictEqual(trace.mode_fallback_reason, "no_baseline_content")
+      assert.include(trace.llm_calls.map((call: any) => call.scope), "reflect.structure")
+
+      yield* retain("mm-structured", ["Lena handed the Berlin office to Omar."])
+      const history = (yield* server.request("GET", `${models("mm-structured")}/offices/history`)).body
+      const dry = (yield* server.request("POST", `${models("mm-structured")}/offices/dry-run-refresh`)).body
+      assert.strictEqual(dry.requested_mode, "delta")
+      assert.strictEqual(dry.effective_mode, "delta")
+      assert.isNull(dry.mode_fallback_reason)
+      assert.strictEqual(dry.outcome, "content_written")
+      assert.strictEqual(dry.preview_content, "## Offices\n- Omar runs Berlin.")
+      assert.include(dry.diff, "\n-- Lena runs Berlin.\n+- Omar runs Berlin.\n")
+      assert.deepStrictEqual(dry.delta_operations.applied, [{ description: "Omar took Berlin over from Lena" }])
+      assert.strictEqual(dry.window.created_after, model.last_refreshed_at)
+      assert.isAbove(dry.facts.retrieved.world ?? dry.facts.retrieved.experience ?? 0, 0)
+      assert.deepStrictEqual((yield* server.request("GET", `${models("mm-structured")}/offices`)).body, model)
+      assert.deepStrictEqual((yield* server.request("GET", `${models("mm-structured")}/offices/history`)).body, history)
+    }), 60_000)
+
   it.effect("a language model outage fails the refresh with a clear message and keeps the content", () =>
     Effect.gen(function*() {
       const server = yield* TestServer
