@@ -5,6 +5,7 @@
 import type { BankSettings, BankUpdate } from "../domain/Bank.ts"
 import { defaultDisposition } from "../domain/Bank.ts"
 import { applyEntitySettingsUpdate } from "../domain/EntitySettings.ts"
+import { applyPipelineUpdate } from "../domain/PipelineSettings.ts"
 import { applyDreamUpdate } from "../dreams/DreamConfig.ts"
 import { mergeBankPreset, presetNames } from "../presets/BankPresets.ts"
 
@@ -23,7 +24,8 @@ export const emptySettings: BankSettings = {
   observationsMission: null,
   disposition: defaultDisposition,
   entitySettings: {},
-  dreamSettings: {}
+  dreamSettings: {},
+  pipelineSettings: {}
 }
 
 /** `null` and absent leave a value unchanged; an empty string clears a text setting back to its default. */
@@ -55,7 +57,8 @@ export const applyBankUpdate = (current: BankSettings, request: BankUpdate): Ban
       empathy: update.disposition_empathy ?? base.empathy
     },
     entitySettings: applyEntitySettingsUpdate(current.entitySettings, update),
-    dreamSettings: applyDreamUpdate(current.dreamSettings, update.dream)
+    dreamSettings: applyDreamUpdate(current.dreamSettings, update.dream),
+    pipelineSettings: applyPipelineUpdate(current.pipelineSettings, update)
   }
 }
 

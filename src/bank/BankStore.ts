@@ -7,6 +7,7 @@ import { SqlClient } from "effect/sql"
 import type { Bank, BankSettings, BankStatsResponse } from "../domain/Bank.ts"
 import { ExtractionMode } from "../domain/Bank.ts"
 import { decodeEntitySettings } from "../domain/EntitySettings.ts"
+import { decodePipelineOverrides } from "../domain/PipelineSettings.ts"
 import { decodeDreamOverrides } from "../dreams/DreamConfig.ts"
 import { emptySettings } from "./BankSettings.ts"
 
@@ -26,6 +27,8 @@ const BankRow = Schema.Struct({
   dispositionEmpathy: Schema.Number,
   entitySettings: Schema.Unknown,
   dreamSettings: Schema.Unknown,
+  pipelineSettings: Schema.Unknown,
+  lastWriteAt: Schema.NullOr(Schema.Date),
   lastConsolidatedAt: Schema.NullOr(Schema.Date),
   createdAt: Schema.Date,
   updatedAt: Schema.Date
@@ -52,6 +55,8 @@ const toBank = (row: BankRow): Bank => ({
   },
   entitySettings: decodeEntitySettings(row.entitySettings),
   dreamSettings: decodeDreamOverrides(row.dreamSettings),
+  pipelineSettings: decodePipelineOverrides(row.pipelineSettings),
+  lastWriteAt: row.lastWriteAt,
   createdAt: row.createdAt,
   updatedAt: row.updatedAt
 })
@@ -70,7 +75,8 @@ const toColumns = (settings: BankSettings) => ({
   dispositionLiteralism: settings.disposition.literalism,
   dispositionEmpathy: settings.disposition.empathy,
   entitySettings: JSON.stringify(settings.entitySettings),
-  dreamSettings: JSON.stringify(settings.dreamSettings)
+  dreamSettings: JSON.stringify(settings.dreamSettings),
+  pipelineSettings: JSON.stringify(settings.pipelineSettings)
 })
 
 export interface BankStatsCounts extends Omit<BankStatsResponse, "bank_id"> {}
@@ -148,7 +154,9 @@ export class BankStore extends Context.Service<BankStore, {
           sql`SELECT
               (SELECT count(*)::int FROM memory_units WHERE bank_id = ${bankId} AND consolidated_at IS NULL
                 AND fact_type IN ('world', 'experience')) AS pending,
-              (SELECT last_consolidated_at FROM banks WHERE bank_id = ${bankId}) AS last`.pipe(Effect.orDie)
+              (SELECT last_consolidated_at FROM banks WHERE bank_id = ${bankId}) AS last,
+              (SELECT last_write_at FROM banks WHERE bank_id = ${bankId}) AS last_write,
+              (SELECT max(greatest(created_at, updated_at)) FROM memory_units WHERE bank_id = ${bankId}) AS last_memory_write`.pipe(Effect.orDie)
         ], { concurrency: "unbounded" })
         const linksBreakdown: Record<string, Record<string, number>> = {}
         for (const row of breakdown) {
@@ -157,6 +165,7 @@ export class BankStore extends Context.Service<BankStore, {
         }
         const sum = (counts: Record<string, number>) => Object.values(counts).reduce((a, b) => a + b, 0)
         const last = consolidation[0]?.["last"]
+        const iso = (value: unknown) => value instanceof Date ? value.toISOString() : null
         const zeroFactTypes = { world: 0, experience: 0, observation: 0, opinion: 0 }
         return {
           total_nodes: sum(nodes),
@@ -170,7 +179,9 @@ export class BankStore extends Context.Service<BankStore, {
           failed_operations: operations["failed"] ?? 0,
           last_consolidated_at: last instanceof Date ? last.toISOString() : null,
           pending_consolidation: Number(consolidation[0]?.["pending"] ?? 0),
-          total_observations: nodes["observation"] ?? 0
+          total_observations: nodes["observation"] ?? 0,
+          last_write_at: iso(consolidation[0]?.["lastWrite"]),
+          last_memory_write_at: iso(consolidation[0]?.["lastMemoryWrite"])
         }
       })
 

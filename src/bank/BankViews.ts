@@ -1,6 +1,7 @@
 /** How a stored bank is shown to clients: full bank, list item, deprecated profile, configuration view. */
 import type { Bank, BankSettings } from "../domain/Bank.ts"
 import { entitySettingsView } from "../domain/EntitySettings.ts"
+import { pipelineSettingsView } from "../domain/PipelineSettings.ts"
 import { effectiveDreamSettings } from "../dreams/DreamConfig.ts"
 
 export interface ServerDefaults {
@@ -32,7 +33,8 @@ export const toListItem = (bank: Bank) => ({
   disposition: bank.disposition,
   mission: bank.reflectMission,
   created_at: bank.createdAt.toISOString(),
-  updated_at: bank.updatedAt.toISOString()
+  updated_at: bank.updatedAt.toISOString(),
+  last_write_at: bank.lastWriteAt?.toISOString() ?? null
 })
 
 export const toProfile = (bank: Bank) => ({
@@ -58,6 +60,7 @@ const overridesOf = (settings: BankSettings): Record<string, unknown> => {
   return {
     ...Object.fromEntries(entries.filter(([, value]) => value !== null)),
     ...entitySettingsView(settings.entitySettings, "overrides"),
+    ...pipelineSettingsView(settings.pipelineSettings, "overrides"),
     ...(Object.keys(settings.dreamSettings).length > 0 ? { dream: settings.dreamSettings } : {})
   }
 }
@@ -80,6 +83,7 @@ export const toConfigView = (bank: Bank, defaults: ServerDefaults) => {
       observations_mission: full.observations_mission,
       disposition: full.disposition,
       ...entitySettingsView(bank.entitySettings, "effective"),
+      ...pipelineSettingsView(bank.pipelineSettings, "effective"),
       dream: effectiveDreamSettings(bank.dreamSettings)
     },
     overrides: isDefault ? overrides : { ...overrides, disposition: bank.disposition }

@@ -19,6 +19,12 @@ import { seedBankPreset } from "../presets/PresetSeeding.ts"
 export class Banks extends Context.Service<Banks, {
   readonly list: Effect.Effect<ReadonlyArray<Bank>>
   readonly get: (bankId: string) => Effect.Effect<Bank, NotFound>
+  /**
+   * The bank as this process last read or saved it: recall reads its settings on every call and, with the bank's
+   * brain loaded, must not wait on the database for them. Saves and deletes here refresh it; a change saved by
+   * another cluster node is seen here once the bank is read again (its brain released or this process restarted).
+   */
+  readonly cached: (bankId: string) => Effect.Effect<Bank, NotFound>
   /** Returns the bank, creating it with defaults first if needed (profile reads, retain into a new bank). */
   readonly ensure: (bankId: string) => Effect.Effect<Bank>
   /** PUT: creates the bank or updates the given fields of an existing one. */
@@ -43,11 +49,22 @@ export class Banks extends Context.Service<Banks, {
       // A change of the rules observations follow (mission, observations mission, disposition) regenerates them.
       const consolidation = yield* makeConsolidationRequests
 
+      const known = new Map<string, Bank>()
+
       const get = Effect.fn("Banks.get")(function*(bankId: string) {
         const found = yield* store.find(bankId)
-        if (Option.isNone(found)) return yield* NotFound.of("bank", bankId)
+        if (Option.isNone(found)) {
+          known.delete(bankId)
+          return yield* NotFound.of("bank", bankId)
+        }
+        known.set(bankId, found.value)
         return found.value
       })
+
+      const cached = (bankId: string) => {
+        const hit = known.get(bankId)
+        return hit === undefined ? get(bankId) : Effect.succeed(hit)
+      }
 
       /**
        * Saves new settings and, in the same transaction, queues what the change requires of observations
@@ -65,6 +82,7 @@ export class Banks extends Context.Service<Banks, {
           Effect.orDie,
           Effect.tap(({ queued }) => (queued ? consolidation.wake(bankId) : Effect.void)),
           Effect.tap(() => dreamWakeups.notify(bankId)),
+          Effect.tap(({ saved }) => Effect.sync(() => known.set(bankId, saved))),
           Effect.map(({ saved }) => saved)
         )
 
@@ -90,6 +108,7 @@ export class Banks extends Context.Service<Banks, {
 
       const remove = Effect.fn("Banks.remove")(function*(bankId: string) {
         const removed = yield* store.remove(bankId)
+        known.delete(bankId)
         if (!removed) return yield* NotFound.of("bank", bankId)
         yield* brains.drop(bankId)
         const status = yield* actors.status(bankId)
@@ -104,6 +123,7 @@ export class Banks extends Context.Service<Banks, {
       return Banks.of({
         list: store.list,
         get,
+        cached,
         ensure: store.ensure,
         put,
         patch,

@@ -31,7 +31,8 @@ const RetainOutcome = Schema.Struct({
 export const RetainOnOwner = Rpc.make("Retain", {
   payload: { request: Schema.fromJsonString(RetainRequest) },
   success: Schema.fromJsonString(RetainOutcome),
-  error: ServiceUnavailable
+  // ValidationError: the bank's memory defense blocked every item.
+  error: Schema.Union([ServiceUnavailable, ValidationError])
 })
 
 /** A synchronous retain, run by the owner (an asynchronous one is an operation, which runs there anyway). */

@@ -13,7 +13,10 @@ export type RecallFunction = (
   request: RecallRequest
 ) => Effect.Effect<RecallResponse, NotFound | ValidationError | ServiceUnavailable>
 
-export type RetainFunction = (bankId: string, request: RetainRequest) => Effect.Effect<RetainOutcome, ServiceUnavailable>
+export type RetainFunction = (
+  bankId: string,
+  request: RetainRequest
+) => Effect.Effect<RetainOutcome, ServiceUnavailable | ValidationError>
 
 export type InfluenceFunction = (bankId: string, options: InfluenceOptions) => Effect.Effect<BrainInfluenceResponse, NotFound>
 

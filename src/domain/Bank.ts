@@ -4,6 +4,7 @@
  */
 import { Schema } from "effect"
 import { EntitySettingsUpdate, type EntitySettingsOverrides } from "./EntitySettings.ts"
+import { PipelineSettingsUpdate, type PipelineOverrides } from "./PipelineSettings.ts"
 import { DreamSettingsUpdate } from "./Dream.ts"
 import type { DreamOverrides } from "../dreams/DreamConfig.ts"
 
@@ -50,6 +51,7 @@ export const BankUpdate = Schema.Struct({
   mission: nullable(Schema.String.annotate({ description: "Deprecated: use reflect_mission" })),
   background: nullable(Schema.String.annotate({ description: "Deprecated: use reflect_mission" })),
   ...EntitySettingsUpdate,
+  ...PipelineSettingsUpdate,
   dream: nullable(DreamSettingsUpdate.annotate({ description: "Dream and trance settings; merged key by key" }))
 }).annotate({ identifier: "BankUpdate" })
 export type BankUpdate = typeof BankUpdate.Type
@@ -70,10 +72,14 @@ export interface BankSettings {
   readonly entitySettings: EntitySettingsOverrides
   /** Dream and trance settings the bank sets itself (src/dreams/DreamConfig.ts). */
   readonly dreamSettings: DreamOverrides
+  /** Recall strategies, reranking, automatic consolidation, recall defaults and memory defense (PipelineSettings.ts). */
+  readonly pipelineSettings: PipelineOverrides
 }
 
 export interface Bank extends BankSettings {
   readonly bankId: string
+  /** When a fact or document was last stored in the bank; null while it holds none. */
+  readonly lastWriteAt: Date | null
   readonly createdAt: Date
   readonly updatedAt: Date
 }
@@ -104,7 +110,8 @@ export const BankListItem = Schema.Struct({
   disposition: DispositionTraits,
   mission: Schema.NullOr(Schema.String),
   created_at: Timestamp,
-  updated_at: Timestamp
+  updated_at: Timestamp,
+  last_write_at: Timestamp.annotate({ description: "when a fact or document was last stored in the bank" })
 }).annotate({ identifier: "BankListItem" })
 
 export const BankListResponse = Schema.Struct({ banks: Schema.Array(BankListItem) })
@@ -136,7 +143,9 @@ export const BankStatsResponse = Schema.Struct({
   failed_operations: Schema.Int,
   last_consolidated_at: Timestamp,
   pending_consolidation: Schema.Int,
-  total_observations: Schema.Int
+  total_observations: Schema.Int,
+  last_write_at: Timestamp.annotate({ description: "when a fact or document was last stored in the bank" }),
+  last_memory_write_at: Timestamp.annotate({ description: "when a memory was last stored, edited or consolidated" })
 }).annotate({ identifier: "BankStatsResponse" })
 export type BankStatsResponse = typeof BankStatsResponse.Type
 

@@ -70,3 +70,7 @@ export const TenantSchema = Schema.String.check(
     message: "must be a schema name: a letter or '_', then letters, digits or '_' (at most 63 characters)"
   })
 )
+
+export const RecoverConsolidationResponse = Schema.Struct({
+  retried_count: Schema.Int.annotate({ description: "facts a failed consolidation left behind, queued again" })
+}).annotate({ identifier: "RecoverConsolidationResponse" })

@@ -3,6 +3,7 @@
  * (fully or by delta edits), with their trigger settings and their refresh history. Field names follow the spec.
  */
 import { Schema } from "effect"
+import { ResponseSchema } from "./Reflect.ts"
 
 /** Ids appear in URLs and in MCP tool arguments: lowercase letters, digits and single inner hyphens. */
 export const MentalModelId = Schema.String.check(
@@ -30,6 +31,12 @@ export const MentalModelTrigger = Schema.Struct({
   }),
   refresh_after_consolidation: Schema.Boolean.annotate({
     description: "refresh automatically when consolidation creates or updates observations"
+  }),
+  keep_trace: Schema.Boolean.annotate({
+    description: "keep the latest refresh's trace (mode and why, outcome, tool and model calls) under reflect_response.trace"
+  }),
+  response_schema: Schema.NullOr(ResponseSchema).annotate({
+    description: "JSON Schema a full refresh's structured output must match, stored under reflect_response.structured_output"
   })
 }).annotate({ identifier: "MentalModelTrigger" })
 export type MentalModelTrigger = typeof MentalModelTrigger.Type
@@ -37,11 +44,20 @@ export type MentalModelTrigger = typeof MentalModelTrigger.Type
 /** The trigger as requests send it: every field optional (create fills defaults, update keeps what is stored). */
 export const MentalModelTriggerInput = Schema.Struct({
   mode: Schema.optionalKey(RefreshMode),
-  refresh_after_consolidation: Schema.optionalKey(Schema.Boolean)
+  refresh_after_consolidation: Schema.optionalKey(Schema.Boolean),
+  keep_trace: Schema.optionalKey(Schema.Boolean),
+  response_schema: Schema.optionalKey(Schema.NullOr(ResponseSchema).annotate({
+    expected: "a JSON Schema object or null (null removes it)"
+  }))
 }).annotate({ identifier: "MentalModelTriggerInput" })
 export type MentalModelTriggerInput = typeof MentalModelTriggerInput.Type
 
-export const defaultTrigger: MentalModelTrigger = { mode: "full", refresh_after_consolidation: false }
+export const defaultTrigger: MentalModelTrigger = {
+  mode: "full",
+  refresh_after_consolidation: false,
+  keep_trace: false,
+  response_schema: null
+}
 
 const Tags = Schema.Array(Schema.String)
 
@@ -119,3 +135,78 @@ export type MentalModelHistoryEntry = typeof MentalModelHistoryEntry.Type
 export const MentalModelHistoryResponse = Schema.Array(MentalModelHistoryEntry).annotate({
   identifier: "MentalModelHistoryResponse"
 })
+
+export const FallbackCode = Schema.Literals(["no_baseline_content", "source_query_changed"])
+export const RefreshOutcome = Schema.Literals([
+  "content_written",
+  "content_preserved_no_new_facts",
+  "refresh_failed_empty_candidate",
+  "refresh_failed_delta_not_applied"
+])
+
+const Counts = Schema.Record(Schema.String, Schema.Int)
+const Usage = Schema.Struct({ input_tokens: Schema.Int, output_tokens: Schema.Int, total_tokens: Schema.Int })
+
+/** A refresh's trace (Hindsight's MentalModelRefreshTrace): kept with `keep_trace`, always in a dry run. */
+export const MentalModelRefreshTrace = Schema.Struct({
+  recorded_at: Schema.String,
+  effective_mode: RefreshMode,
+  mode_fallback_reason: Schema.NullOr(FallbackCode),
+  outcome: RefreshOutcome,
+  tool_calls: Schema.Array(Schema.Struct({
+    tool: Schema.String,
+    input: Schema.Record(Schema.String, Schema.Unknown),
+    output: Schema.Null,
+    result_count: Schema.NullOr(Schema.Int),
+    duration_ms: Schema.Number,
+    iteration: Schema.Int
+  })),
+  llm_calls: Schema.Array(Schema.Struct({ scope: Schema.String, duration_ms: Schema.Number })),
+  delta_operations: Schema.NullOr(Schema.Struct({
+    applied: Schema.Array(Schema.Record(Schema.String, Schema.Unknown)),
+    skipped: Schema.Array(Schema.Record(Schema.String, Schema.Unknown))
+  })),
+  usage: Usage,
+  duration_ms: Schema.Number,
+  warnings: Schema.Array(Schema.String)
+}).annotate({ identifier: "MentalModelRefreshTrace" })
+
+/** What a refresh would do, computed by the same pipeline with nothing written. Field names follow Hindsight. */
+export const MentalModelDryRunRefreshResult = Schema.Struct({
+  mental_model_id: Schema.String,
+  name: Schema.String,
+  requested_mode: RefreshMode,
+  effective_mode: RefreshMode,
+  mode_fallback_reason: Schema.NullOr(FallbackCode),
+  outcome: RefreshOutcome,
+  would_persist: Schema.Boolean.annotate({ description: "whether a real refresh would write new content" }),
+  scope: Schema.Struct({
+    tags: Schema.NullOr(Schema.Array(Schema.String)),
+    tags_match: Schema.Literals(["any", "all_strict"]),
+    tag_groups: Schema.Null,
+    fact_types: Schema.NullOr(Schema.Array(Schema.String)),
+    exclude_mental_models: Schema.Boolean,
+    exclude_mental_model_ids: Schema.Array(Schema.String)
+  }),
+  window: Schema.Struct({
+    created_after: Schema.NullOr(Schema.String),
+    created_before: Schema.String,
+    watermark: Schema.NullOr(Schema.String)
+  }),
+  facts: Schema.Struct({ retrieved: Counts, used: Counts }),
+  based_on: Schema.Record(Schema.String, Schema.Array(Schema.Record(Schema.String, Schema.Unknown))),
+  current_content: Schema.String,
+  candidate_content: Schema.String,
+  preview_content: Schema.String,
+  diff: Schema.String.annotate({ description: "unified diff from current_content to preview_content; empty when identical" }),
+  delta_operations: Schema.NullOr(Schema.Struct({
+    applied: Schema.Array(Schema.Record(Schema.String, Schema.Unknown)),
+    skipped: Schema.Array(Schema.Record(Schema.String, Schema.Unknown))
+  })),
+  structured_output: Schema.NullOr(Schema.Unknown),
+  trace: MentalModelRefreshTrace,
+  usage: Usage,
+  duration_ms: Schema.Number,
+  warnings: Schema.Array(Schema.String)
+}).annotate({ identifier: "MentalModelDryRunRefreshResult" })
+export type MentalModelDryRunRefreshResult = typeof MentalModelDryRunRefreshResult.Type

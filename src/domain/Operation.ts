@@ -79,3 +79,9 @@ export const CancelResponse = Schema.Struct({
   operation_id: Schema.String,
   status: OperationStatus
 }).annotate({ identifier: "CancelResponse" })
+
+export const DeleteOperationResponse = Schema.Struct({
+  success: Schema.Boolean,
+  message: Schema.String,
+  operation_id: Schema.String
+}).annotate({ identifier: "DeleteOperationResponse" })

@@ -97,6 +97,10 @@ export const RecallResponse = Schema.Struct({
     chunk_index: Schema.Int,
     text: Schema.String
   }))),
-  source_facts: Schema.NullOr(Schema.Record(Schema.String, RecallResult))
+  source_facts: Schema.NullOr(Schema.Record(Schema.String, RecallResult)),
+  source_facts_truncated: Schema.optionalKey(Schema.Boolean.annotate({
+    description: "set when source facts were asked for: true when the token budget left out some of the facts the " +
+      "results' source_fact_ids name"
+  }))
 }).annotate({ identifier: "RecallResponse" })
 export type RecallResponse = typeof RecallResponse.Type

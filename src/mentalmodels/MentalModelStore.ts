@@ -19,6 +19,8 @@ const ModelRow = Schema.Struct({
   maxTokens: Schema.Number,
   triggerMode: RefreshModeSchema,
   refreshAfterConsolidation: Schema.Boolean,
+  keepTrace: Schema.Boolean,
+  responseSchema: Schema.NullOr(Schema.Record(Schema.String, Schema.Unknown)),
   reflectResponse: Schema.NullOr(Schema.Record(Schema.String, Schema.Unknown)),
   lastRefreshedAt: Schema.NullOr(Schema.Date),
   createdAt: Schema.Date,
@@ -46,6 +48,9 @@ const RefreshRow = Schema.Struct({
 export type RefreshRecord = typeof RefreshRow.Type
 
 const decodeModels = Schema.decodeUnknownEffect(Schema.Array(ModelRow))
+
+/** A jsonb value as a bind parameter; SQL NULL (not JSON null) when absent. */
+const jsonOrNull = (value: unknown) => value === null || value === undefined ? null : JSON.stringify(value)
 const decodeRefreshes = Schema.decodeUnknownEffect(Schema.Array(RefreshRow))
 
 export interface NewMentalModel {
@@ -100,6 +105,11 @@ export class MentalModelStore extends Context.Service<MentalModelStore, {
   readonly list: (bankId: string, filter: ListFilter) => Effect.Effect<ReadonlyArray<MentalModelRecord>>
   readonly update: (bankId: string, id: string, changes: MentalModelChanges) => Effect.Effect<Option.Option<MentalModelRecord>>
   readonly remove: (bankId: string, id: string) => Effect.Effect<boolean>
+  /**
+   * Empties the model's content (and the reflect payload and source query it came from), so the next refresh is a
+   * full one; its definition and history stay. None when the model does not exist.
+   */
+  readonly clear: (bankId: string, id: string) => Effect.Effect<Option.Option<MentalModelRecord>>
   readonly history: (bankId: string, id: string) => Effect.Effect<ReadonlyArray<RefreshRecord>>
   /** The refresh an operation already saved, if it got that far before a crash. */
   readonly refreshOf: (operationId: string) => Effect.Effect<Option.Option<RefreshRecord>>
@@ -132,7 +142,9 @@ export class MentalModelStore extends Context.Service<MentalModelStore, {
             tags: [...model.tags],
             maxTokens: model.maxTokens,
             triggerMode: model.trigger.mode,
-            refreshAfterConsolidation: model.trigger.refresh_after_consolidation
+            refreshAfterConsolidation: model.trigger.refresh_after_consolidation,
+            keepTrace: model.trigger.keep_trace,
+            responseSchema: jsonOrNull(model.trigger.response_schema)
           })}
           ON CONFLICT (bank_id, id) DO NOTHING RETURNING id`.pipe(Effect.orDie)
         return inserted.length > 0
@@ -168,6 +180,8 @@ export class MentalModelStore extends Context.Service<MentalModelStore, {
         if (changes.trigger !== undefined) {
           columns["triggerMode"] = changes.trigger.mode
           columns["refreshAfterConsolidation"] = changes.trigger.refresh_after_consolidation
+          columns["keepTrace"] = changes.trigger.keep_trace
+          columns["responseSchema"] = jsonOrNull(changes.trigger.response_schema)
         }
         if (Object.keys(columns).length === 0) return yield* find(bankId, id)
         const updated = yield* models(sql`
@@ -220,6 +234,11 @@ export class MentalModelStore extends Context.Service<MentalModelStore, {
           ),
         list,
         update,
+        clear: (bankId, id) =>
+          models(sql`
+            UPDATE mental_models SET content = '', content_query = NULL, reflect_response = NULL,
+              last_refreshed_at = NULL, updated_at = now()
+            WHERE bank_id = ${bankId} AND id = ${id} RETURNING *`).pipe(Effect.map((cleared) => Option.fromNullishOr(cleared[0]))),
         remove: (bankId, id) =>
           sql`DELETE FROM mental_models WHERE bank_id = ${bankId} AND id = ${id} RETURNING id`.pipe(
             Effect.map((deleted) => deleted.length > 0),

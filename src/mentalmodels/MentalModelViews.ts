@@ -10,7 +10,12 @@ export const toMentalModelResponse = (model: MentalModelRecord): MentalModelResp
   content: model.content,
   tags: model.tags,
   max_tokens: model.maxTokens,
-  trigger: { mode: model.triggerMode, refresh_after_consolidation: model.refreshAfterConsolidation },
+  trigger: {
+    mode: model.triggerMode,
+    refresh_after_consolidation: model.refreshAfterConsolidation,
+    keep_trace: model.keepTrace,
+    response_schema: model.responseSchema
+  },
   last_refreshed_at: model.lastRefreshedAt?.toISOString() ?? null,
   created_at: model.createdAt.toISOString(),
   updated_at: model.updatedAt.toISOString(),

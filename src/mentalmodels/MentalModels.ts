@@ -1,18 +1,19 @@
 /**
  * The mental-model API shared by REST, MCP and in-process callers: create (which queues the first generation),
- * read, list, update, delete, refresh and history. Content is never written here: every generation runs as a
- * `refresh_mental_model` operation (see MentalModelRefresh.ts), so an acknowledged create or refresh survives
- * a crash.
+ * read, list, update, delete, refresh, history, clear and dry-run refresh. Content is never generated here: every
+ * generation runs as a `refresh_mental_model` operation (see MentalModelRefresh.ts), so an acknowledged create or
+ * refresh survives a crash; a dry run computes the same refresh and writes nothing.
  */
-import { Context, Effect, Layer, Option } from "effect"
+import { Context, Effect, Layer, Option, Result } from "effect"
 import { SqlClient } from "effect/sql"
 import { BankActors } from "../bank/BankActors.ts"
 import { Banks } from "../bank/Banks.ts"
 import { AccessTelemetry } from "../activity/AccessTelemetry.ts"
-import { Conflict, NotFound } from "../domain/Errors.ts"
+import { Conflict, NotFound, ServiceUnavailable, ValidationError } from "../domain/Errors.ts"
 import type {
   CreateMentalModelRequest,
   ListTagsMatch,
+  MentalModelDryRunRefreshResult,
   MentalModelHistoryEntry,
   MentalModelResponse,
   MentalModelTrigger,
@@ -22,6 +23,9 @@ import type {
 } from "../domain/MentalModel.ts"
 import { defaultMentalModelMaxTokens, defaultTrigger } from "../domain/MentalModel.ts"
 import { OperationStore } from "../operations/OperationStore.ts"
+import { responseValidator } from "../reflect/StructuredOutput.ts"
+import { toDryRunResult } from "./DryRunRefresh.ts"
+import { makeRefreshRun } from "./RefreshRun.ts"
 import { MentalModelStore } from "./MentalModelStore.ts"
 import { toHistoryEntry, toMentalModelResponse } from "./MentalModelViews.ts"
 
@@ -33,10 +37,23 @@ export interface RefreshPayload {
   readonly reason: RefreshReason
 }
 
+/** Absent keys keep what is stored; `response_schema: null` removes the schema. */
 const mergeTrigger = (base: MentalModelTrigger, input: MentalModelTriggerInput | null | undefined): MentalModelTrigger => ({
   mode: input?.mode ?? base.mode,
-  refresh_after_consolidation: input?.refresh_after_consolidation ?? base.refresh_after_consolidation
+  refresh_after_consolidation: input?.refresh_after_consolidation ?? base.refresh_after_consolidation,
+  keep_trace: input?.keep_trace ?? base.keep_trace,
+  response_schema: input?.response_schema === undefined ? base.response_schema : input.response_schema
 })
+
+/** A response_schema that cannot be enforced is refused when it is set, not at the first refresh. */
+const checkResponseSchema = (input: MentalModelTriggerInput | null | undefined) => {
+  const schema = input?.response_schema
+  if (schema === undefined || schema === null) return Effect.void
+  const validator = responseValidator(schema)
+  return Result.isSuccess(validator)
+    ? Effect.void
+    : Effect.fail(ValidationError.single("trigger.response_schema", validator.failure.errors[0]?.message ?? "unusable"))
+}
 
 /** A readable id from the name ("Team preferences" → "team-preferences"), within the id rule. */
 const slugOf = (name: string) => {
@@ -49,7 +66,7 @@ export class MentalModels extends Context.Service<MentalModels, {
   readonly create: (
     bankId: string,
     request: CreateMentalModelRequest
-  ) => Effect.Effect<{ readonly mentalModelId: string; readonly operationId: string }, NotFound | Conflict>
+  ) => Effect.Effect<{ readonly mentalModelId: string; readonly operationId: string }, NotFound | Conflict | ValidationError>
   readonly get: (bankId: string, id: string) => Effect.Effect<MentalModelResponse, NotFound>
   readonly list: (bankId: string, filter: {
     readonly tags: ReadonlyArray<string>
@@ -61,7 +78,7 @@ export class MentalModels extends Context.Service<MentalModels, {
     bankId: string,
     id: string,
     request: UpdateMentalModelRequest
-  ) => Effect.Effect<MentalModelResponse, NotFound>
+  ) => Effect.Effect<MentalModelResponse, NotFound | ValidationError>
   readonly remove: (bankId: string, id: string) => Effect.Effect<void, NotFound>
   readonly history: (bankId: string, id: string) => Effect.Effect<ReadonlyArray<MentalModelHistoryEntry>, NotFound>
   /** Queues a refresh in the model's trigger mode. */
@@ -71,6 +88,13 @@ export class MentalModels extends Context.Service<MentalModels, {
    * waiting (a burst of consolidations then costs one refresh, not one each). Returns the queued operation ids.
    */
   readonly refreshAfterConsolidation: (bankId: string) => Effect.Effect<ReadonlyArray<string>>
+  /** Empties the content so the next refresh is a full one; the definition (query, tags, trigger) stays. */
+  readonly clear: (bankId: string, id: string) => Effect.Effect<MentalModelResponse, NotFound>
+  /** What a refresh would produce now, by the same pipeline, writing nothing. */
+  readonly dryRunRefresh: (
+    bankId: string,
+    id: string
+  ) => Effect.Effect<MentalModelDryRunRefreshResult, NotFound | ServiceUnavailable>
 }>()("engram/mentalmodels/MentalModels") {
   static readonly layer = Layer.effect(
     MentalModels,
@@ -81,6 +105,7 @@ export class MentalModels extends Context.Service<MentalModels, {
       const actors = yield* BankActors
       const banks = yield* Banks
       const telemetry = yield* AccessTelemetry
+      const refreshRun = yield* makeRefreshRun
 
       const found = Effect.fn("MentalModels.found")(function*(bankId: string, id: string) {
         yield* banks.get(bankId)
@@ -98,6 +123,7 @@ export class MentalModels extends Context.Service<MentalModels, {
         })
 
       const create = Effect.fn("MentalModels.create")(function*(bankId: string, request: CreateMentalModelRequest) {
+        yield* checkResponseSchema(request.trigger)
         yield* banks.get(bankId)
         const model = {
           bankId,
@@ -136,6 +162,7 @@ export class MentalModels extends Context.Service<MentalModels, {
         id: string,
         request: UpdateMentalModelRequest
       ) {
+        yield* checkResponseSchema(request.trigger)
         const current = yield* found(bankId, id)
         const updated = yield* store.update(bankId, id, {
           name: request.name?.trim() ?? undefined,
@@ -144,7 +171,12 @@ export class MentalModels extends Context.Service<MentalModels, {
           maxTokens: request.max_tokens ?? undefined,
           trigger: request.trigger === null || request.trigger === undefined
             ? undefined
-            : mergeTrigger({ mode: current.triggerMode, refresh_after_consolidation: current.refreshAfterConsolidation }, request.trigger)
+            : mergeTrigger({
+              mode: current.triggerMode,
+              refresh_after_consolidation: current.refreshAfterConsolidation,
+              keep_trace: current.keepTrace,
+              response_schema: current.responseSchema
+            }, request.trigger)
         })
         if (Option.isNone(updated)) return yield* NotFound.of("mental model", id)
         return toMentalModelResponse(updated.value)
@@ -172,7 +204,24 @@ export class MentalModels extends Context.Service<MentalModels, {
         return queued
       })
 
+      const clear = Effect.fn("MentalModels.clear")(function*(bankId: string, id: string) {
+        yield* found(bankId, id)
+        const cleared = yield* store.clear(bankId, id)
+        if (Option.isNone(cleared)) return yield* NotFound.of("mental model", id)
+        return toMentalModelResponse(cleared.value)
+      })
+
+      const dryRunRefresh = Effect.fn("MentalModels.dryRunRefresh")(function*(bankId: string, id: string) {
+        const model = yield* found(bankId, id)
+        const plan = yield* refreshRun(model, { operationId: undefined, withTrace: true }).pipe(
+          Effect.mapError((failure) => new ServiceUnavailable({ detail: failure.message }))
+        )
+        return toDryRunResult(model, plan, yield* store.databaseNow)
+      })
+
       return MentalModels.of({
+        clear,
+        dryRunRefresh,
         create,
         get: (bankId, id) =>
           found(bankId, id).pipe(

@@ -72,6 +72,13 @@ export class OperationStore extends Context.Service<OperationStore, {
     Option.Option<{ readonly status: OperationStatus; readonly cancelled: boolean }>
   >
   readonly retry: (bankId: string, id: string) => Effect.Effect<Option.Option<OperationStatus>>
+  /**
+   * Deletes a finished (completed, failed, cancelled) top-level operation with its sub-batches, in one conditional
+   * statement so an operation that starts meanwhile is never deleted. None when there is no such operation.
+   */
+  readonly remove: (bankId: string, id: string) => Effect.Effect<
+    Option.Option<{ readonly deleted: boolean; readonly status: OperationStatus; readonly parentId: string | null }>
+  >
   /** At start: operations left running by a process that died go back to pending. Returns their banks. */
   readonly recoverInterrupted: Effect.Effect<ReadonlyArray<string>>
   readonly banksWithPendingWork: Effect.Effect<ReadonlyArray<string>>
@@ -202,6 +209,16 @@ export class OperationStore extends Context.Service<OperationStore, {
         return Option.some<OperationStatus>("pending")
       })
 
+      const remove = Effect.fn("OperationStore.remove")(function*(bankId: string, id: string) {
+        const current = yield* first(sql`SELECT * FROM operations WHERE bank_id = ${bankId} AND id = ${id}`)
+        if (Option.isNone(current)) return Option.none()
+        const deleted = current.value.parentId !== null ? [] : yield* sql`
+          DELETE FROM operations
+          WHERE bank_id = ${bankId} AND id = ${id} AND parent_id IS NULL AND status IN ('completed', 'failed', 'cancelled')
+          RETURNING id`.pipe(Effect.orDie)
+        return Option.some({ deleted: deleted.length > 0, status: current.value.status, parentId: current.value.parentId })
+      })
+
       const list = Effect.fn("OperationStore.list")(function*(bankId: string, filter: ListFilter) {
         const where = sql.and([
           sql`bank_id = ${bankId}`,
@@ -218,6 +235,7 @@ export class OperationStore extends Context.Service<OperationStore, {
       })
 
       return OperationStore.of({
+        remove,
         create,
         find: (bankId, id) => first(sql`SELECT * FROM operations WHERE bank_id = ${bankId} AND id = ${id}`),
         list,

@@ -34,6 +34,8 @@ export class Operations extends Context.Service<Operations, {
   readonly result: (bankId: string, id: string) => Effect.Effect<OperationRecord, NotFound>
   readonly cancel: (bankId: string, id: string) => Effect.Effect<OperationStatus, NotFound | Conflict>
   readonly retry: (bankId: string, id: string) => Effect.Effect<OperationStatus, NotFound | Conflict>
+  /** Deletes a finished operation's record; one still pending or running is refused (cancel it first). */
+  readonly remove: (bankId: string, id: string) => Effect.Effect<void, NotFound | Conflict>
 }>()("engram/operations/Operations") {
   static readonly layer = Layer.effect(
     Operations,
@@ -116,7 +118,22 @@ export class Operations extends Context.Service<Operations, {
         return status.value
       })
 
-      return Operations.of({ submit, list: store.list, detail, result, cancel, retry })
+      const remove = Effect.fn("Operations.remove")(function*(bankId: string, id: string) {
+        const outcome = yield* store.remove(bankId, id)
+        if (Option.isNone(outcome)) return yield* NotFound.of("operation", id)
+        if (outcome.value.deleted) return
+        if (outcome.value.parentId !== null) {
+          return yield* new Conflict({
+            detail: `operation '${id}' is a sub-batch of operation '${outcome.value.parentId}'; delete that operation instead`
+          })
+        }
+        return yield* new Conflict({
+          detail: `operation '${id}' is ${outcome.value.status}; only completed, failed or cancelled operations can be ` +
+            "deleted (cancel it first)"
+        })
+      })
+
+      return Operations.of({ submit, list: store.list, detail, result, cancel, retry, remove })
     })
   )
 }

@@ -42,7 +42,7 @@ export const excludedTables: ReadonlySet<string> = new Set([
 export const excludedColumns: Readonly<Record<string, ReadonlyArray<string>>> = {
   webhooks: ["secret"],
   memory_units: ["access_count"], // no longer written (the counts are in memory_access_counts); never a change
-  banks: ["created_at", "updated_at"]
+  banks: ["created_at", "updated_at", "last_write_at"] // last_write_at follows the writes a restore makes
 }
 
 /** Secret columns keep their live value when a commit is restored into the same bank. */

@@ -27,7 +27,7 @@ layer(testApp(), { excludeTestServices: true })("banks", (it) => {
       const list = yield* server.request("GET", "/v1/default/banks")
       const alpha = list.body.banks.find((bank: any) => bank.bank_id === "alpha")
       assert.strictEqual(alpha.name, "Alpha")
-      assert.deepStrictEqual(Object.keys(alpha).sort(), ["bank_id", "created_at", "disposition", "mission", "name", "updated_at"])
+      assert.deepStrictEqual(Object.keys(alpha).sort(), ["bank_id", "created_at", "disposition", "last_write_at", "mission", "name", "updated_at"])
     }))
 
   it.effect("deprecated mission and background map onto reflect_mission; unknown presets are ignored", () =>

@@ -126,7 +126,7 @@ layer(testApp({ operationRetryBase: Duration.millis(5) }), { excludeTestServices
       assert.strictEqual(model.status, 200)
       assert.include(model.body.content.toLowerCase(), "green tea")
       assert.strictEqual(model.body.max_tokens, 2048)
-      assert.deepStrictEqual(model.body.trigger, { mode: "full", refresh_after_consolidation: false })
+      assert.deepStrictEqual(model.body.trigger, { mode: "full", refresh_after_consolidation: false, keep_trace: false, response_schema: null })
       assert.isString(model.body.last_refreshed_at)
       assert.strictEqual(model.body.reflect_response.text, model.body.content)
       const basedOn = model.body.reflect_response.based_on.memories.map((memory: any) => memory.text).join(" ")
@@ -224,7 +224,7 @@ layer(testApp({ operationRetryBase: Duration.millis(5) }), { excludeTestServices
       assert.strictEqual(updated.body.name, "Work notes")
       assert.strictEqual(updated.body.source_query, "About a?")
       assert.deepStrictEqual(updated.body.tags, ["work", "notes"])
-      assert.deepStrictEqual(updated.body.trigger, { mode: "full", refresh_after_consolidation: true })
+      assert.deepStrictEqual(updated.body.trigger, { mode: "full", refresh_after_consolidation: true, keep_trace: false, response_schema: null })
       assert.deepStrictEqual(yield* ids("?tags=notes"), ["a"])
 
       const deleted = yield* server.request("DELETE", `${models("mm-list")}/a`)
@@ -380,7 +380,7 @@ layer(scriptedApp, { excludeTestServices: true })("mental models with a language
 
       // Delta refresh: only the facts learned since, with the current document, reach the model.
       const switched = yield* server.request("PATCH", `${models("mm-llm")}/team-habits`, { json: { trigger: { mode: "delta" } } })
-      assert.deepStrictEqual(switched.body.trigger, { mode: "delta", refresh_after_consolidation: false })
+      assert.deepStrictEqual(switched.body.trigger, { mode: "delta", refresh_after_consolidation: false, keep_trace: false, response_schema: null })
       yield* retain("mm-llm", ["From next week the standup moves to 10:00."])
       const delta = yield* server.request("POST", `${models("mm-llm")}/team-habits/refresh`)
       const deltaDone = yield* settled("mm-llm", delta.body.operation_id)
@@ -434,6 +434,52 @@ layer(scriptedApp, { excludeTestServices: true })("mental models with a language
       assert.strictEqual(requeried.body[0].requested_mode, "delta")
       assert.strictEqual(requeried.body[0].fallback_reason, "the source query changed since the last refresh")
       assert.strictEqual(requeried.body[0].source_query, "How does the team ship?")
+    }), 60_000)
+
+  it.effect("response_schema: a refresh stores validated structured output; a delta dry run shows its edit and writes nothing", () =>
+    Effect.gen(function*() {
+      const server = yield* TestServer
+      const scripted = yield* Scripted
+      scripted.setFallback((body) => {
+        if (formatOf(body) === "reflect_action") {
+          return { content: JSON.stringify({ tool: "answer", query: null, answer: "## Offices\n- Lena runs Berlin." }) }
+        }
+        if (formatOf(body) === "mental_model_delta") {
+          return { content: JSON.stringify({ content: "## Offices\n- Omar runs Berlin.", changes: ["Omar took Berlin over from Lena"] }) }
+        }
+        // The structured-output turn is plain text that must hold the JSON.
+        return formatOf(body) === undefined ? { content: "{\"berlin_lead\": \"Lena\"}" } : { status: 500 }
+      })
+      yield* server.request("PUT", bank("mm-structured"), { json: { enable_observations: false } })
+      yield* retain("mm-structured", ["Lena runs the Berlin office."])
+      const schema = { type: "object", properties: { berlin_lead: { type: "string" } }, required: ["berlin_lead"] }
+      const created = yield* server.request("POST", models("mm-structured"), {
+        json: { id: "offices", name: "Offices", source_query: "Who runs which office?", trigger: { mode: "delta", keep_trace: true, response_schema: schema } }
+      })
+      assert.strictEqual(created.status, 200, created.text)
+      const first = yield* settled("mm-structured", created.body.operation_id)
+      assert.strictEqual(first.body.status, "completed", first.body.error_message)
+      const model = (yield* server.request("GET", `${models("mm-structured")}/offices`)).body
+      assert.deepStrictEqual(model.reflect_response.structured_output, { berlin_lead: "Lena" })
+      const trace = model.reflect_response.trace
+      assert.strictEqual(trace.effective_mode, "full")
+      assert.strictEqual(trace.mode_fallback_reason, "no_baseline_content")
+      assert.include(trace.llm_calls.map((call: any) => call.scope), "reflect.structure")
+
+      yield* retain("mm-structured", ["Lena handed the Berlin office to Omar."])
+      const history = (yield* server.request("GET", `${models("mm-structured")}/offices/history`)).body
+      const dry = (yield* server.request("POST", `${models("mm-structured")}/offices/dry-run-refresh`)).body
+      assert.strictEqual(dry.requested_mode, "delta")
+      assert.strictEqual(dry.effective_mode, "delta")
+      assert.isNull(dry.mode_fallback_reason)
+      assert.strictEqual(dry.outcome, "content_written")
+      assert.strictEqual(dry.preview_content, "## Offices\n- Omar runs Berlin.")
+      assert.include(dry.diff, "\n-- Lena runs Berlin.\n+- Omar runs Berlin.\n")
+      assert.deepStrictEqual(dry.delta_operations.applied, [{ description: "Omar took Berlin over from Lena" }])
+      assert.strictEqual(dry.window.created_after, model.last_refreshed_at)
+      assert.isAbove(dry.facts.retrieved.world ?? dry.facts.retrieved.experience ?? 0, 0)
+      assert.deepStrictEqual((yield* server.request("GET", `${models("mm-structured")}/offices`)).body, model)
+      assert.deepStrictEqual((yield* server.request("GET", `${models("mm-structured")}/offices/history`)).body, history)
     }), 60_000)
 
   it.effect("a language model outage fails the refresh with a clear message and keeps the content", () =>

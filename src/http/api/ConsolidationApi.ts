@@ -5,6 +5,7 @@ import { BankId, DeleteResponse } from "../../domain/Bank.ts"
 import {
   ConsolidationResponse,
   MemoryHistoryResponse,
+  RecoverConsolidationResponse,
   ResetObservationsResponse,
   SchemaConsolidationResponse,
   TenantSchema
@@ -24,6 +25,15 @@ export class ConsolidationApi extends HttpApiGroup.make("consolidation")
       OpenApi.Description,
       "Queue a consolidation of the bank's new and changed facts into observations (a `consolidate` operation); " +
         "a consolidation already waiting is reused (`deduplicated: true`)."
+    ),
+    HttpApiEndpoint.post("recover", "/v1/default/banks/:bank_id/consolidation/recover", {
+      params: bank,
+      success: RecoverConsolidationResponse,
+      error: NotFound
+    }).annotate(
+      OpenApi.Description,
+      "Queue again the work of a consolidation that failed and that no later run completed; `retried_count` is " +
+        "how many facts it will consolidate (0 when nothing failed). Observations are kept."
     ),
     HttpApiEndpoint.post("consolidateSchema", "/v1/admin/consolidate/:schema", {
       params: { schema: TenantSchema },

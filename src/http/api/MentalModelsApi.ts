@@ -1,12 +1,13 @@
-/** Mental model routes: list, create, get, update, delete, refresh history and refresh. */
+/** Mental model routes: list, create, get, update, delete, refresh history, refresh, clear and dry-run refresh. */
 import { Schema } from "effect"
 import { HttpApiEndpoint, HttpApiGroup, OpenApi } from "effect/http-api"
 import { BankId, DeleteResponse } from "../../domain/Bank.ts"
-import { Conflict, NotFound } from "../../domain/Errors.ts"
+import { Conflict, NotFound, ServiceUnavailable, ValidationError } from "../../domain/Errors.ts"
 import {
   CreateMentalModelRequest,
   CreateMentalModelResponse,
   ListTagsMatch,
+  MentalModelDryRunRefreshResult,
   MentalModelHistoryResponse,
   MentalModelListResponse,
   MentalModelResponse,
@@ -40,7 +41,7 @@ export class MentalModelsApi extends HttpApiGroup.make("mentalModels")
       params: bank,
       payload: CreateMentalModelRequest,
       success: CreateMentalModelResponse,
-      error: [NotFound, Conflict]
+      error: [NotFound, Conflict, ValidationError]
     }).annotate(
       OpenApi.Description,
       "Create a mental model; its content is generated in the background by reflect on `source_query` " +
@@ -55,7 +56,7 @@ export class MentalModelsApi extends HttpApiGroup.make("mentalModels")
       params: model,
       payload: UpdateMentalModelRequest,
       success: MentalModelResponse,
-      error: NotFound
+      error: [NotFound, ValidationError]
     }).annotate(
       OpenApi.Description,
       "Update fields; the content is regenerated on the next refresh (a delta refresh runs in full when the " +
@@ -75,7 +76,26 @@ export class MentalModelsApi extends HttpApiGroup.make("mentalModels")
       params: model,
       success: OperationAccepted,
       error: NotFound
-    }).annotate(OpenApi.Description, "Queue a refresh in the model's trigger mode (`full` or `delta`).")
+    }).annotate(OpenApi.Description, "Queue a refresh in the model's trigger mode (`full` or `delta`)."),
+    HttpApiEndpoint.post("clear", "/v1/default/banks/:bank_id/mental-models/:mental_model_id/clear", {
+      params: model,
+      success: MentalModelResponse,
+      error: NotFound
+    }).annotate(
+      OpenApi.Description,
+      "Empty the model's content so the next refresh is a full re-synthesis (a delta model that drifted starts " +
+        "clean); its name, query, tags, trigger and history stay."
+    ),
+    HttpApiEndpoint.post("dryRunRefresh", "/v1/default/banks/:bank_id/mental-models/:mental_model_id/dry-run-refresh", {
+      params: model,
+      success: MentalModelDryRunRefreshResult,
+      error: [NotFound, ServiceUnavailable]
+    }).annotate(
+      OpenApi.Description,
+      "What a refresh would do now — mode and why, outcome, the scope and window it reads, facts, the content it " +
+        "would store and a unified diff from the current one, its trace — computed by the refresh pipeline with " +
+        "nothing written (the model, its history and the bank stay as they are). Costs what a refresh costs."
+    )
   )
   .annotateMerge(OpenApi.annotations({
     title: "Mental models",

@@ -1,10 +1,11 @@
-/** Background operation routes: list, detail, result, cancel and retry. */
+/** Background operation routes: list, detail, result, cancel, retry and deleting a finished one's record. */
 import { Schema } from "effect"
 import { HttpApiEndpoint, HttpApiGroup, OpenApi } from "effect/http-api"
 import { BankId } from "../../domain/Bank.ts"
 import { Conflict, NotFound } from "../../domain/Errors.ts"
 import {
   CancelResponse,
+  DeleteOperationResponse,
   OperationAccepted,
   OperationDetail,
   OperationListResponse,
@@ -45,7 +46,16 @@ export class OperationsApi extends HttpApiGroup.make("operations")
       params: operation,
       success: OperationAccepted,
       error: [NotFound, Conflict]
-    })
+    }),
+    HttpApiEndpoint.delete("remove", "/v1/default/banks/:bank_id/operations/:operation_id/delete", {
+      params: operation,
+      success: DeleteOperationResponse,
+      error: [NotFound, Conflict]
+    }).annotate(
+      OpenApi.Description,
+      "Delete a completed, failed or cancelled operation's record (with its sub-batches); a pending or running one " +
+        "is refused with 409 (cancel it first)."
+    )
   )
   .annotateMerge(OpenApi.annotations({ title: "Operations", description: "Background operations" }))
 {}

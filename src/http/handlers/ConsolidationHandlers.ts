@@ -17,6 +17,8 @@ export const ConsolidationHandlers = HttpApiBuilder.group(
           deduplicated: queued.deduplicated,
           status: "pending"
         })),
+      recover: ({ params }) =>
+        Effect.map(consolidation.recover(params.bank_id), (recovered) => ({ retried_count: recovered.retriedCount })),
       consolidateSchema: ({ params }) =>
         Effect.map(consolidation.requestSchema(params.schema), (queued) => ({
           schema: params.schema,

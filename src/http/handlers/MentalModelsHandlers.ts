@@ -36,6 +36,8 @@ export const MentalModelsHandlers = HttpApiBuilder.group(
           deleted_count: 1
         }),
       history: ({ params }) => models.history(params.bank_id, params.mental_model_id),
+      clear: ({ params }) => models.clear(params.bank_id, params.mental_model_id),
+      dryRunRefresh: ({ params }) => models.dryRunRefresh(params.bank_id, params.mental_model_id),
       refresh: ({ params }) =>
         Effect.map(models.refresh(params.bank_id, params.mental_model_id), (queued) => ({
           operation_id: queued.operationId,

@@ -53,6 +53,12 @@ export const OperationsHandlers = HttpApiBuilder.group(
           operation_id: params.operation_id,
           status
         })),
+      remove: ({ params }) =>
+        Effect.as(operations.remove(params.bank_id, params.operation_id), {
+          success: true,
+          message: `operation '${params.operation_id}' deleted`,
+          operation_id: params.operation_id
+        }),
       retry: ({ params }) =>
         Effect.map(operations.retry(params.bank_id, params.operation_id), (status) => ({
           operation_id: params.operation_id,

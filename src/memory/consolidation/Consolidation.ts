@@ -27,6 +27,7 @@ import {
   type ConsolidationRequest,
   type ConsolidationTrigger,
   consolidateTask,
+  autoConsolidates,
   isAutomatic,
   makeConsolidationRequests,
   observationsEnabled,
@@ -76,6 +77,12 @@ export class Consolidation extends Context.Service<Consolidation, {
   >
   /** Deletes every observation of the bank; its facts wait for the next consolidation. */
   readonly clearObservations: (bankId: string) => Effect.Effect<number, NotFound>
+  /**
+   * Puts back in line the work of a consolidation that failed (its retries exhausted) and that no later run
+   * completed: a run of the same kind is queued (or the waiting one reused). Returns how many facts it will
+   * consolidate, 0 when nothing had failed. Observations are kept.
+   */
+  readonly recover: (bankId: string) => Effect.Effect<{ readonly retriedCount: number }, NotFound>
 }>()("engram/memory/consolidation/Consolidation") {
   static readonly layer = Layer.effect(
     Consolidation,
@@ -176,6 +183,9 @@ export class Consolidation extends Context.Service<Consolidation, {
         // Turning observations off stops the automatic runs already queued; asking explicitly still works.
         if (isAutomatic(trigger) && !observationsEnabled(bank, config.enableObservations)) {
           return result("observations are disabled for this bank")
+        }
+        if (isAutomatic(trigger) && !autoConsolidates(bank, config.enableObservations)) {
+          return result("automatic consolidation is disabled for this bank (enable_auto_consolidation)")
         }
 
         if (mode === "regenerate") {
@@ -306,7 +316,30 @@ export class Consolidation extends Context.Service<Consolidation, {
         return deleted
       })
 
+      const recover = Effect.fn("Consolidation.recover")(function*(bankId: string) {
+        yield* banks.get(bankId)
+        const tasks = [consolidateTask, regenerateTask]
+        const failed = yield* sql<{ taskType: string }>`
+          SELECT f.task_type FROM operations f
+          WHERE f.bank_id = ${bankId} AND f.parent_id IS NULL AND f.status = 'failed' AND f.task_type IN ${sql.in(tasks)}
+            AND NOT EXISTS (SELECT 1 FROM operations c
+              WHERE c.bank_id = f.bank_id AND c.parent_id IS NULL AND c.task_type IN ${sql.in(tasks)}
+                AND c.status = 'completed' AND c.created_at > f.created_at)
+          ORDER BY f.created_at DESC LIMIT 1`.pipe(Effect.orDie)
+        const last = failed[0]
+        if (last === undefined) return { retriedCount: 0 }
+        // A failed regeneration had reset every observation; a failed delta run left its facts unconsolidated.
+        const task = last.taskType === regenerateTask ? regenerateTask : consolidateTask
+        const facts = yield* sql<{ count: number }>`
+          SELECT count(*)::int AS count FROM memory_units
+          WHERE bank_id = ${bankId} AND fact_type IN ('world', 'experience')
+            AND (${task === regenerateTask} OR consolidated_at IS NULL)`.pipe(Effect.orDie)
+        yield* requests.request(bankId, task, "manual")
+        return { retriedCount: facts[0]?.count ?? 0 }
+      })
+
       return Consolidation.of({
+        recover,
         request,
         requestSchema,
         history: (bankId, memoryId) =>

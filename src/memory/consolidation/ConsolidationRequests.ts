@@ -32,6 +32,15 @@ export const observationsEnabled = (settings: Pick<BankSettings, "enableObservat
   settings.enableObservations ?? serverDefault
 
 /**
+ * Whether the runs the service queues by itself (after retain, after deletions) consolidate: observations on and
+ * the bank's `enable_auto_consolidation` not turned off. An explicit request consolidates either way.
+ */
+export const autoConsolidates = (
+  settings: Pick<BankSettings, "enableObservations" | "pipelineSettings">,
+  serverDefault: boolean
+) => observationsEnabled(settings, serverDefault) && settings.pipelineSettings.enableAutoConsolidation !== false
+
+/**
  * What a settings change means for observations: new rules (observations mission), a new bank mission or a new
  * disposition regenerate them; turning observations on consolidates the backlog.
  */

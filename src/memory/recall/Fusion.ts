@@ -59,6 +59,15 @@ export interface RerankInput {
 
 const words = (text: string) => new Set(text.toLowerCase().match(/[\p{L}\p{N}]{3,}/gu) ?? [])
 
+/**
+ * No reranking (the bank's `enable_reranking` off): the fused order as it is, each score the fused score relative to
+ * the best, so a minimum score still means something.
+ */
+export const fusedOrder = <T extends RerankInput>(items: ReadonlyArray<T>): Array<T & { readonly score: number }> => {
+  const topCombined = Math.max(...items.map((item) => item.fused.combined), 1e-9)
+  return items.map((item) => ({ ...item, score: Math.max(0, Math.min(1, item.fused.combined / topCombined)) }))
+}
+
 export const deterministicRerank = (
   query: string,
   items: ReadonlyArray<RerankInput>,

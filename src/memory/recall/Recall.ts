@@ -20,10 +20,11 @@ import { clampToStorable, resolveTimes } from "../retain/TimeExpressions.ts"
 import { budgetDepth, type StrategyName, type StrategyRun } from "./Candidates.ts"
 import { conversationContext, withConversationContext } from "./ConversationContext.ts"
 import { crossEncoderRerank } from "./CrossEncoderRerank.ts"
-import { byCombinedScore, deterministicRerank, reciprocalRankFusion } from "./Fusion.ts"
+import { byCombinedScore, deterministicRerank, fusedOrder, reciprocalRankFusion } from "./Fusion.ts"
 import { GraphRecall } from "./GraphRecall.ts"
 import { BankBrains } from "../../brain/BankBrains.ts"
 import { AccessTelemetry } from "../../activity/AccessTelemetry.ts"
+import { effectivePipelineSettings } from "../../domain/PipelineSettings.ts"
 import { includeChunks, includeEntities, includeSourceFacts, toRecallResult } from "./RecallIncludes.ts"
 import { fromBrain, fromSql, type RecallScope } from "./RecallSources.ts"
 import { QueryLexemes } from "./keyword/QueryLexemes.ts"
@@ -128,10 +129,25 @@ export class Recall extends Context.Service<Recall, {
             tagScope(sql, "u.tags", { tags: request.tags, tagsMatch: request.tags_match, tagGroups: request.tag_groups })
           ])
         }
+        // A loaded brain means the bank exists (deleting a bank drops it), and its settings were read when it was
+        // loaded: no statement. Otherwise the bank is read (and checked) first, so no brain is built for a bank that
+        // is not there; a repo restore or another node's change is picked up then.
+        const loaded = brains.isLoaded(bankId)
+        const bank = yield* stage("bank", loaded ? banks.cached(bankId) : banks.get(bankId))
+        const pipeline = effectivePipelineSettings(bank.pipelineSettings)
+        const disabled: Array<StrategyName> = [
+          ...(pipeline.enableTemporalRetrieval ? [] : ["temporal" as const]),
+          ...(pipeline.enableGraphRetrieval ? [] : ["graph" as const])
+        ]
         const now = new Date(yield* Clock.currentTimeMillis)
         const reference = request.query_timestamp ? new Date(request.query_timestamp) : now
-        const named = yield* stage("time_parse", Effect.sync(() => resolveTimes(request.query, reference)[0]))
-        const window = named
+        // With temporal retrieval off, the query's dates are not read either: no window, no time-aware ranking.
+        const named = pipeline.enableTemporalRetrieval
+          ? yield* stage("time_parse", Effect.sync(() => resolveTimes(request.query, reference)[0]))
+          : undefined
+        const window = !pipeline.enableTemporalRetrieval
+          ? null
+          : named
           ? { start: named.start, end: named.end }
           : request.query_timestamp
           ? {
@@ -141,13 +157,11 @@ export class Recall extends Context.Service<Recall, {
           : null
 
         const expansion = yield* stage("expand", Effect.sync(() => expand(request.query)))
-        // A loaded brain means the bank exists (deleting a bank drops it). Otherwise the bank is checked first, so no
-        // brain is built for a bank that is not there, while the query is embedded (a remote embedder's round trip
-        // hides it). The brain is brought up to date with the bank's last writes meanwhile; while its breaker is open
-        // there is none, recall reads SQL and the graph adds nothing.
-        const loaded = brains.isLoaded(bankId)
+        // The brain is brought up to date with the bank's last writes while the query is embedded (a remote
+        // embedder's round trip hides it); while its breaker is open there is none, recall reads SQL and the graph
+        // adds nothing.
         const [brain, vector] = yield* Effect.all([
-          (loaded ? Effect.void : stage("bank", banks.get(bankId))).pipe(Effect.andThen(stage("brain", brains.available(bankId)))),
+          stage("brain", brains.available(bankId)),
           stage("embed", embeddings.embedQuery(request.query)).pipe(
             Effect.mapError((error) => new ServiceUnavailable({ detail: `embedding the query failed: ${error.message}` }))
           )
@@ -171,15 +185,22 @@ export class Recall extends Context.Service<Recall, {
         ], { concurrency: "unbounded" }))
 
         const direct = [semanticRun, keywordRun, ...(temporalRun ? [temporalRun] : [])]
-        const seeds = yield* stage("fuse", Effect.sync(() => reciprocalRankFusion(direct).slice(0, graphSeeds)))
-        const graphRun = yield* stage("graph", timed("graph", graph.expand(bankId, seeds.map((seed) => ({ id: seed.id, activation: seed.rrf })), {
-          depth,
-          temporalOnly: false,
-          brain
-        })))
-        const runs = [...direct, graphRun]
+        // With graph retrieval off, neither spreading activation nor the adjacent-turn context walks the links.
+        const graphRun = pipeline.enableGraphRetrieval
+          ? yield* Effect.gen(function*() {
+            const seeds = yield* stage("fuse", Effect.sync(() => reciprocalRankFusion(direct).slice(0, graphSeeds)))
+            return yield* stage("graph", timed("graph", graph.expand(bankId, seeds.map((seed) => ({ id: seed.id, activation: seed.rrf })), {
+              depth,
+              temporalOnly: false,
+              brain
+            })))
+          })
+          : undefined
+        const runs = graphRun === undefined ? direct : [...direct, graphRun]
         const ranked = yield* stage("fuse", Effect.sync(() => byCombinedScore(reciprocalRankFusion(runs))))
-        const adjacent = yield* stage("context", graph.adjacent(bankId, ranked.slice(0, conversationContext.sources).map((candidate) => candidate.id), brain))
+        const adjacent = pipeline.enableGraphRetrieval
+          ? yield* stage("context", graph.adjacent(bankId, ranked.slice(0, conversationContext.sources).map((candidate) => candidate.id), brain))
+          : new Map<string, { readonly previous: string | undefined; readonly next: string | undefined }>()
         const fused = yield* stage("fuse", Effect.sync(() =>
           byCombinedScore(withConversationContext(ranked, adjacent)).slice(0, rerankDepth[budget])
         ))
@@ -187,17 +208,18 @@ export class Recall extends Context.Service<Recall, {
         // Hydrated within the request's scope: graph neighbours outside it (type, tags) were never checked.
         const rows = yield* stage("load", source.rows(fused.map((candidate) => candidate.id), true))
         const byId = new Map(rows.map((row) => [row.id, row]))
-        const deterministic = yield* stage("rerank", Effect.sync(() => deterministicRerank(
-          request.query,
-          fused.filter((candidate) => byId.has(candidate.id)).map((candidate) => {
-            const row = byId.get(candidate.id)!
-            return { fused: candidate, text: row.text, factType: row.factType, time: row.occurredStart ?? row.mentionedAt }
-          }),
-          { window, preferObservations: request.prefer_observations === true }
-        )))
-        const crossEncoded = Option.isSome(reranker)
+        const candidates = fused.filter((candidate) => byId.has(candidate.id)).map((candidate) => {
+          const row = byId.get(candidate.id)!
+          return { fused: candidate, text: row.text, factType: row.factType, time: row.occurredStart ?? row.mentionedAt }
+        })
+        const deterministic = pipeline.enableReranking
+          ? yield* stage("rerank", Effect.sync(() =>
+            deterministicRerank(request.query, candidates, { window, preferObservations: request.prefer_observations === true })
+          ))
+          : fusedOrder(candidates)
+        const crossEncoded = Option.isSome(reranker) && pipeline.enableReranking
           ? yield* stage("cross_encoder", crossEncoderRerank(reranker.value, request.query, deterministic))
-          : { ranked: deterministic, trace: null }
+          : { ranked: deterministic, trace: pipeline.enableReranking ? null : { model: "none" } }
         const demoted = demoteSuperseded(crossEncoded.ranked, (id) => (byId.get(id)?.supersededBy ?? null) !== null)
         // A question about a state (where someone works, lives, ...) gets the state valid at the time it asks about.
         const question = stateQuestion(request.query, named === undefined ? null : { end: named.end })
@@ -229,7 +251,7 @@ export class Recall extends Context.Service<Recall, {
           )
         }))
         const threshold = request.min_score?.threshold ?? 0
-        const maxTokens = request.max_tokens ?? 4096
+        const maxTokens = request.max_tokens ?? pipeline.recallMaxTokens
         const { results, used } = yield* stage("budget", Effect.sync(() => {
           const results: Array<RecallResult> = []
           let used = 0
@@ -248,7 +270,10 @@ export class Recall extends Context.Service<Recall, {
           include.entities === null
             ? Effect.succeed(null)
             : includeEntities(source.entityObservations, results, include.entities?.max_tokens ?? 500),
-          include.chunks ? includeChunks(source.chunks, results, include.chunks.max_tokens ?? 8192) : Effect.succeed(null),
+          // A request that does not mention chunks gets the bank's choice (recall_include_chunks); null means none.
+          include.chunks || (include.chunks === undefined && pipeline.recallIncludeChunks)
+            ? includeChunks(source.chunks, results, include.chunks?.max_tokens ?? 8192)
+            : Effect.succeed(null),
           include.source_facts
             ? includeSourceFacts(results, {
               maxTokens: include.source_facts.max_tokens ?? 4096,
@@ -264,6 +289,8 @@ export class Recall extends Context.Service<Recall, {
             depth,
             types,
             time_window: window === null ? null : { start: window.start.toISOString(), end: window.end.toISOString() },
+            // Strategies the bank turned off (enable_graph_retrieval, enable_temporal_retrieval): they did not run.
+            strategies_disabled: disabled,
             strategies: Object.fromEntries(runs.map((run) => [run.name, {
               duration_ms: run.durationMs,
               candidates: run.candidates.map((candidate, rank) => ({ id: candidate.id, rank: rank + 1, score: candidate.score }))
@@ -287,7 +314,14 @@ export class Recall extends Context.Service<Recall, {
           ...results.map((result) => ({ type: "memory" as const, id: result.id, score: result.score ?? null })),
           ...Object.keys(chunks ?? {}).map((id) => ({ type: "chunk" as const, id, score: null }))
         ])
-        return { results, trace, entities, chunks, source_facts: sourceFacts } satisfies RecallResponse
+        return {
+          results,
+          trace,
+          entities,
+          chunks,
+          source_facts: sourceFacts === null ? null : sourceFacts.facts,
+          ...(sourceFacts === null ? {} : { source_facts_truncated: sourceFacts.truncated })
+        } satisfies RecallResponse
       }, (effect) =>
         effect.pipe(
           Effect.provideService(SqlClient.SqlClient, sql),

@@ -139,7 +139,7 @@ export const includeSourceFacts = Effect.fn("Recall.includeSourceFacts")(functio
     .filter((result) => result.type === "observation" && result.source_fact_ids !== null)
     .map((result) => result.source_fact_ids ?? [])
   const ids = [...new Set(perObservation.flat())]
-  if (ids.length === 0) return {}
+  if (ids.length === 0) return { facts: {}, truncated: false }
   const rows = yield* select(ids).pipe(Effect.orDie)
   const byId = new Map(rows.map((row) => [row.id, toUnitView(row)]))
   const chosen: Array<string> = []
@@ -148,9 +148,12 @@ export const includeSourceFacts = Effect.fn("Recall.includeSourceFacts")(functio
     chosen.push(...withinTokens(facts, (fact) => countTokens(fact.text), options.maxTokensPerObservation).map((f) => f.id))
   }
   const unique = [...new Set(chosen)].map((id) => byId.get(id)!)
-  return Object.fromEntries(
-    withinTokens(unique, (fact) => countTokens(fact.text), options.maxTokens).map((fact) => [fact.id, toRecallResult(fact)])
-  )
+  const kept = withinTokens(unique, (fact) => countTokens(fact.text), options.maxTokens)
+  return {
+    facts: Object.fromEntries(kept.map((fact) => [fact.id, toRecallResult(fact)])),
+    // A budget left out a fact that exists; ids of facts deleted since are missing without being cut.
+    truncated: kept.length < byId.size
+  }
 })
 
 export const toRecallResult = (view: ReturnType<typeof toUnitView>, score?: number): RecallResult => ({

@@ -10,7 +10,7 @@ import { Banks } from "../../bank/Banks.ts"
 import { EngramConfig } from "../../config/EngramConfig.ts"
 import { BankEvents } from "../../events/BankEvents.ts"
 import type { Bank } from "../../domain/Bank.ts"
-import { ServiceUnavailable } from "../../domain/Errors.ts"
+import { ServiceUnavailable, ValidationError } from "../../domain/Errors.ts"
 import type { MemoryItem, RetainRequest } from "../../domain/Memory.ts"
 import { MemoryItem as MemoryItemSchema } from "../../domain/Memory.ts"
 import { EmbeddingError, Embeddings } from "../../models/Embeddings.ts"
@@ -21,11 +21,12 @@ import { modelKey } from "../Reembedding.ts"
 import { detectWriteTimeAnomalies } from "../anomaly/WriteTimeDetection.ts"
 import { TableStatistics } from "../../storage/TableStatistics.ts"
 import { GraphRecall } from "../recall/GraphRecall.ts"
-import { consolidateTask, makeConsolidationRequests, observationsEnabled } from "../consolidation/ConsolidationRequests.ts"
+import { autoConsolidates, consolidateTask, makeConsolidationRequests } from "../consolidation/ConsolidationRequests.ts"
 import { chunkHash, contentHash } from "./ContentHash.ts"
 import type { ExtractedFact, ExtractionInput } from "./ExtractedFact.ts"
 import { extractWithLlm } from "./LlmExtractor.ts"
 import type { PreparedChunk, PreparedDocument, PreparedFact } from "./MemoryWriter.ts"
+import { screenItems } from "./MemoryDefense.ts"
 import { writeBatch } from "./MemoryWriter.ts"
 import { extractOffline } from "./OfflineExtractor.ts"
 import { chunkText } from "./Tokens.ts"
@@ -63,13 +64,22 @@ const stableId = (...parts: ReadonlyArray<string | number>) => {
 }
 
 export class Retain extends Context.Service<Retain, {
-  /** Stores the items now; fails with 503 when the configured language model cannot be reached. */
+  /**
+   * Stores the items now; fails with 503 when the configured language model cannot be reached, and with 400 when
+   * the bank's memory defense blocked every item.
+   */
   readonly retainNow: (
     bankId: string,
     request: RetainRequest
-  ) => Effect.Effect<RetainOutcome, ServiceUnavailable>
-  /** Queues the items as a `batch_retain` operation and returns it. */
-  readonly retainLater: (bankId: string, request: RetainRequest) => Effect.Effect<{ readonly operationId: string }>
+  ) => Effect.Effect<RetainOutcome, ServiceUnavailable | ValidationError>
+  /**
+   * Queues the items as a `batch_retain` operation and returns it; they are screened by the bank's memory defense
+   * first, so no secret it redacts or blocks is ever stored, not even in the operation's payload.
+   */
+  readonly retainLater: (
+    bankId: string,
+    request: RetainRequest
+  ) => Effect.Effect<{ readonly operationId: string }, ValidationError>
   /** Stores items on behalf of a background operation (its id makes a re-run write the same chunks). */
   readonly retainForOperation: (
     bankId: string,
@@ -109,9 +119,20 @@ export class Retain extends Context.Service<Retain, {
           })
         )
 
+      /** The items the bank's memory defense lets through (redacted), or a 400 when it blocked every one. */
+      const defended = (bank: Bank, items: ReadonlyArray<MemoryItem>) => {
+        const outcome = screenItems(bank.pipelineSettings.memoryDefense ?? null, items)
+        return outcome.items.length === 0 && outcome.blocked > 0
+          ? Effect.fail(ValidationError.single(
+            "items",
+            `every item was blocked by the bank's memory defense (sensitive data found: ${outcome.found.join(", ")}); nothing was stored`
+          ))
+          : Effect.succeed(outcome.items)
+      }
+
       const process = Effect.fn("Retain.process")(function*(
         bank: Bank,
-        items: ReadonlyArray<MemoryItem>,
+        received: ReadonlyArray<MemoryItem>,
         options: {
           readonly operationId: string | null
           readonly documentTags: ReadonlyArray<string>
@@ -119,6 +140,8 @@ export class Retain extends Context.Service<Retain, {
           readonly reextract?: boolean
         }
       ) {
+        // Screened again here (the policy may have changed since the items were queued): nothing unscreened is stored.
+        const items = screenItems(bank.pipelineSettings.memoryDefense ?? null, received).items
         yield* Effect.annotateCurrentSpan("engram.retain.items", items.length)
         const now = new Date(yield* Clock.currentTimeMillis)
         const bankId = bank.bankId
@@ -221,7 +244,7 @@ export class Retain extends Context.Service<Retain, {
           Effect.withSpan("Retain.embed", { attributes: { "engram.retain.facts": facts.length } })
         )
         const embedded = facts.map((fact, index) => ({ ...fact, embedding: vectors[index]! }))
-        const consolidates = observationsEnabled(bank, config.enableObservations)
+        const consolidates = autoConsolidates(bank, config.enableObservations)
         const result = yield* locks.withWriteLock(bankId)(
           writeBatch({
             bankId,
@@ -294,15 +317,17 @@ export class Retain extends Context.Service<Retain, {
 
       const retainNow = Effect.fn("Retain.retainNow")(function*(bankId: string, request: RetainRequest) {
         const bank = yield* banks.ensure(bankId)
-        return yield* process(bank, request.items, {
+        const items = yield* defended(bank, request.items)
+        return yield* process(bank, items, {
           operationId: null,
           documentTags: request.document_tags ?? [],
           itemOffset: 0
         }).pipe(Effect.mapError(toUnavailable))
       })
 
-      const retainLater = Effect.fn("Retain.retainLater")(function*(bankId: string, request: RetainRequest) {
-        yield* banks.ensure(bankId)
+      const retainLater = Effect.fn("Retain.retainLater")(function*(bankId: string, received: RetainRequest) {
+        const bank = yield* banks.ensure(bankId)
+        const request = { ...received, items: yield* defended(bank, received.items) }
         const documentIds = new Set(request.items.map((item) => item.document_id ?? null))
         const documentId = documentIds.size === 1 ? [...documentIds][0] ?? null : null
         const tags = request.document_tags ?? null

@@ -29,6 +29,7 @@ import codebaseEdgesWithFiles from "./0027_codebase_edges_with_files.ts"
 import brainRecordsChanges from "./0028_brain_records_changes.ts"
 import knowledgeBase from "./0029_knowledge_base.ts"
 import documentAndMemoryOps from "./0031_document_and_memory_ops.ts"
+import hindsightFields from "./0032_hindsight_fields.ts"
 
 export const migrations = {
   "0001_banks_and_operations": banksAndOperations,
@@ -60,5 +61,6 @@ export const migrations = {
   "0027_codebase_edges_with_files": codebaseEdgesWithFiles,
   "0028_brain_records_changes": brainRecordsChanges,
   "0029_knowledge_base": knowledgeBase,
-  "0031_document_and_memory_ops": documentAndMemoryOps
+  "0031_document_and_memory_ops": documentAndMemoryOps,
+  "0032_hindsight_fields": hindsightFields
 }
