@@ -3,12 +3,14 @@
  * endpoints with their hints; every tool called with valid arguments — a read through /mcp/ (with bank_id) and
  * /mcp/{bank_id}/ answering exactly what the REST route answers for the same call, a write checked through REST
  * afterwards — and with a bad argument, an `isError` result naming the field on both endpoints. Heavy work (dream
- * runs, sub-routines, recomputes, learning, large transforms) comes back as the queued operation.
+ * runs, sub-routines, recomputes, learning, large transforms) comes back as the queued operation. Also: the
+ * setting itself, bank-scoped keys (a fork only into a bank the key reaches), and one family with the brain off.
  */
-import { assert, describe, layer } from "@effect/vitest"
-import { Effect, Layer, Option, Redacted } from "effect"
+import { assert, describe, it, layer } from "@effect/vitest"
+import { ConfigProvider, Effect, Exit, Layer, Option, Redacted } from "effect"
 import { glove } from "../../layers/models/embeddings/EmbeddingsLive.ts"
 import { defaultBrainSettings } from "../../src/brain/BrainSettings.ts"
+import { EngramConfig } from "../../src/config/EngramConfig.ts"
 import { mcpToolFamilies, parseToolFamilies } from "../../src/mcp/McpToolFamilies.ts"
 import { Llm } from "../../src/models/Llm.ts"
 import { sharedGloveCacheDir } from "../layers/models/embeddings/GloveCacheDir.ts"
@@ -127,18 +129,36 @@ const teamFacts = [
   "Tomás invited Priya to present her Lisbon maps at the book club."
 ]
 
+const loadConfig = (env: Record<string, string>) =>
+  Effect.gen(function*() {
+    return yield* EngramConfig
+  }).pipe(
+    Effect.provide(EngramConfig.layer.pipe(Layer.provide(ConfigProvider.layer(ConfigProvider.fromEnvRecord(env))))),
+    Effect.exit
+  )
+
 describe("SERVICE_API_MCP_TOOL_FAMILIES", () => {
-  layer(Layer.empty)((it) => {
-    it("names families, `all`, or is refused naming the unknown one and the known ones", () => {
-      assert.deepStrictEqual(parseToolFamilies(""), [])
-      assert.deepStrictEqual(parseToolFamilies(" repos, Dreams ,"), ["dreams", "repos"])
-      assert.deepStrictEqual(parseToolFamilies("graph,all"), mcpToolFamilies)
-      const problem = parseToolFamilies("graph,dreems")
-      assert.isString(problem)
-      assert.include(problem as string, "dreems")
-      assert.include(problem as string, mcpToolFamilies.join(", "))
-    })
+  it("names families, `all`, or is refused naming the unknown one and the known ones", () => {
+    assert.deepStrictEqual(parseToolFamilies(""), [])
+    assert.deepStrictEqual(parseToolFamilies(" repos, Dreams ,"), ["dreams", "repos"])
+    assert.deepStrictEqual(parseToolFamilies("graph,all"), mcpToolFamilies)
+    const problem = parseToolFamilies("graph,dreems")
+    assert.isString(problem)
+    assert.include(problem as string, "dreems")
+    assert.include(problem as string, mcpToolFamilies.join(", "))
   })
+
+  it.effect("is read at start: none by default, the named families, an unknown one stops the start", () =>
+    Effect.gen(function*() {
+      const none = yield* loadConfig({})
+      assert.isTrue(Exit.isSuccess(none) && none.value.mcpToolFamilies.length === 0)
+      const named = yield* loadConfig({ SERVICE_API_MCP_TOOL_FAMILIES: "brain,graph" })
+      assert.isTrue(Exit.isSuccess(named))
+      if (Exit.isSuccess(named)) assert.deepStrictEqual(named.value.mcpToolFamilies, ["graph", "brain"])
+      const refused = yield* loadConfig({ SERVICE_API_MCP_TOOL_FAMILIES: "graph,dreems" })
+      assert.isTrue(Exit.isFailure(refused))
+      assert.include(JSON.stringify(refused), "SERVICE_API_MCP_TOOL_FAMILIES: unknown tool family dreems")
+    }))
 })
 
 layer(app, { excludeTestServices: true, timeout: "3 minutes" })("feature-family MCP tools", (it) => {
@@ -548,3 +568,25 @@ const recallTwice = (bank: string) =>
     yield* ok("POST", `${bankPath(bank)}/memories/recall`, { query: "Where does Priya live?" })
     yield* ok("POST", `${bankPath(bank)}/memories/recall`, { query: "Who runs the book club?" })
   })
+
+const brainOff = testApp({ mcpToolFamilies: ["brain"], brain: { ...defaultBrainSettings, enabled: false } })
+
+layer(brainOff, { excludeTestServices: true })("one feature family, with the brain runtime off", (it) => {
+  it.effect("only the named family is listed; its tools say which setting turned them off, as REST does", () =>
+    Effect.scoped(Effect.gen(function*() {
+      const at = yield* endpoints("mcp-brain-off")
+      yield* ok("PUT", bankPath(at.bank), { name: "Brain off" })
+      const names = (yield* at.multi.tools).map((tool) => tool.name)
+      assert.strictEqual(names.length, 29 + featureTools["brain"]!.length)
+      assert.includeMembers(names, [...featureTools["brain"]!])
+      assert.notInclude(names, "trigger_dream")
+      const rest = yield* call("GET", `${bankPath(at.bank)}/brain/status`)
+      assert.strictEqual(rest.status, 404, rest.text)
+      const validArgs: Record<string, Record<string, unknown>> = {
+        learn_from_remote: { remote_endpoint: "https://memory.example.com", remote_bank_id: "team" }
+      }
+      for (const tool of featureTools["brain"]!) {
+        assert.include(yield* at.single.fails(tool, validArgs[tool] ?? {}), "SERVICE_API_BRAIN_ENABLED=false", tool)
+      }
+    })))
+})
