@@ -9,6 +9,7 @@ import { type CodebaseSettings, codebaseSettingsConfig } from "../codebases/Code
 import { type BrainSettings, brainSettingsConfig } from "../brain/BrainSettings.ts"
 import { type ClusterSettings, clusterSettingsConfig, clusterSettingsProblem } from "../cluster/ClusterSettings.ts"
 import { parseTenantKeys, type TenantKey } from "../auth/TenantKeys.ts"
+import { type McpToolFamily, parseToolFamilies } from "../mcp/McpToolFamilies.ts"
 
 export class InvalidConfiguration extends Data.TaggedError("InvalidConfiguration")<{ readonly message: string }> {}
 
@@ -29,6 +30,8 @@ export interface EngramSettings {
   readonly mcpAllowedHosts: Option.Option<ReadonlyArray<string>>
   /** Browser origins the MCP endpoint accepts; none set: origins on an allowed host. */
   readonly mcpAllowedOrigins: Option.Option<ReadonlyArray<string>>
+  /** The MCP tool families offered beyond the spec's 29 tools (SERVICE_API_MCP_TOOL_FAMILIES; none by default). */
+  readonly mcpToolFamilies: ReadonlyArray<McpToolFamily>
   readonly fileParser: string
   readonly maxRequestBytes: number
   readonly actorIdleTimeout: Duration.Duration
@@ -117,6 +120,8 @@ const settings = rawSettings.pipe(Config.map((raw): EngramSettings => ({
   ...raw,
   // Read by the layer, which can refuse a malformed value with a message (see `withTenantKeys`).
   tenantApiKeys: [],
+  // Read by the layer, which can refuse an unknown family with the list of known ones (see `withToolFamilies`).
+  mcpToolFamilies: [],
   // Local development on 127.0.0.1 keeps reaching local receivers; a service others can reach refuses them.
   webhookDenyPrivate: Option.getOrElse(raw.webhookDenyPrivate, () => !isLoopbackHost(raw.host))
 })))
@@ -131,12 +136,21 @@ const withTenantKeys = (value: EngramSettings) =>
     return { ...value, tenantApiKeys: keys }
   })
 
+/** The settings with the families of SERVICE_API_MCP_TOOL_FAMILIES, or a start-up error naming an unknown one. */
+const withToolFamilies = (value: EngramSettings) =>
+  Effect.gen(function*() {
+    const raw = yield* Config.String("SERVICE_API_MCP_TOOL_FAMILIES").pipe(Config.withDefault(""))
+    const families = parseToolFamilies(raw)
+    if (typeof families === "string") return yield* new InvalidConfiguration({ message: families })
+    return { ...value, mcpToolFamilies: families }
+  })
+
 export class EngramConfig extends Context.Service<EngramConfig, EngramSettings>()("engram/config/EngramConfig") {
   /** Reads the environment; an inconsistent combination is a start-up error that says what to set. */
   static readonly layer = Layer.effect(
     EngramConfig,
     Effect.gen(function*() {
-      const value = yield* withTenantKeys(yield* settings)
+      const value = yield* withToolFamilies(yield* withTenantKeys(yield* settings))
       if (
         value.tenantExtension === "api_key" && Option.isNone(value.tenantApiKey) && value.tenantApiKeys.length === 0
       ) {

@@ -2,17 +2,41 @@
  * The MCP tool table: the 29 tools of the spec, the 8 knowledge-base tools and the 0.9 client's update_memory and
  * list_document_chunks, built over the engine's services and compiled into the multi-bank catalog (all 39) and the
  * single-bank catalog (36, without list_banks, create_bank and get_bank_stats). Built once with the application;
- * requests only look tools up. SERVICE_API_CODEBASE_MCP_TOOLS=true adds the codebase tools.
+ * requests only look tools up. SERVICE_API_CODEBASE_MCP_TOOLS=true adds the codebase tools,
+ * SERVICE_API_MCP_TOOL_FAMILIES the feature families it names (dreams, repos, datasets, graph, anomalies,
+ * entities, brain) — to both catalogs.
  */
 import { Context, Effect, Layer } from "effect"
 import { EngramConfig } from "../config/EngramConfig.ts"
+import type { McpTool } from "./McpTool.ts"
+import type { McpToolFamily } from "./McpToolFamilies.ts"
 import { makeToolCatalog, type ToolCatalog } from "./ToolCatalog.ts"
-import { codebaseTools } from "./tools/CodebaseTools.ts"
+import { anomalyTools } from "./tools/AnomalyTools.ts"
 import { bankTools } from "./tools/BankTools.ts"
+import { brainTools } from "./tools/BrainTools.ts"
+import { codebaseTools } from "./tools/CodebaseTools.ts"
+import { datasetTools } from "./tools/DatasetTools.ts"
 import { documentTools } from "./tools/DocumentTools.ts"
 import { knowledgeBaseTools } from "./tools/KnowledgeBaseTools.ts"
+import { dreamTools } from "./tools/DreamTools.ts"
+import { entityTools } from "./tools/EntityTools.ts"
+import { graphTools } from "./tools/GraphTools.ts"
 import { memoryTools } from "./tools/MemoryTools.ts"
 import { mentalModelTools } from "./tools/MentalModelTools.ts"
+import { repoTools } from "./tools/RepoTools.ts"
+
+const families = {
+  dreams: dreamTools,
+  repos: repoTools,
+  datasets: datasetTools,
+  graph: graphTools,
+  anomalies: anomalyTools,
+  entities: entityTools,
+  brain: brainTools
+} as const
+
+/** The services any family's tools are built over. */
+type FamilyServices = Effect.Services<typeof families[McpToolFamily]>
 
 export class McpTools extends Context.Service<McpTools, {
   readonly multiBank: ToolCatalog
@@ -21,10 +45,15 @@ export class McpTools extends Context.Service<McpTools, {
   static readonly layer = Layer.effect(
     McpTools,
     Effect.gen(function*() {
+      const config = yield* EngramConfig
       const groups = yield* Effect.all([memoryTools, mentalModelTools, documentTools, bankTools, knowledgeBaseTools])
-      // The codebase tools come on top only when asked for (SERVICE_API_CODEBASE_MCP_TOOLS).
-      const extra = (yield* EngramConfig).codebases.mcpTools ? yield* codebaseTools : []
-      const tools = [...groups.flat(), ...extra]
+      // Beyond these only when asked for: the codebase tools, then the named feature families.
+      const extra = config.codebases.mcpTools ? yield* codebaseTools : []
+      const featured = yield* Effect.forEach(
+        config.mcpToolFamilies,
+        (family): Effect.Effect<ReadonlyArray<McpTool>, never, FamilyServices> => families[family]
+      )
+      const tools = [...groups.flat(), ...extra, ...featured.flat()]
       return McpTools.of({ multiBank: makeToolCatalog(tools, "multi"), singleBank: makeToolCatalog(tools, "single") })
     })
   )

@@ -3,12 +3,14 @@
  * one: hostile argument values, missing and extra arguments, arguments that are not an object, broken JSON-RPC
  * messages, and hostile bank ids in the endpoint path. Every answer is a JSON-RPC error or a tool result (an
  * error result is fine) — never a 5xx, an internal error or a crash; /health stays 200; the sentinel bank, which
- * calls reach only through ids that must not resolve to it, does not change. Why a target bank and a sentinel:
- * see test/http/fuzz.test.ts.
+ * calls reach only through ids that must not resolve to it, does not change. Every tool family of
+ * SERVICE_API_MCP_TOOL_FAMILIES is on, so the feature tools are fuzzed with the spec's. Why a target bank and a
+ * sentinel: see test/http/fuzz.test.ts.
  */
 import { assert, layer } from "@effect/vitest"
 import fc from "fast-check"
 import { Effect } from "effect"
+import { mcpToolFamilies } from "../../src/mcp/McpToolFamilies.ts"
 import { ensureSeeded, fuzzPools, idPools, seedBank, watchSentinel } from "../support/fuzz/FuzzBanks.ts"
 import { describeFindings, type Finding, fuzzTarget } from "../support/fuzz/FuzzRun.ts"
 import { hostileSegments } from "../support/fuzz/Hostile.ts"
@@ -39,7 +41,7 @@ const listTools = (url: string) =>
     return JSON.parse(answer.text).result.tools as ReadonlyArray<McpToolListing>
   })
 
-layer(testApp(), { excludeTestServices: true })("fuzzing the MCP tools", (it) => {
+layer(testApp({ mcpToolFamilies }), { excludeTestServices: true })("fuzzing the MCP tools", (it) => {
   it.effect("no tool call answers 5xx or an internal error; the server stays healthy; the sentinel is untouched", () =>
     Effect.gen(function*() {
       const server = yield* TestServer
@@ -51,7 +53,7 @@ layer(testApp(), { excludeTestServices: true })("fuzzing the MCP tools", (it) =>
 
       for (const endpoint of ["/mcp/", `/mcp/${target}/`]) {
         const tools = yield* listTools(server.url + endpoint)
-        assert.isAbove(tools.length, 20, `${endpoint} lists its tools`)
+        assert.isAbove(tools.length, 60, `${endpoint} lists its tools, the feature families' too`)
         for (const tool of tools) {
           const name = `${endpoint} ${tool.name}`
           yield* ensureSeeded(target)

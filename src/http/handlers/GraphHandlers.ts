@@ -10,7 +10,7 @@ import type { FactType } from "../../domain/Memory.ts"
 import type { TagsMatch } from "../../domain/Recall.ts"
 import { GraphIntelligence } from "../../memory/GraphIntelligence.ts"
 import { GraphOverview } from "../../memory/GraphOverview.ts"
-import type { NodeKind, SurfaceFilter } from "../../memory/graphview/Surfaces.ts"
+import { type NodeKind, type SurfaceFilter, surfaceFilterOf } from "../../memory/graphview/Surfaces.ts"
 import { GraphView } from "../../memory/GraphView.ts"
 import { EngramApi } from "../api/Api.ts"
 
@@ -35,7 +35,7 @@ const filterOf = (
   limit: query.limit ?? defaultLimit
 })
 
-/** The spec's defaults for the overview parameters: all_strict tags, confidence 0.55, all kinds, 90 days. */
+/** The overview and intelligence filter with the spec's defaults (`surfaceFilterOf`), tags from the query string. */
 const overviewFilter = (query: {
   readonly type?: FactType | undefined
   readonly q?: string
@@ -44,15 +44,7 @@ const overviewFilter = (query: {
   readonly confidence_min?: number
   readonly node_kind?: NodeKind
   readonly window_days?: number | null
-}): SurfaceFilter => ({
-  type: query.type,
-  q: query.q,
-  tags: listOf(query.tags),
-  tagsMatch: query.tags_match ?? "all_strict",
-  confidenceMin: query.confidence_min ?? 0.55,
-  nodeKind: query.node_kind ?? "all",
-  windowDays: query.window_days === undefined ? 90 : query.window_days === 0 || query.window_days === null ? null : query.window_days
-})
+}): SurfaceFilter => surfaceFilterOf({ ...query, tags: listOf(query.tags) })
 
 export const GraphHandlers = HttpApiBuilder.group(
   EngramApi,

@@ -23,6 +23,28 @@ export interface SurfaceFilter {
   readonly windowDays: number | null
 }
 
+/**
+ * The spec's defaults for the overview and graph-intelligence parameters, shared by REST and MCP: all_strict tags,
+ * confidence 0.55, all kinds, the last 90 days (0 or null: all of them).
+ */
+export const surfaceFilterOf = (query: {
+  readonly type?: FactType | null | undefined
+  readonly q?: string | undefined
+  readonly tags?: ReadonlyArray<string> | null | undefined
+  readonly tags_match?: TagsMatch | undefined
+  readonly confidence_min?: number | undefined
+  readonly node_kind?: NodeKind | undefined
+  readonly window_days?: number | null | undefined
+}): SurfaceFilter => ({
+  type: query.type ?? undefined,
+  q: query.q,
+  tags: query.tags ?? undefined,
+  tagsMatch: query.tags_match ?? "all_strict",
+  confidenceMin: query.confidence_min ?? 0.55,
+  nodeKind: query.node_kind ?? "all",
+  windowDays: query.window_days === undefined ? 90 : query.window_days === 0 || query.window_days === null ? null : query.window_days
+})
+
 export interface SurfaceNode {
   readonly id: string
   readonly kind: "memory" | "entity" | "topic"

@@ -90,12 +90,15 @@ export const idPools = (bankId: string) =>
     pools["dataset_id"] = idsOf(yield* get("/forge/taste/datasets"), "datasets")
     pools["set_id"] = (yield* Effect.forEach(pools["dataset_id"].slice(0, 2), (id) => get(`/forge/taste/datasets/${id}/sets`)))
       .flatMap((body) => idsOf(body, "sets"))
+    const anomalies = yield* server.request("POST", `${bankPath(bankId)}/anomaly/intelligence`, { json: {} })
+    pools["event_id"] = idsOf(anomalies.body, "events")
     return pools
   })
 
 /**
  * Everything a user could read about a bank: profile, config, stats, memories, documents, directives (inactive
- * too), mental models, webhooks, entities and tags. Equal snapshots mean the bank's data did not change.
+ * too), mental models, webhooks, entities, tags, datasets, its memory repo and its dream runs. Equal snapshots
+ * mean the bank's data did not change.
  */
 export const snapshot = (bankId: string) =>
   Effect.gen(function*() {
@@ -111,7 +114,9 @@ export const snapshot = (bankId: string) =>
       "/webhooks",
       "/entities?limit=200",
       "/tags?limit=200",
-      "/forge/taste/datasets"
+      "/forge/taste/datasets",
+      "/repo",
+      "/dreams"
     ]
     const bodies = yield* Effect.forEach(reads, (path) =>
       Effect.map(server.request("GET", `${bankPath(bankId)}${path}`), (response) => [path, {
