@@ -31,6 +31,10 @@ import { InfluenceHandlers } from "../../src/http/handlers/InfluenceHandlers.ts"
 import { BrainHandlers } from "../../src/http/handlers/BrainHandlers.ts"
 import { CodebasesHandlers } from "../../src/http/handlers/CodebasesHandlers.ts"
 import { ReposHandlers } from "../../src/http/handlers/ReposHandlers.ts"
+import { BankTemplatesHandlers } from "../../src/http/handlers/BankTemplatesHandlers.ts"
+import { BankSetupHandlers } from "../../src/http/handlers/BankSetupHandlers.ts"
+import { AuditLogsHandlers } from "../../src/http/handlers/AuditLogsHandlers.ts"
+import { auditTrailMiddleware, makeOperationNames } from "../../src/http/AuditTrail.ts"
 import { foregroundMiddleware } from "../../src/http/ForegroundMiddleware.ts"
 import { jsonErrorsMiddleware } from "../../src/http/JsonErrors.ts"
 import { authFirstMiddleware } from "../../src/http/AuthFirst.ts"
@@ -64,7 +68,10 @@ const ApiRoutes = HttpApiBuilder.layer(EngramApi, { openapiPath: "/openapi.json"
     InfluenceHandlers,
     BrainHandlers,
     CodebasesHandlers,
-    ReposHandlers
+    ReposHandlers,
+    BankTemplatesHandlers,
+    BankSetupHandlers,
+    AuditLogsHandlers
   ]),
   Layer.provide([RequestValidationLive, ApiKeyAuthLive])
 )
@@ -82,10 +89,8 @@ const DocsRoute = HttpRouter.use(Effect.fnUntraced(function*(router) {
   yield* router.add("GET", "/docs", Effect.flatten(docs))
 }))
 
-const routeOf = makeRouteTemplates({
-  ...OpenApi.fromApi(EngramApi).paths as Record<string, Record<string, unknown>>,
-  ...mcpRouteTemplates
-})
+const apiPaths = OpenApi.fromApi(EngramApi).paths as Record<string, Record<string, unknown>>
+const routeOf = makeRouteTemplates({ ...apiPaths, ...mcpRouteTemplates })
 
 /**
  * Request spans are named `METHOD /route/{template}` (the OpenTelemetry HTTP convention), never by a concrete
@@ -101,6 +106,8 @@ export const Routes = Layer.mergeAll(
   DocsRoute,
   McpLive,
   UiLive,
+  // Outermost: the audit trail records the status the client gets, refusals of the middleware below included.
+  auditTrailMiddleware(routeOf, makeOperationNames(apiPaths)),
   jsonErrorsMiddleware(routeOf),
   // Before anything reads a body: what a browser page may not do, then the key (global middleware run in the order
   // they are listed here).

@@ -1,6 +1,7 @@
 /**
- * The MCP tool listing through the SDK's own client: exactly the spec's 29 tools on /mcp/ (each acting on a bank
- * with an optional bank_id) and 26 on /mcp/{bank_id}/ (no bank_id, no bank-management tools), with the spec's
+ * The MCP tool listing through the SDK's own client: exactly the spec's 29 tools and the 3 template and audit tools
+ * on /mcp/ (each acting on a bank with an optional bank_id) and 29 on /mcp/{bank_id}/ (no bank_id, no
+ * bank-management tools), with the spec's
  * parameters, required fields and defaults, and input schemas derived from the REST API's validation rules.
  */
 import { assert, layer } from "@effect/vitest"
@@ -62,7 +63,13 @@ const spec: Record<string, { params: Array<string>; required?: Array<string>; de
   clear_memories: { params: ["type"] },
   list_banks: { params: [] },
   create_bank: { params: ["bank_id", "name", "mission"], required: ["bank_id"] },
-  get_bank_stats: { params: [] }
+  get_bank_stats: { params: [] },
+  export_bank_template: { params: [] },
+  import_bank_template: { params: ["manifest", "dry_run"], required: ["manifest"], defaults: { dry_run: false } },
+  list_audit_logs: {
+    params: ["action", "transport", "start_date", "end_date", "limit", "offset"],
+    defaults: { limit: 50, offset: 0 }
+  }
 }
 const multiBankOnly = ["list_banks", "create_bank", "get_bank_stats"]
 /** Tools that name no bank or their own, so the multi-bank endpoint gives them no optional bank_id. */
@@ -72,11 +79,11 @@ const byName = (tools: ReadonlyArray<Tool>) => new Map(tools.map((tool) => [tool
 const propertiesOf = (tool: Tool) => tool.inputSchema.properties as Record<string, Record<string, unknown>>
 
 layer(testApp(), { excludeTestServices: true })("mcp tool listing", (it) => {
-  it.effect("/mcp/ lists the spec's 29 tools, each with its parameters, required fields, defaults and bank_id", () =>
+  it.effect("/mcp/ lists its 32 tools, each with its parameters, required fields, defaults and bank_id", () =>
     Effect.scoped(Effect.gen(function*() {
       const server = yield* TestServer
       const tools = yield* (yield* connectMcp(`${server.url}/mcp/`)).tools
-      assert.strictEqual(tools.length, 29)
+      assert.strictEqual(tools.length, 32)
       assert.sameMembers(tools.map((tool) => tool.name), Object.keys(spec))
       for (const [name, tool] of byName(tools)) {
         const expected = spec[name]!
@@ -94,12 +101,12 @@ layer(testApp(), { excludeTestServices: true })("mcp tool listing", (it) => {
       }
     })))
 
-  it.effect("/mcp/{bank_id}/ lists the 26 bank tools without bank_id and without the bank-management tools", () =>
+  it.effect("/mcp/{bank_id}/ lists the 29 bank tools without bank_id and without the bank-management tools", () =>
     Effect.scoped(Effect.gen(function*() {
       const server = yield* TestServer
       for (const path of ["/mcp/team-a/", "/mcp/team-a"]) {
         const tools = yield* (yield* connectMcp(`${server.url}${path}`)).tools
-        assert.strictEqual(tools.length, 26, path)
+        assert.strictEqual(tools.length, 29, path)
         assert.sameMembers(
           tools.map((tool) => tool.name),
           Object.keys(spec).filter((name) => !multiBankOnly.includes(name))

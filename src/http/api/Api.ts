@@ -22,6 +22,9 @@ import { InfluenceApi } from "./InfluenceApi.ts"
 import { BrainApi } from "./BrainApi.ts"
 import { CodebasesApi } from "./CodebasesApi.ts"
 import { ReposApi } from "./ReposApi.ts"
+import { BankTemplatesApi } from "./BankTemplatesApi.ts"
+import { BankSetupApi } from "./BankSetupApi.ts"
+import { AuditLogsApi } from "./AuditLogsApi.ts"
 
 export class EngramApi extends HttpApi.make("engram")
   .add(MonitoringApi)
@@ -47,6 +50,9 @@ export class EngramApi extends HttpApi.make("engram")
   .add(DatasetsApi)
   .add(CodebasesApi)
   .add(ReposApi)
+  .add(BankTemplatesApi)
+  .add(BankSetupApi)
+  .add(AuditLogsApi)
   .middleware(RequestValidation)
   .middleware(ApiKeyAuth)
   // Report every invalid field at once, not just the first one found.

@@ -27,6 +27,7 @@ import codebaseWriteCost from "./0025_codebase_write_cost.ts"
 import codebaseLeanRows from "./0026_codebase_lean_rows.ts"
 import codebaseEdgesWithFiles from "./0027_codebase_edges_with_files.ts"
 import brainRecordsChanges from "./0028_brain_records_changes.ts"
+import auditLogsAndTemplates from "./0030_audit_logs_and_templates.ts"
 
 export const migrations = {
   "0001_banks_and_operations": banksAndOperations,
@@ -56,5 +57,6 @@ export const migrations = {
   "0025_codebase_write_cost": codebaseWriteCost,
   "0026_codebase_lean_rows": codebaseLeanRows,
   "0027_codebase_edges_with_files": codebaseEdgesWithFiles,
-  "0028_brain_records_changes": brainRecordsChanges
+  "0028_brain_records_changes": brainRecordsChanges,
+  "0030_audit_logs_and_templates": auditLogsAndTemplates
 }
