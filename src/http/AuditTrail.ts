@@ -6,12 +6,13 @@
  * known and before it is sent, so an acknowledged change cannot lose its entry; a request that an invalid key made is
  * refused before it changes anything and is not attributed to anyone.
  */
-import { Clock, Effect, Exit } from "effect"
+import { Clock, Effect, Exit, Schema } from "effect"
 import { HttpRouter, HttpServerRequest } from "effect/http"
 import { actorOf } from "../audit/AuditActor.ts"
 import { AuditLogs } from "../audit/AuditLogs.ts"
 import { keyRingOf } from "../auth/KeyRing.ts"
 import { EngramConfig } from "../config/EngramConfig.ts"
+import { BankId } from "../domain/Bank.ts"
 
 const mutating: ReadonlySet<string> = new Set(["POST", "PUT", "PATCH", "DELETE"])
 const bankRoute = "/v1/default/banks/{bank_id}"
@@ -27,6 +28,8 @@ export const makeOperationNames = (paths: Record<string, Record<string, unknown>
   }
   return (method: string, template: string) => names.get(`${method} ${template}`) ?? `${method} ${template}`
 }
+
+const isBankId = Schema.is(BankId)
 
 const bankOf = (url: string) => {
   const segment = url.split("?")[0]!.split("/")[4] ?? ""
@@ -54,13 +57,15 @@ export const auditTrailMiddleware = (
           if (!mutating.has(request.method)) return yield* httpEffect
           const route = routeOf(request.method, request.url)
           if (route !== bankRoute && !route.startsWith(`${bankRoute}/`)) return yield* httpEffect
+          // Only a well-formed id can name a bank: anything else is refused inside and leaves nothing to attribute.
+          const bankId = bankOf(request.url)
           const actor = actorOf(keyRing, request.headers["authorization"])
-          if (actor === undefined) return yield* httpEffect
+          if (actor === undefined || !isBankId(bankId)) return yield* httpEffect
           const startedAt = yield* Clock.currentTimeMillis
           return yield* Effect.onExit(httpEffect, (exit) =>
             Effect.flatMap(Clock.currentTimeMillis, (endedAt) =>
               audit.record({
-                bankId: bankOf(request.url),
+                bankId,
                 action: operationOf(request.method, route),
                 transport: "http",
                 method: request.method,

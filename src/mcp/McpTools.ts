@@ -22,7 +22,7 @@ export class McpTools extends Context.Service<McpTools, {
     McpTools,
     Effect.gen(function*() {
       const groups = yield* Effect.all([memoryTools, mentalModelTools, documentTools, bankTools, templateTools])
-      // The codebase tools come on top of the spec's 29 only when asked for (SERVICE_API_CODEBASE_MCP_TOOLS).
+      // The codebase tools come on top only when asked for (SERVICE_API_CODEBASE_MCP_TOOLS).
       const extra = (yield* EngramConfig).codebases.mcpTools ? yield* codebaseTools : []
       // Calls that may change a bank are written to its audit log, as REST writes are.
       const tools = yield* auditedTools([...groups.flat(), ...extra])

@@ -46,17 +46,25 @@ layer(testApp(), { excludeTestServices: true })("audit logs", (it) => {
       assert.strictEqual(invalid.status, 400)
       yield* request("DELETE", `${bank(id)}/directives/${directive.body.id}`)
       yield* request("DELETE", `${bank(id)}/directives/no-such-directive`)
+      // Refused by the browser guard, outside the API: the entry has the status the client got.
+      const server = yield* TestServer
+      const plain = yield* server.request("POST", `${bank(id)}/directives`, {
+        body: JSON.stringify({ name: "Rule", content: secretText }),
+        headers: { "content-type": "text/plain" }
+      })
+      assert.strictEqual(plain.status, 415)
 
       const listed = yield* request("GET", `${bank(id)}/audit-logs`)
       assert.strictEqual(listed.status, 200, listed.text)
       assert.strictEqual(listed.body.bank_id, id)
-      assert.strictEqual(listed.body.total, 6)
+      assert.strictEqual(listed.body.total, 7)
       assert.strictEqual(listed.body.limit, 100)
       assert.strictEqual(listed.body.offset, 0)
       const seen = listed.body.items.map((entry: any) =>
         [entry.action, entry.request.method, entry.request.route, entry.response.status]
       )
       assert.deepStrictEqual(seen, [
+        ["directives.create", "POST", "/v1/default/banks/{bank_id}/directives", 415],
         ["directives.delete", "DELETE", "/v1/default/banks/{bank_id}/directives/{directive_id}", 404],
         ["directives.delete", "DELETE", "/v1/default/banks/{bank_id}/directives/{directive_id}", 200],
         ["directives.create", "POST", "/v1/default/banks/{bank_id}/directives", 400],
