@@ -12,7 +12,7 @@ import { documentTools } from "./tools/DocumentTools.ts"
 import { memoryTools } from "./tools/MemoryTools.ts"
 import { mentalModelTools } from "./tools/MentalModelTools.ts"
 import { templateTools } from "./tools/TemplateTools.ts"
-import { auditedTools } from "../audit/AuditedTools.ts"
+import { auditedTools } from "./AuditedTools.ts"
 
 export class McpTools extends Context.Service<McpTools, {
   readonly multiBank: ToolCatalog

@@ -7,9 +7,9 @@ import { Clock, Effect, Exit, Option } from "effect"
 import { HttpServerRequest } from "effect/http"
 import { keyRingOf } from "../auth/KeyRing.ts"
 import { EngramConfig } from "../config/EngramConfig.ts"
-import type { McpTool, ToolError } from "../mcp/McpTool.ts"
-import { actorOf } from "./AuditActor.ts"
-import { AuditLogs } from "./AuditLogs.ts"
+import type { McpTool, ToolError } from "./McpTool.ts"
+import { actorOf } from "../audit/AuditActor.ts"
+import { AuditLogs } from "../audit/AuditLogs.ts"
 
 const statusOf: Record<ToolError["_tag"], number> = {
   ValidationError: 400,
