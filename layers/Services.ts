@@ -60,6 +60,8 @@ import { EmbeddingIndexLive } from "./storage/EmbeddingIndex.ts"
 import { ReflectionLive } from "./Reflection.ts"
 import { MentalModelsLive } from "./MentalModelsLive.ts"
 import { BankActorsLive } from "./cluster/ClusterLive.ts"
+import { AuditLogs } from "../src/audit/AuditLogs.ts"
+import { BankTemplates } from "../src/bank/BankTemplates.ts"
 
 const Stores = Layer.mergeAll(
   BankStore.layer,
@@ -72,7 +74,8 @@ const Stores = Layer.mergeAll(
   BankEvents.layer,
   DreamWakeups.layer,
   AccessTelemetry.layer,
-  DatabaseHealth.layer
+  DatabaseHealth.layer,
+  AuditLogs.layer
 ).pipe(Layer.provideMerge(Foreground.layer))
 
 const Engine = Layer.mergeAll(Banks.layer, Operations.layer).pipe(
@@ -133,6 +136,8 @@ export const ServicesWith = <E, R>(models: Layer.Layer<Embeddings | Llm, E, R>) 
     Layer.provideMerge(DatasetsLive),
     // Codebases hydrate approved chunks through the memory writer and retain.
     Layer.provideMerge(CodebasesLive),
+    // Bank templates write directives and mental models (and queue their refreshes).
+    Layer.provideMerge(BankTemplates.layer),
     // Mental models regenerate through reflect; research reads pages with the file converter.
     Layer.provideMerge(MentalModelsLive),
     // Reflection (reflect, directives, opinions) reads through recall, so it sits above Memory.

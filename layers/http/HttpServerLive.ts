@@ -34,6 +34,10 @@ import { ReposHandlers } from "../../src/http/handlers/ReposHandlers.ts"
 import { KnowledgeBaseHandlers } from "../../src/http/handlers/KnowledgeBaseHandlers.ts"
 import { DocumentOpsHandlers } from "../../src/http/handlers/DocumentOpsHandlers.ts"
 import { MemoryOpsHandlers } from "../../src/http/handlers/MemoryOpsHandlers.ts"
+import { BankTemplatesHandlers } from "../../src/http/handlers/BankTemplatesHandlers.ts"
+import { BankSetupHandlers } from "../../src/http/handlers/BankSetupHandlers.ts"
+import { AuditLogsHandlers } from "../../src/http/handlers/AuditLogsHandlers.ts"
+import { auditTrailMiddleware, makeOperationNames } from "../../src/http/AuditTrail.ts"
 import { foregroundMiddleware } from "../../src/http/ForegroundMiddleware.ts"
 import { jsonErrorsMiddleware } from "../../src/http/JsonErrors.ts"
 import { authFirstMiddleware } from "../../src/http/AuthFirst.ts"
@@ -71,7 +75,10 @@ const ApiRoutes = HttpApiBuilder.layer(EngramApi, { openapiPath: "/openapi.json"
     ReposHandlers,
     KnowledgeBaseHandlers,
     DocumentOpsHandlers,
-    MemoryOpsHandlers
+    MemoryOpsHandlers,
+    BankTemplatesHandlers,
+    BankSetupHandlers,
+    AuditLogsHandlers
   ]),
   Layer.provide([RequestValidationLive, ApiKeyAuthLive])
 )
@@ -89,10 +96,8 @@ const DocsRoute = HttpRouter.use(Effect.fnUntraced(function*(router) {
   yield* router.add("GET", "/docs", Effect.flatten(docs))
 }))
 
-const routeOf = makeRouteTemplates({
-  ...OpenApi.fromApi(EngramApi).paths as Record<string, Record<string, unknown>>,
-  ...mcpRouteTemplates
-})
+const apiPaths = OpenApi.fromApi(EngramApi).paths as Record<string, Record<string, unknown>>
+const routeOf = makeRouteTemplates({ ...apiPaths, ...mcpRouteTemplates })
 
 /**
  * Request spans are named `METHOD /route/{template}` (the OpenTelemetry HTTP convention), never by a concrete
@@ -108,6 +113,8 @@ export const Routes = Layer.mergeAll(
   DocsRoute,
   McpLive,
   UiLive,
+  // Outermost: the audit trail records the status the client gets, refusals of the middleware below included.
+  auditTrailMiddleware(routeOf, makeOperationNames(apiPaths)),
   jsonErrorsMiddleware(routeOf),
   // Before anything reads a body: what a browser page may not do, then the key (global middleware run in the order
   // they are listed here).

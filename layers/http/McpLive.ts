@@ -1,6 +1,6 @@
 /**
- * The MCP tool endpoint as routes of the service's one HTTP server: `/mcp` and `/mcp/` (multi-bank, 29 tools) and
- * `/mcp/{bank_id}` and `/mcp/{bank_id}/` (single-bank, 26 tools). Before the protocol runs, each request passes the
+ * The MCP tool endpoint as routes of the service's one HTTP server: `/mcp` and `/mcp/` (multi-bank, 32 tools) and
+ * `/mcp/{bank_id}` and `/mcp/{bank_id}/` (single-bank, 29 tools). Before the protocol runs, each request passes the
  * DNS-rebinding guard (403), the API key when the `api_key` tenant extension is on (401) and the bank id checks
  * (400); only POST carries the stateless protocol (GET and DELETE answer 405). With SERVICE_API_MCP_ENABLED=false
  * no route is added, so the paths answer 404.

@@ -5,7 +5,7 @@
  * token usage and a trace row per call. With no provider configured `available` is false and calls fail with
  * `LlmError` reason `unavailable`, so features fall back to their offline paths.
  */
-import { Context, Effect, Layer, Schema } from "effect"
+import { Context, type Duration, Effect, Layer, Schema } from "effect"
 
 export const LlmPurpose = Schema.Literals(["retain", "reflect", "consolidation"])
 export type LlmPurpose = typeof LlmPurpose.Type
@@ -39,6 +39,16 @@ export class LlmError extends Schema.TaggedError<LlmError>()("LlmError", {
   retryable: Schema.Boolean
 }) {}
 
+/**
+ * What a connectivity probe found for one purpose. Status only: never the provider, model, endpoint, key or the
+ * provider's error text (which may echo any of them).
+ */
+export interface LlmProbe {
+  readonly status: "connected" | "not_configured" | "auth_failed" | "unreachable" | "timeout"
+  /** Round trip of the probe request; null when none was sent. */
+  readonly latencyMs: number | null
+}
+
 const unavailable = new LlmError({
   reason: "unavailable",
   message: "no language model is configured (SERVICE_API_LLM_PROVIDER=none)",
@@ -60,13 +70,23 @@ export class Llm extends Context.Service<Llm, {
   readonly generateObject: <S extends Schema.Top>(
     request: LlmRequest & { readonly schema: S; readonly objectName: string }
   ) => Effect.Effect<{ readonly value: S["Type"]; readonly usage: LlmUsage }, LlmError, S["DecodingServices"]>
+  /**
+   * Sends one minimal request to each distinct model serving the purposes (a model shared by several purposes is
+   * asked once), without retries and bounded by `timeout`, so a user can tell "not configured", "key refused" and
+   * "unreachable" apart instead of waiting on a stalled operation. Never fails.
+   */
+  readonly probe: (timeout: Duration.Input) => Effect.Effect<Readonly<Record<LlmPurpose, LlmProbe>>>
 }>()("engram/models/Llm") {
   /** No language model at all: every feature takes its offline path. */
   static readonly layerNone = Layer.succeed(Llm)(Llm.of({
     available: () => false,
     describe: () => "none",
     generateText: () => Effect.fail(unavailable),
-    generateObject: () => Effect.fail(unavailable)
+    generateObject: () => Effect.fail(unavailable),
+    probe: () => {
+      const none: LlmProbe = { status: "not_configured", latencyMs: null }
+      return Effect.succeed({ retain: none, reflect: none, consolidation: none })
+    }
   }))
 }
 

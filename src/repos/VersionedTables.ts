@@ -26,6 +26,9 @@ export const excludedTables: ReadonlySet<string> = new Set([
   "webhook_delivery_attempts",
   "file_uploads", // staged upload bytes of file retains; the documents they become are versioned
   "stored_files", // export archives and staged imports: files the server made, not what the bank knows
+  // Who changed the bank and when: a record of requests, not bank knowledge. Restoring a commit must not rewrite or
+  // erase the history of the requests that led to it, and a fork must not inherit another bank's callers.
+  "audit_logs",
   "engram_migrations",
   // The repo's own bookkeeping: a repo never versions itself.
   "repo_objects",

@@ -28,7 +28,7 @@ layer(testApp({ tenantExtension: "api_key", tenantApiKey: Option.some(Redacted.m
         assert.strictEqual(allowed.status, 200, path)
       }
       const mcp = yield* connectMcp(`${server.url}/mcp/`, { authorization: `Bearer ${key}`, "x-bank-id": "secured" })
-      assert.strictEqual((yield* mcp.tools).length, 39)
+      assert.strictEqual((yield* mcp.tools).length, 42)
       yield* mcp.ok("retain", { content: "Keys are rotated every ninety days." })
       const listed = yield* server.request("GET", "/v1/default/banks/secured/memories/list", {
         headers: { authorization: `Bearer ${key}` }

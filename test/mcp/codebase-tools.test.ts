@@ -52,9 +52,9 @@ layer(app, { excludeTestServices: true })("codebase MCP tools", (it) => {
     Effect.scoped(Effect.gen(function*() {
       const server = yield* TestServer
       const multi = yield* (yield* connectMcp(`${server.url}/mcp/`)).tools
-      assert.strictEqual(multi.length, 37 + codebaseTools.length)
+      assert.strictEqual(multi.length, 42 + codebaseTools.length)
       const single = yield* (yield* connectMcp(`${server.url}/mcp/cb-mcp/`)).tools
-      assert.strictEqual(single.length, 34 + codebaseTools.length)
+      assert.strictEqual(single.length, 39 + codebaseTools.length)
       for (const name of codebaseTools) {
         const tool = multi.find((candidate) => candidate.name === name)
         assert.isDefined(tool, name)

@@ -35,7 +35,7 @@ layer(testApp(), { excludeTestServices: true })("mcp tooling", (it) => {
       const listed = yield* runNode([inspector, "--cli", url, "--transport", "http", "--method", "tools/list"])
       assert.strictEqual(listed.code, 0, listed.stderr)
       const names = JSON.parse(listed.stdout).tools.map((tool: { name: string }) => tool.name)
-      assert.strictEqual(names.length, 34)
+      assert.strictEqual(names.length, 39)
       assert.includeMembers(names, ["retain", "recall", "reflect"])
 
       const call = (tool: string, ...args: Array<string>) =>

@@ -1,8 +1,8 @@
 /**
- * The MCP tool listing through the SDK's own client: exactly the spec's 29 tools, the 8 knowledge-base tools and the
- * 0.9 client's update_memory and list_document_chunks (39) on /mcp/ (each acting on a bank with an optional bank_id)
- * and 36 on /mcp/{bank_id}/ (no bank_id, no bank-management tools), with the spec's parameters, required fields and
- * defaults, and input schemas derived from the REST API's validation rules.
+ * The MCP tool listing through the SDK's own client: exactly the spec's 29 tools, the 8 knowledge-base tools, the
+ * 0.9 client's update_memory and list_document_chunks and the 3 template and audit tools (42) on /mcp/ (each acting
+ * on a bank with an optional bank_id) and 39 on /mcp/{bank_id}/ (no bank_id, no bank-management tools), with the
+ * spec's parameters, required fields and defaults, and input schemas derived from the REST API's validation rules.
  */
 import { assert, layer } from "@effect/vitest"
 import type { Tool } from "@modelcontextprotocol/sdk/types.js"
@@ -83,7 +83,14 @@ const spec: Record<string, { params: Array<string>; required?: Array<string>; de
     params: ["node_id", "name", "parent_id", "source_query", "tags", "max_tokens"],
     required: ["node_id"]
   },
-  delete_knowledge_node: { params: ["node_id"], required: ["node_id"] }
+  delete_knowledge_node: { params: ["node_id"], required: ["node_id"] },
+  // Bank templates and the audit log (issue 37).
+  export_bank_template: { params: [] },
+  import_bank_template: { params: ["manifest", "dry_run"], required: ["manifest"], defaults: { dry_run: false } },
+  list_audit_logs: {
+    params: ["action", "transport", "start_date", "end_date", "limit", "offset"],
+    defaults: { limit: 50, offset: 0 }
+  }
 }
 const multiBankOnly = ["list_banks", "create_bank", "get_bank_stats"]
 /** Tools that name no bank or their own, so the multi-bank endpoint gives them no optional bank_id. */
@@ -93,11 +100,11 @@ const byName = (tools: ReadonlyArray<Tool>) => new Map(tools.map((tool) => [tool
 const propertiesOf = (tool: Tool) => tool.inputSchema.properties as Record<string, Record<string, unknown>>
 
 layer(testApp(), { excludeTestServices: true })("mcp tool listing", (it) => {
-  it.effect("/mcp/ lists the spec's 29 tools the knowledge-base tools and the 0.9 client's 2, each with its parameters, required fields, defaults and bank_id", () =>
+  it.effect("/mcp/ lists the spec's 29 tools the knowledge-base tools and the 0.9 client's 2 and the template and audit tools, each with its parameters, required fields, defaults and bank_id", () =>
     Effect.scoped(Effect.gen(function*() {
       const server = yield* TestServer
       const tools = yield* (yield* connectMcp(`${server.url}/mcp/`)).tools
-      assert.strictEqual(tools.length, 39)
+      assert.strictEqual(tools.length, 42)
       assert.sameMembers(tools.map((tool) => tool.name), Object.keys(spec))
       for (const [name, tool] of byName(tools)) {
         const expected = spec[name]!
@@ -115,12 +122,12 @@ layer(testApp(), { excludeTestServices: true })("mcp tool listing", (it) => {
       }
     })))
 
-  it.effect("/mcp/{bank_id}/ lists the 36 bank tools without bank_id and without the bank-management tools", () =>
+  it.effect("/mcp/{bank_id}/ lists the 39 bank tools without bank_id and without the bank-management tools", () =>
     Effect.scoped(Effect.gen(function*() {
       const server = yield* TestServer
       for (const path of ["/mcp/team-a/", "/mcp/team-a"]) {
         const tools = yield* (yield* connectMcp(`${server.url}${path}`)).tools
-        assert.strictEqual(tools.length, 36, path)
+        assert.strictEqual(tools.length, 39, path)
         assert.sameMembers(
           tools.map((tool) => tool.name),
           Object.keys(spec).filter((name) => !multiBankOnly.includes(name))

@@ -4,10 +4,10 @@
  * extraction and repair for structured output with one corrective retry, and a trace row for every request.
  * With provider `none` a purpose is unavailable and its calls fail at once, without touching the network.
  */
-import { Cause, Clock, Effect, Exit, Layer, Option, Result, Schedule, Schema } from "effect"
+import { Cause, Clock, Duration, Effect, Exit, Layer, Option, Redacted, Result, Schedule, Schema } from "effect"
 import type { AiError, LanguageModel, Response } from "effect/ai"
 import { type Prompt, Telemetry } from "effect/ai"
-import type { LlmMessage, LlmPurpose, LlmRequest, LlmUsage } from "../../../src/models/Llm.ts"
+import type { LlmMessage, LlmProbe, LlmPurpose, LlmRequest, LlmUsage } from "../../../src/models/Llm.ts"
 import { Llm, LlmError } from "../../../src/models/Llm.ts"
 import { LlmTraceStore } from "../../../src/traces/LlmTraceStore.ts"
 import * as AnthropicMessages from "./AnthropicMessages.ts"
@@ -96,6 +96,8 @@ const outcomeOf = (exit: Exit.Exit<Answer<unknown>, LlmError>) =>
       }
     }
   })
+
+const purposes: ReadonlyArray<LlmPurpose> = ["retain", "consolidation", "reflect"]
 
 export const make = Effect.fnUntraced(function*(settings: LlmSettings) {
   const store = yield* LlmTraceStore
@@ -278,11 +280,56 @@ export const make = Effect.fnUntraced(function*(settings: LlmSettings) {
     })
   })
 
+  /** One request of a few tokens, no retry, no trace row (it is about the connection, not about a bank's work). */
+  const probeTarget = (target: Target, timeout: Duration.Duration): Effect.Effect<LlmProbe> =>
+    Option.match(target.provider, {
+      onNone: () => Effect.succeed<LlmProbe>({ status: "not_configured", latencyMs: null }),
+      onSome: (provider) =>
+        Effect.gen(function*() {
+          const started = yield* Clock.currentTimeMillis
+          const outcome = yield* provider.model.generateText({ prompt: [{ role: "user", content: "Reply with: ok" }] }).pipe(
+            Effect.provideService(GenerationOptions, { maxOutputTokens: 5, temperature: 0 }),
+            Effect.as<LlmProbe["status"]>("connected"),
+            Effect.catch((error: AiError.AiError) =>
+              Effect.succeed<LlmProbe["status"]>(error.reason._tag === "AuthenticationError" ? "auth_failed" : "unreachable")
+            ),
+            Effect.timeoutOrElse({ duration: timeout, orElse: () => Effect.succeed<LlmProbe["status"]>("timeout") }),
+            Effect.catchDefect(() => Effect.succeed<LlmProbe["status"]>("unreachable"))
+          )
+          const ended = yield* Clock.currentTimeMillis
+          return { status: outcome, latencyMs: ended - started }
+        })
+    })
+
+  /** Purposes served by the same provider, endpoint, model and key share one probe. */
+  const sameModel = (settings: ProviderSettings) =>
+    [settings.provider, settings.baseUrl, settings.model, Option.match(settings.apiKey, {
+      onNone: () => "",
+      onSome: Redacted.value
+    })].join("\u0000")
+
+  const probe = Effect.fn("Llm.probe")(function*(timeout: Duration.Input) {
+    // Never longer than a real request may take.
+    const limit = Duration.min(Duration.fromInputUnsafe(timeout), settings.timeout)
+    const shared = new Map<string, Effect.Effect<LlmProbe>>()
+    for (const purpose of purposes) {
+      const key = sameModel(targets[purpose].settings)
+      if (!shared.has(key)) shared.set(key, yield* Effect.cached(probeTarget(targets[purpose], limit)))
+    }
+    const results = yield* Effect.forEach(
+      purposes,
+      (purpose) => shared.get(sameModel(targets[purpose].settings))!,
+      { concurrency: "unbounded" }
+    )
+    return Object.fromEntries(purposes.map((purpose, index) => [purpose, results[index]!])) as Record<LlmPurpose, LlmProbe>
+  })
+
   return Llm.of({
     available: (purpose) => Option.isSome(targets[purpose].provider),
     describe: (purpose) => labelOf(targets[purpose].settings),
     generateText,
-    generateObject
+    generateObject,
+    probe
   })
 })
 

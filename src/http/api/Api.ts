@@ -25,6 +25,9 @@ import { BrainApi } from "./BrainApi.ts"
 import { CodebasesApi } from "./CodebasesApi.ts"
 import { ReposApi } from "./ReposApi.ts"
 import { KnowledgeBaseApi } from "./KnowledgeBaseApi.ts"
+import { BankTemplatesApi } from "./BankTemplatesApi.ts"
+import { BankSetupApi } from "./BankSetupApi.ts"
+import { AuditLogsApi } from "./AuditLogsApi.ts"
 
 export class EngramApi extends HttpApi.make("engram")
   .add(MonitoringApi)
@@ -53,6 +56,9 @@ export class EngramApi extends HttpApi.make("engram")
   .add(KnowledgeBaseApi)
   .add(DocumentOpsApi)
   .add(MemoryOpsApi)
+  .add(BankTemplatesApi)
+  .add(BankSetupApi)
+  .add(AuditLogsApi)
   .middleware(RequestValidation)
   .middleware(ApiKeyAuth)
   // Report every invalid field at once, not just the first one found.

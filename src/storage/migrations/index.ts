@@ -28,6 +28,7 @@ import codebaseLeanRows from "./0026_codebase_lean_rows.ts"
 import codebaseEdgesWithFiles from "./0027_codebase_edges_with_files.ts"
 import brainRecordsChanges from "./0028_brain_records_changes.ts"
 import knowledgeBase from "./0029_knowledge_base.ts"
+import auditLogsAndTemplates from "./0030_audit_logs_and_templates.ts"
 import documentAndMemoryOps from "./0031_document_and_memory_ops.ts"
 import hindsightFields from "./0032_hindsight_fields.ts"
 
@@ -61,6 +62,7 @@ export const migrations = {
   "0027_codebase_edges_with_files": codebaseEdgesWithFiles,
   "0028_brain_records_changes": brainRecordsChanges,
   "0029_knowledge_base": knowledgeBase,
+  "0030_audit_logs_and_templates": auditLogsAndTemplates,
   "0031_document_and_memory_ops": documentAndMemoryOps,
   "0032_hindsight_fields": hindsightFields
 }
