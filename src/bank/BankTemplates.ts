@@ -87,7 +87,12 @@ export class BankTemplates extends Context.Service<BankTemplates, {
             source_query: model.sourceQuery,
             tags: model.tags,
             max_tokens: model.maxTokens,
-            trigger: { mode: model.triggerMode, refresh_after_consolidation: model.refreshAfterConsolidation }
+            trigger: {
+              mode: model.triggerMode,
+              refresh_after_consolidation: model.refreshAfterConsolidation,
+              keep_trace: model.keepTrace,
+              response_schema: model.responseSchema
+            }
           })),
           directives: rules.items.map((rule) => ({
             name: rule.name,
