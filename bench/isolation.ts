@@ -3,15 +3,18 @@
  * recalled by one client in sequence (budget low, a fixed set of questions) while a second loop polls /health every
  * ~50 ms, first in a quiet phase — the baseline of the same run — then while other banks do one heavy job at a time:
  * 100-item retains, a cold brain build, a `.brain` import, a codebase import, a dataset import, a consolidation, a
- * dream, a memory repo's first commit and a branch, and 50 clients of mixed traffic. Targets per phase: B's recall
+ * dream, a memory repo's first commit and a branch, 50 clients of mixed traffic, and 4 clients sending hostile bodies
+ * at full speed (issue 33: no key, a declared length over the cap, 5M elements, 100k levels deep; the server runs with
+ * an API key, which every other request of the bench carries). Targets per phase: B's recall
  * p99 ≤ 2 × the quiet p99, /health p99 ≤ 50 ms, no failed request, no connection reset. Banks A are seeded directly
  * (10k memories, 100k for the cold build and the import; `--quick`: 2k and 10k). It measures and never retries.
- * Rerun: `node bench/isolation.ts [--quick] [--pg <url>]` (a PostgreSQL pass too with `--pg` or
- * ENGRAM_BENCH_DATABASE_URL, in a temporary schema).
+ * Rerun: `node bench/isolation.ts [--quick] [--pg <url>] [--phases 10,...]` (a PostgreSQL pass too with `--pg` or
+ * ENGRAM_BENCH_DATABASE_URL, in a temporary schema; `--phases` runs only the numbered phases, between the two quiet
+ * ones).
  */
 import { execFileSync } from "node:child_process"
 import { readdirSync, readFileSync, statSync } from "node:fs"
-import { Agent } from "node:http"
+import { Agent, request as httpRequest } from "node:http"
 import { cpus, loadavg, tmpdir } from "node:os"
 import { join, relative, resolve } from "node:path"
 import { monitorEventLoopDelay } from "node:perf_hooks"
@@ -19,7 +22,7 @@ import { makeZip } from "../test/support/ZipWriter.ts"
 import { recallQuestions, random, turnAt } from "./support/Conversation.ts"
 import type { Backend } from "./support/Datasets.ts"
 import { seedOverHttp } from "./support/HttpBank.ts"
-import { type Call, closedLoop, percentile } from "./support/LoadClient.ts"
+import { benchHeaders, type Call, closedLoop, percentile } from "./support/LoadClient.ts"
 import { call, emptyProbe, multipart, type Probe, probeLoop } from "./support/Probe.ts"
 import type { DropJob, SeedJob } from "./support/seed.ts"
 import { removeDir, runScript, type Server, startServer, tempDir, tempSchema } from "./support/ServerProcess.ts"
@@ -41,6 +44,9 @@ const settings = {
   clients: 50,
   datasetRows: quick ? 2_000 : 10_000,
   consolidationItems: 300,
+  hostileClients: 4,
+  hostileSeconds: quick ? 5 : 10,
+  phases: option("phases")?.split(",").map((n) => n.trim()),
   /** B is measured at least this long, so a job of a few hundred ms still yields a sample, and its after-effects. */
   minWindowSeconds: 2,
   jobTimeoutMinutes: quick ? 10 : 45,
@@ -48,6 +54,8 @@ const settings = {
   pg: option("pg") ?? process.env["ENGRAM_BENCH_DATABASE_URL"]
 }
 const target = { ratio: 2, healthP99: 50 }
+const apiKey = "isolation-bench-key"
+benchHeaders["authorization"] = `Bearer ${apiKey}`
 const banks = { b: "iso-b", a: "iso-a", large: "iso-a-large", obs: "iso-a-obs" } as const
 const streams = { a: 1, large: 2, obs: 3 } as const
 const bankPath = (bankId: string) => `/v1/default/banks/${bankId}`
@@ -187,6 +195,62 @@ const chatRow = (n: number) => JSON.stringify({
 })
 
 const seconds = (ms: number) => `${(ms / 1000).toFixed(1)} s`
+
+/**
+ * One hostile request on a connection of its own, as an attacker would open them: its status once the answer is in
+ * (the connection is then dropped, whatever of the body is still unsent). `declared` claims a length the body does
+ * not have: the server must answer from the header alone.
+ */
+const hostile = (url: string, body: Buffer, options: { readonly key: boolean; readonly declared?: number }) =>
+  new Promise<number>((resolve) => {
+    const headers = {
+      "content-type": "application/json",
+      "content-length": String(options.declared ?? body.length),
+      ...(options.key ? benchHeaders : {})
+    }
+    const request = httpRequest(new URL(`${bankPath(banks.a)}/memories`, url), { method: "POST", agent: false, headers }, (response) => {
+      response.resume()
+      response.on("end", () => {
+        request.destroy()
+        resolve(response.statusCode ?? 0)
+      })
+      response.on("error", () => resolve(0))
+    })
+    request.on("error", () => resolve(0))
+    if (options.declared === undefined) request.end(body)
+    else request.write(body)
+  })
+
+/** Issue 33: bodies an attacker sends, refused before they are parsed; none may slow B. */
+const hostileBodies: Phase = {
+  name: `11 hostile bodies, ${settings.hostileClients} clients at full speed: no key, declared 2 GiB, 5M elements, 100k deep`,
+  prepare: async (url) => {
+    // 25 MB of 5M two-letter strings (the issue's body), and 100k levels of nesting; built outside the window.
+    const wide = Buffer.from(`[${`"ab",`.repeat(5_000_000 - 1)}"ab"]`)
+    const deep = Buffer.from(`{"items":${"[".repeat(100_000)}${"]".repeat(100_000)}}`)
+    const kinds = [
+      { name: "no key", send: () => hostile(url, wide, { key: false }) },
+      { name: "over the cap", send: () => hostile(url, wide.subarray(0, 1 << 20), { key: true, declared: 2 ** 31 }) },
+      { name: "wide", send: () => hostile(url, wide, { key: true }) },
+      { name: "deep", send: () => hostile(url, deep, { key: true }) }
+    ]
+    return async () => {
+      const answers = new Map<string, number>()
+      const end = performance.now() + settings.hostileSeconds * 1000
+      await Promise.all(Array.from({ length: settings.hostileClients }, async (_, client) => {
+        for (let n = client; performance.now() < end; n++) {
+          const kind = kinds[n % kinds.length]!
+          const answer = `${kind.name} ${await kind.send()}`
+          answers.set(answer, (answers.get(answer) ?? 0) + 1)
+        }
+      }))
+      const unexpected = [...answers.keys()].filter((answer) => !/ 4\d\d$/.test(answer))
+      if (unexpected.length > 0) throw new Error(`hostile bodies not refused with a 4xx: ${unexpected.join(", ")}`)
+      const total = [...answers.values()].reduce((sum, count) => sum + count, 0)
+      return `${total} refused (${[...answers].map(([answer, count]) => `${answer} ×${count}`).join(", ")})`
+    }
+  }
+}
 
 const phases: ReadonlyArray<Phase> = [
   {
@@ -339,7 +403,8 @@ const phases: ReadonlyArray<Phase> = [
         return `${fmt(completed / result.seconds)} req/s, ${errors} errors on A's side${first === undefined ? "" : ` (first: ${first.slice(0, 120)})`}`
       }
     }
-  }
+  },
+  hostileBodies
 ]
 
 const quiet = (name: string): Phase => ({
@@ -373,6 +438,8 @@ const seed = async (backend: Backend) => {
     SERVICE_API_EMBEDDINGS_CACHE_DIR: cacheDir,
     // A 100k bank's `.brain` file is tens of MB: above the default request limit.
     SERVICE_API_MAX_REQUEST_BYTES: String(1024 * 1024 * 1024),
+    SERVICE_API_TENANT_EXTENSION: "api_key",
+    SERVICE_API_TENANT_API_KEY: apiKey,
     ...(backend.url === undefined ? {} : { SERVICE_API_DATABASE_URL: backend.url, SERVICE_API_DATABASE_SCHEMA: schema! })
   }
   const drop = async () => {
@@ -399,7 +466,8 @@ const runBackend = async (backend: Backend) => {
       await call(recallAgent, server.url, recall.method, recall.path, recall.body)
     }
     const rows: Array<Row> = [await measure(server.url, quiet("0 quiet (baseline)"))]
-    for (const phase of phases) {
+    const chosen = phases.filter((phase) => settings.phases?.includes(phase.name.split(" ")[0]!) ?? true)
+    for (const phase of chosen) {
       await settle(server.url)
       rows.push(await measure(server.url, phase))
     }

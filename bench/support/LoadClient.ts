@@ -20,6 +20,9 @@ export interface Answer {
   readonly ms: number
 }
 
+/** Headers every bench request carries (the API key of a server started with one), set once by the bench. */
+export const benchHeaders: Record<string, string> = {}
+
 /** One request; a network failure answers status 0 with the error as its body. */
 export const send = (base: string, call: Omit<Call, "kind">): Promise<Answer> =>
   new Promise((resolve) => {
@@ -29,8 +32,8 @@ export const send = (base: string, call: Omit<Call, "kind">): Promise<Answer> =>
       method: call.method,
       agent,
       headers: call.body === undefined
-        ? {}
-        : { "content-type": "application/json", "content-length": Buffer.byteLength(call.body) }
+        ? { ...benchHeaders }
+        : { ...benchHeaders, "content-type": "application/json", "content-length": Buffer.byteLength(call.body) }
     }, (response) => {
       const chunks: Array<Buffer> = []
       response.on("data", (chunk: Buffer) => chunks.push(chunk))

@@ -4,6 +4,7 @@
  * caller passes its own keep-alive agent, so a probe never queues behind other traffic for a socket. Never retries.
  */
 import { Agent, request as httpRequest } from "node:http"
+import { benchHeaders } from "./LoadClient.ts"
 
 export interface Reply {
   readonly status: number
@@ -24,7 +25,9 @@ export const call = (agent: Agent, base: string, method: string, path: string, b
         ms: performance.now() - started,
         reset: error.code === "ECONNRESET" || error.code === "EPIPE"
       })
-    const headers = body === undefined ? {} : { "content-type": type, "content-length": Buffer.byteLength(body) }
+    const headers = body === undefined
+      ? { ...benchHeaders }
+      : { ...benchHeaders, "content-type": type, "content-length": Buffer.byteLength(body) }
     const request = httpRequest(new URL(path, base), { method, agent, headers }, (response) => {
       const chunks: Array<Buffer> = []
       response.on("data", (chunk: Buffer) => chunks.push(chunk))

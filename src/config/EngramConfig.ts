@@ -7,6 +7,7 @@ import { Config, Context, Data, Duration, Effect, Layer, Option, Redacted } from
 import { type ResearchSettings, researchSettingsConfig } from "../research/ResearchSettings.ts"
 import { type CodebaseSettings, codebaseSettingsConfig } from "../codebases/CodebaseSettings.ts"
 import { type BrainSettings, brainSettingsConfig } from "../brain/BrainSettings.ts"
+import { defaultJsonLimits, hardMaxDepth } from "../domain/JsonShape.ts"
 import { type ClusterSettings, clusterSettingsConfig, clusterSettingsProblem } from "../cluster/ClusterSettings.ts"
 import { parseTenantKeys, type TenantKey } from "../auth/TenantKeys.ts"
 import { type McpToolFamily, parseToolFamilies } from "../mcp/McpToolFamilies.ts"
@@ -34,6 +35,10 @@ export interface EngramSettings {
   readonly mcpToolFamilies: ReadonlyArray<McpToolFamily>
   readonly fileParser: string
   readonly maxRequestBytes: number
+  /** JSON bodies nested deeper are refused (400) before they are parsed (SERVICE_API_MAX_BODY_DEPTH). */
+  readonly maxBodyDepth: number
+  /** JSON bodies with more values and keys are refused (413) before they are parsed (SERVICE_API_MAX_BODY_ELEMENTS). */
+  readonly maxBodyElements: number
   readonly actorIdleTimeout: Duration.Duration
   readonly operationMaxAttempts: number
   readonly operationRetryBase: Duration.Duration
@@ -90,6 +95,8 @@ const rawSettings = Config.all({
   mcpAllowedOrigins: Config.option(Config.String("SERVICE_API_MCP_ALLOWED_ORIGINS").pipe(Config.map(commaList))),
   fileParser: Config.String("SERVICE_API_FILE_PARSER").pipe(Config.withDefault("native")),
   maxRequestBytes: Config.Int("SERVICE_API_MAX_REQUEST_BYTES").pipe(Config.withDefault(50 * 1024 * 1024)),
+  maxBodyDepth: Config.Int("SERVICE_API_MAX_BODY_DEPTH").pipe(Config.withDefault(defaultJsonLimits.maxDepth)),
+  maxBodyElements: Config.Int("SERVICE_API_MAX_BODY_ELEMENTS").pipe(Config.withDefault(defaultJsonLimits.maxElements)),
   actorIdleTimeout: Config.Duration("SERVICE_API_ACTOR_IDLE_TIMEOUT").pipe(Config.withDefault(Duration.minutes(5))),
   operationMaxAttempts: Config.Int("SERVICE_API_OPERATION_MAX_ATTEMPTS").pipe(Config.withDefault(3)),
   operationRetryBase: Config.Duration("SERVICE_API_OPERATION_RETRY_BASE").pipe(
@@ -164,6 +171,11 @@ export class EngramConfig extends Context.Service<EngramConfig, EngramSettings>(
           message: `SERVICE_API_HOST=${value.host} listens beyond this machine with no API key: set ` +
             "SERVICE_API_TENANT_EXTENSION=api_key and SERVICE_API_TENANT_API_KEY, or SERVICE_API_ALLOW_UNAUTHENTICATED=true " +
             "if something in front of the service authenticates its clients"
+        })
+      }
+      if (value.maxBodyDepth < 1 || value.maxBodyDepth > hardMaxDepth || value.maxBodyElements < 1) {
+        return yield* new InvalidConfiguration({
+          message: `SERVICE_API_MAX_BODY_DEPTH must be between 1 and ${hardMaxDepth}, and SERVICE_API_MAX_BODY_ELEMENTS at least 1`
         })
       }
       const clusterProblem = clusterSettingsProblem(

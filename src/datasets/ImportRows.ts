@@ -2,10 +2,12 @@
  * Turns an import request (JSONL text or an array, exactly one) into validated payloads, or into every row-level
  * problem at once — each naming its line (JSONL, counted from 1, blank lines included in the count) or its
  * index — so a client can fix the whole file in one pass. Nothing is imported unless every row is valid. JSONL
- * strings get the same cleaning as request bodies (NUL removed, lone surrogates replaced).
+ * strings get the same cleaning as request bodies (NUL removed, lone surrogates replaced) and the same caps on depth
+ * and elements (`domain/JsonShape`'s defaults).
  */
 import type { SchemaType, SetImport } from "../domain/Dataset.ts"
 import { FieldIssue, ValidationError } from "../domain/Errors.ts"
+import { shapeMessage, shapeProblem } from "../domain/JsonShape.ts"
 import { scanJson } from "../domain/StorableText.ts"
 import { type JsonObject, payloadProblems } from "./Payloads.ts"
 
@@ -73,6 +75,9 @@ export const importRows = (
   if (hasJsonl === hasSets) {
     return { _tag: "invalid", error: ValidationError.single("jsonl", "give exactly one of jsonl or sets") }
   }
+  // JSON lines sit escaped inside one string of the body, so the edge's caps never saw their shape.
+  const shape = hasJsonl ? shapeProblem(request.jsonl!) : undefined
+  if (shape !== undefined) return { _tag: "invalid", error: ValidationError.single("jsonl", shapeMessage(shape)) }
   const { payloads, problems } = hasJsonl ? parseJsonl(request.jsonl!, schemaType) : checkArray(request.sets!, schemaType)
   if (problems.length > 0) return { _tag: "invalid", error: refuse(problems) }
   const field = hasJsonl ? "jsonl" : "sets"

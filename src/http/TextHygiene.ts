@@ -8,22 +8,31 @@
  *   ending in `_id` or `_ids`, that carry a control character or a lone surrogate. Cleaning an id would silently
  *   read or write another record than the one named.
  * - A body that is not valid UTF-8 is refused (400) rather than having its bytes replaced.
+ * - Caps come first, while the body arrives: a declared length over SERVICE_API_MAX_REQUEST_BYTES is refused (413)
+ *   before a byte is read; a JSON body is scanned chunk by chunk (`domain/JsonShape`) and refused as soon as it
+ *   passes the byte cap (413), SERVICE_API_MAX_BODY_ELEMENTS (413) or SERVICE_API_MAX_BODY_DEPTH (400). Nothing here
+ *   parses the body: strings that need cleaning are rewritten in its text (`cleanJsonText`), so the route's decoding
+ *   is the one parse, and a body within the caps costs a parse of at most that many elements.
  * MCP tool arguments follow the same rules in `mcp/ToolCatalog`; a file upload's `request` field in its handler, and
  * text converted from files in `files/FileConverter`.
  */
 import { Effect, Stream } from "effect"
 import { HttpRouter, HttpServerRequest, HttpServerResponse } from "effect/http"
-import { isIdentifierKey, isUnfitIdentifier, refusal, scanJson, storableText } from "../domain/StorableText.ts"
-
-/** A JSON body can only carry a NUL, a lone surrogate or a control character through a `\` escape. */
-const escapeThatMayNeedCleaning = /\\(u00[01][0-9a-f]|u007f|ud[89a-f][0-9a-f]{2}|[bfnrt])/i
+import { EngramConfig } from "../config/EngramConfig.ts"
+import { type JsonLimits, JsonShapeScanner, shapeMessage } from "../domain/JsonShape.ts"
+import { cleanJsonText, isIdentifierKey, isUnfitIdentifier, refusal, storableText } from "../domain/StorableText.ts"
 
 const strictUtf8 = new TextDecoder("utf-8", { fatal: true, ignoreBOM: true })
 
-const badRequest = (field: string, location: "path" | "query" | "body", message: string) =>
+const badRequest = (field: string, location: "path" | "query" | "body", message: string, status = 400) =>
   HttpServerResponse.jsonUnsafe({ detail: `${field}: ${message}`, errors: [{ field, location, message }] }, {
-    status: 400
+    status,
+    // A body refused before it was read to its end: the connection cannot carry another request.
+    ...(status === 413 ? { headers: { connection: "close" } } : {})
   })
+
+const tooLarge = (maxBytes: number) =>
+  badRequest("body", "body", `is larger than ${maxBytes} bytes (SERVICE_API_MAX_REQUEST_BYTES)`, 413)
 
 const hasJsonBody = (request: HttpServerRequest.HttpServerRequest) => {
   const type = request.headers["content-type"]
@@ -35,53 +44,115 @@ const hasJsonBody = (request: HttpServerRequest.HttpServerRequest) => {
  * path segment is reported under its parameter's name.
  */
 export const textHygieneMiddleware = (routeOf: (method: string, url: string) => string) =>
-  HttpRouter.middleware((httpEffect) =>
+  HttpRouter.middleware(
     Effect.gen(function*() {
-      let request = yield* HttpServerRequest.HttpServerRequest
-      const [path, search = ""] = splitUrl(request.url)
-
-      const segments = path.split("/").map((raw) => ({ raw, decoded: decodedSegment(raw) }))
-      // The router cannot match a segment that is not valid percent-encoding; a stand-in finds the parameter's name.
-      const routable = segments.map((segment) => segment.decoded === undefined ? "-" : segment.raw).join("/")
-      const route = routeOf(request.method, routable)
-      const pathProblem = checkPath(segments, route)
-      if (pathProblem !== undefined) return badRequest(pathProblem.field, "path", pathProblem.message)
-
-      if (search !== "") {
-        const query = cleanQuery(search)
-        if (query._tag === "Refused") return badRequest(query.field, "query", query.message)
-        if (query.search !== search) request = request.modify({ url: `${path}?${query.search}` })
+      const config = yield* EngramConfig
+      const caps: BodyCaps = {
+        maxBytes: config.maxRequestBytes,
+        limits: { maxDepth: config.maxBodyDepth, maxElements: config.maxBodyElements }
       }
+      return (httpEffect) =>
+        Effect.gen(function*() {
+          let request = yield* HttpServerRequest.HttpServerRequest
+          const [path, search = ""] = splitUrl(request.url)
 
-      const body = yield* applyToBody(request, route)
-      if (HttpServerResponse.isHttpServerResponse(body)) return body
-      return yield* Effect.provideService(httpEffect, HttpServerRequest.HttpServerRequest, body)
-    }), { global: true })
+          const segments = path.split("/").map((raw) => ({ raw, decoded: decodedSegment(raw) }))
+          // The router cannot match a segment that is not valid percent-encoding; a stand-in finds the parameter's name.
+          const routable = segments.map((segment) => segment.decoded === undefined ? "-" : segment.raw).join("/")
+          const route = routeOf(request.method, routable)
+          const pathProblem = checkPath(segments, route)
+          if (pathProblem !== undefined) return badRequest(pathProblem.field, "path", pathProblem.message)
 
-/** The body rules: a 400 response, or the request with its body read (and cleaned when it needed it). */
-const applyToBody = (request: HttpServerRequest.HttpServerRequest, route: string) =>
+          if (search !== "") {
+            const query = cleanQuery(search)
+            if (query._tag === "Refused") return badRequest(query.field, "query", query.message)
+            if (query.search !== search) request = request.modify({ url: `${path}?${query.search}` })
+          }
+
+          const body = yield* applyToBody(request, route, caps)
+          if (HttpServerResponse.isHttpServerResponse(body)) return body
+          return yield* Effect.provideService(httpEffect, HttpServerRequest.HttpServerRequest, body)
+        })
+    }),
+    { global: true }
+  )
+
+interface BodyCaps {
+  readonly maxBytes: number
+  readonly limits: JsonLimits
+}
+
+/** The body rules: a 4xx response, or the request with its body read (and cleaned when it needed it). */
+const applyToBody = (request: HttpServerRequest.HttpServerRequest, route: string, caps: BodyCaps) =>
   Effect.gen(function*() {
+    // Whatever the content type: a declared length over the cap is refused unread (Node discards what follows).
+    if (Number(request.headers["content-length"]) > caps.maxBytes) return tooLarge(caps.maxBytes)
     if (!hasJsonBody(request) || request.method === "GET" || request.method === "HEAD") return request
-    // A body that cannot be read (too large, aborted) is left to the route, which reports it as it always has.
-    const bytes = yield* Effect.option(request.arrayBuffer)
-    if (bytes._tag === "None" || bytes.value.byteLength === 0) return request
+    const read = yield* readScanned(request, caps)
+    if (read._tag === "Unreadable") return badRequest("body", "body", "could not be read")
+    if (read._tag === "TooLarge") return tooLarge(caps.maxBytes)
+    const problem = read.scanner.problem
+    if (problem !== undefined) {
+      const setting = problem._tag === "TooDeep" ? "SERVICE_API_MAX_BODY_DEPTH" : "SERVICE_API_MAX_BODY_ELEMENTS"
+      return badRequest("body", "body", `${shapeMessage(problem)} (${setting})`, problem._tag === "TooDeep" ? 400 : 413)
+    }
     let text: string
     try {
-      text = strictUtf8.decode(bytes.value)
+      text = strictUtf8.decode(read.bytes)
     } catch {
       return badRequest("body", "body", "is not valid UTF-8")
     }
     // MCP bodies are JSON-RPC envelopes: the tool catalog applies these rules to each call's arguments and answers a
     // refusal as a tool error the assistant can read, not as an HTTP status.
-    if (route.startsWith("/mcp/") || !escapeThatMayNeedCleaning.test(text)) {
-      return withBody(request, new Uint8Array(bytes.value), text)
-    }
-    const cleaned = cleanBody(text)
+    if (route.startsWith("/mcp/") || !read.scanner.mayNeedCleaning) return withBody(request, read.bytes, text)
+    const cleaned = cleanJsonText(text)
     if (cleaned._tag === "Refused") return badRequest(cleaned.field, "body", cleaned.message)
-    return cleaned.text === text
-      ? withBody(request, new Uint8Array(bytes.value), text)
-      : withBody(request, new TextEncoder().encode(cleaned.text), cleaned.text)
+    return cleaned._tag === "Clean" && cleaned.changed
+      ? withBody(request, new TextEncoder().encode(cleaned.text), cleaned.text)
+      : withBody(request, read.bytes, text)
   })
+
+type Read =
+  | { readonly _tag: "Read"; readonly bytes: Uint8Array<ArrayBuffer>; readonly scanner: JsonShapeScanner }
+  | { readonly _tag: "TooLarge" }
+  | { readonly _tag: "Unreadable" }
+
+/** The chunks in one buffer of their own (`arrayBuffer` hands out the whole buffer). */
+const joined = (chunks: ReadonlyArray<Uint8Array>, length: number) => {
+  const bytes = new Uint8Array(length)
+  let at = 0
+  for (const chunk of chunks) {
+    bytes.set(chunk, at)
+    at += chunk.length
+  }
+  return bytes
+}
+
+/**
+ * Reads the body, scanning each chunk as it arrives, so a hostile body costs a few microseconds per chunk rather
+ * than one long pass once it is all in. After a cap is passed the rest is read and dropped (up to the byte cap), so
+ * the client, still sending, gets the answer rather than a reset connection.
+ */
+const readScanned = (request: HttpServerRequest.HttpServerRequest, caps: BodyCaps): Effect.Effect<Read> => {
+  const scanner = new JsonShapeScanner(caps.limits)
+  const chunks: Array<Uint8Array> = []
+  let bytes = 0
+  return Stream.runForEachWhile(request.stream, (chunk) =>
+    Effect.sync(() => {
+      bytes += chunk.length
+      if (bytes > caps.maxBytes) return false
+      if (scanner.problem === undefined && scanner.push(chunk) === undefined) chunks.push(chunk)
+      else chunks.length = 0
+      return true
+    })).pipe(
+      Effect.map((): Read =>
+        bytes > caps.maxBytes
+          ? { _tag: "TooLarge" }
+          : { _tag: "Read", bytes: scanner.problem === undefined ? joined(chunks, bytes) : new Uint8Array(0), scanner }
+      ),
+      Effect.orElseSucceed((): Read => ({ _tag: "Unreadable" }))
+    )
+}
 
 const splitUrl = (url: string): [string, string?] => {
   const question = url.indexOf("?")
@@ -130,19 +201,6 @@ const cleanQuery = (search: string): Cleaned => {
     cleaned.append(storableKey, storable)
   }
   return { _tag: "Clean", search: changed ? cleaned.toString() : search }
-}
-
-const cleanBody = (text: string) => {
-  let parsed: unknown
-  try {
-    parsed = JSON.parse(text)
-  } catch {
-    // Not JSON: the route's own decoding answers for it.
-    return { _tag: "Clean" as const, text }
-  }
-  const scanned = scanJson(parsed)
-  if (scanned._tag === "Refused") return scanned
-  return { _tag: "Clean" as const, text: scanned.changed ? JSON.stringify(scanned.value) : text }
 }
 
 /**

@@ -10,14 +10,29 @@
  * that they may legitimately change, and a sentinel bank seeded the same way must stay identical; fuzzed requests
  * reach for it only through ids that must not resolve to it (its record ids under the target bank, near-miss
  * bank ids such as `fuzz-sentinel%00` or `..%2F..%2Fbanks%2Ffuzz-sentinel`).
+ *
+ * A second pass sends bodies past the edge's caps (a declared length over the byte cap, 1.2M elements, 100k levels)
+ * to every route with a JSON body, and pathological globs to the codebase imports, while /health is asked back to
+ * back: each must be refused (or handled) while /health answers within 100 ms (twice a quiet /health if that is
+ * slower; logged and not enforced on a machine loaded beyond its cores, see `healthBudgetMs`).
  */
 import { assert, layer } from "@effect/vitest"
 import { Effect } from "effect"
 import { ensureSeeded, fuzzPools, idPools, seedBank, watchSentinel } from "../support/fuzz/FuzzBanks.ts"
-import { describeFindings, type Finding, fuzzTarget, httpProblem } from "../support/fuzz/FuzzRun.ts"
+import {
+  describeFindings,
+  type Finding,
+  fuzzTarget,
+  healthBudgetMs,
+  httpProblem,
+  rawPost,
+  withHealthTimed
+} from "../support/fuzz/FuzzRun.ts"
+import { almostMatchingPaths, capBodies, pathologicalGlobs } from "../support/fuzz/Hostile.ts"
 import { makeResolver } from "../support/fuzz/JsonSchemaArbitrary.ts"
 import { requestArbitrary, routesOf, type WireRequest } from "../support/fuzz/RestRequests.ts"
 import { TestServer, testApp } from "../support/TestServer.ts"
+import { makeZip } from "../support/ZipWriter.ts"
 
 const target = "fuzz-target"
 const sentinel = "fuzz-sentinel"
@@ -69,5 +84,56 @@ layer(testApp(), { excludeTestServices: true })("fuzzing the REST API", (it) => 
       assert.strictEqual(findings.length, 0, describeFindings(findings))
       // Fuzzing that never gets past validation would prove little: some mutated requests must be accepted.
       assert.isAbove(accepted, total * 0.05, "share of fuzzed requests answered 2xx")
+    }), 600_000)
+
+  it.effect("bodies past the caps and pathological globs are answered while /health answers within 100 ms", () =>
+    Effect.gen(function*() {
+      const server = yield* TestServer
+      const routes = routesOf((yield* server.request("GET", "/openapi.json")).body)
+        .filter((route) => route.body?.mediaType.includes("json") === true)
+      assert.isAbove(routes.length, 30, "routes with a JSON body")
+      yield* ensureSeeded(target)
+      const budget = yield* Effect.promise(() => healthBudgetMs(server.url))
+      const findings: Array<string> = []
+      const check = (name: string, answer: { status: number; text: string; contentType: string | null }, slowest: number) => {
+        const problem = httpProblem(answer.status, answer.contentType, answer.text)
+        if (problem !== undefined) findings.push(`${name}: ${problem}`)
+        if (slowest >= budget) findings.push(`${name}: /health took ${slowest.toFixed(0)} ms`)
+      }
+      let slowestOverall = 0
+      for (const route of routes) {
+        const path = route.template.replace(/\{(\w+)\}/g, (_, name: string) => (name === "bank_id" ? target : "x"))
+        for (const hostile of capBodies) {
+          const { result, slowestHealthMs } = yield* Effect.promise(() =>
+            withHealthTimed(server.url, () =>
+              rawPost(server.url, path, hostile.body, hostile.declared === undefined ? {} : { declared: hostile.declared })))
+          slowestOverall = Math.max(slowestOverall, slowestHealthMs)
+          const name = `${route.method} ${route.template} with ${hostile.name}`
+          if (result.status < 400) findings.push(`${name}: accepted (${result.status})`)
+          check(name, result, slowestHealthMs)
+        }
+      }
+
+      const zip = makeZip(almostMatchingPaths.map((name) => ({ name, data: new TextEncoder().encode("export const a = 1\n") })))
+      const boundary = "engram-fuzz-globs"
+      for (const glob of pathologicalGlobs) {
+        const request = JSON.stringify({ name: `globs-${glob.length}`, include_globs: [glob], exclude_globs: [glob] })
+        const body = Buffer.concat([
+          Buffer.from(`--${boundary}\r\nContent-Disposition: form-data; name="archive"; filename="a.zip"\r\n` +
+            "Content-Type: application/zip\r\n\r\n"),
+          Buffer.from(zip),
+          Buffer.from(`\r\n--${boundary}\r\nContent-Disposition: form-data; name="request"\r\n\r\n${request}\r\n--${boundary}--\r\n`)
+        ])
+        const { result, slowestHealthMs } = yield* Effect.promise(() =>
+          withHealthTimed(server.url, () =>
+            rawPost(server.url, `/v1/default/banks/${target}/codebases/import/zip`, body, {
+              contentType: `multipart/form-data; boundary=${boundary}`
+            })))
+        slowestOverall = Math.max(slowestOverall, slowestHealthMs)
+        check(`zip import with glob ${glob}`, result, slowestHealthMs)
+      }
+      console.log(`cap bodies: ${routes.length} routes × ${capBodies.length} bodies, ${pathologicalGlobs.length} globs; ` +
+        `slowest /health ${slowestOverall.toFixed(1)} ms (budget ${budget.toFixed(0)} ms)`)
+      assert.deepStrictEqual(findings, [])
     }), 600_000)
 })

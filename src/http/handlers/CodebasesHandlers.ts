@@ -10,6 +10,7 @@ import { Codebases } from "../../codebases/Codebases.ts"
 import { CodeIntelligence } from "../../codebases/CodeIntelligence.ts"
 import { FileImportRequest, ZipImportRequest } from "../../domain/Codebase.ts"
 import { ValidationError } from "../../domain/Errors.ts"
+import { shapeMessage, shapeProblem } from "../../domain/JsonShape.ts"
 import { scanJson } from "../../domain/StorableText.ts"
 import { EngramApi } from "../api/Api.ts"
 
@@ -18,6 +19,9 @@ const decodeRequest = <S extends Schema.Top>(schema: S) => {
   const decode = Schema.decodeUnknownEffect(schema)
   return (text: string) =>
     Effect.gen(function*() {
+      // Inside a multipart body the edge's caps never saw it: the same caps, before it is parsed.
+      const shape = shapeProblem(text)
+      if (shape !== undefined) return yield* ValidationError.single("request", shapeMessage(shape))
       const parsed = yield* Effect.try({
         try: () => JSON.parse(text) as unknown,
         catch: () => ValidationError.single("request", "is not valid JSON")

@@ -3,6 +3,7 @@ import { Effect, Schema } from "effect"
 import { readFile } from "node:fs/promises"
 import { reachesBank } from "../../auth/BankAccess.ts"
 import { NotFound, ValidationError } from "../../domain/Errors.ts"
+import { shapeMessage, shapeProblem } from "../../domain/JsonShape.ts"
 import { scanJson } from "../../domain/StorableText.ts"
 import { FileRetainRequest } from "../../domain/Files.ts"
 import { Recall } from "../../memory/recall/Recall.ts"
@@ -35,6 +36,9 @@ export const MemoriesHandlers = HttpApiBuilder.group(
     /** The form's `request` field is JSON like a body, so it gets the same text rules as one (`http/TextHygiene`). */
     const decodeRequest = (text: string) =>
       Effect.gen(function*() {
+        // Inside a multipart body the edge's caps never saw it: the same caps, before it is parsed.
+        const shape = shapeProblem(text)
+        if (shape !== undefined) return yield* ValidationError.single("body", shapeMessage(shape))
         const parsed = yield* Effect.try({
           try: () => JSON.parse(text) as unknown,
           catch: () => ValidationError.single("body", "is not valid JSON")

@@ -194,3 +194,26 @@ export const hostileQueryValues: ReadonlyArray<string> = [
   "a".repeat(300),
   "x".repeat(4000)
 ]
+
+/**
+ * Bodies past the edge's caps (issue 33), sent whole to every route that reads a JSON body while /health is timed:
+ * a declared length far over the byte cap (only its first 64 KiB sent), 1.2M elements, 100k levels of nesting.
+ */
+export const capBodies: ReadonlyArray<{ readonly name: string; readonly body: Uint8Array; readonly declared?: number }> = [
+  { name: "declares 2 GiB", body: new Uint8Array(64 * 1024).fill(0x20), declared: 2 ** 31 },
+  { name: "1.2M elements", body: Buffer.from(`[${"0,".repeat(1_200_000)}0]`) },
+  { name: "100k deep", body: Buffer.from(`{"items":${"[".repeat(100_000)}${"]".repeat(100_000)}}`) }
+]
+
+/**
+ * Globs that would take exponential time in a backtracking matcher: `*a` twenty-one times then `b` (past the wildcard
+ * cap: refused), the same within the cap (matched by automata), and character sets of the same shape, against paths
+ * made of `a`s that almost match.
+ */
+export const pathologicalGlobs: ReadonlyArray<string> = [
+  `${"*a".repeat(21)}*b`,
+  `${"*a".repeat(15)}b`,
+  `${"[a]*".repeat(15)}b`,
+  `${"?".repeat(16)}*b`
+]
+export const almostMatchingPaths: ReadonlyArray<string> = [`src/${"a".repeat(200)}.ts`, `${"a/".repeat(100)}a.ts`]
