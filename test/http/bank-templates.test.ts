@@ -90,7 +90,7 @@ layer(testApp(), { excludeTestServices: true })("bank templates", (it) => {
         source_query: "What does the team prefer?",
         tags: ["team"],
         max_tokens: 1024,
-        trigger: { mode: "delta", refresh_after_consolidation: true }
+        trigger: { mode: "delta", refresh_after_consolidation: true, keep_trace: false, response_schema: null }
       }])
 
       const imported = yield* request("POST", `${bank("tpl-copy")}/import`, manifest)
@@ -145,7 +145,12 @@ layer(testApp(), { excludeTestServices: true })("bank templates", (it) => {
       assert.strictEqual(exported.mental_models[0].source_query, "What does the team avoid?")
       // Fields the template leaves out keep their values.
       assert.deepStrictEqual(exported.mental_models[0].tags, ["team"])
-      assert.deepStrictEqual(exported.mental_models[0].trigger, { mode: "delta", refresh_after_consolidation: true })
+      assert.deepStrictEqual(exported.mental_models[0].trigger, {
+        mode: "delta",
+        refresh_after_consolidation: true,
+        keep_trace: false,
+        response_schema: null
+      })
     }))
 
   it.effect("a bad manifest is a 400 naming each bad field, and changes nothing", () =>

@@ -168,8 +168,8 @@ layer(app, { excludeTestServices: true, timeout: "3 minutes" })("feature-family 
       assert.strictEqual(Object.keys(featureTools).length, mcpToolFamilies.length)
       const multi = yield* at.multi.tools
       const single = yield* at.single.tools
-      assert.strictEqual(multi.length, 29 + allFeatureTools.length)
-      assert.strictEqual(single.length, 26 + allFeatureTools.length)
+      assert.strictEqual(multi.length, 42 + allFeatureTools.length)
+      assert.strictEqual(single.length, 39 + allFeatureTools.length)
       for (const name of allFeatureTools) {
         const listed = multi.find((tool) => tool.name === name)
         const scoped = single.find((tool) => tool.name === name)
@@ -577,7 +577,7 @@ layer(brainOff, { excludeTestServices: true })("one feature family, with the bra
       const at = yield* endpoints("mcp-brain-off")
       yield* ok("PUT", bankPath(at.bank), { name: "Brain off" })
       const names = (yield* at.multi.tools).map((tool) => tool.name)
-      assert.strictEqual(names.length, 29 + featureTools["brain"]!.length)
+      assert.strictEqual(names.length, 42 + featureTools["brain"]!.length)
       assert.includeMembers(names, [...featureTools["brain"]!])
       assert.notInclude(names, "trigger_dream")
       const rest = yield* call("GET", `${bankPath(at.bank)}/brain/status`)
