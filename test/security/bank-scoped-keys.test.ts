@@ -3,9 +3,8 @@
  * list, read or write other banks, reach their chunks by id, clone them into repos or see their repos, or use the
  * admin routes; the single SERVICE_API_TENANT_API_KEY keeps reaching every bank.
  */
-import { assert, describe, it, layer } from "@effect/vitest"
-import { ConfigProvider, Effect, Layer, Option, Redacted } from "effect"
-import { EngramConfig } from "../../src/config/EngramConfig.ts"
+import { assert, layer } from "@effect/vitest"
+import { Effect, Option, Redacted } from "effect"
 import { connectMcp, rawMcpPost } from "../support/McpClient.ts"
 import { TestServer, testApp } from "../support/TestServer.ts"
 
@@ -170,41 +169,5 @@ layer(testApp(), { excludeTestServices: true })("repo clones", (it) => {
       const kept = yield* server.request("GET", `${bank("kept")}/memories/list`)
       assert.deepStrictEqual(kept.body.items.map((item: any) => item.text), ["Kept is a bank."])
       assert.strictEqual((yield* server.request("GET", `${bank("kept")}/repo`)).body.repo, null)
-    }))
-})
-
-describe("SERVICE_API_TENANT_API_KEYS", () => {
-  const load = (env: Record<string, string>) =>
-    Effect.gen(function*() {
-      return yield* EngramConfig
-    }).pipe(
-      Effect.provide(EngramConfig.layer.pipe(Layer.provide(ConfigProvider.layer(ConfigProvider.fromEnvRecord(env))))),
-      Effect.exit
-    )
-
-  it.effect("is enough for the api_key extension; a malformed value is a start-up error that never echoes a key", () =>
-    Effect.gen(function*() {
-      const secret = "k-secret-in-the-value-0123"
-      const ok = yield* load({
-        SERVICE_API_TENANT_EXTENSION: "api_key",
-        SERVICE_API_TENANT_API_KEYS: JSON.stringify({ [secret]: ["team-*"], "k-ops-0123456789": "*" })
-      })
-      assert.strictEqual(ok._tag, "Success")
-      for (
-        const value of [
-          `{"${secret}": "team"}`,
-          `{"${secret}": []}`,
-          `{"${secret}": [""]}`,
-          `["${secret}"]`,
-          `{${secret}}`,
-          `{"short": ["a"]}`
-        ]
-      ) {
-        const refused = yield* load({ SERVICE_API_TENANT_EXTENSION: "api_key", SERVICE_API_TENANT_API_KEYS: value })
-        assert.strictEqual(refused._tag, "Failure", value)
-        const text = JSON.stringify(refused)
-        assert.include(text, "SERVICE_API_TENANT_API_KEYS")
-        assert.notInclude(text, secret)
-      }
     }))
 })
