@@ -1,5 +1,6 @@
 /**
- * Writes the audit log of every mutating request (POST, PUT, PATCH, DELETE) on a bank's REST routes: who (the key's
+ * Writes the audit log of every mutating request (POST, PUT, PATCH, DELETE; not the POSTs that only ask, such as
+ * recall and reflect) on a bank's REST routes: who (the key's
  * fingerprint, `audit/AuditActor`), what (method, route template, operation, final status) and when. It is the
  * outermost middleware so that it sees the status the client sees (refusals of the browser guard, the key check and
  * text hygiene included); it never reads a body. The entry is written in the request's fiber once the response is
@@ -16,6 +17,19 @@ import { BankId } from "../domain/Bank.ts"
 
 const mutating: ReadonlySet<string> = new Set(["POST", "PUT", "PATCH", "DELETE"])
 const bankRoute = "/v1/default/banks/{bank_id}"
+
+/**
+ * POST routes that only read: a question in a body is not a change. Recall in particular is answered from the bank's
+ * brain without a statement; an audit row per recall would put a database write back on its path.
+ */
+const readOnlyPosts: ReadonlySet<string> = new Set([
+  `${bankRoute}/memories/recall`,
+  `${bankRoute}/reflect`,
+  `${bankRoute}/memories/dry-run-extract`,
+  `${bankRoute}/mental-models/{mental_model_id}/dry-run-refresh`,
+  `${bankRoute}/brain/import/validate`,
+  `${bankRoute}/graph/investigate`
+])
 
 /** The OpenAPI operation id of each route template and method ("memories.retain"), from the API's paths. */
 export const makeOperationNames = (paths: Record<string, Record<string, unknown>>) => {
@@ -57,6 +71,7 @@ export const auditTrailMiddleware = (
           if (!mutating.has(request.method)) return yield* httpEffect
           const route = routeOf(request.method, request.url)
           if (route !== bankRoute && !route.startsWith(`${bankRoute}/`)) return yield* httpEffect
+          if (request.method === "POST" && readOnlyPosts.has(route)) return yield* httpEffect
           // Only a well-formed id can name a bank: anything else is refused inside and leaves nothing to attribute.
           const bankId = bankOf(request.url)
           const actor = actorOf(keyRing, request.headers["authorization"])

@@ -34,7 +34,7 @@ const countsOf = (buckets: ReadonlyArray<{ readonly actions: Record<string, numb
 const secretText = "The vault combination is 4-8-15-16."
 
 layer(testApp(), { excludeTestServices: true })("audit logs", (it) => {
-  it.effect("each write is one entry (who, what, when, status) newest first; reads leave none; bodies are never kept", () =>
+  it.effect("each write is one entry (who, what, when, status) newest first; reads (recall and reflect too) leave none; bodies are never kept", () =>
     Effect.gen(function*() {
       const id = "audit-writes"
       assert.strictEqual((yield* request("PUT", bank(id), { reflect_mission: secretText })).status, 200)
@@ -42,6 +42,9 @@ layer(testApp(), { excludeTestServices: true })("audit logs", (it) => {
       yield* request("PATCH", `${bank(id)}/directives/${directive.body.id}`, { priority: 3 })
       yield* request("GET", `${bank(id)}/directives`)
       yield* request("GET", bank(id) + "/config")
+      // POSTs that only ask leave none either: recall is answered from the brain with no write.
+      assert.strictEqual((yield* request("POST", `${bank(id)}/memories/recall`, { query: "vault" })).status, 200)
+      assert.strictEqual((yield* request("POST", `${bank(id)}/reflect`, { query: "vault?" })).status, 200)
       const invalid = yield* request("POST", `${bank(id)}/directives`, { name: "", content: "x" })
       assert.strictEqual(invalid.status, 400)
       yield* request("DELETE", `${bank(id)}/directives/${directive.body.id}`)
