@@ -8,6 +8,7 @@
  */
 import { assert, layer } from "@effect/vitest"
 import { Effect, Option, Redacted } from "effect"
+import { bodyFile, sendFromChild } from "../support/ChildSender.ts"
 import { healthBudgetMs, withHealthTimed } from "../support/fuzz/FuzzRun.ts"
 import { TestServer, testApp } from "../support/TestServer.ts"
 
@@ -18,12 +19,20 @@ const app = testApp({ tenantExtension: "api_key", tenantApiKey: Option.some(Reda
 const retainPath = "/v1/default/banks/caps/memories"
 
 /**
- * 5M two-letter strings: 25 MB, five times the element cap. Bodies are encoded once, outside every measured window:
- * the test's client shares the server's event loop, and encoding 25 MB there would show in /health as well.
+ * 5M two-letter strings: 25 MB, five times the element cap. The hostile bodies are written to files once and sent
+ * from a child process (`ChildSender`): sent from this process, the client's own writing and buffers would share the
+ * server's event loop and show in /health as if the server had stalled.
  */
 const wide = Buffer.from(`[${`"ab",`.repeat(5_000_000 - 1)}"ab"]`)
 const deep = Buffer.from(`{"items":${"[".repeat(100_000)}${"]".repeat(100_000)}}`)
 const oversized = Buffer.from(`{"items":[{"content":"${"x".repeat(maxRequestBytes)}"}]}`)
+const files = { wide: bodyFile("wide", wide), deep: bodyFile("deep", deep), oversized: bodyFile("oversized", oversized) }
+
+/** Sends a hostile body from a child process (see above). */
+const sendHostile = (url: string, file: string, headers: Record<string, string>, mode: "declared" | "chunked" = "declared") =>
+  Effect.promise(() =>
+    sendFromChild(url + retainPath, file, { "content-type": "application/json", ...headers }, mode)
+  )
 
 interface Sent {
   readonly status: number
@@ -57,7 +66,7 @@ layer(app, { excludeTestServices: true })("body caps", (it) => {
   it.effect("a 25 MB body of 5M strings without the key answers 401 at once: the key is checked before any scan", () =>
     Effect.gen(function*() {
       const server = yield* TestServer
-      const { result, healthMax, budget } = yield* withHealthProbe(server.url, send(server.url, wide, {}))
+      const { result, healthMax, budget } = yield* withHealthProbe(server.url, sendHostile(server.url, files.wide, {}))
       // Scanned first, it would have answered 413 (5M elements are past the cap); parsed first, it took seconds.
       assert.strictEqual(result.status, 401)
       assert.include(result.body.detail, "API key")
@@ -68,7 +77,7 @@ layer(app, { excludeTestServices: true })("body caps", (it) => {
   it.effect("with the key, the same wide body answers 413 naming the element cap", () =>
     Effect.gen(function*() {
       const server = yield* TestServer
-      const { result, healthMax, budget } = yield* withHealthProbe(server.url, send(server.url, wide, auth))
+      const { result, healthMax, budget } = yield* withHealthProbe(server.url, sendHostile(server.url, files.wide, auth))
       assert.strictEqual(result.status, 413)
       assert.deepStrictEqual(result.body.errors, [{
         field: "body",
@@ -82,7 +91,7 @@ layer(app, { excludeTestServices: true })("body caps", (it) => {
   it.effect("a body nested 100k deep answers 400 naming the depth cap", () =>
     Effect.gen(function*() {
       const server = yield* TestServer
-      const { result, healthMax, budget } = yield* withHealthProbe(server.url, send(server.url, deep, auth))
+      const { result, healthMax, budget } = yield* withHealthProbe(server.url, sendHostile(server.url, files.deep, auth))
       assert.strictEqual(result.status, 400)
       assert.strictEqual(result.body.errors[0].field, "body")
       assert.strictEqual(result.body.errors[0].message, "is nested more than 64 levels deep (SERVICE_API_MAX_BODY_DEPTH)")
@@ -92,18 +101,12 @@ layer(app, { excludeTestServices: true })("body caps", (it) => {
   it.effect("a body past the byte cap answers 413, whether its length is declared or it comes chunked", () =>
     Effect.gen(function*() {
       const server = yield* TestServer
-      const declared = yield* withHealthProbe(server.url, send(server.url, oversized, auth))
+      const declared = yield* withHealthProbe(server.url, sendHostile(server.url, files.oversized, auth))
       assert.strictEqual(declared.result.status, 413)
       assert.include(declared.result.body.errors[0].message, "SERVICE_API_MAX_REQUEST_BYTES")
       assert.isBelow(declared.healthMax, declared.budget, "/health stayed responsive")
 
-      const chunked = new ReadableStream<Uint8Array>({
-        start(controller) {
-          for (let at = 0; at < oversized.length; at += 1 << 20) controller.enqueue(oversized.subarray(at, at + (1 << 20)))
-          controller.close()
-        }
-      })
-      const streamed = yield* withHealthProbe(server.url, send(server.url, chunked, auth, { duplex: "half" } as RequestInit))
+      const streamed = yield* withHealthProbe(server.url, sendHostile(server.url, files.oversized, auth, "chunked"))
       assert.strictEqual(streamed.result.status, 413)
       assert.include(streamed.result.body.errors[0].message, "SERVICE_API_MAX_REQUEST_BYTES")
     }))
