@@ -13,9 +13,17 @@ interface KeyEntry {
   readonly access: BankAccess
 }
 
+/** A key the ring accepted: the banks it reaches, and its fingerprint (`key:` and 12 hex digits of its SHA-256). */
+export interface KnownKey {
+  readonly access: BankAccess
+  readonly fingerprint: string
+}
+
 export interface KeyRing {
   /** The banks the `Authorization: Bearer <key>` header reaches, or undefined when it names no known key. */
   readonly accessOf: (authorization: string | undefined) => BankAccess | undefined
+  /** The same, with the key's fingerprint (what the audit log names; never the key). */
+  readonly identify: (authorization: string | undefined) => KnownKey | undefined
 }
 
 const digest = (value: string) => createHash("sha256").update(value).digest()
@@ -29,19 +37,19 @@ export const makeKeyRing = (
     digest: digest(Redacted.value(key)),
     access: banksMatching(banks)
   }))
-  return {
-    accessOf: (authorization) => {
-      const presented = bearer(authorization)
-      if (presented === undefined || presented === "") return undefined
-      const presentedDigest = digest(presented)
-      let found: BankAccess | undefined
-      for (const entry of entries) {
-        // No early exit: the time taken does not depend on which key matched.
-        if (timingSafeEqual(presentedDigest, entry.digest) && found === undefined) found = entry.access
-      }
-      return found
+  const identify = (authorization: string | undefined): KnownKey | undefined => {
+    const presented = bearer(authorization)
+    if (presented === undefined || presented === "") return undefined
+    const presentedDigest = digest(presented)
+    let found: BankAccess | undefined
+    for (const entry of entries) {
+      // No early exit: the time taken does not depend on which key matched.
+      if (timingSafeEqual(presentedDigest, entry.digest) && found === undefined) found = entry.access
     }
+    // Only a key the ring accepted gets a fingerprint, so an unknown key's hash is never stored anywhere.
+    return found === undefined ? undefined : { access: found, fingerprint: `key:${presentedDigest.toString("hex").slice(0, 12)}` }
   }
+  return { identify, accessOf: (authorization) => identify(authorization)?.access }
 }
 
 /** The service's key ring, or undefined when authentication is off (every request reaches every bank). */

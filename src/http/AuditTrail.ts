@@ -14,6 +14,7 @@ import { AuditLogs } from "../audit/AuditLogs.ts"
 import { keyRingOf } from "../auth/KeyRing.ts"
 import { EngramConfig } from "../config/EngramConfig.ts"
 import { BankId } from "../domain/Bank.ts"
+import { decodedSegment } from "./TextHygiene.ts"
 
 const mutating: ReadonlySet<string> = new Set(["POST", "PUT", "PATCH", "DELETE"])
 const bankRoute = "/v1/default/banks/{bank_id}"
@@ -47,11 +48,7 @@ const isBankId = Schema.is(BankId)
 
 const bankOf = (url: string) => {
   const segment = url.split("?")[0]!.split("/")[4] ?? ""
-  try {
-    return decodeURIComponent(segment)
-  } catch {
-    return segment
-  }
+  return decodedSegment(segment) ?? segment
 }
 
 /** The status an interrupted request ends with (the client went away); nginx's name for it. */

@@ -15,6 +15,7 @@ import { HttpRouter, HttpServerRequest, HttpServerResponse } from "effect/http"
 import { type BankAccess, CurrentBankAccess } from "../auth/BankAccess.ts"
 import { keyRingOf } from "../auth/KeyRing.ts"
 import { EngramConfig } from "../config/EngramConfig.ts"
+import { decodedSegment } from "./TextHygiene.ts"
 
 const publicPaths = /^\/(health(\/(live|ready))?|version|ui(\/.*)?|favicon\.ico)?$/
 const bankInPath = /^\/(?:v1\/default\/banks|mcp)\/([^/]+)/
@@ -26,20 +27,16 @@ const refuse = (status: 401 | 403, tag: string, detail: string) =>
     { status, ...(status === 401 ? { headers: { "www-authenticate": "Bearer" } } : {}) }
   )
 
-const decoded = (segment: string) => {
-  try {
-    return decodeURIComponent(segment)
-  } catch {
-    return segment
-  }
-}
-
 /** Why `access` may not use `path` (with the request's `X-Bank-Id`), or undefined when it may. */
 const outOfReach = (access: BankAccess, path: string, headerBank: string | undefined): string | undefined => {
   if (access.everyBank) return undefined
   if (everyBankPaths.test(path)) return "this route needs an API key that reaches every bank"
   const pathBank = path.match(bankInPath)?.[1]
-  const bank = pathBank === undefined ? (path === "/mcp" || path === "/mcp/" ? headerBank : undefined) : decoded(pathBank)
+  const bank = pathBank !== undefined
+    ? decodedSegment(pathBank) ?? pathBank
+    : path === "/mcp" || path === "/mcp/"
+    ? headerBank
+    : undefined
   if (bank !== undefined && !access.reaches(bank)) return `bank_id: this API key does not reach bank '${bank}'`
   return undefined
 }

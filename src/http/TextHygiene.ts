@@ -160,7 +160,7 @@ const splitUrl = (url: string): [string, string?] => {
 }
 
 /** A path segment decoded, or `undefined` when it is not valid percent-encoded UTF-8. */
-const decodedSegment = (raw: string): string | undefined => {
+export const decodedSegment = (raw: string): string | undefined => {
   if (!raw.includes("%")) return raw
   try {
     return decodeURIComponent(raw)
