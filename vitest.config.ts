@@ -29,8 +29,13 @@ const tier = (name: string, database: string, exclude: Array<string> = []) => [t
   }
 }))
 
+// A test process that dies of a fatal error (heap exhausted, a V8 check) leaves Node's diagnostic report here; `.ci/run`
+// prints them, since the crash itself shows only as "Worker exited unexpectedly with signal …".
+const reportDirectory = process.env["ENGRAM_NODE_REPORT_DIR"] ?? join(tmpdir(), "engram-node-reports")
+
 export default defineConfig({
   test: {
+    execArgv: ["--report-on-fatalerror", `--report-directory=${reportDirectory}`, "--report-compact"],
     // The run's temporary directories and PostgreSQL schemas, removed when it ends.
     globalSetup: ["test/globalSetup.ts"],
     testTimeout: 60_000,
