@@ -21,6 +21,7 @@ import { ClusterNode } from "../../src/cluster/ClusterNode.ts"
 import type { ClusterSettings } from "../../src/cluster/ClusterSettings.ts"
 import { EngramConfig } from "../../src/config/EngramConfig.ts"
 import * as ClusterTransport from "./ClusterTransport.ts"
+import * as SecretFingerprint from "./SecretFingerprint.ts"
 
 /**
  * The cluster's tables are prefixed per database schema: tenants (or test runs) that share one PostgreSQL in
@@ -34,9 +35,12 @@ export const clusterTablePrefix = (schema: string) => {
   return `cluster_${(hash >>> 0).toString(16).padStart(8, "0")}`
 }
 
+const advertisedAddress = (settings: ClusterSettings) =>
+  RunnerAddress.make(Option.getOrElse(settings.advertisedHost, () => settings.listenHost), settings.port)
+
 const shardingConfig = (settings: ClusterSettings) => {
   const listen = RunnerAddress.make(settings.listenHost, settings.port)
-  const advertised = RunnerAddress.make(Option.getOrElse(settings.advertisedHost, () => settings.listenHost), settings.port)
+  const advertised = advertisedAddress(settings)
   const runner = settings.mode === "runner"
   return ShardingConfig.layer({
     runnerAddress: runner ? Option.some(advertised) : Option.none(),
@@ -74,6 +78,15 @@ export const BankActorsLive = Layer.unwrap(Effect.gen(function*() {
   if (config.cluster.mode === "off") return Layer.merge(BankActors.layer, ClusterNode.off)
   // EngramConfig refuses to start a cluster node without a secret; this only guards a hand-built configuration.
   if (Option.isNone(config.cluster.secret)) return yield* Effect.die("a cluster node needs SERVICE_API_CLUSTER_SECRET")
+  if (config.cluster.mode === "runner") {
+    // Before it registers: a runner the others cannot reach must not take their shards.
+    const address = advertisedAddress(config.cluster)
+    yield* SecretFingerprint.checkAndRecord(
+      clusterTablePrefix(config.databaseSchema),
+      `${address.host}:${address.port}`,
+      config.cluster.secret.value
+    ).pipe(Effect.mapError((error) => error instanceof Error ? error : new Error(String(error))))
+  }
   return ClusterBankActorsLayer.pipe(
     Layer.provide(sharding(config.cluster, config.cluster.secret.value, config.databaseSchema))
   )

@@ -1,7 +1,8 @@
 /**
  * The cluster port answers only nodes holding SERVICE_API_CLUSTER_SECRET: a raw TCP peer that sends the cluster's
  * own RPC frames, garbage or nothing at all is dropped without an answer and changes no bank; a node with another
- * secret cannot reach a runner; a cluster node refuses to start without a secret, and says so without echoing one.
+ * secret cannot reach a runner; a cluster node refuses to start without a secret, and says so without echoing one;
+ * a runner whose secret differs from the running runners' refuses to start (it could otherwise take their shards).
  * The start-up checks run on both tiers; the rest needs PostgreSQL (a cluster needs a database every process shares).
  */
 import { assert, describe, it } from "@effect/vitest"
@@ -181,5 +182,24 @@ describe.skipIf(databaseTier === "pglite")("authenticated cluster transport", ()
         assert.notInclude(output, otherSecret)
         assert.notInclude(output, clusterSecret)
       }
+    })), 180_000)
+
+  it.live("a runner started with another secret than the running one refuses to start, naming the variable", () =>
+    Effect.scoped(Effect.gen(function*() {
+      const cluster = makeCluster(databaseTier, 4)
+      const runner = yield* cluster.start("runner")
+      const otherSecret = "another-cluster-secret-1111"
+      const stranger = yield* cluster.spawn("runner", { SERVICE_API_CLUSTER_SECRET: otherSecret })
+      const code = yield* Effect.promise(() => stranger.child.exited)
+      assert.notStrictEqual(code, 0, "the runner with another secret started")
+      const output = stranger.child.output()
+      assert.include(output, "every node of a cluster needs the same secret")
+      assert.include(output, "SERVICE_API_CLUSTER_SECRET")
+      assert.notInclude(output, otherSecret)
+      assert.notInclude(output, clusterSecret)
+      // The running runner kept serving, and a second runner with the same secret still joins.
+      const bank = `${runner.url}/v1/default/banks/holly`
+      assert.isBelow((yield* request(bank, "PUT", { name: "holly" })).status, 300)
+      yield* cluster.start("runner")
     })), 180_000)
 })

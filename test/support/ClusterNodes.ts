@@ -47,7 +47,8 @@ export interface ClusterNodeProcess {
  */
 export const makeCluster = (databaseUrl: string, shards: number, extra: Record<string, string> = {}) => {
   const schema = freshSchemaName()
-  const start = (mode: "runner" | "client", nodeEnv: Record<string, string> = {}) =>
+  /** Starts a node's process without waiting for it to serve (a node expected to refuse to start). */
+  const spawn = (mode: "runner" | "client", nodeEnv: Record<string, string> = {}) =>
     Effect.gen(function*() {
       const port = yield* freePort
       const clusterPort = yield* freePort
@@ -65,11 +66,15 @@ export const makeCluster = (databaseUrl: string, shards: number, extra: Record<s
         ...extra,
         ...nodeEnv
       })
-      const url = `http://127.0.0.1:${port}`
-      yield* waitForHealth(url, child)
-      return { child, url, clusterPort } satisfies ClusterNodeProcess
+      return { child, url: `http://127.0.0.1:${port}`, clusterPort } satisfies ClusterNodeProcess
     })
-  return { schema, start }
+  const start = (mode: "runner" | "client", nodeEnv: Record<string, string> = {}) =>
+    Effect.gen(function*() {
+      const node = yield* spawn(mode, nodeEnv)
+      yield* waitForHealth(node.url, node.child)
+      return node
+    })
+  return { schema, spawn, start }
 }
 
 /** Waits until the runners together own every shard and each owns some. */
