@@ -10,7 +10,7 @@ import type { GraphIntelligence } from "../memory/GraphIntelligence.ts"
 import type { Recall } from "../memory/recall/Recall.ts"
 import type { MentalModels } from "../mentalmodels/MentalModels.ts"
 import type { DreamSettings } from "./DreamConfig.ts"
-import type { History } from "./DreamStore.ts"
+import type { History } from "./DreamTypes.ts"
 
 export interface EvidenceItem {
   readonly id: string

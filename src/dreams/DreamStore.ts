@@ -7,6 +7,7 @@ import { Context, Effect, Layer, Option } from "effect"
 import { SqlClient } from "effect/sql"
 import type { DreamRunType, DreamTriggerSource } from "../domain/Dream.ts"
 import type { Confidence, DreamStatus, PredictionDraft, ProposalDraft } from "./DreamResult.ts"
+import type { History } from "./DreamTypes.ts"
 
 export interface NewRun {
   readonly id: string
@@ -38,16 +39,6 @@ export interface NewRun {
 
 export type Row = Record<string, unknown>
 
-export interface History {
-  readonly recentSummaries: ReadonlyArray<string>
-  readonly unresolved: number
-  readonly confirmed: number
-  readonly contradicted: number
-  readonly outcomes: number
-  readonly outcomesConfirmed: number
-  readonly calibration: number
-  readonly validationRate: number
-}
 
 const dayMillis = 86_400_000
 const iso = (value: unknown) => (value instanceof Date ? value.toISOString() : value === null || value === undefined ? null : String(value))

@@ -11,6 +11,7 @@ import { NotFound } from "../domain/Errors.ts"
 import { GraphIntelligence } from "./GraphIntelligence.ts"
 import { communities } from "./graphview/Communities.ts"
 import type { Surface, SurfaceEdge, SurfaceFilter, SurfaceNode } from "./graphview/Surfaces.ts"
+import type { ModeHint, NeighborhoodOptions, RelationEdge, StatusTone, SummaryItem } from "./graphview/OverviewTypes.ts"
 import { makeSurface } from "./graphview/Surfaces.ts"
 
 /** At most this many nodes are clustered for a summary; `total_nodes` still counts every match. */
@@ -20,39 +21,6 @@ const clusterCount = 24
 const bundledEdgeCount = 100
 /** A node first stored this recently reads as `changed`. */
 const recentDays = 7
-
-export type StatusTone = "stable" | "changed" | "contradictory" | "stale" | "neutral"
-export type ModeHint = "detail" | "compact" | "overview"
-
-export interface SummaryItem {
-  readonly id: string
-  readonly kind: "cluster" | "node"
-  readonly title: string
-  readonly subtitle: string
-  readonly preview_labels: ReadonlyArray<string>
-  readonly member_count: number
-  readonly status_tone: StatusTone
-  readonly display_priority: number
-  readonly render_mode_hint: string
-  readonly cluster_membership: string | null
-  readonly node_ref: string | null
-}
-
-export interface RelationEdge {
-  readonly id: string
-  readonly source_id: string
-  readonly target_id: string
-  readonly relation_type: string
-  readonly strength: number
-  readonly evidence_count: number
-}
-
-export interface NeighborhoodOptions {
-  readonly focusIds: ReadonlyArray<string>
-  readonly depth: number
-  readonly limitNodes: number
-  readonly limitEdges: number
-}
 
 export const modeHint = (nodes: number): ModeHint => (nodes <= 40 ? "detail" : nodes <= 200 ? "compact" : "overview")
 

@@ -3,7 +3,7 @@
  * by change score, every node clustered by (status, kind), edges bundled between them, and a bounded
  * breadth-first neighbourhood in which change events appear as pseudo-nodes linked to their node. Pure.
  */
-import type { ModeHint, NeighborhoodOptions, RelationEdge, StatusTone, SummaryItem } from "../GraphOverview.ts"
+import type { ModeHint, NeighborhoodOptions, RelationEdge, StatusTone, SummaryItem } from "./OverviewTypes.ts"
 import type { ChangeEvent } from "./ChangeEvents.ts"
 import type { NodeStatus, StateGraph, StateNode } from "./StateGraph.ts"
 import { round3 } from "./TextSignals.ts"
