@@ -1,12 +1,13 @@
 /**
  * Runs tree-sitter parsing on worker threads, so an import never holds the server's event loop: parsing a large
- * repository is seconds of CPU. Workers start on first use and stop after a minute idle; a batch that exceeds the
- * time limit or crashes its worker fails (the worker is replaced). With `workers: 0` parsing runs in-process.
+ * repository is seconds of CPU. The workers are a `WorkerPool` (started on first use, stopped after a minute idle, a
+ * heap limit each); a batch that exceeds the time limit, the heap or crashes its worker fails (the worker is
+ * replaced). With `workers: 0` parsing runs in-process.
  */
-import { Data, Duration, Effect, Pool } from "effect"
+import { Data, Duration, Effect } from "effect"
 import type { Scope } from "effect"
 import { availableParallelism } from "node:os"
-import { Worker } from "node:worker_threads"
+import { makeWorkerPool, type WorkerLost } from "../../workers/WorkerPool.ts"
 import { type ParseOutcome, parseSources, type SourceFile } from "../parse/SourceParser.ts"
 
 export class ParseFailure extends Data.TaggedError("ParseFailure")<{ readonly message: string }> {}
@@ -30,50 +31,15 @@ const batchSize = 64
 
 const describe = (error: unknown) => error instanceof Error ? error.message : String(error)
 
-const spawn = Effect.acquireRelease(
-  Effect.callback<Worker, ParseFailure>((resume) => {
-    const worker = new Worker(script, { resourceLimits: { maxOldGenerationSizeMb: 1024 } })
-    worker.on("error", () => undefined)
-    const cleanup = () => {
-      worker.off("message", onReady)
-      worker.off("exit", onError)
-    }
-    const onReady = () => {
-      cleanup()
-      resume(Effect.succeed(worker))
-    }
-    const onError = (error: unknown) => {
-      cleanup()
-      void worker.terminate()
-      resume(Effect.fail(new ParseFailure({ message: `the parse worker could not start: ${describe(error)}` })))
-    }
-    worker.once("message", onReady)
-    worker.on("exit", onError)
-    return Effect.promise(() => worker.terminate())
-  }),
-  (worker) => Effect.promise(() => worker.terminate())
-)
-
-const run = (worker: Worker, files: ReadonlyArray<SourceFile>) =>
-  Effect.callback<Array<ParseOutcome>, ParseFailure>((resume) => {
-    const cleanup = () => {
-      worker.off("message", onMessage)
-      worker.off("error", onError)
-      worker.off("exit", onError)
-    }
-    const onMessage = (reply: Array<ParseOutcome>) => {
-      cleanup()
-      resume(Effect.succeed(reply))
-    }
-    const onError = (error: unknown) => {
-      cleanup()
-      resume(Effect.fail(new ParseFailure({ message: `the parse worker stopped: ${describe(error)}` })))
-    }
-    worker.on("message", onMessage)
-    worker.on("error", onError)
-    worker.on("exit", onError)
-    worker.postMessage(files)
-    return Effect.sync(cleanup)
+const failureOf = (lost: WorkerLost) =>
+  new ParseFailure({
+    message: lost.reason === "start"
+      ? `the parse worker could not start: ${lost.detail}`
+      : lost.reason === "timeout"
+      ? `a parse batch took longer than ${lost.detail}`
+      : lost.reason === "out-of-memory"
+      ? "a parse batch needs more memory than a parse worker may use"
+      : `the parse worker stopped: ${lost.detail}`
   })
 
 /**
@@ -87,7 +53,6 @@ export const makeParseWorkers = Effect.fnUntraced(function*(
 ): Effect.fn.Return<CodeParser, never, Scope.Scope> {
   const size = options.workers ?? defaultParseWorkers()
   const timeout = Duration.fromInputUnsafe(options.timeout ?? Duration.minutes(2))
-  const tooSlow = () => Effect.fail(new ParseFailure({ message: `a parse batch took longer than ${Duration.format(timeout)}` }))
   const batches = (files: ReadonlyArray<SourceFile>) =>
     Array.from({ length: Math.ceil(files.length / batchSize) }, (_, index) => files.slice(index * batchSize, (index + 1) * batchSize))
 
@@ -98,29 +63,12 @@ export const makeParseWorkers = Effect.fnUntraced(function*(
       warm: Effect.void
     }
   }
-  const scope = yield* Effect.scope
-  const pool = yield* Pool.makeWithTTL({
-    acquire: spawn,
-    min: 0,
-    max: size,
-    concurrency: 1,
-    timeToLive: Duration.minutes(1),
-    timeToLiveStrategy: "usage"
-  })
-  const parseBatch = (files: ReadonlyArray<SourceFile>) =>
-    Effect.scoped(Effect.flatMap(Pool.get(pool), (worker) =>
-      run(worker, files).pipe(
-        Effect.timeoutOrElse({ duration: timeout, orElse: tooSlow }),
-        Effect.onError(() => Pool.invalidate(pool, worker))
-      )))
+  const pool = yield* makeWorkerPool<ReadonlyArray<SourceFile>, Array<ParseOutcome>>({ script, size, memoryMb: 1024, timeout })
   return {
     parse: (files) =>
-      Effect.forEach(batches(files), parseBatch, { concurrency: size }).pipe(Effect.map((parts) => parts.flat())),
-    // Taking every worker at once makes the pool start the missing ones; they go back idle (time to live 1 min).
-    warm: Effect.forEach(Array.from({ length: size }), () => Effect.scoped(Pool.get(pool)), { concurrency: size, discard: true }).pipe(
-      Effect.ignore,
-      Effect.forkIn(scope),
-      Effect.asVoid
-    )
+      Effect.forEach(batches(files), (batch) => Effect.mapError(pool.run(batch), failureOf), { concurrency: size }).pipe(
+        Effect.map((parts) => parts.flat())
+      ),
+    warm: pool.warm
   }
 })
