@@ -12,6 +12,7 @@
 import { Effect, FileSystem, Schema, Semaphore } from "effect"
 import * as Path from "node:path"
 import { EmbeddingError, Embeddings } from "../../../src/models/Embeddings.ts"
+import { type FileOptions, loadTransformers, type Transformers } from "../Transformers.ts"
 
 export const DEFAULT_ONNX_MODEL = "BAAI/bge-small-en-v1.5"
 
@@ -71,12 +72,11 @@ const resolvePooling = Effect.fnUntraced(function*(options: OnnxOptions) {
   return fallback
 })
 
-type Transformers = typeof import("@huggingface/transformers")
-
-const loadPipeline = (transformers: Transformers, options: OnnxOptions, dtype: OnnxDtype) =>
+const loadPipeline = (transformers: Transformers, modelId: string, fileOptions: FileOptions, options: OnnxOptions, dtype: OnnxDtype) =>
   Effect.tryPromise({
     try: () =>
-      transformers.pipeline("feature-extraction", options.model, {
+      transformers.pipeline("feature-extraction", modelId, {
+        ...fileOptions,
         dtype,
         ...(options.threads === undefined ? {} : { session_options: { intraOpNumThreads: options.threads } })
       }),
@@ -84,22 +84,9 @@ const loadPipeline = (transformers: Transformers, options: OnnxOptions, dtype: O
   })
 
 export const make = Effect.fnUntraced(function*(options: OnnxOptions) {
-  // transformers.js (with ONNX Runtime and sharp) loads only once an ONNX model is configured: imported alone it
-  // takes 42 MiB of a bare Node process, which a server on GloVe never needed.
-  const transformers: Transformers = yield* Effect.tryPromise({
-    try: () => import("@huggingface/transformers"),
-    catch: (error) => new EmbeddingError({ message: `cannot load transformers.js: ${describe(error)}`, retryable: false })
-  })
-  const { env } = transformers
-  // One global configuration per process: point it at the local copies, or allow downloads into the cache.
-  if (options.modelsDir !== undefined) {
-    env.allowLocalModels = true
-    env.allowRemoteModels = false
-    env.localModelPath = options.modelsDir
-  } else {
-    env.allowRemoteModels = true
-    if (options.cacheDir !== undefined) env.cacheDir = options.cacheDir
-  }
+  const { transformers, modelId, fileOptions } = yield* loadTransformers(options).pipe(
+    Effect.mapError((error) => new EmbeddingError({ message: error.message, retryable: false }))
+  )
   const pooling = yield* resolvePooling(options)
   const family = FAMILY_PREFIXES.find(({ pattern }) => pattern.test(options.model))
   const queryPrefix = options.queryPrefix ?? family?.query ?? ""
@@ -110,12 +97,12 @@ export const make = Effect.fnUntraced(function*(options: OnnxOptions) {
     : `in ${options.modelsDir} (remote downloads are off when SERVICE_API_MODELS_DIR is set)`
 
   const extractor = yield* Effect.acquireRelease(
-    loadPipeline(transformers, options, options.dtype ?? "q8").pipe(
+    loadPipeline(transformers, modelId(options.model), fileOptions, options, options.dtype ?? "q8").pipe(
       Effect.catchIf(
         (error) => options.dtype === undefined && error instanceof transformers.ModelFileNotFoundError,
         () =>
           Effect.logWarning(`${options.model} has no quantized ONNX weights; loading fp32`).pipe(
-            Effect.andThen(loadPipeline(transformers, options, "fp32"))
+            Effect.andThen(loadPipeline(transformers, modelId(options.model), fileOptions, options, "fp32"))
           )
       ),
       Effect.mapError((error) =>

@@ -6,6 +6,7 @@
  */
 import { Duration, Effect, Semaphore } from "effect"
 import { RerankError, Reranker } from "../../../src/models/Reranker.ts"
+import { loadTransformers } from "../Transformers.ts"
 
 export const DEFAULT_RERANKER_MODEL = "Xenova/ms-marco-MiniLM-L-6-v2"
 
@@ -45,24 +46,16 @@ export const relevance = (logits: Float32Array, rows: number): Array<number> => 
 }
 
 export const make = Effect.fnUntraced(function*(options: OnnxRerankerOptions) {
-  // Loaded only once a reranker is configured: transformers.js with ONNX Runtime takes 42 MiB of a process.
-  const { AutoModelForSequenceClassification, AutoTokenizer, env } = yield* Effect.tryPromise({
-    try: () => import("@huggingface/transformers"),
-    catch: (error) => new RerankError({ message: `cannot load transformers.js: ${describe(error)}` })
-  })
-  if (options.modelsDir !== undefined) {
-    env.allowLocalModels = true
-    env.allowRemoteModels = false
-    env.localModelPath = options.modelsDir
-  } else {
-    env.allowRemoteModels = true
-    if (options.cacheDir !== undefined) env.cacheDir = options.cacheDir
-  }
+  const { transformers, modelId, fileOptions } = yield* loadTransformers(options).pipe(
+    Effect.mapError((error) => new RerankError({ message: error.message }))
+  )
+  const { AutoModelForSequenceClassification, AutoTokenizer } = transformers
   const where = options.modelsDir === undefined ? "(downloads allowed)" : `in ${options.modelsDir}`
   const load = Effect.tryPromise({
     try: async () => {
-      const tokenizer = await AutoTokenizer.from_pretrained(options.model)
-      const model = await AutoModelForSequenceClassification.from_pretrained(options.model, {
+      const tokenizer = await AutoTokenizer.from_pretrained(modelId(options.model), fileOptions)
+      const model = await AutoModelForSequenceClassification.from_pretrained(modelId(options.model), {
+        ...fileOptions,
         dtype: options.dtype ?? "q8",
         ...(options.threads === undefined ? {} : { session_options: { intraOpNumThreads: options.threads } })
       })
