@@ -2,38 +2,15 @@
  * REST handlers for codebases: multipart reading and the JSON `request` field of the imports, then thin calls
  * into `Codebases` (commands), `CodebaseReads` and `CodeIntelligence` (reads).
  */
-import { Effect, Schema } from "effect"
+import { Effect } from "effect"
 import { HttpApiBuilder } from "effect/http-api"
 import { readFile } from "node:fs/promises"
 import { CodebaseReads } from "../../codebases/CodebaseReads.ts"
 import { Codebases } from "../../codebases/Codebases.ts"
 import { CodeIntelligence } from "../../codebases/CodeIntelligence.ts"
 import { FileImportRequest, ZipImportRequest } from "../../domain/Codebase.ts"
-import { ValidationError } from "../../domain/Errors.ts"
-import { shapeMessage, shapeProblem } from "../../domain/JsonShape.ts"
-import { scanJson } from "../../domain/StorableText.ts"
 import { EngramApi } from "../api/Api.ts"
-
-/** The form's `request` field is JSON like a body and gets the same text rules as one. */
-const decodeRequest = <S extends Schema.Top>(schema: S) => {
-  const decode = Schema.decodeUnknownEffect(schema)
-  return (text: string) =>
-    Effect.gen(function*() {
-      // Inside a multipart body the edge's caps never saw it: the same caps, before it is parsed.
-      const shape = shapeProblem(text)
-      if (shape !== undefined) return yield* ValidationError.single("request", shapeMessage(shape))
-      const parsed = yield* Effect.try({
-        try: () => JSON.parse(text) as unknown,
-        catch: () => ValidationError.single("request", "is not valid JSON")
-      })
-      const scanned = scanJson(parsed)
-      if (scanned._tag === "Refused") return yield* ValidationError.single(`request.${scanned.field}`, scanned.message)
-      return yield* decode(scanned.value).pipe(Effect.mapError((error) => {
-        const invalid = ValidationError.fromSchemaError(error as Schema.SchemaError, "body")
-        return new ValidationError({ detail: `request: ${invalid.detail}`, errors: invalid.errors })
-      }))
-    }) as Effect.Effect<S["Type"], ValidationError, S["DecodingServices"]>
-}
+import { formRequestDecoder } from "./FormRequest.ts"
 
 const bytesOf = (path: string) =>
   Effect.promise(() => readFile(path)).pipe(Effect.map((bytes) => new Uint8Array(bytes.buffer, bytes.byteOffset, bytes.byteLength)))
@@ -45,8 +22,8 @@ export const CodebasesHandlers = HttpApiBuilder.group(
     const codebases = yield* Codebases
     const reads = yield* CodebaseReads
     const intelligence = yield* CodeIntelligence
-    const zipRequest = decodeRequest(ZipImportRequest)
-    const fileRequest = decodeRequest(FileImportRequest)
+    const zipRequest = formRequestDecoder(ZipImportRequest)
+    const fileRequest = formRequestDecoder(FileImportRequest)
     const counts = (bankId: string, codebaseId: string) =>
       reads.codebase(bankId, codebaseId).pipe(Effect.map((view) => view.review_counts))
 

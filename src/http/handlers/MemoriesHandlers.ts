@@ -1,10 +1,8 @@
 /** REST handlers for retain and memory reads, over the `Retain` and `MemoryUnits` services. */
-import { Effect, Schema } from "effect"
+import { Effect } from "effect"
 import { readFile } from "node:fs/promises"
 import { reachesBank } from "../../auth/BankAccess.ts"
-import { NotFound, ValidationError } from "../../domain/Errors.ts"
-import { shapeMessage, shapeProblem } from "../../domain/JsonShape.ts"
-import { scanJson } from "../../domain/StorableText.ts"
+import { NotFound } from "../../domain/Errors.ts"
 import { FileRetainRequest } from "../../domain/Files.ts"
 import { Recall } from "../../memory/recall/Recall.ts"
 import { FileRetain } from "../../memory/retain/FileRetain.ts"
@@ -14,6 +12,7 @@ import { MemoryUnits } from "../../memory/MemoryUnits.ts"
 import { MemoryCuration } from "../../memory/curation/MemoryCuration.ts"
 import { MemoryRepos } from "../../repos/MemoryRepos.ts"
 import { EngramApi } from "../api/Api.ts"
+import { formRequestDecoder } from "./FormRequest.ts"
 import { paging } from "./Paging.ts"
 
 export const MemoriesHandlers = HttpApiBuilder.group(
@@ -27,28 +26,7 @@ export const MemoriesHandlers = HttpApiBuilder.group(
     const curation = yield* MemoryCuration
     // `branch_name` reads a memory repo branch's workspace without checking it out.
     const repos = yield* MemoryRepos
-    const decodeFields = Schema.decodeUnknownEffect(FileRetainRequest)
-    const invalidRequest = (invalid: ValidationError) =>
-      new ValidationError({
-        detail: `request: ${invalid.detail}`,
-        errors: invalid.errors.map((issue) => ({ ...issue, field: `request.${issue.field}`.replace(/\.body$/, "") }))
-      })
-    /** The form's `request` field is JSON like a body, so it gets the same text rules as one (`http/TextHygiene`). */
-    const decodeRequest = (text: string) =>
-      Effect.gen(function*() {
-        // Inside a multipart body the edge's caps never saw it: the same caps, before it is parsed.
-        const shape = shapeProblem(text)
-        if (shape !== undefined) return yield* ValidationError.single("body", shapeMessage(shape))
-        const parsed = yield* Effect.try({
-          try: () => JSON.parse(text) as unknown,
-          catch: () => ValidationError.single("body", "is not valid JSON")
-        })
-        const scanned = scanJson(parsed)
-        if (scanned._tag === "Refused") return yield* ValidationError.single(scanned.field, scanned.message)
-        return yield* decodeFields(scanned.value).pipe(
-          Effect.mapError((error) => ValidationError.fromSchemaError(error, "body"))
-        )
-      }).pipe(Effect.mapError(invalidRequest))
+    const decodeRequest = formRequestDecoder(FileRetainRequest)
 
     const reachableChunk = (chunkId: string) =>
       Effect.flatMap(units.chunk(chunkId), (chunk) =>
