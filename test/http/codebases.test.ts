@@ -102,6 +102,8 @@ layer(app, { excludeTestServices: true })("codebases over HTTP", (it) => {
         const response = yield* upload(server, path, "archive", "g.zip", archive, { name: `globs-${label}`, ...(globs as object) })
         assert.strictEqual(response.status, 400, `${label}: ${response.text}`)
         assert.match(response.text, /globs/, label)
+        // Named under the form's request field, as file retain names its fields.
+        assert.match(response.body.errors[0].field, /^request\.(include|exclude)_globs/, label)
       }
       // Sixteen wildcards (the limit) that a backtracking engine takes minutes over: matched at once, health answers.
       const health = yield* server.request("GET", "/health").pipe(Effect.forkChild)
