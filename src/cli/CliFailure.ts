@@ -1,6 +1,6 @@
 /**
  * The one error every CLI command fails with: what to print and the process exit code it means. Exit codes are
- * part of the CLI's contract (README "Command-line interface"); never exit with a code not listed here.
+ * part of the CLI's contract (docs/cli.md); never exit with a code not listed here.
  */
 import { Data, Runtime } from "effect"
 

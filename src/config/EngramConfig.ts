@@ -1,6 +1,6 @@
 /**
  * Every setting of the service, read once through Effect `Config` from `SERVICE_API_*` environment variables.
- * Secrets stay `Redacted` so they never reach a log line or a response. The README's configuration table
+ * Secrets stay `Redacted` so they never reach a log line or a response. The configuration reference (docs/configuration.md)
  * lists the same variables; keep both in step.
  */
 import { Config, Context, Data, Duration, Effect, Layer, Option, Redacted } from "effect"

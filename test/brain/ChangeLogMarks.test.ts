@@ -5,12 +5,13 @@
  * keeping memories that were deleted meanwhile.
  */
 import { assert, layer } from "@effect/vitest"
-import { Context, type Duration, Effect, Layer, Option, Schedule } from "effect"
+import { Context, type Duration, Effect, Layer, Option } from "effect"
 import { SqlClient } from "effect/sql"
 import { BankBrains } from "../../src/brain/BankBrains.ts"
 import { makeChangeLogMarks } from "../../src/brain/ChangeLogMarks.ts"
 import { MemoryUnits } from "../../src/memory/MemoryUnits.ts"
 import { TestServer, testApp } from "../support/TestServer.ts"
+import { eventually as poll } from "../support/TestTasks.ts"
 
 const bank = "shared-log"
 
@@ -25,11 +26,7 @@ const node = (nodeId: string, ttl: Duration.Input) =>
  * awaited and the last value read.
  */
 const eventually = <A>(what: string, read: Effect.Effect<A, unknown>, holds: (value: A) => boolean) =>
-  read.pipe(
-    Effect.flatMap((value) => holds(value) ? Effect.succeed(value) : Effect.fail({ what, last: value })),
-    Effect.retry({ schedule: Schedule.spaced("50 millis"), times: 400 }),
-    Effect.mapError((error) => new Error(`never held: ${JSON.stringify(error)}`))
-  )
+  poll(read, holds, "20 seconds", { what, interval: "50 millis" })
 
 layer(testApp(), { excludeTestServices: true })("memory change log on a shared database", (it) => {
   it.effect("pruned below every live node's mark; a node whose mark expired rebuilds", () =>

@@ -4,13 +4,14 @@
  * the next start, and a further restart does not run it a second time. The model is a scripted server on loopback.
  */
 import { assert, describe, it } from "@effect/vitest"
-import { Effect, Layer, Option, Redacted } from "effect"
+import { Duration, Effect, Layer, Option, Redacted } from "effect"
 import { SqlClient } from "effect/sql"
 import { DatabaseLive } from "../../layers/Database.ts"
 import { EngramConfig } from "../../src/config/EngramConfig.ts"
 import { type Child, freePort, spawnService, waitForHealth } from "../support/ChildService.ts"
 import { scriptedOpenAi } from "../support/ScriptedOpenAi.ts"
 import { freshDatabaseSettings } from "../support/TestServer.ts"
+import { eventually } from "../support/TestTasks.ts"
 
 const json = (url: string, method = "GET", body?: unknown) =>
   Effect.promise(() =>
@@ -21,15 +22,7 @@ const json = (url: string, method = "GET", body?: unknown) =>
   )
 
 const waitFor = <A>(probe: Effect.Effect<A>, check: (value: A) => boolean, what: string, millis = 60_000) =>
-  Effect.gen(function*() {
-    const deadline = Date.now() + millis
-    while (true) {
-      const value = yield* probe
-      if (check(value)) return value
-      if (Date.now() > deadline) return yield* Effect.die(new Error(`${what}: ${JSON.stringify(value)}`))
-      yield* Effect.sleep("100 millis")
-    }
-  })
+  eventually(probe, check, Duration.millis(millis), { what, interval: "100 millis" })
 
 const answer = {
   summary: "Noor's evening walks with Pepper along the canal are a fixed routine.",

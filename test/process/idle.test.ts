@@ -9,6 +9,7 @@ import { type Child, freePort, spawnService, waitForHealth } from "../support/Ch
 import { cpuSeconds } from "../support/ProcessCpu.ts"
 import { freshServiceEnv } from "../support/TestServer.ts"
 import { startReceiver, type WebhookReceiver } from "../support/WebhookReceiver.ts"
+import { eventuallyAsync } from "../support/TestTasks.ts"
 
 /** The budget: 2 % of one core, over a window of 10 seconds. */
 const idleWindow = Duration.seconds(10)
@@ -32,15 +33,7 @@ const call = (url: string, method: string, body?: unknown) =>
   )
 
 const until = <A>(probe: () => Promise<A>, check: (value: A) => boolean, what: string) =>
-  Effect.promise(async () => {
-    const deadline = Date.now() + 60_000
-    while (Date.now() < deadline) {
-      const value = await probe()
-      if (check(value)) return value
-      await new Promise((resolve) => setTimeout(resolve, 50))
-    }
-    throw new Error(`timed out waiting for ${what}`)
-  })
+  eventuallyAsync(probe, check, "60 seconds", { what, interval: "50 millis" })
 
 class IdleServer extends Context.Service<IdleServer, {
   readonly url: string

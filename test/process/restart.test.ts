@@ -7,6 +7,7 @@ import { Effect } from "effect"
 import { databaseTier, freshServiceEnv } from "../support/TestServer.ts"
 import { freePort, spawnService, waitForHealth } from "../support/ChildService.ts"
 import { Option, Redacted } from "effect"
+import { eventuallyAsync } from "../support/TestTasks.ts"
 
 const fixture = "test/fixtures/serve-with-durable-task.ts"
 
@@ -15,16 +16,12 @@ const tierEnv = () => freshServiceEnv()
 const getJson = (url: string) => Effect.promise(() => fetch(url).then((response) => response.json() as Promise<any>))
 
 const pollOperation = (url: string, predicate: (operation: any) => boolean) =>
-  Effect.promise(async () => {
-    const deadline = Date.now() + 60_000
-    while (Date.now() < deadline) {
-      const list = await fetch(`${url}/v1/default/banks/durable/operations`).then((r) => r.json() as Promise<any>)
-      const operation = list.operations?.[0]
-      if (operation && predicate(operation)) return operation
-      await new Promise((resolve) => setTimeout(resolve, 50))
-    }
-    throw new Error("operation did not reach the expected state")
-  })
+  eventuallyAsync(
+    () => fetch(`${url}/v1/default/banks/durable/operations`).then((r) => r.json() as Promise<any>).then((list) => list.operations?.[0]),
+    (operation) => operation !== undefined && predicate(operation),
+    "60 seconds",
+    { what: "the operation's expected state", interval: "50 millis" }
+  )
 
 describe("process", () => {
   it.live("an operation killed mid-run completes exactly once after restart; banks persist", () =>

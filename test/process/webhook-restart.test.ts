@@ -8,6 +8,7 @@ import { verify } from "../../src/webhooks/WebhookPayload.ts"
 import { freePort, spawnService, waitForHealth } from "../support/ChildService.ts"
 import { freshServiceEnv } from "../support/TestServer.ts"
 import { startReceiver } from "../support/WebhookReceiver.ts"
+import { eventuallyAsync } from "../support/TestTasks.ts"
 
 const tierEnv = () => freshServiceEnv()
 
@@ -20,15 +21,7 @@ const call = (url: string, method: string, body?: unknown) =>
   )
 
 const until = <A>(probe: () => Promise<A>, check: (value: A) => boolean, what: string) =>
-  Effect.promise(async () => {
-    const deadline = Date.now() + 60_000
-    while (Date.now() < deadline) {
-      const value = await probe()
-      if (check(value)) return value
-      await new Promise((resolve) => setTimeout(resolve, 50))
-    }
-    throw new Error(`timed out waiting for ${what}`)
-  })
+  eventuallyAsync(probe, check, "60 seconds", { what, interval: "50 millis" })
 
 describe("process", () => {
   it.live("a delivery in flight when the process is killed is delivered after restart", () =>

@@ -1,10 +1,11 @@
 /** Starting engram cluster nodes as child processes over one PostgreSQL schema, and polling them, for the cluster tests. */
-import { Effect } from "effect"
+import { Duration, Effect } from "effect"
 import { mkdtempSync } from "node:fs"
 import { tmpdir } from "node:os"
 import { join } from "node:path"
 import { type Child, freePort, spawnService, waitForHealth } from "./ChildService.ts"
 import { freshSchemaName } from "./TestRun.ts"
+import { eventuallyAsync } from "./TestTasks.ts"
 
 export const request = (url: string, method: string, body?: unknown) =>
   Effect.promise(() =>
@@ -17,15 +18,11 @@ export const request = (url: string, method: string, body?: unknown) =>
 
 /** Polls `check` until it answers something, failing with the child's last output after `timeoutMs`. */
 export const until = <A>(what: string, check: () => Promise<A | undefined>, timeoutMs: number, child?: Child) =>
-  Effect.promise(async () => {
-    const deadline = Date.now() + timeoutMs
-    while (Date.now() < deadline) {
-      const value = await check().catch(() => undefined)
-      if (value !== undefined) return value
-      await new Promise((resolve) => setTimeout(resolve, 200))
-    }
-    throw new Error(`timed out waiting for ${what}${child ? `\n${child.output().slice(-4000)}` : ""}`)
-  })
+  eventuallyAsync(() => check().catch(() => undefined), (value) => value !== undefined, Duration.millis(timeoutMs), {
+    what,
+    interval: "200 millis",
+    ...(child === undefined ? {} : { context: () => child.output().slice(-4000) })
+  }).pipe(Effect.map((value) => value!))
 
 export const health = (url: string) => fetch(`${url}/health`).then((response) => response.json() as Promise<any>)
 

@@ -1,7 +1,7 @@
 /**
  * An approximate nearest-neighbour index over a brain's vectors: HNSW from `hnswlib-node` (chosen by measurement
  * against usearch, hnswlib-wasm and others: the fastest queries and builds here, the only one with a filter
- * predicate, deletion built in; see the README's benchmarks). It only proposes candidates — callers score them
+ * predicate, deletion built in; see docs/benchmarks.md). It only proposes candidates — callers score them
  * exactly from `VectorStore`, so scores and ties are the exact scan's.
  *
  * The index names points by its own labels, each the point of one memory id, so compacting the records (which
