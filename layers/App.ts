@@ -7,6 +7,7 @@ import { EngramConfig } from "../src/config/EngramConfig.ts"
 import { AppWith } from "./AppWith.ts"
 import { ModelsLive } from "./Models.ts"
 import { TracingLive } from "./observability/TracingLive.ts"
+import { IdleHeapReleaseLive } from "./runtime/IdleHeapRelease.ts"
 import { ServicesWith } from "./Services.ts"
 
 /** The engine (no HTTP) with the models chosen by configuration. */
@@ -14,8 +15,12 @@ export const ServicesLive = ServicesWith(ModelsLive)
 
 /**
  * The service as `npm start` runs it. The tracer is provided beneath everything, so every fiber the service
- * forks (request handlers, bank actors, background loops) exports its spans, and the exporter flushes last.
+ * forks (request handlers, bank actors, background loops) exports its spans, and the exporter flushes last. Idle
+ * garbage goes back to the system (see `IdleHeapRelease`).
  */
-export const AppLive = AppWith(EngramConfig.layer, ModelsLive).pipe(Layer.provide(TracingLive))
+export const AppLive = AppWith(EngramConfig.layer, ModelsLive).pipe(
+  Layer.provide(TracingLive),
+  Layer.provideMerge(IdleHeapReleaseLive)
+)
 
 export { AppWith }

@@ -97,11 +97,17 @@ export interface Server {
 }
 
 /** `node src/main.ts` on the data directory (and database, when given), on a free loopback port; waits for /health. */
-export const startServer = async (root: string, dataDir: string, env: Record<string, string>): Promise<Server> => {
+export const startServer = async (
+  root: string,
+  dataDir: string,
+  env: Record<string, string>,
+  /** Node flags before the script, e.g. `npm start`'s `--max-semi-space-size=16`. */
+  nodeArgs: ReadonlyArray<string> = []
+): Promise<Server> => {
   const port = await freePort()
   const logFile = join(dataDir, "server.log")
   const log = openSync(logFile, "a")
-  const child = spawn(process.execPath, [join(root, "src/main.ts")], {
+  const child = spawn(process.execPath, [...nodeArgs, join(root, "src/main.ts")], {
     cwd: root,
     env: {
       ...process.env,
