@@ -10,6 +10,8 @@
  */
 import { Effect, Layer, Option, Redacted, Tracer } from "effect"
 import { SqlClient } from "effect/sql"
+import { execFileSync } from "node:child_process"
+import { readFileSync } from "node:fs"
 import { tmpdir } from "node:os"
 import { join } from "node:path"
 import { glove } from "../layers/models/embeddings/EmbeddingsLive.ts"
@@ -63,6 +65,37 @@ class TimedSpan extends Tracer.NativeSpan {
   }
 }
 const tracer = Tracer.make({ span: (options) => new TimedSpan(options) })
+
+/**
+ * CPU ticks (1/100 s) of the PostgreSQL backends serving this process, by backend pid: the backends are found by
+ * the local ports of this process's connections to the server (`ss`), so other sessions on a shared server do not
+ * count. Empty on PGlite (it runs inside this process, whose own CPU time is reported instead).
+ */
+const backendTicks = (databaseUrl: string | undefined) => {
+  if (databaseUrl === undefined) return new Map<number, number>()
+  const serverPort = new URL(databaseUrl).port || "5432"
+  const lines = execFileSync("ss", ["-tnpH"], { encoding: "utf8" }).split("\n")
+    .filter((line) => line.includes(`pid=${process.pid},`))
+  const localPorts = new Set(lines.flatMap((line) => {
+    const [, , , local, peer] = line.trim().split(/\s+/)
+    return peer?.endsWith(`:${serverPort}`) ? [local!.slice(local!.lastIndexOf(":") + 1)] : []
+  }))
+  const ticks = new Map<number, number>()
+  for (const line of execFileSync("ss", ["-tnpH"], { encoding: "utf8" }).split("\n")) {
+    const [, , , local, peer] = line.trim().split(/\s+/)
+    const pid = /pid=(\d+),/.exec(line)?.[1]
+    if (local?.endsWith(`:${serverPort}`) && peer !== undefined && localPorts.has(peer.slice(peer.lastIndexOf(":") + 1)) && pid !== undefined) {
+      const stat = readFileSync(`/proc/${pid}/stat`, "utf8")
+      const fields = stat.slice(stat.lastIndexOf(")") + 2).split(" ")
+      ticks.set(Number(pid), Number(fields[11]) + Number(fields[12]))
+    }
+  }
+  return ticks
+}
+
+/** Database CPU seconds between two readings of `backendTicks` (a backend opened meanwhile counts whole). */
+const databaseSeconds = (before: Map<number, number>, after: Map<number, number>) =>
+  [...after].reduce((sum, [pid, ticks]) => sum + ticks - (before.get(pid) ?? 0), 0) / 100
 
 const item = (n: number) => ({
   content: turnAt(3, n).content,
@@ -141,18 +174,22 @@ const unitSelect = unitColumns.replace(/^id,/, "md5(random()::text || id),")
 const linkColumns = "bank_id, from_id, to_id, link_type, weight"
 const linkSelect = "bank_id, from_id, to_id, link_type || '-copy-' || md5(random()::text), weight"
 
-const measure = (tier: string) =>
+const measure = (tier: string, databaseUrl?: string) =>
   Effect.gen(function*() {
     const retain = yield* Retain
     const sql = yield* SqlClient.SqlClient
     const bank = "write-cost"
     for (let from = 0; from < base; from += batch) yield* retain.retainNow(bank, { items: items(from, batch) })
     timings.clear()
+    const databaseBefore = backendTicks(databaseUrl)
+    const nodeBefore = process.cpuUsage()
     const started = performance.now()
     for (let b = 0; b < batches; b++) {
       yield* retain.retainNow(bank, { items: items(base + b * batch, batch) }).pipe(Effect.withTracer(tracer))
     }
     const wall = performance.now() - started
+    const node = process.cpuUsage(nodeBefore)
+    const database = databaseSeconds(databaseBefore, backendTicks(databaseUrl))
     const retained = batches * batch
     const counts = yield* sql<{ units: number; links: number; mentions: number }>`
       SELECT (SELECT count(*)::int FROM memory_units) AS units, (SELECT count(*)::int FROM memory_links) AS links,
@@ -161,6 +198,8 @@ const measure = (tier: string) =>
       ` (${(retained / (wall / 1000)).toFixed(0)} items/s; ${(wall / retained).toFixed(2)} ms per item)`)
     console.log(`bank at the end: ${counts[0]!.units} memories, ${counts[0]!.links} links` +
       ` (${(counts[0]!.links / counts[0]!.units).toFixed(1)} per memory), ${counts[0]!.mentions} entity mentions`)
+    console.log(`CPU per item: node ${((node.user + node.system) / 1000 / retained).toFixed(2)} ms` +
+      (databaseUrl === undefined ? " (PGlite runs inside it)" : `, database ${(database * 1000 / retained).toFixed(2)} ms (this process's backends)`))
     console.log("\n| what | calls per batch | ms per batch | ms per item | share of wall |\n|---|---:|---:|---:|---:|")
     for (const [key, entry] of [...timings].sort((a, b) => b[1].ms - a[1].ms)) {
       console.log(`| ${key} | ${(entry.calls / batches).toFixed(1)} | ${(entry.ms / batches).toFixed(1)} | ` +
@@ -192,7 +231,7 @@ const program = Effect.gen(function*() {
   yield* measure("PGlite").pipe(Effect.provide(engramWith({ dataDir: tempDir("engram-write-cost-"), enableObservations: false }, models)))
   const url = process.env["ENGRAM_BENCH_DATABASE_URL"]
   if (url !== undefined) {
-    yield* measure("PostgreSQL").pipe(Effect.provide(engramWith({
+    yield* measure("PostgreSQL", url).pipe(Effect.provide(engramWith({
       dataDir: tempDir("engram-write-cost-"),
       enableObservations: false,
       databaseUrl: Option.some(Redacted.make(url)),
