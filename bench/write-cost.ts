@@ -31,6 +31,7 @@ const batch = 100
 /** A statement's name in the table: its verb, table and (for links) link type, without parameters. */
 const label = (sqlText: string) => {
   const text = sqlText.replace(/\s+/g, " ").trim()
+  if (/^INSERT INTO memory_links .* UNION ALL /.test(text)) return "INSERT memory_links (every kind, one statement)"
   const linkType = /INSERT INTO memory_links .*?'(temporal|semantic|entity)'/.exec(text)?.[1]
   if (linkType !== undefined) return `INSERT memory_links (${linkType})`
   if (/^INSERT INTO memory_links/.test(text)) return "INSERT memory_links (causal)"
