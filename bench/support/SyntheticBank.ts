@@ -11,7 +11,7 @@ import { modelKey } from "../../src/memory/Reembedding.ts"
 import { TableStatistics } from "../../src/storage/TableStatistics.ts"
 import { cjkTerms } from "../../src/memory/recall/SearchTerms.ts"
 import { chunkHash, contentHash } from "../../src/memory/retain/ContentHash.ts"
-import { linkPolicy } from "../../src/memory/retain/MemoryWriter.ts"
+import { linkPolicy } from "../../src/memory/retain/MemoryLinks.ts"
 import { extractOffline } from "../../src/memory/retain/OfflineExtractor.ts"
 import { turnAt } from "./Conversation.ts"
 

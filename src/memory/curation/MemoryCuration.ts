@@ -20,7 +20,7 @@ import { MemoryUnits } from "../MemoryUnits.ts"
 import { GraphRecall } from "../recall/GraphRecall.ts"
 import { cjkTerms } from "../recall/SearchTerms.ts"
 import { contentHash } from "../retain/ContentHash.ts"
-import { linkNew } from "../retain/MemoryWriter.ts"
+import { linkNew } from "../retain/MemoryLinks.ts"
 import { setEntitiesExactly } from "./ExactEntities.ts"
 import { type ArchivedRow, findArchived, moveToArchive, restoreFromArchive } from "./MemoryArchive.ts"
 

@@ -14,6 +14,13 @@ import { deleteUnitsAndRecount, linkMentions } from "./EntityMentions.ts"
 import { sameNumbers, wordJaccard } from "./ContentHash.ts"
 import { isoOrNull as iso } from "../../domain/IsoTime.ts"
 import { releaseObservationsOf } from "../consolidation/ObservationResets.ts"
+import { causalLinks, linkBatch, linkPolicy, semanticLinks } from "./MemoryLinks.ts"
+
+/**
+ * Stored memories returned per new fact by the nearest-neighbour search: its semantic links take the best
+ * `semanticNeighbours`, and a few more leave room for the nearest fact when observations crowd the top.
+ */
+const nearestSearched = linkPolicy.semanticNeighbours + 5
 
 export interface PreparedFact {
   readonly id: string
@@ -71,18 +78,6 @@ export interface WriteResult {
   /** Causal links the batch asked for (some may not have been stored: their targets were duplicates). */
   readonly causalLinks: number
 }
-
-/** Link bounds: enough neighbours for spreading activation, few enough to keep the graph sparse. */
-export const linkPolicy = {
-  temporalNeighbours: 4,
-  temporalWindowDays: 3,
-  semanticNeighbours: 5,
-  semanticThreshold: 0.6,
-  entityNeighbours: 8,
-  nearDuplicateSimilarity: 0.97,
-  nearDuplicateWordOverlap: 0.8
-}
-
 
 export const writeBatch = Effect.fn("MemoryWriter.writeBatch")(function*(batch: WriteBatch) {
   const sql = yield* SqlClient.SqlClient
@@ -142,30 +137,35 @@ export const writeBatch = Effect.fn("MemoryWriter.writeBatch")(function*(batch: 
     seen.add(fact.contentHash)
     return true
   })
+  // One vector search per new fact serves both the near-duplicate check (the nearest stored fact) and the fact's
+  // semantic links (its nearest stored memories of any type); the search costs the same for a few more rows.
   // Typed as `vector` in the record set, so each probe is parsed once rather than at every comparison.
   const probe = JSON.stringify(unique.map((fact, index) => ({ idx: index, embedding: param(fact.embedding) })))
-  const nearest = unique.length === 0 ? [] : yield* sql<{ idx: number; text: string; similarity: number }>`
-    SELECT x.idx, n.text, n.similarity
+  const nearest = unique.length === 0 ? [] : yield* sql<{ idx: number; id: string; text: string; factType: string; similarity: number }>`
+    SELECT x.idx, n.id, n.text, n.fact_type, n.similarity
     FROM jsonb_to_recordset(${probe}::jsonb) AS x(idx int, embedding vector)
     CROSS JOIN LATERAL (
-      SELECT u.text, 1 - (u.embedding::vector(${dims}) <=> x.embedding) AS similarity
+      SELECT u.id, u.text, u.fact_type, 1 - (u.embedding::vector(${dims}) <=> x.embedding) AS similarity
       FROM memory_units u
       WHERE u.bank_id = ${bankId} AND u.embedding_model = ${batch.embeddingModel}
         AND vector_dims(u.embedding) = ${dims}
-        -- Only facts make a new fact redundant: an observation restating it must not swallow it.
-        AND u.fact_type IN ('world', 'experience')
       ORDER BY u.embedding::vector(${dims}) <=> x.embedding
-      LIMIT 1) n`
+      LIMIT ${nearestSearched}) n`
+  const nearestOf = Map.groupBy(nearest, (row) => row.idx)
   const nearDuplicates = new Set(
-    nearest
-      .filter((row) =>
-        row.similarity >= linkPolicy.nearDuplicateSimilarity &&
-        wordJaccard(row.text, unique[row.idx]!.text) >= linkPolicy.nearDuplicateWordOverlap &&
-        sameNumbers(row.text, unique[row.idx]!.text)
-      )
-      .map((row) => row.idx)
+    unique.flatMap((fact, idx) => {
+      // Only facts make a new fact redundant: an observation restating it must not swallow it.
+      const row = nearestOf.get(idx)?.find((row) => row.factType === "world" || row.factType === "experience")
+      return row !== undefined &&
+          row.similarity >= linkPolicy.nearDuplicateSimilarity &&
+          wordJaccard(row.text, fact.text) >= linkPolicy.nearDuplicateWordOverlap &&
+          sameNumbers(row.text, fact.text)
+        ? [idx]
+        : []
+    })
   )
-  const fresh = unique.filter((_, index) => !nearDuplicates.has(index))
+  const freshIndexes = unique.flatMap((_, index) => nearDuplicates.has(index) ? [] : [index])
+  const fresh = freshIndexes.map((index) => unique[index]!)
   const duplicates = batch.facts.length - fresh.length
   if (fresh.length === 0) return { created: [], duplicates, causalLinks: 0 } satisfies WriteResult
 
@@ -209,76 +209,14 @@ export const writeBatch = Effect.fn("MemoryWriter.writeBatch")(function*(batch: 
   ))
 
   const ids = fresh.map((fact) => fact.id)
-  yield* linkNew(bankId, ids, batch.embeddingModel, dims)
-  const causal: ReadonlyArray<Record<string, unknown>> = fresh.flatMap((fact) =>
-    fact.causes.map((cause) => ({ bankId, fromId: fact.id, toId: cause.targetId, linkType: cause.relation, weight: 1 }))
-  )
-  if (Arr.isReadonlyArrayNonEmpty(causal)) {
-    // A target may have been a duplicate that was not stored: only link to units that exist.
-    yield* sql`INSERT INTO memory_links (bank_id, from_id, to_id, link_type, weight)
-      SELECT x.bank_id, x.from_id, x.to_id, x.link_type, x.weight
-      FROM jsonb_to_recordset(${JSON.stringify(causal.map((row) => ({
-        bank_id: row["bankId"], from_id: row["fromId"], to_id: row["toId"], link_type: row["linkType"], weight: 1
-      })))}::jsonb) AS x(bank_id text, from_id text, to_id text, link_type text, weight real)
-      WHERE EXISTS (SELECT 1 FROM memory_units WHERE id = x.to_id)
-      ON CONFLICT DO NOTHING`
-  }
+  const causal = causalLinks(fresh)
+  yield* linkBatch(bankId, ids, [
+    ...semanticLinks(freshIndexes.map((index) => ({
+      id: unique[index]!.id,
+      embedding: unique[index]!.embedding,
+      stored: nearestOf.get(index) ?? []
+    }))),
+    ...causal
+  ])
   return { created: ids, duplicates, causalLinks: causal.length } satisfies WriteResult
-})
-
-/**
- * Temporal, semantic and entity links from the new units to their nearest existing neighbours. Temporal
- * closeness is when things were said (then when they happened): neighbouring turns of a conversation.
- */
-export const linkNew = Effect.fnUntraced(function*(
-  bankId: string,
-  ids: ReadonlyArray<string>,
-  embeddingModel: string,
-  dims: ReturnType<SqlClient.SqlClient["literal"]>
-) {
-  const sql = yield* SqlClient.SqlClient
-  const policy = linkPolicy
-  // Backwards along (time said, seq): the index walk stops after a few rows however large the bank is.
-  yield* sql`
-    INSERT INTO memory_links (bank_id, from_id, to_id, link_type, weight)
-    SELECT ${bankId}, u.id, n.id, 'temporal',
-      (1.0 / (1 + abs(n.seq - u.seq))) * exp(-extract(epoch FROM coalesce(u.mentioned_at, u.occurred_start) - n.said) / 86400.0)
-    FROM memory_units u
-    CROSS JOIN LATERAL (
-      SELECT o.id, o.seq, coalesce(o.mentioned_at, o.occurred_start) AS said
-      FROM memory_units o
-      WHERE o.bank_id = ${bankId}
-        AND (coalesce(o.mentioned_at, o.occurred_start), o.seq) < (coalesce(u.mentioned_at, u.occurred_start), u.seq)
-        AND coalesce(o.mentioned_at, o.occurred_start)
-          >= coalesce(u.mentioned_at, u.occurred_start) - make_interval(days => ${policy.temporalWindowDays})
-      ORDER BY coalesce(o.mentioned_at, o.occurred_start) DESC, o.seq DESC
-      LIMIT ${policy.temporalNeighbours}) n
-    WHERE u.id IN ${sql.in(ids)} AND coalesce(u.mentioned_at, u.occurred_start) IS NOT NULL
-    ON CONFLICT DO NOTHING`
-  yield* sql`
-    INSERT INTO memory_links (bank_id, from_id, to_id, link_type, weight)
-    SELECT ${bankId}, u.id, n.id, 'semantic', n.similarity
-    FROM memory_units u
-    CROSS JOIN LATERAL (
-      SELECT o.id, 1 - (o.embedding::vector(${dims}) <=> u.embedding::vector(${dims})) AS similarity
-      FROM memory_units o
-      WHERE o.bank_id = ${bankId} AND o.id <> u.id AND o.embedding_model = ${embeddingModel}
-        AND vector_dims(o.embedding) = ${dims}
-      ORDER BY o.embedding::vector(${dims}) <=> u.embedding::vector(${dims})
-      LIMIT ${policy.semanticNeighbours}) n
-    WHERE u.id IN ${sql.in(ids)} AND vector_dims(u.embedding) = ${dims} AND n.similarity >= ${policy.semanticThreshold}
-      AND NOT EXISTS (SELECT 1 FROM memory_links l WHERE l.from_id = n.id AND l.to_id = u.id AND l.link_type = 'semantic')
-    ON CONFLICT DO NOTHING`
-  // For each entity of a new unit, its most recent earlier units, read from the (entity, seq) index.
-  yield* sql`
-    INSERT INTO memory_links (bank_id, from_id, to_id, link_type, weight)
-    SELECT DISTINCT ${bankId}, mine.unit_id, n.unit_id, 'entity', 1::real
-    FROM unit_entities mine
-    CROSS JOIN LATERAL (
-      SELECT theirs.unit_id FROM unit_entities theirs
-      WHERE theirs.entity_id = mine.entity_id AND theirs.unit_seq < mine.unit_seq
-      ORDER BY theirs.unit_seq DESC
-      LIMIT ${policy.entityNeighbours}) n
-    WHERE mine.unit_id IN ${sql.in(ids)}
-    ON CONFLICT DO NOTHING`
 })

@@ -7,7 +7,7 @@
  */
 import { Effect, Schema } from "effect"
 import { BankEvents } from "../../events/BankEvents.ts"
-import { linkPolicy } from "../../memory/retain/MemoryWriter.ts"
+import { linkPolicy } from "../../memory/retain/MemoryLinks.ts"
 import { Llm } from "../../models/Llm.ts"
 import { Operations } from "../../operations/Operations.ts"
 import { TaskFailure, TaskRegistry } from "../../operations/TaskRegistry.ts"
