@@ -10,6 +10,7 @@
 import { Context, Effect, Layer } from "effect"
 import { SqlClient } from "effect/sql"
 import { createHash } from "node:crypto"
+import { installDirtyTriggers } from "./DirtyLog.ts"
 import { deleteKeysSql, insertRowsSql, mapIdsOfRowsSql, updateRowsSql } from "./DeltaSql.ts"
 import type { TableWrite } from "./RowDelta.ts"
 import type { IdMapping } from "./RowSql.ts"
@@ -96,6 +97,8 @@ export class Snapshots extends Context.Service<Snapshots, {
         Effect.map(Effect.orDie(readCatalog.pipe(Effect.provideService(SqlClient.SqlClient, sql))), planTables)
       )
       const planMap = Effect.map(plans, (list) => new Map(list.map((plan) => [plan.name, plan])))
+      // The dirty log's triggers follow the plan: installed (or replaced) when the plan changed since the last start.
+      yield* Effect.orDie(installDirtyTriggers(yield* plans).pipe(Effect.provideService(SqlClient.SqlClient, sql)))
       const run = <A extends object>(text: string, params: ReadonlyArray<unknown>) =>
         Effect.orDie(sql.unsafe<A>(text, params as Array<any>))
 
