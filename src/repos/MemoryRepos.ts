@@ -46,7 +46,7 @@ const makeMemoryRepos = Effect.gen(function*() {
   const snapshots = yield* Snapshots
   const brains = yield* BankBrains
   const store = yield* makeRepoStore
-  const trees = yield* makeWorkspaceTree(snapshots.plans)
+  const trees = yield* makeWorkspaceTree(snapshots)
 
   /**
    * After a restore committed: this node's brain of the bank goes, and `changed` reaches the bank's owner on a

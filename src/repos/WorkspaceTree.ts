@@ -12,6 +12,7 @@ import { createHash } from "node:crypto"
 import { keyExpr } from "./DirtyLog.ts"
 import { mappedColumns, noMapping, quote, scopeWhere } from "./RowSql.ts"
 import { canonicalHash, rootHashOf } from "./Snapshots.ts"
+import type { Snapshots } from "./Snapshots.ts"
 import type { VersionedTable } from "./VersionedTables.ts"
 
 /** A stored state: table → table manifest hash, and table → row count. */
@@ -85,22 +86,14 @@ interface StoredObject {
   readonly body: Readonly<Record<string, string>>
 }
 
-export const makeWorkspaceTree = (plans: Effect.Effect<ReadonlyArray<VersionedTable>>) =>
+export const makeWorkspaceTree = (snapshots: Snapshots["Service"]) =>
   Effect.gen(function*() {
     const sql = yield* SqlClient.SqlClient
     const run = <A extends object>(text: string, params: ReadonlyArray<unknown>) =>
       Effect.orDie(sql.unsafe<A>(text, params as Array<any>))
 
-    const objects = (hashes: ReadonlyArray<string>) =>
-      hashes.length === 0
-        ? Effect.succeed(new Map<string, { kind: string; body: Record<string, string> }>())
-        : Effect.map(
-          run<{ hash: string; kind: string; body: Record<string, string> }>(
-            `SELECT hash, kind, body FROM repo_objects WHERE hash IN (SELECT value FROM jsonb_array_elements_text($1::jsonb))`,
-            [JSON.stringify([...new Set(hashes)])]
-          ),
-          (rows) => new Map(rows.map((row) => [row.hash, { kind: row.kind, body: row.body }]))
-        )
+    const objects = snapshots.objects
+    const plans = snapshots.plans
 
     const storeObjects = (list: ReadonlyArray<StoredObject>) =>
       list.length === 0 ? Effect.succeed(0) : Effect.map(
