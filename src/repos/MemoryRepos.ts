@@ -10,6 +10,7 @@ import { Conflict, NotFound, ValidationError } from "../domain/Errors.ts"
 import type { BranchView, DiffResponse, RepoSummary, StatusResponse } from "../domain/Repo.ts"
 import { commitView, isoOf, makeRepoStore, workspaceBankId } from "./RepoStore.ts"
 import { rootHashOf } from "./Snapshots.ts"
+import { enableSlice, startProgress, storeManifests } from "./SlicedEnable.ts"
 import { makeWorkspaceTree } from "./WorkspaceTree.ts"
 import type { TreeState } from "./WorkspaceTree.ts"
 import type { BranchRow, CommitRow, RepoRow } from "./RepoStore.ts"
@@ -154,6 +155,19 @@ const makeMemoryRepos = Effect.gen(function*() {
         changed_components: changedComponents,
         table_deltas: tableDeltas
       } satisfies StatusResponse)
+      const progress = repoRow.enableProgress
+      if (progress !== null) {
+        const tables = (yield* snapshots.plans).length
+        return {
+          ...answer([], {}),
+          enabling: {
+            phase: progress.phase,
+            rows_done: progress.rowsDone,
+            tables_done: progress.phase === "rows" ? progress.table : tables + progress.table,
+            tables_total: 2 * tables
+          }
+        }
+      }
       const before = head === undefined ? emptySide : stored(head)
       if (!active) {
         const state = yield* parkedState(repoRow, branch)
@@ -262,11 +276,77 @@ const makeMemoryRepos = Effect.gen(function*() {
       return (yield* store.repoById(repoId))!
     })
 
+  /**
+   * Turns repo mode on for a bank. The initial commit is built in bounded slices, each its own transaction, with
+   * the fiber yielding between them (`SlicedEnable`); an enable interrupted by a crash resumes on the next call.
+   */
   const enable = Effect.fn("MemoryRepos.enable")(function*(bankId: string, name: string | null | undefined) {
     if (!(yield* bankExists(bankId))) return yield* NotFound.of("bank", bankId)
-    const repoRow = yield* inTransaction(enableIn(bankId, name))
-    return yield* summary(repoRow)
+    const started = yield* inTransaction(Effect.gen(function*() {
+      const existing = yield* store.repoByBank(bankId)
+      if (existing !== undefined) return existing
+      const repoId = crypto.randomUUID()
+      yield* store.insertRepo(repoId, bankId, name ?? bankId, "main")
+      yield* store.upsertBranch(repoId, "main", null, bankId)
+      // From here on every write to the bank is logged: the last slice replays those keys over the sliced tree.
+      yield* trees.resetLog(bankId)
+      yield* store.setProgress(repoId, startProgress)
+      return (yield* store.repoById(repoId))!
+    }))
+    let finished = started.enableProgress === null
+    while (!finished) {
+      finished = yield* inTransaction(Effect.gen(function*() {
+        yield* store.lockRepo(started.repoId)
+        const row = yield* repo(started.repoId)
+        if (row.enableProgress === null) return true
+        const next = yield* enableSlice(snapshots, row.repoId, bankId, row.enableProgress).pipe(
+          Effect.provideService(SqlClient.SqlClient, sql)
+        )
+        if (next !== "done") {
+          yield* store.setProgress(row.repoId, next)
+          return false
+        }
+        const manifests = yield* storeManifests(row.enableProgress).pipe(Effect.provideService(SqlClient.SqlClient, sql))
+        const tree = yield* trees.build(bankId, manifests.state, { store: true, consume: true })
+        if (tree === undefined) return yield* Effect.die(new Error("a sliced tree must be two-level"))
+        const commit = yield* store.insertCommit({
+          commitId: crypto.randomUUID(),
+          repoId: row.repoId,
+          parentCommitId: null,
+          branchName: "main",
+          message: "Initial commit",
+          actor: "system",
+          rootHash: tree.rootHash,
+          tables: tree.tables,
+          rowCounts: tree.rows,
+          bytesAdded: row.enableProgress.bytes + manifests.bytes + tree.bytesAdded
+        })
+        yield* store.upsertBranch(row.repoId, row.activeBranch, commit.commitId, bankId)
+        yield* store.setProgress(row.repoId, null)
+        return true
+      }))
+      yield* Effect.sleep("1 millis") // lets other requests take the session between slices
+    }
+    // The staged row hashes go in slices too: one big delete would hold the session again.
+    for (let removed = 1; removed > 0;) {
+      const rows = yield* Effect.orDie(sql<{ n: number }>`
+        WITH gone AS (DELETE FROM repo_enable_rows WHERE ctid IN (
+          SELECT ctid FROM repo_enable_rows WHERE repo_id = ${started.repoId} LIMIT 5000) RETURNING 1)
+        SELECT count(*)::int AS n FROM gone`)
+      removed = rows[0]?.n ?? 0
+      if (removed > 0) yield* Effect.sleep("1 millis")
+    }
+    return yield* summary(yield* repo(started.repoId))
   })
+
+  /** Operations that need the initial commit wait until a sliced enable made it. */
+  const ready = (repoRow: RepoRow) =>
+    repoRow.enableProgress === null ? Effect.void : Effect.fail(
+      new Conflict({
+        detail: `repo_id: repo '${repoRow.repoId}' is still being enabled (${repoRow.enableProgress.rowsDone} rows ` +
+          "hashed); its status reports progress"
+      })
+    )
 
   const create = Effect.fn("MemoryRepos.create")(function*(input: {
     readonly bank_id: string
@@ -331,6 +411,7 @@ const makeMemoryRepos = Effect.gen(function*() {
     yield* inTransaction(Effect.gen(function*() {
       yield* store.lockRepo(repoId)
       const repoRow = yield* repo(repoId)
+      yield* ready(repoRow)
       if ((yield* store.branch(repoId, input.branch_name)) !== undefined) {
         return yield* new Conflict({ detail: `branch_name: branch '${input.branch_name}' already exists` })
       }
@@ -368,6 +449,7 @@ const makeMemoryRepos = Effect.gen(function*() {
     const touched = yield* inTransaction(Effect.gen(function*() {
       yield* store.lockRepo(repoId)
       const repoRow = yield* repo(repoId)
+      yield* ready(repoRow)
       const target = yield* branchOf(repoRow, branchName)
       if (branchName === repoRow.activeBranch) return []
       const current = yield* branchOf(repoRow, repoRow.activeBranch)
@@ -399,7 +481,9 @@ const makeMemoryRepos = Effect.gen(function*() {
   ) {
     const { commit, created } = yield* inTransaction(Effect.gen(function*() {
       yield* store.lockRepo(repoId)
-      return yield* commitActive(yield* repo(repoId), input.message, input.actor ?? "anonymous")
+      const repoRow = yield* repo(repoId)
+      yield* ready(repoRow)
+      return yield* commitActive(repoRow, input.message, input.actor ?? "anonymous")
     }))
     return { ...commitView(commit), created }
   })
@@ -473,6 +557,7 @@ const makeMemoryRepos = Effect.gen(function*() {
     const root = yield* inTransaction(Effect.gen(function*() {
       yield* store.lockRepo(repoId)
       const repoRow = yield* repo(repoId)
+      yield* ready(repoRow)
       const target = yield* commitOf(repoRow, input.commit_id)
       const active = yield* branchOf(repoRow, repoRow.activeBranch)
       const head = yield* headOf(active)
@@ -510,6 +595,7 @@ const makeMemoryRepos = Effect.gen(function*() {
     const done = yield* inTransaction(Effect.gen(function*() {
       yield* store.lockRepo(repoId)
       const repoRow = yield* repo(repoId)
+      yield* ready(repoRow)
       let tables: Readonly<Record<string, string>>
       let ref: string
       let branchName: string | null = null

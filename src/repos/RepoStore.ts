@@ -6,6 +6,7 @@ import { Effect } from "effect"
 import { SqlClient } from "effect/sql"
 import { createHash } from "node:crypto"
 import type { CommitView } from "../domain/Repo.ts"
+import type { EnableProgress } from "./SlicedEnable.ts"
 
 export interface RepoRow {
   readonly repoId: string
@@ -14,6 +15,8 @@ export interface RepoRow {
   readonly activeBranch: string
   /** The dirty log is complete since HEAD (false for repos made before it existed, until their next commit). */
   readonly dirtyTracked: boolean
+  /** How far a first enable in slices got; null once the initial commit exists. */
+  readonly enableProgress: EnableProgress | null
   readonly createdAt: Date
   readonly updatedAt: Date
 }
@@ -119,6 +122,9 @@ export const makeRepoStore = Effect.gen(function*() {
   const setReplica = (repoId: string, name: string, tables: Readonly<Record<string, string>>) =>
     die(sql`UPDATE repo_branches SET replica_tables = ${JSON.stringify(tables)}::jsonb
       WHERE repo_id = ${repoId} AND branch_name = ${name}`)
+  const setProgress = (repoId: string, progress: EnableProgress | null) =>
+    die(sql`UPDATE memory_repos SET enable_progress = ${progress === null ? null : JSON.stringify(progress)}::jsonb,
+      dirty_tracked = true, updated_at = now() WHERE repo_id = ${repoId}`)
   const setTracked = (repoId: string) =>
     die(sql`UPDATE memory_repos SET dirty_tracked = true WHERE repo_id = ${repoId} AND NOT dirty_tracked`)
   const insertCommit = (row: Omit<CommitRow, "createdAt">) =>
@@ -158,6 +164,7 @@ export const makeRepoStore = Effect.gen(function*() {
     upsertBranch,
     setReplica,
     setTracked,
+    setProgress,
     insertCommit,
     history
   }

@@ -10,6 +10,7 @@
 import { assert, layer } from "@effect/vitest"
 import { Effect } from "effect"
 import { SqlClient } from "effect/sql"
+import { enableTuning } from "../../src/repos/SlicedEnable.ts"
 import { Snapshots } from "../../src/repos/Snapshots.ts"
 import { settled } from "../support/HttpCalls.ts"
 import { TestServer, testApp } from "../support/TestServer.ts"
@@ -65,9 +66,17 @@ layer(testApp(), { excludeTestServices: true })("memory repos: random histories"
         })
 
       yield* ok("PUT", bank, { name: bankId })
-      yield* retain(4)
-      const repo = yield* ok("POST", `${bank}/repos/enable`, {})
+      yield* retain(6)
+      // The first enable in many tiny slices (rows in sevens, five top buckets at a time): its tree must be the
+      // full hash of the bank all the same.
+      const tuning = { ...enableTuning }
+      Object.assign(enableTuning, { sliceRows: 7, sliceBuckets: 5 })
+      const repo = yield* ok("POST", `${bank}/repos/enable`, {}).pipe(Effect.ensuring(Effect.sync(() => Object.assign(enableTuning, tuning))))
       const repoId = repo.repo_id as string
+      const initial = yield* ok("GET", `/v1/default/repos/${repoId}/log`)
+      assert.strictEqual(initial.commits[0].root_manifest_hash, (yield* observe).rootHash, "the sliced initial commit")
+      const staged = yield* sql<{ n: number }>`SELECT count(*)::int AS n FROM repo_enable_rows WHERE repo_id = ${repoId}`
+      assert.strictEqual(staged[0]!.n, 0)
       const commits = new Map<string, Expected>([[repo.head_commit_id, yield* observe]])
       /** Each branch's head and the working tree it must hold. */
       const branches = new Map<string, { head: string; working: Expected }>([

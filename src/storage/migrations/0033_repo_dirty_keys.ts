@@ -8,7 +8,11 @@
  * - Branches are pointers: `repo_branches.state_tables` is a parked branch's working tree as stored table manifests
  *   (its HEAD plus its uncommitted work); `replica_tables` is the state its hidden bank holds, when it has one (a
  *   read copy made on the first `branch_name` read and brought up to date by the difference on later reads).
- * - Garbage collection marks from branch states and replicas too, so a parked branch's uncommitted work survives.
+ * - Garbage collection marks from branch states and replicas too, so a parked branch's uncommitted work survives,
+ *   and waits while a first enable is under way (its objects are reachable from nothing until its commit).
+ * - The first enable of a bank runs in bounded slices (`src/repos/SlicedEnable.ts`): `memory_repos.enable_progress`
+ *   says how far it got (null once the initial commit exists), and `repo_enable_rows` holds the row hashes of the
+ *   slices done so far, with their top bucket, until the tree is built from them.
  */
 import { Effect } from "effect"
 import { SqlClient } from "effect/sql"
@@ -23,6 +27,18 @@ export default Effect.gen(function*() {
       PRIMARY KEY (bank_id, table_name, k)
     )`
   yield* sql`ALTER TABLE memory_repos ADD COLUMN dirty_tracked boolean NOT NULL DEFAULT false`
+  yield* sql`ALTER TABLE memory_repos ADD COLUMN enable_progress jsonb`
+  yield* sql`
+    CREATE TABLE repo_enable_rows (
+      repo_id text NOT NULL REFERENCES memory_repos (repo_id) ON DELETE CASCADE,
+      table_name text NOT NULL,
+      k text NOT NULL,
+      h text NOT NULL,
+      b integer NOT NULL,
+      b1 integer NOT NULL,
+      PRIMARY KEY (repo_id, table_name, k)
+    )`
+  yield* sql`CREATE INDEX repo_enable_rows_bucket ON repo_enable_rows (repo_id, table_name, b)`
   yield* sql`ALTER TABLE repo_branches ADD COLUMN state_tables jsonb`
   yield* sql`ALTER TABLE repo_branches ADD COLUMN replica_tables jsonb`
   yield* sql`ALTER TABLE repo_branches ADD COLUMN state_rows jsonb`
@@ -41,6 +57,9 @@ export default Effect.gen(function*() {
       removed bigint;
     BEGIN
       PERFORM pg_advisory_xact_lock(hashtext('engram.repo_objects'));
+      IF EXISTS (SELECT 1 FROM memory_repos WHERE enable_progress IS NOT NULL) THEN
+        RETURN 0;
+      END IF;
       WITH RECURSIVE live(hash) AS (
         SELECT e.value FROM repo_commits c CROSS JOIN LATERAL jsonb_each_text(c.tables) e
         UNION
