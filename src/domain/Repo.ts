@@ -109,6 +109,7 @@ export const LogResponse = Schema.Struct({
   repo_id: Schema.String,
   branch_name: Schema.String,
   commits: Schema.Array(CommitView),
+  total: Schema.Int.annotate({ description: "commits reachable from the branch's HEAD" }),
   limit: Schema.Int,
   offset: Schema.Int
 }).annotate({ identifier: "RepoLog" })

@@ -8,7 +8,7 @@ import { SqlClient } from "effect/sql"
 import { BankBrains } from "../brain/BankBrains.ts"
 import { Conflict, NotFound, ValidationError } from "../domain/Errors.ts"
 import type { BranchView, DiffResponse, RepoSummary, StatusResponse } from "../domain/Repo.ts"
-import { commitView, isoOf, makeRepoStore, workspaceBankId } from "./RepoStore.ts"
+import { commitView, isoOf, makeRepoStore, workspaceBankId, workspacePrefix } from "./RepoStore.ts"
 import { rootHashOf } from "./Snapshots.ts"
 import { enableSlice, startProgress, storeManifests } from "./SlicedEnable.ts"
 import { makeWorkspaceTree } from "./WorkspaceTree.ts"
@@ -440,6 +440,32 @@ const makeMemoryRepos = Effect.gen(function*() {
   })
 
   /**
+   * Deletes a parked branch: its row, and its read copy if it has one. Its stashed work and the commits only it
+   * reached become garbage for the next collection.
+   */
+  const deleteBranch = Effect.fn("MemoryRepos.deleteBranch")(function*(repoId: string, branchName: string) {
+    yield* inTransaction(Effect.gen(function*() {
+      yield* store.lockRepo(repoId)
+      const repoRow = yield* repo(repoId)
+      yield* ready(repoRow)
+      const branch = yield* branchOf(repoRow, branchName)
+      if (branchName === repoRow.activeBranch) {
+        return yield* ValidationError.single("branch_name", `'${branchName}' is the active branch; check out another branch first`)
+      }
+      yield* store.deleteBranch(repoId, branchName)
+      const copy = branch.workspaceBankId
+      const shared = (yield* store.branches(repoId)).some((other) => other.workspaceBankId === copy)
+      if (copy !== repoRow.rootBankId && copy.startsWith(workspacePrefix) && !shared) {
+        yield* Effect.orDie(sql`DELETE FROM banks WHERE bank_id = ${copy}`)
+        yield* Effect.orDie(sql`DELETE FROM memory_unit_changes WHERE bank_id = ${copy}`)
+        yield* Effect.orDie(sql`DELETE FROM repo_id_maps WHERE workspace_bank_id = ${copy}`)
+      }
+      yield* store.touch(repoId)
+    }))
+    return yield* branchViews(yield* repo(repoId))
+  })
+
+  /**
    * Checkout: the active working tree is stashed as objects (only what the dirty log names is read), the root
    * bank gets only the rows that differ between that tree and the target's, and the dirty log is set to the keys
    * where the target's working tree differs from its HEAD. No other bank is written: the parked branch takes
@@ -502,7 +528,8 @@ const makeMemoryRepos = Effect.gen(function*() {
     const limit = Math.min(200, Math.max(1, query.limit ?? 50))
     const offset = Math.max(0, query.offset ?? 0)
     const rows = branch.headCommitId === null ? [] : yield* store.history(branch.headCommitId, limit, offset)
-    return { repo_id: repoId, branch_name: branch.branchName, commits: rows.map(commitView), limit, offset }
+    const total = branch.headCommitId === null ? 0 : yield* store.historyLength(branch.headCommitId)
+    return { repo_id: repoId, branch_name: branch.branchName, commits: rows.map(commitView), total, limit, offset }
   })
 
   const diff = Effect.fn("MemoryRepos.diff")(function*(repoId: string, query: DiffQuery) {
@@ -697,6 +724,7 @@ const makeMemoryRepos = Effect.gen(function*() {
     branches,
     branchesOfBank,
     createBranch,
+    deleteBranch,
     checkout,
     commit,
     status,

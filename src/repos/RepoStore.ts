@@ -149,7 +149,24 @@ export const makeRepoStore = Effect.gen(function*() {
       )
       SELECT * FROM chain ORDER BY depth LIMIT ${limit} OFFSET ${offset}`)
 
+  /** How many commits the chain from a head holds. */
+  const historyLength = (head: string) =>
+    Effect.map(
+      die(sql<{ n: number }>`
+        WITH RECURSIVE chain AS (
+          SELECT c.commit_id, c.parent_commit_id FROM repo_commits c WHERE c.commit_id = ${head}
+          UNION ALL
+          SELECT p.commit_id, p.parent_commit_id FROM repo_commits p JOIN chain ON p.commit_id = chain.parent_commit_id
+        )
+        SELECT count(*)::int AS n FROM chain`),
+      (rows) => rows[0]?.n ?? 0
+    )
+  const deleteBranch = (repoId: string, name: string) =>
+    die(sql`DELETE FROM repo_branches WHERE repo_id = ${repoId} AND branch_name = ${name}`)
+
   return {
+    historyLength,
+    deleteBranch,
     repoById,
     repoByBank,
     lockRepo,
