@@ -38,6 +38,8 @@ export interface EnableProgress {
   /** Per table built so far: top bucket → node hash, and the row count. */
   readonly buckets: Readonly<Record<string, Readonly<Record<string, string>>>>
   readonly counts: Readonly<Record<string, number>>
+  /** Rows staged per table in the rows phase: sizes the tree phase's slices. */
+  readonly staged?: Readonly<Record<string, number>>
 }
 
 export const startProgress: EnableProgress = {
@@ -68,7 +70,7 @@ const rowSliceSql = (plan: VersionedTable, plans: ReadonlyMap<string, VersionedT
     WHERE ${scopeWhere(plan, plans, "t")} ${after}),`
   const last = sliced
     ? `(SELECT jsonb_build_array(${key.map((c) => `p.${quote(c)}`).join(", ")})::text FROM page p
-        ORDER BY ${key.map((c) => `p.${quote(c)}`).join(", ")} DESC LIMIT 1)`
+        ORDER BY ${key.map((c) => `p.${quote(c)} DESC`).join(", ")} LIMIT 1)`
     : "NULL::text"
   return `WITH ${page}
   r0 AS MATERIALIZED (SELECT ${keyExpr(plan, "x")} AS k, to_jsonb(x) AS body FROM x),
@@ -132,13 +134,20 @@ export const enableSlice = (
         table: more ? progress.table : progress.table + 1,
         last: more ? row.last : null,
         rowsDone: progress.rowsDone + Number(row.n),
-        bytes: progress.bytes + Number(row.added)
+        bytes: progress.bytes + Number(row.added),
+        staged: { ...progress.staged, [plan.name]: (progress.staged?.[plan.name] ?? 0) + Number(row.n) }
       }
     }
     const plan = plans[progress.table]
     if (plan === undefined) return "done" as const
     const top = progress.top
-    const end = Math.min(255, top + enableTuning.sliceBuckets - 1)
+    // About `sliceRows` × 4 staged rows per tree slice (building a leaf is cheaper than hashing a row), at most
+    // `sliceBuckets` top buckets, and a small table in one slice.
+    const staged = progress.staged?.[plan.name] ?? 0
+    const width = staged <= enableTuning.sliceRows * 4
+      ? 256
+      : Math.max(1, Math.min(enableTuning.sliceBuckets, Math.floor((256 * enableTuning.sliceRows * 4) / staged)))
+    const end = Math.min(255, top + width - 1)
     const nodes = yield* run<{ b: number; n: number; bh: string; added: string | number }>(
       treeSliceSql,
       [repoId, plan.name, top, end]
