@@ -173,13 +173,16 @@ export const makeWorkspaceTree = (snapshots: Snapshots["Service"]) =>
           const hash = head.tables[table]
           return hash === undefined ? {} : manifests.get(hash)?.body ?? {}
         }
-        const paths = new Map<string, Map<number, Set<number>>>()
+        // table → top bucket → leaf bucket → the logged keys in that leaf (md5 once per key).
+        const paths = new Map<string, Map<number, Map<number, Array<string>>>>()
         for (const table of tables) {
-          const tops = new Map<number, Set<number>>()
+          const tops = new Map<number, Map<number, Array<string>>>()
           for (const key of logged.get(table)!) {
             const { b, b1 } = bucketsOfKey(key)
-            const leaves = tops.get(b) ?? new Set<number>()
-            leaves.add(b1)
+            const leaves = tops.get(b) ?? new Map<number, Array<string>>()
+            const keys = leaves.get(b1) ?? []
+            keys.push(key)
+            leaves.set(b1, keys)
             tops.set(b, leaves)
           }
           paths.set(table, tops)
@@ -193,7 +196,7 @@ export const makeWorkspaceTree = (snapshots: Snapshots["Service"]) =>
           [...paths.get(table)!].flatMap(([b, leaves]) => {
             const nodeHash = manifestOf(table)[String(b)]
             const body = nodeHash === undefined ? {} : nodes.get(nodeHash)?.body ?? {}
-            return [...leaves].flatMap((b1) => body[String(b1)] ?? [])
+            return [...leaves.keys()].flatMap((b1) => body[String(b1)] ?? [])
           })
         )
         const leaves = yield* objects(leafHashes)
@@ -214,12 +217,10 @@ export const makeWorkspaceTree = (snapshots: Snapshots["Service"]) =>
             const nodeHash = manifest[String(b)]
             const nodeBody = nodeHash === undefined ? {} : nodes.get(nodeHash)?.body ?? {}
             const node = new Map(Object.entries(nodeBody).map(([n, h]) => [Number(n), h]))
-            for (const b1 of leafNumbers) {
+            for (const [b1, keys] of leafNumbers) {
               const leafHash = node.get(b1)
               const entries = new Map(Object.entries(leafHash === undefined ? {} : leaves.get(leafHash)?.body ?? {}))
-              for (const key of logged.get(table)!) {
-                const at = bucketsOfKey(key)
-                if (at.b !== b || at.b1 !== b1) continue
+              for (const key of keys) {
                 const before = entries.get(key)
                 const after = found.get(key)
                 if (before === after) continue
