@@ -1,14 +1,16 @@
 /**
  * Memory repos on seeded banks (10k and 100k memories by default: real offline-extractor facts, GloVe vectors,
  * retain's link policy), over loopback HTTP against the server as a child process (`node src/main.ts`, PGlite):
- * the first commit (enable), a second commit after retaining one memory (its bytes must stay under 1 % of the
- * first's: only changed rows and bucket manifests are stored), status, a row-level diff of the two commits,
- * branch creation, and a checkout there and back. Rerun: `node bench/repos.ts [memories ...] [--commits-only]`.
+ * the first commit (enable) with bank B's recall p99 while it runs against its quiet p99, status after one retained
+ * memory, a second commit of it (its bytes must stay under 1 % of the first's: only changed rows and bucket
+ * manifests are stored), a clean status, a row-level diff of the two commits, branch creation, a checkout there and
+ * back, a checkout between branches ten memories apart, and a hard reset of one uncommitted memory.
+ * Rerun: `node bench/repos.ts [memories ...] [--commits-only]`.
  */
 import { tmpdir } from "node:os"
 import { join, resolve } from "node:path"
 import { prepareDatasets } from "./support/Datasets.ts"
-import { send } from "./support/LoadClient.ts"
+import { percentile, send } from "./support/LoadClient.ts"
 import { removeDir, startServer } from "./support/ServerProcess.ts"
 
 const root = resolve(import.meta.dirname, "..")
@@ -32,53 +34,115 @@ interface Row {
   readonly memories: number
   readonly rows: number
   readonly first: { ms: number; bytes: number }
+  readonly statusDirty: number
   readonly second: { ms: number; bytes: number }
-  readonly status: number
+  readonly statusClean: number
   readonly diff: number
   readonly diffRows: number
   readonly branch: number
   readonly checkout: number
   readonly checkoutBack: number
+  readonly checkout10: number
+  readonly reset: number
+  readonly recallQuiet: number
+  readonly recallDuringEnable: number
+}
+
+/** Bank B: a small bank beside the repo's, recalled in a loop to show what a repo operation costs the others. */
+const otherBank = "repos-other"
+const other = `/v1/default/banks/${otherBank}`
+const recallOther = (url: string) => send(url, { method: "POST", path: `${other}/memories/recall`, body: JSON.stringify({ query: "harbour lighthouse keeper" }) })
+
+const recallP99 = async (url: string, until: () => boolean, minimum: number) => {
+  const samples: Array<number> = []
+  while (samples.length < minimum || !until()) {
+    const answer = await recallOther(url)
+    if (answer.status !== 200) throw new Error(`bank B recall answered ${answer.status}`)
+    samples.push(answer.ms)
+  }
+  return percentile(samples, 0.99)
 }
 
 const measure = async (memories: number, dataDir: string, env: Record<string, string>): Promise<Row> => {
   log(`${memories}: starting the server`)
   const server = await startServer(root, dataDir, { SERVICE_API_EMBEDDINGS_CACHE_DIR: cacheDir, ...env })
   try {
-    const enabled = await call(server.url, "POST", `${bank}/repos/enable`, { repo_name: "bench" })
+    const url = server.url
+    await call(url, "PUT", other, { name: "bank B" })
+    await call(url, "POST", `${other}/memories`, {
+      items: Array.from({ length: 40 }, (_, i) => ({ content: `Harbour note ${i}: the lighthouse keeper logged ship ${i} at dawn.` }))
+    })
+    const recallQuiet = await recallP99(url, () => true, 60)
+    let enabling = true
+    const during = recallP99(url, () => !enabling, 20)
+    const enabled = await call(url, "POST", `${bank}/repos/enable`, { repo_name: "bench" }).finally(() => {
+      enabling = false
+    })
+    const recallDuringEnable = await during
     const repoId = enabled.body.repo_id as string
-    const firstLog = await call(server.url, "GET", `/v1/default/repos/${repoId}/log`)
+    const repo = `/v1/default/repos/${repoId}`
+    const firstLog = await call(url, "GET", `${repo}/log`)
     const firstCommit = firstLog.body.commits[0]
     const rows = Object.values(firstCommit.stats.rows as Record<string, number>).reduce((a, b) => a + b, 0)
-    log(`${memories}: first commit ${enabled.ms.toFixed(0)} ms, ${firstCommit.stats.bytes_added} bytes`)
-    await call(server.url, "POST", `${bank}/memories`, {
+    log(`${memories}: first commit ${enabled.ms.toFixed(0)} ms, ${firstCommit.stats.bytes_added} bytes; bank B recall p99 ` +
+      `${recallQuiet.toFixed(0)} ms quiet, ${recallDuringEnable.toFixed(0)} ms during it`)
+    await call(url, "POST", `${bank}/memories`, {
       items: [{ content: "The repo benchmark added exactly one new memory about a lighthouse keeper in Brest." }]
     })
-    const second = await call(server.url, "POST", `/v1/default/repos/${repoId}/commit`, { message: "one memory" })
+    const statusDirty = await call(url, "GET", `${repo}/status`)
+    if (statusDirty.body.dirty !== true) throw new Error("status after a retain is not dirty")
+    log(`${memories}: status after one memory ${statusDirty.ms.toFixed(0)} ms`)
+    const second = await call(url, "POST", `${repo}/commit`, { message: "one memory" })
     log(`${memories}: second commit ${second.ms.toFixed(0)} ms, ${second.body.stats.bytes_added} bytes`)
-    const status = await call(server.url, "GET", `/v1/default/repos/${repoId}/status`)
-    log(`${memories}: status ${status.ms.toFixed(0)} ms`)
+    const status = await call(url, "GET", `${repo}/status`)
+    log(`${memories}: clean status ${status.ms.toFixed(0)} ms`)
     const diff = await call(
-      server.url,
+      url,
       "GET",
-      `/v1/default/repos/${repoId}/diff?from_commit_id=${firstCommit.commit_id}&to_commit_id=${second.body.commit_id}&rows=true`
+      `${repo}/diff?from_commit_id=${firstCommit.commit_id}&to_commit_id=${second.body.commit_id}&rows=true`
     )
     log(`${memories}: diff ${diff.ms.toFixed(0)} ms, ${diff.body.rows.total} rows`)
     const skipped = { ms: Number.NaN }
-    const branch = commitsOnly ? skipped : await call(server.url, "POST", `/v1/default/repos/${repoId}/branches`, { branch_name: "side" })
-    const checkout = commitsOnly ? skipped : await call(server.url, "POST", `/v1/default/repos/${repoId}/checkout`, { branch_name: "side" })
-    const back = commitsOnly ? skipped : await call(server.url, "POST", `/v1/default/repos/${repoId}/checkout`, { branch_name: "main" })
+    if (commitsOnly) {
+      return {
+        memories, rows, first: { ms: enabled.ms, bytes: firstCommit.stats.bytes_added }, statusDirty: statusDirty.ms,
+        second: { ms: second.ms, bytes: second.body.stats.bytes_added }, statusClean: status.ms, diff: diff.ms,
+        diffRows: diff.body.rows.total, branch: skipped.ms, checkout: skipped.ms, checkoutBack: skipped.ms,
+        checkout10: skipped.ms, reset: skipped.ms, recallQuiet, recallDuringEnable
+      }
+    }
+    const branch = await call(url, "POST", `${repo}/branches`, { branch_name: "side" })
+    log(`${memories}: branch ${branch.ms.toFixed(0)} ms`)
+    const checkout = await call(url, "POST", `${repo}/checkout`, { branch_name: "side" })
+    const back = await call(url, "POST", `${repo}/checkout`, { branch_name: "main" })
+    log(`${memories}: checkout ${checkout.ms.toFixed(0)} ms, back ${back.ms.toFixed(0)} ms`)
+    // Ten memories committed on `side`: the checkout between the two branches moves them (and their links).
+    await call(url, "POST", `/v1/default/repos/${repoId}/checkout`, { branch_name: "side" })
+    await call(url, "POST", `${bank}/memories`, {
+      items: Array.from({ length: 10 }, (_, i) => ({ content: `Side branch note ${i}: keeper ${i} repainted the lamp room in Brest.` }))
+    })
+    await call(url, "POST", `${repo}/commit`, { message: "ten memories" })
+    const checkout10 = await call(url, "POST", `${repo}/checkout`, { branch_name: "main" })
+    log(`${memories}: checkout between branches 10 memories apart ${checkout10.ms.toFixed(0)} ms`)
+    await call(url, "POST", `${bank}/memories`, { items: [{ content: "An uncommitted note the reset throws away." }] })
+    const reset = await call(url, "POST", `${repo}/reset-hard`, { commit_id: second.body.commit_id, force: true })
+    log(`${memories}: hard reset of one memory ${reset.ms.toFixed(0)} ms`)
     return {
       memories,
       rows,
       first: { ms: enabled.ms, bytes: firstCommit.stats.bytes_added },
+      statusDirty: statusDirty.ms,
       second: { ms: second.ms, bytes: second.body.stats.bytes_added },
-      status: status.ms,
+      statusClean: status.ms,
       diff: diff.ms,
       diffRows: diff.body.rows.total,
       branch: branch.ms,
       checkout: checkout.ms,
-      checkoutBack: back.ms
+      checkoutBack: back.ms,
+      checkout10: checkout10.ms,
+      reset: reset.ms,
+      recallQuiet,
+      recallDuringEnable
     }
   } catch (error) {
     console.error(`server log (tail):\n${server.logTail()}`)
@@ -105,14 +169,15 @@ const main = async () => {
     results.push(await measure(memories, dataset.dataDir, dataset.env))
   }
   const mb = (bytes: number) => (bytes / 1_048_576).toFixed(1)
+  const ms = (value: number) => Number.isNaN(value) ? "–" : value.toFixed(0)
   console.log("repos: PGlite, offline GloVe, one client; times in ms (s where marked); bytes = objects newly stored")
-  console.log("| memories | versioned rows | first commit | first bytes | 2nd commit (1 memory) | 2nd bytes | 2nd / 1st bytes | status | diff (rows) | branch | checkout / back |")
-  console.log("|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|")
+  console.log("| memories | versioned rows | first commit | first bytes | status, 1 change | 2nd commit (1 memory) | 2nd bytes | 2nd / 1st bytes | clean status | diff (rows) | branch | checkout / back | checkout, 10 memories apart | hard reset | bank B recall p99 quiet / during enable |")
+  console.log("|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|")
   for (const r of results) {
-    console.log(`| ${r.memories} | ${r.rows} | ${(r.first.ms / 1000).toFixed(1)} s | ${mb(r.first.bytes)} MB | ` +
-      `${r.second.ms.toFixed(0)} | ${(r.second.bytes / 1024).toFixed(1)} KB | ${(100 * r.second.bytes / r.first.bytes).toFixed(3)} % | ` +
-      `${r.status.toFixed(0)} | ${r.diff.toFixed(0)} (${r.diffRows}) | ${(r.branch / 1000).toFixed(1)} s | ` +
-      `${(r.checkout / 1000).toFixed(1)} s / ${(r.checkoutBack / 1000).toFixed(1)} s |`)
+    console.log(`| ${r.memories} | ${r.rows} | ${(r.first.ms / 1000).toFixed(1)} s | ${mb(r.first.bytes)} MB | ${ms(r.statusDirty)} | ` +
+      `${ms(r.second.ms)} | ${(r.second.bytes / 1024).toFixed(1)} KB | ${(100 * r.second.bytes / r.first.bytes).toFixed(3)} % | ` +
+      `${ms(r.statusClean)} | ${ms(r.diff)} (${r.diffRows}) | ${ms(r.branch)} | ${ms(r.checkout)} / ${ms(r.checkoutBack)} | ` +
+      `${ms(r.checkout10)} | ${ms(r.reset)} | ${ms(r.recallQuiet)} / ${ms(r.recallDuringEnable)} (${(r.recallDuringEnable / r.recallQuiet).toFixed(1)}×) |`)
   }
   const failed = results.filter((r) => r.second.bytes >= r.first.bytes / 100)
   if (failed.length > 0) throw new Error(`second commit stored ≥ 1 % of the first at ${failed.map((r) => r.memories).join(", ")}`)

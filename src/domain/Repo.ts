@@ -109,6 +109,7 @@ export const LogResponse = Schema.Struct({
   repo_id: Schema.String,
   branch_name: Schema.String,
   commits: Schema.Array(CommitView),
+  total: Schema.Int.annotate({ description: "commits reachable from the branch's HEAD" }),
   limit: Schema.Int,
   offset: Schema.Int
 }).annotate({ identifier: "RepoLog" })
@@ -130,7 +131,13 @@ export const StatusResponse = Schema.Struct({
   head_commit_id: Schema.NullOr(Schema.String),
   dirty: Schema.Boolean,
   changed_components: Schema.Array(Schema.String),
-  table_deltas: Schema.Record(Schema.String, TableDelta)
+  table_deltas: Schema.Record(Schema.String, TableDelta),
+  enabling: Schema.optionalKey(Schema.NullOr(Schema.Struct({
+    phase: Schema.Literals(["rows", "tree"]),
+    rows_done: Schema.Int,
+    tables_done: Schema.Int,
+    tables_total: Schema.Int
+  }))).annotate({ description: "while the first enable runs in slices: how far it got (the initial commit does not exist yet)" })
 }).annotate({ identifier: "RepoStatus" })
 export type StatusResponse = typeof StatusResponse.Type
 

@@ -8,11 +8,15 @@ import { SqlClient } from "effect/sql"
 import { BankBrains } from "../brain/BankBrains.ts"
 import { Conflict, NotFound, ValidationError } from "../domain/Errors.ts"
 import type { BranchView, DiffResponse, RepoSummary, StatusResponse } from "../domain/Repo.ts"
-import { commitView, isoOf, makeRepoStore, workspaceBankId } from "./RepoStore.ts"
+import { commitView, isoOf, makeRepoStore, workspaceBankId, workspacePrefix } from "./RepoStore.ts"
+import { rootHashOf } from "./Snapshots.ts"
+import { enableSlice, startProgress, storeManifests } from "./SlicedEnable.ts"
+import { makeWorkspaceTree } from "./WorkspaceTree.ts"
+import type { TreeState } from "./WorkspaceTree.ts"
 import type { BranchRow, CommitRow, RepoRow } from "./RepoStore.ts"
 import { diffSides } from "./RepoDiff.ts"
 import type { Side } from "./RepoDiff.ts"
-import { backward, forward, rowDelta } from "./RowDelta.ts"
+import { forward, rowDelta } from "./RowDelta.ts"
 import { Snapshots } from "./Snapshots.ts"
 import type { Source } from "./Snapshots.ts"
 
@@ -43,6 +47,7 @@ const makeMemoryRepos = Effect.gen(function*() {
   const snapshots = yield* Snapshots
   const brains = yield* BankBrains
   const store = yield* makeRepoStore
+  const trees = yield* makeWorkspaceTree(snapshots)
 
   /**
    * After a restore committed: this node's brain of the bank goes, and `changed` reaches the bank's owner on a
@@ -67,35 +72,126 @@ const makeMemoryRepos = Effect.gen(function*() {
     Effect.flatMap(store.branch(repoRow.repoId, name), (row) =>
       row === undefined ? NotFound.of("branch", name) : Effect.succeed(row))
 
-  const sourceOf = (repoRow: RepoRow, branch: BranchRow): Source =>
-    branch.branchName === repoRow.activeBranch
-      ? { bankId: repoRow.rootBankId, workspace: false }
-      : { bankId: branch.workspaceBankId, workspace: true }
+  const headOf = (branch: BranchRow) =>
+    branch.headCommitId === null ? Effect.succeed(undefined) : store.commit(branch.headCommitId)
 
   const headTables = (head: CommitRow | undefined) => head?.tables ?? {}
+  const headState = (head: CommitRow | undefined): TreeState => ({ tables: head?.tables ?? {}, rows: head?.rowCounts ?? {} })
 
   const stored = (commit: CommitRow): Side => ({ _tag: "Stored", tables: commit.tables, rows: commit.rowCounts })
-  const live = (source: Source) =>
-    Effect.map(snapshots.capture(source, false), (capture): Side => ({ _tag: "Live", capture, source }))
+  const storedState = (state: TreeState): Side => ({ _tag: "Stored", tables: state.tables, rows: state.rows })
+  const rootSource = (repoRow: RepoRow): Source => ({ bankId: repoRow.rootBankId, workspace: false })
 
   const emptySide: Side = { _tag: "Stored", tables: {}, rows: {} }
 
+  const hashes = (tables: Readonly<Record<string, { readonly hash: string }>>) =>
+    Object.fromEntries(Object.entries(tables).map(([name, state]) => [name, state.hash]))
+  const counts = (tables: Readonly<Record<string, { readonly rows: number }>>) =>
+    Object.fromEntries(Object.entries(tables).map(([name, state]) => [name, state.rows]))
+
+  /**
+   * The active working tree as a stored state, at the cost of what changed (the dirty log), or by hashing the
+   * bank when the log is not complete (a repo made before it existed) or HEAD uses the early one-level layout.
+   * `consume` takes the logged keys out of the log as it reads them (a commit: a write after this read logs its
+   * key again). Must run inside a transaction.
+   */
+  const activeTree = (repoRow: RepoRow, head: CommitRow | undefined, consume: boolean) =>
+    Effect.gen(function*() {
+      if (repoRow.dirtyTracked) {
+        const tree = yield* trees.build(repoRow.rootBankId, headState(head), { store: true, consume })
+        if (tree !== undefined) return { state: tree as TreeState, rootHash: tree.rootHash, bytesAdded: tree.bytesAdded }
+      }
+      const capture = yield* snapshots.capture(rootSource(repoRow), headTables(head))
+      return { state: { tables: hashes(capture.tables), rows: counts(capture.tables) }, rootHash: capture.rootHash, bytesAdded: capture.bytesAdded }
+    })
+
+  /**
+   * A parked branch's working tree. Branches parked before branches were pointers have only their hidden bank:
+   * it is hashed once and recorded as both the branch's state and its read copy's.
+   */
+  const parkedState = (repoRow: RepoRow, branch: BranchRow) =>
+    Effect.gen(function*() {
+      if (branch.stateTables !== null) {
+        return { tables: branch.stateTables, rows: branch.stateRows ?? {} } satisfies TreeState
+      }
+      const head = yield* headOf(branch)
+      const capture = yield* snapshots.capture({ bankId: branch.workspaceBankId, workspace: true }, headTables(head))
+      const state: TreeState = { tables: hashes(capture.tables), rows: counts(capture.tables) }
+      yield* store.upsertBranch(repoRow.repoId, branch.branchName, branch.headCommitId, branch.workspaceBankId, {
+        stateTables: state.tables,
+        stateRows: state.rows,
+        replicaTables: state.tables
+      })
+      return state
+    })
+
+  /** The keys where a parked state differs from its HEAD: the dirty log its working tree starts with when checked out. */
+  const keysBetween = (head: CommitRow | undefined, state: TreeState) =>
+    Effect.gen(function*() {
+      if (rootHashOf(headTables(head)) === rootHashOf(state.tables)) return {}
+      const changes = yield* rowDelta(snapshots, head === undefined ? emptySide : stored(head), storedState(state))
+      return Object.fromEntries(changes.map((c) => [
+        c.table,
+        [...c.removed.map(([key]) => key), ...c.changed.map(([key]) => key), ...c.added.map(([key]) => key)]
+      ]))
+    })
+
+  /** A branch's working tree as a stored state: the active one stashed from the dirty log, a parked one's own. */
+  const workingState = (repoRow: RepoRow, branch: BranchRow) =>
+    branch.branchName === repoRow.activeBranch
+      ? Effect.flatMap(headOf(branch), (head) => Effect.map(activeTree(repoRow, head, false), (tree) => tree.state))
+      : parkedState(repoRow, branch)
+
   const statusOf = (repoRow: RepoRow, branch: BranchRow) =>
     Effect.gen(function*() {
-      const head = branch.headCommitId === null ? undefined : yield* store.commit(branch.headCommitId)
-      const source = sourceOf(repoRow, branch)
-      const difference = yield* diffSides(snapshots, head === undefined ? emptySide : stored(head), yield* live(source), {
-        listRows: false
-      })
-      return {
+      const head = yield* headOf(branch)
+      const active = branch.branchName === repoRow.activeBranch
+      const answer = (changedComponents: ReadonlyArray<string>, tableDeltas: StatusResponse["table_deltas"]) => ({
         repo_id: repoRow.repoId,
         branch_name: branch.branchName,
-        workspace_bank_id: source.bankId,
+        workspace_bank_id: active ? repoRow.rootBankId : branch.workspaceBankId,
         head_commit_id: branch.headCommitId,
-        dirty: difference.changedComponents.length > 0,
-        changed_components: difference.changedComponents,
-        table_deltas: difference.tableDeltas
-      } satisfies StatusResponse
+        dirty: changedComponents.length > 0,
+        changed_components: changedComponents,
+        table_deltas: tableDeltas
+      } satisfies StatusResponse)
+      const progress = repoRow.enableProgress
+      if (progress !== null) {
+        const tables = (yield* snapshots.plans).length
+        return {
+          ...answer([], {}),
+          enabling: {
+            phase: progress.phase,
+            rows_done: progress.rowsDone,
+            tables_done: progress.phase === "rows" ? progress.table : tables + progress.table,
+            tables_total: 2 * tables
+          }
+        }
+      }
+      const before = head === undefined ? emptySide : stored(head)
+      if (!active) {
+        const state = yield* parkedState(repoRow, branch)
+        if (rootHashOf(state.tables) === rootHashOf(headTables(head))) return answer([], {})
+        const difference = yield* diffSides(snapshots, before, storedState(state), { listRows: false })
+        return answer(difference.changedComponents, difference.tableDeltas)
+      }
+      const tree = repoRow.dirtyTracked
+        ? yield* trees.build(repoRow.rootBankId, headState(head), { store: false, consume: false })
+        : undefined
+      if (tree === undefined) {
+        const capture = yield* snapshots.capture(rootSource(repoRow), false)
+        const difference = yield* diffSides(snapshots, before, { _tag: "Live", capture, source: rootSource(repoRow) }, {
+          listRows: false
+        })
+        return answer(difference.changedComponents, difference.tableDeltas)
+      }
+      const changed = Object.keys(tree.changes).sort()
+      const deltas: Record<string, StatusResponse["table_deltas"][string]> = {}
+      for (const table of changed) {
+        const [b, a] = [head?.rowCounts[table] ?? 0, tree.rows[table] ?? 0]
+        deltas[table] = { before: b, after: a, delta: a - b, ...tree.changes[table]! }
+      }
+      return answer(changed, deltas)
     })
 
   const branchViews = (repoRow: RepoRow) =>
@@ -136,13 +232,21 @@ const makeMemoryRepos = Effect.gen(function*() {
       } satisfies RepoSummary
     })
 
-  /** Commits the active workspace; answers HEAD unchanged when nothing changed (no empty commits). */
+  /**
+   * Commits the active workspace; answers HEAD unchanged when nothing changed (no empty commits). Reads and
+   * hashes only the logged keys, and stores only the rows, leaves, nodes and manifests on their paths.
+   */
   const commitActive = (repoRow: RepoRow, message: string, actor: string) =>
     Effect.gen(function*() {
       const branch = yield* branchOf(repoRow, repoRow.activeBranch)
-      const head = branch.headCommitId === null ? undefined : yield* store.commit(branch.headCommitId)
-      const capture = yield* snapshots.capture({ bankId: repoRow.rootBankId, workspace: false }, headTables(head))
-      if (head !== undefined && head.rootHash === capture.rootHash) return { commit: head, created: false }
+      const head = yield* headOf(branch)
+      const tree = yield* activeTree(repoRow, head, true)
+      if (!repoRow.dirtyTracked) {
+        // The tree was hashed from the bank: from now on the log is complete since this state.
+        yield* trees.resetLog(repoRow.rootBankId)
+        yield* store.setTracked(repoRow.repoId)
+      }
+      if (head !== undefined && head.rootHash === tree.rootHash) return { commit: head, created: false }
       const row = yield* store.insertCommit({
         commitId: crypto.randomUUID(),
         repoId: repoRow.repoId,
@@ -150,10 +254,10 @@ const makeMemoryRepos = Effect.gen(function*() {
         branchName: branch.branchName,
         message,
         actor,
-        rootHash: capture.rootHash,
-        tables: Object.fromEntries(Object.entries(capture.tables).map(([name, state]) => [name, state.hash])),
-        rowCounts: Object.fromEntries(Object.entries(capture.tables).map(([name, state]) => [name, state.rows])),
-        bytesAdded: capture.bytesAdded
+        rootHash: tree.rootHash,
+        tables: tree.state.tables,
+        rowCounts: tree.state.rows,
+        bytesAdded: tree.bytesAdded
       })
       yield* store.upsertBranch(repoRow.repoId, branch.branchName, row.commitId, repoRow.rootBankId)
       yield* store.touch(repoRow.repoId)
@@ -169,14 +273,80 @@ const makeMemoryRepos = Effect.gen(function*() {
       yield* store.upsertBranch(repoId, "main", null, bankId)
       const repoRow = (yield* store.repoById(repoId))!
       yield* commitActive(repoRow, "Initial commit", "system")
-      return repoRow
+      return (yield* store.repoById(repoId))!
     })
 
+  /**
+   * Turns repo mode on for a bank. The initial commit is built in bounded slices, each its own transaction, with
+   * the fiber yielding between them (`SlicedEnable`); an enable interrupted by a crash resumes on the next call.
+   */
   const enable = Effect.fn("MemoryRepos.enable")(function*(bankId: string, name: string | null | undefined) {
     if (!(yield* bankExists(bankId))) return yield* NotFound.of("bank", bankId)
-    const repoRow = yield* inTransaction(enableIn(bankId, name))
-    return yield* summary(repoRow)
+    const started = yield* inTransaction(Effect.gen(function*() {
+      const existing = yield* store.repoByBank(bankId)
+      if (existing !== undefined) return existing
+      const repoId = crypto.randomUUID()
+      yield* store.insertRepo(repoId, bankId, name ?? bankId, "main")
+      yield* store.upsertBranch(repoId, "main", null, bankId)
+      // From here on every write to the bank is logged: the last slice replays those keys over the sliced tree.
+      yield* trees.resetLog(bankId)
+      yield* store.setProgress(repoId, startProgress)
+      return (yield* store.repoById(repoId))!
+    }))
+    let finished = started.enableProgress === null
+    while (!finished) {
+      finished = yield* inTransaction(Effect.gen(function*() {
+        yield* store.lockRepo(started.repoId)
+        const row = yield* repo(started.repoId)
+        if (row.enableProgress === null) return true
+        const next = yield* enableSlice(snapshots, row.repoId, bankId, row.enableProgress).pipe(
+          Effect.provideService(SqlClient.SqlClient, sql)
+        )
+        if (next !== "done") {
+          yield* store.setProgress(row.repoId, next)
+          return false
+        }
+        const manifests = yield* storeManifests(row.enableProgress).pipe(Effect.provideService(SqlClient.SqlClient, sql))
+        const tree = yield* trees.build(bankId, manifests.state, { store: true, consume: true })
+        if (tree === undefined) return yield* Effect.die(new Error("a sliced tree must be two-level"))
+        const commit = yield* store.insertCommit({
+          commitId: crypto.randomUUID(),
+          repoId: row.repoId,
+          parentCommitId: null,
+          branchName: "main",
+          message: "Initial commit",
+          actor: "system",
+          rootHash: tree.rootHash,
+          tables: tree.tables,
+          rowCounts: tree.rows,
+          bytesAdded: row.enableProgress.bytes + manifests.bytes + tree.bytesAdded
+        })
+        yield* store.upsertBranch(row.repoId, row.activeBranch, commit.commitId, bankId)
+        yield* store.setProgress(row.repoId, null)
+        return true
+      }))
+      yield* Effect.sleep("1 millis") // lets other requests take the session between slices
+    }
+    // The staged row hashes go in slices too: one big delete would hold the session again.
+    for (let removed = 1; removed > 0;) {
+      const rows = yield* Effect.orDie(sql<{ n: number }>`
+        WITH gone AS (DELETE FROM repo_enable_rows WHERE ctid IN (
+          SELECT ctid FROM repo_enable_rows WHERE repo_id = ${started.repoId} LIMIT 5000) RETURNING 1)
+        SELECT count(*)::int AS n FROM gone`)
+      removed = rows[0]?.n ?? 0
+      if (removed > 0) yield* Effect.sleep("1 millis")
+    }
+    return yield* summary(yield* repo(started.repoId))
   })
+
+  /** Operations that need the initial commit wait until a sliced enable made it. */
+  const ready = (repoRow: RepoRow) =>
+    repoRow.enableProgress === null ? Effect.void : Effect.fail(
+      new Conflict({
+        detail: `repo_id: repo '${repoRow.repoId}' is still being enabled (${repoRow.enableProgress.rowsDone} rows ` +
+          "hashed); its status reports progress"
+      })
+    )
 
   const create = Effect.fn("MemoryRepos.create")(function*(input: {
     readonly bank_id: string
@@ -208,9 +378,6 @@ const makeMemoryRepos = Effect.gen(function*() {
     return yield* summary(repoRow)
   })
 
-  const hashes = (tables: Readonly<Record<string, { readonly hash: string }>>) =>
-    Object.fromEntries(Object.entries(tables).map(([name, state]) => [name, state.hash]))
-
   const list = Effect.fn("MemoryRepos.list")(function*() {
     return yield* Effect.forEach(yield* store.listRepos, summary)
   })
@@ -236,69 +403,99 @@ const makeMemoryRepos = Effect.gen(function*() {
     return yield* branchViews(row)
   })
 
+  /** A branch is a row naming a commit (and, from the live workspace, its uncommitted work as stored objects). */
   const createBranch = Effect.fn("MemoryRepos.createBranch")(function*(
     repoId: string,
     input: { readonly branch_name: string; readonly from_commit_id?: string | null | undefined }
   ) {
-    const workspace = yield* inTransaction(Effect.gen(function*() {
+    yield* inTransaction(Effect.gen(function*() {
       yield* store.lockRepo(repoId)
       const repoRow = yield* repo(repoId)
+      yield* ready(repoRow)
       if ((yield* store.branch(repoId, input.branch_name)) !== undefined) {
         return yield* new Conflict({ detail: `branch_name: branch '${input.branch_name}' already exists` })
       }
       const active = yield* branchOf(repoRow, repoRow.activeBranch)
       const from = input.from_commit_id
-      let tables: Readonly<Record<string, string>>
+      let state: TreeState
       let head: string | null
       if (from !== undefined && from !== null) {
         const commit = yield* commitOf(repoRow, from)
-        tables = commit.tables
+        state = headState(commit)
         head = commit.commitId
       } else {
-        const current = active.headCommitId === null ? undefined : yield* store.commit(active.headCommitId)
-        const captured = yield* snapshots.capture({ bankId: repoRow.rootBankId, workspace: false }, headTables(current))
-        tables = hashes(captured.tables)
+        state = (yield* activeTree(repoRow, yield* headOf(active), false)).state
         head = active.headCommitId
       }
-      const workspace = workspaceBankId(repoId, input.branch_name)
-      yield* snapshots.restore(workspace, tables, { rename: true, keepMap: true })
-      yield* store.upsertBranch(repoId, input.branch_name, head, workspace)
+      yield* store.upsertBranch(repoId, input.branch_name, head, workspaceBankId(repoId, input.branch_name), {
+        stateTables: state.tables,
+        stateRows: state.rows,
+        replicaTables: null
+      })
       yield* store.touch(repoId)
-      return workspace
     }))
-    yield* restored(workspace)
     const repoRow = yield* repo(repoId)
     const views = yield* branchViews(repoRow)
     return views.find((view) => view.branch_name === input.branch_name)!
   })
 
+  /**
+   * Deletes a parked branch: its row, and its read copy if it has one. Its stashed work and the commits only it
+   * reached become garbage for the next collection.
+   */
+  const deleteBranch = Effect.fn("MemoryRepos.deleteBranch")(function*(repoId: string, branchName: string) {
+    yield* inTransaction(Effect.gen(function*() {
+      yield* store.lockRepo(repoId)
+      const repoRow = yield* repo(repoId)
+      yield* ready(repoRow)
+      const branch = yield* branchOf(repoRow, branchName)
+      if (branchName === repoRow.activeBranch) {
+        return yield* ValidationError.single("branch_name", `'${branchName}' is the active branch; check out another branch first`)
+      }
+      yield* store.deleteBranch(repoId, branchName)
+      const copy = branch.workspaceBankId
+      const shared = (yield* store.branches(repoId)).some((other) => other.workspaceBankId === copy)
+      if (copy !== repoRow.rootBankId && copy.startsWith(workspacePrefix) && !shared) {
+        yield* Effect.orDie(sql`DELETE FROM banks WHERE bank_id = ${copy}`)
+        yield* Effect.orDie(sql`DELETE FROM memory_unit_changes WHERE bank_id = ${copy}`)
+        yield* Effect.orDie(sql`DELETE FROM repo_id_maps WHERE workspace_bank_id = ${copy}`)
+      }
+      yield* store.touch(repoId)
+    }))
+    return yield* branchViews(yield* repo(repoId))
+  })
+
+  /**
+   * Checkout: the active working tree is stashed as objects (only what the dirty log names is read), the root
+   * bank gets only the rows that differ between that tree and the target's, and the dirty log is set to the keys
+   * where the target's working tree differs from its HEAD. No other bank is written: the parked branch takes
+   * over the target's read copy (if it had one), which its next `branch_name` read brings up to date.
+   */
   const checkout = Effect.fn("MemoryRepos.checkout")(function*(repoId: string, branchName: string) {
     const touched = yield* inTransaction(Effect.gen(function*() {
       yield* store.lockRepo(repoId)
       const repoRow = yield* repo(repoId)
+      yield* ready(repoRow)
       const target = yield* branchOf(repoRow, branchName)
       if (branchName === repoRow.activeBranch) return []
       const current = yield* branchOf(repoRow, repoRow.activeBranch)
-      const currentHead = current.headCommitId === null ? undefined : yield* store.commit(current.headCommitId)
-      const targetHead = target.headCommitId === null ? undefined : yield* store.commit(target.headCommitId)
-      // Both working trees are stored first (uncommitted work included), then swapped in place: the root bank
-      // gets only the rows that differ, and the target's hidden bank becomes the parked branch's workspace by
-      // getting the same difference the other way, so a checkout writes O(changed rows), not O(bank).
-      const rootState = yield* snapshots.capture({ bankId: repoRow.rootBankId, workspace: false }, headTables(currentHead))
-      const targetSource: Source = { bankId: target.workspaceBankId, workspace: true }
-      const targetState = yield* snapshots.capture(targetSource, headTables(targetHead))
-      const changes = yield* rowDelta(
-        snapshots,
-        { _tag: "Live", capture: rootState, source: { bankId: repoRow.rootBankId, workspace: false } },
-        { _tag: "Live", capture: targetState, source: targetSource }
-      )
-      const parked = target.workspaceBankId
-      yield* snapshots.applyDelta(repoRow.rootBankId, forward(changes), { toLocal: false })
-      yield* snapshots.applyDelta(parked, backward(changes), { toLocal: true })
-      yield* store.upsertBranch(repoId, current.branchName, current.headCommitId, parked)
+      const working = yield* activeTree(repoRow, yield* headOf(current), false)
+      const wanted = yield* parkedState(repoRow, target)
+      if (working.rootHash !== rootHashOf(wanted.tables)) {
+        const changes = yield* rowDelta(snapshots, storedState(working.state), storedState(wanted))
+        yield* snapshots.applyDelta(repoRow.rootBankId, forward(changes), { toLocal: false })
+      }
+      yield* trees.resetLog(repoRow.rootBankId, yield* keysBetween(yield* headOf(target), wanted))
+      yield* store.setTracked(repoId)
+      const fresh = yield* branchOf(repoRow, branchName) // parkedState may have recorded a legacy read copy
+      yield* store.upsertBranch(repoId, current.branchName, current.headCommitId, fresh.workspaceBankId, {
+        stateTables: working.state.tables,
+        stateRows: working.state.rows,
+        replicaTables: fresh.replicaTables
+      })
       yield* store.upsertBranch(repoId, target.branchName, target.headCommitId, repoRow.rootBankId)
       yield* store.setActive(repoId, branchName)
-      return [repoRow.rootBankId, parked]
+      return [repoRow.rootBankId]
     }))
     yield* Effect.forEach(touched, restored, { discard: true })
     return yield* summary(yield* repo(repoId))
@@ -310,7 +507,9 @@ const makeMemoryRepos = Effect.gen(function*() {
   ) {
     const { commit, created } = yield* inTransaction(Effect.gen(function*() {
       yield* store.lockRepo(repoId)
-      return yield* commitActive(yield* repo(repoId), input.message, input.actor ?? "anonymous")
+      const repoRow = yield* repo(repoId)
+      yield* ready(repoRow)
+      return yield* commitActive(repoRow, input.message, input.actor ?? "anonymous")
     }))
     return { ...commitView(commit), created }
   })
@@ -329,7 +528,8 @@ const makeMemoryRepos = Effect.gen(function*() {
     const limit = Math.min(200, Math.max(1, query.limit ?? 50))
     const offset = Math.max(0, query.offset ?? 0)
     const rows = branch.headCommitId === null ? [] : yield* store.history(branch.headCommitId, limit, offset)
-    return { repo_id: repoId, branch_name: branch.branchName, commits: rows.map(commitView), limit, offset }
+    const total = branch.headCommitId === null ? 0 : yield* store.historyLength(branch.headCommitId)
+    return { repo_id: repoId, branch_name: branch.branchName, commits: rows.map(commitView), total, limit, offset }
   })
 
   const diff = Effect.fn("MemoryRepos.diff")(function*(repoId: string, query: DiffQuery) {
@@ -355,7 +555,7 @@ const makeMemoryRepos = Effect.gen(function*() {
       : yield* Effect.gen(function*() {
         const branch = yield* branchOf(repoRow, query.to_branch ?? repoRow.activeBranch)
         return query.include_workspace === true
-          ? { side: yield* live(sourceOf(repoRow, branch)), label: `workspace:${branch.branchName}` }
+          ? { side: storedState(yield* inTransaction(workingState(repoRow, branch))), label: `workspace:${branch.branchName}` }
           : { side: yield* headSide(branch), label: `branch:${branch.branchName}` }
       })
     const difference = yield* diffSides(snapshots, left.side, right.side, {
@@ -384,20 +584,21 @@ const makeMemoryRepos = Effect.gen(function*() {
     const root = yield* inTransaction(Effect.gen(function*() {
       yield* store.lockRepo(repoId)
       const repoRow = yield* repo(repoId)
+      yield* ready(repoRow)
       const target = yield* commitOf(repoRow, input.commit_id)
       const active = yield* branchOf(repoRow, repoRow.activeBranch)
-      const head = active.headCommitId === null ? undefined : yield* store.commit(active.headCommitId)
-      const rootSource: Source = { bankId: repoRow.rootBankId, workspace: false }
-      const current = yield* snapshots.capture(rootSource, false)
-      const headHashes = headTables(head)
-      const names = new Set([...Object.keys(headHashes), ...Object.keys(current.tables)])
-      const dirty = [...names].some((name) => headHashes[name] !== current.tables[name]?.hash)
-      if (input.force !== true && dirty) {
+      const head = yield* headOf(active)
+      const working = yield* activeTree(repoRow, head, false)
+      if (input.force !== true && working.rootHash !== rootHashOf(headTables(head))) {
         return yield* ValidationError.single("force", "Workspace is dirty. Commit changes first or pass force=true.")
       }
-      // Only the rows that differ between the workspace and the commit are written.
-      const changes = yield* rowDelta(snapshots, { _tag: "Live", capture: current, source: rootSource }, stored(target))
-      yield* snapshots.applyDelta(repoRow.rootBankId, forward(changes), { toLocal: false })
+      // Only the rows that differ between the working tree and the commit are written.
+      if (working.rootHash !== target.rootHash) {
+        const changes = yield* rowDelta(snapshots, storedState(working.state), stored(target))
+        yield* snapshots.applyDelta(repoRow.rootBankId, forward(changes), { toLocal: false })
+      }
+      yield* trees.resetLog(repoRow.rootBankId)
+      yield* store.setTracked(repoId)
       yield* store.upsertBranch(repoId, active.branchName, target.commitId, repoRow.rootBankId)
       yield* store.touch(repoId)
       return repoRow.rootBankId
@@ -421,6 +622,7 @@ const makeMemoryRepos = Effect.gen(function*() {
     const done = yield* inTransaction(Effect.gen(function*() {
       yield* store.lockRepo(repoId)
       const repoRow = yield* repo(repoId)
+      yield* ready(repoRow)
       let tables: Readonly<Record<string, string>>
       let ref: string
       let branchName: string | null = null
@@ -435,8 +637,7 @@ const makeMemoryRepos = Effect.gen(function*() {
         branchName = branch.branchName
         commitId = branch.headCommitId
         if (input.include_workspace === true) {
-          const captured = yield* snapshots.capture(sourceOf(repoRow, branch), {})
-          tables = hashes(captured.tables)
+          tables = (yield* workingState(repoRow, branch)).tables
           ref = `workspace:${branch.branchName}`
         } else {
           if (branch.headCommitId === null) {
@@ -470,8 +671,31 @@ const makeMemoryRepos = Effect.gen(function*() {
   })
 
   /**
+   * A parked branch's read copy, brought to its working tree: made by copying on the first read (under the
+   * repo's lock, in one transaction), then moved by the difference between the state it holds and the branch's.
+   */
+  const replicaOf = (repoRow: RepoRow, branchName: string) =>
+    inTransaction(Effect.gen(function*() {
+      yield* store.lockRepo(repoRow.repoId)
+      const fresh = yield* repo(repoRow.repoId)
+      const branch = yield* branchOf(fresh, branchName)
+      if (branchName === fresh.activeBranch) return { bankId: fresh.rootBankId, moved: false }
+      const state = yield* parkedState(fresh, branch)
+      const held = (yield* branchOf(fresh, branchName)).replicaTables
+      const bankId = branch.workspaceBankId
+      if (held !== null && rootHashOf(held) === rootHashOf(state.tables)) return { bankId, moved: false }
+      if (held === null) yield* snapshots.restore(bankId, state.tables, { rename: true, keepMap: true })
+      else {
+        const changes = yield* rowDelta(snapshots, { _tag: "Stored", tables: held, rows: {} }, storedState(state))
+        yield* snapshots.applyDelta(bankId, forward(changes), { toLocal: true })
+      }
+      yield* store.setReplica(fresh.repoId, branchName, state.tables)
+      return { bankId, moved: true }
+    }))
+
+  /**
    * The bank to read for `branch_name` on recall, reflect and memory/document reads: the bank itself for its
-   * active branch (or `main`/`default` when it has no repo), the branch's hidden workspace otherwise.
+   * active branch (or `main`/`default` when it has no repo), the branch's read copy otherwise.
    */
   const readBank = Effect.fn("MemoryRepos.readBank")(function*(bankId: string, branchName: string | null | undefined) {
     if (branchName === undefined || branchName === null || branchName === "") return bankId
@@ -483,7 +707,12 @@ const makeMemoryRepos = Effect.gen(function*() {
     if (branchName === row.activeBranch) return bankId
     const branch = yield* store.branch(row.repoId, branchName)
     if (branch === undefined) return yield* NotFound.of("branch", branchName)
-    return branch.workspaceBankId
+    const current = branch.stateTables !== null && branch.replicaTables !== null &&
+      rootHashOf(branch.stateTables) === rootHashOf(branch.replicaTables)
+    if (current) return branch.workspaceBankId
+    const replica = yield* replicaOf(row, branchName)
+    if (replica.moved) yield* restored(replica.bankId)
+    return replica.bankId
   })
 
   return {
@@ -495,6 +724,7 @@ const makeMemoryRepos = Effect.gen(function*() {
     branches,
     branchesOfBank,
     createBranch,
+    deleteBranch,
     checkout,
     commit,
     status,

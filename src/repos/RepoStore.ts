@@ -6,12 +6,17 @@ import { Effect } from "effect"
 import { SqlClient } from "effect/sql"
 import { createHash } from "node:crypto"
 import type { CommitView } from "../domain/Repo.ts"
+import type { EnableProgress } from "./SlicedEnable.ts"
 
 export interface RepoRow {
   readonly repoId: string
   readonly rootBankId: string
   readonly name: string
   readonly activeBranch: string
+  /** The dirty log is complete since HEAD (false for repos made before it existed, until their next commit). */
+  readonly dirtyTracked: boolean
+  /** How far a first enable in slices got; null once the initial commit exists. */
+  readonly enableProgress: EnableProgress | null
   readonly createdAt: Date
   readonly updatedAt: Date
 }
@@ -20,8 +25,23 @@ export interface BranchRow {
   readonly repoId: string
   readonly branchName: string
   readonly headCommitId: string | null
+  /** For a parked branch, the bank its read copy lives in (materialised on the first `branch_name` read). */
   readonly workspaceBankId: string
+  /** A parked branch's working tree (HEAD plus uncommitted work) as table manifests; null when active. */
+  readonly stateTables: Readonly<Record<string, string>> | null
+  readonly stateRows: Readonly<Record<string, number>> | null
+  /** The state the read copy in `workspaceBankId` holds; null when there is no read copy. */
+  readonly replicaTables: Readonly<Record<string, string>> | null
 }
+
+/** What a branch row says beyond its head: see `BranchRow`. An active branch has none of it. */
+export interface BranchState {
+  readonly stateTables: Readonly<Record<string, string>> | null
+  readonly stateRows: Readonly<Record<string, number>> | null
+  readonly replicaTables: Readonly<Record<string, string>> | null
+}
+
+export const activeState: BranchState = { stateTables: null, stateRows: null, replicaTables: null }
 
 export interface CommitRow {
   readonly commitId: string
@@ -88,12 +108,25 @@ export const makeRepoStore = Effect.gen(function*() {
   const setActive = (repoId: string, branchName: string) =>
     die(sql`UPDATE memory_repos SET active_branch = ${branchName}, updated_at = now() WHERE repo_id = ${repoId}`)
   const touch = (repoId: string) => die(sql`UPDATE memory_repos SET updated_at = now() WHERE repo_id = ${repoId}`)
-  const upsertBranch = (repoId: string, name: string, head: string | null, workspace: string) =>
+  const json = (value: object | null) => value === null ? null : JSON.stringify(value)
+  const upsertBranch = (repoId: string, name: string, head: string | null, workspace: string, state: BranchState = activeState) =>
     die(sql`
-      INSERT INTO repo_branches (repo_id, branch_name, head_commit_id, workspace_bank_id)
-      VALUES (${repoId}, ${name}, ${head}, ${workspace})
+      INSERT INTO repo_branches (repo_id, branch_name, head_commit_id, workspace_bank_id, state_tables, state_rows, replica_tables)
+      VALUES (${repoId}, ${name}, ${head}, ${workspace}, ${json(state.stateTables)}::jsonb, ${json(state.stateRows)}::jsonb,
+        ${json(state.replicaTables)}::jsonb)
       ON CONFLICT (repo_id, branch_name) DO UPDATE
-        SET head_commit_id = EXCLUDED.head_commit_id, workspace_bank_id = EXCLUDED.workspace_bank_id, updated_at = now()`)
+        SET head_commit_id = EXCLUDED.head_commit_id, workspace_bank_id = EXCLUDED.workspace_bank_id,
+          state_tables = EXCLUDED.state_tables, state_rows = EXCLUDED.state_rows, replica_tables = EXCLUDED.replica_tables,
+          updated_at = now()`)
+  /** Records that a parked branch's read copy now holds `tables`. */
+  const setReplica = (repoId: string, name: string, tables: Readonly<Record<string, string>>) =>
+    die(sql`UPDATE repo_branches SET replica_tables = ${JSON.stringify(tables)}::jsonb
+      WHERE repo_id = ${repoId} AND branch_name = ${name}`)
+  const setProgress = (repoId: string, progress: EnableProgress | null) =>
+    die(sql`UPDATE memory_repos SET enable_progress = ${progress === null ? null : JSON.stringify(progress)}::jsonb,
+      dirty_tracked = true, updated_at = now() WHERE repo_id = ${repoId}`)
+  const setTracked = (repoId: string) =>
+    die(sql`UPDATE memory_repos SET dirty_tracked = true WHERE repo_id = ${repoId} AND NOT dirty_tracked`)
   const insertCommit = (row: Omit<CommitRow, "createdAt">) =>
     Effect.map(
       die(sql<CommitRow>`
@@ -116,7 +149,24 @@ export const makeRepoStore = Effect.gen(function*() {
       )
       SELECT * FROM chain ORDER BY depth LIMIT ${limit} OFFSET ${offset}`)
 
+  /** How many commits the chain from a head holds. */
+  const historyLength = (head: string) =>
+    Effect.map(
+      die(sql<{ n: number }>`
+        WITH RECURSIVE chain AS (
+          SELECT c.commit_id, c.parent_commit_id FROM repo_commits c WHERE c.commit_id = ${head}
+          UNION ALL
+          SELECT p.commit_id, p.parent_commit_id FROM repo_commits p JOIN chain ON p.commit_id = chain.parent_commit_id
+        )
+        SELECT count(*)::int AS n FROM chain`),
+      (rows) => rows[0]?.n ?? 0
+    )
+  const deleteBranch = (repoId: string, name: string) =>
+    die(sql`DELETE FROM repo_branches WHERE repo_id = ${repoId} AND branch_name = ${name}`)
+
   return {
+    historyLength,
+    deleteBranch,
     repoById,
     repoByBank,
     lockRepo,
@@ -129,6 +179,9 @@ export const makeRepoStore = Effect.gen(function*() {
     setActive,
     touch,
     upsertBranch,
+    setReplica,
+    setTracked,
+    setProgress,
     insertCommit,
     history
   }

@@ -5,7 +5,7 @@
  * Reads only; `Snapshots.applyDelta` writes.
  */
 import { Effect } from "effect"
-import { bucketsOf, entriesOf, tableHashOf, tableNamesOf } from "./RepoDiff.ts"
+import { bucketsOf, entriesOf, pairedEntries, tableHashOf, tableNamesOf } from "./RepoDiff.ts"
 import type { Side } from "./RepoDiff.ts"
 import type { Snapshots } from "./Snapshots.ts"
 
@@ -54,8 +54,7 @@ export const rowDelta = (snapshots: Snapshots["Service"], before: Side, after: S
         continue
       }
       const numbers = [...new Set([...Object.keys(lb), ...Object.keys(rb)])].filter((b) => lb[b] !== rb[b])
-      const left = yield* entriesOf(snapshots, before, table, lb, numbers)
-      const right = yield* entriesOf(snapshots, after, table, rb, numbers)
+      const [left, right] = yield* pairedEntries(snapshots, before, after, table, lb, rb, numbers)
       const removed: Array<readonly [string, string]> = []
       const changed: Array<readonly [string, string, string]> = []
       const added: Array<readonly [string, string]> = []

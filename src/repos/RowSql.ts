@@ -88,7 +88,7 @@ const leafHash = `encode(sha256(convert_to(string_agg(k || '=' || h, E'\\n' ORDE
 const nodeHash = `encode(sha256(convert_to('node' || E'\\n' || string_agg(b1::text || '=' || lh, E'\\n' ORDER BY b1), 'UTF8')), 'hex')`
 
 /** Leaf and node hashes of every bucket; the table manifest maps top bucket → node hash. */
-const treeCtes = `,
+export const treeCtes = `,
   leaves AS MATERIALIZED (SELECT b, b1, count(*)::int AS n, ${leafHash} AS lh FROM rb GROUP BY b, b1),
   nodes AS MATERIALIZED (SELECT b, sum(n)::int AS n, ${nodeHash} AS bh FROM leaves GROUP BY b)`
 

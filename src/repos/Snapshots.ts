@@ -10,6 +10,7 @@
 import { Context, Effect, Layer } from "effect"
 import { SqlClient } from "effect/sql"
 import { createHash } from "node:crypto"
+import { installDirtyTriggers } from "./DirtyLog.ts"
 import { deleteKeysSql, insertRowsSql, mapIdsOfRowsSql, updateRowsSql } from "./DeltaSql.ts"
 import type { TableWrite } from "./RowDelta.ts"
 import type { IdMapping } from "./RowSql.ts"
@@ -85,6 +86,8 @@ export class Snapshots extends Context.Service<Snapshots, {
    * a transaction; the row objects named must be stored.
    */
   readonly applyDelta: (target: string, writes: ReadonlyArray<TableWrite>, options: { readonly toLocal: boolean }) => Effect.Effect<void>
+  /** Stored objects by hash (kind and body); missing hashes are absent from the map. */
+  readonly objects: (hashes: ReadonlyArray<string>) => Effect.Effect<ReadonlyMap<string, { readonly kind: string; readonly body: Readonly<Record<string, string>> }>>
   /** Deletes the objects no commit reaches; answers how many. */
   readonly collectGarbage: Effect.Effect<number>
 }>()("engram/repos/Snapshots") {
@@ -96,6 +99,8 @@ export class Snapshots extends Context.Service<Snapshots, {
         Effect.map(Effect.orDie(readCatalog.pipe(Effect.provideService(SqlClient.SqlClient, sql))), planTables)
       )
       const planMap = Effect.map(plans, (list) => new Map(list.map((plan) => [plan.name, plan])))
+      // The dirty log's triggers follow the plan: installed (or replaced) when the plan changed since the last start.
+      yield* Effect.orDie(installDirtyTriggers(yield* plans).pipe(Effect.provideService(SqlClient.SqlClient, sql)))
       const run = <A extends object>(text: string, params: ReadonlyArray<unknown>) =>
         Effect.orDie(sql.unsafe<A>(text, params as Array<any>))
 
@@ -324,12 +329,33 @@ export class Snapshots extends Context.Service<Snapshots, {
         }
       })
 
+      const objects = (hashes: ReadonlyArray<string>) =>
+        hashes.length === 0
+          ? Effect.succeed(new Map<string, { kind: string; body: Record<string, string> }>())
+          : Effect.map(
+            run<{ hash: string; kind: string; body: Record<string, string> }>(
+              `SELECT hash, kind, body FROM repo_objects WHERE hash IN (SELECT value FROM jsonb_array_elements_text($1::jsonb))`,
+              [JSON.stringify([...new Set(hashes)])]
+            ),
+            (rows) => new Map(rows.map((row) => [row.hash, { kind: row.kind, body: row.body }]))
+          )
+
       const collectGarbage = Effect.map(
         run<{ removed: string | number }>(`SELECT repo_collect_garbage() AS removed`, []),
         (rows) => Number(rows[0]?.removed ?? 0)
       )
 
-      return Snapshots.of({ plans, capture, storedBuckets, storedEntries, liveEntries, restore, applyDelta, collectGarbage })
+      return Snapshots.of({
+        plans,
+        capture,
+        storedBuckets,
+        storedEntries,
+        liveEntries,
+        restore,
+        applyDelta,
+        objects,
+        collectGarbage
+      })
     })
   )
 }

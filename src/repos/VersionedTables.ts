@@ -35,7 +35,8 @@ export const excludedTables: ReadonlySet<string> = new Set([
   "memory_repos",
   "repo_commits",
   "repo_branches",
-  "repo_id_maps"
+  "repo_id_maps",
+  "repo_dirty_keys" // which rows changed since HEAD (it has a bank_id, and would log its own writes)
 ])
 
 /**

@@ -175,6 +175,9 @@ layer(testApp(), { excludeTestServices: true })("memory repos: in-place restores
       assert.deepStrictEqual((yield* citing("inc-json")).map((r) => r.cites), [cited])
 
       const branch = yield* server.request("POST", `/v1/default/repos/${repoId}/branches`, { json: { branch_name: "copy" } })
+      // A branch is a pointer: its read copy (the hidden bank) is made by its first `branch_name` read.
+      const read = yield* server.request("GET", `${bank("inc-json")}/memories/list?branch_name=copy`)
+      assert.strictEqual(read.status, 200, read.text)
       const inWorkspace = yield* citing(branch.body.workspace_bank_id)
       assert.strictEqual(inWorkspace.length, 1)
       assert.notStrictEqual(inWorkspace[0]!.cites, cited)

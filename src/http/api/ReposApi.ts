@@ -56,7 +56,15 @@ export class ReposApi extends HttpApiGroup.make("repos")
       payload: CreateBranchRequest,
       success: BranchView,
       error: errors
-    }).annotate(OpenApi.Description, "Create a branch from a commit, or from the active workspace; its working tree is a hidden bank."),
+    }).annotate(
+      OpenApi.Description,
+      "Create a branch from a commit, or from the active workspace (its uncommitted work stashed): a row naming a commit."
+    ),
+    HttpApiEndpoint.delete("deleteBranch", "/v1/default/repos/:repo_id/branches/:branch_name", {
+      params: { ...repo, branch_name: BranchName },
+      success: BranchListResponse,
+      error: errors
+    }).annotate(OpenApi.Description, "Delete a branch that is not active; its commits stay in the log of the branches that reach them."),
     HttpApiEndpoint.post("checkout", "/v1/default/repos/:repo_id/checkout", {
       params: repo,
       payload: CheckoutRequest,

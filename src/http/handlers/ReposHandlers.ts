@@ -43,6 +43,11 @@ export const ReposHandlers = HttpApiBuilder.group(
       branches: ({ params }) =>
         inReachableRepo(params.repo_id, Effect.map(repos.branches(params.repo_id), (branches) => ({ branches }))),
       createBranch: ({ params, payload }) => inReachableRepo(params.repo_id, repos.createBranch(params.repo_id, payload)),
+      deleteBranch: ({ params }) =>
+        inReachableRepo(
+          params.repo_id,
+          Effect.map(repos.deleteBranch(params.repo_id, params.branch_name), (branches) => ({ branches }))
+        ),
       checkout: ({ params, payload }) =>
         inReachableRepo(params.repo_id, repos.checkout(params.repo_id, payload.branch_name)),
       fork: ({ params, payload }) =>

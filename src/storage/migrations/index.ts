@@ -31,6 +31,7 @@ import knowledgeBase from "./0029_knowledge_base.ts"
 import auditLogsAndTemplates from "./0030_audit_logs_and_templates.ts"
 import documentAndMemoryOps from "./0031_document_and_memory_ops.ts"
 import hindsightFields from "./0032_hindsight_fields.ts"
+import repoDirtyKeys from "./0033_repo_dirty_keys.ts"
 import writePath from "./0035_write_path.ts"
 
 export const migrations = {
@@ -66,5 +67,6 @@ export const migrations = {
   "0030_audit_logs_and_templates": auditLogsAndTemplates,
   "0031_document_and_memory_ops": documentAndMemoryOps,
   "0032_hindsight_fields": hindsightFields,
+  "0033_repo_dirty_keys": repoDirtyKeys,
   "0035_write_path": writePath
 }

@@ -1,0 +1,295 @@
+/**
+ * A root bank's working tree from its HEAD and the dirty log, at the cost of what changed: only the logged keys
+ * are read from the bank (by primary key) and hashed, and only the leaves, nodes and table manifests on their
+ * paths are rebuilt from HEAD's (three batched reads of `repo_objects`). The hashes are the ones a full capture
+ * (`RowSql.storeBucketsSql`) computes, so a tree built here and one built by hashing the whole bank are equal
+ * object for object (`test/repos/WorkspaceTree.test.ts` checks it). Used by status (nothing stored), and by a
+ * commit, a checkout's stash and a workspace diff (the new objects stored).
+ */
+import { Effect } from "effect"
+import { SqlClient } from "effect/sql"
+import { createHash } from "node:crypto"
+import { keyExpr } from "./DirtyLog.ts"
+import { mappedColumns, noMapping, quote, scopeWhere } from "./RowSql.ts"
+import { canonicalHash, rootHashOf } from "./Snapshots.ts"
+import type { Snapshots } from "./Snapshots.ts"
+import type { VersionedTable } from "./VersionedTables.ts"
+
+/** A stored state: table → table manifest hash, and table → row count. */
+export interface TreeState {
+  readonly tables: Readonly<Record<string, string>>
+  readonly rows: Readonly<Record<string, number>>
+}
+
+export interface TableChanges {
+  readonly added: number
+  readonly removed: number
+  readonly changed: number
+}
+
+export interface WorkspaceTree extends TreeState {
+  readonly rootHash: string
+  readonly bytesAdded: number
+  /** Per table with at least one row that differs from HEAD. */
+  readonly changes: Readonly<Record<string, TableChanges>>
+  /** Keys that differ from HEAD, per table (what a stash must log again when it is checked out). */
+  readonly dirtyKeys: Readonly<Record<string, ReadonlyArray<string>>>
+}
+
+const sha256 = (text: string) => createHash("sha256").update(text, "utf8").digest("hex")
+
+/** Top and leaf bucket of a key: the first two bytes of md5(key), as `rowsCte` computes them. */
+export const bucketsOfKey = (key: string) => {
+  const digest = createHash("md5").update(key, "utf8").digest()
+  return { b: digest[0]!, b1: digest[1]! }
+}
+
+/** `leafHash` of `RowSql`: sorted (`COLLATE "C"`, i.e. by UTF-8 bytes) `key=row hash` lines. */
+export const leafHashOf = (entries: ReadonlyMap<string, string>) => {
+  const keys = [...entries.keys()].sort((x, y) => Buffer.compare(Buffer.from(x, "utf8"), Buffer.from(y, "utf8")))
+  return sha256(keys.map((key) => `${key}=${entries.get(key)}`).join("\n"))
+}
+
+/** `nodeHash` of `RowSql`: `node` then the `leaf number=leaf hash` lines by leaf number. */
+export const nodeHashOf = (leaves: ReadonlyMap<number, string>) => {
+  const numbers = [...leaves.keys()].sort((x, y) => x - y)
+  return sha256(["node", ...numbers.map((n) => `${n}=${leaves.get(n)}`)].join("\n"))
+}
+
+/** Key text → (row hash, row body) of the logged keys that still exist; stores the row objects when asked. */
+const liveRowsSql = (plan: VersionedTable, plans: ReadonlyMap<string, VersionedTable>, store: boolean) => {
+  const key = plan.key ?? []
+  const match = key.length === 0
+    ? "true"
+    : plan.textKey
+    ? `(${key.map((c) => `t.${quote(c)}`).join(", ")}) IN (SELECT ${key.map((_, i) => `(k::jsonb ->> ${i})`).join(", ")} FROM keys)`
+    : `${keyExpr(plan, "t")} IN (SELECT k FROM keys)`
+  const stored = store
+    ? `, stored AS (
+    INSERT INTO repo_objects (hash, kind, body, size_bytes)
+    SELECT DISTINCT ON (h) h, 'row', body, octet_length(body::text) FROM r1
+    ON CONFLICT (hash) DO NOTHING RETURNING size_bytes)`
+    : ""
+  const added = store ? "(SELECT coalesce(sum(size_bytes), 0) FROM stored)::bigint" : "0::bigint"
+  return `WITH keys AS MATERIALIZED (SELECT value AS k FROM jsonb_array_elements_text($2::jsonb)),
+  x AS MATERIALIZED (SELECT ${mappedColumns(plan, "t", noMapping, true)} FROM ${quote(plan.name)} t
+    WHERE ${scopeWhere(plan, plans, "t")} AND ${match}),
+  r0 AS MATERIALIZED (SELECT ${keyExpr(plan, "x")} AS k, to_jsonb(x) AS body FROM x),
+  r1 AS MATERIALIZED (SELECT k, body, encode(sha256(convert_to(body::text, 'UTF8')), 'hex') AS h FROM r0)${stored}
+  SELECT k, h, NULL::bigint AS added FROM r1
+  UNION ALL SELECT NULL, NULL, ${added}`
+}
+
+interface StoredObject {
+  readonly hash: string
+  readonly kind: "bucket" | "node" | "table"
+  readonly body: Readonly<Record<string, string>>
+}
+
+export const makeWorkspaceTree = (snapshots: Snapshots["Service"]) =>
+  Effect.gen(function*() {
+    const sql = yield* SqlClient.SqlClient
+    const run = <A extends object>(text: string, params: ReadonlyArray<unknown>) =>
+      Effect.orDie(sql.unsafe<A>(text, params as Array<any>))
+
+    const objects = snapshots.objects
+    const plans = snapshots.plans
+
+    const storeObjects = (list: ReadonlyArray<StoredObject>) =>
+      list.length === 0 ? Effect.succeed(0) : Effect.map(
+        run<{ added: string | number }>(
+          `WITH put AS (INSERT INTO repo_objects (hash, kind, body, size_bytes)
+             SELECT DISTINCT ON (e ->> 'hash') e ->> 'hash', e ->> 'kind', e -> 'body', octet_length((e -> 'body')::text)
+             FROM jsonb_array_elements($1::jsonb) e
+             ON CONFLICT (hash) DO NOTHING RETURNING size_bytes)
+           SELECT coalesce(sum(size_bytes), 0)::bigint AS added FROM put`,
+          [JSON.stringify(list)]
+        ),
+        (rows) => Number(rows[0]?.added ?? 0)
+      )
+
+    /** The logged keys of a bank, per table; `consume` takes them out of the log (a write after this logs again). */
+    const loggedKeys = (bankId: string, consume: boolean) =>
+      Effect.map(
+        run<{ tableName: string; k: string }>(
+          consume
+            ? `DELETE FROM repo_dirty_keys WHERE bank_id = $1 RETURNING table_name, k`
+            : `SELECT table_name, k FROM repo_dirty_keys WHERE bank_id = $1`,
+          [bankId]
+        ),
+        (rows) => {
+          const byTable = new Map<string, Array<string>>()
+          for (const row of rows) {
+            const list = byTable.get(row.tableName) ?? []
+            list.push(row.k)
+            byTable.set(row.tableName, list)
+          }
+          return byTable
+        }
+      )
+
+    /**
+     * The working tree of root bank `bankId` over HEAD `head`; `undefined` when HEAD uses the one-level layout
+     * of early commits (the caller hashes the bank instead; a consumed log must then be rolled back with the
+     * transaction, which `MemoryRepos` does by hashing inside the same transaction). With `store`, the new objects are stored (inside
+     * the caller's transaction, holding the shared lock that garbage collection waits for).
+     */
+    const build = (bankId: string, head: TreeState, options: { readonly store: boolean; readonly consume: boolean }) =>
+      Effect.gen(function*() {
+        const store = options.store
+        const logged = yield* loggedKeys(bankId, options.consume)
+        const clean: WorkspaceTree = {
+          ...head,
+          rootHash: rootHashOf(head.tables),
+          bytesAdded: 0,
+          changes: {},
+          dirtyKeys: {}
+        }
+        if (logged.size === 0) return clean
+        const all = yield* plans
+        const byName = new Map(all.map((plan) => [plan.name, plan]))
+        if (store) yield* run(`SELECT pg_advisory_xact_lock_shared(hashtext('engram.repo_objects'))`, [])
+        let bytesAdded = 0
+        // 1. The live row hash of every logged key (absent: the row is gone).
+        const live = new Map<string, Map<string, string>>()
+        for (const [table, keys] of logged) {
+          const plan = byName.get(table)
+          if (plan === undefined) continue // a table a later migration dropped
+          const rows = yield* run<{ k: string | null; h: string | null; added: string | number | null }>(
+            liveRowsSql(plan, byName, store),
+            [bankId, JSON.stringify(keys)]
+          )
+          const found = new Map<string, string>()
+          for (const row of rows) {
+            if (row.k === null) bytesAdded += Number(row.added ?? 0)
+            else found.set(row.k, row.h!)
+          }
+          live.set(table, found)
+        }
+        // 2. HEAD's manifests, then the nodes and leaves on the logged keys' paths.
+        const tables = [...live.keys()]
+        const manifests = yield* objects(tables.flatMap((t) => head.tables[t] === undefined ? [] : [head.tables[t]!]))
+        const manifestOf = (table: string) => {
+          const hash = head.tables[table]
+          return hash === undefined ? {} : manifests.get(hash)?.body ?? {}
+        }
+        // table → top bucket → leaf bucket → the logged keys in that leaf (md5 once per key).
+        const paths = new Map<string, Map<number, Map<number, Array<string>>>>()
+        for (const table of tables) {
+          const tops = new Map<number, Map<number, Array<string>>>()
+          for (const key of logged.get(table)!) {
+            const { b, b1 } = bucketsOfKey(key)
+            const leaves = tops.get(b) ?? new Map<number, Array<string>>()
+            const keys = leaves.get(b1) ?? []
+            keys.push(key)
+            leaves.set(b1, keys)
+            tops.set(b, leaves)
+          }
+          paths.set(table, tops)
+        }
+        const nodeHashes = tables.flatMap((table) =>
+          [...paths.get(table)!.keys()].flatMap((b) => manifestOf(table)[String(b)] ?? [])
+        )
+        const nodes = yield* objects(nodeHashes)
+        if ([...nodes.values()].some((node) => node.kind !== "node")) return undefined
+        const leafHashes = tables.flatMap((table) =>
+          [...paths.get(table)!].flatMap(([b, leaves]) => {
+            const nodeHash = manifestOf(table)[String(b)]
+            const body = nodeHash === undefined ? {} : nodes.get(nodeHash)?.body ?? {}
+            return [...leaves.keys()].flatMap((b1) => body[String(b1)] ?? [])
+          })
+        )
+        const leaves = yield* objects(leafHashes)
+        // 3. New leaves, nodes and manifests along those paths.
+        const toStore: Array<StoredObject> = []
+        const newTables: Record<string, string> = { ...head.tables }
+        const newRows: Record<string, number> = { ...head.rows }
+        const changes: Record<string, TableChanges> = {}
+        const dirtyKeys: Record<string, Array<string>> = {}
+        for (const table of tables) {
+          const found = live.get(table)!
+          const manifest: Record<string, string> = { ...manifestOf(table) }
+          let added = 0
+          let removed = 0
+          let changed = 0
+          const differing: Array<string> = []
+          for (const [b, leafNumbers] of paths.get(table)!) {
+            const nodeHash = manifest[String(b)]
+            const nodeBody = nodeHash === undefined ? {} : nodes.get(nodeHash)?.body ?? {}
+            const node = new Map(Object.entries(nodeBody).map(([n, h]) => [Number(n), h]))
+            for (const [b1, keys] of leafNumbers) {
+              const leafHash = node.get(b1)
+              const entries = new Map(Object.entries(leafHash === undefined ? {} : leaves.get(leafHash)?.body ?? {}))
+              for (const key of keys) {
+                const before = entries.get(key)
+                const after = found.get(key)
+                if (before === after) continue
+                differing.push(key)
+                if (before === undefined) added++
+                else if (after === undefined) removed++
+                else changed++
+                if (after === undefined) entries.delete(key)
+                else entries.set(key, after)
+              }
+              if (entries.size === 0) node.delete(b1)
+              else {
+                const hash = leafHashOf(entries)
+                node.set(b1, hash)
+                if (hash !== leafHash) toStore.push({ hash, kind: "bucket", body: Object.fromEntries(entries) })
+              }
+            }
+            if (node.size === 0) delete manifest[String(b)]
+            else {
+              const hash = nodeHashOf(node)
+              manifest[String(b)] = hash
+              if (hash !== nodeHash) {
+                toStore.push({ hash, kind: "node", body: Object.fromEntries([...node].map(([n, h]) => [String(n), h])) })
+              }
+            }
+          }
+          if (differing.length === 0) continue
+          changes[table] = { added, removed, changed }
+          dirtyKeys[table] = differing
+          newRows[table] = (head.rows[table] ?? 0) + added - removed
+          if (Object.keys(manifest).length === 0) {
+            delete newTables[table]
+            delete newRows[table]
+          } else {
+            const hash = canonicalHash(manifest)
+            newTables[table] = hash
+            toStore.push({ hash, kind: "table", body: manifest })
+          }
+        }
+        if (Object.keys(changes).length === 0) return clean
+        if (store) bytesAdded += yield* storeObjects(toStore)
+        return {
+          tables: newTables,
+          rows: newRows,
+          rootHash: rootHashOf(newTables),
+          bytesAdded: store ? bytesAdded : 0,
+          changes,
+          dirtyKeys
+        } satisfies WorkspaceTree
+      })
+
+    /** Empties a bank's dirty log (its working tree now equals HEAD), or sets it to exactly these keys. */
+    const resetLog = (bankId: string, keys: Readonly<Record<string, ReadonlyArray<string>>> = {}) =>
+      Effect.gen(function*() {
+        yield* run(`DELETE FROM repo_dirty_keys WHERE bank_id = $1`, [bankId])
+        const pairs = Object.entries(keys).flatMap(([table, list]) => list.map((k) => [table, k]))
+        if (pairs.length === 0) return
+        yield* run(
+          `INSERT INTO repo_dirty_keys (bank_id, table_name, k)
+           SELECT $1, e ->> 0, e ->> 1 FROM jsonb_array_elements($2::jsonb) e ON CONFLICT DO NOTHING`,
+          [bankId, JSON.stringify(pairs)]
+        )
+      })
+
+    /** Whether the log has anything for the bank: the clean-status read (one index probe). */
+    const hasLogged = (bankId: string) =>
+      Effect.map(run<{ x: number }>(`SELECT 1 AS x FROM repo_dirty_keys WHERE bank_id = $1 LIMIT 1`, [bankId]), (rows) => rows.length > 0)
+
+    return { build, resetLog, hasLogged }
+  })
+
+export type WorkspaceTrees = Effect.Success<ReturnType<typeof makeWorkspaceTree>>

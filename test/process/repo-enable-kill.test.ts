@@ -1,0 +1,75 @@
+/**
+ * The first enable of a bank runs in slices, each its own transaction: the service killed with SIGKILL half way
+ * through leaves either no repo or a repo part-way, and the next enable call resumes and finishes it — the repo
+ * then works: clean status, no empty commit, and the memories are the ones the bank held.
+ */
+import { assert, describe, it } from "@effect/vitest"
+import { Effect } from "effect"
+import { freePort, spawnService, waitForHealth } from "../support/ChildService.ts"
+import { freshServiceEnv } from "../support/TestServer.ts"
+
+const tierEnv = () => freshServiceEnv({ SERVICE_API_ENABLE_OBSERVATIONS: "false" })
+
+const call = (url: string, method: string, path: string, json?: unknown) =>
+  Effect.promise(async () => {
+    const response = await fetch(`${url}${path}`, {
+      method,
+      ...(json === undefined ? {} : { headers: { "content-type": "application/json" }, body: JSON.stringify(json) })
+    })
+    const text = await response.text()
+    if (!response.ok) throw new Error(`${method} ${path} -> ${response.status}: ${text}`)
+    return JSON.parse(text) as any
+  })
+
+const memoryIds = (url: string, bank: string) =>
+  Effect.map(
+    call(url, "GET", `/v1/default/banks/${bank}/memories/list?limit=1000`),
+    (page) => page.items.map((item: any) => item.id).sort().join(",")
+  )
+
+const facts = (tag: string, n: number) =>
+  Array.from({ length: n }, (_, i) => ({ content: `Batch ${tag} fact ${i}: sensor ${i} in hall ${tag} reads ${i * 7} units.` }))
+
+describe("memory repo enable", () => {
+  it.live("SIGKILL mid-enable leaves no repo or one that the next enable finishes", () =>
+    Effect.scoped(Effect.gen(function*() {
+      const env = { ...tierEnv(), SERVICE_API_PORT: String(yield* freePort) }
+      const url = `http://127.0.0.1:${env["SERVICE_API_PORT"]}`
+      const first = yield* spawnService("src/main.ts", env)
+      yield* waitForHealth(url, first)
+
+      // Time the enable of one bank, then kill the service half way through the enable of a bank like it.
+      for (const bank of ["timed", "killed"]) {
+        yield* call(url, "PUT", `/v1/default/banks/${bank}`, { name: bank })
+        yield* call(url, "POST", `/v1/default/banks/${bank}/memories`, { items: facts("a", 200) })
+      }
+      const started = performance.now()
+      yield* call(url, "POST", "/v1/default/banks/timed/repos/enable", {})
+      const took = performance.now() - started
+      const before = yield* memoryIds(url, "killed")
+      const enabling = fetch(`${url}/v1/default/banks/killed/repos/enable`, {
+        method: "POST",
+        headers: { "content-type": "application/json" },
+        body: "{}"
+      }).catch(() => undefined)
+      yield* Effect.promise(() => new Promise((resolve) => setTimeout(resolve, Math.max(5, took / 2))))
+      first.process.kill("SIGKILL")
+      yield* Effect.promise(() => first.exited)
+      yield* Effect.promise(() => enabling)
+
+      const second = yield* spawnService("src/main.ts", env)
+      yield* waitForHealth(url, second)
+      const found = yield* call(url, "GET", "/v1/default/banks/killed/repo")
+      yield* Effect.logInfo(`enable took ${Math.round(took)} ms; killed at half: ${found.repo === null ? "no repo yet" : "repo part-way or done"}`)
+      const repo = yield* call(url, "POST", "/v1/default/banks/killed/repos/enable", {})
+      assert.isString(repo.head_commit_id)
+      const status = yield* call(url, "GET", `/v1/default/repos/${repo.repo_id}/status`)
+      assert.strictEqual(status.dirty, false)
+      assert.isUndefined(status.enabling)
+      const again = yield* call(url, "POST", `/v1/default/repos/${repo.repo_id}/commit`, { message: "nothing changed" })
+      assert.strictEqual(again.created, false)
+      assert.strictEqual(yield* memoryIds(url, "killed"), before)
+      const log = yield* call(url, "GET", `/v1/default/repos/${repo.repo_id}/log`)
+      assert.strictEqual(log.total, 1)
+    })), 240_000)
+})
