@@ -31,6 +31,7 @@ import knowledgeBase from "./0029_knowledge_base.ts"
 import auditLogsAndTemplates from "./0030_audit_logs_and_templates.ts"
 import documentAndMemoryOps from "./0031_document_and_memory_ops.ts"
 import hindsightFields from "./0032_hindsight_fields.ts"
+import forgetting from "./0034_forgetting.ts"
 
 export const migrations = {
   "0001_banks_and_operations": banksAndOperations,
@@ -64,5 +65,7 @@ export const migrations = {
   "0029_knowledge_base": knowledgeBase,
   "0030_audit_logs_and_templates": auditLogsAndTemplates,
   "0031_document_and_memory_ops": documentAndMemoryOps,
-  "0032_hindsight_fields": hindsightFields
+  "0032_hindsight_fields": hindsightFields,
+  // 0033 is assigned to work merged separately; this number was given so the two do not collide.
+  "0034_forgetting": forgetting
 }
