@@ -4,5 +4,6 @@
  */
 import { Layer } from "effect"
 import { ExpiryScheduler, ExpirySweepTask } from "../src/memory/forgetting/ExpirySweep.ts"
+import { Forget } from "../src/memory/forgetting/Forget.ts"
 
-export const ForgettingLive = Layer.mergeAll(ExpirySweepTask, ExpiryScheduler)
+export const ForgettingLive = Layer.mergeAll(ExpirySweepTask, ExpiryScheduler, Forget.layer)

@@ -423,7 +423,10 @@ export class MemoryRecords {
   entityObservations(names: ReadonlyArray<string>, limit: number, now = Number.NEGATIVE_INFINITY) {
     const wanted = new Set(names)
     const picked: Array<{ id: string; canonicalName: string }> = []
-    for (const [id, name] of this.entityNames) if (wanted.has(name)) picked.push({ id, canonicalName: name })
+    // An entity no live memory names is gone from the tables too (deletes prune it): it is not found here either.
+    for (const [id, name] of this.entityNames) {
+      if (wanted.has(name) && (this.mentionsOf.get(id)?.size ?? 0) > 0) picked.push({ id, canonicalName: name })
+    }
     const observations: Array<{ entityId: string; slot: number; at: number }> = []
     for (const entity of picked) {
       for (const slot of this.mentionsOf.get(entity.id) ?? []) {
@@ -497,8 +500,12 @@ export class MemoryRecords {
     }
   }
 
+  /**
+   * The names of the entities live memories name: what a `.brain` file keeps. An entity no memory names any longer
+   * (deleted, forgotten) is not written out, so its name does not outlive it in the file.
+   */
   entityNameList(): ReadonlyArray<readonly [string, string]> {
-    return [...this.entityNames]
+    return [...this.entityNames].filter(([id]) => (this.mentionsOf.get(id)?.size ?? 0) > 0)
   }
 
   chunkList(): ReadonlyArray<readonly [string, ChunkText]> {
