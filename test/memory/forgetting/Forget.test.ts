@@ -63,7 +63,7 @@ const stored = Effect.gen(function*() {
   return texts.join("\n")
 })
 
-layer(testApp({ enableObservations: true }), { excludeTestServices: true, timeout: "3 minutes" })("forget", (it) => {
+layer(testApp({ enableObservations: true, mcpToolFamilies: ["forgetting"] }), { excludeTestServices: true, timeout: "3 minutes" })("forget", (it) => {
   it.effect("forgetting an entity reaches everything derived; a dry run first reports exactly that and changes nothing", () =>
     Effect.gen(function*() {
       yield* ok("PUT", base, { dream: { enabled: true } })
@@ -150,5 +150,18 @@ layer(testApp({ enableObservations: true }), { excludeTestServices: true, timeou
       for (const gone of ["boiler", "roof", "lift"]) assert.notInclude(left, gone)
       assert.include(left, "garden hose")
       assert.strictEqual((yield* call("GET", `${other}/documents/maintenance`)).status, 404)
+
+      // The MCP tool answers the same report: a dry run that keeps the memory, then the forget.
+      const server = yield* TestServer
+      const mcp = yield* connectMcp(`${server.url}/mcp/`, { "x-bank-id": "forget-selectors" })
+      const remaining = (yield* ok("GET", `${other}/memories/list?limit=100`)).body
+      const hose = remaining.items[0].id
+      const dry = yield* mcp.ok("forget", { memory_ids: [hose], dry_run: true })
+      assert.deepStrictEqual([dry.dry_run, dry.memory_ids], [true, [hose]])
+      assert.strictEqual((yield* ok("GET", `${other}/memories/list?limit=100`)).body.total, remaining.total)
+      assert.include(yield* mcp.fails("forget", {}), "entity, memory_ids, document_id or tag")
+      const forgotten = yield* mcp.ok("forget", { memory_ids: [hose] })
+      assert.strictEqual(forgotten.removed.memories, 1)
+      assert.strictEqual((yield* ok("GET", `${other}/memories/list?limit=100`)).body.total, remaining.total - 1)
     }))
 })
