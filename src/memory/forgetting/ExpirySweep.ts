@@ -27,6 +27,11 @@ export const sweepSlice = 200
 
 /** Long sleeps are cut into hours, so a clock change cannot leave expired memories in storage for long. */
 const longestSleepMillis = 3_600_000
+/**
+ * On a cluster the scheduler runs on one runner, and a write on another node wakes that node's channel, not this
+ * one: it looks again at least this often. Reads hide an expired memory whatever the sweep's delay.
+ */
+const clusterResyncMillis = 60_000
 
 export const ExpirySweepTask = TaskRegistry.handler(expirySweepTask, Effect.gen(function*() {
   const sql = yield* SqlClient.SqlClient
@@ -111,8 +116,8 @@ export const ExpiryScheduler = Layer.effectDiscard(Effect.gen(function*() {
       const now = new Date(yield* Clock.currentTimeMillis)
       yield* queueDue(now)
       const next = yield* nextExpiry(now)
-      const wait = next === null ? null : Math.min(Math.max(next.getTime() - now.getTime(), 0) + 5, longestSleepMillis)
-      yield* wakeups.next(wait)
+      const due = next === null ? null : Math.min(Math.max(next.getTime() - now.getTime(), 0) + 5, longestSleepMillis)
+      yield* wakeups.next(node.role === "off" ? due : Math.min(due ?? clusterResyncMillis, clusterResyncMillis))
     }
   })
 
