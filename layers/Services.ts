@@ -52,6 +52,8 @@ import { AccessTelemetry } from "../src/activity/AccessTelemetry.ts"
 import { ActivityModels } from "../src/activity/ActivityModels.ts"
 import { SubRoutine } from "../src/activity/SubRoutine.ts"
 import { DreamWakeups } from "../src/dreams/DreamWakeups.ts"
+import { ExpiryWakeups } from "../src/memory/forgetting/ExpiryWakeups.ts"
+import { ForgettingLive } from "./ForgettingLive.ts"
 import { DreamsLive } from "./DreamsLive.ts"
 import { BrainLive } from "./BrainLive.ts"
 import { CodebasesLive } from "./CodebasesLive.ts"
@@ -73,6 +75,7 @@ const Stores = Layer.mergeAll(
   BankBrains.layer,
   BankEvents.layer,
   DreamWakeups.layer,
+  ExpiryWakeups.layer,
   AccessTelemetry.layer,
   DatabaseHealth.layer,
   AuditLogs.layer
@@ -128,6 +131,8 @@ export const ServicesWith = <E, R>(models: Layer.Layer<Embeddings | Llm, E, R>) 
   WorkerStartup.pipe(
     // Memory repos copy every bank-owned table and drop the bank brains after a restore.
     Layer.provideMerge(MemoryRepos.layer),
+    // Forgetting reaches every derived store (dreams, mental models, trajectories), so it sits above them all.
+    Layer.provideMerge(ForgettingLive),
     // Dreams read through recall, graph intelligence and anomalies and promote into retain and mental models.
     Layer.provideMerge(DreamsLive),
     // The brain runtime writes mental models into its files and learns into memories, so it sits above both.

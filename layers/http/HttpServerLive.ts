@@ -34,6 +34,7 @@ import { ReposHandlers } from "../../src/http/handlers/ReposHandlers.ts"
 import { KnowledgeBaseHandlers } from "../../src/http/handlers/KnowledgeBaseHandlers.ts"
 import { DocumentOpsHandlers } from "../../src/http/handlers/DocumentOpsHandlers.ts"
 import { MemoryOpsHandlers } from "../../src/http/handlers/MemoryOpsHandlers.ts"
+import { ForgetHandlers } from "../../src/http/handlers/ForgetHandlers.ts"
 import { BankTemplatesHandlers } from "../../src/http/handlers/BankTemplatesHandlers.ts"
 import { BankSetupHandlers } from "../../src/http/handlers/BankSetupHandlers.ts"
 import { AuditLogsHandlers } from "../../src/http/handlers/AuditLogsHandlers.ts"
@@ -76,6 +77,7 @@ const ApiRoutes = HttpApiBuilder.layer(EngramApi, { openapiPath: "/openapi.json"
     KnowledgeBaseHandlers,
     DocumentOpsHandlers,
     MemoryOpsHandlers,
+    ForgetHandlers,
     BankTemplatesHandlers,
     BankSetupHandlers,
     AuditLogsHandlers

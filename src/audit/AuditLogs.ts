@@ -11,7 +11,8 @@ import type { AuditStatsPeriod } from "../domain/AuditLog.ts"
 export interface NewAuditEntry {
   readonly bankId: string
   readonly action: string
-  readonly transport: "http" | "mcp"
+  /** `system`: work the service did by itself (the expiry sweep), with `actor` `system`. */
+  readonly transport: "http" | "mcp" | "system"
   readonly method: string
   readonly route: string
   readonly status: number

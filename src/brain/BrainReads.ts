@@ -32,6 +32,7 @@ interface MemoryRow {
   readonly sourceFactIds: ReadonlyArray<string> | null
   readonly confidence: number | null
   readonly supersededBy: string | null
+  readonly expiresAt: Date | null
   readonly lexemes: ReadonlyArray<string>
   readonly embedding: Float32Array | null
 }
@@ -109,6 +110,7 @@ const readMemory = (row: MemoryRow): ReadMemory => ({
     sourceFactIds: row.sourceFactIds,
     confidence: row.confidence,
     supersededBy: row.supersededBy,
+    expiresAt: millis(row.expiresAt),
     entityIds: [],
     embedding: row.embedding
   }
@@ -137,7 +139,7 @@ export const makeBrainReads = (sql: SqlClient.SqlClient, options: BrainReadsOpti
   const memoryRows = (where: Fragment) =>
     sql<MemoryRow>`
       SELECT id, seq::float8 AS seq, text, fact_type, context, occurred_start, occurred_end, mentioned_at, created_at,
-        document_id, chunk_id, metadata, tags, source_fact_ids, confidence, superseded_by,
+        document_id, chunk_id, metadata, tags, source_fact_ids, confidence, superseded_by, expires_at,
         tsvector_to_array(search_text) AS lexemes, ${embedding}
       FROM memory_units WHERE ${where} ORDER BY seq`
 

@@ -4,6 +4,7 @@ import { banksCommand } from "./commands/Banks.ts"
 import { brainCommand } from "./commands/Brain.ts"
 import { codebaseCommand } from "./commands/Codebase.ts"
 import { datasetCommand } from "./commands/Dataset.ts"
+import { forgetCommand } from "./commands/Forget.ts"
 import { operationsCommand } from "./commands/Operations.ts"
 import { recallCommand, reflectCommand } from "./commands/Recall.ts"
 import { retainCommand } from "./commands/Retain.ts"
@@ -25,7 +26,8 @@ export const engramCommand = Command.make("engram").pipe(
     operationsCommand,
     brainCommand,
     codebaseCommand,
-    datasetCommand
+    datasetCommand,
+    forgetCommand
   ]),
   Command.withGlobalFlags(globalSettings)
 )

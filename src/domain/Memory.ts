@@ -11,6 +11,19 @@ export type FactType = typeof FactType.Type
 const firstStorableTime = Date.parse("0001-01-01T00:00:00Z")
 
 /** ISO 8601 date-time (a date alone is accepted as midnight UTC), or the literal `unset` for timeless content. */
+/**
+ * When a memory expires: an ISO 8601 date-time (a date alone is midnight UTC). From that moment no read returns the
+ * memory (recall, reflect, list, get), and the expiry sweep deletes it with what was derived from it.
+ */
+export const ExpiresAt = Schema.String.check(
+  Schema.makeFilter((value: string) =>
+    /^\d{4}-\d{2}-\d{2}([T ]\d{2}:\d{2}(:\d{2}(\.\d+)?)?(Z|[+-]\d{2}:?\d{2})?)?$/.test(value) &&
+      Number.isFinite(Date.parse(value)) && Date.parse(value) >= firstStorableTime
+      ? undefined
+      : "expected an ISO 8601 date-time (e.g. 2030-05-07T14:30:00Z)"
+  )
+).annotate({ description: "ISO 8601 date-time at which the memory is forgotten; absent or null: never" })
+
 export const ItemTimestamp = Schema.String.check(
   Schema.makeFilter((value: string) =>
     value === "unset" || (/^\d{4}-\d{2}-\d{2}([T ][\d:.]+(Z|[+-]\d{2}:?\d{2})?)?$/.test(value) &&
@@ -60,7 +73,8 @@ export const MemoryItem = Schema.Struct({
   entities: Schema.optionalKey(Schema.NullOr(Schema.Array(EntityInput))),
   tags: Schema.optionalKey(Schema.NullOr(Schema.Array(Schema.String))),
   observation_scopes: Schema.optionalKey(Schema.NullOr(ObservationScopes)),
-  update_mode: Schema.optionalKey(Schema.NullOr(UpdateMode))
+  update_mode: Schema.optionalKey(Schema.NullOr(UpdateMode)),
+  expires_at: Schema.optionalKey(Schema.NullOr(ExpiresAt))
 }).annotate({ identifier: "MemoryItem" })
 export type MemoryItem = typeof MemoryItem.Type
 
@@ -114,6 +128,9 @@ export const MemoryUnitView = Schema.Struct({
   created_at: Nullable,
   superseded_by: Schema.optionalKey(Nullable.annotate({
     description: "The newer memory that replaced this one: a contradiction corrected at retain (history is kept)"
+  })),
+  expires_at: Schema.optionalKey(Schema.String.annotate({
+    description: "When the memory is forgotten (present only on memories that expire)"
   }))
 }).annotate({ identifier: "MemoryUnit" })
 export type MemoryUnitView = typeof MemoryUnitView.Type

@@ -5,7 +5,7 @@
  */
 import { Schema } from "effect"
 import { ExtractionMode } from "./Bank.ts"
-import { ItemTimestamp, MemoryUnitView } from "./Memory.ts"
+import { ExpiresAt, ItemTimestamp, MemoryUnitView } from "./Memory.ts"
 
 const firstStorableTime = Date.parse("0001-01-01T00:00:00Z")
 
@@ -40,7 +40,9 @@ export const UpdateMemoryRequest = Schema.Struct({
   state: Schema.optionalKey(Schema.NullOr(MemoryState)),
   reason: Schema.optionalKey(Schema.NullOr(Schema.String.check(
     Schema.isMaxLength(2000, { message: "reason must be at most 2000 characters" })
-  )))
+  ))),
+  /** "" clears the expiry; a time must be in the future (checked against the clock by the curation service). */
+  expires_at: Schema.optionalKey(Schema.NullOr(Schema.Union([Schema.Literal(""), ExpiresAt])))
 }).annotate({ identifier: "UpdateMemoryRequest" })
 export type UpdateMemoryRequest = typeof UpdateMemoryRequest.Type
 

@@ -4,7 +4,7 @@
  * multi-bank catalog (all 42) and the single-bank catalog (39, without list_banks, create_bank and get_bank_stats).
  * Built once with the application; requests only look tools up. SERVICE_API_CODEBASE_MCP_TOOLS=true adds the
  * codebase tools, SERVICE_API_MCP_TOOL_FAMILIES the feature families it names (dreams, repos, datasets, graph,
- * anomalies, entities, brain) — to both catalogs.
+ * anomalies, entities, brain, forgetting) — to both catalogs.
  */
 import { Context, Effect, Layer } from "effect"
 import { EngramConfig } from "../config/EngramConfig.ts"
@@ -26,6 +26,7 @@ import { mentalModelTools } from "./tools/MentalModelTools.ts"
 import { templateTools } from "./tools/TemplateTools.ts"
 import { auditedTools } from "./AuditedTools.ts"
 import { repoTools } from "./tools/RepoTools.ts"
+import { forgetTools } from "./tools/ForgetTools.ts"
 
 const families = {
   dreams: dreamTools,
@@ -34,7 +35,8 @@ const families = {
   graph: graphTools,
   anomalies: anomalyTools,
   entities: entityTools,
-  brain: brainTools
+  brain: brainTools,
+  forgetting: forgetTools
 } as const
 
 /** The services any family's tools are built over. */

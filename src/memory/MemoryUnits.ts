@@ -2,7 +2,7 @@
  * Reading and deleting memory units: the list with type and text filters, one unit with its entities and
  * tags, clearing by type (the bank and its profile stay), and the chunk a unit came from.
  */
-import { Context, Effect, Layer, Option } from "effect"
+import { Clock, Context, Effect, Layer, Option } from "effect"
 import { SqlClient, type Statement } from "effect/sql"
 import { BankLocks } from "../bank/BankLocks.ts"
 import { Banks } from "../bank/Banks.ts"
@@ -13,6 +13,7 @@ import { GraphRecall } from "./recall/GraphRecall.ts"
 import { deleteUnitsAndRecount, recountMentions } from "./retain/EntityMentions.ts"
 import { entityNamesOfPicked } from "./UnitEntityNames.ts"
 import { isoOrNull as iso } from "../domain/IsoTime.ts"
+import { liveAt } from "./forgetting/Expiry.ts"
 
 export interface UnitRow {
   readonly id: string
@@ -32,6 +33,8 @@ export interface UnitRow {
   readonly entityNames: ReadonlyArray<string> | null
   /** The newer fact that replaced this one (a contradiction corrected at retain); absent where not selected. */
   readonly supersededBy?: string | null
+  /** When the memory is forgotten; absent where not selected. */
+  readonly expiresAt?: Date | null
 }
 
 
@@ -52,7 +55,8 @@ export const toUnitView = (row: UnitRow): MemoryUnitView => ({
   source_fact_ids: row.sourceFactIds,
   confidence: row.confidence,
   created_at: iso(row.createdAt),
-  superseded_by: row.supersededBy ?? null
+  superseded_by: row.supersededBy ?? null,
+  ...(row.expiresAt == null ? {} : { expires_at: row.expiresAt.toISOString() })
 })
 
 export class MemoryUnits extends Context.Service<MemoryUnits, {
@@ -91,7 +95,8 @@ export class MemoryUnits extends Context.Service<MemoryUnits, {
       const consolidation = yield* makeConsolidationRequests
 
       const unitColumns = ["id", "text", "fact_type", "context", "occurred_start", "occurred_end", "mentioned_at",
-        "document_id", "chunk_id", "metadata", "tags", "source_fact_ids", "confidence", "created_at", "superseded_by"]
+        "document_id", "chunk_id", "metadata", "tags", "source_fact_ids", "confidence", "created_at", "superseded_by",
+        "expires_at"]
       const columns = sql.literal(unitColumns.map((column) => `u.${column}`).join(", "))
       const pickedColumns = sql.literal(unitColumns.map((column) => `p.${column}`).join(", "))
       // The units first (in a CTE named `picked`), then the entity names of all of them in one aggregate: a
@@ -108,8 +113,10 @@ export class MemoryUnits extends Context.Service<MemoryUnits, {
         readonly offset: number
       }) {
         yield* banks.get(bankId)
+        const now = new Date(yield* Clock.currentTimeMillis)
         const where = sql.and([
           sql`u.bank_id = ${bankId}`,
+          liveAt(sql, "u", now),
           ...(filter.type ? [sql`u.fact_type = ${filter.type}`] : []),
           ...(filter.q ? [sql`u.text ILIKE ${`%${filter.q.replace(/[\\%_]/g, "\\$&")}%`}`] : [])
         ])
@@ -125,8 +132,9 @@ export class MemoryUnits extends Context.Service<MemoryUnits, {
       })
 
       const get = Effect.fn("MemoryUnits.get")(function*(bankId: string, id: string) {
+        const now = new Date(yield* Clock.currentTimeMillis)
         const rows = yield* withEntityNames(
-          sql`SELECT ${columns} FROM memory_units u WHERE u.bank_id = ${bankId} AND u.id = ${id}`,
+          sql`SELECT ${columns} FROM memory_units u WHERE u.bank_id = ${bankId} AND u.id = ${id} AND ${liveAt(sql, "u", now)}`,
           sql``
         ).pipe(Effect.orDie)
         const row = rows[0]
@@ -184,15 +192,17 @@ export class MemoryUnits extends Context.Service<MemoryUnits, {
         })
       })
 
-      // Recall loads every candidate through here.
+      // Recall loads every candidate through here; an expired memory never comes back, whatever the caller asked.
       const byIds = (bankId: string, ids: ReadonlyArray<string>, where?: ReturnType<typeof sql.and>) =>
         ids.length === 0
           ? Effect.succeed([] as ReadonlyArray<UnitRow>)
-          : withEntityNames(
-            sql`SELECT ${columns} FROM memory_units u
-              WHERE ${sql.and([sql`u.bank_id = ${bankId}`, sql`u.id IN ${sql.in(ids)}`, ...(where ? [where] : [])])}`,
-            sql``
-          ).pipe(Effect.orDie)
+          : Effect.flatMap(Clock.currentTimeMillis, (now) =>
+            withEntityNames(
+              sql`SELECT ${columns} FROM memory_units u
+                WHERE ${sql.and([sql`u.bank_id = ${bankId}`, sql`u.id IN ${sql.in(ids)}`, liveAt(sql, "u", new Date(now)),
+                  ...(where ? [where] : [])])}`,
+              sql``
+            )).pipe(Effect.orDie)
 
       return MemoryUnits.of({ list, get, byIds, clear, remove, chunk })
     })

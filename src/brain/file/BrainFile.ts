@@ -159,6 +159,7 @@ export function* writingBrainFile(
     sections.typed("records.seqs", records.seqs)
       .typed("records.times", records.times)
       .typed("records.confidence", records.confidence)
+      .typed("records.expires_at", records.expiresAt)
       .typed("records.vectors", records.vectors)
       .typed("records.vector_present", records.vectorPresent)
   }
@@ -319,6 +320,8 @@ export function* readingBrainFile(opened: OpenedBrainFile): Sliced<BrainFileCont
         seqs: s.f64("records.seqs"),
         times: s.f64("records.times"),
         confidence: s.f64("records.confidence"),
+        // Absent from files written before memories could expire: none of theirs does.
+        expiresAt: s.has("records.expires_at") ? s.f64("records.expires_at") : new Float64Array(0),
         vectors: s.f32("records.vectors"),
         vectorPresent: s.u8("records.vector_present")
       }

@@ -24,6 +24,8 @@ export interface SearchOptions {
   readonly depth: number
   /** The request's tag scope (see `tagMatcher`); absent, every memory's tags qualify. */
   readonly tags?: ((tags: ReadonlyArray<string>) => boolean) | undefined
+  /** Memories to skip: those expired but not yet swept (`MemoryRecords.expiredAt`). */
+  readonly excluded?: ReadonlySet<string> | undefined
 }
 
 export interface QueryTerm {
@@ -349,6 +351,8 @@ export class KeywordIndex {
       if (code >= 0) allowedTypes |= 1 << code
     }
     const verdicts = this.tagVerdicts(options.tags)
+    const { excluded } = options
+    const ids = this.ids
     let touchedCount = 0
     const seen = new Set<string>()
     for (const term of terms) {
@@ -364,6 +368,7 @@ export class KeywordIndex {
         const position = positions[i]!
         if ((allowedTypes & (1 << typeCodes[position]!)) === 0) continue
         if (verdicts !== undefined && verdicts[tagSetOf[position]!] === 0) continue
+        if (excluded !== undefined && excluded.has(ids[position]!)) continue
         if (scores[position] === 0) touched[touchedCount++] = position
         scores[position]! += weight / (1 + k1 * (1 - b + b * lengths[position]! / averageLength))
       }

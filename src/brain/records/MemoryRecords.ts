@@ -34,6 +34,8 @@ export interface MemoryRecord {
   readonly sourceFactIds: ReadonlyArray<string> | null
   readonly confidence: number | null
   readonly supersededBy: string | null
+  /** When the memory is forgotten; null: never. */
+  readonly expiresAt: number | null
 }
 
 /** A memory as read from SQL: its record, the entities it names and its embedding (when of the current model). */
@@ -47,10 +49,12 @@ export interface ChunkText {
   readonly text: string
 }
 
-/** Which memories a request may see: its fact types and, when it has one, its tag scope. */
+/** Which memories a request may see: its fact types, when it has one its tag scope, and the instant it reads at. */
 export interface RecordScope {
   readonly types: ReadonlyArray<string>
   readonly tags?: ((tags: ReadonlyArray<string>) => boolean) | undefined
+  /** Epoch ms: memories expired by then are out of scope (`forgetting/Expiry.ts`). Absent: expiry is not tested. */
+  readonly now?: number | undefined
 }
 
 /** The type code of a tombstone: no scope allows it. */
@@ -81,6 +85,9 @@ export class MemoryRecords {
   private startsAt = new Float64Array(16)
   private endsAt = new Float64Array(16)
   private seqs = new Float64Array(16)
+  /** Each slot's expiry (epoch ms), NaN when it never expires; `expiring` counts the live slots that do. */
+  private expiresAt = new Float64Array(16)
+  private expiring = 0
   private removedCount = 0
   private textBytes = 0
   readonly vectors: VectorStore
@@ -166,6 +173,8 @@ export class MemoryRecords {
     this.startsAt[slot] = start ?? Number.NaN
     this.endsAt[slot] = end ?? Number.NaN
     this.seqs[slot] = record.seq
+    this.expiresAt[slot] = record.expiresAt ?? Number.NaN
+    if (record.expiresAt !== null) this.expiring++
     this.maxSeq = Math.max(this.maxSeq, record.seq)
     this.vectors.set(slot, embedding)
     if (this.vectors.has(slot)) this.countVector(slot, 1)
@@ -186,6 +195,22 @@ export class MemoryRecords {
     this.typeCodes[slot] = removedCode
     this.removedCount++
     return true
+  }
+
+  /** Whether the memory is held and not expired at `now` (epoch ms). */
+  liveAt(id: string, now: number): boolean {
+    const slot = this.slotOf.get(id)
+    return slot !== undefined && !(this.expiresAt[slot]! <= now)
+  }
+
+  /** The held memories expired at `now` (epoch ms): what a search must skip until the sweep deletes them. */
+  expiredAt(now: number): ReadonlySet<string> | undefined {
+    if (this.expiring === 0) return undefined
+    const expired = new Set<string>()
+    for (let slot = 0; slot < this.records.length; slot++) {
+      if (this.expiresAt[slot]! <= now) expired.add(this.records[slot]!.id)
+    }
+    return expired.size === 0 ? undefined : expired
   }
 
   /** Adds entities named by memories already held (a build reads the mentions after the memories). */
@@ -247,7 +272,8 @@ export class MemoryRecords {
       confidence: record.confidence,
       createdAt: dateOrNull(record.createdAt),
       entityNames: names,
-      supersededBy: record.supersededBy
+      supersededBy: record.supersededBy,
+      expiresAt: dateOrNull(record.expiresAt)
     }
   }
 
@@ -264,11 +290,17 @@ export class MemoryRecords {
       const code = this.typeNames.indexOf(type)
       if (code >= 0) allowed |= 1 << code
     }
-    const { typeCodes, tagSetOf } = this
-    if (scope.tags === undefined) return (slot) => (allowed & (1 << typeCodes[slot]!)) !== 0
-    const verdicts = new Uint8Array(this.tagSets.length)
-    for (let number = 0; number < this.tagSets.length; number++) verdicts[number] = scope.tags(this.tagSets[number]!) ? 1 : 0
-    return (slot) => (allowed & (1 << typeCodes[slot]!)) !== 0 && verdicts[tagSetOf[slot]!] === 1
+    const { typeCodes, tagSetOf, expiresAt } = this
+    const scoped = ((): (slot: number) => boolean => {
+      if (scope.tags === undefined) return (slot) => (allowed & (1 << typeCodes[slot]!)) !== 0
+      const verdicts = new Uint8Array(this.tagSets.length)
+      for (let number = 0; number < this.tagSets.length; number++) verdicts[number] = scope.tags(this.tagSets[number]!) ? 1 : 0
+      return (slot) => (allowed & (1 << typeCodes[slot]!)) !== 0 && verdicts[tagSetOf[slot]!] === 1
+    })()
+    // Only a bank holding expiring memories pays for the test; NaN (never expires) fails `<=`.
+    const now = scope.now
+    if (now === undefined || this.expiring === 0) return scoped
+    return (slot) => scoped(slot) && !(expiresAt[slot]! <= now)
   }
 
   /**
@@ -388,15 +420,18 @@ export class MemoryRecords {
    * What `include.entities` reads: for the named entities (by name), their ids, and the bank's latest observations
    * that name any of them (by `coalesce(mentioned_at, created_at)`, newest first, at most `limit` in all).
    */
-  entityObservations(names: ReadonlyArray<string>, limit: number) {
+  entityObservations(names: ReadonlyArray<string>, limit: number, now = Number.NEGATIVE_INFINITY) {
     const wanted = new Set(names)
     const picked: Array<{ id: string; canonicalName: string }> = []
-    for (const [id, name] of this.entityNames) if (wanted.has(name)) picked.push({ id, canonicalName: name })
+    // An entity no live memory names is gone from the tables too (deletes prune it): it is not found here either.
+    for (const [id, name] of this.entityNames) {
+      if (wanted.has(name) && (this.mentionsOf.get(id)?.size ?? 0) > 0) picked.push({ id, canonicalName: name })
+    }
     const observations: Array<{ entityId: string; slot: number; at: number }> = []
     for (const entity of picked) {
       for (const slot of this.mentionsOf.get(entity.id) ?? []) {
         const record = this.records[slot]!
-        if (record.factType !== "observation") continue
+        if (record.factType !== "observation" || this.expiresAt[slot]! <= now) continue
         observations.push({ entityId: entity.id, slot, at: record.mentionedAt ?? record.createdAt ?? Number.NEGATIVE_INFINITY })
       }
     }
@@ -415,14 +450,14 @@ export class MemoryRecords {
    * The facts (world, experience) that name any of the entities (by name), the most recent first — by when they
    * happened, else when they were said — at most `limit`: a state's history, for questions about a state.
    */
-  factsNaming(names: ReadonlyArray<string>, limit: number): Array<UnitRow> {
+  factsNaming(names: ReadonlyArray<string>, limit: number, now = Number.NEGATIVE_INFINITY): Array<UnitRow> {
     const wanted = new Set(names)
     const slots = new Set<number>()
     for (const [id, name] of this.entityNames) {
       if (!wanted.has(name)) continue
       for (const slot of this.mentionsOf.get(id) ?? []) {
         const type = this.records[slot]?.factType
-        if (type === "world" || type === "experience") slots.add(slot)
+        if ((type === "world" || type === "experience") && !(this.expiresAt[slot]! <= now)) slots.add(slot)
       }
     }
     const at = (slot: number) => this.records[slot]!.occurredStart ?? this.records[slot]!.mentionedAt ?? Number.NEGATIVE_INFINITY
@@ -465,8 +500,12 @@ export class MemoryRecords {
     }
   }
 
+  /**
+   * The names of the entities live memories name: what a `.brain` file keeps. An entity no memory names any longer
+   * (deleted, forgotten) is not written out, so its name does not outlive it in the file.
+   */
   entityNameList(): ReadonlyArray<readonly [string, string]> {
-    return [...this.entityNames]
+    return [...this.entityNames].filter(([id]) => (this.mentionsOf.get(id)?.size ?? 0) > 0)
   }
 
   chunkList(): ReadonlyArray<readonly [string, ChunkText]> {
@@ -476,7 +515,7 @@ export class MemoryRecords {
   /** Approximate bytes held, for metrics and the brain's size limit. */
   get byteSize(): number {
     const perSlot = this.typeCodes.byteLength + this.tagSetOf.byteLength + this.startsAt.byteLength +
-      this.endsAt.byteLength + this.seqs.byteLength
+      this.endsAt.byteLength + this.seqs.byteLength + this.expiresAt.byteLength
     // A record object with its id and fields, a map entry, and an entity list: about 260 bytes before texts.
     return perSlot + this.records.length * 260 + this.textBytes + this.chunkBytes + this.vectors.byteSize +
       this.entityNames.size * 120 + (this.ann?.byteSize ?? 0)
@@ -496,6 +535,8 @@ export class MemoryRecords {
     const record = this.records[slot]
     if (record === undefined) return
     this.textBytes -= 2 * record.text.length + 2 * (record.context?.length ?? 0)
+    if (record.expiresAt !== null) this.expiring--
+    this.expiresAt[slot] = Number.NaN
     if (this.vectors.has(slot)) this.countVector(slot, -1)
     this.vectors.clear(slot)
     this.ann?.remove(record.id)
@@ -516,6 +557,7 @@ export class MemoryRecords {
     this.startsAt = grown(this.startsAt, capacity, (n) => new Float64Array(n))
     this.endsAt = grown(this.endsAt, capacity, (n) => new Float64Array(n))
     this.seqs = grown(this.seqs, capacity, (n) => new Float64Array(n))
+    this.expiresAt = grown(this.expiresAt, capacity, (n) => new Float64Array(n))
   }
 
   private typeCode(factType: string): number {

@@ -33,6 +33,8 @@ export interface RecordParts {
   readonly times: Float64Array
   /** NaN for null. */
   readonly confidence: Float64Array
+  /** Per memory its expiry (epoch ms; NaN for none); empty in a file written before memories could expire. */
+  readonly expiresAt: Float64Array
   readonly vectors: Float32Array
   readonly vectorPresent: Uint8Array
 }
@@ -55,6 +57,7 @@ export function* recordsToPartsSliced(records: MemoryRecords): Sliced<RecordPart
   const seqs = new Float64Array(n)
   const times = new Float64Array(4 * n)
   const confidence = new Float64Array(n)
+  const expiresAt = new Float64Array(n)
   const vectors = new Float32Array(n * dimensions)
   const vectorPresent = new Uint8Array(n)
   for (let i = 0; i < n; i++) {
@@ -63,6 +66,7 @@ export function* recordsToPartsSliced(records: MemoryRecords): Sliced<RecordPart
     seqs[i] = input.seq
     times.set([orNaN(input.occurredStart), orNaN(input.occurredEnd), orNaN(input.mentionedAt), orNaN(input.createdAt)], 4 * i)
     confidence[i] = orNaN(input.confidence)
+    expiresAt[i] = orNaN(input.expiresAt)
     if (input.embedding !== null && input.embedding.length === dimensions) {
       vectors.set(input.embedding, i * dimensions)
       vectorPresent[i] = 1
@@ -89,6 +93,7 @@ export function* recordsToPartsSliced(records: MemoryRecords): Sliced<RecordPart
     seqs,
     times,
     confidence,
+    expiresAt,
     vectors,
     vectorPresent
   }
@@ -142,6 +147,7 @@ export function* recordsFromPartsSliced(parts: RecordParts): Sliced<MemoryRecord
   const n = columns.ids.length
   if (
     parts.seqs.length !== n || parts.times.length !== 4 * n || parts.confidence.length !== n ||
+    (parts.expiresAt.length !== n && parts.expiresAt.length !== 0) ||
     parts.vectorPresent.length !== n || parts.vectors.length !== n * dimensions
   ) throw new RangeError("records: the numeric parts do not have one entry per memory")
   const records = new MemoryRecords(dimensions)
@@ -171,6 +177,7 @@ export function* recordsFromPartsSliced(parts: RecordParts): Sliced<MemoryRecord
       sourceFactIds: columns.sourceFactIds[i]!,
       confidence: orNull(parts.confidence[i]!),
       supersededBy: columns.supersededBy[i]!,
+      expiresAt: parts.expiresAt.length === 0 ? null : orNull(parts.expiresAt[i]!),
       entityIds: columns.entityIds[i]!,
       embedding: parts.vectorPresent[i] === 1 ? parts.vectors.subarray(i * dimensions, (i + 1) * dimensions) : null
     })

@@ -5,6 +5,7 @@ import { ConsolidationApi } from "./ConsolidationApi.ts"
 import { DocumentsApi, EntitiesApi, TagsApi } from "./DocumentsApi.ts"
 import { DocumentOpsApi } from "./DocumentOpsApi.ts"
 import { MemoryOpsApi } from "./MemoryOpsApi.ts"
+import { ForgetApi } from "./ForgetApi.ts"
 import { MemoriesApi } from "./MemoriesApi.ts"
 import { ApiKeyAuth, RequestValidation } from "./Middleware.ts"
 import { MonitoringApi } from "./MonitoringApi.ts"
@@ -56,6 +57,7 @@ export class EngramApi extends HttpApi.make("engram")
   .add(KnowledgeBaseApi)
   .add(DocumentOpsApi)
   .add(MemoryOpsApi)
+  .add(ForgetApi)
   .add(BankTemplatesApi)
   .add(BankSetupApi)
   .add(AuditLogsApi)

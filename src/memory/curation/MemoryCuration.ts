@@ -4,7 +4,7 @@
  * curated; observations are derived and rebuild from their facts. Every write goes through the ordinary paths —
  * the change log trigger tells each bank brain, observations resting on the fact are released and requeued.
  */
-import { Context, Effect, Layer } from "effect"
+import { Clock, Context, Effect, Layer } from "effect"
 import { SqlClient } from "effect/sql"
 import { BankLocks } from "../../bank/BankLocks.ts"
 import { Banks } from "../../bank/Banks.ts"
@@ -22,6 +22,8 @@ import { cjkTerms } from "../recall/SearchTerms.ts"
 import { contentHash } from "../retain/ContentHash.ts"
 import { linkNew } from "../retain/MemoryLinks.ts"
 import { setEntitiesExactly } from "./ExactEntities.ts"
+import { liveAt } from "../forgetting/Expiry.ts"
+import { ExpiryWakeups } from "../forgetting/ExpiryWakeups.ts"
 import { type ArchivedRow, findArchived, moveToArchive, restoreFromArchive } from "./MemoryArchive.ts"
 
 const editFields = ["text", "context", "occurred_start", "occurred_end", "fact_type", "entities"] as const
@@ -75,6 +77,7 @@ export class MemoryCuration extends Context.Service<MemoryCuration, {
       const graph = yield* GraphRecall
       const config = yield* EngramConfig
       const consolidation = yield* makeConsolidationRequests
+      const expiries = yield* ExpiryWakeups
       const inTransaction = <A, E, R>(bankId: string, effect: Effect.Effect<A, E, R>) =>
         locks.withWriteLock(bankId)(effect.pipe(sql.withTransaction, Effect.provideService(SqlClient.SqlClient, sql)))
 
@@ -118,6 +121,10 @@ export class MemoryCuration extends Context.Service<MemoryCuration, {
           yield* sql`UPDATE memory_units SET occurred_end = ${at(request.occurred_end)}::timestamptz, updated_at = now()
             WHERE bank_id = ${bankId} AND id = ${memoryId}`
         }
+        if (given(request.expires_at)) {
+          yield* sql`UPDATE memory_units SET expires_at = ${at(request.expires_at)}::timestamptz, updated_at = now()
+            WHERE bank_id = ${bankId} AND id = ${memoryId}`
+        }
         if (given(request.fact_type)) {
           yield* sql`UPDATE memory_units SET fact_type = ${request.fact_type}, updated_at = now()
             WHERE bank_id = ${bankId} AND id = ${memoryId}`
@@ -136,18 +143,23 @@ export class MemoryCuration extends Context.Service<MemoryCuration, {
       ) {
         const bank = yield* banks.get(bankId)
         const edits = editFields.filter((field) => given(request[field]))
-        if (edits.length === 0 && !given(request.state)) {
+        if (edits.length === 0 && !given(request.state) && !given(request.expires_at)) {
           return yield* ValidationError.single(
             "body",
-            "give at least one field to change (text, context, occurred_start, occurred_end, fact_type, entities, state)"
+            "give at least one field to change (text, context, occurred_start, occurred_end, fact_type, entities, state, expires_at)"
           )
+        }
+        const now = yield* Clock.currentTimeMillis
+        if (given(request.expires_at) && request.expires_at !== "" && Date.parse(request.expires_at) <= now) {
+          return yield* ValidationError.single("expires_at", "must be in the future, or \"\" to clear it")
         }
         if (given(request.occurred_start) && given(request.occurred_end) && request.occurred_start !== "" &&
           request.occurred_end !== "" && Date.parse(request.occurred_end) < Date.parse(request.occurred_start)) {
           return yield* ValidationError.single("occurred_end", "must not be before occurred_start")
         }
-        const live = yield* sql<{ factType: string }>`SELECT fact_type FROM memory_units
-          WHERE bank_id = ${bankId} AND id = ${memoryId}`.pipe(Effect.orDie)
+        // An expired memory is gone for every read, so for an edit too (the sweep deletes it).
+        const live = yield* sql<{ factType: string }>`SELECT fact_type FROM memory_units u
+          WHERE bank_id = ${bankId} AND id = ${memoryId} AND ${liveAt(sql, "u", new Date(now))}`.pipe(Effect.orDie)
         const archived = live.length > 0
           ? undefined
           : yield* findArchived(bankId, memoryId).pipe(Effect.provideService(SqlClient.SqlClient, sql), Effect.orDie)
@@ -160,7 +172,7 @@ export class MemoryCuration extends Context.Service<MemoryCuration, {
             "path"
           )
         }
-        if (archived !== undefined && request.state !== "valid" && edits.length > 0) {
+        if (archived !== undefined && request.state !== "valid" && (edits.length > 0 || given(request.expires_at))) {
           return yield* new Conflict({
             detail: `memory '${memoryId}' is invalidated: restore it (state: "valid") before editing it`
           })
@@ -195,6 +207,7 @@ export class MemoryCuration extends Context.Service<MemoryCuration, {
         })).pipe(Effect.orDie)
         yield* graph.changed(bankId)
         if (wake) yield* consolidation.wake(bankId)
+        if (given(request.expires_at) && request.expires_at !== "") yield* expiries.notify
         return yield* get(bankId, memoryId)
       })
 

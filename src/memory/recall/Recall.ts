@@ -32,6 +32,7 @@ import { demoteSuperseded } from "./SupersededPenalty.ts"
 import { rankStates, stateFact, stateQuestion } from "./StateRanking.ts"
 import { tagMatcher } from "./TagMatch.ts"
 import { tagScope } from "./TagFilter.ts"
+import { liveAt } from "../forgetting/Expiry.ts"
 
 /** Branches exist once memory repos do; until then only the default branch can be named. */
 const defaultBranches = new Set(["main", "default"])
@@ -120,12 +121,16 @@ export class Recall extends Context.Service<Recall, {
           ? [...request.types]
           : request.prefer_observations ? ["world", "experience", "observation"] : ["world", "experience"]
         const tags = tagMatcher({ tags: request.tags, tagsMatch: request.tags_match, tagGroups: request.tag_groups })
+        // The instant the searches and the scope read at: a memory expired by then is in none of them.
+        const readAt = yield* Clock.currentTimeMillis
         const scope: RecallScope = {
           types,
           tags,
+          now: readAt,
           sql: sql.and([
             sql`u.bank_id = ${bankId}`,
             sql`u.fact_type IN ${sql.in(types)}`,
+            liveAt(sql, "u", new Date(readAt)),
             tagScope(sql, "u.tags", { tags: request.tags, tagsMatch: request.tags_match, tagGroups: request.tag_groups })
           ])
         }

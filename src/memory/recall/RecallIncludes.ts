@@ -42,7 +42,7 @@ export const entityObservationLimit = 200
  * Observations are read from the bank's observations (an index range), not from every fact that mentions the
  * entities: a popular entity is mentioned by thousands of facts.
  */
-export const entityObservationsInSql = (bankId: string, names: ReadonlyArray<string>) =>
+export const entityObservationsInSql = (bankId: string, names: ReadonlyArray<string>, now: Date) =>
   Effect.gen(function*() {
     const sql = yield* SqlClient.SqlClient
     return yield* sql<EntityObservationRow>`
@@ -51,6 +51,7 @@ export const entityObservationsInSql = (bankId: string, names: ReadonlyArray<str
         SELECT ue.entity_id, u.text, coalesce(u.mentioned_at, u.created_at) AS mentioned_at
         FROM memory_units u JOIN unit_entities ue ON ue.unit_id = u.id
         WHERE u.bank_id = ${bankId} AND u.fact_type = 'observation' AND ue.entity_id IN (SELECT id FROM picked)
+          AND (u.expires_at IS NULL OR u.expires_at > ${now})
         ORDER BY coalesce(u.mentioned_at, u.created_at) DESC
         LIMIT ${entityObservationLimit}) o ON o.entity_id = p.id
       ORDER BY o.mentioned_at DESC NULLS LAST`

@@ -46,6 +46,8 @@ export interface RecallScope {
   readonly types: ReadonlyArray<string>
   readonly tags: TagPredicate | undefined
   readonly sql: Fragment
+  /** Epoch ms the request reads at: what expired by then is not there (the SQL fragment says it too). */
+  readonly now: number
 }
 
 /** `sql` is only for the query's lexemes when `lexemes` cannot compute them. */
@@ -58,7 +60,7 @@ export const fromBrain = (
   exactVectors = false
 ): RecallSource => {
   const { records, keywords } = brain
-  const recordScope: RecordScope = { types: scope.types, tags: scope.tags }
+  const recordScope: RecordScope = { types: scope.types, tags: scope.tags, now: scope.now }
   return {
     name: "brain",
     semantic: (vector, depth) => Effect.sync(() => records.nearest(vector, recordScope, depth, { exact: exactVectors })),
@@ -66,7 +68,7 @@ export const fromBrain = (
       query.trim() === ""
         ? Effect.succeed([])
         : Effect.map(queryTerms(query, expansion, 0.3, lexemes), (terms) =>
-          keywords.search(terms, { types: scope.types, tags: scope.tags, depth })).pipe(
+          keywords.search(terms, { types: scope.types, tags: scope.tags, depth, excluded: records.expiredAt(scope.now) })).pipe(
             Effect.orDie,
             Effect.provideService(SqlClient.SqlClient, sql)
           ),
@@ -74,11 +76,11 @@ export const fromBrain = (
       Effect.sync(() => records.inWindow({ start: window.start.getTime(), end: window.end.getTime() }, recordScope, depth)),
     rows: (ids, inScope) =>
       Effect.sync(() =>
-        ids.filter((id) => inScope ? records.inScope(id, recordScope) : records.has(id)).map((id) => records.row(id)!)
+        ids.filter((id) => inScope ? records.inScope(id, recordScope) : records.liveAt(id, scope.now)).map((id) => records.row(id)!)
       ),
     entityObservations: (names) =>
       Effect.sync(() => {
-        const found = records.entityObservations(names, entityObservationLimit)
+        const found = records.entityObservations(names, entityObservationLimit, scope.now)
         const nameOf = new Map(found.entities.map((entity) => [entity.id, entity.canonicalName]))
         const observed = new Set(found.observations.map((observation) => observation.entityId))
         return [
@@ -99,7 +101,7 @@ export const fromBrain = (
           return chunk === undefined ? [] : [{ id, chunkIndex: chunk.chunkIndex, text: chunk.text }]
         })
       ),
-    factsAbout: (names) => Effect.sync(() => records.factsNaming(names, stateHistoryLimit))
+    factsAbout: (names) => Effect.sync(() => records.factsNaming(names, stateHistoryLimit, scope.now))
   }
 }
 
@@ -140,11 +142,12 @@ export const fromSql = (options: {
         expansion,
         types: scope.types,
         tags: scope.tags,
-        depth
+        depth,
+        now: scope.now
       })),
     temporal: (window, depth) => provide(temporal({ scope: scope.sql, start: window.start, end: window.end, depth })),
     rows: (ids, inScope) => options.rowsByIds(ids, inScope ? scope.sql : undefined),
-    entityObservations: (names) => provide(entityObservationsInSql(bankId, names)),
+    entityObservations: (names) => provide(entityObservationsInSql(bankId, names, new Date(scope.now))),
     chunks: (ids) => provide(chunksInSql(ids)),
     factsAbout: (names) =>
       names.length === 0
@@ -155,6 +158,7 @@ export const fromSql = (options: {
             JOIN unit_entities ue ON ue.entity_id = e.id
             JOIN memory_units u ON u.id = ue.unit_id
             WHERE e.bank_id = ${bankId} AND e.canonical_name IN ${sql.in(names)} AND u.fact_type IN ('world', 'experience')
+              AND (u.expires_at IS NULL OR u.expires_at > ${new Date(scope.now)})
             GROUP BY u.id, u.occurred_start, u.mentioned_at
             ORDER BY coalesce(u.occurred_start, u.mentioned_at) DESC NULLS LAST, u.id
             LIMIT ${stateHistoryLimit}`),

@@ -41,6 +41,8 @@ export interface PreparedFact {
   readonly causes: ReadonlyArray<{ readonly targetId: string; readonly relation: CausalRelation }>
   readonly itemIndex: number
   readonly factIndex: number
+  /** When the fact is forgotten (the item's `expires_at`); absent or null: never. */
+  readonly expiresAt?: Date | null
 }
 
 export interface PreparedChunk {
@@ -128,9 +130,11 @@ export const writeBatch = Effect.fn("MemoryWriter.writeBatch")(function*(batch: 
   if (Arr.isReadonlyArrayNonEmpty(chunkRows)) yield* sql`INSERT INTO chunks ${sql.insert(chunkRows)} ON CONFLICT DO NOTHING`
 
   // Deduplicate: the same statement (by normalised content) or a close rewording of one already stored.
+  // An expired memory the sweep has not reached yet is already gone for every read: it makes nothing a duplicate.
   const hashes = [...new Set(batch.facts.map((fact) => fact.contentHash))]
   const existing = hashes.length === 0 ? [] : yield* sql<{ contentHash: string }>`
-    SELECT content_hash FROM memory_units WHERE bank_id = ${bankId} AND content_hash IN ${sql.in(hashes)}`
+    SELECT content_hash FROM memory_units WHERE bank_id = ${bankId} AND content_hash IN ${sql.in(hashes)}
+      AND (expires_at IS NULL OR expires_at > now())`
   const seen = new Set(existing.map((row) => row.contentHash))
   const unique = batch.facts.filter((fact) => {
     if (seen.has(fact.contentHash)) return false
@@ -149,6 +153,8 @@ export const writeBatch = Effect.fn("MemoryWriter.writeBatch")(function*(batch: 
       FROM memory_units u
       WHERE u.bank_id = ${bankId} AND u.embedding_model = ${batch.embeddingModel}
         AND vector_dims(u.embedding) = ${dims}
+        -- An expired memory is neither a duplicate nor a link target, even before the sweep deletes it.
+        AND (u.expires_at IS NULL OR u.expires_at > now())
       ORDER BY u.embedding::vector(${dims}) <=> x.embedding
       LIMIT ${nearestSearched}) n`
   const nearestOf = Map.groupBy(nearest, (row) => row.idx)
@@ -186,20 +192,21 @@ export const writeBatch = Effect.fn("MemoryWriter.writeBatch")(function*(batch: 
     embedding: param(fact.embedding),
     cjk: cjkTerms(fact.text),
     item_index: fact.itemIndex,
-    fact_index: fact.factIndex
+    fact_index: fact.factIndex,
+    expires_at: iso(fact.expiresAt ?? null)
   }))
   yield* sql`
     INSERT INTO memory_units (id, bank_id, text, fact_type, context, occurred_start, occurred_end, mentioned_at,
       document_id, chunk_id, metadata, tags, observation_scopes, content_hash, embedding, embedding_model,
-      search_text, operation_id, item_index, fact_index)
+      search_text, operation_id, item_index, fact_index, expires_at)
     SELECT x.id, ${bankId}, x.text, x.fact_type, x.context, x.occurred_start, x.occurred_end, x.mentioned_at,
       x.document_id, x.chunk_id, coalesce(x.metadata, '{}'::jsonb), coalesce(x.tags, '{}'), x.observation_scopes,
       x.content_hash, x.embedding::vector, ${batch.embeddingModel},
-      to_tsvector('english', x.text) || to_tsvector('simple', x.cjk), ${batch.operationId}, x.item_index, x.fact_index
+      to_tsvector('english', x.text) || to_tsvector('simple', x.cjk), ${batch.operationId}, x.item_index, x.fact_index, x.expires_at
     FROM jsonb_to_recordset(${JSON.stringify(units)}::jsonb) AS x(id text, text text, fact_type text, context text,
       occurred_start timestamptz, occurred_end timestamptz, mentioned_at timestamptz, document_id text,
       chunk_id text, metadata jsonb, tags text[], observation_scopes jsonb, content_hash text, embedding text,
-      cjk text, item_index int, fact_index int)`
+      cjk text, item_index int, fact_index int, expires_at timestamptz)`
 
   // Entities: resolve every mention, then attach units to them (adding to the entities' mention counts).
   const lookup = yield* resolveEntities(bankId, fresh.flatMap((fact) => fact.entities))

@@ -30,6 +30,7 @@ import { screenItems } from "./MemoryDefense.ts"
 import { writeBatch } from "./MemoryWriter.ts"
 import { extractOffline } from "./OfflineExtractor.ts"
 import { chunkText } from "./Tokens.ts"
+import { ExpiryWakeups } from "../forgetting/ExpiryWakeups.ts"
 
 export interface RetainOutcome {
   readonly created: number
@@ -104,6 +105,7 @@ export class Retain extends Context.Service<Retain, {
       const graph = yield* GraphRecall
       const events = yield* BankEvents
       const consolidation = yield* makeConsolidationRequests
+      const expiries = yield* ExpiryWakeups
 
       // Retain's stages are spans of their own (extract per chunk, embed, write), each carrying counts only:
       // never the text, which may hold anything a user stored.
@@ -235,7 +237,8 @@ export class Retain extends Context.Service<Retain, {
                 ],
                 causes: fact.causes.map((cause) => ({ targetId: ids[cause.target]!, relation: cause.relation })),
                 itemIndex,
-                factIndex
+                factIndex,
+                expiresAt: item.expires_at == null ? null : new Date(item.expires_at)
               })
             })
           }
@@ -294,6 +297,8 @@ export class Retain extends Context.Service<Retain, {
         yield* statistics.noteWrites(result.created.length)
         // The bank's brain applies what was added (and, for a replaced document, removed) as a delta.
         if (result.created.length > 0 || documents.size > 0) yield* graph.changed(bankId)
+        // The expiry scheduler sleeps until the earliest expiry it knew of: this one may be earlier.
+        if (result.created.length > 0 && items.some((item) => item.expires_at != null)) yield* expiries.notify
         // Emitted before a background retain settles, so a crash re-runs it and re-emits the same event id.
         yield* events.emit(bankId, "retain.completed", {
           operation_id: options.operationId,
@@ -315,7 +320,20 @@ export class Retain extends Context.Service<Retain, {
             : `embedding failed during retain: ${error.message}`
         })
 
+      /**
+       * An item that would be stored already expired is refused, before anything (the bank included) is created: it
+       * could never be read, so it is almost certainly a mistake (seconds taken for milliseconds, a past year).
+       */
+      const expiriesAhead = Effect.fn("Retain.expiriesAhead")(function*(items: ReadonlyArray<MemoryItem>) {
+        const now = yield* Clock.currentTimeMillis
+        const index = items.findIndex((item) => item.expires_at != null && Date.parse(item.expires_at) <= now)
+        if (index >= 0) {
+          return yield* ValidationError.single(`items.${index}.expires_at`, "must be in the future (the memory would never be readable)")
+        }
+      })
+
       const retainNow = Effect.fn("Retain.retainNow")(function*(bankId: string, request: RetainRequest) {
+        yield* expiriesAhead(request.items)
         const bank = yield* banks.ensure(bankId)
         const items = yield* defended(bank, request.items)
         return yield* process(bank, items, {
@@ -326,6 +344,7 @@ export class Retain extends Context.Service<Retain, {
       })
 
       const retainLater = Effect.fn("Retain.retainLater")(function*(bankId: string, received: RetainRequest) {
+        yield* expiriesAhead(received.items)
         const bank = yield* banks.ensure(bankId)
         const request = { ...received, items: yield* defended(bank, received.items) }
         const documentIds = new Set(request.items.map((item) => item.document_id ?? null))

@@ -32,6 +32,7 @@ import auditLogsAndTemplates from "./0030_audit_logs_and_templates.ts"
 import documentAndMemoryOps from "./0031_document_and_memory_ops.ts"
 import hindsightFields from "./0032_hindsight_fields.ts"
 import repoDirtyKeys from "./0033_repo_dirty_keys.ts"
+import forgetting from "./0034_forgetting.ts"
 import writePath from "./0035_write_path.ts"
 
 export const migrations = {
@@ -68,5 +69,6 @@ export const migrations = {
   "0031_document_and_memory_ops": documentAndMemoryOps,
   "0032_hindsight_fields": hindsightFields,
   "0033_repo_dirty_keys": repoDirtyKeys,
+  "0034_forgetting": forgetting,
   "0035_write_path": writePath
 }

@@ -71,6 +71,7 @@ describe("brain file", () => {
           sourceFactIds: row.type === "observation" ? ["m-0"] : null,
           confidence: i % 2 === 0 ? 0.5 : null,
           supersededBy: i > 0 && i % 7 === 0 ? "m-0" : null,
+          expiresAt: i % 3 === 1 ? Date.UTC(2026, 0, i + 1) : null,
           entityIds: i % 2 === 0 ? ["e-a"] : ["e-a", "e-b"],
           embedding: i % 6 === 5 ? null : Float32Array.from([1, i, -i / 3])
         })))
@@ -91,6 +92,9 @@ describe("brain file", () => {
         for (const id of ids) assert.deepStrictEqual(restoredRecords.row(id), records.row(id))
         const scope = { types, tags: (t: ReadonlyArray<string>) => !t.includes("b") }
         assert.deepStrictEqual(restoredRecords.nearest(Float32Array.from([1, 2, -1]), scope, 10), records.nearest(Float32Array.from([1, 2, -1]), scope, 10))
+        // Expiries survive the file: the same memories are gone at the same instant.
+        const later = { ...scope, now: Date.UTC(2026, 0, 12) }
+        assert.deepStrictEqual(restoredRecords.nearest(Float32Array.from([1, 2, -1]), later, 10), records.nearest(Float32Array.from([1, 2, -1]), later, 10))
         const window = { start: Date.UTC(2024, 0, 3), end: Date.UTC(2024, 1, 10) }
         assert.deepStrictEqual(restoredRecords.inWindow(window, scope, 10), records.inWindow(window, scope, 10))
         assert.deepStrictEqual(restoredRecords.entityObservations(["Bob"], 5), records.entityObservations(["Bob"], 5))

@@ -31,6 +31,7 @@ const memory = (n: number, vector: Float32Array, overrides: Partial<MemoryInput>
   sourceFactIds: null,
   confidence: null,
   supersededBy: null,
+  expiresAt: null,
   entityIds: [],
   embedding: vector,
   ...overrides
@@ -103,5 +104,27 @@ describe("memory records", () => {
     assert.deepStrictEqual(found.map((hit) => hit.id), ["m-000001", "m-000000"])
     assert.isAbove(found[0]!.score, found[1]!.score)
     assert.strictEqual(records.inWindow({ start: 0, end: day }, { types: ["world"] }, 10).length, 0)
+  })
+
+  it("a memory is out of every scope from the instant it expires, and back when its expiry is cleared", () => {
+    const records = new MemoryRecords(2)
+    const at = Date.UTC(2030, 0, 1)
+    records.upsert([
+      memory(1, Float32Array.from([1, 0]), { expiresAt: at }),
+      memory(2, Float32Array.from([1, 0.1]))
+    ])
+    const scope = (now: number) => ({ types: ["world"], now })
+    const nearest = (now: number) => records.nearest(Float32Array.from([1, 0]), scope(now), 10).map((hit) => hit.id)
+    const window = { start: Date.UTC(2024, 0, 1), end: Date.UTC(2024, 0, 2) }
+    assert.deepStrictEqual(nearest(at - 1), ["m-000001", "m-000002"])
+    assert.deepStrictEqual(nearest(at), ["m-000002"])
+    assert.deepStrictEqual(records.inWindow(window, scope(at), 10).map((hit) => hit.id), ["m-000002"])
+    assert.isFalse(records.inScope("m-000001", scope(at)))
+    assert.isFalse(records.liveAt("m-000001", at))
+    assert.deepStrictEqual([...records.expiredAt(at) ?? []], ["m-000001"])
+    assert.strictEqual(records.row("m-000001")?.expiresAt?.getTime(), at)
+    records.upsert([memory(1, Float32Array.from([1, 0]), { expiresAt: null })])
+    assert.deepStrictEqual(nearest(at), ["m-000001", "m-000002"])
+    assert.strictEqual(records.expiredAt(at), undefined)
   })
 })

@@ -1,7 +1,8 @@
 /**
  * A recall from the bank's brain answers exactly as the same recall from SQL, on the real database tier: random banks
  * (retains with tags, times and documents, document replacements and deletions, memory deletions, contradictions
- * that supersede older facts, observations from consolidation) and random requests (fact types, tags and their match
+ * that supersede older facts, observations from consolidation, memories that expire later or have expired without
+ * being swept yet) and random requests (fact types, tags and their match
  * modes, tag groups, query times, budgets, includes). Nearest neighbours are exact on both sides (pgvector scans
  * instead of its HNSW index), so the same memories must come back in the same order — up to the order of results
  * whose scores differ only by float rounding (pgvector sums in float32, the brain in float64).
@@ -11,6 +12,7 @@ import { Effect } from "effect"
 import * as fc from "fast-check"
 import { SqlClient } from "effect/sql"
 import type { RecallRequest, RecallResponse } from "../../../src/domain/Recall.ts"
+import { GraphRecall } from "../../../src/memory/recall/GraphRecall.ts"
 import { Recall } from "../../../src/memory/recall/Recall.ts"
 import { bankPath, settled } from "../../support/HttpCalls.ts"
 import { TestServer, testApp } from "../../support/TestServer.ts"
@@ -26,6 +28,7 @@ type Operation =
   | { readonly kind: "contradict"; readonly person: number; readonly place: number; readonly day: number }
   | { readonly kind: "delete-memory"; readonly pick: number }
   | { readonly kind: "delete-document"; readonly document: number }
+  | { readonly kind: "expire"; readonly pick: number; readonly past: boolean }
 
 const item = fc.record({
   person: fc.nat({ max: people.length - 1 }),
@@ -39,7 +42,8 @@ const operation: fc.Arbitrary<Operation> = fc.oneof(
   { weight: 5, arbitrary: fc.record({ kind: fc.constant("retain" as const), items: fc.array(item, { minLength: 1, maxLength: 4 }), document: fc.option(fc.nat({ max: 2 }), { nil: null }) }) },
   { weight: 2, arbitrary: fc.record({ kind: fc.constant("contradict" as const), person: fc.nat({ max: people.length - 1 }), place: fc.nat({ max: places.length - 1 }), day: fc.nat({ max: 400 }) }) },
   { weight: 1, arbitrary: fc.record({ kind: fc.constant("delete-memory" as const), pick: fc.nat() }) },
-  { weight: 1, arbitrary: fc.record({ kind: fc.constant("delete-document" as const), document: fc.nat({ max: 2 }) }) }
+  { weight: 1, arbitrary: fc.record({ kind: fc.constant("delete-document" as const), document: fc.nat({ max: 2 }) }) },
+  { weight: 2, arbitrary: fc.record({ kind: fc.constant("expire" as const), pick: fc.nat(), past: fc.boolean() }) }
 )
 
 const tagsMatch = fc.constantFrom("any", "all", "any_strict", "all_strict")
@@ -85,6 +89,7 @@ layer(testApp({ enableObservations: true }), { excludeTestServices: true })("rec
       const server = yield* TestServer
       const recall = yield* Recall
       const sql = yield* SqlClient.SqlClient
+      const graph = yield* GraphRecall
       const context = yield* Effect.context<TestServer | Recall | SqlClient.SqlClient>()
 
       const scenario = (ops: ReadonlyArray<Operation>, requests: ReadonlyArray<RecallRequest>) =>
@@ -115,6 +120,17 @@ layer(testApp({ enableObservations: true }), { excludeTestServices: true })("rec
             } else if (op.kind === "delete-memory") {
               const ids = yield* sql<{ id: string }>`SELECT id FROM memory_units WHERE bank_id = ${bank} AND fact_type <> 'observation' ORDER BY seq`
               if (ids.length > 0) yield* server.request("DELETE", `${base}/memories/${ids[op.pick % ids.length]!.id}`)
+            } else if (op.kind === "expire") {
+              // Set in the table, as time passing would make it: nothing wakes the expiry scheduler, so no sweep
+              // deletes the expired memory while the two paths are compared; the brain reads it from the change log.
+              const ids = yield* sql<{ id: string }>`SELECT id FROM memory_units WHERE bank_id = ${bank} ORDER BY seq`
+              if (ids.length > 0) {
+                const id = ids[op.pick % ids.length]!.id
+                yield* op.past
+                  ? sql`UPDATE memory_units SET expires_at = now() - interval '1 minute' WHERE id = ${id}`
+                  : sql`UPDATE memory_units SET expires_at = now() + interval '1 day' WHERE id = ${id}`
+                yield* graph.changed(bank)
+              }
             } else {
               yield* server.request("DELETE", `${base}/documents/doc-${op.document}`)
             }

@@ -56,6 +56,8 @@ export const keywordInMemory = Effect.fn("Recall.keywordInMemory")(function*(opt
   readonly brain?: Option.Option<Brain> | undefined
   /** The same scope in SQL, for BM25 in SQL while there is no brain (its breaker is open). */
   readonly sqlScope: ReturnType<SqlClient.SqlClient["and"]>
+  /** Epoch ms the request reads at: memories expired by then are skipped (the SQL scope says the same). */
+  readonly now?: number | undefined
 }) {
   if (options.query.trim() === "") return []
   const brains = yield* BankBrains
@@ -72,5 +74,6 @@ export const keywordInMemory = Effect.fn("Recall.keywordInMemory")(function*(opt
     })
   }
   const terms = yield* queryTerms(options.query, options.expansion, options.expansionWeight ?? 0.3)
-  return brain.value.keywords.search(terms, { types: options.types, tags: options.tags, depth: options.depth })
+  const excluded = options.now === undefined ? undefined : brain.value.records.expiredAt(options.now)
+  return brain.value.keywords.search(terms, { types: options.types, tags: options.tags, depth: options.depth, excluded })
 })

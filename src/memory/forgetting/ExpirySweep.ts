@@ -1,0 +1,133 @@
+/**
+ * The expiry sweep: the `expiry_sweep` task deletes a bank's expired memories with their derived state, a bounded
+ * slice per transaction (under the bank's write lock, released between slices so a retain or another bank's work
+ * gets in), each slice audited in its own transaction without any content — only how many went. Reads already hide
+ * an expired memory (`Expiry.ts`), so the sweep is about storage and derived state, never about what recall sees.
+ * The scheduler sleeps until the earliest expiry (or until a write sets one) and queues a sweep for each bank with
+ * memories due, once: a waiting or running sweep is not queued twice. A process killed mid-sweep loses at most an
+ * uncommitted slice; the operation is recovered and starts over on what is left (it is idempotent).
+ */
+import { Clock, Effect, Layer } from "effect"
+import { SqlClient } from "effect/sql"
+import { AuditLogs } from "../../audit/AuditLogs.ts"
+import { BankActors } from "../../bank/BankActors.ts"
+import { BankLocks } from "../../bank/BankLocks.ts"
+import { ClusterNode } from "../../cluster/ClusterNode.ts"
+import { OperationStore } from "../../operations/OperationStore.ts"
+import { TaskRegistry } from "../../operations/TaskRegistry.ts"
+import { makeConsolidationRequests } from "../consolidation/ConsolidationRequests.ts"
+import { GraphRecall } from "../recall/GraphRecall.ts"
+import { deleteWithDerived } from "./DerivedDeletion.ts"
+import { ExpiryWakeups } from "./ExpiryWakeups.ts"
+
+export const expirySweepTask = "expiry_sweep"
+
+/** Memories per slice: one short transaction each (a few milliseconds of PGlite), then the lock is let go. */
+export const sweepSlice = 200
+
+/** Long sleeps are cut into hours, so a clock change cannot leave expired memories in storage for long. */
+const longestSleepMillis = 3_600_000
+/**
+ * On a cluster the scheduler runs on one runner, and a write on another node wakes that node's channel, not this
+ * one: it looks again at least this often. Reads hide an expired memory whatever the sweep's delay.
+ */
+const clusterResyncMillis = 60_000
+
+export const ExpirySweepTask = TaskRegistry.handler(expirySweepTask, Effect.gen(function*() {
+  const sql = yield* SqlClient.SqlClient
+  const locks = yield* BankLocks
+  const graph = yield* GraphRecall
+  const audit = yield* AuditLogs
+  const consolidation = yield* makeConsolidationRequests
+
+  /** One slice: the oldest expired memories, deleted with their derived state and audited, in one transaction. */
+  const slice = (bankId: string) =>
+    locks.withWriteLock(bankId)(Effect.gen(function*() {
+      const startedAt = new Date(yield* Clock.currentTimeMillis)
+      const due = yield* sql<{ id: string }>`SELECT id FROM memory_units
+        WHERE bank_id = ${bankId} AND expires_at <= ${startedAt} ORDER BY expires_at, id LIMIT ${sweepSlice}`
+      const deleted = yield* deleteWithDerived(consolidation, bankId, due.map((row) => row.id))
+      if (deleted.memories.length > 0) {
+        yield* audit.record({
+          bankId,
+          action: "memories.expiry_sweep",
+          transport: "system",
+          method: "SWEEP",
+          route: `expired memories deleted: ${deleted.memories.length}`,
+          status: 200,
+          actor: "system",
+          startedAt,
+          endedAt: new Date(yield* Clock.currentTimeMillis)
+        })
+      }
+      return { due: due.length, deleted }
+    }).pipe(sql.withTransaction, Effect.orDie, Effect.provideService(SqlClient.SqlClient, sql)))
+
+  return (operation) =>
+    Effect.gen(function*() {
+      const bankId = operation.bankId
+      let memories = 0
+      let observations = 0
+      let wake = false
+      while (true) {
+        const { due, deleted } = yield* slice(bankId)
+        memories += deleted.memories.length
+        observations += deleted.observationsReleased
+        wake ||= deleted.consolidationQueued
+        if (deleted.memories.length > 0) yield* graph.changed(bankId)
+        if (due < sweepSlice) break
+        // Other fibers (requests, other banks) run between slices.
+        yield* Effect.yieldNow
+      }
+      if (wake) yield* consolidation.wake(bankId)
+      return { memories_deleted: memories, observations_released: observations }
+    })
+}))
+
+export const ExpiryScheduler = Layer.effectDiscard(Effect.gen(function*() {
+  const sql = yield* SqlClient.SqlClient
+  const store = yield* OperationStore
+  const actors = yield* BankActors
+  const wakeups = yield* ExpiryWakeups
+  const node = yield* ClusterNode
+
+  /** Queues a sweep for every bank holding expired memories that has none waiting or running. */
+  const queueDue = (now: Date) =>
+    Effect.gen(function*() {
+      const banks = yield* sql<{ bankId: string }>`
+        SELECT DISTINCT u.bank_id FROM memory_units u
+        WHERE u.expires_at <= ${now}
+          AND NOT EXISTS (SELECT 1 FROM operations o WHERE o.bank_id = u.bank_id AND o.task_type = ${expirySweepTask}
+            AND o.status IN ('pending', 'running'))`.pipe(Effect.orDie)
+      for (const { bankId } of banks) {
+        yield* store.create({ bankId, taskType: expirySweepTask, payload: { trigger: "expiry" } })
+        yield* actors.wake(bankId)
+      }
+    })
+
+  const nextExpiry = (now: Date) =>
+    sql<{ at: Date | null }>`SELECT min(expires_at) AS at FROM memory_units WHERE expires_at > ${now}`.pipe(
+      Effect.orDie,
+      Effect.map((rows) => rows[0]?.at ?? null)
+    )
+
+  const loop = Effect.gen(function*() {
+    while (true) {
+      const now = new Date(yield* Clock.currentTimeMillis)
+      yield* queueDue(now)
+      const next = yield* nextExpiry(now)
+      const due = next === null ? null : Math.min(Math.max(next.getTime() - now.getTime(), 0) + 5, longestSleepMillis)
+      yield* wakeups.next(node.role === "off" ? due : Math.min(due ?? clusterResyncMillis, clusterResyncMillis))
+    }
+  })
+
+  yield* node.singleton(
+    "expiry-scheduler",
+    loop.pipe(
+      Effect.catchCause((cause) => Effect.logError("the expiry scheduler stopped; restarting in 30 s", cause)),
+      Effect.andThen(Effect.sleep("30 seconds")),
+      Effect.forever,
+      Effect.withTracerEnabled(false)
+    )
+  )
+}))
