@@ -11,7 +11,7 @@ import { isoOrNull as iso } from "../domain/IsoTime.ts"
 import type { FactType } from "../domain/Memory.ts"
 import type { TagsMatch } from "../domain/Recall.ts"
 import { tagCondition } from "./recall/TagFilter.ts"
-import type { UnitRow as MemoryUnitRow } from "./MemoryUnits.ts"
+import type { UnitRow as MemoryUnitRow } from "./UnitRow.ts"
 import { entityNamesOfPicked } from "./UnitEntityNames.ts"
 
 export interface GraphFilter {

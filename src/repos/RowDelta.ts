@@ -7,6 +7,7 @@
 import { Effect } from "effect"
 import { bucketsOf, entriesOf, pairedEntries, tableHashOf, tableNamesOf } from "./RepoDiff.ts"
 import type { Side } from "./RepoDiff.ts"
+import type { TableWrite } from "./RepoTypes.ts"
 import type { Snapshots } from "./Snapshots.ts"
 
 export interface TableChange {
@@ -19,16 +20,6 @@ export interface TableChange {
   readonly added: ReadonlyArray<readonly [string, string]>
   /** A table without a primary key is replaced whole: every row hash of each side. */
   readonly whole: { readonly before: ReadonlyArray<string>; readonly after: ReadonlyArray<string> } | null
-}
-
-/** What to do to one bank, per table: keys to delete, row hashes to update from and to insert. */
-export interface TableWrite {
-  readonly table: string
-  readonly deleteKeys: ReadonlyArray<string>
-  readonly update: ReadonlyArray<string>
-  readonly insert: ReadonlyArray<string>
-  /** Replace the bank's rows of the table by these (keyless tables). */
-  readonly replace: ReadonlyArray<string> | null
 }
 
 export const rowDelta = (snapshots: Snapshots["Service"], before: Side, after: Side) =>

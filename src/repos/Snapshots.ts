@@ -12,7 +12,7 @@ import { SqlClient } from "effect/sql"
 import { createHash } from "node:crypto"
 import { installDirtyTriggers } from "./DirtyLog.ts"
 import { deleteKeysSql, insertRowsSql, mapIdsOfRowsSql, updateRowsSql } from "./DeltaSql.ts"
-import type { TableWrite } from "./RowDelta.ts"
+import type { TableWrite } from "./RepoTypes.ts"
 import type { IdMapping } from "./RowSql.ts"
 import {
   bucketsSql,

@@ -10,7 +10,7 @@
  * names any longer. Like the rest of the brain it is derived from PostgreSQL and fed by `BankBrains`.
  */
 import { compareIds } from "../../memory/recall/Candidates.ts"
-import type { UnitRow } from "../../memory/MemoryUnits.ts"
+import type { UnitRow } from "../../memory/UnitRow.ts"
 import { every, runWhole, type Sliced } from "../Sliced.ts"
 import { HnswIndex } from "../vectors/HnswIndex.ts"
 import type { ScoredSlot } from "../vectors/VectorStore.ts"

@@ -5,7 +5,7 @@
 import { Effect } from "effect"
 import { SqlClient } from "effect/sql"
 import type { RecallResult } from "../../domain/Recall.ts"
-import { toUnitView, type UnitRow } from "../MemoryUnits.ts"
+import { toUnitView, type UnitRow } from "../UnitRow.ts"
 import { countTokens } from "../retain/Tokens.ts"
 import { isoOrNull as iso } from "../../domain/IsoTime.ts"
 

@@ -12,7 +12,7 @@
  * This also covers replacements that are not negations (a new employer, a new city, a chain A → B → C), which
  * write-time supersession cannot see.
  */
-import type { UnitRow } from "../MemoryUnits.ts"
+import type { UnitRow } from "../UnitRow.ts"
 
 export type Slot = "employment" | "residence" | "tool" | "vehicle" | "partner"
 
