@@ -44,6 +44,8 @@ const shapeOf = (value: unknown) => value === null ? "null" : Array.isArray(valu
 
 export class TypeChecker {
   private readonly declarations: ReadonlyMap<string, TypeNode>
+  /** Declared types some value was checked against: what a test has actually exercised. */
+  readonly visited = new Set<string>()
   constructor(declarations: ReadonlyMap<string, TypeNode>) {
     this.declarations = declarations
   }
@@ -123,6 +125,37 @@ export class TypeChecker {
     return type
   }
 
+  /** The declared types a type refers to, directly or through others (itself excluded unless recursive). */
+  reachable(type: TypeNode, into: Set<string> = new Set()): Set<string> {
+    const walk = (node: TypeNode): void => {
+      switch (node.kind) {
+        case "reference":
+          node.args.forEach(walk)
+          if (this.declarations.has(node.name) && !into.has(node.name)) {
+            into.add(node.name)
+            walk(this.declared(node.name))
+          }
+          return
+        case "object":
+          node.members.forEach((member) => walk(member.type))
+          if (node.index !== undefined) walk(node.index)
+          return
+        case "union":
+          return node.options.forEach(walk)
+        case "intersection":
+          return node.parts.forEach(walk)
+        case "keyof":
+          return walk(node.target)
+        case "indexed":
+          return walk(this.resolve(node))
+        default:
+          return
+      }
+    }
+    walk(type)
+    return into
+  }
+
   private checkReference(name: string, args: ReadonlyArray<TypeNode>, value: unknown, path: string): Array<Mismatch> {
     if (name === "Array" && args.length === 1) {
       if (value === null) return [{ path, message: "null where an array is required" }]
@@ -132,7 +165,12 @@ export class TypeChecker {
     if (name === "Record" && args.length === 2) {
       return this.checkObject({ kind: "object", members: [], index: args[1] }, value, path)
     }
-    if (args.length === 0 && this.declarations.has(name)) return this.checkType(this.declared(name), value, path)
+    if (args.length === 0 && this.declarations.has(name)) {
+      const mismatches = this.checkType(this.declared(name), value, path)
+      // Only a real value that conforms counts as exercising the type (not a null tried against `Foo | null`).
+      if (mismatches.length === 0 && value !== null && value !== undefined) this.visited.add(name)
+      return mismatches
+    }
     // Blob, File and other runtime classes never come back as JSON.
     return [{ path, message: `${name} cannot be checked in JSON (got ${describe(value)})` }]
   }
