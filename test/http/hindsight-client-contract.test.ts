@@ -276,10 +276,12 @@ layer(app, { excludeTestServices: true })(
 
         // Bad input, while every id above still exists (so a refusal is about the input, not a missing resource).
         const refusals: Array<string> = []
+        const refused = new Set<string>()
         for (const operation of sdkOperations) {
           const options = calls.validOptions.get(operation.name)
           if (options === undefined) continue
           for (const bad of badInputsFor(operation, options as Record<string, unknown>, multipart.has(operation.name))) {
+            refused.add(operation.name)
             const answer = yield* calls.raw(operation.name, bad.options)
             const status = answer.response.status
             const error = answer.error as { detail?: unknown } | undefined
@@ -290,6 +292,8 @@ layer(app, { excludeTestServices: true })(
           }
         }
 
+        // The client's types give 23 operations a body and one (searchKnowledgeBase) a required query.
+        assert.strictEqual(refused.size, 24, [...refused].join(", "))
         // Last, what removes things.
         yield* valid("deleteWebhook", path({ webhook_id: webhook.id }))
         yield* valid("deleteKnowledgeNode", path({ node_id: folder.id }))

@@ -35,7 +35,9 @@ layer(testApp({ maxRequestBytes: 64 * 1024 }), { excludeTestServices: true })("m
       ])
       // Readiness is /health under the probe name; liveness answers without asking the database.
       const ready = yield* server.request("GET", "/health/ready")
-      assert.deepStrictEqual(ready.body, { status: "healthy", database: "ok" })
+      assert.strictEqual(ready.status, 200)
+      assert.strictEqual(ready.body.status, "healthy")
+      assert.include(["ok", "busy"], ready.body.database)
       const live = yield* server.request("GET", "/health/live")
       assert.strictEqual(live.status, 200)
       assert.strictEqual(live.body.status, "alive")
