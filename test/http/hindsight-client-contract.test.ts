@@ -31,7 +31,6 @@ const notSuccessful: ReadonlyMap<string, { readonly status: number; readonly why
  * value was checked against them. Every other type reachable from a 2xx answer must have been checked at least once.
  */
 const notProduced: ReadonlyMap<string, string> = new Map([
-  ["RecallScores", "RecallResult.scores (optional): per-stage scores are not reported"],
   ["TagGroupLeaf", "mental-model triggers keep no tag_groups"],
   ["TagGroupAndOutput", "mental-model triggers keep no tag_groups"],
   ["TagGroupOrOutput", "mental-model triggers keep no tag_groups"],
