@@ -158,6 +158,10 @@ layer(app, { excludeTestServices: true })("llm traces", (it) => {
       const input: string = byPurpose.body.items[0].input
       assert.isBelow(input.length, 16_100)
       assert.include(input, "24000 characters omitted")
+      // Hindsight clients filter by the same two under their names.
+      const byHindsightNames = yield* server.request("GET", traces("tr-b", "?operation=consolidation"))
+      assert.deepStrictEqual(byHindsightNames.body.items.map((item: any) => item.id), byPurpose.body.items.map((item: any) => item.id))
+      assert.strictEqual((yield* server.request("GET", traces("tr-b", "?trace_id=op-b"))).body.total, 5)
       const beyond = yield* server.request("GET", traces("tr-b", "?offset=50"))
       assert.deepStrictEqual([beyond.body.items.length, beyond.body.total], [0, 7])
     }))

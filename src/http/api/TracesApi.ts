@@ -15,6 +15,9 @@ export class TracesApi extends HttpApiGroup.make("traces")
         status: Schema.optionalKey(LlmTraceStatus),
         operation_id: Schema.optionalKey(Schema.String),
         purpose: Schema.optionalKey(LlmPurpose),
+        // Hindsight clients' names of the same two filters.
+        operation: Schema.optionalKey(LlmPurpose.annotate({ description: "the same as purpose" })),
+        trace_id: Schema.optionalKey(Schema.String.annotate({ description: "the same as operation_id" })),
         limit: Schema.optionalKey(Schema.Int.check(Schema.isBetween({ minimum: 1, maximum: 500 }))),
         offset: Schema.optionalKey(Schema.Int.check(Schema.isGreaterThanOrEqualTo(0)))
       },

@@ -53,8 +53,8 @@ export const TracesHandlers = HttpApiBuilder.group(
         const page = yield* traces.list(params.bank_id, {
           scope: query.scope,
           status: query.status,
-          operationId: query.operation_id,
-          purpose: query.purpose,
+          operationId: query.operation_id ?? query.trace_id,
+          purpose: query.purpose ?? query.operation,
           limit,
           offset
         })
