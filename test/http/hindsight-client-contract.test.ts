@@ -188,12 +188,12 @@ layer(app, { excludeTestServices: true })(
           ...path(),
           body: { id: "alice-drinks", name: "Alice's drinks", source_query: "What does Alice drink?", trigger: { keep_trace: true } }
         })
-        if (model?.operation_id !== undefined) yield* operationFinished(bank, model.operation_id)
+        yield* operationFinished(bank, model.operation_id)
         yield* valid("listMentalModels", { ...path(), query: { detail: "full" } })
         yield* valid("getMentalModel", { ...path({ mental_model_id: "alice-drinks" }), query: { detail: "full" } })
         yield* valid("updateMentalModel", { ...path({ mental_model_id: "alice-drinks" }), body: { max_tokens: 1024 } })
         const refreshed = yield* valid("refreshMentalModel", path({ mental_model_id: "alice-drinks" }))
-        if (refreshed?.operation_id !== undefined) yield* operationFinished(bank, refreshed.operation_id)
+        yield* operationFinished(bank, refreshed.operation_id)
         yield* valid("getMentalModelHistory", path({ mental_model_id: "alice-drinks" }))
         // With a mental model built, reflect shows it among what it was based on.
         yield* valid("reflect", { ...path(), body: { query: "What does Alice drink?", include: { facts: {}, tool_calls: {} } } })
@@ -204,11 +204,11 @@ layer(app, { excludeTestServices: true })(
         const folder = yield* valid("createKnowledgeFolder", { ...path(), body: { name: "Guides" } })
         const page = yield* valid("createKnowledgePage", {
           ...path(),
-          body: { name: "Bob's drinks", source_query: "What does Bob drink?", parent_id: folder?.id ?? null, tags: ["drinks"] }
+          body: { name: "Bob's drinks", source_query: "What does Bob drink?", parent_id: folder.id, tags: ["drinks"] }
         })
-        if (page?.operation_id) yield* operationFinished(bank, page.operation_id)
+        if (typeof page.operation_id === "string") yield* operationFinished(bank, page.operation_id)
         yield* valid("getKnowledgeBaseTree", path())
-        yield* valid("getKnowledgePage", path({ page_id: page.page_id ?? page.id }))
+        yield* valid("getKnowledgePage", path({ page_id: page.page_id }))
         yield* valid("searchKnowledgeBase", { ...path(), query: { q: "Bob", limit: 5 } })
         yield* valid("exportKnowledgeBase", path())
         yield* valid("updateKnowledgeNode", { ...path({ node_id: folder.id }), body: { name: "Handbook" } })
