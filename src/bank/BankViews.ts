@@ -9,11 +9,18 @@ export interface ServerDefaults {
   readonly enableObservations: boolean
 }
 
+/**
+ * The display name and the deprecated `mission` are never null in a bank or profile answer: Hindsight clients type
+ * them as strings (a bank without a name shows its id, as Hindsight does; no mission is the empty string).
+ */
+const displayName = (bank: Bank) => bank.name ?? bank.bankId
+const missionText = (bank: Bank) => bank.reflectMission ?? ""
+
 export const toBankResponse = (bank: Bank, defaults: ServerDefaults) => ({
   bank_id: bank.bankId,
-  name: bank.name,
+  name: displayName(bank),
   disposition: bank.disposition,
-  mission: bank.reflectMission,
+  mission: missionText(bank),
   background: bank.reflectMission,
   reflect_mission: bank.reflectMission,
   retain_mission: bank.retainMission,
@@ -39,9 +46,9 @@ export const toListItem = (bank: Bank) => ({
 
 export const toProfile = (bank: Bank) => ({
   bank_id: bank.bankId,
-  name: bank.name,
+  name: displayName(bank),
   disposition: bank.disposition,
-  mission: bank.reflectMission,
+  mission: missionText(bank),
   background: bank.reflectMission
 })
 

@@ -159,6 +159,7 @@ export const ChunkResponse = Schema.Struct({
   document_id: Nullable,
   chunk_index: Schema.Int,
   text: Schema.String,
+  chunk_text: Schema.String.annotate({ description: "the same as text, under the name Hindsight clients read" }),
   created_at: Nullable
 }).annotate({ identifier: "ChunkResponse" })
 
@@ -177,7 +178,8 @@ export const DocumentView = Schema.Struct({
 
 export const DocumentDetail = Schema.Struct({
   ...DocumentView.fields,
-  original_text: Nullable
+  original_text: Nullable,
+  content_hash: Nullable.annotate({ description: "SHA-256 (hex) of original_text; null when no text is stored" })
 }).annotate({ identifier: "DocumentDetail" })
 
 export const DocumentListResponse = Schema.Struct({

@@ -51,7 +51,13 @@ export const OperationDetail = Schema.Struct({
   parent_operation_id: Schema.NullOr(Schema.String),
   child_operations: Schema.Array(ChildOperation),
   stage: Schema.optionalKey(Schema.NullOr(Schema.String).annotate({ description: "the stage a long task has reached" })),
-  progress: Schema.optionalKey(Schema.NullOr(Schema.Struct({ done: Schema.Number, total: Schema.Number }))),
+  progress: Schema.optionalKey(Schema.NullOr(Schema.Struct({
+    done: Schema.Number,
+    total: Schema.Number,
+    processed: Schema.Number.annotate({ description: "the same as done, as Hindsight clients read it" }),
+    stage: Schema.String.annotate({ description: "the stage the progress was taken in" }),
+    at: Schema.String.annotate({ description: "when the operation last changed" })
+  }))),
   result_metadata: Schema.optionalKey(Schema.NullOr(Schema.Record(Schema.String, Schema.Unknown)).annotate({
     description: "what a completed operation reported (e.g. an export's download_url); null before it completed"
   })),
@@ -72,6 +78,14 @@ export const OperationAccepted = Schema.Struct({
   operation_id: Schema.String,
   status: OperationStatus
 }).annotate({ identifier: "OperationAccepted" })
+
+/** A retry accepted: the operation is pending again (with the success and message Hindsight clients read). */
+export const RetryResponse = Schema.Struct({
+  success: Schema.Boolean,
+  message: Schema.String,
+  operation_id: Schema.String,
+  status: OperationStatus
+}).annotate({ identifier: "RetryResponse" })
 
 export const CancelResponse = Schema.Struct({
   success: Schema.Boolean,

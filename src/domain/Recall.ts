@@ -78,6 +78,12 @@ export const RecallResult = Schema.Struct({
   tags: Schema.NullOr(Schema.Array(Schema.String)),
   source_fact_ids: Schema.NullOr(Schema.Array(Schema.String)),
   score: Schema.optionalKey(Schema.Number),
+  scores: Schema.optionalKey(Schema.NullOr(Schema.Struct({
+    final: Schema.Number.annotate({ description: "the score results are ranked by (the same as score)" }),
+    reranker: Schema.NullOr(Schema.Number),
+    semantic: Schema.NullOr(Schema.Number).annotate({ description: "vector similarity; null if not surfaced by it" }),
+    keyword: Schema.NullOr(Schema.Number).annotate({ description: "full-text score; null if not surfaced by it" })
+  }).annotate({ identifier: "RecallScores" }))),
   superseded_by: Schema.optionalKey(Schema.String.annotate({
     description: "Present when a newer memory replaced this one; such memories rank below current ones"
   }))

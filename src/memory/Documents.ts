@@ -1,5 +1,6 @@
 /** Documents: the groups of retained content named by `document_id`. Deleting one deletes its memories. */
 import { Context, Effect, Layer } from "effect"
+import { createHash } from "node:crypto"
 import { SqlClient } from "effect/sql"
 import { BankLocks } from "../bank/BankLocks.ts"
 import { Banks } from "../bank/Banks.ts"
@@ -38,7 +39,10 @@ export class Documents extends Context.Service<Documents, {
   readonly list: (bankId: string, filter: { readonly q?: string | undefined; readonly limit: number; readonly offset: number }) =>
     Effect.Effect<{ readonly items: ReadonlyArray<ReturnType<typeof toView>>; readonly total: number }, NotFound>
   readonly get: (bankId: string, documentId: string) =>
-    Effect.Effect<ReturnType<typeof toView> & { readonly original_text: string | null }, NotFound>
+    Effect.Effect<
+      ReturnType<typeof toView> & { readonly original_text: string | null; readonly content_hash: string | null },
+      NotFound
+    >
   readonly remove: (bankId: string, documentId: string) => Effect.Effect<number, NotFound>
 }>()("engram/memory/Documents") {
   static readonly layer = Layer.effect(
@@ -81,7 +85,9 @@ export class Documents extends Context.Service<Documents, {
           .pipe(Effect.orDie)
         const row = rows[0]
         if (row === undefined) return yield* NotFound.of("document", documentId)
-        return { ...toView(row), original_text: row.originalText }
+        // The hash clients compare to tell whether a re-sent document changed (SHA-256 of the stored text).
+        const contentHash = row.originalText === null ? null : createHash("sha256").update(row.originalText).digest("hex")
+        return { ...toView(row), original_text: row.originalText, content_hash: contentHash }
       })
 
       const remove = Effect.fn("Documents.remove")(function*(bankId: string, documentId: string) {

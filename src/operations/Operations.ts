@@ -73,7 +73,10 @@ export class Operations extends Context.Service<Operations, {
             error_message: child.errorMessage
           })),
           stage: operation.stage ?? null,
-          progress: progressOf(operation.stageProgress) ?? batchProgress(children),
+          progress: withSnapshot(progressOf(operation.stageProgress) ?? batchProgress(children), {
+            stage: operation.stage ?? (children.length > 0 ? "processing_batch" : operation.status),
+            at: operation.updatedAt.toISOString()
+          }),
           result_metadata: operation.status === "completed" ? resultObject(operation.result) : null,
           created_at: iso(operation.createdAt),
           updated_at: iso(operation.updatedAt),
@@ -149,6 +152,15 @@ const progressOf = (value: unknown): { done: number; total: number } | null => {
     ? { done: progress.done, total: progress.total }
     : null
 }
+
+/**
+ * The progress with what Hindsight clients require of it: the stage it was taken in, when, and `processed` (the
+ * same count as `done`).
+ */
+const withSnapshot = (
+  progress: { readonly done: number; readonly total: number } | null,
+  snapshot: { readonly stage: string; readonly at: string }
+) => progress === null ? null : { ...progress, processed: progress.done, ...snapshot }
 
 /** A batch that records no progress of its own has done the items of its completed sub-batches. */
 const batchProgress = (

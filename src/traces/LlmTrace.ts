@@ -12,6 +12,15 @@ export type LlmTraceStatus = typeof LlmTraceStatus.Type
 export const StatsTrunc = Schema.Literals(["minute", "hour", "day"])
 export type StatsTrunc = typeof StatsTrunc.Type
 
+/** The windows Hindsight clients ask for, with their length and bucket width. */
+export const TracePeriod = Schema.Literals(["1d", "7d", "30d"])
+export type TracePeriod = typeof TracePeriod.Type
+export const tracePeriods: Record<TracePeriod, { readonly hours: number; readonly trunc: StatsTrunc }> = {
+  "1d": { hours: 24, trunc: "hour" },
+  "7d": { hours: 168, trunc: "day" },
+  "30d": { hours: 720, trunc: "day" }
+}
+
 /** How many characters of the prompt, and of the answer, a trace keeps (plus a short omission marker). */
 export const TRACE_TEXT_LIMIT = 16_000
 
@@ -48,11 +57,22 @@ export const LlmTraceItem = Schema.Struct({
   total_tokens: Schema.Int,
   input: Schema.String.annotate({ description: `the prompt, up to ${TRACE_TEXT_LIMIT} characters` }),
   output: Schema.NullOr(Schema.String).annotate({ description: `the answer, up to ${TRACE_TEXT_LIMIT} characters` }),
-  created_at: Schema.String
+  created_at: Schema.String,
+  // The same request under the names Hindsight clients read.
+  operation: Schema.NullOr(Schema.String).annotate({ description: "the purpose (retain, reflect, consolidation, …)" }),
+  trace_id: Schema.NullOr(Schema.String).annotate({ description: "the operation the call belongs to, if any" }),
+  span_id: Schema.String.annotate({ description: "this request's id" }),
+  parent_span_id: Schema.NullOr(Schema.String),
+  started_at: Schema.String,
+  ended_at: Schema.String,
+  cached_tokens: Schema.NullOr(Schema.Int).annotate({ description: "not measured: null" }),
+  llm_info: Schema.Record(Schema.String, Schema.Unknown).annotate({ description: "provider, model and attempt" }),
+  metadata: Schema.Record(Schema.String, Schema.Unknown)
 }).annotate({ identifier: "LlmTraceItem" })
 export type LlmTraceItem = typeof LlmTraceItem.Type
 
 export const LlmTraceListResponse = Schema.Struct({
+  bank_id: Schema.String,
   items: Schema.Array(LlmTraceItem),
   total: Schema.Int,
   limit: Schema.Int,
@@ -63,7 +83,12 @@ export const LlmTraceStatsBucket = Schema.Struct({
   time: Schema.String.annotate({ description: "start of the bucket (UTC)" }),
   total: Schema.Int,
   statuses: Schema.Struct({ success: Schema.Int, error: Schema.Int }),
-  tokens: Schema.Struct({ input: Schema.Number, output: Schema.Number, total: Schema.Number }),
+  tokens: Schema.Struct({
+    input: Schema.Number,
+    output: Schema.Number,
+    cached: Schema.Number.annotate({ description: "prompt tokens served from a provider cache; not measured yet, 0" }),
+    total: Schema.Number
+  }),
   duration_ms: Schema.Struct({ avg: Schema.Number, p50: Schema.Number, p95: Schema.Number, max: Schema.Number })
 }).annotate({ identifier: "LlmTraceStatsBucket" })
 export type LlmTraceStatsBucket = typeof LlmTraceStatsBucket.Type
@@ -72,5 +97,7 @@ export const LlmTraceStatsResponse = Schema.Struct({
   bank_id: Schema.String,
   period: Schema.String.annotate({ description: "the window covered, e.g. `24h`" }),
   trunc: StatsTrunc,
-  items: Schema.Array(LlmTraceStatsBucket)
+  start: Schema.String.annotate({ description: "start of the window (UTC)" }),
+  items: Schema.Array(LlmTraceStatsBucket),
+  buckets: Schema.Array(LlmTraceStatsBucket).annotate({ description: "the same as items, as Hindsight clients read it" })
 }).annotate({ identifier: "LlmTraceStatsResponse" })

@@ -199,7 +199,7 @@ export class LlmTraceStore extends Context.Service<LlmTraceStore, {
             time: row.bucket.toISOString(),
             total: row.total,
             statuses: { success: row.success, error: row.errors },
-            tokens: { input: row.inputTokens, output: row.outputTokens, total: row.totalTokens },
+            tokens: { input: row.inputTokens, output: row.outputTokens, cached: 0, total: row.totalTokens },
             duration_ms: {
               avg: Math.round(row.avgDurationMs * 10) / 10,
               p50: row.p50DurationMs,

@@ -156,7 +156,7 @@ layer(testApp({}, undefined, ModelsLive), { excludeTestServices: true, timeout: 
       assert.strictEqual(batch?.status, "completed")
       const watched = yield* runCli(["operations", "watch", "locomo", batch.id, "--json", ...url])
       expectCode(watched, 0)
-      assert.deepStrictEqual(parsedJson(watched).progress, { done: turns.length, total: turns.length })
+      assert.include(parsedJson(watched).progress, { done: turns.length, total: turns.length })
       // A finished operation cannot be cancelled: the API's 409 detail, exit 3.
       const cancelled = yield* runCli(["operations", "cancel", "locomo", batch.id, ...url])
       expectCode(cancelled, 3)

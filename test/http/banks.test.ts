@@ -100,9 +100,9 @@ layer(testApp(), { excludeTestServices: true })("banks", (it) => {
       assert.strictEqual(profile.status, 200)
       assert.deepStrictEqual(profile.body, {
         bank_id: "auto-created",
-        name: null,
+        name: "auto-created",
         disposition: { skepticism: 3, literalism: 3, empathy: 3 },
-        mission: null,
+        mission: "",
         background: null
       })
       const updated = yield* server.request("PUT", bankPath("auto-created") + "/profile", {

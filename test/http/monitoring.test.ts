@@ -27,10 +27,22 @@ layer(testApp({ maxRequestBytes: 64 * 1024 }), { excludeTestServices: true })("m
       assert.isString(version.body.api_version)
       assert.isTrue(version.body.features.worker)
       assert.isTrue(version.body.features.bank_config_api)
+      // The specification's nine flags, and the six more that Hindsight 0.9 clients require.
       assert.deepStrictEqual(Object.keys(version.body.features).sort(), [
-        "bank_config_api", "brain_import_export", "brain_runtime", "file_upload_api", "mcp", "observations",
+        "audit_log", "bank_config_api", "bank_llm_health", "brain_import_export", "brain_runtime", "document_export_api",
+        "document_import_api", "file_upload_api", "llm_trace", "mcp", "observations", "store_document_text",
         "sub_routine", "timeline_v2", "worker"
       ])
+      // Readiness is /health under the probe name; liveness answers without asking the database.
+      const ready = yield* server.request("GET", "/health/ready")
+      assert.strictEqual(ready.status, 200)
+      assert.strictEqual(ready.body.status, "healthy")
+      assert.include(["ok", "busy"], ready.body.database)
+      const live = yield* server.request("GET", "/health/live")
+      assert.strictEqual(live.status, 200)
+      assert.strictEqual(live.body.status, "alive")
+      assert.strictEqual(live.body.version, version.body.api_version)
+      assert.isAtLeast(live.body.uptime_seconds, 0)
     }))
 
   it.effect("health answers while a long statement holds the database: busy on the embedded session, ok beside it on a pool", () =>

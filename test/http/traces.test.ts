@@ -92,10 +92,17 @@ layer(app, { excludeTestServices: true })("llm traces", (it) => {
       assert.strictEqual(list.body.limit, 100)
       assert.strictEqual(list.body.offset, 0)
       const [newest, failed, oldest] = list.body.items
+      assert.strictEqual(list.body.bank_id, "tr-a")
       assert.deepStrictEqual(Object.keys(newest).sort(), [
-        "attempt", "bank_id", "created_at", "duration_ms", "error", "error_reason", "id", "input", "input_tokens",
-        "model", "operation_id", "output", "output_tokens", "provider", "purpose", "scope", "status", "total_tokens"
+        "attempt", "bank_id", "cached_tokens", "created_at", "duration_ms", "ended_at", "error", "error_reason", "id",
+        "input", "input_tokens", "llm_info", "metadata", "model", "operation", "operation_id", "output", "output_tokens",
+        "parent_span_id", "provider", "purpose", "scope", "span_id", "started_at", "status", "total_tokens", "trace_id"
       ])
+      // The names Hindsight clients read: the purpose as operation, the operation as trace, the call as span.
+      assert.include(newest, { operation: "retain", trace_id: "op-2", span_id: newest.id, parent_span_id: null, cached_tokens: null })
+      assert.strictEqual(newest.started_at, newest.created_at)
+      assert.strictEqual(Date.parse(newest.ended_at) - Date.parse(newest.started_at), newest.duration_ms)
+      assert.deepStrictEqual(newest.llm_info, { provider: "openai", model: "trace-model", attempt: 2 })
       assert.include(newest, {
         bank_id: "tr-a",
         operation_id: "op-2",
@@ -151,6 +158,10 @@ layer(app, { excludeTestServices: true })("llm traces", (it) => {
       const input: string = byPurpose.body.items[0].input
       assert.isBelow(input.length, 16_100)
       assert.include(input, "24000 characters omitted")
+      // Hindsight clients filter by the same two under their names.
+      const byHindsightNames = yield* server.request("GET", traces("tr-b", "?operation=consolidation"))
+      assert.deepStrictEqual(byHindsightNames.body.items.map((item: any) => item.id), byPurpose.body.items.map((item: any) => item.id))
+      assert.strictEqual((yield* server.request("GET", traces("tr-b", "?trace_id=op-b"))).body.total, 5)
       const beyond = yield* server.request("GET", traces("tr-b", "?offset=50"))
       assert.deepStrictEqual([beyond.body.items.length, beyond.body.total], [0, 7])
     }))
@@ -176,11 +187,17 @@ layer(app, { excludeTestServices: true })("llm traces", (it) => {
       const [earlier, latest] = hourly.body.items
       assert.strictEqual(new Date(earlier.time).getUTCMinutes(), 0)
       assert.deepStrictEqual([earlier.total, earlier.statuses], [3, { success: 3, error: 0 }])
-      assert.deepStrictEqual(earlier.tokens, { input: 30, output: 15, total: 45 })
+      assert.deepStrictEqual(earlier.tokens, { input: 30, output: 15, cached: 0, total: 45 })
       assert.deepStrictEqual([earlier.duration_ms.avg, earlier.duration_ms.p50, earlier.duration_ms.max], [200, 200, 300])
       assert.closeTo(earlier.duration_ms.p95, 290, 0.001)
       assert.deepStrictEqual([latest.total, latest.statuses], [2, { success: 1, error: 1 }])
-      assert.deepStrictEqual(latest.tokens, { input: 17, output: 5, total: 22 })
+      assert.deepStrictEqual(latest.tokens, { input: 17, output: 5, cached: 0, total: 22 })
+      // Hindsight clients read the same buckets as `buckets`, with the window's start.
+      assert.deepStrictEqual(hourly.body.buckets, hourly.body.items)
+      assert.isTrue(Date.parse(hourly.body.start) < Date.parse(earlier.time) + 3_600_000)
+      const week = yield* server.request("GET", "/v1/default/banks/tr-c/llm-requests/stats?period=7d")
+      assert.include(week.body, { period: "7d", trunc: "day" })
+      assert.strictEqual(week.body.items.reduce((total: number, item: any) => total + item.total, 0), 6)
 
       const daily = yield* server.request("GET", "/v1/default/banks/tr-c/llm-requests/stats?period_hours=48&trunc=day")
       assert.include(daily.body, { period: "48h", trunc: "day" })

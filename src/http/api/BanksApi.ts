@@ -12,7 +12,7 @@ import {
   DeleteResponse,
   ProfileUpdate
 } from "../../domain/Bank.ts"
-import { NotFound } from "../../domain/Errors.ts"
+import { NotFound, ValidationError } from "../../domain/Errors.ts"
 
 const bank = { bank_id: BankId }
 
@@ -58,7 +58,7 @@ export class BanksApi extends HttpApiGroup.make("banks")
       params: bank,
       payload: BankConfigUpdate,
       success: BankConfigResponse,
-      error: NotFound
+      error: [NotFound, ValidationError]
     }),
     HttpApiEndpoint.delete("resetConfig", "/v1/default/banks/:bank_id/config", {
       params: bank,

@@ -13,14 +13,24 @@ import {
 import { NotFound, ValidationError } from "../../domain/Errors.ts"
 
 const bank = { bank_id: BankId }
+
+/**
+ * Hindsight's optional consolidate body. A consolidation here always takes every fact waiting in the bank, which
+ * includes those of the scopes named, so the scopes are validated and need no narrowing.
+ */
+const ConsolidateRequest = Schema.Struct({
+  observation_scopes: Schema.optionalKey(Schema.NullOr(Schema.Array(Schema.Array(Schema.String))))
+}).annotate({ identifier: "ConsolidateRequest" })
 const memory = { bank_id: BankId, memory_id: Schema.String }
 
 export class ConsolidationApi extends HttpApiGroup.make("consolidation")
   .add(
     HttpApiEndpoint.post("consolidate", "/v1/default/banks/:bank_id/consolidate", {
       params: bank,
+      // The body is optional: a bare POST (as the spec's clients send) consolidates the bank.
+      payload: [ConsolidateRequest, Schema.Null],
       success: ConsolidationResponse,
-      error: NotFound
+      error: [NotFound, ValidationError]
     }).annotate(
       OpenApi.Description,
       "Queue a consolidation of the bank's new and changed facts into observations (a `consolidate` operation); " +

@@ -16,6 +16,13 @@ import { Limit, Offset } from "./MemoriesApi.ts"
 const bank = { bank_id: BankId }
 const page = { limit: Schema.optionalKey(Limit), offset: Schema.optionalKey(Offset) }
 
+/** The generic delete answer plus the two fields Hindsight clients read (`memory_units_deleted` = `deleted_count`). */
+const DeleteDocumentResponse = Schema.Struct({
+  ...DeleteResponse.fields,
+  document_id: Schema.String,
+  memory_units_deleted: Schema.Int
+}).annotate({ identifier: "DeleteDocumentResponse" })
+
 export class DocumentsApi extends HttpApiGroup.make("documents")
   .add(
     HttpApiEndpoint.get("list", "/v1/default/banks/:bank_id/documents", {
@@ -31,7 +38,7 @@ export class DocumentsApi extends HttpApiGroup.make("documents")
     }),
     HttpApiEndpoint.delete("delete", "/v1/default/banks/:bank_id/documents/:document_id", {
       params: { bank_id: BankId, document_id: Schema.String },
-      success: DeleteResponse,
+      success: DeleteDocumentResponse,
       error: NotFound
     })
   )

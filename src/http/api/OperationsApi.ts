@@ -7,6 +7,7 @@ import {
   CancelResponse,
   DeleteOperationResponse,
   OperationAccepted,
+  RetryResponse,
   OperationDetail,
   OperationListResponse,
   OperationResultResponse,
@@ -20,8 +21,10 @@ export class OperationsApi extends HttpApiGroup.make("operations")
     HttpApiEndpoint.get("list", "/v1/default/banks/:bank_id/operations", {
       params: { bank_id: BankId },
       query: {
-        status: Schema.optionalKey(OperationStatus),
+        // `processing` is what Hindsight clients call `running`; `type` is their name for `task_type`.
+        status: Schema.optionalKey(Schema.Union([OperationStatus, Schema.Literal("processing")])),
         task_type: Schema.optionalKey(Schema.String),
+        type: Schema.optionalKey(Schema.String),
         limit: Schema.optionalKey(Schema.Int.check(Schema.isBetween({ minimum: 1, maximum: 1000 }))),
         offset: Schema.optionalKey(Schema.Int.check(Schema.isGreaterThanOrEqualTo(0)))
       },
@@ -44,7 +47,7 @@ export class OperationsApi extends HttpApiGroup.make("operations")
     }),
     HttpApiEndpoint.post("retry", "/v1/default/banks/:bank_id/operations/:operation_id/retry", {
       params: operation,
-      success: OperationAccepted,
+      success: RetryResponse,
       error: [NotFound, Conflict]
     }),
     HttpApiEndpoint.delete("remove", "/v1/default/banks/:bank_id/operations/:operation_id/delete", {

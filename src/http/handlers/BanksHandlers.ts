@@ -4,6 +4,7 @@ import { HttpApiBuilder } from "effect/http-api"
 import { toBankResponse, toConfigView, toListItem, toProfile } from "../../bank/BankViews.ts"
 import { Banks } from "../../bank/Banks.ts"
 import type { BankUpdate } from "../../domain/Bank.ts"
+import { ValidationError } from "../../domain/Errors.ts"
 import { EngramApi } from "../api/Api.ts"
 import { reachable } from "../../auth/BankAccess.ts"
 
@@ -37,6 +38,11 @@ export const BanksHandlers = HttpApiBuilder.group(
       getConfig: ({ params }) => config(banks.get(params.bank_id)),
       patchConfig: ({ params, payload }) => {
         const { updates, ...fields } = payload
+        // Settings come in `updates` (Hindsight's shape) or flat; a body with neither changes nothing and is
+        // refused, as Hindsight clients expect for a request without its required `updates`.
+        if (updates === undefined && Object.keys(fields).length === 0) {
+          return Effect.fail(ValidationError.single("updates", "is required: an object of the settings to change"))
+        }
         const update: BankUpdate = { ...fields, ...updates }
         return config(banks.patch(params.bank_id, update))
       },

@@ -29,7 +29,9 @@ export const DocumentsHandlers = HttpApiBuilder.group(
         Effect.map(documents.remove(params.bank_id, params.document_id), (deleted) => ({
           success: true,
           message: `document '${params.document_id}' and its ${deleted} memories deleted`,
-          deleted_count: deleted
+          deleted_count: deleted,
+          document_id: params.document_id,
+          memory_units_deleted: deleted
         }))
     })
   })

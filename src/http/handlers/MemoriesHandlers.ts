@@ -98,6 +98,7 @@ export const MemoriesHandlers = HttpApiBuilder.group(
           document_id: chunk.documentId,
           chunk_index: chunk.chunkIndex,
           text: chunk.text,
+          chunk_text: chunk.text,
           created_at: chunk.createdAt.toISOString()
         }))
     })

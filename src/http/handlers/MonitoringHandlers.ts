@@ -1,5 +1,5 @@
-/** Version and feature flags, the database health check, and the Prometheus scrape. */
-import { Effect, Metric } from "effect"
+/** Version and feature flags, the health and readiness checks (database), liveness, and the Prometheus scrape. */
+import { Clock, Effect, Metric } from "effect"
 import { HttpApiBuilder } from "effect/http-api"
 import { PrometheusMetrics } from "effect/observability"
 import { BankActors } from "../../bank/BankActors.ts"
@@ -25,7 +25,14 @@ export const features: Features = {
   file_upload_api: true,
   brain_runtime: true,
   sub_routine: true,
-  brain_import_export: true
+  brain_import_export: true,
+  bank_llm_health: true,
+  document_export_api: true,
+  document_import_api: true,
+  audit_log: true,
+  llm_trace: true,
+  // Retained text is kept with its document (reprocessDocument and original_text read it back).
+  store_document_text: true
 }
 
 const operationsGauge = Metric.gauge("engram_operations", { description: "Operations by task type and status" })
@@ -40,6 +47,21 @@ export const MonitoringHandlers = HttpApiBuilder.group(
     const actors = yield* BankActors
     const config = yield* EngramConfig
     const cluster = yield* ClusterNode
+
+    const startedAt = yield* Clock.currentTimeMillis
+    // Answered within a few milliseconds whatever the database is doing (see DatabaseHealth).
+    const readiness = Effect.gen(function*() {
+      const state = yield* database.check
+      if (state._tag === "down") {
+        return yield* new ServiceUnavailable({ detail: `database unavailable: ${state.reason}` })
+      }
+      const node = yield* clusterHealth(cluster).pipe(
+        Effect.catchCause(() =>
+          Effect.fail(new ServiceUnavailable({ detail: "cluster unavailable: its health could not be read" }))
+        )
+      )
+      return { status: "healthy" as const, database: state._tag, ...node }
+    })
 
     return handlers.handleAll({
       // The MCP endpoint is served unless SERVICE_API_MCP_ENABLED=false removed its routes.
@@ -56,20 +78,14 @@ export const MonitoringHandlers = HttpApiBuilder.group(
           },
           bank_presets: presetNames
         }),
-      // Answered within a few milliseconds whatever the database is doing (see DatabaseHealth).
-      health: () =>
-        Effect.gen(function*() {
-          const state = yield* database.check
-          if (state._tag === "down") {
-            return yield* new ServiceUnavailable({ detail: `database unavailable: ${state.reason}` })
-          }
-          const node = yield* clusterHealth(cluster).pipe(
-            Effect.catchCause(() =>
-              Effect.fail(new ServiceUnavailable({ detail: "cluster unavailable: its health could not be read" }))
-            )
-          )
-          return { status: "healthy" as const, database: state._tag, ...node }
-        }),
+      health: () => readiness,
+      ready: () => readiness,
+      live: () =>
+        Effect.map(Clock.currentTimeMillis, (now) => ({
+          status: "alive" as const,
+          version: apiVersion,
+          uptime_seconds: Math.max(0, Math.round((now - startedAt) / 1000))
+        })),
       metrics: () =>
         Effect.gen(function*() {
           const counts = yield* operations.countByTypeAndStatus

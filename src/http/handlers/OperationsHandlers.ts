@@ -20,7 +20,12 @@ export const OperationsHandlers = HttpApiBuilder.group(
         yield* banks.get(params.bank_id)
         const { limit, offset } = paging(query)
         const [page, worker] = yield* Effect.all([
-          operations.list(params.bank_id, { status: query.status, taskType: query.task_type, limit, offset }),
+          operations.list(params.bank_id, {
+            status: query.status === "processing" ? "running" : query.status,
+            taskType: query.task_type ?? query.type,
+            limit,
+            offset
+          }),
           actors.status(params.bank_id)
         ])
         return {
@@ -61,6 +66,8 @@ export const OperationsHandlers = HttpApiBuilder.group(
         }),
       retry: ({ params }) =>
         Effect.map(operations.retry(params.bank_id, params.operation_id), (status) => ({
+          success: true,
+          message: `operation '${params.operation_id}' queued again`,
           operation_id: params.operation_id,
           status
         }))

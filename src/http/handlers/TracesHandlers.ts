@@ -1,7 +1,8 @@
 /** REST handlers for LLM traces over `LlmTraceStore`. */
-import { Effect } from "effect"
+import { Clock, Effect } from "effect"
 import { HttpApiBuilder } from "effect/http-api"
 import { Banks } from "../../bank/Banks.ts"
+import { tracePeriods } from "../../traces/LlmTrace.ts"
 import type { LlmTraceRecord } from "../../traces/LlmTraceStore.ts"
 import { LlmTraceStore } from "../../traces/LlmTraceStore.ts"
 import { EngramApi } from "../api/Api.ts"
@@ -25,7 +26,17 @@ const toItem = (trace: LlmTraceRecord) => ({
   total_tokens: trace.totalTokens,
   input: trace.inputText,
   output: trace.outputText,
-  created_at: trace.createdAt.toISOString()
+  created_at: trace.createdAt.toISOString(),
+  operation: trace.purpose,
+  trace_id: trace.operationId,
+  span_id: trace.id,
+  parent_span_id: null,
+  // A trace is written with the time its request started.
+  started_at: trace.createdAt.toISOString(),
+  ended_at: new Date(trace.createdAt.getTime() + trace.durationMs).toISOString(),
+  cached_tokens: null,
+  llm_info: { provider: trace.provider, model: trace.model, attempt: trace.attempt },
+  metadata: trace.errorReason === null ? {} : { error_reason: trace.errorReason }
 })
 
 export const TracesHandlers = HttpApiBuilder.group(
@@ -42,19 +53,28 @@ export const TracesHandlers = HttpApiBuilder.group(
         const page = yield* traces.list(params.bank_id, {
           scope: query.scope,
           status: query.status,
-          operationId: query.operation_id,
-          purpose: query.purpose,
+          operationId: query.operation_id ?? query.trace_id,
+          purpose: query.purpose ?? query.operation,
           limit,
           offset
         })
-        return { items: page.items.map(toItem), total: page.total, limit, offset }
+        return { bank_id: params.bank_id, items: page.items.map(toItem), total: page.total, limit, offset }
       }),
       stats: Effect.fn(function*({ params, query }) {
         yield* banks.get(params.bank_id)
-        const periodHours = query.period_hours ?? 24
-        const trunc = query.trunc ?? "hour"
+        const named = query.period === undefined ? undefined : tracePeriods[query.period]
+        const periodHours = query.period_hours ?? named?.hours ?? 24
+        const trunc = query.trunc ?? named?.trunc ?? "hour"
         const items = yield* traces.stats(params.bank_id, { periodHours, trunc })
-        return { bank_id: params.bank_id, period: `${periodHours}h`, trunc, items }
+        const now = yield* Clock.currentTimeMillis
+        return {
+          bank_id: params.bank_id,
+          period: query.period_hours === undefined && query.period !== undefined ? query.period : `${periodHours}h`,
+          trunc,
+          start: new Date(now - periodHours * 3_600_000).toISOString(),
+          items,
+          buckets: items
+        }
       })
     })
   })

@@ -52,6 +52,9 @@ export interface RecallOptions {
   readonly exactVectors?: boolean | undefined
 }
 
+/** A strategy's own score of a result, or null when that strategy did not surface it. */
+const rawScore = (score: number | undefined): number | null => score === undefined ? null : Number(score.toFixed(4))
+
 export class Recall extends Context.Service<Recall, {
   readonly recall: (
     bankId: string,
@@ -266,7 +269,14 @@ export class Recall extends Context.Service<Recall, {
             const cost = countTokens(item.text)
             if (used + cost > maxTokens) break
             used += cost
-            results.push(toRecallResult(toUnitView(byId.get(item.fused.id)!), Number(item.score.toFixed(4))))
+            const final = Number(item.score.toFixed(4))
+            results.push(toRecallResult(toUnitView(byId.get(item.fused.id)!), final, {
+              final,
+              // No separate reranker score is kept: the deterministic reranker's is `final`.
+              reranker: null,
+              semantic: rawScore((item.fused.scores as Partial<Record<StrategyName, number>>).semantic),
+              keyword: rawScore((item.fused.scores as Partial<Record<StrategyName, number>>).keyword)
+            }))
           }
           return { results, used }
         }))

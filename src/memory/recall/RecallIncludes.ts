@@ -157,7 +157,11 @@ export const includeSourceFacts = Effect.fn("Recall.includeSourceFacts")(functio
   }
 })
 
-export const toRecallResult = (view: ReturnType<typeof toUnitView>, score?: number): RecallResult => ({
+export const toRecallResult = (
+  view: ReturnType<typeof toUnitView>,
+  score?: number,
+  scores?: RecallResult["scores"]
+): RecallResult => ({
   id: view.id,
   text: view.text,
   type: view.type,
@@ -172,5 +176,6 @@ export const toRecallResult = (view: ReturnType<typeof toUnitView>, score?: numb
   tags: view.tags,
   source_fact_ids: view.source_fact_ids,
   ...(score === undefined ? {} : { score }),
+  ...(scores === undefined ? {} : { scores }),
   ...(view.superseded_by ? { superseded_by: view.superseded_by } : {})
 })
