@@ -41,8 +41,8 @@ export class BankActors extends Context.Service<BankActors, {
   readonly stop: (bankId: string) => Effect.Effect<void>
   readonly activeCount: Effect.Effect<number>
   /**
-   * Re-queues work a dead process left running and wakes every bank with pending work. Run once at start,
-   * after every task handler is registered.
+   * Wakes every bank with pending work (work a dead process left running was re-queued when the layer was
+   * built). Run once at start, after every task handler is registered.
    */
   readonly start: Effect.Effect<void>
 }>()("engram/bank/BankActors") {
@@ -221,9 +221,17 @@ export class BankActors extends Context.Service<BankActors, {
           }
         })
 
-      const start = Effect.gen(function*() {
+      // Work a dead process left running goes back to pending now, before anything can wake an actor: a layer
+      // built later may queue and wake at once (re-embedding after a model change does), and a recovery run after
+      // its actor had claimed the operation gave the running operation back, so it ran a second time and its first
+      // result was lost. On a cluster runner the shards' owners re-queue orphaned work instead (ClusterBankActors),
+      // and the database is shared: another runner's running operations are not ours to reset.
+      if (config.cluster.mode === "off") {
         const recovered = yield* store.recoverInterrupted
         if (recovered.length > 0) yield* Effect.logInfo("re-queued operations interrupted by a restart", recovered)
+      }
+
+      const start = Effect.gen(function*() {
         const pending = yield* store.banksWithPendingWork
         yield* Effect.forEach(pending, wake, { discard: true })
       })

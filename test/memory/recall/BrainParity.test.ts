@@ -160,9 +160,16 @@ layer(testApp({ enableObservations: true }), { excludeTestServices: true })("rec
             assert.deepStrictEqual(ranked(fromBrain), ranked(fromSql), label)
             const byId = new Map(fromSql.results.map((result) => [result.id, result]))
             for (const result of fromBrain.results) {
-              const { score: _a, ...brainFields } = result
-              const { score: _b, ...sqlFields } = byId.get(result.id)!
+              // Scores are the strategies' raw similarities: float32 in the brain, pgvector's arithmetic in SQL, so
+              // they agree to rounding only (their order is compared above).
+              const { score: _a, scores: brainScores, ...brainFields } = result
+              const { score: _b, scores: sqlScores, ...sqlFields } = byId.get(result.id)!
               assert.deepStrictEqual(brainFields, sqlFields, label)
+              for (const key of ["final", "semantic", "keyword", "reranker"] as const) {
+                const [brain, sql] = [brainScores?.[key] ?? null, sqlScores?.[key] ?? null]
+                if (brain === null || sql === null) assert.strictEqual(brain, sql, `scores.${key}: ${label}`)
+                else assert.closeTo(brain, sql, 1e-3, `scores.${key}: ${label}`)
+              }
             }
             assert.deepStrictEqual(fromBrain.chunks, fromSql.chunks, label)
             assert.deepStrictEqual(fromBrain.source_facts, fromSql.source_facts, label)
