@@ -6,34 +6,12 @@
 import { assert, describe, it } from "@effect/vitest"
 import { Effect } from "effect"
 import { freePort, spawnService, waitForHealth } from "../support/ChildService.ts"
-import { freshServiceEnv } from "../support/TestServer.ts"
-
-const tierEnv = () => freshServiceEnv({ SERVICE_API_ENABLE_OBSERVATIONS: "false" })
-
-const call = (url: string, method: string, path: string, json?: unknown) =>
-  Effect.promise(async () => {
-    const response = await fetch(`${url}${path}`, {
-      method,
-      ...(json === undefined ? {} : { headers: { "content-type": "application/json" }, body: JSON.stringify(json) })
-    })
-    const text = await response.text()
-    if (!response.ok) throw new Error(`${method} ${path} -> ${response.status}: ${text}`)
-    return JSON.parse(text) as any
-  })
-
-const memoryIds = (url: string, bank: string) =>
-  Effect.map(
-    call(url, "GET", `/v1/default/banks/${bank}/memories/list?limit=1000`),
-    (page) => page.items.map((item: any) => item.id).sort().join(",")
-  )
-
-const facts = (tag: string, n: number) =>
-  Array.from({ length: n }, (_, i) => ({ content: `Batch ${tag} fact ${i}: sensor ${i} in hall ${tag} reads ${i * 7} units.` }))
+import { call, facts, memoryIds, repoServiceEnv } from "../support/RepoKillFixtures.ts"
 
 describe("memory repo enable", () => {
   it.live("SIGKILL mid-enable leaves no repo or one that the next enable finishes", () =>
     Effect.scoped(Effect.gen(function*() {
-      const env = { ...tierEnv(), SERVICE_API_PORT: String(yield* freePort) }
+      const env = { ...repoServiceEnv(), SERVICE_API_PORT: String(yield* freePort) }
       const url = `http://127.0.0.1:${env["SERVICE_API_PORT"]}`
       const first = yield* spawnService("src/main.ts", env)
       yield* waitForHealth(url, first)

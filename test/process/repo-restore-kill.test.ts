@@ -6,34 +6,12 @@
 import { assert, describe, it } from "@effect/vitest"
 import { Effect } from "effect"
 import { freePort, spawnService, waitForHealth } from "../support/ChildService.ts"
-import { freshServiceEnv } from "../support/TestServer.ts"
-
-const tierEnv = () => freshServiceEnv({ SERVICE_API_ENABLE_OBSERVATIONS: "false" })
-
-const call = (url: string, method: string, path: string, json?: unknown) =>
-  Effect.promise(async () => {
-    const response = await fetch(`${url}${path}`, {
-      method,
-      ...(json === undefined ? {} : { headers: { "content-type": "application/json" }, body: JSON.stringify(json) })
-    })
-    const text = await response.text()
-    if (!response.ok) throw new Error(`${method} ${path} -> ${response.status}: ${text}`)
-    return JSON.parse(text) as any
-  })
-
-const memoryIds = (url: string) =>
-  Effect.map(
-    call(url, "GET", "/v1/default/banks/killed/memories/list?limit=1000"),
-    (page) => page.items.map((item: any) => item.id).sort().join(",")
-  )
-
-const facts = (tag: string, n: number) =>
-  Array.from({ length: n }, (_, i) => ({ content: `Batch ${tag} fact ${i}: sensor ${i} in hall ${tag} reads ${i * 7} units.` }))
+import { call, facts, memoryIds, repoServiceEnv } from "../support/RepoKillFixtures.ts"
 
 describe("memory repo restore", () => {
   it.live("SIGKILL mid-reset leaves the old state or the new one", () =>
     Effect.scoped(Effect.gen(function*() {
-      const env = { ...tierEnv(), SERVICE_API_PORT: String(yield* freePort) }
+      const env = { ...repoServiceEnv(), SERVICE_API_PORT: String(yield* freePort) }
       const url = `http://127.0.0.1:${env["SERVICE_API_PORT"]}`
       const first = yield* spawnService("src/main.ts", env)
       yield* waitForHealth(url, first)
@@ -41,16 +19,16 @@ describe("memory repo restore", () => {
       yield* call(url, "PUT", "/v1/default/banks/killed", { name: "killed" })
       yield* call(url, "POST", "/v1/default/banks/killed/memories", { items: facts("a", 150) })
       const repo = yield* call(url, "POST", "/v1/default/banks/killed/repos/enable", {})
-      const committed = yield* memoryIds(url)
+      const committed = yield* memoryIds(url, "killed")
 
       // Time a reset that throws away 150 memories, then set up the same reset again.
       yield* call(url, "POST", "/v1/default/banks/killed/memories", { items: facts("b", 150) })
       const started = performance.now()
       yield* call(url, "POST", `/v1/default/repos/${repo.repo_id}/reset-hard`, { commit_id: repo.head_commit_id, force: true })
       const took = performance.now() - started
-      assert.strictEqual(yield* memoryIds(url), committed)
+      assert.strictEqual(yield* memoryIds(url, "killed"), committed)
       yield* call(url, "POST", "/v1/default/banks/killed/memories", { items: facts("c", 150) })
-      const dirty = yield* memoryIds(url)
+      const dirty = yield* memoryIds(url, "killed")
       assert.notStrictEqual(dirty, committed)
 
       const reset = fetch(`${url}/v1/default/repos/${repo.repo_id}/reset-hard`, {
@@ -65,7 +43,7 @@ describe("memory repo restore", () => {
 
       const second = yield* spawnService("src/main.ts", env)
       yield* waitForHealth(url, second)
-      const after = yield* memoryIds(url)
+      const after = yield* memoryIds(url, "killed")
       assert.isTrue(after === committed || after === dirty, "the bank holds a mix of the old and the new state")
       yield* Effect.logInfo(`reset took ${Math.round(took)} ms; killed at half: ${after === committed ? "reset landed" : "rolled back"}`)
       // Whichever state survived, the repo still works on it.
