@@ -63,6 +63,11 @@ layer(testApp(), { excludeTestServices: true })("memory expiry", (it) => {
       const patched = yield* ok("PATCH", `${base}/memories/${expiring.id}`, { expires_at: later })
       assert.strictEqual(patched.body.expires_at, later)
 
+      // The scheduler, woken by the update, queues no sweep for a bank that has one open: an open sweep row (as if
+      // another runner were sweeping) holds the real sweep off, so the reads below are checked against a stored row.
+      const holdSweep = crypto.randomUUID()
+      yield* sql`INSERT INTO operations (id, bank_id, task_type, status, payload)
+        VALUES (${holdSweep}, ${bank}, 'expiry_sweep', 'running', '{}')`
       // Its time comes: the stored expiry moves into the past, as the clock would move past it. The brain is told of
       // the row as of any write (it held the expiry since the update above; now it holds the earlier one).
       yield* sql`UPDATE memory_units SET expires_at = now() - interval '1 second' WHERE id = ${expiring.id}`
@@ -80,8 +85,9 @@ layer(testApp(), { excludeTestServices: true })("memory expiry", (it) => {
       assert.notInclude((yield* ok("GET", `${base}/memories/list?limit=100`)).text, "Zephyrine")
       assert.strictEqual((yield* call("GET", `${base}/memories/${expiring.id}`)).status, 404)
       assert.strictEqual((yield* call("PATCH", `${base}/memories/${expiring.id}`, { context: "x" })).status, 404)
-      // The sweep has not run yet (nothing woke it): the row is still stored, and every read hid it regardless.
+      // The sweep has not run (it was held off): the row is still stored, and every read hid it regardless.
       assert.strictEqual((yield* sql`SELECT 1 FROM memory_units WHERE id = ${expiring.id}`).length, 1)
+      yield* sql`DELETE FROM operations WHERE id = ${holdSweep}`
 
       // A new expiring memory wakes the scheduler, which finds the expired one due and sweeps it.
       yield* ok("POST", `${base}/memories`, { items: [{ content: "The fire drill is next Thursday.", expires_at: inAnHour() }] })
