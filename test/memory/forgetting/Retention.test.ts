@@ -148,4 +148,32 @@ layer(testApp({ enableObservations: true }), { excludeTestServices: true, timeou
       const sweeps = (yield* ok("GET", `${base}/operations`)).body.operations.filter((op: any) => op.task_type === "retention_sweep")
       assert.lengthOf(sweeps, 1)
     }))
+
+  it.effect("recency decay, off by default, ranks a memory learned this week above an equally relevant one from years ago", () =>
+    Effect.gen(function*() {
+      const base = bankPath("retention-recency")
+      const weekAgo = new Date(Date.now() - 7 * 86_400_000).toISOString()
+      yield* ok("POST", `${base}/memories`, {
+        items: [
+          { content: "Quentin visited the harbour museum with his sister.", timestamp: "2019-03-01T10:00:00Z" },
+          { content: "Quentin visited the harbour museum with his brother.", timestamp: weekAgo }
+        ]
+      })
+      yield* settled("retention-recency")
+      const scores = Effect.gen(function*() {
+        const results = (yield* ok("POST", `${base}/memories/recall`, { query: "Quentin visited the harbour museum" })).body.results as Array<any>
+        const of = (word: string) => results.find((result) => result.text.includes(word))
+        assert.isDefined(of("sister"))
+        assert.isDefined(of("brother"))
+        return { old: of("sister").score as number, recent: of("brother").score as number, first: results[0].text as string }
+      })
+      const off = yield* scores
+      yield* ok("PATCH", `${base}/config`, { updates: { retention: { recency_half_life_days: 30 } } })
+      const on = yield* scores
+      assert.include(on.first, "brother", "the memory learned this week ranks first")
+      assert.isBelow(on.old, off.old * 0.6, "a memory years old keeps about half its score")
+      assert.isAbove(on.recent, off.recent * 0.85, "a memory a week old keeps nearly all of it")
+      yield* ok("PATCH", `${base}/config`, { updates: { retention: { recency_half_life_days: 0 } } })
+      assert.deepStrictEqual(yield* scores, off, "0 switches decay off again")
+    }))
 })
