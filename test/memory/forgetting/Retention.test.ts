@@ -11,7 +11,8 @@ import { SqlClient } from "effect/sql"
 import { AccessTelemetry } from "../../../src/activity/AccessTelemetry.ts"
 import { GraphRecall } from "../../../src/memory/recall/GraphRecall.ts"
 import { bankPath, call, ok, settled } from "../../support/HttpCalls.ts"
-import { testApp } from "../../support/TestServer.ts"
+import { connectMcp } from "../../support/McpClient.ts"
+import { TestServer, testApp } from "../../support/TestServer.ts"
 
 const factCount = (bank: string) =>
   Effect.gen(function*() {
@@ -24,7 +25,7 @@ const factCount = (bank: string) =>
 const listedTexts = (bank: string) =>
   Effect.map(ok("GET", `${bankPath(bank)}/memories/list?limit=1000`), (r) => (r.body.items as Array<any>).map((x) => x.text as string))
 
-layer(testApp({ enableObservations: true }), { excludeTestServices: true, timeout: "3 minutes" })("retention", (it) => {
+layer(testApp({ enableObservations: true, mcpToolFamilies: ["forgetting"] }), { excludeTestServices: true, timeout: "3 minutes" })("retention", (it) => {
   it.effect("bad retention values are refused naming the field; good ones merge key by key and show in the config", () =>
     Effect.gen(function*() {
       const base = bankPath("retention-config")
@@ -175,5 +176,22 @@ layer(testApp({ enableObservations: true }), { excludeTestServices: true, timeou
       assert.isAbove(on.recent, off.recent * 0.85, "a memory a week old keeps nearly all of it")
       yield* ok("PATCH", `${base}/config`, { updates: { retention: { recency_half_life_days: 0 } } })
       assert.deepStrictEqual(yield* scores, off, "0 switches decay off again")
+    }))
+
+  it.effect("MCP reads and sets the policy like the config does, and refuses a bad value naming the field", () =>
+    Effect.gen(function*() {
+      const server = yield* TestServer
+      const bank = "retention-mcp"
+      yield* ok("PUT", bankPath(bank), {})
+      const mcp = yield* connectMcp(`${server.url}/mcp/`, { "x-bank-id": bank })
+      const quiet = yield* mcp.ok("get_retention", {})
+      assert.isNull(quiet.retention.max_memories)
+      const set = yield* mcp.ok("set_retention", { max_age_days: { opinion: 14 }, recency_half_life_days: 60 })
+      assert.strictEqual(set.retention.max_age_days.opinion, 14)
+      assert.strictEqual(set.retention.recency_half_life_days, 60)
+      const config = (yield* ok("GET", `${bankPath(bank)}/config`)).body
+      assert.deepStrictEqual(config.config.retention, set.retention)
+      assert.include(yield* mcp.fails("set_retention", { max_memories: -1 }), "max_memories")
+      assert.deepStrictEqual((yield* mcp.ok("get_retention", {})).retention, set.retention)
     }))
 })
