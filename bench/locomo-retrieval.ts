@@ -5,20 +5,22 @@
  * granularity, overall and per category: hit@1/5/10 (any evidence among the top k), NDCG@5 (binary relevance) and
  * all@10, for engram and for two baselines computed in the same run over single turns: BM25 (Okapi, k1 1.2, b 0.75)
  * and vector-only (the same GloVe sentence vectors, cosine).
- * Rerun: `node bench/locomo-retrieval.ts [budget]` (default mid).
+ * Rerun: `node bench/locomo-retrieval.ts [budget] [recency half-life in days]` (default mid, no recency decay).
  */
 import { Effect, Layer } from "effect"
 import { tmpdir } from "node:os"
 import { join } from "node:path"
 import { GloveEmbeddingsLive } from "../layers/models/embeddings/EmbeddingsLive.ts"
 import { WordVectorsLive } from "../layers/models/WordVectorsLive.ts"
-import { engramWith, Embeddings, Llm, Retain } from "../src/index.ts"
+import { Banks, engramWith, Embeddings, Llm, Retain } from "../src/index.ts"
 import { MemoryUnits } from "../src/memory/MemoryUnits.ts"
 import { Recall } from "../src/memory/recall/Recall.ts"
 import { loadLocomo, sessionsOf } from "../test/support/Locomo.ts"
 import { tempDir } from "./support/ServerProcess.ts"
 
 const budget = (process.argv[2] ?? "mid") as "low" | "mid" | "high"
+/** A bank setting (`retention.recency_half_life_days`), to measure what recency decay does to quality. */
+const halfLifeDays = Number(process.argv[3] ?? 0)
 const stopwords = new Set(("a an the and or but if of at by for with about to from in on is are was were be been being do " +
   "does did have has had i you he she it we they me him her us them my your his its our their what which who whom " +
   "this that these those am not no so than too very can will just would should could how when where why").split(" "))
@@ -132,6 +134,7 @@ const program = Effect.gen(function*() {
     const bankId = `locomo-${sample.sample_id}`
     const sessions = sessionsOf(sample)
     const turns = sessions.flatMap((session) => session.items)
+    if (halfLifeDays > 0) yield* (yield* Banks).put(bankId, { retention: { recency_half_life_days: halfLifeDays } })
     for (const session of sessions) yield* retain.retainNow(bankId, { items: session.items })
     const keyword = bm25(turns.map((turn) => turn.content))
     const vectors = yield* embeddings.embedDocuments(turns.map((turn) => turn.content))
@@ -159,7 +162,8 @@ const program = Effect.gen(function*() {
     }
   }
   const n = tallyOf("engram", "turn", "all").n
-  console.log(`locomo-retrieval: ${n} questions (categories 1–4), budget ${budget}, offline (GloVe, no LLM)`)
+  console.log(`locomo-retrieval: ${n} questions (categories 1–4), budget ${budget}, offline (GloVe, no LLM), ` +
+    `recency half-life ${halfLifeDays > 0 ? `${halfLifeDays} days` : "off"}`)
   for (const granularity of ["turn", "session"] as const) {
     console.log(`\n${granularity} level (a hit is an evidence ${granularity} among the top k)`)
     console.log("| method | hit@1 | hit@5 | hit@10 | NDCG@5 | all@10 |")

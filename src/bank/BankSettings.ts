@@ -7,6 +7,7 @@ import { defaultDisposition } from "../domain/Bank.ts"
 import { applyEntitySettingsUpdate } from "../domain/EntitySettings.ts"
 import { applyPipelineUpdate } from "../domain/PipelineSettings.ts"
 import { applyDreamUpdate } from "../dreams/DreamConfig.ts"
+import { applyRetentionUpdate } from "../domain/Retention.ts"
 import { mergeBankPreset, presetNames } from "../presets/BankPresets.ts"
 
 /** Presets this server knows; any other `bank_preset` value is ignored without error, as the spec asks. */
@@ -25,7 +26,8 @@ export const emptySettings: BankSettings = {
   disposition: defaultDisposition,
   entitySettings: {},
   dreamSettings: {},
-  pipelineSettings: {}
+  pipelineSettings: {},
+  retentionSettings: {}
 }
 
 /** `null` and absent leave a value unchanged; an empty string clears a text setting back to its default. */
@@ -58,7 +60,8 @@ export const applyBankUpdate = (current: BankSettings, request: BankUpdate): Ban
     },
     entitySettings: applyEntitySettingsUpdate(current.entitySettings, update),
     dreamSettings: applyDreamUpdate(current.dreamSettings, update.dream),
-    pipelineSettings: applyPipelineUpdate(current.pipelineSettings, update)
+    pipelineSettings: applyPipelineUpdate(current.pipelineSettings, update),
+    retentionSettings: applyRetentionUpdate(current.retentionSettings, update.retention)
   }
 }
 

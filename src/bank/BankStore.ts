@@ -9,6 +9,7 @@ import { ExtractionMode } from "../domain/Bank.ts"
 import { decodeEntitySettings } from "../domain/EntitySettings.ts"
 import { decodePipelineOverrides } from "../domain/PipelineSettings.ts"
 import { decodeDreamOverrides } from "../dreams/DreamConfig.ts"
+import { decodeRetentionSettings } from "../domain/Retention.ts"
 import { emptySettings } from "./BankSettings.ts"
 
 const BankRow = Schema.Struct({
@@ -28,6 +29,7 @@ const BankRow = Schema.Struct({
   entitySettings: Schema.Unknown,
   dreamSettings: Schema.Unknown,
   pipelineSettings: Schema.Unknown,
+  retentionSettings: Schema.Unknown,
   lastWriteAt: Schema.NullOr(Schema.Date),
   lastConsolidatedAt: Schema.NullOr(Schema.Date),
   createdAt: Schema.Date,
@@ -56,6 +58,7 @@ const toBank = (row: BankRow): Bank => ({
   entitySettings: decodeEntitySettings(row.entitySettings),
   dreamSettings: decodeDreamOverrides(row.dreamSettings),
   pipelineSettings: decodePipelineOverrides(row.pipelineSettings),
+  retentionSettings: decodeRetentionSettings(row.retentionSettings),
   lastWriteAt: row.lastWriteAt,
   createdAt: row.createdAt,
   updatedAt: row.updatedAt
@@ -76,7 +79,8 @@ const toColumns = (settings: BankSettings) => ({
   dispositionEmpathy: settings.disposition.empathy,
   entitySettings: JSON.stringify(settings.entitySettings),
   dreamSettings: JSON.stringify(settings.dreamSettings),
-  pipelineSettings: JSON.stringify(settings.pipelineSettings)
+  pipelineSettings: JSON.stringify(settings.pipelineSettings),
+  retentionSettings: JSON.stringify(settings.retentionSettings)
 })
 
 export interface BankStatsCounts extends Omit<BankStatsResponse, "bank_id"> {}

@@ -3,6 +3,7 @@ import type { Bank, BankSettings } from "../domain/Bank.ts"
 import { entitySettingsView } from "../domain/EntitySettings.ts"
 import { pipelineSettingsView } from "../domain/PipelineSettings.ts"
 import { effectiveDreamSettings } from "../dreams/DreamConfig.ts"
+import { effectiveRetention } from "../domain/Retention.ts"
 
 export interface ServerDefaults {
   readonly retainChunkSize: number
@@ -68,7 +69,8 @@ const overridesOf = (settings: BankSettings): Record<string, unknown> => {
     ...Object.fromEntries(entries.filter(([, value]) => value !== null)),
     ...entitySettingsView(settings.entitySettings, "overrides"),
     ...pipelineSettingsView(settings.pipelineSettings, "overrides"),
-    ...(Object.keys(settings.dreamSettings).length > 0 ? { dream: settings.dreamSettings } : {})
+    ...(Object.keys(settings.dreamSettings).length > 0 ? { dream: settings.dreamSettings } : {}),
+    ...(Object.keys(settings.retentionSettings).length > 0 ? { retention: settings.retentionSettings } : {})
   }
 }
 
@@ -91,7 +93,8 @@ export const toConfigView = (bank: Bank, defaults: ServerDefaults) => {
       disposition: full.disposition,
       ...entitySettingsView(bank.entitySettings, "effective"),
       ...pipelineSettingsView(bank.pipelineSettings, "effective"),
-      dream: effectiveDreamSettings(bank.dreamSettings)
+      dream: effectiveDreamSettings(bank.dreamSettings),
+      retention: effectiveRetention(bank.retentionSettings)
     },
     overrides: isDefault ? overrides : { ...overrides, disposition: bank.disposition }
   }

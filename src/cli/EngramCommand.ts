@@ -8,6 +8,7 @@ import { forgetCommand } from "./commands/Forget.ts"
 import { operationsCommand } from "./commands/Operations.ts"
 import { recallCommand, reflectCommand } from "./commands/Recall.ts"
 import { retainCommand } from "./commands/Retain.ts"
+import { retentionCommand } from "./commands/Retention.ts"
 import { serveCommand } from "./commands/Serve.ts"
 import { globalSettings } from "./GlobalSettings.ts"
 
@@ -27,7 +28,8 @@ export const engramCommand = Command.make("engram").pipe(
     brainCommand,
     codebaseCommand,
     datasetCommand,
-    forgetCommand
+    forgetCommand,
+    retentionCommand
   ]),
   Command.withGlobalFlags(globalSettings)
 )

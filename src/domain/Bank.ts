@@ -7,6 +7,7 @@ import { EntitySettingsUpdate, type EntitySettingsOverrides } from "./EntitySett
 import { PipelineSettingsUpdate, type PipelineOverrides } from "./PipelineSettings.ts"
 import { DreamSettingsUpdate } from "./Dream.ts"
 import type { DreamOverrides } from "../dreams/DreamConfig.ts"
+import { RetentionSettingsUpdate, type RetentionSettings } from "./Retention.ts"
 
 /** A bank id appears in URLs; keep it to characters that need no escaping anywhere. */
 export const BankId = Schema.String.check(
@@ -52,7 +53,8 @@ export const BankUpdate = Schema.Struct({
   background: nullable(Schema.String.annotate({ description: "Deprecated: use reflect_mission" })),
   ...EntitySettingsUpdate,
   ...PipelineSettingsUpdate,
-  dream: nullable(DreamSettingsUpdate.annotate({ description: "Dream and trance settings; merged key by key" }))
+  dream: nullable(DreamSettingsUpdate.annotate({ description: "Dream and trance settings; merged key by key" })),
+  retention: nullable(RetentionSettingsUpdate.annotate({ description: "Retention policy and recency decay; merged key by key" }))
 }).annotate({ identifier: "BankUpdate" })
 export type BankUpdate = typeof BankUpdate.Type
 
@@ -74,6 +76,8 @@ export interface BankSettings {
   readonly dreamSettings: DreamOverrides
   /** Recall strategies, reranking, automatic consolidation, recall defaults and memory defense (PipelineSettings.ts). */
   readonly pipelineSettings: PipelineOverrides
+  /** Maximum ages, maximum count and recency half-life (src/domain/Retention.ts). */
+  readonly retentionSettings: RetentionSettings
 }
 
 export interface Bank extends BankSettings {

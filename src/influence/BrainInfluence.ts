@@ -15,12 +15,13 @@ import { AccessTelemetry } from "../activity/AccessTelemetry.ts"
 import { type Centrality, pageRank } from "./GraphCentrality.ts"
 import { type DreamSignal, dreamSignal } from "./DreamSignal.ts"
 import { anomalies, bands, ewma } from "./InfluenceSeries.ts"
+import { influenceFrequencySaturation, influenceRecencyDays, influenceWeights } from "./InfluenceScore.ts"
 
 const noDreams: DreamSignal = { byItem: new Map(), runs: 0, averageQuality: 0 }
 
-const weights = { recency: 0.28, freq: 0.26, graph: 0.18, rerank: 0.14, dream: 0.14 } as const
-const recencyDays = 7
-const frequencySaturation = 20
+const weights = influenceWeights
+const recencyDays = influenceRecencyDays
+const frequencySaturation = influenceFrequencySaturation
 /** Memories taken from the top of the graph ranking as candidates, beside the ones reads returned. */
 const centralCandidates = 50
 const accessedCandidates = 500

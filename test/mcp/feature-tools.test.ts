@@ -33,7 +33,7 @@ const featureTools: Record<string, ReadonlyArray<string>> = {
   anomalies: ["list_anomalies", "acknowledge_anomaly", "resolve_anomaly", "suppress_anomaly"],
   entities: ["get_entity_trajectory", "recompute_entity_trajectory", "get_entity_intelligence", "recompute_entity_intelligence"],
   brain: ["brain_status", "run_sub_routine", "get_activity_histogram", "predict_activity", "get_brain_influence", "learn_from_remote"],
-  forgetting: ["forget"]
+  forgetting: ["forget", "get_retention", "set_retention"]
 }
 const allFeatureTools = Object.values(featureTools).flat()
 

@@ -21,6 +21,7 @@ import { clampToStorable, resolveTimes } from "../retain/TimeExpressions.ts"
 import { budgetDepth, type StrategyName, type StrategyRun } from "./Candidates.ts"
 import { conversationContext, withConversationContext } from "./ConversationContext.ts"
 import { crossEncoderRerank } from "./CrossEncoderRerank.ts"
+import { decayByRecency } from "./RecencyDecay.ts"
 import { byCombinedScore, deterministicRerank, fusedOrder, reciprocalRankFusion } from "./Fusion.ts"
 import { GraphRecall } from "./GraphRecall.ts"
 import { BankBrains } from "../../brain/BankBrains.ts"
@@ -229,7 +230,9 @@ export class Recall extends Context.Service<Recall, {
         const crossEncoded = Option.isSome(reranker) && pipeline.enableReranking
           ? yield* stage("cross_encoder", crossEncoderRerank(reranker.value, request.query, deterministic))
           : { ranked: deterministic, trace: pipeline.enableReranking ? null : { model: "none" } }
-        const demoted = demoteSuperseded(crossEncoded.ranked, (id) => (byId.get(id)?.supersededBy ?? null) !== null)
+        const superseded = demoteSuperseded(crossEncoded.ranked, (id) => (byId.get(id)?.supersededBy ?? null) !== null)
+        const demoted = decayByRecency(superseded, (id) => byId.get(id)?.mentionedAt ?? byId.get(id)?.createdAt, reference,
+          bank.retentionSettings.recency_half_life_days)
         // A question about a state (where someone works, lives, ...) gets the state valid at the time it asks about.
         const question = stateQuestion(request.query, named === undefined ? null : { end: named.end })
         const reranked = question === undefined ? demoted : yield* stage("states", Effect.gen(function*() {

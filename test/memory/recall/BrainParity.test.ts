@@ -2,7 +2,7 @@
  * A recall from the bank's brain answers exactly as the same recall from SQL, on the real database tier: random banks
  * (retains with tags, times and documents, document replacements and deletions, memory deletions, contradictions
  * that supersede older facts, observations from consolidation, memories that expire later or have expired without
- * being swept yet) and random requests (fact types, tags and their match
+ * being swept yet; every other bank with recency decay) and random requests (fact types, tags and their match
  * modes, tag groups, query times, budgets, includes). Nearest neighbours are exact on both sides (pgvector scans
  * instead of its HNSW index), so the same memories must come back in the same order — up to the order of results
  * whose scores differ only by float rounding (pgvector sums in float32, the brain in float64).
@@ -96,7 +96,9 @@ layer(testApp({ enableObservations: true }), { excludeTestServices: true })("rec
         Effect.gen(function*() {
           const bank = `parity-${bankNumber++}`
           const base = bankPath(bank)
-          assert.strictEqual((yield* server.request("PUT", base, { json: {} })).status, 200)
+          // Every other bank decays recall scores by recency (a month's half-life: the memories span weeks).
+          const settings = bankNumber % 2 === 0 ? { retention: { recency_half_life_days: 30 } } : {}
+          assert.strictEqual((yield* server.request("PUT", base, { json: settings })).status, 200)
           for (const op of ops) {
             if (op.kind === "retain") {
               const items = op.items.map((it, n) => ({
