@@ -102,7 +102,7 @@ export class Snapshots extends Context.Service<Snapshots, {
       // The dirty log's triggers follow the plan: installed (or replaced) when the plan changed since the last start.
       yield* Effect.orDie(installDirtyTriggers(yield* plans).pipe(Effect.provideService(SqlClient.SqlClient, sql)))
       const run = <A extends object>(text: string, params: ReadonlyArray<unknown>) =>
-        Effect.orDie(sql.unsafe<A>(text, params as Array<any>))
+        Effect.orDie(sql.unsafe<A>(text, params))
 
       const mappingOf = (source: Source): IdMapping =>
         source.workspace ? { _tag: "ToCanonical", param: "$1" } : noMapping
