@@ -156,7 +156,8 @@ export class Snapshots extends Context.Service<Snapshots, {
             count += Number(row.n)
           }
           if (store !== false) {
-            bytesAdded += Number((rows[0] as unknown as { added: string | number }).added)
+            const first = rows[0]!
+            bytesAdded += "added" in first ? Number(first.added) : 0
             const manifest = yield* storeTableManifest(buckets)
             bytesAdded += manifest.added
             tables[plan.name] = { hash: manifest.hash, rows: count, buckets }
