@@ -1,6 +1,7 @@
 /**
  * engram as a library others install: `npm run build` compiles it, `npm pack` makes the tarball, a fresh project
- * `npm install`s it and a program imports it with plain Node (no type stripping) and runs a bank in-process.
+ * `npm install`s it, its declarations type-check a consumer's TypeScript, and a program imports it with plain Node
+ * (no type stripping) and runs a bank in-process.
  *
  * No network: the fresh project's node_modules starts with links to this checkout's installed packages (the
  * tarball's dependencies, already installed here), so `npm install --offline` only has to add engram itself.
@@ -53,6 +54,18 @@ describe.skipIf(databaseTier !== "pglite")("the packed package", () => {
     const manifest = JSON.parse(readFileSync(join(project, "node_modules", "engram", "package.json"), "utf8"))
     assert.deepStrictEqual(manifest.exports["."], { types: "./dist/src/index.d.ts", import: "./dist/src/index.js" })
     assert.isFalse(existsSync(join(project, "node_modules", "engram", "src")), "the sources are not installed")
+
+    // Its declarations type a consumer's TypeScript (the fixture is kept as .txt: in this repository "engram" would
+    // resolve to its own dist/, which does not exist before a build, and `npm run check` would fail on it).
+    writeFileSync(join(project, "consumer.ts"), readFileSync(join(import.meta.dirname, "fixtures", "consumer.ts.txt")))
+    writeFileSync(join(project, "tsconfig.json"), JSON.stringify({
+      compilerOptions: {
+        target: "es2024", module: "nodenext", moduleResolution: "nodenext", strict: true, noEmit: true, skipLibCheck: true,
+        types: []
+      },
+      files: ["consumer.ts"]
+    }))
+    await run(join(installed, ".bin", "tsc"), ["-p", "tsconfig.json"], { cwd: project })
 
     const program = join(project, "program.mjs")
     writeFileSync(program, readFileSync(join(import.meta.dirname, "fixtures", "program.mjs")))
