@@ -9,9 +9,10 @@ import type {
   CurateRequest, CurateResponse, ImpactRequest, ImpactResponse, ItemsResponse, RepoMapResponse, SymbolCardPage, SymbolCardResponse
 } from "../domain/Codebase.ts"
 import { NotFound, ValidationError } from "../domain/Errors.ts"
-import { chunkItem, CodebaseReads, decodeCursor, encodeCursor, type StoredChunk } from "./CodebaseReads.ts"
+import { chunkItem, CodebaseReads, decodeCursor, encodeCursor } from "./CodebaseReads.ts"
 import { previewOf } from "./intel/Chunker.ts"
 import { byTypeAndPaths, snapshotEdges } from "./snapshot/StoredEdges.ts"
+import type { StoredChunk } from "./StoredRows.ts"
 import type { EdgeRow } from "./snapshot/SnapshotRows.ts"
 
 const stopwords = new Set(("the a an and or of to in for on at that this with is are be by as it i do does we my our your their from " +

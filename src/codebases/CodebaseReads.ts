@@ -5,10 +5,13 @@
  */
 import { Context, Effect, Layer, Option } from "effect"
 import { SqlClient } from "effect/sql"
-import type { ChunkDetail, ChunkItem, ChunkPage, CodebaseResponse, FilesResponse, ItemsResponse, ReviewSummary } from "../domain/Codebase.ts"
+import type {
+  ChunkDetail, ChunkItem, ChunkPage, CodebaseResponse, FilesResponse, ItemsResponse, ReviewSummary
+} from "../domain/Codebase.ts"
 import { NotFound, ValidationError } from "../domain/Errors.ts"
 import { type CodebaseRecord, CodebaseStore, type SnapshotRecord } from "./CodebaseStore.ts"
 import { previewOf } from "./intel/Chunker.ts"
+import type { StoredChunk, StoredFile, StoredSymbol } from "./StoredRows.ts"
 import { round4, unpackComponents } from "./intel/Significance.ts"
 import { byTypeAndPaths, snapshotEdges } from "./snapshot/StoredEdges.ts"
 
@@ -47,66 +50,6 @@ export const lifecycle = (shown: SnapshotRecord | undefined, approvedId: string 
  * at most 4 places, so rounding there gives back exactly the value written.
  */
 const written = (value: number | null | undefined) => value === null || value === undefined ? null : round4(value)
-
-/** A `codebase_chunks` row as the SQL client reads it (`itemColumns`, camel-cased). */
-export interface StoredChunk {
-  readonly id: string
-  readonly chunkKey: string
-  readonly path: string
-  readonly language: string | null
-  readonly kind: string
-  readonly label: string
-  readonly contentText: string
-  readonly startLine: number
-  readonly endLine: number
-  readonly container: string | null
-  readonly parentSymbol: string | null
-  readonly parentFqName: string | null
-  readonly parseConfidence: number
-  readonly clusterId: string | null
-  readonly clusterLabel: string | null
-  readonly routeTarget: string
-  readonly routeSource: string | null
-  readonly changeKind: string
-  readonly relatedCount: number
-  readonly documentId: string | null
-  readonly significanceScore: number
-  readonly significanceComponents: unknown
-  readonly fileRole: string
-  readonly autoRouteReason: string | null
-  readonly complexityScore: number | null
-  readonly safetyTags: ReadonlyArray<string> | null
-  readonly pagerankCentrality: number | null
-  readonly faninCount: number
-}
-
-/** A `codebase_files` row as the files list reads it. */
-interface StoredFile {
-  readonly path: string
-  readonly language: string | null
-  readonly status: string
-  readonly reason: string | null
-  readonly fileRole: string
-  readonly contentHash: string
-  readonly changeKind: string
-  readonly lineCount: number
-  readonly chunkCount: number
-}
-
-/** A symbol as `symbolColumns` reads it. */
-interface StoredSymbol {
-  readonly id: string
-  readonly name: string
-  readonly kind: string
-  readonly fqName: string
-  readonly container: string | null
-  readonly exported: boolean
-  readonly startLine: number
-  readonly endLine: number
-  readonly complexity: number | null
-  readonly pagerank: number | null
-  readonly fanin: number
-}
 
 /** A row's keys in the API's snake_case (the SQL client camel-cases column names). */
 const snake = (value: object): Record<string, unknown> =>
