@@ -12,7 +12,6 @@
 import { Array as Arr, Effect, Layer } from "effect"
 import { SqlClient } from "effect/sql"
 import { cpus, loadavg } from "node:os"
-import { join } from "node:path"
 import * as PgVector from "../layers/storage/PgVector.ts"
 import * as SqlLive from "../layers/storage/SqlLive.ts"
 import { tempDir } from "./support/ServerProcess.ts"

@@ -8,7 +8,9 @@ import { dirname, join } from "node:path"
 import { fileURLToPath } from "node:url"
 
 const root = join(dirname(fileURLToPath(import.meta.url)), "..")
-const entry = join(root, "src", "cli", "main.ts")
+// A checkout runs the sources; the packed package (`npm pack`) ships only the compiled `dist/` (any Node >= 22.19).
+const sources = join(root, "src", "cli", "main.ts")
+const entry = existsSync(sources) ? sources : join(root, "dist", "src", "cli", "main.js")
 const major = Number(process.versions.node.split(".")[0])
 const args = process.argv.slice(2)
 
@@ -20,7 +22,7 @@ const serverFlags = args.includes("serve") && ![...process.execArgv, process.env
   ? ["--max-semi-space-size=16"]
   : []
 
-if (major >= 24) {
+if (major >= 24 || entry !== sources) {
   // The same process becomes the server (same pid, same signals) where the platform can; elsewhere it runs as is.
   if (serverFlags.length > 0 && typeof process.execve === "function") {
     process.execve(process.execPath, [process.execPath, ...serverFlags, entry, ...args], process.env)

@@ -9,6 +9,7 @@ import { execFile } from "node:child_process"
 import { access, mkdir } from "node:fs/promises"
 import * as Path from "node:path"
 import { fileURLToPath } from "node:url"
+import { siblingScript } from "../../src/workers/SiblingScript.ts"
 
 export interface PgliteOpenOptions {
   /** PostgreSQL's `shared_buffers`, e.g. `"16MB"`. Default `SERVICE_API_PGLITE_SHARED_BUFFERS`, else `"16MB"`. */
@@ -48,7 +49,7 @@ const unitKilobytes = { kB: 1, MB: 1024, GB: 1024 * 1024 } as const
 
 const exists = (path: string): Promise<boolean> => access(path).then(() => true, () => false)
 
-const initdbEntry = fileURLToPath(new URL("./pgliteInitdb.ts", import.meta.url))
+const initdbEntry = fileURLToPath(siblingScript(import.meta.url, "pgliteInitdb"))
 
 /**
  * Creates a new data directory in a short-lived child process (2.5 s, a 1 GiB peak, then gone). PGlite's initdb runs

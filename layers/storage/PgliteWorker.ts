@@ -7,6 +7,7 @@
 import * as Effect from "effect/Effect"
 import { Worker } from "node:worker_threads"
 import type { PgliteProtocol } from "./PgliteStream.ts"
+import { siblingScript } from "../../src/workers/SiblingScript.ts"
 
 /** What the worker is started with. */
 export interface WorkerData {
@@ -28,7 +29,7 @@ export type WorkerReply =
   | { readonly _tag: "Failed"; readonly message: string }
   | { readonly _tag: "Closed" }
 
-const entry = new URL("./pgliteWorkerEntry.ts", import.meta.url)
+const entry = siblingScript(import.meta.url, "pgliteWorkerEntry")
 
 /**
  * Starts a worker and waits until PGlite is open in it. Fails with the reason PGlite gave when it cannot open the
@@ -132,13 +133,22 @@ export class PgliteWorker implements PgliteProtocol {
   close(): Promise<void> {
     this.#closing ??= this.#lost !== undefined
       ? this.#worker.terminate().then(ignore)
-      : this.#call({ _tag: "Close" }, []).then(ignore).finally(() => this.#worker.terminate())
+      : this.#closeThenTerminate()
     return this.#closing
   }
 
   /** Ends the thread without closing PGlite, as a crash would. For tests of the failure path. */
   terminate(): Promise<void> {
     return this.#worker.terminate().then(ignore)
+  }
+
+  /** Asks the thread to close, then ends it whether or not it answered (waiting for both, as `close` promises). */
+  async #closeThenTerminate(): Promise<void> {
+    try {
+      await this.#call({ _tag: "Close" }, [])
+    } finally {
+      await this.#worker.terminate()
+    }
   }
 
   #call(request: WorkerRequest, transfer: ReadonlyArray<ArrayBuffer>): Promise<Uint8Array | undefined> {

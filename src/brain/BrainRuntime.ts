@@ -37,6 +37,18 @@ import {
 } from "./file/BrainFile.ts"
 import { BrainFileInvalid, currentVersion, opening, type OpenedBrainFile } from "./file/BrainFormat.ts"
 
+/** A recent memory as the SQL client reads it (column names camel-cased). */
+interface BrainMemoryRow {
+  readonly id: string
+  readonly text: string
+  readonly factType: string
+  readonly context: string | null
+  readonly mentionedAt: string | null
+  readonly occurredStart: string | null
+  readonly createdAt: string | null
+  readonly tags: ReadonlyArray<string> | null
+}
+
 export interface WrittenBrainFile {
   readonly path: string
   readonly sizeBytes: number
@@ -181,7 +193,7 @@ export class BrainRuntime extends Context.Service<BrainRuntime, {
         )
 
       const recentMemories = (bankId: string) =>
-        sql<BrainMemory>`
+        sql<BrainMemoryRow>`
           SELECT id, text, fact_type, context, to_json(mentioned_at) #>> '{}' AS mentioned_at,
             to_json(occurred_start) #>> '{}' AS occurred_start, to_json(created_at) #>> '{}' AS created_at, tags
           FROM memory_units WHERE bank_id = ${bankId} AND fact_type IN ('world', 'experience')
@@ -189,7 +201,7 @@ export class BrainRuntime extends Context.Service<BrainRuntime, {
           LIMIT ${budget.memories}`.pipe(
           // Column names are camel-cased by the client; the file keeps the API's snake_case.
           Effect.map((rows) =>
-            rows.map((row: any): BrainMemory => ({
+            rows.map((row): BrainMemory => ({
               id: row.id,
               text: row.text,
               fact_type: row.factType,

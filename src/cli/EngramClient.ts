@@ -19,7 +19,11 @@ export interface RequestOptions {
 
 export class EngramClient extends Context.Service<EngramClient, {
   readonly baseUrl: string
-  /** A JSON answer (any 2xx); an error answer fails with its `detail`. */
+  /**
+   * A JSON answer (any 2xx); an error answer fails with its `detail`. Typed as `JSON.parse` answers (`any`): each
+   * command reads its route's fields, and the CLI tests run every command against the real server.
+   */
+  // oxlint-disable-next-line typescript/no-explicit-any -- JSON.parse's own type; the commands type what they read
   readonly json: (method: Method, path: string, options?: RequestOptions) => Effect.Effect<any, CliFailure>
   /** A binary answer (e.g. a `.brain` file). */
   readonly bytes: (method: Method, path: string, options?: RequestOptions) => Effect.Effect<Uint8Array, CliFailure>

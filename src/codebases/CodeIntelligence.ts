@@ -5,11 +5,14 @@
  */
 import { Context, Effect, Layer } from "effect"
 import { SqlClient } from "effect/sql"
-import type { CurateRequest, ImpactRequest } from "../domain/Codebase.ts"
+import type {
+  CurateRequest, CurateResponse, ImpactRequest, ImpactResponse, ItemsResponse, RepoMapResponse, SymbolCardPage, SymbolCardResponse
+} from "../domain/Codebase.ts"
 import { NotFound, ValidationError } from "../domain/Errors.ts"
 import { chunkItem, CodebaseReads, decodeCursor, encodeCursor } from "./CodebaseReads.ts"
 import { previewOf } from "./intel/Chunker.ts"
 import { byTypeAndPaths, snapshotEdges } from "./snapshot/StoredEdges.ts"
+import type { StoredChunk } from "./StoredRows.ts"
 import type { EdgeRow } from "./snapshot/SnapshotRows.ts"
 
 const stopwords = new Set(("the a an and or of to in for on at that this with is are be by as it i do does we my our your their from " +
@@ -35,13 +38,33 @@ const pathScore = (intent: ReadonlySet<string>, path: string) => {
 }
 const round = (value: number) => Number(value.toFixed(4))
 
+/** A stored symbol card (`intel/Artifacts.ts` writes it); curation reads these fields, the API shows it whole. */
+type StoredCard = Record<string, unknown> & {
+  readonly name: string
+  readonly signature: string
+  readonly purpose: string | null
+  readonly path: string
+  readonly significance_score: number
+  readonly pagerank: number
+}
+
+/** A symbol the impact seed matched. */
+interface MatchedSymbol {
+  readonly name: string
+  readonly fqName: string
+  readonly kind: string
+  readonly path: string
+  readonly startLine: number
+  readonly endLine: number
+}
+
 export class CodeIntelligence extends Context.Service<CodeIntelligence, {
-  readonly impact: (bankId: string, codebaseId: string, request: ImpactRequest) => Effect.Effect<any, NotFound | ValidationError>
-  readonly curate: (bankId: string, codebaseId: string, request: CurateRequest) => Effect.Effect<any, NotFound>
-  readonly repoMap: (bankId: string, codebaseId: string, snapshotId: string | undefined) => Effect.Effect<any, NotFound>
-  readonly modules: (bankId: string, codebaseId: string, snapshotId: string | undefined, limit: number) => Effect.Effect<any, NotFound>
-  readonly symbolCards: (bankId: string, codebaseId: string, snapshotId: string | undefined, limit: number, cursor: string | undefined) => Effect.Effect<any, NotFound | ValidationError>
-  readonly symbolCard: (bankId: string, codebaseId: string, symbolId: string, snapshotId: string | undefined) => Effect.Effect<any, NotFound>
+  readonly impact: (bankId: string, codebaseId: string, request: ImpactRequest) => Effect.Effect<ImpactResponse, NotFound | ValidationError>
+  readonly curate: (bankId: string, codebaseId: string, request: CurateRequest) => Effect.Effect<CurateResponse, NotFound>
+  readonly repoMap: (bankId: string, codebaseId: string, snapshotId: string | undefined) => Effect.Effect<RepoMapResponse, NotFound>
+  readonly modules: (bankId: string, codebaseId: string, snapshotId: string | undefined, limit: number) => Effect.Effect<ItemsResponse, NotFound>
+  readonly symbolCards: (bankId: string, codebaseId: string, snapshotId: string | undefined, limit: number, cursor: string | undefined) => Effect.Effect<SymbolCardPage, NotFound | ValidationError>
+  readonly symbolCard: (bankId: string, codebaseId: string, symbolId: string, snapshotId: string | undefined) => Effect.Effect<SymbolCardResponse, NotFound>
 }>()("engram/codebases/CodeIntelligence") {
   static readonly layer = Layer.effect(
     CodeIntelligence,
@@ -62,18 +85,18 @@ export class CodeIntelligence extends Context.Service<CodeIntelligence, {
         const maxDepth = request.max_depth ?? 2
         const limit = request.limit ?? 50
         const snapshot = yield* snapshotOf(bankId, codebaseId)
-        let matched: ReadonlyArray<any> = []
+        let matched: ReadonlyArray<MatchedSymbol> = []
         let seedPaths: Array<string> = []
         if (type === "path") {
           const found = yield* orDie(sql<{ path: string }>`SELECT path FROM codebase_files WHERE snapshot_id = ${snapshot.id} AND path = ${value}`)
           if (found.length === 0) return yield* ValidationError.single("path", `'${value}' is not a file of the snapshot`)
           seedPaths = [value]
         } else {
-          matched = yield* orDie(sql`SELECT parent_symbol AS name, parent_fq_name AS fq_name, kind, path, start_line, end_line
+          matched = yield* orDie(sql<MatchedSymbol>`SELECT parent_symbol AS name, parent_fq_name AS fq_name, kind, path, start_line, end_line
             FROM codebase_chunks WHERE snapshot_id = ${snapshot.id} AND symbol_exported IS NOT NULL
               AND (parent_symbol = ${value} OR parent_fq_name = ${value} OR (${type === "query"} AND parent_symbol ILIKE ${`%${value}%`}))
             ORDER BY (parent_symbol = ${value} OR parent_fq_name = ${value}) DESC, symbol_pagerank DESC, path LIMIT 25`)
-          seedPaths = [...new Set(matched.map((row: any) => row.path as string))]
+          seedPaths = [...new Set(matched.map((row) => row.path))]
           if (type === "query" && seedPaths.length === 0) {
             const files = yield* orDie(sql<{ path: string }>`SELECT path FROM codebase_files WHERE snapshot_id = ${snapshot.id}
               AND path ILIKE ${`%${value}%`} ORDER BY path LIMIT 10`)
@@ -116,7 +139,7 @@ export class CodeIntelligence extends Context.Service<CodeIntelligence, {
         return {
           codebase_id: codebaseId, snapshot_id: snapshot.id, seed: { type, value },
           impacted_files: impacted.map(([path, level]) => ({ path, depth: level })),
-          matched_symbols: matched.map((row: any) => ({ name: row.name, fq_name: row.fqName, kind: row.kind, path: row.path, start_line: row.startLine, end_line: row.endLine })),
+          matched_symbols: matched.map((row) => ({ name: row.name, fq_name: row.fqName, kind: row.kind, path: row.path, start_line: row.startLine, end_line: row.endLine })),
           edges: traversed.slice(0, 4 * limit).map((edge) => ({
             edge_type: edge.edgeType, from_path: edge.fromPath, to_path: edge.toPath, from_symbol: edge.fromSymbol, to_symbol: edge.toSymbol
           })),
@@ -129,9 +152,9 @@ export class CodeIntelligence extends Context.Service<CodeIntelligence, {
         const snapshot = yield* snapshotOf(bankId, codebaseId, request.snapshot_id)
         const intent = new Set([...words(request.intent), ...words(request.scope_hint ?? "")])
         const routes = request.include_dismissed === true ? ["memory", "unrouted", "research", "dismissed"] : ["memory", "unrouted", "research"]
-        const rows = yield* orDie(sql`SELECT * FROM codebase_chunks WHERE snapshot_id = ${snapshot.id} AND route_target IN ${sql.in(routes)}
+        const rows = yield* orDie(sql<StoredChunk>`SELECT * FROM codebase_chunks WHERE snapshot_id = ${snapshot.id} AND route_target IN ${sql.in(routes)}
           ORDER BY significance_score DESC, path, start_line LIMIT 4000`)
-        const scored = rows.map((row: any) => {
+        const scored = rows.map((row) => {
           const text = textScore(intent, words(`${row.label} ${previewOf(row.contentText)}`))
           const path = pathScore(intent, row.path)
           const score = 0.45 * text + 0.25 * row.significanceScore + 0.15 * (row.pagerankCentrality ?? 0) + 0.15 * path
@@ -144,7 +167,7 @@ export class CodeIntelligence extends Context.Service<CodeIntelligence, {
           list.push(entry)
           clusters.set(key, list)
         }
-        const badge = (entry: { text: number; path: number; row: any }) =>
+        const badge = (entry: { text: number; path: number; row: StoredChunk }) =>
           `text ${entry.text.toFixed(2)} | path ${entry.path.toFixed(2)} | signal ${Number(entry.row.significanceScore).toFixed(2)} | central ${Number(entry.row.pagerankCentrality ?? 0).toFixed(2)}`
         const rankedClusters = [...clusters].map(([id, list]) => ({
           cluster_id: id, cluster_label: list[0]!.row.clusterLabel,
@@ -152,7 +175,7 @@ export class CodeIntelligence extends Context.Service<CodeIntelligence, {
           size: list.length,
           chunks: list.slice(0, 3).map((entry) => ({ ...chunkItem(entry.row), score: round(entry.score), explain: badge(entry) }))
         })).sort((a, b) => b.score - a.score || (a.cluster_id < b.cluster_id ? -1 : 1)).slice(0, request.top_k_clusters ?? 10)
-        const cards = yield* orDie(sql<{ body: any }>`SELECT body FROM codebase_artifacts WHERE snapshot_id = ${snapshot.id}
+        const cards = yield* orDie(sql<{ body: StoredCard }>`SELECT body FROM codebase_artifacts WHERE snapshot_id = ${snapshot.id}
           AND kind = 'symbol_card' ORDER BY rank LIMIT 1500`)
         const symbolCards = cards.map(({ body }) => {
           const text = textScore(intent, words(`${body.name} ${body.signature} ${body.purpose} ${body.path}`))
@@ -170,7 +193,7 @@ export class CodeIntelligence extends Context.Service<CodeIntelligence, {
       })
 
       const artifacts = (snapshotId: string, kind: string, limit: number, offset: number) =>
-        orDie(sql<{ body: any }>`SELECT body FROM codebase_artifacts WHERE snapshot_id = ${snapshotId} AND kind = ${kind}
+        orDie(sql<{ body: Record<string, unknown> }>`SELECT body FROM codebase_artifacts WHERE snapshot_id = ${snapshotId} AND kind = ${kind}
           ORDER BY rank LIMIT ${limit} OFFSET ${offset}`).pipe(Effect.map((rows) => rows.map((row) => row.body)))
 
       const repoMap = Effect.fn("CodeIntelligence.repoMap")(function*(bankId: string, codebaseId: string, snapshotId: string | undefined) {
@@ -197,7 +220,7 @@ export class CodeIntelligence extends Context.Service<CodeIntelligence, {
 
       const symbolCard = Effect.fn("CodeIntelligence.symbolCard")(function*(bankId: string, codebaseId: string, symbolId: string, snapshotId: string | undefined) {
         const snapshot = yield* snapshotOf(bankId, codebaseId, snapshotId)
-        const rows = yield* orDie(sql<{ body: any }>`SELECT body FROM codebase_artifacts WHERE snapshot_id = ${snapshot.id}
+        const rows = yield* orDie(sql<{ body: Record<string, unknown> }>`SELECT body FROM codebase_artifacts WHERE snapshot_id = ${snapshot.id}
           AND kind = 'symbol_card' AND ref_id = ${symbolId}`)
         if (rows[0] === undefined) return yield* NotFound.of("symbol card", symbolId)
         return { codebase_id: codebaseId, snapshot_id: snapshot.id, symbol_card: rows[0].body }

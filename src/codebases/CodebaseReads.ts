@@ -5,9 +5,13 @@
  */
 import { Context, Effect, Layer, Option } from "effect"
 import { SqlClient } from "effect/sql"
+import type {
+  ChunkDetail, ChunkItem, ChunkPage, CodebaseResponse, FilesResponse, ItemsResponse, ReviewSummary
+} from "../domain/Codebase.ts"
 import { NotFound, ValidationError } from "../domain/Errors.ts"
 import { type CodebaseRecord, CodebaseStore, type SnapshotRecord } from "./CodebaseStore.ts"
 import { previewOf } from "./intel/Chunker.ts"
+import type { StoredChunk, StoredFile, StoredSymbol } from "./StoredRows.ts"
 import { round4, unpackComponents } from "./intel/Significance.ts"
 import { byTypeAndPaths, snapshotEdges } from "./snapshot/StoredEdges.ts"
 
@@ -47,13 +51,17 @@ export const lifecycle = (shown: SnapshotRecord | undefined, approvedId: string 
  */
 const written = (value: number | null | undefined) => value === null || value === undefined ? null : round4(value)
 
-export const chunkItem = (row: any) => ({
+/** A row's keys in the API's snake_case (the SQL client camel-cases column names). */
+const snake = (value: object): Record<string, unknown> =>
+  Object.fromEntries(Object.entries(value).map(([key, item]) => [key.replace(/[A-Z]/g, (c) => `_${c.toLowerCase()}`), item]))
+
+export const chunkItem = (row: StoredChunk): ChunkItem => ({
   id: row.id, chunk_key: row.chunkKey, path: row.path, language: row.language, kind: row.kind, label: row.label,
   preview_text: previewOf(row.contentText), start_line: row.startLine, end_line: row.endLine, container: row.container,
-  parent_symbol: row.parentSymbol, parent_fq_name: row.parentFqName, parse_confidence: written(row.parseConfidence),
+  parent_symbol: row.parentSymbol, parent_fq_name: row.parentFqName, parse_confidence: round4(row.parseConfidence),
   cluster_id: row.clusterId, cluster_label: row.clusterLabel, route_target: row.routeTarget, route_source: row.routeSource,
   change_kind: row.changeKind, related_count: row.relatedCount, document_id: row.documentId,
-  significance_score: written(row.significanceScore),
+  significance_score: round4(row.significanceScore),
   significance_components: unpackComponents(row.significanceComponents, row.significanceScore, row.autoRouteReason),
   file_role: row.fileRole, auto_route_reason: row.autoRouteReason, complexity_score: written(row.complexityScore),
   safety_tags: row.safetyTags ?? [], pagerank_centrality: written(row.pagerankCentrality), fanin_count: row.faninCount
@@ -93,13 +101,13 @@ const like = (text: string) => `%${text.replace(/[\\%_]/g, (char) => `\\${char}`
 const prefix = (text: string) => `${text.replace(/[\\%_]/g, (char) => `\\${char}`)}%`
 
 export class CodebaseReads extends Context.Service<CodebaseReads, {
-  readonly codebase: (bankId: string, codebaseId: string) => Effect.Effect<any, NotFound>
-  readonly list: (bankId: string) => Effect.Effect<ReadonlyArray<any>>
-  readonly review: (bankId: string, codebaseId: string) => Effect.Effect<any, NotFound>
-  readonly chunks: (bankId: string, codebaseId: string, query: ChunkQuery) => Effect.Effect<any, NotFound | ValidationError>
-  readonly chunk: (bankId: string, codebaseId: string, chunkId: string) => Effect.Effect<any, NotFound>
-  readonly files: (bankId: string, codebaseId: string, query: { path_prefix?: string | undefined; language?: string | undefined; changed_only?: boolean | undefined; snapshot_id?: string | undefined }) => Effect.Effect<any, NotFound>
-  readonly symbols: (bankId: string, codebaseId: string, query: { q: string; kind?: string | undefined; path_prefix?: string | undefined; language?: string | undefined; limit?: number | undefined }) => Effect.Effect<any, NotFound | ValidationError>
+  readonly codebase: (bankId: string, codebaseId: string) => Effect.Effect<CodebaseResponse, NotFound>
+  readonly list: (bankId: string) => Effect.Effect<ReadonlyArray<CodebaseResponse>>
+  readonly review: (bankId: string, codebaseId: string) => Effect.Effect<ReviewSummary, NotFound>
+  readonly chunks: (bankId: string, codebaseId: string, query: ChunkQuery) => Effect.Effect<ChunkPage, NotFound | ValidationError>
+  readonly chunk: (bankId: string, codebaseId: string, chunkId: string) => Effect.Effect<ChunkDetail, NotFound>
+  readonly files: (bankId: string, codebaseId: string, query: { path_prefix?: string | undefined; language?: string | undefined; changed_only?: boolean | undefined; snapshot_id?: string | undefined }) => Effect.Effect<FilesResponse, NotFound>
+  readonly symbols: (bankId: string, codebaseId: string, query: { q: string; kind?: string | undefined; path_prefix?: string | undefined; language?: string | undefined; limit?: number | undefined }) => Effect.Effect<ItemsResponse, NotFound | ValidationError>
   /** The codebase and the snapshot a read is about (the current one unless `snapshotId` names another). */
   readonly resolve: (bankId: string, codebaseId: string, snapshotId?: string | null) => Effect.Effect<{ codebase: CodebaseRecord; snapshot: SnapshotRecord | undefined }, NotFound>
 }>()("engram/codebases/CodebaseReads") {
@@ -220,7 +228,7 @@ export class CodebaseReads extends Context.Service<CodebaseReads, {
           complexity: sql`complexity_score DESC NULLS LAST, path, start_line, id`,
           pagerank: sql`pagerank_centrality DESC NULLS LAST, path, start_line, id`
         }[query.order_by ?? "significance"]
-        const rows = yield* orDie(sql`SELECT ${sql.literal(itemColumns)} FROM codebase_chunks WHERE ${sql.and(conditions)}
+        const rows = yield* orDie(sql<StoredChunk>`SELECT ${sql.literal(itemColumns)} FROM codebase_chunks WHERE ${sql.and(conditions)}
           ORDER BY ${order} LIMIT ${limit + 1} OFFSET ${offset}`)
         const hasMore = rows.length > limit
         return {
@@ -231,9 +239,9 @@ export class CodebaseReads extends Context.Service<CodebaseReads, {
 
       const chunk = Effect.fn("CodebaseReads.chunk")(function*(bankId: string, codebaseId: string, chunkId: string) {
         yield* resolve(bankId, codebaseId)
-        const rows = yield* orDie(sql`SELECT c.*, s.codebase_id AS owner FROM codebase_chunks c
-          JOIN codebase_snapshots s ON s.id = c.snapshot_id WHERE c.id = ${chunkId}`)
-        const row = rows[0] as any
+        const rows = yield* orDie(sql<StoredChunk & { snapshotId: string; owner: string }>`SELECT c.*, s.codebase_id AS owner
+          FROM codebase_chunks c JOIN codebase_snapshots s ON s.id = c.snapshot_id WHERE c.id = ${chunkId}`)
+        const row = rows[0]
         if (row === undefined || row.owner !== codebaseId) return yield* NotFound.of("chunk", chunkId)
         // Related chunks, as the import counted them: the neighbours in the file, and the first four chunks of
         // each file this file imports or is imported by (resolved import edges only).
@@ -254,26 +262,25 @@ export class CodebaseReads extends Context.Service<CodebaseReads, {
           SELECT 'file_import', o.path, 0.5, o.id, o.path, o.label, o.kind, o.start_line, o.end_line
           FROM ordered o JOIN neighbours n ON n.path = o.path WHERE o.position <= 4 AND o.path <> ${row.path}
           ORDER BY score DESC, path, start_line LIMIT 50`)
-        const symbols = yield* orDie(sql`SELECT ${sql.literal(symbolColumns)}
+        const symbols = yield* orDie(sql<StoredSymbol>`SELECT ${sql.literal(symbolColumns)}
           FROM codebase_chunks WHERE snapshot_id = ${row.snapshotId} AND path = ${row.path} AND symbol_exported IS NOT NULL
             AND start_line <= ${row.endLine} AND end_line >= ${row.startLine} ORDER BY start_line, parent_fq_name LIMIT 100`)
         const edges = allEdges.filter((edge) => edge.fromPath === row.path || edge.toPath === row.path).sort(byTypeAndPaths).slice(0, 100)
-        const members = row.clusterId === null ? [] : yield* orDie(sql`SELECT id, path, label, kind, start_line, end_line, significance_score
+        const members = row.clusterId === null ? [] : yield* orDie(sql<{ significanceScore: number }>`SELECT id, path, label, kind, start_line, end_line, significance_score
           FROM codebase_chunks WHERE snapshot_id = ${row.snapshotId} AND cluster_id = ${row.clusterId} AND id <> ${chunkId}
           ORDER BY significance_score DESC, path, start_line LIMIT 25`)
-        const snake = (value: any) => Object.fromEntries(Object.entries(value).map(([key, item]) => [key.replace(/[A-Z]/g, (c) => `_${c.toLowerCase()}`), item]))
         return {
           ...chunkItem(row), snapshot_id: row.snapshotId, content_text: row.contentText,
-          related_chunks: related.map(snake), symbols: symbols.map((symbol: any) => snake({ ...symbol, pagerank: written(symbol.pagerank) })),
+          related_chunks: related.map(snake), symbols: symbols.map((symbol) => snake({ ...symbol, pagerank: written(symbol.pagerank) })),
           impact_edges: edges.map(snake),
-          cluster_members: members.map((member: any) => snake({ ...member, significanceScore: written(member.significanceScore) }))
+          cluster_members: members.map((member) => snake({ ...member, significanceScore: written(member.significanceScore) }))
         }
       })
 
       const files = Effect.fn("CodebaseReads.files")(function*(bankId: string, codebaseId: string, query: { path_prefix?: string | undefined; language?: string | undefined; changed_only?: boolean | undefined; snapshot_id?: string | undefined }) {
         const { snapshot } = yield* resolve(bankId, codebaseId, query.snapshot_id ?? null)
         if (snapshot === undefined) return { snapshot_id: null, source_ref: null, source_commit_sha: null, snapshot_status: null, items: [] }
-        const rows = yield* orDie(sql`SELECT path, language, status, reason, file_role, content_hash, change_kind, line_count, chunk_count
+        const rows = yield* orDie(sql<StoredFile>`SELECT path, language, status, reason, file_role, content_hash, change_kind, line_count, chunk_count
           FROM codebase_files WHERE ${sql.and([
             sql`snapshot_id = ${snapshot.id}`,
             ...(query.path_prefix ? [sql`path LIKE ${prefix(query.path_prefix)}`] : []),
@@ -283,7 +290,7 @@ export class CodebaseReads extends Context.Service<CodebaseReads, {
         return {
           snapshot_id: snapshot.id, source_ref: snapshot.sourceRef, source_commit_sha: snapshot.sourceCommitSha,
           snapshot_status: snapshot.status,
-          items: rows.map((row: any) => ({
+          items: rows.map((row) => ({
             path: row.path, language: row.language, status: row.status, reason: row.reason, file_role: row.fileRole,
             content_hash: row.contentHash, change_kind: row.changeKind, line_count: row.lineCount, chunk_count: row.chunkCount
           }))
@@ -295,7 +302,7 @@ export class CodebaseReads extends Context.Service<CodebaseReads, {
         const { snapshot } = yield* resolve(bankId, codebaseId)
         if (snapshot === undefined) return { items: [] }
         const q = query.q.trim()
-        const rows = yield* orDie(sql`SELECT s.*, CASE WHEN s.name = ${q} OR s.fq_name = ${q} THEN 3
+        const rows = yield* orDie(sql<StoredSymbol & { path: string; language: string | null; rank: number; chunkIds: ReadonlyArray<string> | null }>`SELECT s.*, CASE WHEN s.name = ${q} OR s.fq_name = ${q} THEN 3
               WHEN s.name LIKE ${prefix(q)} OR s.fq_name LIKE ${prefix(q)} THEN 2 ELSE 1 END AS rank,
             ARRAY(SELECT c.id FROM codebase_chunks c WHERE c.snapshot_id = ${snapshot.id} AND c.path = s.path
               AND c.start_line <= s.end_line AND c.end_line >= s.start_line ORDER BY c.start_line, c.id) AS chunk_ids
@@ -307,7 +314,7 @@ export class CodebaseReads extends Context.Service<CodebaseReads, {
             ...(query.language ? [sql`s.language = ${query.language}`] : [])
           ])} ORDER BY rank DESC, s.path, s.start_line LIMIT ${query.limit ?? 50}`)
         return {
-          items: rows.map((row: any) => ({
+          items: rows.map((row) => ({
             id: row.id, name: row.name, kind: row.kind, fq_name: row.fqName, container: row.container, path: row.path,
             language: row.language, start_line: row.startLine, end_line: row.endLine, exported: row.exported,
             complexity: row.complexity, pagerank: written(row.pagerank), fanin: row.fanin,

@@ -32,7 +32,7 @@ export interface SnapshotRecord {
   readonly sourceRef: string | null
   readonly sourceCommitSha: string | null
   readonly previousSnapshotId: string | null
-  readonly stats: Record<string, any>
+  readonly stats: Record<string, unknown>
   readonly error: string | null
   readonly approvedAt: Date | null
   readonly createdAt: Date
@@ -68,8 +68,8 @@ export class CodebaseStore extends Context.Service<CodebaseStore, {
     CodebaseStore,
     Effect.gen(function*() {
       const sql = yield* SqlClient.SqlClient
-      const codebase = (query: Effect.Effect<ReadonlyArray<any>, unknown>) =>
-        query.pipe(Effect.orDie, Effect.map((rows) => Option.fromNullishOr(rows[0] as CodebaseRecord | undefined)))
+      const codebase = (query: Effect.Effect<ReadonlyArray<CodebaseRecord>, unknown>) =>
+        query.pipe(Effect.orDie, Effect.map((rows) => Option.fromNullishOr(rows[0])))
 
       const writeSnapshot = Effect.fn("CodebaseStore.writeSnapshot")(function*(
         snapshotId: string, codebaseId: string, rows: SnapshotRows, artifacts: ReadonlyArray<ArtifactRow>, stats: unknown
@@ -87,12 +87,11 @@ export class CodebaseStore extends Context.Service<CodebaseStore, {
       }, (effect) => effect.pipe(sql.withTransaction, Effect.orDie))
 
       return CodebaseStore.of({
-        find: (bankId, id) => codebase(sql`SELECT * FROM codebases WHERE bank_id = ${bankId} AND id = ${id}`),
+        find: (bankId, id) => codebase(sql<CodebaseRecord>`SELECT * FROM codebases WHERE bank_id = ${bankId} AND id = ${id}`),
         findByName: (bankId, sourceType, name) =>
-          codebase(sql`SELECT * FROM codebases WHERE bank_id = ${bankId} AND source_type = ${sourceType} AND name = ${name}`),
+          codebase(sql<CodebaseRecord>`SELECT * FROM codebases WHERE bank_id = ${bankId} AND source_type = ${sourceType} AND name = ${name}`),
         list: (bankId) =>
-          sql`SELECT * FROM codebases WHERE bank_id = ${bankId} ORDER BY created_at, id`.pipe(
-            Effect.orDie, Effect.map((rows) => rows as unknown as ReadonlyArray<CodebaseRecord>)),
+          sql<CodebaseRecord>`SELECT * FROM codebases WHERE bank_id = ${bankId} ORDER BY created_at, id`.pipe(Effect.orDie),
         create: (record) =>
           sql`INSERT INTO codebases (id, bank_id, name, source_type, source_config)
             VALUES (${record.id}, ${record.bankId}, ${record.name}, ${record.sourceType}, ${JSON.stringify(record.sourceConfig)}::jsonb)`.pipe(
@@ -104,9 +103,9 @@ export class CodebaseStore extends Context.Service<CodebaseStore, {
           sql`UPDATE codebases SET triage_settings = ${JSON.stringify(settings)}::jsonb, updated_at = now() WHERE id = ${id}`.pipe(
             Effect.asVoid, Effect.orDie),
         snapshot: (id) =>
-          sql`SELECT id, codebase_id, bank_id, status, source_ref, source_commit_sha, previous_snapshot_id, stats, error,
+          sql<SnapshotRecord>`SELECT id, codebase_id, bank_id, status, source_ref, source_commit_sha, previous_snapshot_id, stats, error,
               approved_at, created_at, updated_at FROM codebase_snapshots WHERE id = ${id}`.pipe(
-            Effect.orDie, Effect.map((rows) => Option.fromNullishOr(rows[0] as unknown as SnapshotRecord | undefined))),
+            Effect.orDie, Effect.map((rows) => Option.fromNullishOr(rows[0]))),
         createSnapshot: (snapshot) =>
           sql`INSERT INTO codebase_snapshots (id, codebase_id, bank_id, status, source_ref, source_commit_sha,
               previous_snapshot_id, source_archive, stats)

@@ -200,9 +200,9 @@ export class Codebases extends Context.Service<Codebases, {
         if (codebase.sourceType !== "githost") {
           return yield* ValidationError.single("codebase_id", "refresh applies to git-host codebases; re-import a zip or file with refresh_existing=true")
         }
-        const config = codebase.sourceConfig as Record<string, any>
+        const config = codebase.sourceConfig
         const repo = { owner: String(config["owner"]), repo: String(config["repo"]) }
-        const ref = request.ref ?? config["ref"] ?? null
+        const ref = request.ref ?? (typeof config["ref"] === "string" ? config["ref"] : null)
         const resolved = yield* gitHost.resolveCommit(repo, ref).pipe(Effect.mapError(gitHostFailure))
         const current = codebase.currentSnapshotId === null ? Option.none() : yield* store.snapshot(codebase.currentSnapshotId)
         if (Option.isSome(current) && current.value.sourceCommitSha === resolved.sha && request.full_rebuild !== true) {

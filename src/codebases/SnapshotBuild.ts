@@ -32,10 +32,18 @@ export const triageOf = (stored: Record<string, unknown> | null): TriageSettings
   ...(stored ?? {})
 } as TriageSettings)
 
+/** The import settings a codebase keeps in `source_config`, as the (validated) import request wrote them. */
+export interface StoredSource {
+  readonly virtual_path?: string
+  readonly root_path?: string | null
+  readonly include_globs?: ReadonlyArray<string>
+  readonly exclude_globs?: ReadonlyArray<string>
+}
+
 /** The files a snapshot's stored source holds: the single uploaded file, or the selected archive entries. */
 export const sourceEntries = (
   sourceType: string,
-  sourceConfig: Record<string, any>,
+  sourceConfig: StoredSource,
   bytes: Uint8Array,
   limits: ArchiveLimits
 ) =>
@@ -129,7 +137,7 @@ export const runImport = (
       yield* store.setStatus(snapshot.value.id, "processing")
 
       const readStarted = yield* Clock.currentTimeMillis
-      const entries = handed ?? (yield* sourceEntries(codebase.sourceType, codebase.sourceConfig, bytes!, limits).pipe(
+      const entries = handed ?? (yield* sourceEntries(codebase.sourceType, codebase.sourceConfig as StoredSource, bytes!, limits).pipe(
         Effect.mapError((refused) => new TaskFailure({ message: refused.message, retryable: false }))
       ))
       const previousFiles = yield* store.previousFiles(snapshot.value.previousSnapshotId)

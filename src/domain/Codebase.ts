@@ -117,6 +117,7 @@ export const CodebaseResponse = Schema.Struct({
   snapshot_created_at: Schema.NullOr(Schema.String), snapshot_updated_at: Schema.NullOr(Schema.String),
   approved_snapshot_updated_at: Schema.NullOr(Schema.String)
 })
+export type CodebaseResponse = typeof CodebaseResponse.Type
 export const CodebaseList = Schema.Struct({ items: Schema.Array(CodebaseResponse) })
 
 export const ReviewSummary = Schema.Struct({
@@ -126,6 +127,7 @@ export const ReviewSummary = Schema.Struct({
   changed_summary: Open, diagnostics: Schema.Array(Open)
 })
 
+export type ReviewSummary = typeof ReviewSummary.Type
 export const ChunkItem = Schema.Struct({
   id: Schema.String, chunk_key: Schema.String, path: Schema.String, language: Schema.NullOr(Schema.String),
   kind: Schema.String, label: Schema.String, preview_text: Schema.String, start_line: Schema.Int, end_line: Schema.Int,
@@ -137,32 +139,40 @@ export const ChunkItem = Schema.Struct({
   auto_route_reason: Schema.NullOr(Schema.String), complexity_score: Schema.NullOr(Schema.Number),
   safety_tags: Schema.Array(Schema.String), pagerank_centrality: Schema.NullOr(Schema.Number), fanin_count: Schema.Int
 })
+export type ChunkItem = typeof ChunkItem.Type
 export const ChunkPage = Schema.Struct({
   codebase_id: Schema.String, snapshot_id: Schema.NullOr(Schema.String), items: Schema.Array(ChunkItem),
   next_cursor: Schema.NullOr(Schema.String), has_more: Schema.Boolean
 })
+export type ChunkPage = typeof ChunkPage.Type
 export const ChunkDetail = Schema.Struct({
   ...ChunkItem.fields,
   snapshot_id: Schema.String, content_text: Schema.String, related_chunks: Schema.Array(Open),
   symbols: Schema.Array(Open), impact_edges: Schema.Array(Open), cluster_members: Schema.Array(Open)
 })
 
+export type ChunkDetail = typeof ChunkDetail.Type
 export const ChunkOrder = Schema.Literals(["significance", "review", "path", "complexity", "pagerank"])
 
 export const FilesResponse = Schema.Struct({
   snapshot_id: Schema.NullOr(Schema.String), source_ref: Schema.NullOr(Schema.String),
   source_commit_sha: Schema.NullOr(Schema.String), snapshot_status: Schema.NullOr(Schema.String), items: Schema.Array(Open)
 })
+export type FilesResponse = typeof FilesResponse.Type
 export const ItemsResponse = Schema.Struct({ items: Schema.Array(Open) })
+export type ItemsResponse = typeof ItemsResponse.Type
 export const SymbolCardPage = Schema.Struct({
   items: Schema.Array(Open), next_cursor: Schema.NullOr(Schema.String), has_more: Schema.Boolean
 })
+export type SymbolCardPage = typeof SymbolCardPage.Type
 export const RepoMapResponse = Schema.Struct({
   codebase_id: Schema.String, snapshot_id: Schema.NullOr(Schema.String), generated_at: Schema.NullOr(Schema.String),
   repo_map: Schema.NullOr(Open)
 })
+export type RepoMapResponse = typeof RepoMapResponse.Type
 export const SymbolCardResponse = Schema.Struct({ codebase_id: Schema.String, snapshot_id: Schema.String, symbol_card: Open })
 
+export type SymbolCardResponse = typeof SymbolCardResponse.Type
 export const ImpactRequest = Schema.Struct({
   path: Schema.optionalKey(Schema.NullOr(Schema.String.check(Schema.isMinLength(1)))),
   symbol: Schema.optionalKey(Schema.NullOr(Schema.String.check(Schema.isMinLength(1)))),
@@ -176,6 +186,7 @@ export const ImpactResponse = Schema.Struct({
   impacted_files: Schema.Array(Open), matched_symbols: Schema.Array(Open), edges: Schema.Array(Open), explanation: Schema.String
 })
 
+export type ImpactResponse = typeof ImpactResponse.Type
 export const CurateRequest = Schema.Struct({
   intent: Schema.String.check(Schema.isMinLength(1), Schema.isMaxLength(2000)),
   scope_hint: Schema.optionalKey(Schema.NullOr(Schema.String)),
@@ -190,6 +201,7 @@ export const CurateResponse = Schema.Struct({
   clusters: Schema.Array(Open), symbol_cards: Schema.Array(Open), unclustered: Schema.Array(Open), total_candidates: Schema.Int
 })
 
+export type CurateResponse = typeof CurateResponse.Type
 export const TriageSettingsBody = Schema.Struct({
   score_threshold_high: Schema.optionalKey(Unit),
   centrality_threshold: Schema.optionalKey(Unit),

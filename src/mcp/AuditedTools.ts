@@ -35,7 +35,8 @@ export const auditedTools = (tools: ReadonlyArray<McpTool>) =>
           const request = yield* Effect.serviceOption(HttpServerRequest.HttpServerRequest)
           const actor = actorOf(keyRing, Option.getOrUndefined(request)?.headers["authorization"])
           // A bank-less tool (create_bank) names its bank in its arguments.
-          const bank = bankId !== "" ? bankId : typeof args?.bank_id === "string" ? args.bank_id as string : ""
+          const named = "bank_id" in args ? args.bank_id : undefined
+          const bank = bankId !== "" ? bankId : typeof named === "string" ? named : ""
           const startedAt = yield* Clock.currentTimeMillis
           return yield* Effect.onExit(tool.run(bankId, args), (exit) =>
             actor === undefined || bank === ""

@@ -31,8 +31,12 @@ export interface McpTool {
    * `bank_id` argument on `/mcp/`. `list_banks` and `create_bank` do not: they name no bank or their own.
    */
   readonly usesBank: boolean
-  /** Runs with arguments already decoded by `fields`; the result becomes the tool's JSON content. */
-  readonly run: (bankId: string, args: any) => Effect.Effect<object, ToolError>
+  /**
+   * Runs with arguments already decoded by `fields`; the result becomes the tool's JSON content. A method, so its
+   * parameter is checked bivariantly: each tool's `run` takes its own decoded arguments (see `defineTool`), and a
+   * list of tools holds them all.
+   */
+  run(bankId: string, args: object): Effect.Effect<object, ToolError>
 }
 
 /** Declares a tool; `run` sees its arguments typed by `fields` (decoded, defaults applied). */

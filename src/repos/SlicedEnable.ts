@@ -116,7 +116,7 @@ export const enableSlice = (
   Effect.gen(function*() {
     const sql = yield* SqlClient.SqlClient
     const run = <A extends object>(text: string, params: ReadonlyArray<unknown>) =>
-      Effect.orDie(sql.unsafe<A>(text, params as Array<any>))
+      Effect.orDie(sql.unsafe<A>(text, params))
     const plans = yield* snapshots.plans
     const byName = new Map(plans.map((plan) => [plan.name, plan]))
     yield* run(`SELECT pg_advisory_xact_lock_shared(hashtext('engram.repo_objects'))`, [])

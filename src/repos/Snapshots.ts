@@ -102,7 +102,7 @@ export class Snapshots extends Context.Service<Snapshots, {
       // The dirty log's triggers follow the plan: installed (or replaced) when the plan changed since the last start.
       yield* Effect.orDie(installDirtyTriggers(yield* plans).pipe(Effect.provideService(SqlClient.SqlClient, sql)))
       const run = <A extends object>(text: string, params: ReadonlyArray<unknown>) =>
-        Effect.orDie(sql.unsafe<A>(text, params as Array<any>))
+        Effect.orDie(sql.unsafe<A>(text, params))
 
       const mappingOf = (source: Source): IdMapping =>
         source.workspace ? { _tag: "ToCanonical", param: "$1" } : noMapping
@@ -156,7 +156,8 @@ export class Snapshots extends Context.Service<Snapshots, {
             count += Number(row.n)
           }
           if (store !== false) {
-            bytesAdded += Number((rows[0] as unknown as { added: string | number }).added)
+            const first = rows[0]!
+            bytesAdded += "added" in first ? Number(first.added) : 0
             const manifest = yield* storeTableManifest(buckets)
             bytesAdded += manifest.added
             tables[plan.name] = { hash: manifest.hash, rows: count, buckets }

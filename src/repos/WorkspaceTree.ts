@@ -90,7 +90,7 @@ export const makeWorkspaceTree = (snapshots: Snapshots["Service"]) =>
   Effect.gen(function*() {
     const sql = yield* SqlClient.SqlClient
     const run = <A extends object>(text: string, params: ReadonlyArray<unknown>) =>
-      Effect.orDie(sql.unsafe<A>(text, params as Array<any>))
+      Effect.orDie(sql.unsafe<A>(text, params))
 
     const objects = snapshots.objects
     const plans = snapshots.plans

@@ -19,7 +19,7 @@ export interface DestinationPolicy {
 const deniedBy = (policy: DestinationPolicy) => (address: string) =>
   isLinkLocalOrMetadata(address) || (policy.denyPrivate && isPrivateAddress(address))
 
-const refusal = (policy: DestinationPolicy) => (host: string, address: string) =>
+const refusal = (_policy: DestinationPolicy) => (host: string, address: string) =>
   isLinkLocalOrMetadata(address)
     ? `${host} resolves to ${address}, a link-local or cloud metadata address, which webhooks never reach whatever ` +
       "SERVICE_API_WEBHOOK_DENY_PRIVATE says"

@@ -6,7 +6,6 @@ import { assert, describe, it } from "@effect/vitest"
 import { Effect } from "effect"
 import { databaseTier, freshServiceEnv } from "../support/TestServer.ts"
 import { freePort, spawnService, waitForHealth } from "../support/ChildService.ts"
-import { Option, Redacted } from "effect"
 import { eventuallyAsync } from "../support/TestTasks.ts"
 
 const fixture = "test/fixtures/serve-with-durable-task.ts"

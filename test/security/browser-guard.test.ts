@@ -37,7 +37,7 @@ layer(testApp({ enableObservations: false }), { excludeTestServices: true })("br
       const rebound = yield* Effect.promise(() =>
         new Promise<number>((resolve) => {
           const { hostname, port } = new URL(server.url)
-          import("node:http").then(({ request }) => {
+          void import("node:http").then(({ request }) => {
             const sent = request({ hostname, port, path: "/v1/default/banks", headers: { host: "evil.example" } }, (response) => {
               response.resume()
               resolve(response.statusCode ?? 0)

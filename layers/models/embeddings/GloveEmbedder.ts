@@ -72,8 +72,6 @@ export const make = Effect.gen(function*() {
   return Embeddings.of({
     identity: { provider: "glove", model: GLOVE_MODEL, dimensions: table.dimensions },
     embedDocuments,
-    embedQuery: Effect.fn("GloveEmbedder.embedQuery")(function*(text: string) {
-      return encode(text)
-    })
+    embedQuery: (text: string) => Effect.sync(() => encode(text)).pipe(Effect.withSpan("GloveEmbedder.embedQuery"))
   })
 })

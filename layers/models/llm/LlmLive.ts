@@ -5,7 +5,7 @@
  * With provider `none` a purpose is unavailable and its calls fail at once, without touching the network.
  */
 import { Cause, Clock, Duration, Effect, Exit, Layer, Option, Redacted, Result, Schedule, Schema } from "effect"
-import type { AiError, LanguageModel, Response } from "effect/ai"
+import type { AiError, LanguageModel, Response, Tool } from "effect/ai"
 import { type Prompt, Telemetry } from "effect/ai"
 import type { LlmMessage, LlmProbe, LlmPurpose, LlmRequest, LlmUsage } from "../../../src/models/Llm.ts"
 import { Llm, LlmError } from "../../../src/models/Llm.ts"
@@ -47,7 +47,7 @@ const usageOf = (usage: Response.Usage | undefined): LlmUsage => {
   return { inputTokens, outputTokens, totalTokens: inputTokens + outputTokens }
 }
 
-const answerOf = (parts: ReadonlyArray<Response.AllParts<any>>) => ({
+const answerOf = <Tools extends Record<string, Tool.Any>>(parts: ReadonlyArray<Response.AllParts<Tools>>) => ({
   text: parts.flatMap((part) => part.type === "text" ? [part.text] : []).join(""),
   usage: usageOf(parts.find((part): part is Response.FinishPart => part.type === "finish")?.usage)
 })

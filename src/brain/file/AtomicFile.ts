@@ -56,7 +56,15 @@ export const writeAtomically = (path: string, bytes: Uint8Array) =>
       }
       // Flush the directory entry; some file systems refuse to open a directory for this, which is harmless.
       const dir = await open(directory, "r").catch(() => undefined)
-      if (dir !== undefined) await dir.sync().catch(() => undefined).finally(() => dir.close())
+      if (dir !== undefined) {
+        try {
+          await dir.sync()
+        } catch {
+          // harmless, as above
+        } finally {
+          await dir.close()
+        }
+      }
     },
     catch: (error) => new FileWriteError(`could not write ${path}: ${(error as Error).message}`)
   })

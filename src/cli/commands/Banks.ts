@@ -1,6 +1,7 @@
 /** `engram banks list|create|delete|stats`: the banks of the service. */
 import { Effect, Option } from "effect"
 import { Argument, Command, Flag } from "effect/cli"
+import type { BankListItem } from "../../domain/Bank.ts"
 import { bankPath, EngramClient, withClient } from "../EngramClient.ts"
 import { emit, renderPairs, renderTable, shorten } from "../Output.ts"
 
@@ -13,7 +14,7 @@ const list = Command.make("list", {}, () =>
     yield* emit(body, () =>
       body.banks.length === 0 ? "no banks" : renderTable(
         ["bank_id", "name", "created_at", "mission"],
-        body.banks.map((bank: any) => [bank.bank_id, bank.name, bank.created_at, shorten(bank.mission ?? "", 60)])
+        body.banks.map((bank: typeof BankListItem.Encoded) => [bank.bank_id, bank.name, bank.created_at, shorten(bank.mission ?? "", 60)])
       ))
   }))
 ).pipe(

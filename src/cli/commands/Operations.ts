@@ -1,6 +1,7 @@
 /** `engram operations list|watch|cancel|retry`: a bank's background work. */
 import { Effect, Option } from "effect"
 import { Argument, Command, Flag } from "effect/cli"
+import type { OperationListEntry } from "../../domain/Operation.ts"
 import { bankPath, EngramClient, withClient } from "../EngramClient.ts"
 import { emit, renderTable, shorten } from "../Output.ts"
 import { progressFlag, watchOperations } from "../Progress.ts"
@@ -26,7 +27,7 @@ const list = Command.make("list", {
       `${body.total} operations; worker ${body.worker.active ? "active" : "idle"}, circuit ${body.worker.circuit_state}\n` +
       renderTable(
         ["operation_id", "task_type", "status", "items", "created_at", "error"],
-        body.operations.map((operation: any) => [
+        body.operations.map((operation: typeof OperationListEntry.Encoded) => [
           operation.id,
           operation.task_type,
           operation.status,

@@ -1,6 +1,7 @@
 /** `engram recall BANK QUERY` and `engram reflect BANK QUERY`: reading a bank. */
 import { Effect, Option } from "effect"
 import { Argument, Command, Flag } from "effect/cli"
+import type { RecallResult } from "../../domain/Recall.ts"
 import { bankPath, EngramClient, withClient } from "../EngramClient.ts"
 import { emit, renderTable, shorten } from "../Output.ts"
 import { bankIdArgument } from "./Banks.ts"
@@ -41,7 +42,7 @@ export const recallCommand = Command.make("recall", {
     yield* emit(body, () =>
       body.results.length === 0 ? "no memories found" : renderTable(
         ["#", "score", "type", "when", "memory"],
-        body.results.slice(0, input.limit).map((result: any, index: number) => [
+        body.results.slice(0, input.limit).map((result: typeof RecallResult.Encoded, index: number) => [
           index + 1,
           typeof result.score === "number" ? result.score.toFixed(3) : null,
           result.type,

@@ -105,11 +105,13 @@ export const makeGitHostClient = (settings: CodebaseSettings) => {
       })
     )
 
+  /** Only the fields read below; each is checked with `typeof` before use, as the host may answer anything. */
+  type HostAnswer = { readonly default_branch?: unknown; readonly sha?: unknown }
   const json = (path: string) =>
     get(path, apiAnswerCap, "application/vnd.github+json").pipe(Effect.map(({ status, bytes }) => {
-      let body: any = null
+      let body: HostAnswer | null = null
       try {
-        body = JSON.parse(new TextDecoder().decode(bytes))
+        body = JSON.parse(new TextDecoder().decode(bytes)) as HostAnswer | null
       } catch {
         body = null
       }
@@ -129,7 +131,7 @@ export const makeGitHostClient = (settings: CodebaseSettings) => {
       return yield* fail(`ref '${wanted}' was not found in '${repo.owner}/${repo.repo}' (default branch: '${info.body.default_branch}')`, 400)
     }
     if (commit.status !== 200 || typeof commit.body?.sha !== "string") return yield* fail(`the git host answered HTTP ${commit.status} for ref '${wanted}'`)
-    return { ref: wanted, sha: commit.body.sha as string }
+    return { ref: wanted, sha: commit.body.sha }
   })
 
   const downloadArchive = Effect.fn("GitHost.downloadArchive")(function*(repo: RepoRef, sha: string) {

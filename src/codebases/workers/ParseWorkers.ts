@@ -9,6 +9,7 @@ import type { Scope } from "effect"
 import { availableParallelism } from "node:os"
 import { makeWorkerPool, type WorkerLost } from "../../workers/WorkerPool.ts"
 import { type ParseOutcome, parseSources, type SourceFile } from "../parse/SourceParser.ts"
+import { siblingScript } from "../../workers/SiblingScript.ts"
 
 export class ParseFailure extends Data.TaggedError("ParseFailure")<{ readonly message: string }> {}
 
@@ -25,7 +26,7 @@ export interface ParseWorkerOptions {
   readonly timeout?: Duration.Input | undefined
 }
 
-const script = new URL("./parseWorker.ts", import.meta.url)
+const script = siblingScript(import.meta.url, "parseWorker")
 /** Files per message: large enough to amortise the message cost, small enough to spread over the workers. */
 const batchSize = 64
 

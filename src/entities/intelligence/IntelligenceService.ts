@@ -120,7 +120,7 @@ export class EntityIntelligence extends Context.Service<EntityIntelligence, {
           entity_snapshot_hash: hash,
           content: renderMarkdown(written.document),
           structured_content: written.document,
-          entity_context: context as unknown as Record<string, unknown>,
+          entity_context: { ...context },
           delta_metadata: written.metadata,
           llm_model: model,
           prompt_version: offline ? offlinePromptVersion : promptVersion

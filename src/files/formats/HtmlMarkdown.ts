@@ -26,8 +26,6 @@ const elementSiblingsBefore = (node: DomNode) => {
   return count
 }
 
-const rowOf = (cell: DomNode) => cell.parentNode
-
 /** The first `<tr>` of its table, whether it sits in a `<thead>`, a `<tbody>` or directly in the table. */
 const isFirstRow = (row: DomNode) => {
   const section = row.parentNode

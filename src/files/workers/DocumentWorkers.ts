@@ -11,6 +11,7 @@ import { makeWorkerPool, type WorkerLost } from "../../workers/WorkerPool.ts"
 import { type ParsedFile, ParserError } from "../FileParser.ts"
 import type { FileType } from "../FileType.ts"
 import { documentToMarkdown } from "../formats/DocumentMarkdown.ts"
+import { siblingScript } from "../../workers/SiblingScript.ts"
 
 export interface DocumentRequest {
   readonly type: FileType
@@ -37,7 +38,7 @@ export interface DocumentConverter {
 export const defaultDocumentWorkers = () => Math.max(1, Math.min(4, availableParallelism() - 1))
 
 /** The script each worker runs. */
-const documentWorkerScript = new URL("./documentWorker.ts", import.meta.url)
+const documentWorkerScript = siblingScript(import.meta.url, "documentWorker")
 
 const fromReply = (reply: DocumentReply): Effect.Effect<ParsedFile, ParserError> =>
   reply.ok

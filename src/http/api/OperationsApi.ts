@@ -6,7 +6,6 @@ import { Conflict, NotFound } from "../../domain/Errors.ts"
 import {
   CancelResponse,
   DeleteOperationResponse,
-  OperationAccepted,
   RetryResponse,
   OperationDetail,
   OperationListResponse,

@@ -30,9 +30,16 @@ const editFields = ["text", "context", "occurred_start", "occurred_end", "fact_t
 
 const given = <A>(value: A | null | undefined): value is A => value !== undefined && value !== null
 
+/** An archived unit as stored (a `memory_units` row as JSON): the scalar fields are checked where they are read. */
+type ArchivedUnit = Record<string, unknown> & {
+  readonly metadata?: Readonly<Record<string, string>>
+  readonly tags?: ReadonlyArray<string>
+  readonly source_fact_ids?: ReadonlyArray<string> | null
+}
+
 /** An archived row as the API shows a memory: the unit as it was, with its curation state. */
 const archivedView = (row: ArchivedRow): CuratedMemory => {
-  const unit = row.unit as Record<string, any>
+  const unit = row.unit as ArchivedUnit
   const text = (value: unknown) => (typeof value === "string" ? value : null)
   const time = (value: unknown) => (typeof value === "string" ? new Date(value).toISOString() : null)
   return {

@@ -95,7 +95,7 @@ export class Recall extends Context.Service<Recall, {
         })
 
       /** One span per strategy (same name for every bank, so traces aggregate), with how many candidates it found. */
-      const timed = <A, E, R>(name: StrategyName, effect: Effect.Effect<ReadonlyArray<{ id: string; score: number }>, E, R>) =>
+      const timed = <E, R>(name: StrategyName, effect: Effect.Effect<ReadonlyArray<{ id: string; score: number }>, E, R>) =>
         Effect.gen(function*() {
           const start = yield* Clock.currentTimeMillis
           const candidates = yield* effect

@@ -179,7 +179,7 @@ const useMemoryTexts = (bank: string, response: RecallResponse | null) => {
     response.trace?.fusion.forEach((f) => ids.add(f.id))
     const missing = [...ids].filter((id) => !known.has(id)).slice(0, 60)
     let cancelled = false
-    Promise.all(missing.map((id) =>
+    void Promise.all(missing.map((id) =>
       get<{ text: string }>(bankPath(bank, `/memories/${encodeURIComponent(id)}`)).then((m) => [id, m.text] as const, () => null)
     )).then((found) => {
       if (cancelled) return

@@ -110,14 +110,14 @@ const database = QueryLexemes.of({ english: () => undefined, mode: "database" })
  */
 export const makeQueryLexemes = (sql: SqlClient.SqlClient) =>
   Effect.gen(function*() {
-    const rows = yield* sql<{ version: number; lexemes: ReadonlyArray<ReadonlyArray<string>> }>`
+    const rows = yield* sql<{ version: number; lexemes: ReadonlyArray<string> }>`
       SELECT current_setting('server_version_num')::int AS version,
         array(SELECT array_to_json(tsvector_to_array(to_tsvector('english', t)))::text FROM unnest(${probeTexts}::text[]) AS t)
           AS lexemes`
     const row = rows[0]
     if (row === undefined) return database
     const stemming: Stemming = row.version >= 180000 ? "pg18" : "pre18"
-    const expected = row.lexemes.map((json) => JSON.parse(json as unknown as string) as ReadonlyArray<string>)
+    const expected = row.lexemes.map((json) => JSON.parse(json) as ReadonlyArray<string>)
     const differing = probeTexts.filter((text, i) =>
       JSON.stringify(englishLexemes(text, stemming)) !== JSON.stringify(expected[i] ?? null))
     if (differing.length > 0) {
