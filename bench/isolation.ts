@@ -8,16 +8,17 @@
  * an API key, which every other request of the bench carries). Targets per phase: B's recall
  * p99 ≤ 2 × the quiet p99, /health p99 ≤ 50 ms, no failed request, no connection reset. Banks A are seeded directly
  * (10k memories, 100k for the cold build and the import; `--quick`: 2k and 10k). It measures and never retries.
- * Rerun: `node bench/isolation.ts [--quick] [--pg <url>] [--phases 10,...]` (a PostgreSQL pass too with `--pg` or
- * ENGRAM_BENCH_DATABASE_URL, in a temporary schema; `--phases` runs only the numbered phases, between the two quiet
- * ones).
+ * Rerun: `node bench/isolation.ts [--quick] [--pg <url>] [--phases 10,...] [--server-args "FLAGS"]` (a PostgreSQL pass
+ * too with `--pg` or ENGRAM_BENCH_DATABASE_URL, in a temporary schema; `--phases` runs only the numbered phases,
+ * between the two quiet ones; `--server-args` passes Node flags to the server, e.g. `--cpu-prof`).
  */
-import { execFileSync } from "node:child_process"
+import { execFileSync, spawn } from "node:child_process"
 import { readdirSync, readFileSync, statSync } from "node:fs"
-import { Agent, request as httpRequest } from "node:http"
+import { Agent } from "node:http"
 import { cpus, loadavg, tmpdir } from "node:os"
 import { join, relative, resolve } from "node:path"
 import { monitorEventLoopDelay } from "node:perf_hooks"
+import { createInterface } from "node:readline"
 import { makeZip } from "../test/support/ZipWriter.ts"
 import { recallQuestions, random, turnAt } from "./support/Conversation.ts"
 import type { Backend } from "./support/Datasets.ts"
@@ -51,7 +52,9 @@ const settings = {
   minWindowSeconds: 2,
   jobTimeoutMinutes: quick ? 10 : 45,
   settleSeconds: quick ? 120 : 600,
-  pg: option("pg") ?? process.env["ENGRAM_BENCH_DATABASE_URL"]
+  pg: option("pg") ?? process.env["ENGRAM_BENCH_DATABASE_URL"],
+  /** Node flags for the server, e.g. `--cpu-prof --cpu-prof-dir=/tmp/prof` to see what it spends in a phase. */
+  serverArgs: option("server-args")?.split(" ").filter((flag) => flag !== "") ?? []
 }
 const target = { ratio: 2, healthP99: 50 }
 const apiKey = "isolation-bench-key"
@@ -142,7 +145,8 @@ const measure = async (url: string, phase: Phase): Promise<Row> => {
   const first = bRecall()
   const warm = await call(recallAgent, url, first.method, first.path, first.body)
   if (warm.status !== 200) log(`${phase.name}: B's warm-up recall answered ${warm.status}`)
-  log(`${phase.name}: measuring`)
+  // The window's bounds on the monotonic clock, which a server's `--cpu-prof` samples share (µs): see ProfileWindow.ts.
+  log(`${phase.name}: measuring from ${process.hrtime.bigint() / 1000n} µs`)
   let running = true
   clientDelay.reset()
   clientDelay.enable()
@@ -160,7 +164,8 @@ const measure = async (url: string, phase: Phase): Promise<Row> => {
   const row = { name: phase.name, jobSeconds, ...outcome, recall: await recall, health: await health }
   clientDelay.disable()
   const clientDelayMs = clientDelay.max / 1e6
-  log(`${phase.name}: ${outcome.error === undefined ? "done" : `failed: ${outcome.error}`} in ${jobSeconds.toFixed(1)} s`)
+  log(`${phase.name}: ${outcome.error === undefined ? "done" : `failed: ${outcome.error}`} in ${jobSeconds.toFixed(1)} s, ` +
+    `window ended at ${process.hrtime.bigint() / 1000n} µs`)
   return { ...row, clientDelayMs }
 }
 
@@ -197,53 +202,37 @@ const chatRow = (n: number) => JSON.stringify({
 const seconds = (ms: number) => `${(ms / 1000).toFixed(1)} s`
 
 /**
- * One hostile request on a connection of its own, as an attacker would open them: its status once the answer is in
- * (the connection is then dropped, whatever of the body is still unsent). `declared` claims a length the body does
- * not have: the server must answer from the header alone.
+ * Issue 33: bodies an attacker sends, refused before they are parsed; none may slow B. The four clients run in a child
+ * process (`support/HostileSender.ts`): from this process, writing 25 MB bodies held up the loop that times B.
  */
-const hostile = (url: string, body: Buffer, options: { readonly key: boolean; readonly declared?: number }) =>
-  new Promise<number>((resolve) => {
-    const headers = {
-      "content-type": "application/json",
-      "content-length": String(options.declared ?? body.length),
-      ...(options.key ? benchHeaders : {})
-    }
-    const request = httpRequest(new URL(`${bankPath(banks.a)}/memories`, url), { method: "POST", agent: false, headers }, (response) => {
-      response.resume()
-      response.on("end", () => {
-        request.destroy()
-        resolve(response.statusCode ?? 0)
-      })
-      response.on("error", () => resolve(0))
-    })
-    request.on("error", () => resolve(0))
-    if (options.declared === undefined) request.end(body)
-    else request.write(body)
-  })
-
-/** Issue 33: bodies an attacker sends, refused before they are parsed; none may slow B. */
 const hostileBodies: Phase = {
   name: `11 hostile bodies, ${settings.hostileClients} clients at full speed: no key, declared 2 GiB, 5M elements, 100k deep`,
   prepare: async (url) => {
-    // 25 MB of 5M two-letter strings (the issue's body), and 100k levels of nesting; built outside the window.
-    const wide = Buffer.from(`[${`"ab",`.repeat(5_000_000 - 1)}"ab"]`)
-    const deep = Buffer.from(`{"items":${"[".repeat(100_000)}${"]".repeat(100_000)}}`)
-    const kinds = [
-      { name: "no key", send: () => hostile(url, wide, { key: false }) },
-      { name: "over the cap", send: () => hostile(url, wide.subarray(0, 1 << 20), { key: true, declared: 2 ** 31 }) },
-      { name: "wide", send: () => hostile(url, wide, { key: true }) },
-      { name: "deep", send: () => hostile(url, deep, { key: true }) }
-    ]
+    const job = {
+      url,
+      path: `${bankPath(banks.a)}/memories`,
+      authorization: benchHeaders["authorization"]!,
+      clients: settings.hostileClients,
+      seconds: settings.hostileSeconds
+    }
+    const child = spawn(process.execPath, [join(root, "bench/support/HostileSender.ts"), JSON.stringify(job)], {
+      stdio: ["pipe", "pipe", "inherit"]
+    })
+    const stopChild = () => child.kill("SIGKILL")
+    process.on("exit", stopChild)
+    const lines = createInterface({ input: child.stdout! })[Symbol.asyncIterator]()
+    const exited = new Promise<number | null>((resolve) => child.on("exit", (code) => resolve(code)))
+    const nextLine = async () => {
+      const line = await lines.next()
+      if (line.done === true) throw new Error(`the hostile sender exited with ${await exited}`)
+      return line.value
+    }
+    if (await nextLine() !== "ready") throw new Error("the hostile sender did not start")
     return async () => {
-      const answers = new Map<string, number>()
-      const end = performance.now() + settings.hostileSeconds * 1000
-      await Promise.all(Array.from({ length: settings.hostileClients }, async (_, client) => {
-        for (let n = client; performance.now() < end; n++) {
-          const kind = kinds[n % kinds.length]!
-          const answer = `${kind.name} ${await kind.send()}`
-          answers.set(answer, (answers.get(answer) ?? 0) + 1)
-        }
-      }))
+      child.stdin!.write("go\n")
+      const answers = new Map(Object.entries(JSON.parse(await nextLine()) as Record<string, number>))
+      await exited
+      process.off("exit", stopChild)
       const unexpected = [...answers.keys()].filter((answer) => !/ 4\d\d$/.test(answer))
       if (unexpected.length > 0) throw new Error(`hostile bodies not refused with a 4xx: ${unexpected.join(", ")}`)
       const total = [...answers.values()].reduce((sum, count) => sum + count, 0)
@@ -455,7 +444,7 @@ const runBackend = async (backend: Backend) => {
   const seeded = await seed(backend)
   let server: Server | undefined
   try {
-    server = await startServer(root, seeded.dataDir, seeded.env)
+    server = await startServer(root, seeded.dataDir, seeded.env, settings.serverArgs)
     log(`server ready on ${backend.name}`)
     const version = (await okJson(server.url, "GET", "/version")).api_version ?? "?"
     // A's banks write without consolidating (except the consolidation phase's own bank), so no phase inherits it.
