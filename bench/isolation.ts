@@ -26,7 +26,7 @@ import { seedOverHttp } from "./support/HttpBank.ts"
 import { benchHeaders, type Call, closedLoop, percentile } from "./support/LoadClient.ts"
 import { call, emptyProbe, multipart, type Probe, probeLoop } from "./support/Probe.ts"
 import type { DropJob, SeedJob } from "./support/seed.ts"
-import { removeDir, runScript, type Server, startServer, tempDir, tempSchema } from "./support/ServerProcess.ts"
+import { cpuSeconds, removeDir, runScript, type Server, startServer, tempDir, tempSchema } from "./support/ServerProcess.ts"
 
 const root = resolve(import.meta.dirname, "..")
 const argv = process.argv.slice(2)
@@ -121,6 +121,11 @@ interface Row {
   readonly health: Probe
   /** The longest the bench's own event loop was held up: a delay there shows in every latency it measures. */
   readonly clientDelayMs: number
+  /**
+   * The server's CPU time in the window (user + system, all its threads), in seconds: unlike latencies it hardly
+   * depends on what else the machine runs, so it compares a phase's cost between runs on a loaded machine.
+   */
+  readonly serverCpuSeconds: number
 }
 
 const timeLimit = <A>(promise: Promise<A>, ms: number) => {
@@ -133,13 +138,13 @@ const timeLimit = <A>(promise: Promise<A>, ms: number) => {
 
 const clientDelay = monitorEventLoopDelay({ resolution: 10 })
 
-const measure = async (url: string, phase: Phase): Promise<Row> => {
+const measure = async (url: string, serverPid: number, phase: Phase): Promise<Row> => {
   let job: Job
   try {
     job = await phase.prepare(url)
   } catch (error) {
     const error_ = `preparing: ${messageOf(error)}`
-    return { name: phase.name, jobSeconds: Number.NaN, error: error_, recall: emptyProbe(), health: emptyProbe(), clientDelayMs: Number.NaN }
+    return { name: phase.name, jobSeconds: Number.NaN, error: error_, recall: emptyProbe(), health: emptyProbe(), clientDelayMs: Number.NaN, serverCpuSeconds: Number.NaN }
   }
   // B's brain is loaded and current before the window: the phase measures isolation, not B's own cold start.
   const first = bRecall()
@@ -152,6 +157,7 @@ const measure = async (url: string, phase: Phase): Promise<Row> => {
   clientDelay.enable()
   const recall = probeLoop(url, recallAgent, bRecall, 0, () => running)
   const health = probeLoop(url, healthAgent, () => ({ method: "GET", path: "/health" }), 50, () => running)
+  const cpu0 = cpuSeconds(serverPid)
   const t0 = performance.now()
   const outcome: { detail?: string; error?: string } = await timeLimit(job(), settings.jobTimeoutMinutes * 60_000).then(
     (detail) => ({ detail }),
@@ -161,12 +167,13 @@ const measure = async (url: string, phase: Phase): Promise<Row> => {
   const rest = settings.minWindowSeconds * 1000 - (performance.now() - t0)
   if (rest > 0) await sleep(rest)
   running = false
+  const serverCpu = cpuSeconds(serverPid) - cpu0
   const row = { name: phase.name, jobSeconds, ...outcome, recall: await recall, health: await health }
   clientDelay.disable()
   const clientDelayMs = clientDelay.max / 1e6
   log(`${phase.name}: ${outcome.error === undefined ? "done" : `failed: ${outcome.error}`} in ${jobSeconds.toFixed(1)} s, ` +
     `window ended at ${process.hrtime.bigint() / 1000n} µs`)
-  return { ...row, clientDelayMs }
+  return { ...row, clientDelayMs, serverCpuSeconds: serverCpu }
 }
 
 /** Until A's banks have no queued or running operation, so one phase's leftovers do not land in the next. */
@@ -454,14 +461,14 @@ const runBackend = async (backend: Backend) => {
       const recall = bRecall()
       await call(recallAgent, server.url, recall.method, recall.path, recall.body)
     }
-    const rows: Array<Row> = [await measure(server.url, quiet("0 quiet (baseline)"))]
+    const rows: Array<Row> = [await measure(server.url, server.pid, quiet("0 quiet (baseline)"))]
     const chosen = phases.filter((phase) => settings.phases?.includes(phase.name.split(" ")[0]!) ?? true)
     for (const phase of chosen) {
       await settle(server.url)
-      rows.push(await measure(server.url, phase))
+      rows.push(await measure(server.url, server.pid, phase))
     }
     await settle(server.url)
-    rows.push(await measure(server.url, quiet("quiet again, after every phase")))
+    rows.push(await measure(server.url, server.pid, quiet("quiet again, after every phase")))
     return { rows, version, seeded }
   } catch (error) {
     if (server !== undefined) console.error(`server log (tail):\n${server.logTail()}`)
@@ -485,8 +492,8 @@ const report = (backend: Backend, result: Awaited<ReturnType<typeof runBackend>>
     "is sequential, so a stall of any length is one sample: read max beside p99.")
   console.log(`Targets: B recall p99 ≤ ${target.ratio} × the quiet p99; /health p99 ≤ ${target.healthP99} ms; 0 failed requests; 0 connection resets.`)
   console.log("")
-  console.log("| phase | A's job | B recalls | p50 ms | p99 ms | max ms | p99 / quiet | /health p99 ms | /health max ms | failed | resets | bench loop max ms | result |")
-  console.log("|---|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---|")
+  console.log("| phase | A's job | B recalls | p50 ms | p99 ms | max ms | p99 / quiet | /health p99 ms | /health max ms | failed | resets | bench loop max ms | server CPU s | result |")
+  console.log("|---|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---|")
   const notes: Array<string> = []
   for (const row of rows) {
     const r = row.recall.latencies
@@ -509,9 +516,9 @@ const report = (backend: Backend, result: Awaited<ReturnType<typeof runBackend>>
     if (row.error !== undefined) notes.push(`${row.name}: ${row.error}`)
     for (const probe of [row.recall, row.health]) if (probe.firstError !== undefined) notes.push(`${row.name}: first failure: ${probe.firstError}`)
     console.log(`| ${row.name} | ${job} | ${r.length} | ${fmt(percentile(r, 0.5))} | ${fmt(p99)} | ${fmt(percentile(r, 1))} | ` +
-      `${fmt(ratio, 2)} | ${fmt(percentile(h, 0.99))} | ${fmt(percentile(h, 1))} | ${failed} | ${resets} | ${fmt(row.clientDelayMs, 0)} | ${result} |`)
+      `${fmt(ratio, 2)} | ${fmt(percentile(h, 0.99))} | ${fmt(percentile(h, 1))} | ${failed} | ${resets} | ${fmt(row.clientDelayMs, 0)} | ${fmt(row.serverCpuSeconds, 2)} | ${result} |`)
   }
-  console.log("| 10 VACUUM (ANALYZE) | skipped: no route runs it (the server runs it itself after a table grows by a fifth, src/storage/TableStatistics.ts) | | | | | | | | | | | not measured |")
+  console.log("| 10 VACUUM (ANALYZE) | skipped: no route runs it (the server runs it itself after a table grows by a fifth, src/storage/TableStatistics.ts) | | | | | | | | | | | | not measured |")
   if (notes.length > 0) {
     console.log("")
     notes.forEach((note, i) => console.log(`${i + 1}. ${note}`))
