@@ -126,6 +126,8 @@ interface Row {
    * depends on what else the machine runs, so it compares a phase's cost between runs on a loaded machine.
    */
   readonly serverCpuSeconds: number
+  /** Bytes the server read in the window (`rchar`: sockets, pipes and files), in MB: what a refused body still cost. */
+  readonly serverReadMb: number
 }
 
 const timeLimit = <A>(promise: Promise<A>, ms: number) => {
@@ -138,13 +140,16 @@ const timeLimit = <A>(promise: Promise<A>, ms: number) => {
 
 const clientDelay = monitorEventLoopDelay({ resolution: 10 })
 
+/** Bytes a process has read through read(2) and its kin, sockets included (`rchar` of /proc/<pid>/io). */
+const bytesRead = (pid: number) => Number(readFileSync(`/proc/${pid}/io`, "utf8").match(/^rchar:\s+(\d+)/m)?.[1] ?? Number.NaN)
+
 const measure = async (url: string, serverPid: number, phase: Phase): Promise<Row> => {
   let job: Job
   try {
     job = await phase.prepare(url)
   } catch (error) {
     const error_ = `preparing: ${messageOf(error)}`
-    return { name: phase.name, jobSeconds: Number.NaN, error: error_, recall: emptyProbe(), health: emptyProbe(), clientDelayMs: Number.NaN, serverCpuSeconds: Number.NaN }
+    return { name: phase.name, jobSeconds: Number.NaN, error: error_, recall: emptyProbe(), health: emptyProbe(), clientDelayMs: Number.NaN, serverCpuSeconds: Number.NaN, serverReadMb: Number.NaN }
   }
   // B's brain is loaded and current before the window: the phase measures isolation, not B's own cold start.
   const first = bRecall()
@@ -158,6 +163,7 @@ const measure = async (url: string, serverPid: number, phase: Phase): Promise<Ro
   const recall = probeLoop(url, recallAgent, bRecall, 0, () => running)
   const health = probeLoop(url, healthAgent, () => ({ method: "GET", path: "/health" }), 50, () => running)
   const cpu0 = cpuSeconds(serverPid)
+  const read0 = bytesRead(serverPid)
   const t0 = performance.now()
   const outcome: { detail?: string; error?: string } = await timeLimit(job(), settings.jobTimeoutMinutes * 60_000).then(
     (detail) => ({ detail }),
@@ -168,12 +174,13 @@ const measure = async (url: string, serverPid: number, phase: Phase): Promise<Ro
   if (rest > 0) await sleep(rest)
   running = false
   const serverCpu = cpuSeconds(serverPid) - cpu0
+  const serverReadMb = (bytesRead(serverPid) - read0) / 1e6
   const row = { name: phase.name, jobSeconds, ...outcome, recall: await recall, health: await health }
   clientDelay.disable()
   const clientDelayMs = clientDelay.max / 1e6
   log(`${phase.name}: ${outcome.error === undefined ? "done" : `failed: ${outcome.error}`} in ${jobSeconds.toFixed(1)} s, ` +
     `window ended at ${process.hrtime.bigint() / 1000n} µs`)
-  return { ...row, clientDelayMs, serverCpuSeconds: serverCpu }
+  return { ...row, clientDelayMs, serverCpuSeconds: serverCpu, serverReadMb }
 }
 
 /** Until A's banks have no queued or running operation, so one phase's leftovers do not land in the next. */
@@ -492,8 +499,8 @@ const report = (backend: Backend, result: Awaited<ReturnType<typeof runBackend>>
     "is sequential, so a stall of any length is one sample: read max beside p99.")
   console.log(`Targets: B recall p99 ≤ ${target.ratio} × the quiet p99; /health p99 ≤ ${target.healthP99} ms; 0 failed requests; 0 connection resets.`)
   console.log("")
-  console.log("| phase | A's job | B recalls | p50 ms | p99 ms | max ms | p99 / quiet | /health p99 ms | /health max ms | failed | resets | bench loop max ms | server CPU s | result |")
-  console.log("|---|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---|")
+  console.log("| phase | A's job | B recalls | p50 ms | p99 ms | max ms | p99 / quiet | /health p99 ms | /health max ms | failed | resets | bench loop max ms | server CPU s | server read MB | result |")
+  console.log("|---|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---|")
   const notes: Array<string> = []
   for (const row of rows) {
     const r = row.recall.latencies
@@ -516,9 +523,9 @@ const report = (backend: Backend, result: Awaited<ReturnType<typeof runBackend>>
     if (row.error !== undefined) notes.push(`${row.name}: ${row.error}`)
     for (const probe of [row.recall, row.health]) if (probe.firstError !== undefined) notes.push(`${row.name}: first failure: ${probe.firstError}`)
     console.log(`| ${row.name} | ${job} | ${r.length} | ${fmt(percentile(r, 0.5))} | ${fmt(p99)} | ${fmt(percentile(r, 1))} | ` +
-      `${fmt(ratio, 2)} | ${fmt(percentile(h, 0.99))} | ${fmt(percentile(h, 1))} | ${failed} | ${resets} | ${fmt(row.clientDelayMs, 0)} | ${fmt(row.serverCpuSeconds, 2)} | ${result} |`)
+      `${fmt(ratio, 2)} | ${fmt(percentile(h, 0.99))} | ${fmt(percentile(h, 1))} | ${failed} | ${resets} | ${fmt(row.clientDelayMs, 0)} | ${fmt(row.serverCpuSeconds, 2)} | ${fmt(row.serverReadMb, 0)} | ${result} |`)
   }
-  console.log("| 10 VACUUM (ANALYZE) | skipped: no route runs it (the server runs it itself after a table grows by a fifth, src/storage/TableStatistics.ts) | | | | | | | | | | | | not measured |")
+  console.log("| 10 VACUUM (ANALYZE) | skipped: no route runs it (the server runs it itself after a table grows by a fifth, src/storage/TableStatistics.ts) | | | | | | | | | | | | | not measured |")
   if (notes.length > 0) {
     console.log("")
     notes.forEach((note, i) => console.log(`${i + 1}. ${note}`))

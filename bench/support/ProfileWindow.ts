@@ -2,7 +2,8 @@
  * What a server spent in one window of a bench: reads a `.cpuprofile` written by `node --cpu-prof` (the main thread)
  * and sums the samples between two points of the monotonic clock (µs, as `bench/isolation.ts` logs each window) by
  * category (extraction, HTTP, JSON, SQL client, GC, idle, ...) and by function. Read-only; it never runs the server.
- * Run: `node bench/support/ProfileWindow.ts <file.cpuprofile> <from µs> <to µs> [top]`.
+ * Run: `node bench/support/ProfileWindow.ts <file.cpuprofile> <from µs> <to µs> [top] [category]` (with a category, the
+ * top functions are those of its samples only).
  */
 import { readFileSync } from "node:fs"
 
@@ -33,6 +34,7 @@ const profile = JSON.parse(readFileSync(file, "utf8")) as Profile
 const from = Number(fromArg)
 const to = Number(toArg)
 const top = Number(topArg ?? 25)
+const only = process.argv[6]
 
 const byId = new Map(profile.nodes.map((node) => [node.id, node]))
 const parentOf = new Map<number, number>()
@@ -75,15 +77,16 @@ for (let i = 0; i < profile.samples.length; i++) {
   const frame = byId.get(id)!.callFrame
   const category = categoryOf(id)
   categories.set(category, (categories.get(category) ?? 0) + next)
+  total += next
+  if (only !== undefined && !category.includes(only)) continue
   const where = `${frame.functionName || "(anonymous)"} ${frame.url.replace(/^.*node_modules\//, "").replace(/^file:\/\/.*?\/(src|layers)\//, "$1/")}:${frame.lineNumber + 1}`
   functions.set(where, (functions.get(where) ?? 0) + next)
-  total += next
 }
 
 const ms = (us: number) => (us / 1000).toFixed(0).padStart(7)
 const pct = (us: number) => `${((us / total) * 100).toFixed(1).padStart(5)} %`
-console.log(`window ${((to - from) / 1e6).toFixed(1)} s, sampled ${(total / 1e6).toFixed(1)} s of the main thread`)
+console.log(`window ${((to - from) / 1e6).toFixed(1)} s, sampled ${(total / 1e6).toFixed(1)} s of the profiled thread`)
 console.log("\nby category (innermost matching frame of each sample's stack):")
 for (const [name, us] of [...categories].sort((a, b) => b[1] - a[1])) console.log(`${ms(us)} ms ${pct(us)}  ${name}`)
-console.log(`\ntop ${top} functions by self time:`)
+console.log(`\ntop ${top} functions by self time${only === undefined ? "" : ` in "${only}"`}:`)
 for (const [name, us] of [...functions].sort((a, b) => b[1] - a[1]).slice(0, top)) console.log(`${ms(us)} ms ${pct(us)}  ${name}`)
