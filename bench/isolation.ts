@@ -155,6 +155,10 @@ const measure = async (url: string, serverPid: number, phase: Phase): Promise<Ro
   const first = bRecall()
   const warm = await call(recallAgent, url, first.method, first.path, first.body)
   if (warm.status !== 200) log(`${phase.name}: B's warm-up recall answered ${warm.status}`)
+  // The health probe's kept-alive socket too: after a long preparation (the hostile phase starts a child that builds
+  // 25 MB of bodies) it sat idle past the server's 5 s keep-alive timeout, and the window's first /health raced the
+  // server's close of it (one ECONNRESET counted against the server).
+  await call(healthAgent, url, "GET", "/health")
   // The window's bounds on the monotonic clock, which a server's `--cpu-prof` samples share (µs): see ProfileWindow.ts.
   log(`${phase.name}: measuring from ${process.hrtime.bigint() / 1000n} µs`)
   let running = true
