@@ -4,8 +4,9 @@
  * ~50 ms, first in a quiet phase — the baseline of the same run — then while other banks do one heavy job at a time:
  * 100-item retains, a cold brain build, a `.brain` import, a codebase import, a dataset import, a consolidation, a
  * dream, a memory repo's first commit and a branch, 50 clients of mixed traffic, and 4 clients sending hostile bodies
- * at full speed (issue 33: no key, a declared length over the cap, 5M elements, 100k levels deep; the server runs with
- * an API key, which every other request of the bench carries). Targets per phase: B's recall
+ * at full speed from a child process (issue 33: no key, a declared length over the cap, 5M elements, 100k levels deep;
+ * the server runs with an API key, which every other request of the bench carries). Each window also reports the
+ * server's CPU seconds and bytes read, which a loaded machine hardly changes. Targets per phase: B's recall
  * p99 ≤ 2 × the quiet p99, /health p99 ≤ 50 ms, no failed request, no connection reset. Banks A are seeded directly
  * (10k memories, 100k for the cold build and the import; `--quick`: 2k and 10k). It measures and never retries.
  * Rerun: `node bench/isolation.ts [--quick] [--pg <url>] [--phases 10,...] [--server-args "FLAGS"]` (a PostgreSQL pass
