@@ -132,9 +132,8 @@ const joined = (chunks: ReadonlyArray<Uint8Array>, length: number) => {
  * Reads the body, scanning each chunk as it arrives, so a hostile body costs a few microseconds per chunk rather
  * than one long pass once it is all in. Reading stops at the first chunk past a cap: the refusal goes out with the
  * rest unread, and the platform closes the connection after at most 256 KiB more (`unread-bodies.test.ts`). Reading
- * the rest to keep the connection cost the server the whole body (25 MB of socket data per wide request, 4 hostile
- * clients taking both cores in the isolation bench's hostile phase); a client still sending may see the connection
- * end after its answer.
+ * the rest to keep the connection cost the server the whole body (25 MB of socket data per hostile wide request in the
+ * isolation bench, 5–8 MB now); a client still sending may see the connection end after its answer.
  */
 const readScanned = (request: HttpServerRequest.HttpServerRequest, caps: BodyCaps): Effect.Effect<Read> => {
   const scanner = new JsonShapeScanner(caps.limits)

@@ -8,12 +8,13 @@ import { countTokens as countTokensUncached, decode, encode } from "gpt-tokenize
 /**
  * Texts counted lately and their counts. Recall counts every result's text against `max_tokens`, and the same
  * memories come back recall after recall: with 50 clients recalling, byte-pair encoding them again was 9 % of the main
- * thread (`bench/isolation.ts` phase 9, `--cpu-prof`). A memory's text never changes, so a count is never stale; the
- * cap bounds what the cache keeps alive (texts past `cacheableLength` are counted each time).
+ * thread (`bench/isolation.ts` phase 9, `--cpu-prof`). A memory's text never changes, so a count is never stale. The
+ * caps bound what the cache can keep alive to ~20 MB of text at worst (texts past `cacheableLength` are counted each
+ * time); mostly it holds strings the brain holds anyway.
  */
 const counted = new Map<string, number>()
-const cacheEntries = 20_000
-const cacheableLength = 4_096
+const cacheEntries = 10_000
+const cacheableLength = 1_024
 
 /** The text's cl100k token count, as `gpt-tokenizer` counts it. */
 export const countTokens = (text: string): number => {
