@@ -4,20 +4,22 @@
  * ~50 ms, first in a quiet phase — the baseline of the same run — then while other banks do one heavy job at a time:
  * 100-item retains, a cold brain build, a `.brain` import, a codebase import, a dataset import, a consolidation, a
  * dream, a memory repo's first commit and a branch, 50 clients of mixed traffic, and 4 clients sending hostile bodies
- * at full speed (issue 33: no key, a declared length over the cap, 5M elements, 100k levels deep; the server runs with
- * an API key, which every other request of the bench carries). Targets per phase: B's recall
+ * at full speed from a child process (issue 33: no key, a declared length over the cap, 5M elements, 100k levels deep;
+ * the server runs with an API key, which every other request of the bench carries). Each window also reports the
+ * server's CPU seconds and bytes read, which a loaded machine hardly changes. Targets per phase: B's recall
  * p99 ≤ 2 × the quiet p99, /health p99 ≤ 50 ms, no failed request, no connection reset. Banks A are seeded directly
  * (10k memories, 100k for the cold build and the import; `--quick`: 2k and 10k). It measures and never retries.
- * Rerun: `node bench/isolation.ts [--quick] [--pg <url>] [--phases 10,...]` (a PostgreSQL pass too with `--pg` or
- * ENGRAM_BENCH_DATABASE_URL, in a temporary schema; `--phases` runs only the numbered phases, between the two quiet
- * ones).
+ * Rerun: `node bench/isolation.ts [--quick] [--pg <url>] [--phases 10,...] [--server-args "FLAGS"]` (a PostgreSQL pass
+ * too with `--pg` or ENGRAM_BENCH_DATABASE_URL, in a temporary schema; `--phases` runs only the numbered phases,
+ * between the two quiet ones; `--server-args` passes Node flags to the server, e.g. `--cpu-prof`).
  */
-import { execFileSync } from "node:child_process"
+import { execFileSync, spawn } from "node:child_process"
 import { readdirSync, readFileSync, statSync } from "node:fs"
-import { Agent, request as httpRequest } from "node:http"
+import { Agent } from "node:http"
 import { cpus, loadavg, tmpdir } from "node:os"
 import { join, relative, resolve } from "node:path"
 import { monitorEventLoopDelay } from "node:perf_hooks"
+import { createInterface } from "node:readline"
 import { makeZip } from "../test/support/ZipWriter.ts"
 import { recallQuestions, random, turnAt } from "./support/Conversation.ts"
 import type { Backend } from "./support/Datasets.ts"
@@ -25,7 +27,7 @@ import { seedOverHttp } from "./support/HttpBank.ts"
 import { benchHeaders, type Call, closedLoop, percentile } from "./support/LoadClient.ts"
 import { call, emptyProbe, multipart, type Probe, probeLoop } from "./support/Probe.ts"
 import type { DropJob, SeedJob } from "./support/seed.ts"
-import { removeDir, runScript, type Server, startServer, tempDir, tempSchema } from "./support/ServerProcess.ts"
+import { cpuSeconds, removeDir, runScript, type Server, startServer, tempDir, tempSchema } from "./support/ServerProcess.ts"
 
 const root = resolve(import.meta.dirname, "..")
 const argv = process.argv.slice(2)
@@ -51,7 +53,9 @@ const settings = {
   minWindowSeconds: 2,
   jobTimeoutMinutes: quick ? 10 : 45,
   settleSeconds: quick ? 120 : 600,
-  pg: option("pg") ?? process.env["ENGRAM_BENCH_DATABASE_URL"]
+  pg: option("pg") ?? process.env["ENGRAM_BENCH_DATABASE_URL"],
+  /** Node flags for the server, e.g. `--cpu-prof --cpu-prof-dir=/tmp/prof` to see what it spends in a phase. */
+  serverArgs: option("server-args")?.split(" ").filter((flag) => flag !== "") ?? []
 }
 const target = { ratio: 2, healthP99: 50 }
 const apiKey = "isolation-bench-key"
@@ -118,6 +122,13 @@ interface Row {
   readonly health: Probe
   /** The longest the bench's own event loop was held up: a delay there shows in every latency it measures. */
   readonly clientDelayMs: number
+  /**
+   * The server's CPU time in the window (user + system, all its threads), in seconds: unlike latencies it hardly
+   * depends on what else the machine runs, so it compares a phase's cost between runs on a loaded machine.
+   */
+  readonly serverCpuSeconds: number
+  /** Bytes the server read in the window (`rchar`: sockets, pipes and files), in MB: what a refused body still cost. */
+  readonly serverReadMb: number
 }
 
 const timeLimit = <A>(promise: Promise<A>, ms: number) => {
@@ -130,24 +141,34 @@ const timeLimit = <A>(promise: Promise<A>, ms: number) => {
 
 const clientDelay = monitorEventLoopDelay({ resolution: 10 })
 
-const measure = async (url: string, phase: Phase): Promise<Row> => {
+/** Bytes a process has read through read(2) and its kin, sockets included (`rchar` of /proc/<pid>/io). */
+const bytesRead = (pid: number) => Number(readFileSync(`/proc/${pid}/io`, "utf8").match(/^rchar:\s+(\d+)/m)?.[1] ?? Number.NaN)
+
+const measure = async (url: string, serverPid: number, phase: Phase): Promise<Row> => {
   let job: Job
   try {
     job = await phase.prepare(url)
   } catch (error) {
     const error_ = `preparing: ${messageOf(error)}`
-    return { name: phase.name, jobSeconds: Number.NaN, error: error_, recall: emptyProbe(), health: emptyProbe(), clientDelayMs: Number.NaN }
+    return { name: phase.name, jobSeconds: Number.NaN, error: error_, recall: emptyProbe(), health: emptyProbe(), clientDelayMs: Number.NaN, serverCpuSeconds: Number.NaN, serverReadMb: Number.NaN }
   }
   // B's brain is loaded and current before the window: the phase measures isolation, not B's own cold start.
   const first = bRecall()
   const warm = await call(recallAgent, url, first.method, first.path, first.body)
   if (warm.status !== 200) log(`${phase.name}: B's warm-up recall answered ${warm.status}`)
-  log(`${phase.name}: measuring`)
+  // The health probe's kept-alive socket too: after a long preparation (the hostile phase starts a child that builds
+  // 25 MB of bodies) it sat idle past the server's 5 s keep-alive timeout, and the window's first /health raced the
+  // server's close of it (one ECONNRESET counted against the server).
+  await call(healthAgent, url, "GET", "/health")
+  // The window's bounds on the monotonic clock, which a server's `--cpu-prof` samples share (µs): see ProfileWindow.ts.
+  log(`${phase.name}: measuring from ${process.hrtime.bigint() / 1000n} µs`)
   let running = true
   clientDelay.reset()
   clientDelay.enable()
   const recall = probeLoop(url, recallAgent, bRecall, 0, () => running)
   const health = probeLoop(url, healthAgent, () => ({ method: "GET", path: "/health" }), 50, () => running)
+  const cpu0 = cpuSeconds(serverPid)
+  const read0 = bytesRead(serverPid)
   const t0 = performance.now()
   const outcome: { detail?: string; error?: string } = await timeLimit(job(), settings.jobTimeoutMinutes * 60_000).then(
     (detail) => ({ detail }),
@@ -157,11 +178,14 @@ const measure = async (url: string, phase: Phase): Promise<Row> => {
   const rest = settings.minWindowSeconds * 1000 - (performance.now() - t0)
   if (rest > 0) await sleep(rest)
   running = false
+  const serverCpu = cpuSeconds(serverPid) - cpu0
+  const serverReadMb = (bytesRead(serverPid) - read0) / 1e6
   const row = { name: phase.name, jobSeconds, ...outcome, recall: await recall, health: await health }
   clientDelay.disable()
   const clientDelayMs = clientDelay.max / 1e6
-  log(`${phase.name}: ${outcome.error === undefined ? "done" : `failed: ${outcome.error}`} in ${jobSeconds.toFixed(1)} s`)
-  return { ...row, clientDelayMs }
+  log(`${phase.name}: ${outcome.error === undefined ? "done" : `failed: ${outcome.error}`} in ${jobSeconds.toFixed(1)} s, ` +
+    `window ended at ${process.hrtime.bigint() / 1000n} µs`)
+  return { ...row, clientDelayMs, serverCpuSeconds: serverCpu, serverReadMb }
 }
 
 /** Until A's banks have no queued or running operation, so one phase's leftovers do not land in the next. */
@@ -197,53 +221,37 @@ const chatRow = (n: number) => JSON.stringify({
 const seconds = (ms: number) => `${(ms / 1000).toFixed(1)} s`
 
 /**
- * One hostile request on a connection of its own, as an attacker would open them: its status once the answer is in
- * (the connection is then dropped, whatever of the body is still unsent). `declared` claims a length the body does
- * not have: the server must answer from the header alone.
+ * Issue 33: bodies an attacker sends, refused before they are parsed; none may slow B. The four clients run in a child
+ * process (`support/HostileSender.ts`): from this process, writing 25 MB bodies held up the loop that times B.
  */
-const hostile = (url: string, body: Buffer, options: { readonly key: boolean; readonly declared?: number }) =>
-  new Promise<number>((resolve) => {
-    const headers = {
-      "content-type": "application/json",
-      "content-length": String(options.declared ?? body.length),
-      ...(options.key ? benchHeaders : {})
-    }
-    const request = httpRequest(new URL(`${bankPath(banks.a)}/memories`, url), { method: "POST", agent: false, headers }, (response) => {
-      response.resume()
-      response.on("end", () => {
-        request.destroy()
-        resolve(response.statusCode ?? 0)
-      })
-      response.on("error", () => resolve(0))
-    })
-    request.on("error", () => resolve(0))
-    if (options.declared === undefined) request.end(body)
-    else request.write(body)
-  })
-
-/** Issue 33: bodies an attacker sends, refused before they are parsed; none may slow B. */
 const hostileBodies: Phase = {
   name: `11 hostile bodies, ${settings.hostileClients} clients at full speed: no key, declared 2 GiB, 5M elements, 100k deep`,
   prepare: async (url) => {
-    // 25 MB of 5M two-letter strings (the issue's body), and 100k levels of nesting; built outside the window.
-    const wide = Buffer.from(`[${`"ab",`.repeat(5_000_000 - 1)}"ab"]`)
-    const deep = Buffer.from(`{"items":${"[".repeat(100_000)}${"]".repeat(100_000)}}`)
-    const kinds = [
-      { name: "no key", send: () => hostile(url, wide, { key: false }) },
-      { name: "over the cap", send: () => hostile(url, wide.subarray(0, 1 << 20), { key: true, declared: 2 ** 31 }) },
-      { name: "wide", send: () => hostile(url, wide, { key: true }) },
-      { name: "deep", send: () => hostile(url, deep, { key: true }) }
-    ]
+    const job = {
+      url,
+      path: `${bankPath(banks.a)}/memories`,
+      authorization: benchHeaders["authorization"]!,
+      clients: settings.hostileClients,
+      seconds: settings.hostileSeconds
+    }
+    const child = spawn(process.execPath, [join(root, "bench/support/HostileSender.ts"), JSON.stringify(job)], {
+      stdio: ["pipe", "pipe", "inherit"]
+    })
+    const stopChild = () => child.kill("SIGKILL")
+    process.on("exit", stopChild)
+    const lines = createInterface({ input: child.stdout! })[Symbol.asyncIterator]()
+    const exited = new Promise<number | null>((resolve) => child.on("exit", (code) => resolve(code)))
+    const nextLine = async () => {
+      const line = await lines.next()
+      if (line.done === true) throw new Error(`the hostile sender exited with ${await exited}`)
+      return line.value
+    }
+    if (await nextLine() !== "ready") throw new Error("the hostile sender did not start")
     return async () => {
-      const answers = new Map<string, number>()
-      const end = performance.now() + settings.hostileSeconds * 1000
-      await Promise.all(Array.from({ length: settings.hostileClients }, async (_, client) => {
-        for (let n = client; performance.now() < end; n++) {
-          const kind = kinds[n % kinds.length]!
-          const answer = `${kind.name} ${await kind.send()}`
-          answers.set(answer, (answers.get(answer) ?? 0) + 1)
-        }
-      }))
+      child.stdin!.write("go\n")
+      const answers = new Map(Object.entries(JSON.parse(await nextLine()) as Record<string, number>))
+      await exited
+      process.off("exit", stopChild)
       const unexpected = [...answers.keys()].filter((answer) => !/ 4\d\d$/.test(answer))
       if (unexpected.length > 0) throw new Error(`hostile bodies not refused with a 4xx: ${unexpected.join(", ")}`)
       const total = [...answers.values()].reduce((sum, count) => sum + count, 0)
@@ -455,7 +463,7 @@ const runBackend = async (backend: Backend) => {
   const seeded = await seed(backend)
   let server: Server | undefined
   try {
-    server = await startServer(root, seeded.dataDir, seeded.env)
+    server = await startServer(root, seeded.dataDir, seeded.env, settings.serverArgs)
     log(`server ready on ${backend.name}`)
     const version = (await okJson(server.url, "GET", "/version")).api_version ?? "?"
     // A's banks write without consolidating (except the consolidation phase's own bank), so no phase inherits it.
@@ -465,14 +473,14 @@ const runBackend = async (backend: Backend) => {
       const recall = bRecall()
       await call(recallAgent, server.url, recall.method, recall.path, recall.body)
     }
-    const rows: Array<Row> = [await measure(server.url, quiet("0 quiet (baseline)"))]
+    const rows: Array<Row> = [await measure(server.url, server.pid, quiet("0 quiet (baseline)"))]
     const chosen = phases.filter((phase) => settings.phases?.includes(phase.name.split(" ")[0]!) ?? true)
     for (const phase of chosen) {
       await settle(server.url)
-      rows.push(await measure(server.url, phase))
+      rows.push(await measure(server.url, server.pid, phase))
     }
     await settle(server.url)
-    rows.push(await measure(server.url, quiet("quiet again, after every phase")))
+    rows.push(await measure(server.url, server.pid, quiet("quiet again, after every phase")))
     return { rows, version, seeded }
   } catch (error) {
     if (server !== undefined) console.error(`server log (tail):\n${server.logTail()}`)
@@ -496,8 +504,8 @@ const report = (backend: Backend, result: Awaited<ReturnType<typeof runBackend>>
     "is sequential, so a stall of any length is one sample: read max beside p99.")
   console.log(`Targets: B recall p99 ≤ ${target.ratio} × the quiet p99; /health p99 ≤ ${target.healthP99} ms; 0 failed requests; 0 connection resets.`)
   console.log("")
-  console.log("| phase | A's job | B recalls | p50 ms | p99 ms | max ms | p99 / quiet | /health p99 ms | /health max ms | failed | resets | bench loop max ms | result |")
-  console.log("|---|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---|")
+  console.log("| phase | A's job | B recalls | p50 ms | p99 ms | max ms | p99 / quiet | /health p99 ms | /health max ms | failed | resets | bench loop max ms | server CPU s | server read MB | result |")
+  console.log("|---|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---|")
   const notes: Array<string> = []
   for (const row of rows) {
     const r = row.recall.latencies
@@ -520,9 +528,9 @@ const report = (backend: Backend, result: Awaited<ReturnType<typeof runBackend>>
     if (row.error !== undefined) notes.push(`${row.name}: ${row.error}`)
     for (const probe of [row.recall, row.health]) if (probe.firstError !== undefined) notes.push(`${row.name}: first failure: ${probe.firstError}`)
     console.log(`| ${row.name} | ${job} | ${r.length} | ${fmt(percentile(r, 0.5))} | ${fmt(p99)} | ${fmt(percentile(r, 1))} | ` +
-      `${fmt(ratio, 2)} | ${fmt(percentile(h, 0.99))} | ${fmt(percentile(h, 1))} | ${failed} | ${resets} | ${fmt(row.clientDelayMs, 0)} | ${result} |`)
+      `${fmt(ratio, 2)} | ${fmt(percentile(h, 0.99))} | ${fmt(percentile(h, 1))} | ${failed} | ${resets} | ${fmt(row.clientDelayMs, 0)} | ${fmt(row.serverCpuSeconds, 2)} | ${fmt(row.serverReadMb, 0)} | ${result} |`)
   }
-  console.log("| 10 VACUUM (ANALYZE) | skipped: no route runs it (the server runs it itself after a table grows by a fifth, src/storage/TableStatistics.ts) | | | | | | | | | | | not measured |")
+  console.log("| 10 VACUUM (ANALYZE) | skipped: no route runs it (the server runs it itself after a table grows by a fifth, src/storage/TableStatistics.ts) | | | | | | | | | | | | | not measured |")
   if (notes.length > 0) {
     console.log("")
     notes.forEach((note, i) => console.log(`${i + 1}. ${note}`))

@@ -3,7 +3,8 @@
  * sends its first megabyte gets its 4xx with `connection: close`, and the server closes the socket without waiting
  * for the other 24 MB. Before, Node kept the connection open to read and discard the rest of every refused upload,
  * so a refused body cost the server as much as an accepted one; `@effect/platform-node` now reads at most 256 KiB of
- * an unread body before it closes, and these tests keep that so. A request whose body was read keeps its connection.
+ * an unread body before it closes, and these tests keep that so. A body refused part way (past the element cap) stops
+ * being read there and is closed the same way. A request whose body was read keeps its connection.
  */
 import { assert, layer } from "@effect/vitest"
 import { Effect, Option, Redacted } from "effect"
@@ -83,6 +84,18 @@ layer(app, { excludeTestServices: true })("unread bodies", (it) => {
       const result = yield* exchange(server.url, { headers, declared: 2 ** 31, body, waitMs: closeWaitMs })
       assert.match(result.head, /^http\/1\.1 413/)
       assert.isTrue(result.closedByServer, "the server kept the connection open to read the rest of the body")
+    }))
+
+  it.effect("with the key, a body past the element cap is refused at the cap and its other 20 MB are never read", () =>
+    Effect.gen(function*() {
+      const server = yield* TestServer
+      const headers = `authorization: Bearer ${key}\r\n`
+      // 5 MB of 1.25M strings, past the 1M element cap; 25 MB declared, as the hostile wide body of issue 33 would.
+      const body = Buffer.from(`[${`"ab",`.repeat(1_250_000)}`)
+      const result = yield* exchange(server.url, { headers, declared: 25_000_000, body, waitMs: closeWaitMs })
+      assert.match(result.head, /^http\/1\.1 413/)
+      assert.include(result.head, "connection: close")
+      assert.isTrue(result.closedByServer, "the server went on reading a body it had already refused")
     }))
 
   it.effect("a request whose body was read keeps its connection alive", () =>
