@@ -1,6 +1,6 @@
 /**
  * The deterministic reranker's signals beyond the fused score: how much of the query a candidate contains (by stem,
- * rare words counting most) and the support of its episode (the best other candidate said close to it in time).
+ * rare words counting most) and the support of its episode (the best candidate said close to it in time).
  */
 import { assert, describe, it } from "@effect/vitest"
 import { episodeSupport } from "../../../src/memory/recall/EpisodeSupport.ts"
@@ -32,7 +32,7 @@ describe("queryCoverage", () => {
 })
 
 describe("episodeSupport", () => {
-  it("gives each candidate the best score of another candidate said within the hour, and nothing across a longer silence", () => {
+  it("gives each candidate the best score of its episode, which a silence of more than an hour ends", () => {
     const support = episodeSupport([
       { said: 0, score: 1 },
       { said: 10 * 60_000, score: 0.4 },
@@ -41,7 +41,7 @@ describe("episodeSupport", () => {
       { said: 70 * 60_000 + hour + 1, score: 0.9 },
       { said: undefined, score: 0.8 }
     ])
-    assert.deepStrictEqual(support, [0.4, 1, 1, 0, 0])
+    assert.deepStrictEqual(support, [1, 1, 1, 0.9, 0.8])
   })
 })
 
@@ -57,5 +57,17 @@ describe("deterministicRerank", () => {
     const ranked = deterministicRerank("Which exhibit at the museum did Gina like?", items, { window: null, preferObservations: false })
     assert.deepStrictEqual(ranked.map((item) => item.fused.id), ["best", "b-beside", "a-elsewhere"])
     for (const item of ranked) assert.isTrue(item.score >= 0 && item.score <= 1)
+  })
+
+  it("leaves the order alone when every candidate was said in one episode (a bank retained at once)", () => {
+    const items = [0.4, 1, 0.7].map((score, index) => ({
+      fused: fused(`m${index}`, score),
+      text: "the same words",
+      time: null,
+      factType: "world",
+      said: new Date(index * 60_000)
+    }))
+    const ranked = deterministicRerank("words", items, { window: null, preferObservations: false })
+    assert.deepStrictEqual(ranked.map((item) => item.fused.id), ["m1", "m2", "m0"])
   })
 })
