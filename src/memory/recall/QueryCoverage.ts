@@ -7,16 +7,27 @@
 import { stem } from "porter2"
 import { englishStopWords } from "./keyword/QueryLexemes.ts"
 
-const contentStems = (text: string): Set<string> =>
-  new Set((text.toLowerCase().match(/[\p{L}\p{N}]+/gu) ?? [])
-    .filter((word) => word.length > 1 && !englishStopWords.has(word))
-    .map((word) => stem(word)))
+/** The distinct stems of a text's content words; `stems` remembers each word's stem (candidates share most words). */
+const contentStems = (text: string, stems: Map<string, string>): Set<string> => {
+  const found = new Set<string>()
+  for (const word of text.toLowerCase().match(/[\p{L}\p{N}]+/gu) ?? []) {
+    if (word.length < 2 || englishStopWords.has(word)) continue
+    let stemmed = stems.get(word)
+    if (stemmed === undefined) {
+      stemmed = stem(word)
+      stems.set(word, stemmed)
+    }
+    found.add(stemmed)
+  }
+  return found
+}
 
 /** One score in 0–1 per text, in the texts' order: the weighted share of the query's stems it contains. */
 export const queryCoverage = (query: string, texts: ReadonlyArray<string>): Array<number> => {
-  const queryStems = [...contentStems(query)]
+  const stems = new Map<string, string>()
+  const queryStems = [...contentStems(query, stems)]
   if (queryStems.length === 0) return texts.map(() => 0)
-  const documents = texts.map(contentStems)
+  const documents = texts.map((text) => contentStems(text, stems))
   // BM25's inverse document frequency over the candidates: never zero, so a word all of them hold still counts a little.
   const weights = queryStems.map((word) => {
     const df = documents.filter((document) => document.has(word)).length
