@@ -6,10 +6,16 @@
  * all@10, for engram and for two baselines computed in the same run over single turns: BM25 (Okapi, k1 1.2, b 0.75)
  * and vector-only (the same GloVe sentence vectors, cosine).
  * Rerun: `node bench/locomo-retrieval.ts [budget] [recency half-life in days]` (default mid, no recency decay).
+ * Retaining the conversations is most of a run; for quick experiments on recall, `--bank-dir DIR` keeps the
+ * retained banks in DIR and reuses them on the next run (delete DIR after changing anything on the retain side:
+ * extraction, embeddings, links). `--misses CATEGORY:N` prints, for N questions of that category whose evidence turn
+ * is not in engram's top 10, the question, the evidence turns and engram's top 5 — to read why the evidence ranks low.
  */
 import { Effect, Layer } from "effect"
+import { existsSync, mkdirSync, writeFileSync } from "node:fs"
 import { tmpdir } from "node:os"
 import { join } from "node:path"
+import { parseArgs } from "node:util"
 import { GloveEmbeddingsLive } from "../layers/models/embeddings/EmbeddingsLive.ts"
 import { WordVectorsLive } from "../layers/models/WordVectorsLive.ts"
 import { Banks, engramWith, Embeddings, Llm, Retain } from "../src/index.ts"
@@ -18,9 +24,19 @@ import { Recall } from "../src/memory/recall/Recall.ts"
 import { loadLocomo, sessionsOf } from "../test/support/Locomo.ts"
 import { tempDir } from "./support/ServerProcess.ts"
 
-const budget = (process.argv[2] ?? "mid") as "low" | "mid" | "high"
+const args = parseArgs({
+  allowPositionals: true,
+  options: { "bank-dir": { type: "string" }, misses: { type: "string", multiple: true } }
+})
+const budget = (args.positionals[0] ?? "mid") as "low" | "mid" | "high"
 /** A bank setting (`retention.recency_half_life_days`), to measure what recency decay does to quality. */
-const halfLifeDays = Number(process.argv[3] ?? 0)
+const halfLifeDays = Number(args.positionals[1] ?? 0)
+const bankDir = args.values["bank-dir"]
+/** category → how many of its missed questions to print. */
+const missesToShow = new Map((args.values.misses ?? []).map((spec) => {
+  const [category, count] = spec.split(":")
+  return [Number(category), Number(count ?? 10)] as const
+}))
 const stopwords = new Set(("a an the and or but if of at by for with about to from in on is are was were be been being do " +
   "does did have has had i you he she it we they me him her us them my your his its our their what which who whom " +
   "this that these those am not no so than too very can will just would should could how when where why").split(" "))
@@ -134,8 +150,15 @@ const program = Effect.gen(function*() {
     const bankId = `locomo-${sample.sample_id}`
     const sessions = sessionsOf(sample)
     const turns = sessions.flatMap((session) => session.items)
+    // Recall reads the setting, so a reused bank gets it too.
     if (halfLifeDays > 0) yield* (yield* Banks).put(bankId, { retention: { recency_half_life_days: halfLifeDays } })
-    for (const session of sessions) yield* retain.retainNow(bankId, { items: session.items })
+    // A bank is reused only once it was retained completely (the marker is written last).
+    const retained = bankDir === undefined ? undefined : join(bankDir, `${bankId}.retained`)
+    if (retained === undefined || !existsSync(retained)) {
+      for (const session of sessions) yield* retain.retainNow(bankId, { items: session.items })
+      if (retained !== undefined) writeFileSync(retained, new Date().toISOString())
+    }
+    const textOf = new Map(turns.map((turn) => [turn.metadata.dia_id, turn.content]))
     const keyword = bm25(turns.map((turn) => turn.content))
     const vectors = yield* embeddings.embedDocuments(turns.map((turn) => turn.content))
     for (const qa of sample.qa) {
@@ -153,7 +176,15 @@ const program = Effect.gen(function*() {
         const dias = yield* diaIds(bankId, ids, diaOf)
         score(perStrategy[name]!, dias, evidence)
       }
-      scoreBoth("engram", response.results.map((r) => r.metadata?.["dia_id"] ?? ""), evidence, qa.category)
+      const rankedTurns = response.results.map((r) => r.metadata?.["dia_id"] ?? "")
+      scoreBoth("engram", rankedTurns, evidence, qa.category)
+      const showing = missesToShow.get(qa.category) ?? 0
+      if (showing > 0 && !distinct(rankedTurns).slice(0, 10).some((id) => evidence.includes(id))) {
+        missesToShow.set(qa.category, showing - 1)
+        console.log(`\nMISS category ${qa.category}: ${qa.question} (answer: ${JSON.stringify(qa.answer)})`)
+        for (const id of evidence) console.log(`  evidence ${id}: ${textOf.get(id)}`)
+        distinct(rankedTurns).slice(0, 5).forEach((id, rank) => console.log(`  #${rank + 1} ${id}: ${textOf.get(id)}`))
+      }
       // Baselines rank more than ten turns so that, folded into sessions, they still fill ten session ranks.
       scoreBoth("bm25", keyword(qa.question).slice(0, 50).map((r) => turns[r.index]!.metadata.dia_id), evidence, qa.category)
       const q = yield* embeddings.embedQuery(qa.question)
@@ -188,7 +219,9 @@ const models = Layer.mergeAll(
   Llm.layerNone,
   WordVectorsLive
 )
-Effect.runPromise(program.pipe(Effect.provide(engramWith({ dataDir: tempDir("engram-locomo-") }, models))))
+if (bankDir !== undefined) mkdirSync(bankDir, { recursive: true })
+const dataDir = bankDir ?? tempDir("engram-locomo-")
+Effect.runPromise(program.pipe(Effect.provide(engramWith({ dataDir }, models))))
   .then(() => process.exit(0), (error) => {
     console.error(error)
     process.exit(1)

@@ -3,9 +3,12 @@
  * by its best score and summed with per-strategy weights (reciprocal rank is kept too: it picks the seeds for
  * spreading activation). Score fusion keeps a strong keyword match on top where rank fusion would let several
  * weak strategies outvote it. The deterministic reranker then orders the set by the fused score, how close the
- * meaning is, how many query words it contains and, for queries that name a time, how close the memory is to
- * it. Scores end in 0–1 so a minimum-score filter means something.
+ * meaning is, how much of the query it contains (`QueryCoverage`), how strong the best other candidate of its
+ * episode is (`EpisodeSupport`) and, for queries that name a time, how close the memory is to it. Scores end in 0–1
+ * so a minimum-score filter means something.
  */
+import { episodeSupport } from "./EpisodeSupport.ts"
+import { queryCoverage } from "./QueryCoverage.ts"
 import { byRerankedScore, type Candidate, compareIds, type StrategyName, type StrategyRun } from "./Candidates.ts"
 
 /**
@@ -55,9 +58,9 @@ export interface RerankInput {
   readonly text: string
   readonly time: Date | null
   readonly factType: string
+  /** When the memory was said: candidates said close together share an episode (see `EpisodeSupport`). */
+  readonly said?: Date | null | undefined
 }
-
-const words = (text: string) => new Set(text.toLowerCase().match(/[\p{L}\p{N}]{3,}/gu) ?? [])
 
 /**
  * No reranking (the bank's `enable_reranking` off): the fused order as it is, each score the fused score relative to
@@ -73,17 +76,15 @@ export const deterministicRerank = (
   items: ReadonlyArray<RerankInput>,
   options: { readonly window: { readonly start: Date; readonly end: Date } | null; readonly preferObservations: boolean }
 ): Array<RerankInput & { readonly score: number }> => {
-  const queryWords = words(query)
   const topCombined = Math.max(...items.map((item) => item.fused.combined), 1e-9)
+  const coverage = queryCoverage(query, items.map((item) => item.text))
+  const support = episodeSupport(items.map((item) => ({ said: item.said?.getTime(), score: item.fused.combined / topCombined })))
   return items
-    .map((item) => {
+    .map((item, index) => {
       const fusedScore = item.fused.combined / topCombined
       const semanticScore = Math.max(0, Math.min(1, item.fused.scores.semantic ?? 0))
-      const itemWords = words(item.text)
-      let shared = 0
-      for (const word of queryWords) if (itemWords.has(word)) shared++
-      const coverage = queryWords.size === 0 ? 0 : shared / queryWords.size
-      let score = 0.75 * fusedScore + 0.1 * semanticScore + 0.15 * coverage
+      // Weights measured on LoCoMo (docs/recall.md); divided by their sum so the score stays within 0–1.
+      let score = (0.55 * fusedScore + 0.1 * semanticScore + 0.3 * coverage[index]! + 0.2 * support[index]!) / 1.15
       if (options.window !== null && item.time !== null) {
         const middle = (options.window.start.getTime() + options.window.end.getTime()) / 2
         const half = Math.max(86_400_000, (options.window.end.getTime() - options.window.start.getTime()) / 2)

@@ -220,7 +220,13 @@ export class Recall extends Context.Service<Recall, {
         const byId = new Map(rows.map((row) => [row.id, row]))
         const candidates = fused.filter((candidate) => byId.has(candidate.id)).map((candidate) => {
           const row = byId.get(candidate.id)!
-          return { fused: candidate, text: row.text, factType: row.factType, time: row.occurredStart ?? row.mentionedAt }
+          return {
+            fused: candidate,
+            text: row.text,
+            factType: row.factType,
+            time: row.occurredStart ?? row.mentionedAt,
+            said: row.mentionedAt
+          }
         })
         const deterministic = pipeline.enableReranking
           ? yield* stage("rerank", Effect.sync(() =>

@@ -21,7 +21,7 @@ import { stem } from "porter2"
 export type Stemming = "pg18" | "pre18"
 
 /** PostgreSQL's `english.stop`: the words `ts_lexize('english_stem', word)` answers with no lexeme. */
-const stopWords = new Set(("i me my myself we our ours ourselves you your yours yourself yourselves he him his himself " +
+export const englishStopWords: ReadonlySet<string> = new Set(("i me my myself we our ours ourselves you your yours yourself yourselves he him his himself " +
   "she her hers herself it its itself they them their theirs themselves what which who whom this that these those am is " +
   "are was were be been being have has had having do does did doing a an the and but if or because as until while of at " +
   "by for with about against between into through during before after above below to from up down in out on off over " +
@@ -45,7 +45,7 @@ const longestToken = 200
 const doubledAfterVowel = /^[aeo](?:bb|dd|ff|gg|mm|nn|pp|rr|tt)(?:ed|edly|ing|ingly)s?$/
 
 const stemmed = (word: string, stemming: Stemming): string | undefined => {
-  if (stopWords.has(word)) return undefined
+  if (englishStopWords.has(word)) return undefined
   return stemming === "pg18" && doubledAfterVowel.test(word) ? word.slice(0, 3) : stem(word)
 }
 

@@ -1,0 +1,44 @@
+/**
+ * How much of the query a memory contains, for the reranker: each content word of the query (stop words dropped,
+ * compared by stem, so "painted" finds "painting") counts by how rare it is among the candidates — a name that
+ * nearly every candidate holds (a speaker in a conversation) tells them apart least, a rare word most. Computed from
+ * the candidates' texts alone, so the brain and SQL paths score alike.
+ */
+import { stem } from "porter2"
+import { englishStopWords } from "./keyword/QueryLexemes.ts"
+
+/** The distinct stems of a text's content words; `stems` remembers each word's stem (candidates share most words). */
+const contentStems = (text: string, stems: Map<string, string>): Set<string> => {
+  const found = new Set<string>()
+  for (const word of text.toLowerCase().match(/[\p{L}\p{N}]+/gu) ?? []) {
+    if (word.length < 2 || englishStopWords.has(word)) continue
+    let stemmed = stems.get(word)
+    if (stemmed === undefined) {
+      stemmed = stem(word)
+      stems.set(word, stemmed)
+    }
+    found.add(stemmed)
+  }
+  return found
+}
+
+/** One score in 0–1 per text, in the texts' order: the weighted share of the query's stems it contains. */
+export const queryCoverage = (query: string, texts: ReadonlyArray<string>): Array<number> => {
+  const stems = new Map<string, string>()
+  const queryStems = [...contentStems(query, stems)]
+  if (queryStems.length === 0) return texts.map(() => 0)
+  const documents = texts.map((text) => contentStems(text, stems))
+  // BM25's inverse document frequency over the candidates: never zero, so a word all of them hold still counts a little.
+  const weights = queryStems.map((word) => {
+    const df = documents.filter((document) => document.has(word)).length
+    return Math.log(1 + (documents.length - df + 0.5) / (df + 0.5))
+  })
+  const total = weights.reduce((sum, weight) => sum + weight, 0)
+  return documents.map((document) => {
+    let covered = 0
+    queryStems.forEach((word, index) => {
+      if (document.has(word)) covered += weights[index]!
+    })
+    return covered / total
+  })
+}

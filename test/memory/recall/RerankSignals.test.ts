@@ -1,0 +1,73 @@
+/**
+ * The deterministic reranker's signals beyond the fused score: how much of the query a candidate contains (by stem,
+ * rare words counting most) and the support of its episode (the best candidate said close to it in time).
+ */
+import { assert, describe, it } from "@effect/vitest"
+import { episodeSupport } from "../../../src/memory/recall/EpisodeSupport.ts"
+import { deterministicRerank, type Fused } from "../../../src/memory/recall/Fusion.ts"
+import { queryCoverage } from "../../../src/memory/recall/QueryCoverage.ts"
+
+const fused = (id: string, combined: number): Fused => ({ id, rrf: combined / 100, combined, ranks: { keyword: 1 }, scores: { keyword: combined } })
+const hour = 3_600_000
+
+describe("queryCoverage", () => {
+  it("counts a word every candidate holds less than a rare one, matches by stem and ignores stop words", () => {
+    const texts = [
+      "Melanie: Yeah, Caroline! I'll start thinking about what we can do.",
+      "Melanie: I've been painting landscapes to relax lately.",
+      "Melanie: Thanks, Caroline!",
+      "Caroline: What does the painting show?"
+    ]
+    const [nameOnly, painting, thanks, question] = queryCoverage("What does Melanie paint?", texts)
+    // "paint" matches "painting" (same stem) and is rarer among the candidates than the speaker's name.
+    assert.isAbove(painting!, nameOnly!)
+    assert.isAbove(question!, nameOnly!)
+    assert.strictEqual(nameOnly, thanks)
+    assert.isAbove(nameOnly!, 0)
+    assert.strictEqual(painting, 1)
+    // "what" and "does" are stop words: a text holding only them covers nothing.
+    assert.deepStrictEqual(queryCoverage("What does Melanie paint?", ["what does it do"]), [0])
+    assert.deepStrictEqual(queryCoverage("what is it", ["anything"]), [0])
+  })
+})
+
+describe("episodeSupport", () => {
+  it("gives each candidate the best score of its episode, which a silence of more than an hour ends", () => {
+    const support = episodeSupport([
+      { said: 0, score: 1 },
+      { said: 10 * 60_000, score: 0.4 },
+      // Under an hour after the previous one: the same episode, though more than an hour after the first.
+      { said: 70 * 60_000, score: 0.2 },
+      { said: 70 * 60_000 + hour + 1, score: 0.9 },
+      { said: undefined, score: 0.8 }
+    ])
+    assert.deepStrictEqual(support, [1, 1, 1, 0.9, 0.8])
+  })
+})
+
+describe("deterministicRerank", () => {
+  it("ranks a turn of the conversation that talks about the question above an equal match said on another day", () => {
+    const day = 24 * hour
+    const items = [
+      // Same score and text as "b-beside": without episodes the id would put it first.
+      { fused: fused("a-elsewhere", 0.5), text: "Gina: I went to the museum.", time: null, factType: "experience", said: new Date(0) },
+      { fused: fused("best", 1), text: "Gina: The dinosaur exhibit was great.", time: null, factType: "experience", said: new Date(3 * day) },
+      { fused: fused("b-beside", 0.5), text: "Gina: I went to the museum.", time: null, factType: "experience", said: new Date(3 * day + 60_000) }
+    ]
+    const ranked = deterministicRerank("Which exhibit at the museum did Gina like?", items, { window: null, preferObservations: false })
+    assert.deepStrictEqual(ranked.map((item) => item.fused.id), ["best", "b-beside", "a-elsewhere"])
+    for (const item of ranked) assert.isTrue(item.score >= 0 && item.score <= 1)
+  })
+
+  it("leaves the order alone when every candidate was said in one episode (a bank retained at once)", () => {
+    const items = [0.4, 1, 0.7].map((score, index) => ({
+      fused: fused(`m${index}`, score),
+      text: "the same words",
+      time: null,
+      factType: "world",
+      said: new Date(index * 60_000)
+    }))
+    const ranked = deterministicRerank("words", items, { window: null, preferObservations: false })
+    assert.deepStrictEqual(ranked.map((item) => item.fused.id), ["m1", "m2", "m0"])
+  })
+})
