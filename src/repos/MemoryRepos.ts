@@ -327,7 +327,8 @@ const makeMemoryRepos = Effect.gen(function*() {
       }))
       yield* Effect.sleep("1 millis") // lets other requests take the session between slices
     }
-    // The staged row hashes go in slices too: one big delete would hold the session again.
+    // Tree slices take the staged rows out as they read them; an enable begun by an earlier version left them all
+    // until the end. Those go in slices too: one big delete would hold the session again.
     for (let removed = 1; removed > 0;) {
       const rows = yield* Effect.orDie(sql<{ n: number }>`
         WITH gone AS (DELETE FROM repo_enable_rows WHERE ctid IN (

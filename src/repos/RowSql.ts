@@ -83,9 +83,9 @@ export const rowsCte = (plan: VersionedTable, plans: ReadonlyMap<string, Version
 }
 
 /** A leaf bucket's hash: its sorted `key=row hash` lines. */
-const leafHash = `encode(sha256(convert_to(string_agg(k || '=' || h, E'\\n' ORDER BY k COLLATE "C"), 'UTF8')), 'hex')`
+export const leafHash = `encode(sha256(convert_to(string_agg(k || '=' || h, E'\\n' ORDER BY k COLLATE "C"), 'UTF8')), 'hex')`
 /** A node's hash: its sorted `leaf number=leaf hash` lines (prefixed, so a node never hashes like a leaf). */
-const nodeHash = `encode(sha256(convert_to('node' || E'\\n' || string_agg(b1::text || '=' || lh, E'\\n' ORDER BY b1), 'UTF8')), 'hex')`
+export const nodeHash = `encode(sha256(convert_to('node' || E'\\n' || string_agg(b1::text || '=' || lh, E'\\n' ORDER BY b1), 'UTF8')), 'hex')`
 
 /** Leaf and node hashes of every bucket; the table manifest maps top bucket → node hash. */
 export const treeCtes = `,
