@@ -194,7 +194,7 @@ export class Snapshots extends Context.Service<Snapshots, {
           return new Map(rows.map((row) => [row.k, row.h]))
         })
 
-      /** Secrets are not in commits; a restore into the same bank keeps the live ones, matched by key. */
+      /** Secrets (and webhook URLs and HTTP settings) are not in commits; a restore into the same bank keeps the live ones, matched by key. */
       const keepPreserved = (target: string, byName: ReadonlyMap<string, VersionedTable>) =>
         Effect.gen(function*() {
           const kept: Array<{ plan: VersionedTable; column: string; rows: ReadonlyArray<{ k: string; v: unknown }> }> = []
@@ -202,8 +202,9 @@ export class Snapshots extends Context.Service<Snapshots, {
             const plan = byName.get(table)
             if (plan === undefined || plan.key === null || plan.key.length !== 1) continue
             for (const column of columns) {
+              // As text, written back as a parameter of the column's type (a jsonb `http_config` as well as a text secret).
               const rows = yield* run<{ k: string; v: unknown }>(
-                `SELECT t.${quote(plan.key[0]!)} AS k, t.${quote(column)} AS v FROM ${quote(table)} t WHERE ${
+                `SELECT t.${quote(plan.key[0]!)} AS k, t.${quote(column)}::text AS v FROM ${quote(table)} t WHERE ${
                   scopeWhere(plan, byName, "t")
                 } AND t.${quote(column)} IS NOT NULL`,
                 [target]
