@@ -146,6 +146,7 @@ const makeMemoryRepos = Effect.gen(function*() {
     Effect.gen(function*() {
       const head = yield* headOf(branch)
       const active = branch.branchName === repoRow.activeBranch
+      const storedBytes = yield* store.storedBytes(repoRow.repoId)
       const answer = (changedComponents: ReadonlyArray<string>, tableDeltas: StatusResponse["table_deltas"]) => ({
         repo_id: repoRow.repoId,
         branch_name: branch.branchName,
@@ -153,7 +154,8 @@ const makeMemoryRepos = Effect.gen(function*() {
         head_commit_id: branch.headCommitId,
         dirty: changedComponents.length > 0,
         changed_components: changedComponents,
-        table_deltas: tableDeltas
+        table_deltas: tableDeltas,
+        stored_bytes: storedBytes
       } satisfies StatusResponse)
       const progress = repoRow.enableProgress
       if (progress !== null) {
