@@ -21,10 +21,13 @@ import type { Snapshots } from "./Snapshots.ts"
 import type { VersionedTable } from "./VersionedTables.ts"
 
 /**
- * Slice sizes: rows hashed per slice (about 50-150 ms of one session on the embedded tier), and top buckets (of
- * 256) whose leaves and nodes are built per slice of the tree phase. Mutable only so tests can force many slices.
+ * Slice sizes: rows hashed per slice, and top buckets (of 256) whose leaves and nodes are built per slice of the
+ * tree phase (a big table's tree slices take about 4 × `sliceRows` staged rows). 8,000 rows: at 10k memories the
+ * sliced enable cost 1.36× the one-transaction capture, against 1.85× with 2,000 (`bench/repos-enable.ts`), and
+ * another bank's recall p99 stayed under its quiet p99 meanwhile (`bench/repos.ts`). Mutable only so tests can
+ * force many slices.
  */
-export const enableTuning = { sliceRows: 2_000, sliceBuckets: 32 }
+export const enableTuning = { sliceRows: 8_000, sliceBuckets: 32 }
 
 export interface EnableProgress {
   readonly phase: "rows" | "tree"
