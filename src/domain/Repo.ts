@@ -132,6 +132,10 @@ export const StatusResponse = Schema.Struct({
   dirty: Schema.Boolean,
   changed_components: Schema.Array(Schema.String),
   table_deltas: Schema.Record(Schema.String, TableDelta),
+  stored_bytes: Schema.optionalKey(Schema.Number).annotate({
+    description: "the bytes the repo's commits added to the object store (the sum of their stats.bytes_added); " +
+      "stashed uncommitted work is not counted, and objects another repo stored first are counted there"
+  }),
   enabling: Schema.optionalKey(Schema.NullOr(Schema.Struct({
     phase: Schema.Literals(["rows", "tree"]),
     rows_done: Schema.Int,

@@ -5,7 +5,7 @@
  * to a hidden workspace's own ids on the way in.
  */
 import type { IdMapping } from "./RowSql.ts"
-import { mappedColumns, quote, scopeWhere } from "./RowSql.ts"
+import { insertedColumns, mappedColumns, quote, scopeWhere } from "./RowSql.ts"
 import { type VersionedTable, withLiveJson } from "./VersionedTables.ts"
 
 const mappedKey = (plan: VersionedTable, value: string, column: string, mapping: IdMapping) => {
@@ -48,9 +48,7 @@ export const updateRowsSql = (plan: VersionedTable, plans: ReadonlyMap<string, V
 
 /** Inserts the stored rows `$2` into bank `$1`. */
 export const insertRowsSql = (plan: VersionedTable, mapping: IdMapping) => {
-  const columns = plan.columns.map(quote)
-  const target = plan.hasBankId ? [...columns, "bank_id"] : columns
-  const values = plan.hasBankId ? `${mappedColumns(plan, "r", mapping)}, $1` : mappedColumns(plan, "r", mapping)
+  const { target, values } = insertedColumns(plan, mapping)
   return `INSERT INTO ${quote(plan.name)} (${target.join(", ")})
     SELECT ${values} FROM ${rowsByHash(plan)} WHERE $1::text IS NOT NULL`
 }

@@ -146,6 +146,7 @@ const makeMemoryRepos = Effect.gen(function*() {
     Effect.gen(function*() {
       const head = yield* headOf(branch)
       const active = branch.branchName === repoRow.activeBranch
+      const storedBytes = yield* store.storedBytes(repoRow.repoId)
       const answer = (changedComponents: ReadonlyArray<string>, tableDeltas: StatusResponse["table_deltas"]) => ({
         repo_id: repoRow.repoId,
         branch_name: branch.branchName,
@@ -153,7 +154,8 @@ const makeMemoryRepos = Effect.gen(function*() {
         head_commit_id: branch.headCommitId,
         dirty: changedComponents.length > 0,
         changed_components: changedComponents,
-        table_deltas: tableDeltas
+        table_deltas: tableDeltas,
+        stored_bytes: storedBytes
       } satisfies StatusResponse)
       const progress = repoRow.enableProgress
       if (progress !== null) {
@@ -327,7 +329,8 @@ const makeMemoryRepos = Effect.gen(function*() {
       }))
       yield* Effect.sleep("1 millis") // lets other requests take the session between slices
     }
-    // The staged row hashes go in slices too: one big delete would hold the session again.
+    // Tree slices take the staged rows out as they read them; an enable begun by an earlier version left them all
+    // until the end. Those go in slices too: one big delete would hold the session again.
     for (let removed = 1; removed > 0;) {
       const rows = yield* Effect.orDie(sql<{ n: number }>`
         WITH gone AS (DELETE FROM repo_enable_rows WHERE ctid IN (

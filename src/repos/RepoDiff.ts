@@ -62,24 +62,12 @@ export const pairedEntries = (
 ) =>
   Effect.gen(function*() {
     if (left._tag === "Stored" && right._tag === "Stored") {
-      const tops = numbers.flatMap((b) => [lb[b], rb[b]]).filter((h): h is string => h !== undefined)
-      const nodes = yield* snapshots.objects(tops)
-      if ([...nodes.values()].every((node) => node.kind === "node") && nodes.size === new Set(tops).size) {
-        const leftLeaves: Array<string> = []
-        const rightLeaves: Array<string> = []
-        for (const b of numbers) {
-          const ln = lb[b] === undefined ? {} : nodes.get(lb[b]!)!.body
-          const rn = rb[b] === undefined ? {} : nodes.get(rb[b]!)!.body
-          for (const b1 of new Set([...Object.keys(ln), ...Object.keys(rn)])) {
-            if (ln[b1] === rn[b1]) continue
-            if (ln[b1] !== undefined) leftLeaves.push(ln[b1]!)
-            if (rn[b1] !== undefined) rightLeaves.push(rn[b1]!)
-          }
-        }
-        const leaves = yield* snapshots.objects([...leftLeaves, ...rightLeaves])
+      const differing = yield* snapshots.differingLeaves(numbers.map((b) => [lb[b], rb[b]] as const))
+      if (differing !== undefined) {
+        const leaves = yield* snapshots.objects([...differing.left, ...differing.right])
         const entries = (hashes: ReadonlyArray<string>) =>
           new Map(hashes.flatMap((hash) => Object.entries(leaves.get(hash)?.body ?? {})))
-        return [entries(leftLeaves), entries(rightLeaves)] as const
+        return [entries(differing.left), entries(differing.right)] as const
       }
     }
     return [

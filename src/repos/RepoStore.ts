@@ -161,11 +161,21 @@ export const makeRepoStore = Effect.gen(function*() {
         SELECT count(*)::int AS n FROM chain`),
       (rows) => rows[0]?.n ?? 0
     )
+  /**
+   * The bytes a repo's commits added to the shared object store (each commit's `bytes_added`, summed over the
+   * repo's commit rows through their index): what keeping its history costs, without marking the whole store.
+   */
+  const storedBytes = (repoId: string) =>
+    Effect.map(
+      die(sql<{ n: string | number }>`SELECT coalesce(sum(bytes_added), 0)::bigint AS n FROM repo_commits WHERE repo_id = ${repoId}`),
+      (rows) => Number(rows[0]?.n ?? 0)
+    )
   const deleteBranch = (repoId: string, name: string) =>
     die(sql`DELETE FROM repo_branches WHERE repo_id = ${repoId} AND branch_name = ${name}`)
 
   return {
     historyLength,
+    storedBytes,
     deleteBranch,
     repoById,
     repoByBank,

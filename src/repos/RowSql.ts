@@ -3,7 +3,7 @@
  * catalog names (quoted) are spliced into the text; every value is a bind parameter. Ids are renamed through
  * `repo_id_maps` when rows move between a root bank and a hidden workspace or a fork (see `IdMapping`).
  */
-import { scrubbedJson, type VersionedTable } from "./VersionedTables.ts"
+import { insertedDefaultsOf, scrubbedJson, type VersionedTable } from "./VersionedTables.ts"
 
 export const quote = (name: string) => `"${name.replaceAll("\"", "\"\"")}"`
 
@@ -83,9 +83,9 @@ export const rowsCte = (plan: VersionedTable, plans: ReadonlyMap<string, Version
 }
 
 /** A leaf bucket's hash: its sorted `key=row hash` lines. */
-const leafHash = `encode(sha256(convert_to(string_agg(k || '=' || h, E'\\n' ORDER BY k COLLATE "C"), 'UTF8')), 'hex')`
+export const leafHash = `encode(sha256(convert_to(string_agg(k || '=' || h, E'\\n' ORDER BY k COLLATE "C"), 'UTF8')), 'hex')`
 /** A node's hash: its sorted `leaf number=leaf hash` lines (prefixed, so a node never hashes like a leaf). */
-const nodeHash = `encode(sha256(convert_to('node' || E'\\n' || string_agg(b1::text || '=' || lh, E'\\n' ORDER BY b1), 'UTF8')), 'hex')`
+export const nodeHash = `encode(sha256(convert_to('node' || E'\\n' || string_agg(b1::text || '=' || lh, E'\\n' ORDER BY b1), 'UTF8')), 'hex')`
 
 /** Leaf and node hashes of every bucket; the table manifest maps top bucket → node hash. */
 export const treeCtes = `,
@@ -156,11 +156,20 @@ export const storedRowsFrom = (tableHash: string) => `(SELECT o.body FROM (${
   CROSS JOIN LATERAL jsonb_each_text(lf.body) e
   JOIN repo_objects o ON o.hash = e.value) o`
 
+/**
+ * The columns an insert from stored rows `r` into bank `$1` names, and their values: the stored columns (ids
+ * renamed), the bank, and the unversioned `NOT NULL` columns' `insertedDefaults`.
+ */
+export const insertedColumns = (plan: VersionedTable, mapping: IdMapping) => {
+  const defaults = insertedDefaultsOf(plan.name)
+  const target = [...plan.columns.map(quote), ...(plan.hasBankId ? ["bank_id"] : []), ...defaults.map(([c]) => quote(c))]
+  const values = [mappedColumns(plan, "r", mapping), ...(plan.hasBankId ? ["$1"] : []), ...defaults.map(([, v]) => v)]
+  return { target, values: values.join(", ") }
+}
+
 /** Inserts a stored table into bank `$1`, renaming ids as the mapping says. */
 export const insertSql = (plan: VersionedTable, tableHash: string, mapping: IdMapping) => {
-  const columns = plan.columns.map(quote)
-  const target = plan.hasBankId ? [...columns, "bank_id"] : columns
-  const values = plan.hasBankId ? `${mappedColumns(plan, "r", mapping)}, $1` : mappedColumns(plan, "r", mapping)
+  const { target, values } = insertedColumns(plan, mapping)
   return `INSERT INTO ${quote(plan.name)} (${target.join(", ")})
     SELECT ${values} FROM ${storedRowsFrom(tableHash)}
     CROSS JOIN LATERAL jsonb_populate_record(NULL::${quote(plan.name)}, o.body) r

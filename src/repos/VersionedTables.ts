@@ -41,25 +41,38 @@ export const excludedTables: ReadonlySet<string> = new Set([
 
 /**
  * Columns never stored in a commit: secrets (a commit can be forked into another bank, diffs list rows), and
- * counters or timestamps that reads bump, which would make every recall a change. `bank_id` is implied.
+ * counters or timestamps that reads bump, which would make every recall a change. `bank_id` is implied. A
+ * webhook's `url` and whole `http_config` are where receivers put their credentials (a token in the path or the
+ * query, bearer headers, API-key params), so like the secret they are the live bank's, never a commit's; its
+ * `updated_at` moves when they are edited, so it is left out too (rotating a token must not dirty the workspace).
  */
 export const excludedColumns: Readonly<Record<string, ReadonlyArray<string>>> = {
-  webhooks: ["secret"],
+  webhooks: ["secret", "url", "http_config", "updated_at"],
   memory_units: ["access_count"], // no longer written (the counts are in memory_access_counts); never a change
   banks: ["created_at", "updated_at", "last_write_at"] // last_write_at follows the writes a restore makes
 }
 
-/** Secret columns keep their live value when a commit is restored into the same bank. */
-export const preservedColumns: Readonly<Record<string, ReadonlyArray<string>>> = { webhooks: ["secret"] }
+/** Unversioned columns that keep their live value when a commit is restored into the same bank. */
+export const preservedColumns: Readonly<Record<string, ReadonlyArray<string>>> = {
+  webhooks: ["secret", "url", "http_config"]
+}
 
 /**
- * Keys of JSON columns a commit stores emptied (`{}`), for the same reason as the secret columns: a webhook's
- * `http_config.headers` and `params` carry bearer tokens and API keys (the API masks them, a commit must not keep
- * them). Rows restored over a live row keep that row's values under these keys; new rows get none.
+ * What an unversioned `NOT NULL` column without a default gets when a row is inserted from a commit (a fork, or a
+ * row deleted since): a webhook with an empty URL, which delivers nothing until its URL is set again.
  */
-export const scrubbedJsonKeys: Readonly<Record<string, Readonly<Record<string, ReadonlyArray<string>>>>> = {
-  webhooks: { http_config: ["headers", "params"] }
+export const insertedDefaults: Readonly<Record<string, Readonly<Record<string, string>>>> = {
+  webhooks: { url: "''" }
 }
+
+/** The unversioned columns an insert from a commit names, and their values (SQL expressions). */
+export const insertedDefaultsOf = (table: string) => Object.entries(insertedDefaults[table] ?? {})
+
+/**
+ * Keys of JSON columns a commit stores emptied (`{}`), for the same reason as the secret columns. None today: a
+ * webhook's `http_config`, whose `headers` and `params` were emptied this way, is now left out whole.
+ */
+export const scrubbedJsonKeys: Readonly<Record<string, Readonly<Record<string, ReadonlyArray<string>>>>> = {}
 
 const literal = (text: string) => `'${text.replaceAll("'", "''")}'`
 

@@ -143,6 +143,7 @@ export class WebhookStore extends Context.Service<WebhookStore, {
         return Option.map(Option.fromNullishOr(rows[0]), toWebhook)
       })
 
+      // A webhook a memory repo restored without its URL (URLs are never in commits) has '' and gets nothing.
       // `created_at` is the paging cursor, so it must order a webhook's deliveries strictly; PGlite's clock only
       // ticks in milliseconds, so a delivery is stamped at least a microsecond after the webhook's previous one.
       const enqueue = Effect.fn("WebhookStore.enqueue")(function*(event: BankEvent, body: string) {
@@ -152,7 +153,7 @@ export class WebhookStore extends Context.Service<WebhookStore, {
             greatest(clock_timestamp(),
               (SELECT max(d.created_at) + interval '1 microsecond' FROM webhook_deliveries d WHERE d.webhook_id = w.id))
           FROM webhooks w
-          WHERE w.bank_id = ${event.bankId} AND w.enabled AND ${event.type} = ANY (w.event_types)
+          WHERE w.bank_id = ${event.bankId} AND w.enabled AND w.url <> '' AND ${event.type} = ANY (w.event_types)
           ON CONFLICT (webhook_id, event_id) DO NOTHING
           RETURNING id`.pipe(Effect.orDie)
         return rows.length

@@ -1,7 +1,7 @@
 /**
  * Memory repo branches as pointers, over HTTP: creating a branch copies nothing (no hidden bank until its first
  * `branch_name` read), a parked branch keeps its uncommitted work, a branch that is not active can be deleted
- * (with its read copy), and `log` pages with a total.
+ * (with its read copy), `log` pages with a total, and status reports the repo's stored size.
  */
 import { assert, layer } from "@effect/vitest"
 import { Effect } from "effect"
@@ -80,5 +80,12 @@ layer(testApp(), { excludeTestServices: true })("memory repos: branches are poin
       const page = yield* ok("GET", `/v1/default/repos/${repoId}/log?limit=1`)
       assert.strictEqual(page.total, 3) // initial, cuckoo, pendulum
       assert.strictEqual(page.commits.length, 1)
+
+      // The repo's stored size: what its commits added to the object store, and a commit adds to it.
+      const all = yield* ok("GET", `/v1/default/repos/${repoId}/log`)
+      const added = all.commits.reduce((sum: number, c: any) => sum + c.stats.bytes_added, 0)
+      const sized = yield* ok("GET", `/v1/default/repos/${repoId}/status`)
+      assert.isAbove(added, 0)
+      assert.strictEqual(sized.stored_bytes, added)
     }), 300_000)
 })
