@@ -34,7 +34,7 @@ import hindsightFields from "./0032_hindsight_fields.ts"
 import repoDirtyKeys from "./0033_repo_dirty_keys.ts"
 import forgetting from "./0034_forgetting.ts"
 import writePath from "./0035_write_path.ts"
-import repoEnableStaging from "./0037_repo_enable_staging.ts"
+import repoEnableStaging from "./0036_repo_enable_staging.ts"
 
 export const migrations = {
   "0001_banks_and_operations": banksAndOperations,
@@ -72,5 +72,5 @@ export const migrations = {
   "0033_repo_dirty_keys": repoDirtyKeys,
   "0034_forgetting": forgetting,
   "0035_write_path": writePath,
-  "0037_repo_enable_staging": repoEnableStaging
+  "0036_repo_enable_staging": repoEnableStaging
 }
