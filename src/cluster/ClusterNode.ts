@@ -46,14 +46,14 @@ export class ClusterNode extends Context.Service<ClusterNode, {
   readonly ownsBank: (bankId: string) => Effect.Effect<boolean>
   /** Routing of brain reads to the bank's owner; none on a single process. */
   readonly reads: Option.Option<ReadRouting>
+  /** This node wrote to the bank: the owner's brain (when another node owns it) catches up. */
+  readonly changedHere: (bankId: string) => Effect.Effect<void>
   /**
    * Runs a background loop that scans every bank (webhook delivery, dream schedules, the brain warm-up) on exactly
    * one node: forked here on a single process; on a cluster, on the one runner that owns the singleton's shard
    * (effect/cluster `registerSingleton`), moving to another runner when that one dies or leaves; never on a client.
    * `run` gets a scope of its own that closes when the loop stops here (its shard moved): fork its work into it.
    */
-  /** This node wrote to the bank: the owner's brain (when another node owns it) catches up. */
-  readonly changedHere: (bankId: string) => Effect.Effect<void>
   readonly singleton: (name: string, run: Effect.Effect<void, never, Scope.Scope>) => Effect.Effect<void, never, Scope.Scope>
 }>()("engram/cluster/ClusterNode") {
   static readonly off = Layer.succeed(

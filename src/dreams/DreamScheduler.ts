@@ -11,6 +11,7 @@ import { SqlClient } from "effect/sql"
 import { BankActors } from "../bank/BankActors.ts"
 import { BankStore } from "../bank/BankStore.ts"
 import { ClusterNode } from "../cluster/ClusterNode.ts"
+import { supervisedSingleton } from "../cluster/SupervisedSingleton.ts"
 import type { DreamSettings } from "./DreamConfig.ts"
 import { effectiveDreamSettings } from "./DreamConfig.ts"
 import { dedupeKey, dreamTask, makeDreamQueue, predictionCheckTask } from "./DreamQueue.ts"
@@ -142,13 +143,5 @@ export const DreamScheduler = Layer.effectDiscard(Effect.gen(function*() {
 
   // A failure of one pass (the database briefly away) is logged and the loop starts again after a pause. On a
   // cluster only one runner schedules (a singleton), so a run falls due once however many nodes there are.
-  yield* node.singleton(
-    "dream-scheduler",
-    loop.pipe(
-      Effect.catchCause((cause) => Effect.logError("the dream scheduler stopped; restarting in 30 s", cause)),
-      Effect.andThen(Effect.sleep("30 seconds")),
-      Effect.forever,
-      Effect.withTracerEnabled(false)
-    )
-  )
+  yield* supervisedSingleton("dream-scheduler", loop)
 }))

@@ -13,6 +13,7 @@ import { AuditLogs } from "../../audit/AuditLogs.ts"
 import { BankActors } from "../../bank/BankActors.ts"
 import { BankLocks } from "../../bank/BankLocks.ts"
 import { ClusterNode } from "../../cluster/ClusterNode.ts"
+import { supervisedSingleton } from "../../cluster/SupervisedSingleton.ts"
 import { OperationStore } from "../../operations/OperationStore.ts"
 import { TaskRegistry } from "../../operations/TaskRegistry.ts"
 import { makeConsolidationRequests } from "../consolidation/ConsolidationRequests.ts"
@@ -121,13 +122,5 @@ export const ExpiryScheduler = Layer.effectDiscard(Effect.gen(function*() {
     }
   })
 
-  yield* node.singleton(
-    "expiry-scheduler",
-    loop.pipe(
-      Effect.catchCause((cause) => Effect.logError("the expiry scheduler stopped; restarting in 30 s", cause)),
-      Effect.andThen(Effect.sleep("30 seconds")),
-      Effect.forever,
-      Effect.withTracerEnabled(false)
-    )
-  )
+  yield* supervisedSingleton("expiry-scheduler", loop)
 }))

@@ -15,7 +15,7 @@ import { BankBrains } from "../../brain/BankBrains.ts"
 import { BankActors } from "../../bank/BankActors.ts"
 import { BankLocks } from "../../bank/BankLocks.ts"
 import { BankStore } from "../../bank/BankStore.ts"
-import { ClusterNode } from "../../cluster/ClusterNode.ts"
+import { supervisedSingleton } from "../../cluster/SupervisedSingleton.ts"
 import { decodeRetentionSettings, hasRetentionLimits, type RetentionSettings } from "../../domain/Retention.ts"
 import { MentalModels } from "../../mentalmodels/MentalModels.ts"
 import { OperationStore } from "../../operations/OperationStore.ts"
@@ -184,7 +184,6 @@ export class RetentionChecks extends Context.Service<RetentionChecks, {
 export const RetentionScheduler = Layer.effectDiscard(Effect.gen(function*() {
   const sql = yield* SqlClient.SqlClient
   const checks = yield* RetentionChecks
-  const node = yield* ClusterNode
 
   const loop = Effect.gen(function*() {
     while (true) {
@@ -195,13 +194,5 @@ export const RetentionScheduler = Layer.effectDiscard(Effect.gen(function*() {
     }
   })
 
-  yield* node.singleton(
-    "retention-scheduler",
-    loop.pipe(
-      Effect.catchCause((cause) => Effect.logError("the retention scheduler stopped; restarting in 30 s", cause)),
-      Effect.andThen(Effect.sleep("30 seconds")),
-      Effect.forever,
-      Effect.withTracerEnabled(false)
-    )
-  )
+  yield* supervisedSingleton("retention-scheduler", loop)
 }))
