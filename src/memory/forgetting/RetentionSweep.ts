@@ -6,16 +6,19 @@
  * the least influential (`EvictionOrder.ts`). Each evicted memory goes with its derived state (`deleteWithDerived`:
  * observations released and rebuilt from the surviving facts) and the mental models citing it are emptied and
  * refreshed. A process killed mid-sweep loses at most an uncommitted slice; the operation is recovered and re-runs
- * on what is left (it is idempotent). The scheduler looks for banks with something due; a config change asks at once.
+ * on what is left (it is idempotent). Nothing polls: a retain or a policy change has the bank checked (a burst once,
+ * after 5 s), and the scheduler sleeps until the oldest memory under an age limit comes due.
  */
-import { Clock, Context, Effect, Layer, Option } from "effect"
+import { Clock, Context, Effect, Layer, Option, Queue } from "effect"
 import { SqlClient } from "effect/sql"
 import { AuditLogs } from "../../audit/AuditLogs.ts"
 import { BankBrains } from "../../brain/BankBrains.ts"
 import { BankActors } from "../../bank/BankActors.ts"
 import { BankLocks } from "../../bank/BankLocks.ts"
 import { BankStore } from "../../bank/BankStore.ts"
+import { ClusterNode } from "../../cluster/ClusterNode.ts"
 import { supervisedSingleton } from "../../cluster/SupervisedSingleton.ts"
+import { BankEvents } from "../../events/BankEvents.ts"
 import { decodeRetentionSettings, hasRetentionLimits, type RetentionSettings } from "../../domain/Retention.ts"
 import { MentalModels } from "../../mentalmodels/MentalModels.ts"
 import { OperationStore } from "../../operations/OperationStore.ts"
@@ -29,8 +32,6 @@ import { emptyModelsCiting } from "./StaleModels.ts"
 
 export const retentionSweepTask = "retention_sweep"
 
-/** How often the scheduler looks for banks whose memories have aged past their limit or outgrown their count. */
-const checkEveryMillis = 60_000
 const dayMillis = 86_400_000
 
 const ageCutoff = (now: number, maxDays: number) => new Date(now - maxDays * dayMillis)
@@ -135,10 +136,26 @@ export const RetentionSweepTask = TaskRegistry.handler(retentionSweepTask, Effec
   }
 }))
 
-/** Queues retention sweeps: for one bank when its policy changes, for every bank with something due on a timer. */
+/**
+ * Decides when a bank's retention policy has something to remove. A bank passes its count limit only when it grows
+ * and its age limits only as time passes, so nothing here polls: retains tell it which banks grew, and the
+ * scheduler sleeps until the oldest memory under an age limit comes due (an idle server does no retention work).
+ */
 export class RetentionChecks extends Context.Service<RetentionChecks, {
-  /** Queues a sweep for the bank when its policy has something to remove now and none is waiting or running. */
+  /**
+   * Queues a sweep for the bank when its policy has something to remove now and none is waiting or running, and has
+   * the scheduler recompute its sleep (a policy change moves the next due time).
+   */
   readonly check: (bankId: string) => Effect.Effect<boolean>
+  /** The same check, for the scheduler itself (it needs no wake-up). */
+  readonly checkDue: (bankId: string) => Effect.Effect<boolean>
+  /** When the bank's next memory passes an age limit (null: none will), for the scheduler's sleep. */
+  readonly nextAgeDue: (bankId: string) => Effect.Effect<number | null>
+  /** Banks that grew or changed their policy since the last call, and a wait for the next such change. */
+  readonly changed: Effect.Effect<ReadonlySet<string>>
+  readonly nextChange: (timeoutMillis: number | null) => Effect.Effect<void>
+  /** The bank grew or its policy changed: the scheduler checks it soon and recomputes its sleep. */
+  readonly note: (bankId: string) => Effect.Effect<void>
 }>()("engram/memory/forgetting/RetentionChecks") {
   static readonly layer = Layer.effect(
     RetentionChecks,
@@ -146,6 +163,14 @@ export class RetentionChecks extends Context.Service<RetentionChecks, {
       const sql = yield* SqlClient.SqlClient
       const operations = yield* OperationStore
       const actors = yield* BankActors
+      const events = yield* BankEvents
+      const noted = new Set<string>()
+      const wake = yield* Queue.sliding<void>(1)
+
+      const policyOf = (bankId: string) =>
+        sql<{ retentionSettings: unknown }>`SELECT retention_settings FROM banks WHERE bank_id = ${bankId}`.pipe(
+          Effect.map((rows) => rows.length === 0 ? undefined : decodeRetentionSettings(rows[0]!.retentionSettings))
+        )
 
       const due = (bankId: string, policy: RetentionSettings, now: number) =>
         Effect.gen(function*() {
@@ -163,10 +188,8 @@ export class RetentionChecks extends Context.Service<RetentionChecks, {
 
       const check = (bankId: string) =>
         Effect.gen(function*() {
-          const rows = yield* sql<{ retentionSettings: unknown }>`SELECT retention_settings FROM banks WHERE bank_id = ${bankId}`
-          if (rows.length === 0) return false
-          const policy = decodeRetentionSettings(rows[0]!.retentionSettings)
-          if (!hasRetentionLimits(policy)) return false
+          const policy = yield* policyOf(bankId)
+          if (policy === undefined || !hasRetentionLimits(policy)) return false
           if (!(yield* due(bankId, policy, yield* Clock.currentTimeMillis))) return false
           const open = yield* sql`SELECT 1 FROM operations WHERE bank_id = ${bankId} AND task_type = ${retentionSweepTask}
             AND status IN ('pending', 'running') LIMIT 1`
@@ -176,21 +199,87 @@ export class RetentionChecks extends Context.Service<RetentionChecks, {
           return true
         }).pipe(Effect.orDie, Effect.withSpan("RetentionChecks.check"))
 
-      return RetentionChecks.of({ check })
+      const nextAgeDue = (bankId: string) =>
+        Effect.gen(function*() {
+          const policy = yield* policyOf(bankId)
+          let next: number | null = null
+          for (const [factType, maxDays] of Object.entries(policy?.max_age_days ?? {})) {
+            const oldest = yield* sql<{ at: Date | null }>`SELECT min(created_at) AS at FROM memory_units
+              WHERE bank_id = ${bankId} AND fact_type = ${factType}`
+            const at = oldest[0]?.at
+            if (at != null) next = Math.min(next ?? Infinity, new Date(at).getTime() + maxDays * dayMillis)
+          }
+          return next
+        }).pipe(Effect.orDie)
+
+      const note = (bankId: string) =>
+        Effect.andThen(Effect.sync(() => noted.add(bankId)), Queue.offer(wake, undefined)).pipe(Effect.asVoid)
+
+      // A retain that added memories may take a bank past its count limit, or give an age limit an earlier due time.
+      yield* events.listen((event) => {
+        if (event.type !== "retain.completed" || event.data["memories_created"] === 0) return Effect.void
+        if (event.bank !== undefined && !hasRetentionLimits(event.bank.retentionSettings)) return Effect.void
+        return note(event.bankId)
+      })
+
+      return RetentionChecks.of({
+        check: (bankId) => Effect.andThen(check(bankId), (queued) => Effect.as(note(bankId), queued)),
+        checkDue: check,
+        nextAgeDue,
+        changed: Effect.sync(() => {
+          const banks = new Set(noted)
+          noted.clear()
+          return banks
+        }),
+        nextChange: (timeoutMillis) => {
+          const take = Effect.andThen(Queue.take(wake), Queue.clear(wake))
+          return timeoutMillis === null ? Effect.asVoid(take) : Effect.asVoid(Effect.timeoutOption(take, timeoutMillis))
+        },
+        note
+      })
     })
   )
 }
 
+/** A burst of retains is checked once: the scheduler waits this long after a change before it looks. */
+const settleMillis = 5_000
+/** On a cluster a retain on another node cannot wake this one's scheduler: it looks again this often. */
+const clusterResyncMillis = 60_000
+/** The longest single sleep (a clock that jumps, a due time far ahead). */
+const longestSleepMillis = 3_600_000
+
 export const RetentionScheduler = Layer.effectDiscard(Effect.gen(function*() {
   const sql = yield* SqlClient.SqlClient
   const checks = yield* RetentionChecks
+  const node = yield* ClusterNode
+
+  /** Checks the banks given (all banks with a policy when none) and returns when the next age limit comes due. */
+  const pass = (only: ReadonlySet<string> | undefined) =>
+    Effect.gen(function*() {
+      const banks = (yield* sql<{ bankId: string }>`SELECT bank_id FROM banks
+        WHERE retention_settings <> '{}'::jsonb ORDER BY bank_id`.pipe(Effect.orDie)).map((row) => row.bankId)
+      let next: number | null = null
+      for (const bankId of banks) {
+        if (only === undefined || only.has(bankId)) yield* checks.checkDue(bankId)
+        const due = yield* checks.nextAgeDue(bankId)
+        if (due !== null) next = Math.min(next ?? Infinity, due)
+      }
+      return next
+    })
 
   const loop = Effect.gen(function*() {
+    let next = yield* pass(undefined)
+    yield* checks.changed
     while (true) {
-      const banks = yield* sql<{ bankId: string }>`SELECT bank_id FROM banks
-        WHERE retention_settings <> '{}'::jsonb ORDER BY bank_id`.pipe(Effect.orDie)
-      yield* Effect.forEach(banks, ({ bankId }) => checks.check(bankId), { discard: true })
-      yield* Effect.sleep(checkEveryMillis)
+      const now = yield* Clock.currentTimeMillis
+      const untilDue = next === null ? null : Math.min(Math.max(next - now, 0) + 5, longestSleepMillis)
+      yield* checks.nextChange(node.role === "off" ? untilDue : Math.min(untilDue ?? clusterResyncMillis, clusterResyncMillis))
+      const changed = yield* checks.changed
+      if (changed.size > 0) yield* Effect.sleep(settleMillis)
+      const settled = new Set([...changed, ...(yield* checks.changed)])
+      const ageDue = next !== null && (yield* Clock.currentTimeMillis) >= next
+      // A due age limit or a cluster resync looks at every bank with a policy; a change, at the banks that changed.
+      next = yield* pass(ageDue || settled.size === 0 || node.role !== "off" ? undefined : settled)
     }
   })
 

@@ -6,13 +6,14 @@
  * audited without content. The passage of time is made by moving stored `created_at` values into the past.
  */
 import { assert, layer } from "@effect/vitest"
-import { Effect } from "effect"
+import { Duration, Effect } from "effect"
 import { SqlClient } from "effect/sql"
 import { AccessTelemetry } from "../../../src/activity/AccessTelemetry.ts"
 import { GraphRecall } from "../../../src/memory/recall/GraphRecall.ts"
 import { bankPath, call, ok, settled } from "../../support/HttpCalls.ts"
 import { connectMcp } from "../../support/McpClient.ts"
 import { TestServer, testApp } from "../../support/TestServer.ts"
+import { eventually } from "../../support/TestTasks.ts"
 
 const factCount = (bank: string) =>
   Effect.gen(function*() {
@@ -148,6 +149,14 @@ layer(testApp({ enableObservations: true, mcpToolFamilies: ["forgetting"] }), { 
       yield* ok("PATCH", `${base}/config`, { updates: { retention: { max_memories: limit } } })
       const sweeps = (yield* ok("GET", `${base}/operations`)).body.operations.filter((op: any) => op.task_type === "retention_sweep")
       assert.lengthOf(sweeps, 1)
+
+      // Retains that take the bank past its limit again have it swept, with no config change: the scheduler is told
+      // which banks grew (nothing polls).
+      yield* ok("POST", `${base}/memories`, {
+        items: [{ content: "The copier on floor two jams on thick paper." }, { content: "The fire exit signs were replaced in May." }]
+      })
+      assert.isAbove(yield* factCount(bank), limit)
+      yield* eventually(factCount(bank), (n) => n === limit, Duration.seconds(30))
     }))
 
   it.effect("recency decay, off by default, ranks a memory learned this week above an equally relevant one from years ago", () =>
