@@ -64,6 +64,7 @@ import { MentalModelsLive } from "./MentalModelsLive.ts"
 import { BankActorsLive } from "./cluster/ClusterLive.ts"
 import { AuditLogs } from "../src/audit/AuditLogs.ts"
 import { BankTemplates } from "../src/bank/BankTemplates.ts"
+import { BankSettingsChanges } from "../src/bank/BankSettingsChanges.ts"
 
 const Stores = Layer.mergeAll(
   BankStore.layer,
@@ -74,6 +75,7 @@ const Stores = Layer.mergeAll(
   TableStatistics.layer,
   BankBrains.layer,
   BankEvents.layer,
+  BankSettingsChanges.layer,
   DreamWakeups.layer,
   ExpiryWakeups.layer,
   AccessTelemetry.layer,

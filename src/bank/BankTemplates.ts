@@ -13,13 +13,12 @@ import { BankTemplateManifest as ManifestSchema, templateVersion } from "../doma
 import { NotFound, ValidationError } from "../domain/Errors.ts"
 import { defaultMentalModelMaxTokens, defaultTrigger, type MentalModelTrigger } from "../domain/MentalModel.ts"
 import { Directives } from "../directives/Directives.ts"
-import { DreamWakeups } from "../dreams/DreamWakeups.ts"
-import { makeConsolidationRequests } from "../memory/consolidation/ConsolidationRequests.ts"
 import { type RefreshPayload, refreshTaskType } from "../mentalmodels/MentalModels.ts"
 import { type MentalModelRecord, MentalModelStore } from "../mentalmodels/MentalModelStore.ts"
 import { OperationStore } from "../operations/OperationStore.ts"
 import { seedBankPreset } from "../presets/PresetSeeding.ts"
 import { BankActors } from "./BankActors.ts"
+import { BankSettingsChanges } from "./BankSettingsChanges.ts"
 import { Banks } from "./Banks.ts"
 import { applyBankUpdate, emptySettings } from "./BankSettings.ts"
 import { BankStore } from "./BankStore.ts"
@@ -69,8 +68,7 @@ export class BankTemplates extends Context.Service<BankTemplates, {
       const models = yield* MentalModelStore
       const operations = yield* OperationStore
       const actors = yield* BankActors
-      const dreamWakeups = yield* DreamWakeups
-      const consolidation = yield* makeConsolidationRequests
+      const settingsChanges = yield* BankSettingsChanges
 
       const exportTemplate = Effect.fn("BankTemplates.export")(function*(bankId: string) {
         const bank = yield* banks.get(bankId)
@@ -153,13 +151,11 @@ export class BankTemplates extends Context.Service<BankTemplates, {
         const update = manifest.bank === undefined || manifest.bank === null ? undefined : bankUpdateOf(manifest.bank)
         const written = yield* Effect.gen(function*() {
           const before = Option.getOrUndefined(bank)
-          let consolidationQueued = false
+          let afterCommit: Effect.Effect<void> = Effect.void
           if (update !== undefined) {
             const next: BankSettings = applyBankUpdate(before ?? emptySettings, update)
             const saved = yield* store.save(bankId, next)
-            if (before !== undefined) {
-              consolidationQueued = yield* consolidation.enqueueAfterSettingsChange(bankId, before, saved)
-            }
+            afterCommit = yield* settingsChanges.saved({ bankId, before, after: saved })
             yield* seedBankPreset(sql, bankId, update.bank_preset)
           } else if (before === undefined) {
             yield* store.ensure(bankId)
@@ -209,12 +205,12 @@ export class BankTemplates extends Context.Service<BankTemplates, {
               if (fields.sourceQuery !== existing.sourceQuery) yield* queueRefresh(model.id, "manual")
             }
           }
-          return { operationIds, wake: consolidationQueued || operationIds.length > 0 }
+          return { operationIds, afterCommit }
         }).pipe(sql.withTransaction, Effect.catchTag("SqlError", Effect.die), Effect.orDie)
 
         // Woken only after the commit, so the actor cannot look before the queued work is visible.
-        if (written.wake) yield* actors.wake(bankId)
-        if (update !== undefined) yield* dreamWakeups.notify(bankId)
+        if (written.operationIds.length > 0) yield* actors.wake(bankId)
+        yield* written.afterCommit
         return { ...response, operation_ids: written.operationIds }
       })
 

@@ -7,13 +7,12 @@ import { SqlClient } from "effect/sql"
 import { EngramConfig } from "../config/EngramConfig.ts"
 import type { Bank, BankSettings, BankUpdate } from "../domain/Bank.ts"
 import { NotFound } from "../domain/Errors.ts"
-import { makeConsolidationRequests } from "../memory/consolidation/ConsolidationRequests.ts"
 import { BankActors } from "./BankActors.ts"
 import { BankBrains } from "../brain/BankBrains.ts"
+import { BankSettingsChanges } from "./BankSettingsChanges.ts"
 import { applyBankUpdate, emptySettings, resetSettings } from "./BankSettings.ts"
 import type { BankStatsCounts } from "./BankStore.ts"
 import { BankStore } from "./BankStore.ts"
-import { DreamWakeups } from "../dreams/DreamWakeups.ts"
 import { seedBankPreset } from "../presets/PresetSeeding.ts"
 
 export class Banks extends Context.Service<Banks, {
@@ -44,10 +43,8 @@ export class Banks extends Context.Service<Banks, {
       const actors = yield* BankActors
       const brains = yield* BankBrains
       const config = yield* EngramConfig
-      // The dream scheduler re-reads a bank whose settings changed (trance on or off, another interval).
-      const dreamWakeups = yield* DreamWakeups
-      // A change of the rules observations follow (mission, observations mission, disposition) regenerates them.
-      const consolidation = yield* makeConsolidationRequests
+      // What other features do when settings change (regenerate observations, re-read a dream schedule, ...).
+      const settingsChanges = yield* BankSettingsChanges
 
       const known = new Map<string, Bank>()
 
@@ -66,23 +63,22 @@ export class Banks extends Context.Service<Banks, {
         return hit === undefined ? get(bankId) : Effect.succeed(hit)
       }
 
+      // Settings saved elsewhere (a template import) are the ones recall reads next.
+      yield* settingsChanges.afterCommit(({ bankId, after }) => Effect.sync(() => void known.set(bankId, after)))
+
       /**
-       * Saves new settings and, in the same transaction, queues what the change requires of observations
-       * (`before` is none for a new bank, which has nothing to regenerate); the actor is woken after the commit.
+       * Saves new settings and, in the same transaction, runs what other features do about the change (`before` is
+       * none for a new bank); what they ask to run after the commit (waking an actor) runs once it is visible.
        */
       const save = (bankId: string, before: Option.Option<Bank>, next: BankSettings) =>
         Effect.gen(function*() {
           const saved = yield* store.save(bankId, next)
-          const queued = Option.isSome(before)
-            ? yield* consolidation.enqueueAfterSettingsChange(bankId, before.value, saved)
-            : false
-          return { saved, queued }
+          const afterCommit = yield* settingsChanges.saved({ bankId, before: Option.getOrUndefined(before), after: saved })
+          return { saved, afterCommit }
         }).pipe(
           sql.withTransaction,
           Effect.orDie,
-          Effect.tap(({ queued }) => (queued ? consolidation.wake(bankId) : Effect.void)),
-          Effect.tap(() => dreamWakeups.notify(bankId)),
-          Effect.tap(({ saved }) => Effect.sync(() => known.set(bankId, saved))),
+          Effect.tap(({ afterCommit }) => afterCommit),
           Effect.map(({ saved }) => saved)
         )
 

@@ -15,6 +15,7 @@ import { supervisedSingleton } from "../cluster/SupervisedSingleton.ts"
 import type { DreamSettings } from "./DreamConfig.ts"
 import { effectiveDreamSettings } from "./DreamConfig.ts"
 import { dedupeKey, dreamTask, makeDreamQueue, predictionCheckTask } from "./DreamQueue.ts"
+import { BankSettingsChanges } from "../bank/BankSettingsChanges.ts"
 import { DreamWakeups } from "./DreamWakeups.ts"
 
 /** Long sleeps are cut into days so that a clock change cannot leave the scheduler asleep past a due time for long. */
@@ -33,6 +34,8 @@ export const DreamScheduler = Layer.effectDiscard(Effect.gen(function*() {
   const bankStore = yield* BankStore
   const actors = yield* BankActors
   const wakeups = yield* DreamWakeups
+  // A bank whose settings changed (trance on or off, another interval) is read again.
+  yield* (yield* BankSettingsChanges).afterCommit(({ bankId }) => wakeups.notify(bankId))
   const queue = yield* makeDreamQueue
   const node = yield* ClusterNode
   const clustered = node.role !== "off"

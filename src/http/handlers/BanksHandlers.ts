@@ -7,14 +7,12 @@ import type { BankUpdate } from "../../domain/Bank.ts"
 import { ValidationError } from "../../domain/Errors.ts"
 import { EngramApi } from "../api/Api.ts"
 import { reachable } from "../../auth/BankAccess.ts"
-import { RetentionChecks } from "../../memory/forgetting/RetentionSweep.ts"
 
 export const BanksHandlers = HttpApiBuilder.group(
   EngramApi,
   "banks",
   Effect.fn(function*(handlers) {
     const banks = yield* Banks
-    const retention = yield* RetentionChecks
     const view = <E, R>(effect: Effect.Effect<Parameters<typeof toBankResponse>[0], E, R>) =>
       Effect.map(effect, (bank) => toBankResponse(bank, banks.defaults))
     const config = <E, R>(effect: Effect.Effect<Parameters<typeof toConfigView>[0], E, R>) =>
@@ -46,10 +44,8 @@ export const BanksHandlers = HttpApiBuilder.group(
           return Effect.fail(ValidationError.single("updates", "is required: an object of the settings to change"))
         }
         const update: BankUpdate = { ...fields, ...updates }
-        // A new retention policy is enforced at once, not at the scheduler's next look.
-        return config(banks.patch(params.bank_id, update)).pipe(
-          Effect.tap(() => update.retention == null ? Effect.void : retention.check(params.bank_id))
-        )
+        // A new retention policy is checked as soon as it is saved (RetentionChecks reacts to settings changes).
+        return config(banks.patch(params.bank_id, update))
       },
       resetConfig: ({ params }) => config(banks.resetConfig(params.bank_id))
     })

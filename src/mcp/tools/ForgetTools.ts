@@ -8,13 +8,11 @@ import { Banks } from "../../bank/Banks.ts"
 import { ForgetRequest } from "../../domain/Forget.ts"
 import { effectiveRetention, RetentionSettingsUpdate } from "../../domain/Retention.ts"
 import { Forget } from "../../memory/forgetting/Forget.ts"
-import { RetentionChecks } from "../../memory/forgetting/RetentionSweep.ts"
 import { defineTool, described } from "../McpTool.ts"
 
 export const forgetTools = Effect.gen(function*() {
   const forgetting = yield* Forget
   const banks = yield* Banks
-  const retention = yield* RetentionChecks
   const retentionView = (bankId: string, settings: Parameters<typeof effectiveRetention>[0]) => ({
     bank_id: bankId,
     retention: effectiveRetention(settings)
@@ -62,7 +60,6 @@ export const forgetTools = Effect.gen(function*() {
       hints: { readOnlyHint: false, destructiveHint: true, idempotentHint: true },
       run: (bankId, update) =>
         banks.patch(bankId, { retention: update }).pipe(
-          Effect.tap(() => retention.check(bankId)),
           Effect.map((bank) => retentionView(bankId, bank.retentionSettings))
         )
     })

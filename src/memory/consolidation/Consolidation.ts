@@ -9,6 +9,7 @@
 import { Clock, Context, Duration, Effect, Layer, Option, Schema } from "effect"
 import { SqlClient } from "effect/sql"
 import { BankLocks } from "../../bank/BankLocks.ts"
+import { BankSettingsChanges } from "../../bank/BankSettingsChanges.ts"
 import { Foreground } from "../../bank/Foreground.ts"
 import { Banks } from "../../bank/Banks.ts"
 import { EngramConfig } from "../../config/EngramConfig.ts"
@@ -98,6 +99,16 @@ export class Consolidation extends Context.Service<Consolidation, {
       const registry = yield* TaskRegistry
       const config = yield* EngramConfig
       const requests = yield* makeConsolidationRequests
+      // A change of the rules observations follow (mission, observations mission, disposition) regenerates them: queued
+      // with the settings, the actor woken once both are visible. A new bank has nothing to regenerate.
+      yield* (yield* BankSettingsChanges).react(({ bankId, before, after }) =>
+        before === undefined
+          ? Effect.succeed(Effect.void)
+          : Effect.map(
+            requests.enqueueAfterSettingsChange(bankId, before, after),
+            (queued) => (queued ? requests.wake(bankId) : Effect.void)
+          )
+      )
       const space: VectorSpace = { model: modelKey(embeddings.identity), dimensions: embeddings.identity.dimensions }
 
       /** A write of the bank: under its write lock (retain's deduplication must see it) in one transaction. */

@@ -15,6 +15,7 @@ import { AuditLogs } from "../../audit/AuditLogs.ts"
 import { BankBrains } from "../../brain/BankBrains.ts"
 import { BankActors } from "../../bank/BankActors.ts"
 import { BankLocks } from "../../bank/BankLocks.ts"
+import { BankSettingsChanges } from "../../bank/BankSettingsChanges.ts"
 import { BankStore } from "../../bank/BankStore.ts"
 import { ClusterNode } from "../../cluster/ClusterNode.ts"
 import { supervisedSingleton } from "../../cluster/SupervisedSingleton.ts"
@@ -214,6 +215,14 @@ export class RetentionChecks extends Context.Service<RetentionChecks, {
 
       const note = (bankId: string) =>
         Effect.andThen(Effect.sync(() => noted.add(bankId)), Queue.offer(wake, undefined)).pipe(Effect.asVoid)
+
+      // A policy saved by any path (the config API, MCP, a template import, the library) is checked at once, and the
+      // scheduler recomputes when the next age limit comes due.
+      yield* (yield* BankSettingsChanges).afterCommit(({ bankId, before, after }) =>
+        hasRetentionLimits(after.retentionSettings) || (before !== undefined && hasRetentionLimits(before.retentionSettings))
+          ? Effect.andThen(check(bankId), note(bankId))
+          : Effect.void
+      )
 
       // A retain that added memories may take a bank past its count limit, or give an age limit an earlier due time.
       yield* events.listen((event) => {

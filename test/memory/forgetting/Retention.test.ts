@@ -203,4 +203,19 @@ layer(testApp({ enableObservations: true, mcpToolFamilies: ["forgetting"] }), { 
       assert.include(yield* mcp.fails("set_retention", { max_memories: -1 }), "max_memories")
       assert.deepStrictEqual((yield* mcp.ok("get_retention", {})).retention, set.retention)
     }))
+
+  it.effect("a policy that arrives by a template import is enforced at once, as one saved through the config is", () =>
+    Effect.gen(function*() {
+      const bank = "retention-template"
+      const base = bankPath(bank)
+      yield* ok("POST", `${base}/memories`, {
+        items: ["Ignatius sorts the mail.", "Ignatius orders the printer toner.", "Ignatius books the meeting rooms."]
+          .map((content) => ({ content }))
+      })
+      yield* settled(bank)
+      assert.isAbove(yield* factCount(bank), 1)
+      const imported = yield* call("POST", `${base}/import`, { version: "1", bank: { retention: { max_memories: 1 } } })
+      assert.strictEqual(imported.status, 200, imported.text)
+      yield* eventually(factCount(bank), (n) => n === 1, Duration.seconds(30))
+    }))
 })
