@@ -8,23 +8,37 @@ import { countTokens as countTokensUncached, decode, encode } from "gpt-tokenize
 /**
  * Texts counted lately and their counts. Recall counts every result's text against `max_tokens`, and the same
  * memories come back recall after recall: with 50 clients recalling, byte-pair encoding them again was 9 % of the main
- * thread (`bench/isolation.ts` phase 9, `--cpu-prof`). A memory's text never changes, so a count is never stale. The
- * caps bound what the cache can keep alive to ~20 MB of text at worst (texts past `cacheableLength` are counted each
- * time); mostly it holds strings the brain holds anyway.
+ * thread (`bench/isolation.ts` phase 9, `--cpu-prof`). A memory's text never changes, so a count is never stale.
+ * The cache is keyed by a hash of the text, not the text, so a forgotten memory's content is not kept alive here; two
+ * texts of the same length colliding on 53 bits of hash among 10k entries is not a practical worry, and its cost would
+ * be one result's token count. Texts past `cacheableLength` are counted each time.
  */
-const counted = new Map<string, number>()
+const counted = new Map<number, number>()
 const cacheEntries = 10_000
 const cacheableLength = 1_024
+
+/** FNV-1a over the UTF-16 code units in two 32-bit lanes, folded with the length into a safe integer. */
+const textKey = (text: string): number => {
+  let a = 0x811c9dc5
+  let b = 0x01000193
+  for (let i = 0; i < text.length; i++) {
+    const unit = text.charCodeAt(i)
+    a = Math.imul(a ^ unit, 0x01000193)
+    b = Math.imul(b ^ unit, 0x5bd1e995) ^ (b >>> 15)
+  }
+  return ((a >>> 0) * 2 ** 21) + (((b >>> 0) ^ text.length) & 0x1fffff)
+}
 
 /** The text's cl100k token count, as `gpt-tokenizer` counts it. */
 export const countTokens = (text: string): number => {
   if (text.length > cacheableLength) return countTokensUncached(text)
-  const known = counted.get(text)
+  const key = textKey(text)
+  const known = counted.get(key)
   if (known !== undefined) return known
   const count = countTokensUncached(text)
   // Oldest first out: a Map iterates in insertion order.
   if (counted.size >= cacheEntries) counted.delete(counted.keys().next().value!)
-  counted.set(text, count)
+  counted.set(key, count)
   return count
 }
 
