@@ -143,20 +143,13 @@ export const RetentionSweepTask = TaskRegistry.handler(retentionSweepTask, Effec
  * scheduler sleeps until the oldest memory under an age limit comes due (an idle server does no retention work).
  */
 export class RetentionChecks extends Context.Service<RetentionChecks, {
-  /**
-   * Queues a sweep for the bank when its policy has something to remove now and none is waiting or running, and has
-   * the scheduler recompute its sleep (a policy change moves the next due time).
-   */
+  /** Queues a sweep for the bank when its policy has something to remove now and none is waiting or running. */
   readonly check: (bankId: string) => Effect.Effect<boolean>
-  /** The same check, for the scheduler itself (it needs no wake-up). */
-  readonly checkDue: (bankId: string) => Effect.Effect<boolean>
   /** When the bank's next memory passes an age limit (null: none will), for the scheduler's sleep. */
   readonly nextAgeDue: (bankId: string) => Effect.Effect<number | null>
   /** Banks that grew or changed their policy since the last call, and a wait for the next such change. */
   readonly changed: Effect.Effect<ReadonlySet<string>>
   readonly nextChange: (timeoutMillis: number | null) => Effect.Effect<void>
-  /** The bank grew or its policy changed: the scheduler checks it soon and recomputes its sleep. */
-  readonly note: (bankId: string) => Effect.Effect<void>
 }>()("engram/memory/forgetting/RetentionChecks") {
   static readonly layer = Layer.effect(
     RetentionChecks,
@@ -232,8 +225,7 @@ export class RetentionChecks extends Context.Service<RetentionChecks, {
       })
 
       return RetentionChecks.of({
-        check: (bankId) => Effect.andThen(check(bankId), (queued) => Effect.as(note(bankId), queued)),
-        checkDue: check,
+        check,
         nextAgeDue,
         changed: Effect.sync(() => {
           const banks = new Set(noted)
@@ -243,8 +235,7 @@ export class RetentionChecks extends Context.Service<RetentionChecks, {
         nextChange: (timeoutMillis) => {
           const take = Effect.andThen(Queue.take(wake), Queue.clear(wake))
           return timeoutMillis === null ? Effect.asVoid(take) : Effect.asVoid(Effect.timeoutOption(take, timeoutMillis))
-        },
-        note
+        }
       })
     })
   )
@@ -269,7 +260,7 @@ export const RetentionScheduler = Layer.effectDiscard(Effect.gen(function*() {
         WHERE retention_settings <> '{}'::jsonb ORDER BY bank_id`.pipe(Effect.orDie)).map((row) => row.bankId)
       let next: number | null = null
       for (const bankId of banks) {
-        if (only === undefined || only.has(bankId)) yield* checks.checkDue(bankId)
+        if (only === undefined || only.has(bankId)) yield* checks.check(bankId)
         const due = yield* checks.nextAgeDue(bankId)
         if (due !== null) next = Math.min(next ?? Infinity, due)
       }
