@@ -334,6 +334,17 @@ export class MemoryRecords {
       .map((hit) => ({ id: this.idAt(hit.slot), score: hit.score }))
   }
 
+  /** The query's similarity to each of `ids` that holds a vector, scored as `nearest` scores them. */
+  similarities(query: Float32Array, ids: ReadonlyArray<string>): Array<{ readonly id: string; readonly score: number }> {
+    const norm = Math.sqrt(query.reduce((sum, x) => sum + x * x, 0))
+    return ids.flatMap((id) => {
+      const slot = this.slotOf.get(id)
+      if (slot === undefined || !this.vectors.has(slot)) return []
+      const score = this.vectors.similarity(query, norm, slot)
+      return Number.isNaN(score) ? [] : [{ id, score }]
+    })
+  }
+
   /**
    * Whether the HNSW index beats a scan for a scope holding `inScope` vectors. A scan costs what the scope holds; a
    * filtered HNSW search visits about 1 / (the scope's share) as many points as an unfiltered one, since the filter

@@ -58,6 +58,8 @@ export interface RerankInput {
   readonly text: string
   readonly time: Date | null
   readonly factType: string
+  /** The query's similarity to the memory, whichever strategy found it (the semantic score when it did). */
+  readonly similarity?: number | undefined
   /** When the memory was said: candidates said close together share an episode (see `EpisodeSupport`). */
   readonly said?: Date | null | undefined
 }
@@ -82,7 +84,7 @@ export const deterministicRerank = (
   return items
     .map((item, index) => {
       const fusedScore = item.fused.combined / topCombined
-      const semanticScore = Math.max(0, Math.min(1, item.fused.scores.semantic ?? 0))
+      const semanticScore = Math.max(0, Math.min(1, item.similarity ?? item.fused.scores.semantic ?? 0))
       // Weights measured on LoCoMo (docs/recall.md); divided by their sum so the score stays within 0–1.
       let score = (0.55 * fusedScore + 0.1 * semanticScore + 0.3 * coverage[index]! + 0.2 * support[index]!) / 1.15
       if (options.window !== null && item.time !== null) {

@@ -20,7 +20,7 @@ import {
   entityObservationLimit,
   entityObservationsInSql
 } from "./RecallIncludes.ts"
-import { semantic, temporal } from "./Strategies.ts"
+import { semantic, similarities, temporal } from "./Strategies.ts"
 import type { TagPredicate } from "./TagMatch.ts"
 
 type Fragment = ReturnType<SqlClient.SqlClient["and"]>
@@ -28,6 +28,8 @@ type Fragment = ReturnType<SqlClient.SqlClient["and"]>
 export interface RecallSource {
   readonly name: "brain" | "sql"
   readonly semantic: (vector: Float32Array, depth: number) => Effect.Effect<ReadonlyArray<Candidate>>
+  /** The query's similarity to the given memories, scored as `semantic` scores them (those without a vector left out). */
+  readonly similarities: (vector: Float32Array, ids: ReadonlyArray<string>) => Effect.Effect<ReadonlyArray<Candidate>>
   readonly keyword: (query: string, expansion: ReadonlyArray<string>, depth: number) => Effect.Effect<ReadonlyArray<Candidate>>
   readonly temporal: (window: { readonly start: Date; readonly end: Date }, depth: number) => Effect.Effect<ReadonlyArray<Candidate>>
   /** The rows of `ids` that are in the request's scope (type, tags), or all of them; in no particular order. */
@@ -64,6 +66,7 @@ export const fromBrain = (
   return {
     name: "brain",
     semantic: (vector, depth) => Effect.sync(() => records.nearest(vector, recordScope, depth, { exact: exactVectors })),
+    similarities: (vector, ids) => Effect.sync(() => records.similarities(vector, ids)),
     keyword: (query, expansion, depth) =>
       query.trim() === ""
         ? Effect.succeed([])
@@ -133,6 +136,8 @@ export const fromSql = (options: {
         depth,
         exact: options.exactVectors === true
       })),
+    similarities: (vector, ids) =>
+      provide(similarities({ ids, vector, dimensions: options.vectors.dimensions, model: options.vectors.model })),
     keyword: (query, expansion, depth) =>
       provide(keywordInMemory({
         brain: options.brain,

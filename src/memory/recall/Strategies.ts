@@ -45,6 +45,25 @@ export const semantic = Effect.fn("Recall.semantic")(function*(options: {
 })
 
 /**
+ * The query's similarity to given memories (the candidates another strategy found), scored as `semantic` scores
+ * them, so the reranker weighs every candidate's meaning, not only of those the semantic strategy surfaced.
+ */
+export const similarities = Effect.fn("Recall.similarities")(function*(options: {
+  readonly ids: ReadonlyArray<string>
+  readonly vector: Float32Array
+  readonly dimensions: number
+  readonly model: string
+}) {
+  if (options.ids.length === 0) return [] as ReadonlyArray<Candidate>
+  const sql = yield* SqlClient.SqlClient
+  const d = sql.literal(String(Math.trunc(options.dimensions)))
+  return yield* sql<Candidate>`
+    SELECT u.id, 1 - (u.embedding::vector(${d}) <=> ${param(options.vector)}::vector(${d})) AS score
+    FROM memory_units u
+    WHERE u.id IN ${sql.in(options.ids)} AND u.embedding_model = ${options.model} AND vector_dims(u.embedding) = ${d}`
+})
+
+/**
  * BM25 over the full-text index: the query's lexemes (stemmed by PostgreSQL's `english` configuration, CJK
  * terms by `simple`), each weighted by its inverse document frequency in the bank, a memory's score normalised
  * by its length (k1 1.2, b 0.75; a term counts once per memory, which suits short facts). Expansion terms
