@@ -3,9 +3,10 @@
  * recalled by one client in sequence (budget low, a fixed set of questions) while a second loop polls /health every
  * ~50 ms, first in a quiet phase — the baseline of the same run — then while other banks do one heavy job at a time:
  * 100-item retains, a cold brain build, a `.brain` import, a codebase import, a dataset import, a consolidation, a
- * dream, a memory repo's first commit and a branch, 50 clients of mixed traffic, and 4 clients sending hostile bodies
+ * dream, a memory repo's first commit and a branch, 50 clients of mixed traffic, 4 clients sending hostile bodies
  * at full speed from a child process (issue 33: no key, a declared length over the cap, 5M elements, 100k levels deep;
- * the server runs with an API key, which every other request of the bench carries). Each window also reports the
+ * the server runs with an API key, which every other request of the bench carries), and last a retention sweep that
+ * evicts all but 1,000 of the large bank's memories (issue 38). Each window also reports the
  * server's CPU seconds and bytes read, which a loaded machine hardly changes. Targets per phase: B's recall
  * p99 ≤ 2 × the quiet p99, /health p99 ≤ 50 ms, no failed request, no connection reset. Banks A are seeded directly
  * (10k memories, 100k for the cold build and the import; `--quick`: 2k and 10k). It measures and never retries.
@@ -48,6 +49,8 @@ const settings = {
   consolidationItems: 300,
   hostileClients: 4,
   hostileSeconds: quick ? 5 : 10,
+  /** What phase 12's retention sweep keeps of the large bank. */
+  keptAfterSweep: 1_000,
   phases: option("phases")?.split(",").map((n) => n.trim()),
   /** B is measured at least this long, so a job of a few hundred ms still yields a sample, and its after-effects. */
   minWindowSeconds: 2,
@@ -412,7 +415,27 @@ const phases: ReadonlyArray<Phase> = [
       }
     }
   },
-  hostileBodies
+  hostileBodies,
+  {
+    // Last: it empties the large bank the earlier phases read. Issue 38: B's recall during a sweep of ~100k memories.
+    name: `12 retention sweep of ${banks.large} down to ${k(settings.keptAfterSweep)} memories (evicts ~${k(settings.large - settings.keptAfterSweep)})`,
+    prepare: async (url) => {
+      const stats = () => okJson(url, "GET", `${bankPath(banks.large)}/stats`)
+      const before = (await stats()).total_nodes as number
+      return async () => {
+        await okJson(url, "PATCH", `${bankPath(banks.large)}/config`, { updates: { retention: { max_memories: settings.keptAfterSweep } } })
+        const deadline = performance.now() + settings.jobTimeoutMinutes * 60_000
+        for (;;) {
+          const now = await stats()
+          if (now.pending_operations === 0 && now.total_nodes <= settings.keptAfterSweep) {
+            return `${before.toLocaleString("en")} → ${now.total_nodes.toLocaleString("en")} memories`
+          }
+          if (performance.now() > deadline) throw new Error(`the sweep left ${now.total_nodes} memories`)
+          await sleep(250)
+        }
+      }
+    }
+  }
 ]
 
 const quiet = (name: string): Phase => ({
