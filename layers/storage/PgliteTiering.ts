@@ -9,6 +9,8 @@ import { setFlagsFromString } from "node:v8"
 /**
  * V8 decides a module's tiering when it compiles it and keeps that decision for the module's life, so the flags are
  * turned off only while PGlite compiles its module and starts, and restored once the last open in progress ends.
+ * The count is per thread while the flags are per process: an open on another thread that ends first turns tier-up
+ * back on for one still in progress here, which then costs memory, never correctness (a server opens PGlite once).
  */
 let opening = 0
 
@@ -16,7 +18,7 @@ let opening = 0
 const tieringChosenAtLaunch = process.execArgv.some((flag) => /^--(no-)?(liftoff|wasm-tier-up|wasm-dynamic-tiering)/.test(flag))
 
 /** `SERVICE_API_PGLITE_TIER_UP=true` keeps V8's default (TurboFan for hot functions), for write-heavy embedded use. */
-export const tierUpWanted = (): boolean => {
+const tierUpWanted = (): boolean => {
   const value = (process.env["SERVICE_API_PGLITE_TIER_UP"] ?? "").trim().toLowerCase()
   if (value === "" || value === "false") return false
   if (value === "true") return true
