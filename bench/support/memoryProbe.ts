@@ -65,6 +65,8 @@ const report = async () => {
   // Source text stays in the heap for as long as the module is loaded: one byte a character when the file is all
   // Latin-1, two bytes otherwise (one "—" in a comment is enough).
   const packages = new Map<string, { files: number; sourceMiB: number }>()
+  // The project's own modules and effect's, by folder: which features a fresh server has loaded.
+  const folders = new Map<string, { files: number; sourceMiB: number }>()
   for (const url of loaded) {
     if (!url.startsWith("file:") || !/\.(c?js|mjs|ts)$/.test(url)) continue
     const match = /node_modules\/((?:@[^/]+\/)?[^/]+)/.exec(url)
@@ -80,6 +82,15 @@ const report = async () => {
     entry.files++
     entry.sourceMiB += bytes / 1048576
     packages.set(owner, entry)
+    const folder = owner === "(project)"
+      ? /\/((?:src|layers|ui|bench)\/[^/]+)/.exec(url)?.[1]
+      : owner === "effect" ? `effect/${/\/dist\/(.+)\/[^/]+$/.exec(url)?.[1] ?? "."}` : undefined
+    if (folder !== undefined) {
+      const counted = folders.get(folder) ?? { files: 0, sourceMiB: 0 }
+      counted.files++
+      counted.sourceMiB += bytes / 1048576
+      folders.set(folder, counted)
+    }
   }
   return {
     rss: mib(usage.rss),
@@ -92,7 +103,9 @@ const report = async () => {
     mappings: mappings(),
     modules: loaded.size,
     packages: Object.fromEntries([...packages].sort((a, b) => b[1].sourceMiB - a[1].sourceMiB).map(([name, entry]) =>
-      [name, { files: entry.files, sourceMiB: Math.round(entry.sourceMiB * 10) / 10 }]))
+      [name, { files: entry.files, sourceMiB: Math.round(entry.sourceMiB * 10) / 10 }])),
+    folders: Object.fromEntries([...folders].sort((a, b) => b[1].sourceMiB - a[1].sourceMiB).map(([name, entry]) =>
+      [name, { files: entry.files, sourceKiB: Math.round(entry.sourceMiB * 1024) }]))
   }
 }
 

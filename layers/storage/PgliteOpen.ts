@@ -9,6 +9,7 @@ import { execFile } from "node:child_process"
 import { access, mkdir } from "node:fs/promises"
 import * as Path from "node:path"
 import { fileURLToPath } from "node:url"
+import { withoutTierUp } from "./PgliteTiering.ts"
 import { siblingScript } from "../../src/workers/SiblingScript.ts"
 
 export interface PgliteOpenOptions {
@@ -16,7 +17,10 @@ export interface PgliteOpenOptions {
   readonly sharedBuffers?: string | undefined
 }
 
-export const openPglite = async (dataDir: string | undefined, options: PgliteOpenOptions = {}): Promise<PGlite> => {
+export const openPglite = (dataDir: string | undefined, options: PgliteOpenOptions = {}): Promise<PGlite> =>
+  withoutTierUp(() => open(dataDir, options))
+
+const open = async (dataDir: string | undefined, options: PgliteOpenOptions): Promise<PGlite> => {
   const startParams = [...PGlite.defaultStartParams, "-c", `shared_buffers=${sharedBuffers(options)}`]
   if (dataDir === undefined) return PGlite.create({ extensions: { vector }, startParams })
   const path = Path.resolve(dataDir)

@@ -25,6 +25,7 @@ import { decayByRecency } from "./RecencyDecay.ts"
 import { byCombinedScore, deterministicRerank, fusedOrder, reciprocalRankFusion } from "./Fusion.ts"
 import { GraphRecall } from "./GraphRecall.ts"
 import { BankBrains } from "../../brain/BankBrains.ts"
+import { runSliced } from "../../brain/Sliced.ts"
 import { AccessTelemetry } from "../../activity/AccessTelemetry.ts"
 import { effectivePipelineSettings } from "../../domain/PipelineSettings.ts"
 import { includeChunks, includeEntities, includeSourceFacts, toRecallResult } from "./RecallIncludes.ts"
@@ -44,6 +45,8 @@ const rerankDepth = { low: 40, mid: 80, high: 160 } as const
 const graphSeeds = 8
 const expansionNeighbours = 3
 const expansionMinSimilarity = 0.55
+/** The longest the query expansion holds the event loop before it lets other requests in (plus one word's scan). */
+const expansionSliceMillis = 4
 
 /** How a recall reads; the defaults are what the API does. */
 export interface RecallOptions {
@@ -82,15 +85,30 @@ export class Recall extends Context.Service<Recall, {
       const telemetry = yield* AccessTelemetry
       const lexemes = yield* QueryLexemes
 
-      /** Each content word's closest neighbours, for keyword search at a lower weight. */
-      const expand = (query: string): ReadonlyArray<string> =>
+      /**
+       * Each content word's closest neighbours, for keyword search at a lower weight. A word not seen before scans
+       * the GloVe pool (5 ms a word on a quiet machine, far more on a loaded one): in a server's first seconds most
+       * words are new, and a query's scans in one piece held the event loop 100-200 ms, so they run in slices.
+       */
+      const expand = (query: string): Effect.Effect<ReadonlyArray<string>> =>
         Option.match(wordVectors, {
-          onNone: () => [],
+          onNone: () => Effect.succeed([]),
           onSome: (vectors) =>
-            [...new Set(query.toLowerCase().match(/[a-z]{4,}/g) ?? [])].flatMap((word) =>
-              vectors.nearest(word, expansionNeighbours)
-                .filter((neighbour) => neighbour.similarity >= expansionMinSimilarity && !neighbour.word.startsWith(word.slice(0, 4)))
-                .map((neighbour) => neighbour.word)
+            runSliced(
+              (function*() {
+                const expansion: Array<string> = []
+                for (const word of new Set(query.toLowerCase().match(/[a-z]{4,}/g) ?? [])) {
+                  for (const neighbour of vectors.nearest(word, expansionNeighbours)) {
+                    if (neighbour.similarity >= expansionMinSimilarity && !neighbour.word.startsWith(word.slice(0, 4))) {
+                      expansion.push(neighbour.word)
+                    }
+                  }
+                  yield
+                }
+                return expansion
+              })(),
+              Effect.yieldNow,
+              expansionSliceMillis
             )
         })
 
@@ -166,7 +184,7 @@ export class Recall extends Context.Service<Recall, {
           }
           : null
 
-        const expansion = yield* stage("expand", Effect.sync(() => expand(request.query)))
+        const expansion = yield* stage("expand", expand(request.query))
         // The brain is brought up to date with the bank's last writes while the query is embedded (a remote
         // embedder's round trip hides it); while its breaker is open there is none, recall reads SQL and the graph
         // adds nothing.

@@ -1,6 +1,7 @@
 /**
  * How PGlite is opened on either thread: the shared buffers it starts with (SERVICE_API_PGLITE_SHARED_BUFFERS, 16MB
- * by default), refused sizes, and a new data directory (created by a child process) that opens again with its data.
+ * by default), refused sizes, WebAssembly tier-up (SERVICE_API_PGLITE_TIER_UP, off by default), and a new data
+ * directory (created by a child process) that opens again with its data.
  */
 import { assert, describe, it } from "@effect/vitest"
 import * as Effect from "effect/Effect"
@@ -75,6 +76,25 @@ describe.runIf(pgliteTier)("openPglite", () => {
         assert.strictEqual(rows[0]!.sharedBuffers, "24MB", thread)
       }
     }).pipe(Effect.scoped), 60_000)
+
+  it.live("answers the same with WebAssembly tier-up off (the default) or on, and refuses other values by name", () =>
+    Effect.gen(function*() {
+      const answer = (value: string) =>
+        withEnvironment("SERVICE_API_PGLITE_TIER_UP", value).pipe(
+          Effect.andThen(opened(undefined)),
+          Effect.flatMap((db) => Effect.promise(() => db.query<{ n: number }>("SELECT count(*)::int AS n FROM generate_series(1, 5000)"))),
+          Effect.map((result) => result.rows),
+          Effect.scoped
+        )
+      for (const value of ["", "false", "true"]) assert.deepStrictEqual(yield* answer(value), [{ n: 5000 }], value)
+      const refused = yield* withEnvironment("SERVICE_API_PGLITE_TIER_UP", "sometimes").pipe(
+        Effect.andThen(Effect.tryPromise(() => openPglite(undefined))),
+        Effect.flip,
+        Effect.map((error) => String((error as { cause?: unknown }).cause ?? error)),
+        Effect.scoped
+      )
+      assert.include(refused, `SERVICE_API_PGLITE_TIER_UP must be true or false (got "sometimes")`)
+    }), 60_000)
 
   it.live("creates a new data directory and opens it again with its data", () =>
     Effect.gen(function*() {
