@@ -16,7 +16,7 @@ export const linkPolicy = {
   temporalWindowDays: 3,
   semanticNeighbours: 5,
   semanticThreshold: 0.6,
-  entityNeighbours: 8,
+  entityNeighbours: 4,
   nearDuplicateSimilarity: 0.97,
   nearDuplicateWordOverlap: 0.8
 }
