@@ -6,7 +6,7 @@
  * of the table without indexes takes 100-row inserts, with each index alone added in turn (its cost is the
  * difference), and EXPLAIN ANALYZE of a rolled-back insert into the real table names the triggers' time.
  * Embedded PGlite always; PostgreSQL too when ENGRAM_BENCH_DATABASE_URL is set. Measurement only.
- * Rerun: `node bench/write-cost.ts [--base 3000] [--batches 10]`.
+ * Rerun: `node bench/write-cost.ts [--base 3000] [--batches 10] [--statements-only] [--postgres-only]`.
  */
 import { Effect, Layer, Option, Redacted, Tracer } from "effect"
 import { SqlClient } from "effect/sql"
@@ -25,6 +25,10 @@ const option = (name: string, fallback: number) => {
   return index >= 0 ? Number(argv[index + 1]) : fallback
 }
 const base = option("base", 3000)
+/** `--statements-only`: skip the per-index and per-trigger measurement (a quicker before/after of the statements). */
+const statementsOnly = argv.includes("--statements-only")
+/** `--postgres-only`: skip PGlite (needs ENGRAM_BENCH_DATABASE_URL). */
+const postgresOnly = argv.includes("--postgres-only")
 const batches = option("batches", 10)
 const batch = 100
 
@@ -197,8 +201,12 @@ const measure = (tier: string, databaseUrl?: string) =>
         (SELECT count(*)::int FROM unit_entities) AS mentions`
     console.log(`\n### ${tier}: ${retained} items retained in batches of ${batch} into a bank of ${base}` +
       ` (${(retained / (wall / 1000)).toFixed(0)} items/s; ${(wall / retained).toFixed(2)} ms per item)`)
+    const linkTypes = yield* sql<{ linkType: string; n: number }>`
+      SELECT link_type, count(*)::int AS n FROM memory_links GROUP BY link_type ORDER BY count(*) DESC`
     console.log(`bank at the end: ${counts[0]!.units} memories, ${counts[0]!.links} links` +
-      ` (${(counts[0]!.links / counts[0]!.units).toFixed(1)} per memory), ${counts[0]!.mentions} entity mentions`)
+      ` (${(counts[0]!.links / counts[0]!.units).toFixed(1)} per memory: ` +
+      linkTypes.map((row) => `${row.linkType} ${(row.n / counts[0]!.units).toFixed(1)}`).join(", ") +
+      `), ${counts[0]!.mentions} entity mentions`)
     console.log(`CPU per item: node ${((node.user + node.system) / 1000 / retained).toFixed(2)} ms` +
       (databaseUrl === undefined ? " (PGlite runs inside it)" : `, database ${(database * 1000 / retained).toFixed(2)} ms (this process's backends)`))
     console.log("\n| what | calls per batch | ms per batch | ms per item | share of wall |\n|---|---:|---:|---:|---:|")
@@ -206,6 +214,7 @@ const measure = (tier: string, databaseUrl?: string) =>
       console.log(`| ${key} | ${(entry.calls / batches).toFixed(1)} | ${(entry.ms / batches).toFixed(1)} | ` +
         `${(entry.ms / retained).toFixed(3)} | ${((entry.ms / wall) * 100).toFixed(0)} % |`)
     }
+    if (statementsOnly) return
     // Cheaper HNSW builds, for comparison with the index as configured.
     const hnsw = (options: string) =>
       `CREATE INDEX x ON memory_units USING hnsw ((embedding::vector(100)) vector_cosine_ops) WITH (${options}) WHERE vector_dims(embedding) = 100`
@@ -229,7 +238,7 @@ const measure = (tier: string, databaseUrl?: string) =>
 const models = Layer.mergeAll(glove({ cacheDir: process.env["SERVICE_API_EMBEDDINGS_CACHE_DIR"] ?? join(tmpdir(), "engram-glove-cache", "models") }), Llm.layerNone)
 
 const program = Effect.gen(function*() {
-  yield* measure("PGlite").pipe(Effect.provide(engramWith({ dataDir: tempDir("engram-write-cost-"), enableObservations: false }, models)))
+  if (!postgresOnly) yield* measure("PGlite").pipe(Effect.provide(engramWith({ dataDir: tempDir("engram-write-cost-"), enableObservations: false }, models)))
   const url = process.env["ENGRAM_BENCH_DATABASE_URL"]
   if (url !== undefined) {
     yield* measure("PostgreSQL", url).pipe(Effect.provide(engramWith({

@@ -87,6 +87,28 @@ layer(app, { excludeTestServices: true })("retain with a language model", (it) =
       assert.strictEqual(traces.body.items[0].scope, "retain.extract_facts")
     }))
 
+  it.effect("a cause the model names twice is stored once, and the retain succeeds", () =>
+    Effect.gen(function*() {
+      const server = yield* TestServer
+      const scripted = yield* Scripted
+      // The batch's link INSERT has no conflict check: a repeated cause must be merged before it, not fail the retain.
+      const twice = {
+        facts: [
+          extraction.facts[0]!,
+          { ...extraction.facts[1]!, causal_relations: [{ target_index: 0, relation: "caused_by" }, { target_index: 0, relation: "caused_by" }] }
+        ]
+      }
+      scripted.script({ content: JSON.stringify(twice) })
+      const response = yield* server.request("POST", `${bank("twice")}/memories`, {
+        json: { items: [{ content: "My flight got cancelled by the storm, so I rebooked for next week.", timestamp: "2024-03-03T09:00:00Z" }] }
+      })
+      assert.strictEqual(response.status, 200, response.text)
+      const list = yield* server.request("GET", `${bank("twice")}/memories/list`)
+      assert.strictEqual(list.body.items.length, 2)
+      const stats = yield* server.request("GET", `${bank("twice")}/stats`)
+      assert.strictEqual(stats.body.links_by_link_type.caused_by, 1)
+    }))
+
   it.effect("a malformed answer is repaired, and an invalid one is retried with the error", () =>
     Effect.gen(function*() {
       const server = yield* TestServer

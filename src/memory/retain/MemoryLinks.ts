@@ -16,7 +16,7 @@ export const linkPolicy = {
   temporalWindowDays: 3,
   semanticNeighbours: 5,
   semanticThreshold: 0.6,
-  entityNeighbours: 8,
+  entityNeighbours: 4,
   nearDuplicateSimilarity: 0.97,
   nearDuplicateWordOverlap: 0.8
 }
@@ -115,13 +115,28 @@ const planned = (sql: SqlClient.SqlClient, links: ReadonlyArray<PlannedLink>) =>
   WHERE EXISTS (SELECT 1 FROM memory_units f WHERE f.id = x.from_id)
     AND EXISTS (SELECT 1 FROM memory_units t WHERE t.id = x.to_id)`
 
-const insertLinks = (sql: SqlClient.SqlClient, bankId: string, sources: ReadonlyArray<ReturnType<typeof temporal>>) => sql`
+const insertLinks = (
+  sql: SqlClient.SqlClient,
+  bankId: string,
+  sources: ReadonlyArray<ReturnType<typeof temporal>>,
+  onConflict: "ignore" | "none" = "ignore"
+) => sql`
   INSERT INTO memory_links (bank_id, from_id, to_id, link_type, weight)
   SELECT ${bankId}, l.from_id, l.to_id, l.link_type, l.weight
   FROM (${sql.join(" UNION ALL ", false)(sources.map((source) => sql`(${source})`))}) l
-  ON CONFLICT DO NOTHING`
+  ${onConflict === "ignore" ? sql`ON CONFLICT DO NOTHING` : sql``}`
 
-/** Links a retained batch's new memories: temporal and entity links found in SQL, semantic and causal ones planned. */
+/** Planned links once each: the same cause named twice by an extractor is one link. */
+const distinctLinks = (links: ReadonlyArray<PlannedLink>) =>
+  [...new Map(links.map((link) => [`${link.fromId}\u0000${link.toId}\u0000${link.linkType}`, link])).values()]
+
+/**
+ * Links a retained batch's new memories: temporal and entity links found in SQL, semantic and causal ones planned.
+ * Every link starts at a memory this batch just created, so none can exist already, and each source yields a
+ * (from, to, type) once (temporal and entity neighbours are distinct rows, planned links are deduplicated here): the
+ * INSERT needs no ON CONFLICT, whose speculative insertion doubled the cost of a link (2,000 links: 41-82 ms
+ * without against 83-151 ms with, four alternating runs).
+ */
 export const linkBatch = Effect.fnUntraced(function*(
   bankId: string,
   ids: ReadonlyArray<string>,
@@ -129,11 +144,15 @@ export const linkBatch = Effect.fnUntraced(function*(
 ) {
   if (ids.length === 0) return
   const sql = yield* SqlClient.SqlClient
+  const fresh = new Set(ids)
+  const plannedLinks = distinctLinks(links)
+  // A planned link from a memory not created here could already exist: those keep the conflict check.
+  const conflictFree = plannedLinks.every((link) => fresh.has(link.fromId))
   yield* insertLinks(sql, bankId, [
     temporal(sql, bankId, ids),
     entity(sql, ids),
-    ...(links.length === 0 ? [] : [planned(sql, links)])
-  ])
+    ...(plannedLinks.length === 0 ? [] : [planned(sql, plannedLinks)])
+  ], conflictFree ? "none" : "ignore")
 })
 
 /** Links memories written one at a time (an edit, a restore): every kind found in SQL. */
