@@ -4,14 +4,16 @@
  * and its trajectory, the bank's entity map, mental models citing or naming it (emptied and queued for refresh), dream
  * runs, predictions and proposals resting on it, anomalies, access history, chunks and documents nothing else needs,
  * dataset sets that produced it — in ONE transaction under the bank's write lock: a crash leaves all of it or none.
- * The brain learns of it from the change log; its kept `.brain` file is written again. Memory repo commits are listed,
- * never rewritten (`purge_history` is refused). A dry run does the same work and rolls it back, so its report is
- * exact. Nothing here logs or returns forgotten content: the report holds counts and ids.
+ * The brain learns of it from the change log; its kept `.brain` file is written again. Memory repo commits are listed;
+ * with `purge_history` they are rewritten without the content in the same transaction (`HistoryPurge`). A dry run
+ * does the same work and rolls it back, so its report is exact. Nothing here logs or returns forgotten content: the
+ * report holds counts and ids.
  */
-import { Context, Data, Effect, Layer, Option } from "effect"
+import { Clock, Context, Data, Effect, Layer, Option } from "effect"
 import { SqlClient } from "effect/sql"
 import type { SqlError } from "effect/sql/SqlError"
 import { existsSync } from "node:fs"
+import { AuditLogs } from "../../audit/AuditLogs.ts"
 import { rm } from "node:fs/promises"
 import { BankLocks } from "../../bank/BankLocks.ts"
 import { Banks } from "../../bank/Banks.ts"
@@ -23,6 +25,7 @@ import { MentalModels } from "../../mentalmodels/MentalModels.ts"
 import { makeConsolidationRequests } from "../consolidation/ConsolidationRequests.ts"
 import { GraphRecall } from "../recall/GraphRecall.ts"
 import { deleteWithDerived } from "./DerivedDeletion.ts"
+import { purgeHistory } from "./HistoryPurge.ts"
 
 interface Forgotten {
   readonly report: ForgetReport
@@ -50,6 +53,7 @@ export class Forget extends Context.Service<Forget, {
       const runtime = yield* BrainRuntime
       const models = yield* MentalModels
       const consolidation = yield* makeConsolidationRequests
+      const audit = yield* AuditLogs
 
       /** The selected memories and, for an entity, the entity rows: read in the forget's own transaction. */
       const select = Effect.fn("Forget.select")(function*(bankId: string, request: ForgetRequest) {
@@ -139,7 +143,31 @@ export class Forget extends Context.Service<Forget, {
         const intelligence = yield* sql`DELETE FROM entity_intelligence WHERE bank_id = ${bankId}
           AND (${forgottenEntities.length + deleted.entitiesPruned > 0} OR ${names("content")}) RETURNING bank_id`
 
-        const commits = earliest === null ? [] : yield* sql<{ commitId: string }>`
+        const purge = request.purge_history !== true ? null : yield* purgeHistory(bankId, {
+          memoryIds: ids,
+          entityIds: selected.entityIds,
+          chunkIds: chunks.map((row) => String(row["id"])),
+          documentIds: documents.map((row) => String(row["documentId"])),
+          entity: request.entity ?? null,
+          requestedIds: request.memory_ids ?? [],
+          documentId: request.document_id ?? null,
+          tag: request.tag ?? null
+        })
+        if (purge !== null && request.dry_run !== true) {
+          const at = new Date(yield* Clock.currentTimeMillis)
+          yield* audit.record({
+            bankId,
+            action: "memories.purge_history",
+            transport: "system",
+            method: "PURGE",
+            route: `memory repo history rewritten: ${purge.rewrites.length} commits, ${purge.objectsDeleted} objects deleted`,
+            status: 200,
+            actor: "system",
+            startedAt: at,
+            endedAt: at
+          })
+        }
+        const commits = purge !== null ? purge.holding.map((commitId) => ({ commitId })) : earliest === null ? [] : yield* sql<{ commitId: string }>`
           SELECT c.commit_id FROM repo_commits c JOIN memory_repos r ON r.repo_id = c.repo_id
           WHERE (r.root_bank_id = ${bankId}
               OR r.repo_id IN (SELECT repo_id FROM repo_branches WHERE workspace_bank_id = ${bankId}))
@@ -170,13 +198,26 @@ export class Forget extends Context.Service<Forget, {
             memory_ids: [...deleted.memories].sort(),
             removed,
             brain: { updated: false, file_rewritten: false },
-            repo_commits: {
-              commit_ids: commits.map((row) => row.commitId),
-              rewritten: false,
-              note: commits.length === 0
-                ? "no memory repo commit was made since the forgotten memories were stored"
-                : "these commits may still hold the forgotten content; history is never rewritten by forget"
-            }
+            repo_commits: purge !== null
+              ? {
+                commit_ids: commits.map((row) => row.commitId),
+                rewritten: request.dry_run !== true && purge.rewrites.length > 0,
+                note: purge.rewrites.length === 0
+                  ? "no memory repo commit held the forgotten content"
+                  : request.dry_run === true
+                  ? "these commits hold the forgotten content; purge_history would rewrite them (and the commits after them) as listed"
+                  : "history rewritten: these commits held the forgotten content; they and the commits after them have new ids",
+                rewrites: purge.rewrites,
+                objects_deleted: purge.objectsDeleted,
+                read_copies_dropped: purge.readCopiesDropped
+              }
+              : {
+                commit_ids: commits.map((row) => row.commitId),
+                rewritten: false,
+                note: commits.length === 0
+                  ? "no memory repo commit was made since the forgotten memories were stored"
+                  : "these commits may still hold the forgotten content; history is rewritten only with purge_history"
+              }
           } satisfies ForgetReport,
           models: modelRows.map((row) => String(row["id"])),
           wake: deleted.consolidationQueued
@@ -200,13 +241,17 @@ export class Forget extends Context.Service<Forget, {
         if (selectors.every((selector) => selector == null || (Array.isArray(selector) && selector.length === 0))) {
           return yield* ValidationError.single("body", "name what to forget: entity, memory_ids, document_id or tag")
         }
-        if (request.purge_history === true) {
-          return yield* ValidationError.single(
-            "purge_history",
-            "rewriting memory repo history is not available yet; forget without it lists the commits that may hold the content"
-          )
-        }
         yield* banks.get(bankId)
+        if (request.purge_history === true) {
+          const enabling = yield* sql<{ n: number }>`SELECT count(*)::int AS n FROM memory_repos
+            WHERE root_bank_id = ${bankId} AND enable_progress IS NOT NULL`.pipe(Effect.orDie)
+          if ((enabling[0]?.n ?? 0) > 0) {
+            return yield* ValidationError.single(
+              "purge_history",
+              "the bank's memory repo is still building its first commit; retry when the enable has finished"
+            )
+          }
+        }
         const result = yield* locks.withWriteLock(bankId)(
           forgetInTransaction(bankId, request).pipe(
             Effect.flatMap((outcome) => request.dry_run === true ? Effect.fail(new RolledBack({ outcome })) : Effect.succeed(outcome)),
