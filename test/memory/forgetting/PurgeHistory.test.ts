@@ -138,5 +138,5 @@ layer(testApp(), { excludeTestServices: true, timeout: "4 minutes" })("forget wi
       assert.strictEqual(audit.body.items.length, 1)
       assert.include(audit.text, "4 commits")
       assert.notInclude(audit.text, name)
-    }))
+    }), 240_000)
 })
