@@ -113,9 +113,11 @@ export const purgeHistory = Effect.fn("Forgetting.purgeHistory")(function*(bankI
 
   // Every row (and leaf) the repo's trees reach in the tables a forget touches.
   yield* run(`CREATE TEMP TABLE IF NOT EXISTS purge_leaves (tbl text, lh text, PRIMARY KEY (tbl, lh)) ON COMMIT DROP`)
+  yield* run(`CREATE TEMP TABLE IF NOT EXISTS purge_entries (tbl text, lh text, h text) ON COMMIT DROP`)
   yield* run(`CREATE TEMP TABLE IF NOT EXISTS purge_reach (tbl text, h text, PRIMARY KEY (tbl, h)) ON COMMIT DROP`)
   yield* run(`CREATE TEMP TABLE IF NOT EXISTS purge_gone (tbl text, h text, nh text, body jsonb, PRIMARY KEY (tbl, h)) ON COMMIT DROP`)
   yield* run(`DELETE FROM purge_leaves`)
+  yield* run(`DELETE FROM purge_entries`)
   yield* run(`DELETE FROM purge_reach`)
   yield* run(`DELETE FROM purge_gone`)
   yield* run(
@@ -130,12 +132,13 @@ export const purgeHistory = Effect.fn("Forgetting.purgeHistory")(function*(bankI
      ON CONFLICT DO NOTHING`,
     [JSON.stringify(manifests)]
   )
+  // Which leaf holds which row, kept so the leaves to rebuild are found without expanding every leaf again.
   yield* run(
-    `INSERT INTO purge_reach (tbl, h)
-     SELECT DISTINCT l.tbl, e.value FROM purge_leaves l JOIN repo_objects o ON o.hash = l.lh
-     CROSS JOIN LATERAL jsonb_each_text(o.body) e
-     ON CONFLICT DO NOTHING`
+    `INSERT INTO purge_entries (tbl, lh, h)
+     SELECT l.tbl, l.lh, e.value FROM purge_leaves l JOIN repo_objects o ON o.hash = l.lh
+     CROSS JOIN LATERAL jsonb_each_text(o.body) e`
   )
+  yield* run(`INSERT INTO purge_reach (tbl, h) SELECT DISTINCT tbl, h FROM purge_entries ON CONFLICT DO NOTHING`)
   const reached = (table: string, where: string, select: string, params: ReadonlyArray<unknown>) =>
     Effect.map(
       run<{ v: string | null }>(
@@ -254,8 +257,9 @@ export const purgeHistory = Effect.fn("Forgetting.purgeHistory")(function*(bankI
   const replaced = new Map<string, string | null>()
   const removedOf = new Map<string, number>()
   const changes = yield* run<{ tbl: string; lh: string; body: Record<string, string> }>(
-    `SELECT l.tbl, l.lh, o.body FROM purge_leaves l JOIN repo_objects o ON o.hash = l.lh
-     WHERE EXISTS (SELECT 1 FROM jsonb_each_text(o.body) e JOIN purge_gone g ON g.tbl = l.tbl AND g.h = e.value)`
+    `SELECT l.tbl, l.lh, o.body FROM (
+       SELECT DISTINCT e.tbl, e.lh FROM purge_gone g JOIN purge_entries e ON e.tbl = g.tbl AND e.h = g.h) l
+     JOIN repo_objects o ON o.hash = l.lh`
   )
   const goneRows = yield* run<{ tbl: string; h: string; nh: string | null }>(`SELECT tbl, h, nh FROM purge_gone`)
   const fate = new Map(goneRows.map((row) => [`${row.tbl}\u0000${row.h}`, row.nh]))
@@ -436,12 +440,12 @@ export const purgeHistory = Effect.fn("Forgetting.purgeHistory")(function*(bankI
        SELECT hash FROM foreign_tops
        UNION SELECT e.value FROM foreign_tops t JOIN repo_objects o ON o.hash = t.hash AND o.kind = 'node'
        CROSS JOIN LATERAL jsonb_each_text(o.body) e),
-     kept AS (
+     kept AS MATERIALIZED (
        SELECT hash FROM foreign_trees UNION SELECT hash FROM foreign_leaves
        UNION SELECT e.value FROM foreign_leaves l JOIN repo_objects o ON o.hash = l.hash AND o.kind = 'bucket'
          CROSS JOIN LATERAL jsonb_each_text(o.body) e WHERE e.value IN (SELECT hash FROM d)
        UNION SELECT h FROM repo_enable_rows WHERE h IN (SELECT hash FROM d))
-     DELETE FROM repo_objects o WHERE o.hash IN (SELECT hash FROM d) AND NOT EXISTS (SELECT 1 FROM kept k WHERE k.hash = o.hash)
+     DELETE FROM repo_objects o WHERE o.hash IN (SELECT hash FROM d EXCEPT SELECT hash FROM kept)
      RETURNING o.hash`,
     [JSON.stringify(doomed), repoId]
   )
