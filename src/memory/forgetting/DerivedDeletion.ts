@@ -116,6 +116,13 @@ export const deleteEverythingDerived = Effect.fn("Forgetting.deleteEverythingDer
   const accesses = idList === null ? [] : yield* sql`DELETE FROM memory_access_events
     WHERE bank_id = ${bankId} AND item_type = 'memory' AND item_id IN ${sql.in(idList)} RETURNING seq`
   const datasetSets = yield* sql`DELETE FROM taste_sets WHERE bank_id = ${bankId} AND ${cites("memory_unit_ids")} RETURNING id`
+  // Histories that quote the memories: an observation's versions, a model's refresh records, anomaly corrections.
+  yield* sql`DELETE FROM observation_history WHERE bank_id = ${bankId} AND (${cites("source_fact_ids")}
+    OR ${cites("added_fact_ids")} OR ${idList === null ? none : sql`observation_id IN ${sql.in(idList)}`}
+    OR ${names("coalesce(text, '') || ' ' || coalesce(previous_text, '')")})`
+  yield* sql`DELETE FROM mental_model_refreshes WHERE bank_id = ${bankId} AND (${cites("new_fact_ids")}
+    OR ${names("coalesce(previous_content, '') || ' ' || coalesce(content, '')")})`
+  if (idList !== null) yield* sql`DELETE FROM anomaly_corrections WHERE bank_id = ${bankId} AND target_unit_id IN ${sql.in(idList)}`
   const archived = selection.archived.length === 0 ? [] : yield* sql`DELETE FROM memory_unit_archive
     WHERE bank_id = ${bankId} AND unit_id IN ${sql.in(selection.archived)} RETURNING unit_id`
 

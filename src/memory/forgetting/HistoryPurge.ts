@@ -264,11 +264,14 @@ export const purgeHistory = Effect.fn("Forgetting.purgeHistory")(function*(bankI
   const goneRows = yield* run<{ tbl: string; h: string; nh: string | null }>(`SELECT tbl, h, nh FROM purge_gone`)
   const fate = new Map(goneRows.map((row) => [`${row.tbl}\u0000${row.h}`, row.nh]))
   const newObjects: Array<{ hash: string; kind: string; body: Record<string, string> }> = []
+  /** Keys whose committed row changed: logged dirty for the root bank, so its working tree is HEAD plus the log still. */
+  const touchedKeys = new Set<string>()
   for (const leaf of changes) {
     const entries = new Map<string, string>()
     let removed = 0
     for (const [key, hash] of Object.entries(leaf.body)) {
       const to = fate.get(`${leaf.tbl}\u0000${hash}`)
+      if (to !== undefined) touchedKeys.add(JSON.stringify([leaf.tbl, key]))
       if (to === undefined) entries.set(key, hash)
       else if (to === null) removed++
       else entries.set(key, to)
@@ -339,6 +342,16 @@ export const purgeHistory = Effect.fn("Forgetting.purgeHistory")(function*(bankI
        SELECT DISTINCT ON (e ->> 'hash') e ->> 'hash', e ->> 'kind', e -> 'body', octet_length((e -> 'body')::text)
        FROM jsonb_array_elements($1::jsonb) e ON CONFLICT (hash) DO NOTHING`,
       [JSON.stringify(newObjects)]
+    )
+  }
+
+  // A row the history lost but the bank still holds (derived state the live forget keeps) must not fall out of the
+  // next commit unseen: its key is logged, and status and commit compare it (a key whose row is gone stays clean).
+  if (touchedKeys.size > 0) {
+    yield* run(
+      `INSERT INTO repo_dirty_keys (bank_id, table_name, k)
+       SELECT $1, e ->> 0, e ->> 1 FROM jsonb_array_elements($2::jsonb) e ON CONFLICT DO NOTHING`,
+      [bankId, `[${[...touchedKeys].join(",")}]`]
     )
   }
 

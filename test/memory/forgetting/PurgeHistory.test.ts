@@ -126,6 +126,13 @@ layer(testApp(), { excludeTestServices: true, timeout: "4 minutes" })("forget wi
         assert.include((yield* ok("GET", `${base}/memories/list?limit=1000`)).text, "Marguerite waters the office plants", branch)
       }
       assert.include((yield* ok("GET", `${base}/memories/list?limit=1000`)).text, "coffee machine", "main's uncommitted work is kept")
+      // The next commit takes main's uncommitted work onto the rewritten history, and nothing forgotten comes back.
+      const fifth = (yield* commit("fifth")).body
+      assert.isTrue(fifth.created)
+      const fifthTexts = yield* forkTexts(fifth.commit_id, "purge-after-fifth")
+      assert.include(fifthTexts.join("\n"), "coffee machine")
+      assert.notInclude(fifthTexts.join("\n"), name)
+      assert.isFalse((yield* ok("GET", `${repos}/${repoId}/status`)).body.dirty, "clean after the commit")
       // A fork of the branch head, and the object store itself.
       const forked = yield* ok("POST", `${repos}/${repoId}/fork-bank`, { target_bank_id: "purge-fork-head", source_branch: "side" })
       assert.notInclude(forked.text, name)
