@@ -18,7 +18,7 @@ export const ForgetRequest = Schema.Struct({
   tag: Schema.optionalKey(Schema.NullOr(Schema.String.check(Schema.isMinLength(1, { message: "tag must not be empty" })))),
   dry_run: Schema.optionalKey(Schema.Boolean.annotate({ description: "Report what would go; change nothing" })),
   purge_history: Schema.optionalKey(Schema.Boolean.annotate({
-    description: "Rewrite the memory repo commits that hold the content (not available yet: refused)"
+    description: "Rewrite the memory repo commits that hold the content (the one history-rewriting operation)"
   }))
 }).annotate({ identifier: "ForgetRequest" })
 export type ForgetRequest = typeof ForgetRequest.Type
@@ -55,10 +55,15 @@ export const ForgetReport = Schema.Struct({
   }),
   repo_commits: Schema.Struct({
     commit_ids: Schema.Array(Schema.String).annotate({
-      description: "commits of the bank's memory repo made since the earliest forgotten memory was stored: they may hold it"
+      description: "commits of the bank's memory repo made since the earliest forgotten memory was stored: they may hold it; with purge_history, exactly the commits that held it"
     }),
     rewritten: Schema.Boolean,
-    note: Schema.String
+    note: Schema.String,
+    rewrites: Schema.optionalKey(Schema.Array(Schema.Struct({ old_commit_id: Schema.String, new_commit_id: Schema.String })).annotate({
+      description: "with purge_history: each rewritten commit's old and new id (a dry run lists what it would write)"
+    })),
+    objects_deleted: Schema.optionalKey(Schema.Int.annotate({ description: "stored repo objects that held it, deleted" })),
+    read_copies_dropped: Schema.optionalKey(Schema.Int.annotate({ description: "parked branches' read copies dropped (re-copied on the next read)" }))
   })
 }).annotate({ identifier: "ForgetReport" })
 export type ForgetReport = typeof ForgetReport.Type

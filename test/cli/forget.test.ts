@@ -1,6 +1,7 @@
 /**
  * `engram forget` as a user runs it (a child process against the real server): a dry run reports and keeps the
- * memories, the forget removes them, `--json` is the API's report, and a request naming nothing exits 3 (refused).
+ * memories (with `--purge-history`, listing the repo commit it would rewrite), the forget removes them, `--json` is the
+ * API's report, and a request naming nothing exits 3 (refused).
  */
 import { assert, layer } from "@effect/vitest"
 import { Effect } from "effect"
@@ -25,6 +26,14 @@ layer(testApp(), { excludeTestServices: true, timeout: "3 minutes" })("engram fo
       const dry = yield* runCli(["forget", "cli-forget", "--entity", "Ottilie", "--dry-run", ...url])
       expectCode(dry, 0)
       assert.include(dry.stdout, "would forget")
+      assert.strictEqual(yield* count, before)
+
+      // With a repo, a dry run with --purge-history lists the commit it would rewrite, old id to new.
+      const repo = (yield* ok("POST", `${bankPath("cli-forget")}/repos/enable`, {})).body
+      const purgeDry = yield* runCli(["forget", "cli-forget", "--entity", "Ottilie", "--dry-run", "--purge-history", ...url])
+      expectCode(purgeDry, 0)
+      assert.include(purgeDry.stdout, "repo commits that would be rewritten: 1")
+      assert.include(purgeDry.stdout, repo.head_commit_id)
       assert.strictEqual(yield* count, before)
 
       const forgotten = yield* runCli(["forget", "cli-forget", "--entity", "Ottilie", "--json", ...url])

@@ -17,7 +17,8 @@ export class ForgetApi extends HttpApiGroup.make("forgetting")
         "it — observations, the entity and its trajectory, the entity map, mental models (emptied and refreshed), " +
         "dream evidence, anomalies, access history, orphaned chunks and documents, dataset sets; the brain and its " +
         "kept file follow. One transaction. `dry_run` reports what would go and changes nothing. Memory repo " +
-        "commits that may hold the content are listed, never rewritten."
+        "commits that may hold the content are listed; `purge_history: true` rewrites them without it (the one " +
+        "history-rewriting operation: commit ids change, the report maps old to new)."
     )
   )
   .annotateMerge(OpenApi.annotations({ title: "Forgetting" }))

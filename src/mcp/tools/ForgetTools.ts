@@ -24,13 +24,15 @@ export const forgetTools = Effect.gen(function*() {
       description: "Forget every memory naming an entity (or with these ids, from this document or with this tag) " +
         "and everything built from it: observations, the entity and its trajectory, mental models (emptied and " +
         "refreshed), dream evidence, anomalies. Irreversible: call with dry_run true first to see the report of " +
-        "what would go. Memory repo commits that may hold the content are listed, never rewritten.",
+        "what would go. Memory repo commits that may hold the content are listed; purge_history true rewrites them " +
+        "without it (the one operation that rewrites repo history: commit ids change, the report maps old to new).",
       fields: {
         entity: described(ForgetRequest.fields.entity, "An entity's name (or alias)."),
         memory_ids: described(ForgetRequest.fields.memory_ids, "Memory ids."),
         document_id: described(ForgetRequest.fields.document_id, "A document id: its memories and the document."),
         tag: described(ForgetRequest.fields.tag, "Every memory carrying this tag."),
-        dry_run: described(Schema.optionalKey(Schema.Boolean), "true: report what would go and change nothing.")
+        dry_run: described(Schema.optionalKey(Schema.Boolean), "true: report what would go and change nothing."),
+        purge_history: described(Schema.optionalKey(Schema.Boolean), "true: also rewrite the memory repo commits that hold it.")
       },
       hints: { readOnlyHint: false, destructiveHint: true, idempotentHint: true },
       run: (bankId, request) => forgetting.forget(bankId, request)

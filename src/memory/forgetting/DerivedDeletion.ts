@@ -1,13 +1,19 @@
 /**
- * Deleting memories with what was derived from them, inside the caller's transaction (under the bank's write lock):
- * the memories and their links and entity mentions (cascade), entity counts recounted, entities no memory names any
- * longer, and the observations resting on them (their surviving facts queued for consolidation, so those observations
- * are rebuilt without the deleted content). The brain learns of every deleted memory from the change log, which a
- * trigger writes in the same transaction: after the commit the caller calls `GraphRecall.changed` and, when this says
- * so, wakes consolidation. One transaction, so a crash leaves each memory present with its derived state or gone
- * with it. Used by the expiry sweep and by forget; `MemoryUnits.remove` and `Documents.remove` do the same.
+ * Deleting memories with what was derived from them, inside the caller's transaction (under the bank's write lock).
+ * `deleteWithDerived`: the memories and their links and entity mentions (cascade), entity counts recounted, entities
+ * no memory names any longer, and the observations resting on them (their surviving facts queued for consolidation,
+ * so those observations are rebuilt without the deleted content). `deleteEverythingDerived`, the one path forget and
+ * the expiry and retention sweeps share, adds everything else that cites the memories or names a forgotten entity:
+ * mental models (emptied, for the caller to refresh after the commit), dream runs, predictions, proposals and
+ * outcomes, anomalies, access history, dataset sets, invalidated copies, chunks and documents nothing uses any more,
+ * and the entity map. The brain learns of every deleted memory from the change log, which a trigger writes in the
+ * same transaction: after the commit the caller calls `GraphRecall.changed`, wakes consolidation when told to,
+ * refreshes the emptied models and rewrites the kept `.brain` file (`KeptBrainFile`). One transaction, so a crash
+ * leaves each memory present with its derived state or gone with it. `MemoryUnits.remove` and `Documents.remove`
+ * use `deleteWithDerived`.
  */
 import { Effect } from "effect"
+import type { ForgetRemoved } from "../../domain/Forget.ts"
 import { SqlClient } from "effect/sql"
 import { consolidateTask, type makeConsolidationRequests } from "../consolidation/ConsolidationRequests.ts"
 import { releaseObservationsOf } from "../consolidation/ObservationResets.ts"
@@ -47,3 +53,156 @@ export const deleteWithDerived = Effect.fn("Forgetting.deleteWithDerived")(funct
     consolidationQueued: released > 0
   } satisfies DerivedDeletion
 })
+
+/** What goes besides the memories themselves: their ids, and for a forget the entity it names. */
+export interface DerivedSelection {
+  /** Live memories to delete. */
+  readonly ids: ReadonlyArray<string>
+  /** Invalidated copies (the archive) to delete. */
+  readonly archived: ReadonlyArray<string>
+  /** Entities to delete whatever else names them (a forgotten entity). */
+  readonly entityIds: ReadonlyArray<string>
+  /** A forgotten entity's name: derived text naming it goes too. */
+  readonly entity: string | null
+  /** A forgotten document: it goes when no memory uses it any more. */
+  readonly documentId: string | null
+}
+
+export interface EverythingDerived {
+  readonly deletion: DerivedDeletion
+  readonly removed: ForgetRemoved
+  /** Mental models emptied: the caller refreshes them after the commit. */
+  readonly models: ReadonlyArray<string>
+  readonly chunkIds: ReadonlyArray<string>
+  readonly documentIds: ReadonlyArray<string>
+}
+
+const likePattern = (text: string) => `%${text.replace(/[\\%_]/g, "\\$&")}%`
+
+export const deleteEverythingDerived = Effect.fn("Forgetting.deleteEverythingDerived")(function*(
+  consolidation: ConsolidationRequests,
+  bankId: string,
+  selection: DerivedSelection
+) {
+  const sql = yield* SqlClient.SqlClient
+  const ids = selection.ids
+  const count = (rows: ReadonlyArray<unknown>) => rows.length
+  const none = sql`false`
+  const idList = ids.length === 0 ? null : ids
+  // Derived state that names the memories by id, read before they go (their rows cite them).
+  const chunkIds = idList === null ? [] : (yield* sql<{ chunkId: string }>`SELECT DISTINCT chunk_id FROM memory_units
+    WHERE id IN ${sql.in(idList)} AND chunk_id IS NOT NULL`).map((row) => row.chunkId)
+  const documentIds = idList === null ? [] : (yield* sql<{ documentId: string }>`SELECT DISTINCT document_id FROM memory_units
+    WHERE id IN ${sql.in(idList)} AND document_id IS NOT NULL`).map((row) => row.documentId)
+  const cites = (column: string) => idList === null ? none : sql`${sql.literal(column)} && ${idList}::text[]`
+  const names = (column: string) =>
+    selection.entity == null ? none : sql`${sql.literal(column)} ILIKE ${likePattern(selection.entity)}`
+
+  const modelRows = yield* sql<{ id: string }>`UPDATE mental_models
+    SET content = '', reflect_response = NULL, last_refreshed_at = NULL, updated_at = now()
+    WHERE bank_id = ${bankId} AND (${names("content")} OR ${sql.or([
+      ...ids.slice(0, 2_000).map((id) => sql`reflect_response::text LIKE ${likePattern(id)}`), none])})
+    RETURNING id`
+  const dreamRuns = yield* sql`DELETE FROM dream_runs WHERE bank_id = ${bankId}
+    AND (${cites("evidence_ids")} OR ${names("coalesce(summary, '') || coalesce(narrative_html, '')")}) RETURNING id`
+  const predictions = yield* sql`DELETE FROM dream_predictions WHERE bank_id = ${bankId}
+    AND (${cites("supporting_evidence_ids")} OR ${names("title || ' ' || description")}) RETURNING id`
+  const proposals = yield* sql`DELETE FROM dream_proposals WHERE bank_id = ${bankId}
+    AND (${cites("supporting_evidence_ids")} OR ${names("title || ' ' || content")}) RETURNING id`
+  yield* sql`DELETE FROM dream_prediction_outcomes WHERE bank_id = ${bankId} AND ${cites("evidence_ids")}`
+  const anomalies = yield* sql`DELETE FROM anomaly_events WHERE bank_id = ${bankId}
+    AND (${cites("unit_ids")} OR ${names("description")}
+      ${selection.entityIds.length === 0 ? sql`` : sql`OR entity_ids && ${selection.entityIds}::text[]`}) RETURNING id`
+  const accesses = idList === null ? [] : yield* sql`DELETE FROM memory_access_events
+    WHERE bank_id = ${bankId} AND item_type = 'memory' AND item_id IN ${sql.in(idList)} RETURNING seq`
+  const datasetSets = yield* sql`DELETE FROM taste_sets WHERE bank_id = ${bankId} AND ${cites("memory_unit_ids")} RETURNING id`
+  // Histories that quote the memories: an observation's versions, a model's refresh records, anomaly corrections.
+  yield* sql`DELETE FROM observation_history WHERE bank_id = ${bankId} AND (${cites("source_fact_ids")}
+    OR ${cites("added_fact_ids")} OR ${idList === null ? none : sql`observation_id IN ${sql.in(idList)}`}
+    OR ${names("coalesce(text, '') || ' ' || coalesce(previous_text, '')")})`
+  yield* sql`DELETE FROM mental_model_refreshes WHERE bank_id = ${bankId} AND (${cites("new_fact_ids")}
+    OR ${names("coalesce(previous_content, '') || ' ' || coalesce(content, '')")})`
+  if (idList !== null) yield* sql`DELETE FROM anomaly_corrections WHERE bank_id = ${bankId} AND target_unit_id IN ${sql.in(idList)}`
+  const archived = selection.archived.length === 0 ? [] : yield* sql`DELETE FROM memory_unit_archive
+    WHERE bank_id = ${bankId} AND unit_id IN ${sql.in(selection.archived)} RETURNING unit_id`
+
+  // The entity itself goes (its trajectory and aliases cascade), whatever else still names it.
+  const trajectories = yield* sql`SELECT 1 FROM entity_trajectories WHERE bank_id = ${bankId}
+    AND entity_id IN ${sql.in(selection.entityIds.length === 0 ? [""] : selection.entityIds)}`
+  const forgottenEntities = selection.entityIds.length === 0 ? [] : yield* sql`DELETE FROM entities
+    WHERE bank_id = ${bankId} AND id IN ${sql.in(selection.entityIds)} RETURNING id`
+  const deleted = yield* deleteWithDerived(consolidation, bankId, ids)
+  const chunks = chunkIds.length === 0 ? [] : yield* sql`DELETE FROM chunks c WHERE c.bank_id = ${bankId}
+    AND c.id IN ${sql.in(chunkIds)} AND NOT EXISTS (SELECT 1 FROM memory_units u WHERE u.chunk_id = c.id) RETURNING c.id`
+  const documents = yield* sql`DELETE FROM documents d WHERE d.bank_id = ${bankId}
+    AND (d.document_id IN ${sql.in(documentIds.length === 0 ? [""] : documentIds)}
+      ${selection.documentId == null ? sql`` : sql`OR d.document_id = ${selection.documentId}`})
+    AND NOT EXISTS (SELECT 1 FROM memory_units u WHERE u.bank_id = d.bank_id AND u.document_id = d.document_id)
+    RETURNING d.document_id`
+  if (documents.length > 0) {
+    yield* sql`DELETE FROM chunks WHERE bank_id = ${bankId}
+      AND document_id IN ${sql.in(documents.map((row) => String(row["documentId"])))}`
+  }
+  // The bank's entity map is built from every entity: any forgotten one (or its name in it) drops it.
+  const intelligence = yield* sql`DELETE FROM entity_intelligence WHERE bank_id = ${bankId}
+    AND (${forgottenEntities.length + deleted.entitiesPruned > 0} OR ${names("content")}) RETURNING bank_id`
+
+  const removed: ForgetRemoved = {
+    memories: deleted.memories.length,
+    invalidated_memories: count(archived),
+    observations: deleted.observationsReleased,
+    entities: forgottenEntities.length + deleted.entitiesPruned,
+    trajectories: count(trajectories),
+    entity_intelligence: count(intelligence),
+    mental_models_marked_stale: count(modelRows),
+    dream_runs: count(dreamRuns),
+    dream_predictions: count(predictions),
+    dream_proposals: count(proposals),
+    anomalies: count(anomalies),
+    access_events: count(accesses),
+    chunks: count(chunks),
+    documents: count(documents),
+    dataset_sets: count(datasetSets)
+  }
+  return {
+    deletion: deleted,
+    removed,
+    models: modelRows.map((row) => String(row["id"])),
+    chunkIds: chunks.map((row) => String(row["id"])),
+    documentIds: documents.map((row) => String(row["documentId"]))
+  } satisfies EverythingDerived
+})
+
+/** A sweep's selection: only these memories, no entity named. */
+export const sweptOnly = (ids: ReadonlyArray<string>): DerivedSelection => ({
+  ids,
+  archived: [],
+  entityIds: [],
+  entity: null,
+  documentId: null
+})
+
+export const noneRemoved: ForgetRemoved = {
+  memories: 0,
+  invalidated_memories: 0,
+  observations: 0,
+  entities: 0,
+  trajectories: 0,
+  entity_intelligence: 0,
+  mental_models_marked_stale: 0,
+  dream_runs: 0,
+  dream_predictions: 0,
+  dream_proposals: 0,
+  anomalies: 0,
+  access_events: 0,
+  chunks: 0,
+  documents: 0,
+  dataset_sets: 0
+}
+
+/** Per-kind totals over a sweep's slices. */
+export const addRemoved = (a: ForgetRemoved, b: ForgetRemoved): ForgetRemoved => {
+  const sum: Record<string, number> = {}
+  for (const key of Object.keys(a) as Array<keyof ForgetRemoved>) sum[key] = a[key] + b[key]
+  return sum as ForgetRemoved
+}

@@ -1,5 +1,6 @@
 /**
- * The expiry sweep: the `expiry_sweep` task deletes a bank's expired memories with their derived state, a bounded
+ * The expiry sweep: the `expiry_sweep` task deletes a bank's expired memories with everything derived from them
+ * (forget's own path, `deleteEverythingDerived`; the kept `.brain` file is written again at the end), a bounded
  * slice per transaction (under the bank's write lock, released between slices so a retain or another bank's work
  * gets in), each slice audited in its own transaction without any content — only how many went. Reads already hide
  * an expired memory (`Expiry.ts`), so the sweep is about storage and derived state, never about what recall sees.
@@ -18,8 +19,10 @@ import { OperationStore } from "../../operations/OperationStore.ts"
 import { TaskRegistry } from "../../operations/TaskRegistry.ts"
 import { makeConsolidationRequests } from "../consolidation/ConsolidationRequests.ts"
 import { GraphRecall } from "../recall/GraphRecall.ts"
-import { deleteWithDerived } from "./DerivedDeletion.ts"
+import { MentalModels } from "../../mentalmodels/MentalModels.ts"
+import { addRemoved, deleteEverythingDerived, noneRemoved, sweptOnly } from "./DerivedDeletion.ts"
 import { ExpiryWakeups } from "./ExpiryWakeups.ts"
+import { makeKeptBrainFile } from "./KeptBrainFile.ts"
 
 export const expirySweepTask = "expiry_sweep"
 
@@ -40,14 +43,20 @@ export const ExpirySweepTask = TaskRegistry.handler(expirySweepTask, Effect.gen(
   const graph = yield* GraphRecall
   const audit = yield* AuditLogs
   const consolidation = yield* makeConsolidationRequests
+  const models = yield* MentalModels
+  const keptBrainFile = yield* makeKeptBrainFile
 
-  /** One slice: the oldest expired memories, deleted with their derived state and audited, in one transaction. */
+  /**
+   * One slice: the oldest expired memories, deleted with everything derived from them (forget's own path) and
+   * audited, in one transaction.
+   */
   const slice = (bankId: string) =>
     locks.withWriteLock(bankId)(Effect.gen(function*() {
       const startedAt = new Date(yield* Clock.currentTimeMillis)
       const due = yield* sql<{ id: string }>`SELECT id FROM memory_units
         WHERE bank_id = ${bankId} AND expires_at <= ${startedAt} ORDER BY expires_at, id LIMIT ${sweepSlice}`
-      const deleted = yield* deleteWithDerived(consolidation, bankId, due.map((row) => row.id))
+      const derived = yield* deleteEverythingDerived(consolidation, bankId, sweptOnly(due.map((row) => row.id)))
+      const deleted = derived.deletion
       if (deleted.memories.length > 0) {
         yield* audit.record({
           bankId,
@@ -61,27 +70,35 @@ export const ExpirySweepTask = TaskRegistry.handler(expirySweepTask, Effect.gen(
           endedAt: new Date(yield* Clock.currentTimeMillis)
         })
       }
-      return { due: due.length, deleted }
+      return { due: due.length, derived }
     }).pipe(sql.withTransaction, Effect.orDie, Effect.provideService(SqlClient.SqlClient, sql)))
 
   return (operation) =>
     Effect.gen(function*() {
       const bankId = operation.bankId
-      let memories = 0
-      let observations = 0
+      let removed = noneRemoved
       let wake = false
+      const staleModels = new Set<string>()
       while (true) {
-        const { due, deleted } = yield* slice(bankId)
-        memories += deleted.memories.length
-        observations += deleted.observationsReleased
-        wake ||= deleted.consolidationQueued
-        if (deleted.memories.length > 0) yield* graph.changed(bankId)
+        const { due, derived } = yield* slice(bankId)
+        removed = addRemoved(removed, derived.removed)
+        wake ||= derived.deletion.consolidationQueued
+        for (const id of derived.models) staleModels.add(id)
+        if (derived.deletion.memories.length > 0) yield* graph.changed(bankId)
         if (due < sweepSlice) break
         // Other fibers (requests, other banks) run between slices.
         yield* Effect.yieldNow
       }
       if (wake) yield* consolidation.wake(bankId)
-      return { memories_deleted: memories, observations_released: observations }
+      yield* Effect.forEach(staleModels, (id) => Effect.ignore(models.refresh(bankId, id)), { discard: true })
+      const brain = removed.memories > 0 ? yield* keptBrainFile(bankId) : { updated: false, file_rewritten: false }
+      return {
+        memories_deleted: removed.memories,
+        observations_released: removed.observations,
+        mental_models_marked_stale: staleModels.size,
+        removed,
+        brain_file_rewritten: brain.file_rewritten
+      }
     })
 }))
 

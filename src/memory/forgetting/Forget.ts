@@ -4,25 +4,25 @@
  * and its trajectory, the bank's entity map, mental models citing or naming it (emptied and queued for refresh), dream
  * runs, predictions and proposals resting on it, anomalies, access history, chunks and documents nothing else needs,
  * dataset sets that produced it — in ONE transaction under the bank's write lock: a crash leaves all of it or none.
- * The brain learns of it from the change log; its kept `.brain` file is written again. Memory repo commits are listed,
- * never rewritten (`purge_history` is refused). A dry run does the same work and rolls it back, so its report is
- * exact. Nothing here logs or returns forgotten content: the report holds counts and ids.
+ * The brain learns of it from the change log; its kept `.brain` file is written again. Memory repo commits are listed;
+ * with `purge_history` they are rewritten without the content in the same transaction (`HistoryPurge`). A dry run
+ * does the same work and rolls it back, so its report is exact. Nothing here logs or returns forgotten content: the
+ * report holds counts and ids.
  */
-import { Context, Data, Effect, Layer, Option } from "effect"
+import { Clock, Context, Data, Effect, Layer } from "effect"
 import { SqlClient } from "effect/sql"
 import type { SqlError } from "effect/sql/SqlError"
-import { existsSync } from "node:fs"
-import { rm } from "node:fs/promises"
+import { AuditLogs } from "../../audit/AuditLogs.ts"
 import { BankLocks } from "../../bank/BankLocks.ts"
 import { Banks } from "../../bank/Banks.ts"
-import { BankBrains } from "../../brain/BankBrains.ts"
-import { BrainRuntime } from "../../brain/BrainRuntime.ts"
 import { NotFound, ValidationError } from "../../domain/Errors.ts"
-import type { ForgetReport, ForgetRemoved, ForgetRequest } from "../../domain/Forget.ts"
+import type { ForgetReport, ForgetRequest } from "../../domain/Forget.ts"
 import { MentalModels } from "../../mentalmodels/MentalModels.ts"
 import { makeConsolidationRequests } from "../consolidation/ConsolidationRequests.ts"
 import { GraphRecall } from "../recall/GraphRecall.ts"
-import { deleteWithDerived } from "./DerivedDeletion.ts"
+import { deleteEverythingDerived } from "./DerivedDeletion.ts"
+import { purgeHistory } from "./HistoryPurge.ts"
+import { makeKeptBrainFile } from "./KeptBrainFile.ts"
 
 interface Forgotten {
   readonly report: ForgetReport
@@ -46,10 +46,10 @@ export class Forget extends Context.Service<Forget, {
       const banks = yield* Banks
       const locks = yield* BankLocks
       const graph = yield* GraphRecall
-      const brains = yield* BankBrains
-      const runtime = yield* BrainRuntime
+      const keptBrainFile = yield* makeKeptBrainFile
       const models = yield* MentalModels
       const consolidation = yield* makeConsolidationRequests
+      const audit = yield* AuditLogs
 
       /** The selected memories and, for an entity, the entity rows: read in the forget's own transaction. */
       const select = Effect.fn("Forget.select")(function*(bankId: string, request: ForgetRequest) {
@@ -85,128 +85,94 @@ export class Forget extends Context.Service<Forget, {
         const ids = selected.memories.map((row) => row.id)
         const earliest = selected.memories.reduce<Date | null>((first, row) =>
           row.createdAt !== null && (first === null || row.createdAt < first) ? row.createdAt : first, null)
-        const count = (rows: ReadonlyArray<unknown>) => rows.length
-        const none = sql`false`
-        const idList = ids.length === 0 ? null : ids
-        // Derived state that names the memories by id, read before they go (their rows cite them).
-        const chunkIds = idList === null ? [] : (yield* sql<{ chunkId: string }>`SELECT DISTINCT chunk_id FROM memory_units
-          WHERE id IN ${sql.in(idList)} AND chunk_id IS NOT NULL`).map((row) => row.chunkId)
-        const documentIds = idList === null ? [] : (yield* sql<{ documentId: string }>`SELECT DISTINCT document_id FROM memory_units
-          WHERE id IN ${sql.in(idList)} AND document_id IS NOT NULL`).map((row) => row.documentId)
-        const cites = (column: string) => idList === null ? none : sql`${sql.literal(column)} && ${idList}::text[]`
-        const names = (column: string) =>
-          request.entity == null ? none : sql`${sql.literal(column)} ILIKE ${likePattern(request.entity)}`
+        const derived = yield* deleteEverythingDerived(consolidation, bankId, {
+          ids,
+          archived: selected.archived,
+          entityIds: selected.entityIds,
+          entity: request.entity ?? null,
+          documentId: request.document_id ?? null
+        })
 
-        const modelRows = yield* sql<{ id: string }>`UPDATE mental_models
-          SET content = '', reflect_response = NULL, last_refreshed_at = NULL, updated_at = now()
-          WHERE bank_id = ${bankId} AND (${names("content")} OR ${sql.or([
-            ...ids.slice(0, 2_000).map((id) => sql`reflect_response::text LIKE ${likePattern(id)}`), none])})
-          RETURNING id`
-        const dreamRuns = yield* sql`DELETE FROM dream_runs WHERE bank_id = ${bankId}
-          AND (${cites("evidence_ids")} OR ${names("coalesce(summary, '') || coalesce(narrative_html, '')")}) RETURNING id`
-        const predictions = yield* sql`DELETE FROM dream_predictions WHERE bank_id = ${bankId}
-          AND (${cites("supporting_evidence_ids")} OR ${names("title || ' ' || description")}) RETURNING id`
-        const proposals = yield* sql`DELETE FROM dream_proposals WHERE bank_id = ${bankId}
-          AND (${cites("supporting_evidence_ids")} OR ${names("title || ' ' || content")}) RETURNING id`
-        yield* sql`DELETE FROM dream_prediction_outcomes WHERE bank_id = ${bankId} AND ${cites("evidence_ids")}`
-        const anomalies = yield* sql`DELETE FROM anomaly_events WHERE bank_id = ${bankId}
-          AND (${cites("unit_ids")} OR ${names("description")}
-            ${selected.entityIds.length === 0 ? sql`` : sql`OR entity_ids && ${selected.entityIds}::text[]`}) RETURNING id`
-        const accesses = idList === null ? [] : yield* sql`DELETE FROM memory_access_events
-          WHERE bank_id = ${bankId} AND item_type = 'memory' AND item_id IN ${sql.in(idList)} RETURNING seq`
-        const datasetSets = yield* sql`DELETE FROM taste_sets WHERE bank_id = ${bankId} AND ${cites("memory_unit_ids")} RETURNING id`
-        const archived = selected.archived.length === 0 ? [] : yield* sql`DELETE FROM memory_unit_archive
-          WHERE bank_id = ${bankId} AND unit_id IN ${sql.in(selected.archived)} RETURNING unit_id`
-
-        // The entity itself goes (its trajectory and aliases cascade), whatever else still names it.
-        const trajectories = yield* sql`SELECT 1 FROM entity_trajectories WHERE bank_id = ${bankId}
-          AND entity_id IN ${sql.in(selected.entityIds.length === 0 ? [""] : selected.entityIds)}`
-        const forgottenEntities = selected.entityIds.length === 0 ? [] : yield* sql`DELETE FROM entities
-          WHERE bank_id = ${bankId} AND id IN ${sql.in(selected.entityIds)} RETURNING id`
-        const deleted = yield* deleteWithDerived(consolidation, bankId, ids)
-        const chunks = chunkIds.length === 0 ? [] : yield* sql`DELETE FROM chunks c WHERE c.bank_id = ${bankId}
-          AND c.id IN ${sql.in(chunkIds)} AND NOT EXISTS (SELECT 1 FROM memory_units u WHERE u.chunk_id = c.id) RETURNING c.id`
-        const documents = yield* sql`DELETE FROM documents d WHERE d.bank_id = ${bankId}
-          AND (d.document_id IN ${sql.in(documentIds.length === 0 ? [""] : documentIds)}
-            ${request.document_id == null ? sql`` : sql`OR d.document_id = ${request.document_id}`})
-          AND NOT EXISTS (SELECT 1 FROM memory_units u WHERE u.bank_id = d.bank_id AND u.document_id = d.document_id)
-          RETURNING d.document_id`
-        if (documents.length > 0) {
-          yield* sql`DELETE FROM chunks WHERE bank_id = ${bankId}
-            AND document_id IN ${sql.in(documents.map((row) => String(row["documentId"])))}`
+        const purge = request.purge_history !== true ? null : yield* purgeHistory(bankId, {
+          memoryIds: ids,
+          entityIds: selected.entityIds,
+          chunkIds: derived.chunkIds,
+          documentIds: derived.documentIds,
+          entity: request.entity ?? null,
+          requestedIds: request.memory_ids ?? [],
+          documentId: request.document_id ?? null,
+          tag: request.tag ?? null
+        })
+        if (purge !== null && request.dry_run !== true) {
+          const at = new Date(yield* Clock.currentTimeMillis)
+          yield* audit.record({
+            bankId,
+            action: "memories.purge_history",
+            transport: "system",
+            method: "PURGE",
+            route: `memory repo history rewritten: ${purge.rewrites.length} commits, ${purge.objectsDeleted} objects deleted`,
+            status: 200,
+            actor: "system",
+            startedAt: at,
+            endedAt: at
+          })
         }
-        // The bank's entity map is built from every entity: any forgotten one (or its name in it) drops it.
-        const intelligence = yield* sql`DELETE FROM entity_intelligence WHERE bank_id = ${bankId}
-          AND (${forgottenEntities.length + deleted.entitiesPruned > 0} OR ${names("content")}) RETURNING bank_id`
-
-        const commits = earliest === null ? [] : yield* sql<{ commitId: string }>`
+        const commits = purge !== null ? purge.holding.map((commitId) => ({ commitId })) : earliest === null ? [] : yield* sql<{ commitId: string }>`
           SELECT c.commit_id FROM repo_commits c JOIN memory_repos r ON r.repo_id = c.repo_id
           WHERE (r.root_bank_id = ${bankId}
               OR r.repo_id IN (SELECT repo_id FROM repo_branches WHERE workspace_bank_id = ${bankId}))
             AND c.created_at >= ${earliest}
           ORDER BY c.created_at, c.commit_id`
 
-        const removed: ForgetRemoved = {
-          memories: deleted.memories.length,
-          invalidated_memories: count(archived),
-          observations: deleted.observationsReleased,
-          entities: forgottenEntities.length + deleted.entitiesPruned,
-          trajectories: count(trajectories),
-          entity_intelligence: count(intelligence),
-          mental_models_marked_stale: count(modelRows),
-          dream_runs: count(dreamRuns),
-          dream_predictions: count(predictions),
-          dream_proposals: count(proposals),
-          anomalies: count(anomalies),
-          access_events: count(accesses),
-          chunks: count(chunks),
-          documents: count(documents),
-          dataset_sets: count(datasetSets)
-        }
         return {
           report: {
             bank_id: bankId,
             dry_run: request.dry_run === true,
-            memory_ids: [...deleted.memories].sort(),
-            removed,
+            memory_ids: [...derived.deletion.memories].sort(),
+            removed: derived.removed,
             brain: { updated: false, file_rewritten: false },
-            repo_commits: {
-              commit_ids: commits.map((row) => row.commitId),
-              rewritten: false,
-              note: commits.length === 0
-                ? "no memory repo commit was made since the forgotten memories were stored"
-                : "these commits may still hold the forgotten content; history is never rewritten by forget"
-            }
+            repo_commits: purge !== null
+              ? {
+                commit_ids: commits.map((row) => row.commitId),
+                rewritten: request.dry_run !== true && purge.rewrites.length > 0,
+                note: purge.rewrites.length === 0
+                  ? "no memory repo commit held the forgotten content"
+                  : request.dry_run === true
+                  ? "these commits hold the forgotten content; purge_history would rewrite them (and the commits after them) as listed"
+                  : "history rewritten: these commits held the forgotten content; they and the commits after them have new ids",
+                rewrites: purge.rewrites,
+                objects_deleted: purge.objectsDeleted,
+                read_copies_dropped: purge.readCopiesDropped
+              }
+              : {
+                commit_ids: commits.map((row) => row.commitId),
+                rewritten: false,
+                note: commits.length === 0
+                  ? "no memory repo commit was made since the forgotten memories were stored"
+                  : "these commits may still hold the forgotten content; history is rewritten only with purge_history"
+              }
           } satisfies ForgetReport,
-          models: modelRows.map((row) => String(row["id"])),
-          wake: deleted.consolidationQueued
+          models: derived.models,
+          wake: derived.deletion.consolidationQueued
         }
       })
-
-      /** The kept `.brain` file, when the bank has one, written again from the brain that no longer holds it. */
-      const rewriteKeptFile = (bankId: string) =>
-        Effect.gen(function*() {
-          const path = runtime.filePath(bankId)
-          if (!existsSync(path)) return false
-          return yield* runtime.writeFile(bankId, { mode: "incremental" }).pipe(
-            Effect.as(true),
-            // A file that could not be written again must not keep the content: it goes (it is rebuilt later).
-            Effect.catchCause(() => Effect.promise(() => rm(path, { force: true })).pipe(Effect.as(false)))
-          )
-        })
 
       const forget = Effect.fn("Forget.forget")(function*(bankId: string, request: ForgetRequest) {
         const selectors = [request.entity, request.memory_ids, request.document_id, request.tag]
         if (selectors.every((selector) => selector == null || (Array.isArray(selector) && selector.length === 0))) {
           return yield* ValidationError.single("body", "name what to forget: entity, memory_ids, document_id or tag")
         }
-        if (request.purge_history === true) {
-          return yield* ValidationError.single(
-            "purge_history",
-            "rewriting memory repo history is not available yet; forget without it lists the commits that may hold the content"
-          )
-        }
         yield* banks.get(bankId)
+        if (request.purge_history === true) {
+          const enabling = yield* sql<{ n: number }>`SELECT count(*)::int AS n FROM memory_repos
+            WHERE root_bank_id = ${bankId} AND enable_progress IS NOT NULL`.pipe(Effect.orDie)
+          if ((enabling[0]?.n ?? 0) > 0) {
+            return yield* ValidationError.single(
+              "purge_history",
+              "the bank's memory repo is still building its first commit; retry when the enable has finished"
+            )
+          }
+        }
         const result = yield* locks.withWriteLock(bankId)(
           forgetInTransaction(bankId, request).pipe(
             Effect.flatMap((outcome) => request.dry_run === true ? Effect.fail(new RolledBack({ outcome })) : Effect.succeed(outcome)),
@@ -221,10 +187,7 @@ export class Forget extends Context.Service<Forget, {
         yield* graph.changed(bankId)
         if (result.wake) yield* consolidation.wake(bankId)
         yield* Effect.forEach(result.models, (id) => Effect.ignore(models.refresh(bankId, id)), { discard: true })
-        // The brain catches up with the deletions before its file is written again.
-        const brain = yield* brains.available(bankId)
-        const rewritten = yield* rewriteKeptFile(bankId)
-        return { ...result.report, brain: { updated: Option.isSome(brain), file_rewritten: rewritten } }
+        return { ...result.report, brain: yield* keptBrainFile(bankId) }
       })
 
       return Forget.of({ forget })

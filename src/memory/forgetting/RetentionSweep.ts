@@ -3,9 +3,10 @@
  * discipline — bounded slices, each one transaction under the bank's write lock, released between slices so a retain
  * or another bank's work gets in, each slice audited in its own transaction with counts only. First memories older
  * than their fact type's maximum age go (oldest first), then, while the bank holds more facts than `max_memories`,
- * the least influential (`EvictionOrder.ts`). Each evicted memory goes with its derived state (`deleteWithDerived`:
- * observations released and rebuilt from the surviving facts) and the mental models citing it are emptied and
- * refreshed. A process killed mid-sweep loses at most an uncommitted slice; the operation is recovered and re-runs
+ * the least influential (`EvictionOrder.ts`). Each evicted memory goes with everything derived from it, by forget's
+ * own path (`deleteEverythingDerived`: observations released and rebuilt, mental models citing it emptied and
+ * refreshed, dream evidence, anomalies, access history, dataset sets, orphaned chunks and documents), and the kept
+ * `.brain` file is written again once the sweep is done. A process killed mid-sweep loses at most an uncommitted slice; the operation is recovered and re-runs
  * on what is left (it is idempotent). Nothing polls: a retain or a policy change has the bank checked (a burst once,
  * after 5 s), and the scheduler sleeps until the oldest memory under an age limit comes due.
  */
@@ -26,10 +27,10 @@ import { OperationStore } from "../../operations/OperationStore.ts"
 import { TaskRegistry } from "../../operations/TaskRegistry.ts"
 import { makeConsolidationRequests } from "../consolidation/ConsolidationRequests.ts"
 import { GraphRecall } from "../recall/GraphRecall.ts"
-import { deleteWithDerived } from "./DerivedDeletion.ts"
+import { addRemoved, deleteEverythingDerived, noneRemoved, sweptOnly } from "./DerivedDeletion.ts"
 import { countedFactTypes, leastInfluential } from "./EvictionOrder.ts"
 import { sweepSlice } from "./ExpirySweep.ts"
-import { emptyModelsCiting } from "./StaleModels.ts"
+import { makeKeptBrainFile } from "./KeptBrainFile.ts"
 
 export const retentionSweepTask = "retention_sweep"
 
@@ -46,14 +47,15 @@ export const RetentionSweepTask = TaskRegistry.handler(retentionSweepTask, Effec
   const models = yield* MentalModels
   const brains = yield* BankBrains
   const consolidation = yield* makeConsolidationRequests
+  const keptBrainFile = yield* makeKeptBrainFile
 
   /** One slice: the chosen ids (re-read inside the lock by `pick`), deleted with their derived state and audited. */
   const slice = (bankId: string, reason: string, pick: Effect.Effect<ReadonlyArray<string>, unknown, SqlClient.SqlClient>) =>
     locks.withWriteLock(bankId)(Effect.gen(function*() {
       const startedAt = new Date(yield* Clock.currentTimeMillis)
       const ids = yield* pick
-      const deleted = yield* deleteWithDerived(consolidation, bankId, ids)
-      const emptied = yield* emptyModelsCiting(bankId, deleted.memories)
+      const derived = yield* deleteEverythingDerived(consolidation, bankId, sweptOnly(ids))
+      const deleted = derived.deletion
       if (deleted.memories.length > 0) {
         yield* audit.record({
           bankId,
@@ -67,7 +69,7 @@ export const RetentionSweepTask = TaskRegistry.handler(retentionSweepTask, Effec
           endedAt: new Date(yield* Clock.currentTimeMillis)
         })
       }
-      return { picked: ids.length, deleted, emptied }
+      return { picked: ids.length, derived }
     }).pipe(sql.withTransaction, Effect.orDie, Effect.provideService(SqlClient.SqlClient, sql)))
 
   return (operation) =>
@@ -77,18 +79,19 @@ export const RetentionSweepTask = TaskRegistry.handler(retentionSweepTask, Effec
       if (Option.isNone(bank)) return { memories_deleted: 0, by_reason: {} }
       const policy = bank.value.retentionSettings
       const byReason: Record<string, number> = {}
-      let observations = 0
+      let removed = noneRemoved
       let wake = false
       const staleModels = new Set<string>()
 
       const drain = (reason: string, pick: Effect.Effect<ReadonlyArray<string>, unknown, SqlClient.SqlClient>) =>
         Effect.gen(function*() {
           while (true) {
-            const { picked, deleted, emptied } = yield* slice(bankId, reason, pick)
+            const { picked, derived } = yield* slice(bankId, reason, pick)
+            const deleted = derived.deletion
             byReason[reason] = (byReason[reason] ?? 0) + deleted.memories.length
-            observations += deleted.observationsReleased
+            removed = addRemoved(removed, derived.removed)
             wake ||= deleted.consolidationQueued
-            for (const id of emptied) staleModels.add(id)
+            for (const id of derived.models) staleModels.add(id)
             if (deleted.memories.length > 0) yield* graph.changed(bankId)
             if (picked < sweepSlice || deleted.memories.length === 0) break
             // Other fibers (requests, other banks) run between slices.
@@ -120,11 +123,14 @@ export const RetentionSweepTask = TaskRegistry.handler(retentionSweepTask, Effec
       if (wake) yield* consolidation.wake(bankId)
       yield* Effect.forEach(staleModels, (id) => Effect.ignore(models.refresh(bankId, id)), { discard: true })
       const total = Object.values(byReason).reduce((sum, n) => sum + n, 0)
+      const brain = total > 0 ? yield* keptBrainFile(bankId) : { updated: false, file_rewritten: false }
       return {
         memories_deleted: total,
         by_reason: byReason,
-        observations_released: observations,
-        mental_models_marked_stale: staleModels.size
+        observations_released: removed.observations,
+        mental_models_marked_stale: staleModels.size,
+        removed,
+        brain_file_rewritten: brain.file_rewritten
       }
     }).pipe(Effect.provideService(SqlClient.SqlClient, sql), Effect.provideService(BankBrains, brains))
 

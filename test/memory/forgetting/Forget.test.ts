@@ -85,7 +85,7 @@ layer(testApp({ enableObservations: true, mcpToolFamilies: ["forgetting"] }), { 
         [{}, "body"],
         [{ entity: "" }, "entity"],
         [{ memory_ids: "all" }, "memory_ids"],
-        [{ entity: name, purge_history: true }, "purge_history"]
+        [{ entity: name, purge_history: "yes" }, "purge_history"]
       ] as const) {
         const refused = yield* call("POST", `${base}/forget`, body)
         assert.strictEqual(refused.status, 400, refused.text)
