@@ -9,6 +9,7 @@ import { BankBrains } from "../brain/BankBrains.ts"
 import { Conflict, NotFound, ValidationError } from "../domain/Errors.ts"
 import type { BranchView, DiffResponse, RepoSummary, StatusResponse } from "../domain/Repo.ts"
 import { commitView, isoOf, makeRepoStore, workspaceBankId, workspacePrefix } from "./RepoStore.ts"
+import { GarbageCollection } from "./GarbageCollection.ts"
 import { rootHashOf } from "./Snapshots.ts"
 import { enableSlice, startProgress, storeManifests } from "./SlicedEnable.ts"
 import { makeWorkspaceTree } from "./WorkspaceTree.ts"
@@ -48,6 +49,7 @@ const makeMemoryRepos = Effect.gen(function*() {
   const brains = yield* BankBrains
   const store = yield* makeRepoStore
   const trees = yield* makeWorkspaceTree(snapshots)
+  const garbage = yield* GarbageCollection
 
   /**
    * After a restore committed: this node's brain of the bank goes, and `changed` reaches the bank's owner on a
@@ -465,6 +467,7 @@ const makeMemoryRepos = Effect.gen(function*() {
       }
       yield* store.touch(repoId)
     }))
+    yield* garbage.request
     return yield* branchViews(yield* repo(repoId))
   })
 
@@ -501,6 +504,7 @@ const makeMemoryRepos = Effect.gen(function*() {
       return [repoRow.rootBankId]
     }))
     yield* Effect.forEach(touched, restored, { discard: true })
+    if (touched.length > 0) yield* garbage.request // the stash the target branch parked is garbage now
     return yield* summary(yield* repo(repoId))
   })
 
@@ -514,6 +518,7 @@ const makeMemoryRepos = Effect.gen(function*() {
       yield* ready(repoRow)
       return yield* commitActive(repoRow, input.message, input.actor ?? "anonymous")
     }))
+    if (created) yield* garbage.request // coalesced: stashes of workspace diffs and parked work go in the next cycle
     return { ...commitView(commit), created }
   })
 
@@ -607,6 +612,7 @@ const makeMemoryRepos = Effect.gen(function*() {
       return repoRow.rootBankId
     }))
     yield* restored(root)
+    yield* garbage.request // the commits after the target are orphaned
     return yield* status(repoId, undefined)
   })
 
@@ -742,5 +748,7 @@ const makeMemoryRepos = Effect.gen(function*() {
 export class MemoryRepos extends Context.Service<MemoryRepos, Effect.Success<typeof makeMemoryRepos>>()(
   "engram/repos/MemoryRepos"
 ) {
-  static readonly layer = Layer.effect(MemoryRepos, makeMemoryRepos).pipe(Layer.provideMerge(Snapshots.layer))
+  static readonly layer = Layer.effect(MemoryRepos, makeMemoryRepos).pipe(
+    Layer.provideMerge(Layer.merge(Snapshots.layer, GarbageCollection.layer))
+  )
 }

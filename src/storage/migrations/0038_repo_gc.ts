@@ -1,0 +1,36 @@
+/**
+ * Garbage collection of the repo object store in bounded slices (`src/repos/GarbageCollection.ts`):
+ * - `repo_gc_state`, one row: a collection is wanted (`requested_at`, set after commits, resets, branch deletes and
+ *   repo deletes, so a burst of them asks once) and how far the cycle under way got (`phase`, `sweep_after`), so a
+ *   crash resumes it on the next start.
+ * - `repo_gc_marks`: the objects the cycle found reachable so far; `expanded` once their children are marked too.
+ * - Deleting a repo no longer marks the whole store inside the delete's transaction: it asks for a collection.
+ */
+import { Effect } from "effect"
+import { SqlClient } from "effect/sql"
+
+export default Effect.gen(function*() {
+  const sql = yield* SqlClient.SqlClient
+  yield* sql`
+    CREATE TABLE repo_gc_state (
+      id boolean PRIMARY KEY DEFAULT true CHECK (id),
+      requested_at timestamptz,
+      phase text CHECK (phase IN ('mark', 'sweep')),
+      started_at timestamptz,
+      sweep_after text,
+      marked bigint NOT NULL DEFAULT 0,
+      removed bigint NOT NULL DEFAULT 0,
+      removed_bytes bigint NOT NULL DEFAULT 0,
+      commits_removed bigint NOT NULL DEFAULT 0,
+      finished_at timestamptz
+    )`
+  yield* sql`INSERT INTO repo_gc_state (id, requested_at) VALUES (true, now())`
+  yield* sql`CREATE TABLE repo_gc_marks (hash text PRIMARY KEY, expanded boolean NOT NULL)`
+  yield* sql`CREATE INDEX repo_gc_marks_pending ON repo_gc_marks (hash) WHERE NOT expanded`
+  yield* sql.unsafe(`
+    CREATE OR REPLACE FUNCTION repo_deleted_collect() RETURNS trigger LANGUAGE plpgsql AS $$
+    BEGIN
+      UPDATE repo_gc_state SET requested_at = coalesce(requested_at, now());
+      RETURN NULL;
+    END $$`)
+})
