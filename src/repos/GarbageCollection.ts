@@ -60,11 +60,12 @@ interface StateRow {
   readonly commitsRemoved: string | number
 }
 
-/** Every table manifest a branch can still reach: commit trees, stashed working trees, read copies' states. */
+/** Every table manifest a branch can still reach (commit trees, stashed working trees, read copies' states) or a fork under way copies. */
 const rootsSql = `
   SELECT e.value AS hash FROM repo_commits c CROSS JOIN LATERAL jsonb_each_text(c.tables) e
   UNION SELECT e.value FROM repo_branches b CROSS JOIN LATERAL jsonb_each_text(coalesce(b.state_tables, '{}'::jsonb)) e
-  UNION SELECT e.value FROM repo_branches b CROSS JOIN LATERAL jsonb_each_text(coalesce(b.replica_tables, '{}'::jsonb)) e`
+  UNION SELECT e.value FROM repo_branches b CROSS JOIN LATERAL jsonb_each_text(coalesce(b.replica_tables, '{}'::jsonb)) e
+  UNION SELECT e.value FROM repo_forks f CROSS JOIN LATERAL jsonb_each_text(f.tables) e`
 
 const markRootsSql = `
   WITH added AS (INSERT INTO repo_gc_marks (hash, expanded) SELECT hash, false FROM (${rootsSql}) r

@@ -4,6 +4,8 @@
  *   repo deletes, so a burst of them asks once) and how far the cycle under way got (`phase`, `sweep_after`), so a
  *   crash resumes it on the next start.
  * - `repo_gc_marks`: the objects the cycle found reachable so far; `expanded` once their children are marked too.
+ * - `repo_forks`: a fork copied in slices (`src/repos/SlicedFork.ts`): its source state (a collection root until the
+ *   fork ends), how far it got, and what it answers when done; a crash resumes it on the same fork call.
  * - Deleting a repo no longer marks the whole store inside the delete's transaction: it asks for a collection.
  */
 import { Effect } from "effect"
@@ -27,6 +29,16 @@ export default Effect.gen(function*() {
   yield* sql`INSERT INTO repo_gc_state (id, requested_at) VALUES (true, now())`
   yield* sql`CREATE TABLE repo_gc_marks (hash text PRIMARY KEY, expanded boolean NOT NULL)`
   yield* sql`CREATE INDEX repo_gc_marks_pending ON repo_gc_marks (hash) WHERE NOT expanded`
+  yield* sql`
+    CREATE TABLE repo_forks (
+      target_bank_id text PRIMARY KEY,
+      source_repo_id text NOT NULL,
+      tables jsonb NOT NULL,
+      row_counts jsonb NOT NULL,
+      progress jsonb NOT NULL,
+      request jsonb NOT NULL,
+      created_at timestamptz NOT NULL DEFAULT now()
+    )`
   yield* sql.unsafe(`
     CREATE OR REPLACE FUNCTION repo_deleted_collect() RETURNS trigger LANGUAGE plpgsql AS $$
     BEGIN
