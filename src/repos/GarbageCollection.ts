@@ -31,9 +31,16 @@ export interface GcTuning {
   readonly sweepObjects: number
   /** How long after the first request of a burst the collection starts, so a burst of commits asks once. */
   readonly delay: Duration.Duration
+  /** Orphaned commits younger than this are kept (like git's reflog): a mistaken hard reset can be undone by id. */
+  readonly orphanGrace: Duration.Duration
 }
 
-export const defaultGcTuning: GcTuning = { markObjects: 200, sweepObjects: 5_000, delay: Duration.seconds(30) }
+export const defaultGcTuning: GcTuning = {
+  markObjects: 200,
+  sweepObjects: 5_000,
+  delay: Duration.seconds(30),
+  orphanGrace: Duration.hours(1)
+}
 
 export interface GcResult {
   readonly cycles: number
@@ -72,14 +79,18 @@ const markRootsSql = `
     ON CONFLICT (hash) DO NOTHING RETURNING 1)
   SELECT count(*)::int AS n FROM added`
 
-/** Commits no branch's history holds (the parent chains from every head), deleted with the cycle's first slice. */
+/**
+ * Commits no branch's history holds (the parent chains from every head) and older than the grace ($1, in
+ * milliseconds), deleted with the cycle's first slice.
+ */
 const dropOrphanCommitsSql = `
   WITH RECURSIVE held(id) AS (
     SELECT head_commit_id FROM repo_branches WHERE head_commit_id IS NOT NULL
     UNION
     SELECT c.parent_commit_id FROM repo_commits c JOIN held ON c.commit_id = held.id WHERE c.parent_commit_id IS NOT NULL
   ),
-  gone AS (DELETE FROM repo_commits c WHERE NOT EXISTS (SELECT 1 FROM held WHERE held.id = c.commit_id) RETURNING 1)
+  gone AS (DELETE FROM repo_commits c WHERE NOT EXISTS (SELECT 1 FROM held WHERE held.id = c.commit_id)
+    AND c.created_at < now() - make_interval(secs => $1::double precision / 1000) RETURNING 1)
   SELECT count(*)::int AS n FROM gone`
 
 /**
@@ -112,8 +123,11 @@ const sweepSql = `
 export class GarbageCollection extends Context.Service<GarbageCollection, {
   /** Asks for a collection soon (durably); requests within `delay` of each other make one collection. */
   readonly request: Effect.Effect<void>
-  /** Runs the cycle under way, or a new one, to its end now, in slices; answers what it removed. */
-  readonly collect: Effect.Effect<GcResult>
+  /**
+   * Runs the cycle under way, and a new one, to its end now, in slices; answers what it removed. `orphanGrace`
+   * overrides the configured age under which orphaned commits are kept.
+   */
+  readonly collect: (options?: { readonly orphanGrace?: Duration.Input }) => Effect.Effect<GcResult>
 }>()("engram/repos/GarbageCollection") {
   static readonly layerWith = (tuning: Partial<GcTuning>) =>
     Layer.effect(
@@ -135,12 +149,12 @@ export class GarbageCollection extends Context.Service<GarbageCollection, {
           (rows) => ({ expanded: rows[0]?.expanded ?? 0, added: rows[0]?.added ?? 0 })
         )
 
-        const start = (state: StateRow, force: boolean) =>
+        const start = (state: StateRow, force: boolean, grace: Duration.Duration) =>
           Effect.gen(function*() {
             if (!force && state.requestedAt === null) return { _tag: "Idle" } as Step
             yield* run(objectsLockExclusive)
             if (yield* enabling) return { _tag: "Waiting" } as Step
-            const orphans = (yield* run<{ n: number }>(dropOrphanCommitsSql))[0]?.n ?? 0
+            const orphans = (yield* run<{ n: number }>(dropOrphanCommitsSql, [Duration.toMillis(grace)]))[0]?.n ?? 0
             yield* run(`DELETE FROM repo_gc_marks`)
             const roots = (yield* run<{ n: number }>(markRootsSql))[0]?.n ?? 0
             yield* run(
@@ -198,11 +212,11 @@ export class GarbageCollection extends Context.Service<GarbageCollection, {
           })
 
         /** One slice, in its own transaction; the state row's lock makes slices of two nodes take turns. */
-        const slice = (force: boolean) =>
+        const slice = (force: boolean, grace: Duration.Duration) =>
           inTransaction(Effect.gen(function*() {
             const state = (yield* run<StateRow>(`SELECT * FROM repo_gc_state FOR UPDATE`))[0]
             if (state === undefined) return { _tag: "Idle" } as Step
-            if (state.phase === null) return yield* start(state, force)
+            if (state.phase === null) return yield* start(state, force, grace)
             return state.phase === "mark" ? yield* mark : yield* sweep(state)
           }))
 
@@ -210,12 +224,12 @@ export class GarbageCollection extends Context.Service<GarbageCollection, {
          * Slices until nothing is asked for. Forced (`collect`), until a cycle that began in this call ends: one
          * under way began before what the caller wants collected, so it is finished and another one run.
          */
-        const cycles = (force: boolean) =>
+        const cycles = (force: boolean, grace: Duration.Duration = settings.orphanGrace) =>
           Effect.gen(function*() {
             const total = { cycles: 0, marked: 0, removed: 0, removedBytes: 0, commitsRemoved: 0 }
             let startedHere = false
             while (true) {
-              const step = yield* slice(force && !startedHere)
+              const step = yield* slice(force && !startedHere, grace)
               if (step._tag === "Idle") return total
               if (step._tag === "Waiting") {
                 yield* Effect.sleep("1 second")
@@ -257,17 +271,28 @@ export class GarbageCollection extends Context.Service<GarbageCollection, {
 
         return GarbageCollection.of({
           request,
-          collect: Effect.withSpan(cycles(true), "GarbageCollection.collect")
+          collect: (options) =>
+            Effect.withSpan(
+              cycles(true, options?.orphanGrace === undefined ? settings.orphanGrace : Duration.fromInputUnsafe(options.orphanGrace)),
+              "GarbageCollection.collect"
+            )
         })
       })
     )
 
-  /** Tuned by `SERVICE_API_REPO_GC_DELAY` (default 30 s) and `SERVICE_API_REPO_GC_SLICE` (objects a sweep slice reads). */
+  /**
+   * Tuned by `SERVICE_API_REPO_GC_DELAY` (default 30 s), `SERVICE_API_REPO_GC_SLICE` (objects a sweep slice reads)
+   * and `SERVICE_API_REPO_GC_ORPHAN_GRACE` (default 1 hour).
+   */
   static readonly layer = Layer.unwrap(Effect.gen(function*() {
     const delay = yield* Config.Duration("SERVICE_API_REPO_GC_DELAY").pipe(Config.withDefault(defaultGcTuning.delay))
     const sweepObjects = yield* Config.Int("SERVICE_API_REPO_GC_SLICE").pipe(Config.withDefault(defaultGcTuning.sweepObjects))
+    const orphanGrace = yield* Config.Duration("SERVICE_API_REPO_GC_ORPHAN_GRACE").pipe(
+      Config.withDefault(defaultGcTuning.orphanGrace)
+    )
     return GarbageCollection.layerWith({
       delay,
+      orphanGrace,
       sweepObjects,
       markObjects: Math.max(1, Math.min(defaultGcTuning.markObjects, Math.floor(sweepObjects / 25)))
     })

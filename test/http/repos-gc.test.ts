@@ -85,8 +85,12 @@ layer(testApp(), { excludeTestServices: true })("memory repos: garbage collectio
 
       const before = yield* ok("GET", `/v1/default/repos/${repoId}/status`)
       assert.isAbove(yield* unreachable, 0, "the reset and the dropped stash left objects no branch reaches")
-      const result = yield* garbage.collect
-      assert.isAbove(result.removed, 0)
+      const graced = yield* garbage.collect()
+      assert.strictEqual(graced.commitsRemoved, 0, "an orphaned commit younger than the grace (1 hour) is kept")
+      const undo = yield* server.request("GET", `/v1/default/repos/${repoId}/diff?from_commit_id=${third}&to_commit_id=${first}`)
+      assert.strictEqual(undo.status, 200, undo.text)
+      const result = yield* garbage.collect({ orphanGrace: 0 })
+      assert.isAbove(graced.removed + result.removed, 0)
       assert.strictEqual(result.commitsRemoved, 1, "the third commit, orphaned by the reset")
       assert.strictEqual(yield* unreachable, 0, "everything no branch reaches is gone")
       const left = yield* sql<{ hash: string }>`SELECT hash FROM repo_objects WHERE hash IN ${sql.in(Object.values(thirdTables))}
@@ -112,7 +116,7 @@ layer(testApp(), { excludeTestServices: true })("memory repos: garbage collectio
 
       // A second collection finds nothing more, and work goes on after it.
       yield* ok("POST", `/v1/default/repos/${repoId}/checkout`, { branch_name: "main" })
-      const again = yield* garbage.collect
+      const again = yield* garbage.collect()
       assert.strictEqual(yield* unreachable, 0)
       assert.isAtLeast(again.cycles, 1)
       yield* retain("Dmitri repairs the Oslo tram line.")

@@ -219,7 +219,7 @@ layer(testApp(), { excludeTestServices: true })("memory repos: in-place restores
       // The delete asks for a collection (it no longer marks the whole store in its own transaction); run it now.
       const asked = yield* sql<{ requestedAt: Date | null }>`SELECT requested_at FROM repo_gc_state`
       assert.isNotNull(asked[0]!.requestedAt)
-      yield* (yield* GarbageCollection).collect
+      yield* (yield* GarbageCollection).collect()
       assert.strictEqual(yield* unreachable, 0)
       const kept = yield* sql<{ hash: string }>`SELECT hash FROM repo_objects WHERE hash IN ${sql.in(manifests)}
         AND hash NOT IN (SELECT e.value FROM repo_commits c CROSS JOIN LATERAL jsonb_each_text(c.tables) e)`

@@ -28,7 +28,8 @@ describe("memory repo garbage collection", () => {
         ...repoServiceEnv(),
         SERVICE_API_PORT: String(yield* freePort),
         SERVICE_API_REPO_GC_DELAY: "10 millis",
-        SERVICE_API_REPO_GC_SLICE: "100"
+        SERVICE_API_REPO_GC_SLICE: "100",
+        SERVICE_API_REPO_GC_ORPHAN_GRACE: "0 millis"
       }
       const url = `http://127.0.0.1:${env["SERVICE_API_PORT"]}`
       const repos = `${url}/v1/default/repos`
