@@ -25,7 +25,11 @@ export const objectsLockShared = `SELECT pg_advisory_xact_lock_shared(hashtext('
 const objectsLockExclusive = `SELECT pg_advisory_xact_lock(hashtext('engram.repo_objects'))`
 
 export interface GcTuning {
-  /** Marked objects whose children one mark slice adds (a node or leaf has up to 256). */
+  /**
+   * Marked objects whose children one mark slice adds: a node has up to 256 and a leaf about as many, so 20 is about
+   * 5,000 marks a slice (200 made slices of ~50,000 inserts, which held PGlite's one session for seconds at 10k
+   * memories while the bench measured status and checkouts).
+   */
   readonly markObjects: number
   /** Objects one sweep slice looks at, in hash order. */
   readonly sweepObjects: number
@@ -36,7 +40,7 @@ export interface GcTuning {
 }
 
 export const defaultGcTuning: GcTuning = {
-  markObjects: 200,
+  markObjects: 20,
   sweepObjects: 5_000,
   delay: Duration.seconds(30),
   orphanGrace: Duration.hours(1)
