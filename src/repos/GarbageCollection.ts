@@ -61,7 +61,6 @@ type Step =
   | { readonly _tag: "Finished"; readonly result: Omit<GcResult, "cycles"> }
 
 interface StateRow {
-  readonly requestedAt: Date | null
   readonly phase: "mark" | "sweep" | null
   readonly startedAt: Date | null
   readonly sweepAfter: string | null
@@ -155,14 +154,17 @@ export class GarbageCollection extends Context.Service<GarbageCollection, {
 
         const start = (state: StateRow, force: boolean, grace: Duration.Duration) =>
           Effect.gen(function*() {
-            if (!force && state.requestedAt === null) return { _tag: "Idle" } as Step
+            const asked = yield* run<{ asked: boolean }>(`SELECT EXISTS (SELECT 1 FROM repo_gc_requests) AS asked`)
+            if (!force && asked[0]?.asked !== true) return { _tag: "Idle" } as Step
             yield* run(objectsLockExclusive)
             if (yield* enabling) return { _tag: "Waiting" } as Step
+            // The requests this cycle answers; one made after this statement makes another cycle.
+            yield* run(`DELETE FROM repo_gc_requests`)
             const orphans = (yield* run<{ n: number }>(dropOrphanCommitsSql, [Duration.toMillis(grace)]))[0]?.n ?? 0
             yield* run(`DELETE FROM repo_gc_marks`)
             const roots = (yield* run<{ n: number }>(markRootsSql))[0]?.n ?? 0
             yield* run(
-              `UPDATE repo_gc_state SET phase = 'mark', started_at = now(), sweep_after = '', requested_at = NULL,
+              `UPDATE repo_gc_state SET phase = 'mark', started_at = now(), sweep_after = '',
                  marked = $1, removed = 0, removed_bytes = 0, commits_removed = $2`,
               [roots, orphans]
             )
@@ -259,7 +261,7 @@ export class GarbageCollection extends Context.Service<GarbageCollection, {
 
         const wakeups = yield* Queue.sliding<void>(1)
         const request = Effect.andThen(
-          Effect.orDie(sql`UPDATE repo_gc_state SET requested_at = now() WHERE requested_at IS NULL`),
+          Effect.orDie(sql`INSERT INTO repo_gc_requests DEFAULT VALUES`),
           Effect.sync(() => Queue.offerUnsafe(wakeups, undefined))
         )
         // The collector: on start (a cycle a crash interrupted, or a request it left) and after each burst of requests.
