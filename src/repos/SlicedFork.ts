@@ -43,8 +43,10 @@ const rowsUnder = `(SELECT o.body FROM (${leavesUnder("SELECT value FROM jsonb_a
   JOIN repo_objects o ON o.hash = e.value) o`
 
 /**
- * Runs one slice of fork `job`; answers the next progress, or `done` when every table is copied (the caller then
- * finishes the bank in one last transaction). Must run inside a transaction that holds the job row's lock.
+ * Runs one slice of fork `job`: steps (a group of top buckets of one table) until about `sliceRows` rows are
+ * copied, so many small tables share a transaction; answers the next progress, or `done` when every table is
+ * copied (the caller then finishes the bank in one last transaction). Must run inside a transaction that holds
+ * the job row's lock.
  */
 export const forkSlice = (snapshots: Snapshots["Service"], job: ForkJob) =>
   Effect.gen(function*() {
@@ -53,44 +55,53 @@ export const forkSlice = (snapshots: Snapshots["Service"], job: ForkJob) =>
       Effect.orDie(sql.unsafe<A>(text, params))
     const plans = yield* snapshots.plans
     yield* run(objectsLockShared, []) // garbage collection does not sweep while a slice reads objects
-    const { phase, table, top } = job.progress
-    const plan = plans[table]
-    const next = (progress: ForkProgress) => Effect.succeed<ForkProgress | "done">(progress)
-    if (plan === undefined) return yield* (phase === "ids" ? next({ phase: "rows", table: 0, top: 0 }) : Effect.succeed("done" as const))
-    const hash = job.tables[plan.name]
-    // The bank row's settings are written by the last transaction, onto the bank row the first one made.
-    if (hash === undefined || plan.name === "banks" || (phase === "ids" && plan.identities.length === 0)) {
-      return yield* next({ phase, table: table + 1, top: 0 })
-    }
-    const manifest = yield* run<{ body: Record<string, string> }>(`SELECT body FROM repo_objects WHERE hash = $1`, [hash])
-    const buckets = Object.entries(manifest[0]?.body ?? {}).sort(([a], [b]) => Number(a) - Number(b))
-    const rows = Math.max(1, job.rowCounts[plan.name] ?? buckets.length)
-    const perSlice = Math.max(1, Math.floor(buckets.length * forkTuning.sliceRows / rows))
-    const nodes = JSON.stringify(buckets.slice(top, top + perSlice).map(([, node]) => node))
-    if (phase === "ids") {
-      for (const column of plan.identities) {
+    let progress: ForkProgress = job.progress
+    let budget = forkTuning.sliceRows
+    while (budget > 0) {
+      const { phase, table, top } = progress
+      const plan = plans[table]
+      if (plan === undefined) {
+        if (phase === "rows") return "done" as const
+        progress = { phase: "rows", table: 0, top: 0 }
+        continue
+      }
+      const hash = job.tables[plan.name]
+      // The bank row's settings are written by the last transaction, onto the bank row the first one made.
+      if (hash === undefined || plan.name === "banks" || (phase === "ids" && plan.identities.length === 0)) {
+        progress = { phase, table: table + 1, top: 0 }
+        continue
+      }
+      const manifest = yield* run<{ body: Record<string, string> }>(`SELECT body FROM repo_objects WHERE hash = $1`, [hash])
+      const buckets = Object.entries(manifest[0]?.body ?? {}).sort(([a], [b]) => Number(a) - Number(b))
+      const rows = Math.max(1, job.rowCounts[plan.name] ?? buckets.length)
+      const perSlice = Math.max(1, Math.floor(buckets.length * budget / rows))
+      const nodes = JSON.stringify(buckets.slice(top, top + perSlice).map(([, node]) => node))
+      if (phase === "ids") {
+        for (const column of plan.identities) {
+          yield* run(
+            `INSERT INTO repo_id_maps (workspace_bank_id, local_id, canonical_id)
+             SELECT $1, md5($1 || ':' || v)::uuid::text, v FROM (
+               SELECT DISTINCT o.body ->> ${`'${column.replaceAll("'", "''")}'`} AS v FROM ${rowsUnder}) s
+             WHERE v IS NOT NULL
+             ON CONFLICT DO NOTHING`,
+            [job.targetBankId, nodes]
+          )
+        }
+      } else {
+        const { target, values } = insertedColumns(plan, { _tag: "ToLocal", param: "$1" })
         yield* run(
-          `INSERT INTO repo_id_maps (workspace_bank_id, local_id, canonical_id)
-           SELECT $1, md5($1 || ':' || v)::uuid::text, v FROM (
-             SELECT DISTINCT o.body ->> ${`'${column.replaceAll("'", "''")}'`} AS v FROM ${rowsUnder}) s
-           WHERE v IS NOT NULL
-           ON CONFLICT DO NOTHING`,
+          `INSERT INTO ${quote(plan.name)} (${target.join(", ")})
+           SELECT ${values} FROM ${rowsUnder}
+           CROSS JOIN LATERAL jsonb_populate_record(NULL::${quote(plan.name)}, o.body) r
+           WHERE $1::text IS NOT NULL`,
           [job.targetBankId, nodes]
         )
       }
-    } else {
-      const { target, values } = insertedColumns(plan, { _tag: "ToLocal", param: "$1" })
-      yield* run(
-        `INSERT INTO ${quote(plan.name)} (${target.join(", ")})
-         SELECT ${values} FROM ${rowsUnder}
-         CROSS JOIN LATERAL jsonb_populate_record(NULL::${quote(plan.name)}, o.body) r
-         WHERE $1::text IS NOT NULL`,
-        [job.targetBankId, nodes]
-      )
+      const taken = Math.min(perSlice, buckets.length - top)
+      budget -= Math.max(1, Math.ceil(rows * taken / Math.max(1, buckets.length)))
+      progress = top + perSlice < buckets.length ? { phase, table, top: top + perSlice } : { phase, table: table + 1, top: 0 }
     }
-    return yield* next(
-      top + perSlice < buckets.length ? { phase, table, top: top + perSlice } : { phase, table: table + 1, top: 0 }
-    )
+    return progress
   })
 
 /**
