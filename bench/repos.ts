@@ -5,7 +5,7 @@
  * memory, a second commit of it (its bytes must stay under 1 % of the first's: only changed rows and bucket
  * manifests are stored), a clean status, a row-level diff of the two commits, branch creation, a checkout there and
  * back, a checkout between branches ten memories apart, and a hard reset of one uncommitted memory.
- * Rerun: `node bench/repos.ts [memories ...] [--commits-only]`.
+ * Rerun: `node bench/repos.ts [memories ...] [--commits-only]`; `BENCH_DATABASE_URL=postgres://…` runs it on PostgreSQL.
  */
 import { tmpdir } from "node:os"
 import { join, resolve } from "node:path"
@@ -153,10 +153,14 @@ const measure = async (memories: number, dataDir: string, env: Record<string, st
   }
 }
 
+/** `BENCH_DATABASE_URL` runs the bench on PostgreSQL (a fresh schema per run) instead of embedded PGlite. */
+const databaseUrl = process.env["BENCH_DATABASE_URL"]
+const backend = databaseUrl === undefined ? { name: "PGlite" } : { name: "PostgreSQL", url: databaseUrl }
+
 const main = async () => {
   const datasets = await prepareDatasets({
     root,
-    backend: { name: "PGlite" },
+    backend,
     runs,
     bankId,
     streamSeed: 3,
@@ -170,7 +174,7 @@ const main = async () => {
   }
   const mb = (bytes: number) => (bytes / 1_048_576).toFixed(1)
   const ms = (value: number) => Number.isNaN(value) ? "–" : value.toFixed(0)
-  console.log("repos: PGlite, offline GloVe, one client; times in ms (s where marked); bytes = objects newly stored")
+  console.log(`repos: ${backend.name}, offline GloVe, one client; times in ms (s where marked); bytes = objects newly stored`)
   console.log("| memories | versioned rows | first commit | first bytes | status, 1 change | 2nd commit (1 memory) | 2nd bytes | 2nd / 1st bytes | clean status | diff (rows) | branch | checkout / back | checkout, 10 memories apart | hard reset | bank B recall p99 quiet / during enable |")
   console.log("|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|")
   for (const r of results) {

@@ -3,14 +3,17 @@
  * other branches' working trees are hidden banks. Every operation that moves state runs in one transaction
  * under the repo's row lock, so a crash mid-checkout or mid-reset leaves the old state or the new one.
  */
-import { Context, Effect, Layer } from "effect"
+import { Config, Context, Effect, Layer } from "effect"
 import { SqlClient } from "effect/sql"
 import { BankBrains } from "../brain/BankBrains.ts"
 import { Conflict, NotFound, ValidationError } from "../domain/Errors.ts"
 import type { BranchView, DiffResponse, RepoSummary, StatusResponse } from "../domain/Repo.ts"
 import { commitView, isoOf, makeRepoStore, workspaceBankId, workspacePrefix } from "./RepoStore.ts"
+import { GarbageCollection } from "./GarbageCollection.ts"
 import { rootHashOf } from "./Snapshots.ts"
 import { enableSlice, startProgress, storeManifests } from "./SlicedEnable.ts"
+import { finishFork, forkSlice, forkTuning, startForkProgress } from "./SlicedFork.ts"
+import type { ForkJob } from "./SlicedFork.ts"
 import { makeWorkspaceTree } from "./WorkspaceTree.ts"
 import type { TreeState } from "./WorkspaceTree.ts"
 import type { BranchRow, CommitRow, RepoRow } from "./RepoStore.ts"
@@ -48,6 +51,8 @@ const makeMemoryRepos = Effect.gen(function*() {
   const brains = yield* BankBrains
   const store = yield* makeRepoStore
   const trees = yield* makeWorkspaceTree(snapshots)
+  const garbage = yield* GarbageCollection
+  forkTuning.sliceRows = yield* Config.Int("SERVICE_API_REPO_FORK_SLICE_ROWS").pipe(Config.withDefault(forkTuning.sliceRows))
 
   /**
    * After a restore committed: this node's brain of the bank goes, and `changed` reaches the bank's owner on a
@@ -342,6 +347,15 @@ const makeMemoryRepos = Effect.gen(function*() {
     return yield* summary(yield* repo(started.repoId))
   })
 
+  /** A fork copied in slices that has not finished (`SlicedFork`); `lock` takes its row lock. */
+  const forkJob = (targetBankId: string, lock = false) =>
+    Effect.map(
+      Effect.orDie(sql<ForkJob>`SELECT * FROM repo_forks WHERE target_bank_id = ${targetBankId} ${
+        lock ? sql`FOR UPDATE` : sql``
+      }`),
+      (rows) => rows[0]
+    )
+
   /** Operations that need the initial commit wait until a sliced enable made it. */
   const ready = (repoRow: RepoRow) =>
     repoRow.enableProgress === null ? Effect.void : Effect.fail(
@@ -465,6 +479,7 @@ const makeMemoryRepos = Effect.gen(function*() {
       }
       yield* store.touch(repoId)
     }))
+    yield* garbage.request
     return yield* branchViews(yield* repo(repoId))
   })
 
@@ -501,6 +516,7 @@ const makeMemoryRepos = Effect.gen(function*() {
       return [repoRow.rootBankId]
     }))
     yield* Effect.forEach(touched, restored, { discard: true })
+    if (touched.length > 0) yield* garbage.request // the stash the target branch parked is garbage now
     return yield* summary(yield* repo(repoId))
   })
 
@@ -514,6 +530,7 @@ const makeMemoryRepos = Effect.gen(function*() {
       yield* ready(repoRow)
       return yield* commitActive(repoRow, input.message, input.actor ?? "anonymous")
     }))
+    if (created) yield* garbage.request // coalesced: stashes of workspace diffs and parked work go in the next cycle
     return { ...commitView(commit), created }
   })
 
@@ -607,6 +624,7 @@ const makeMemoryRepos = Effect.gen(function*() {
       return repoRow.rootBankId
     }))
     yield* restored(root)
+    yield* garbage.request // the commits after the target are orphaned
     return yield* status(repoId, undefined)
   })
 
@@ -619,57 +637,92 @@ const makeMemoryRepos = Effect.gen(function*() {
     if (hasCommit && input.include_workspace === true) {
       return yield* ValidationError.single("include_workspace", "a commit has no workspace; use source_branch")
     }
-    if (yield* bankExists(input.target_bank_id)) {
+    // The same fork asked again after a crash resumes the copy; any other existing bank is a conflict.
+    const pending = yield* forkJob(input.target_bank_id)
+    if (pending === undefined ? yield* bankExists(input.target_bank_id) : pending.sourceRepoId !== repoId) {
       return yield* new Conflict({ detail: `target_bank_id: bank '${input.target_bank_id}' already exists` })
     }
-    const done = yield* inTransaction(Effect.gen(function*() {
-      yield* store.lockRepo(repoId)
-      const repoRow = yield* repo(repoId)
-      yield* ready(repoRow)
-      let tables: Readonly<Record<string, string>>
-      let ref: string
-      let branchName: string | null = null
-      let commitId: string | null = null
-      if (hasCommit) {
-        const commit = yield* commitOf(repoRow, input.source_commit_id!)
-        tables = commit.tables
-        commitId = commit.commitId
-        ref = `commit:${commit.commitId}`
-      } else {
-        const branch = yield* branchOf(repoRow, input.source_branch ?? repoRow.activeBranch)
-        branchName = branch.branchName
-        commitId = branch.headCommitId
-        if (input.include_workspace === true) {
-          tables = (yield* workingState(repoRow, branch)).tables
-          ref = `workspace:${branch.branchName}`
+    if (pending === undefined) {
+      yield* inTransaction(Effect.gen(function*() {
+        yield* store.lockRepo(repoId)
+        const repoRow = yield* repo(repoId)
+        yield* ready(repoRow)
+        let state: TreeState
+        let ref: string
+        let branchName: string | null = null
+        let commitId: string | null = null
+        if (hasCommit) {
+          const commit = yield* commitOf(repoRow, input.source_commit_id!)
+          state = headState(commit)
+          commitId = commit.commitId
+          ref = `commit:${commit.commitId}`
         } else {
-          if (branch.headCommitId === null) {
-            return yield* ValidationError.single("source_branch", `branch '${branch.branchName}' has no commit`)
+          const branch = yield* branchOf(repoRow, input.source_branch ?? repoRow.activeBranch)
+          branchName = branch.branchName
+          commitId = branch.headCommitId
+          if (input.include_workspace === true) {
+            state = yield* workingState(repoRow, branch)
+            ref = `workspace:${branch.branchName}`
+          } else {
+            if (branch.headCommitId === null) {
+              return yield* ValidationError.single("source_branch", `branch '${branch.branchName}' has no commit`)
+            }
+            state = headState(yield* commitOf(repoRow, branch.headCommitId))
+            ref = `branch:${branch.branchName}`
           }
-          tables = (yield* commitOf(repoRow, branch.headCommitId)).tables
-          ref = `branch:${branch.branchName}`
         }
-      }
-      yield* snapshots.restore(input.target_bank_id, tables, { rename: true, keepMap: false })
-      if (input.target_bank_name !== undefined && input.target_bank_name !== null) {
-        yield* Effect.orDie(
-          sql`UPDATE banks SET name = ${input.target_bank_name}, updated_at = now() WHERE bank_id = ${input.target_bank_id}`
-        )
-      }
-      const forked = input.enable_repo === true ? yield* enableIn(input.target_bank_id, input.repo_name) : null
-      return { ref, branchName, commitId, forked }
-    }))
+        const made = yield* Effect.orDie(sql`INSERT INTO banks (bank_id) VALUES (${input.target_bank_id})
+          ON CONFLICT (bank_id) DO NOTHING RETURNING 1`)
+        if (made.length === 0) {
+          return yield* new Conflict({ detail: `target_bank_id: bank '${input.target_bank_id}' already exists` })
+        }
+        const request = { ...input, ref, branchName, commitId }
+        yield* Effect.orDie(sql`INSERT INTO repo_forks (target_bank_id, source_repo_id, tables, row_counts, progress, request)
+          VALUES (${input.target_bank_id}, ${repoId}, ${JSON.stringify(state.tables)}::jsonb, ${JSON.stringify(state.rows)}::jsonb,
+            ${JSON.stringify(startForkProgress)}::jsonb, ${JSON.stringify(request)}::jsonb)`)
+      }))
+    }
+    // Slices, each its own transaction under the job row's lock; the last one finishes the bank and ends the job.
+    let job = yield* forkJob(input.target_bank_id)
+    let request = job?.request ?? {}
+    let forked: RepoRow | null = null
+    while (job !== undefined) {
+      job = yield* inTransaction(Effect.gen(function*() {
+        const current = yield* forkJob(input.target_bank_id, true)
+        if (current === undefined) return undefined
+        request = current.request
+        const next = yield* forkSlice(snapshots, current).pipe(Effect.provideService(SqlClient.SqlClient, sql))
+        if (next !== "done") {
+          yield* Effect.orDie(sql`UPDATE repo_forks SET progress = ${JSON.stringify(next)}::jsonb
+            WHERE target_bank_id = ${current.targetBankId}`)
+          return current
+        }
+        yield* finishFork(snapshots, current).pipe(Effect.provideService(SqlClient.SqlClient, sql))
+        const bankName = current.request["target_bank_name"]
+        if (typeof bankName === "string") {
+          yield* Effect.orDie(sql`UPDATE banks SET name = ${bankName}, updated_at = now() WHERE bank_id = ${current.targetBankId}`)
+        }
+        if (current.request["enable_repo"] === true) {
+          forked = yield* enableIn(current.targetBankId, current.request["repo_name"] as string | null | undefined)
+        }
+        return undefined
+      }))
+      yield* Effect.sleep("1 millis") // lets other requests take the session between slices
+    }
+    yield* restored(input.target_bank_id)
     const name = yield* Effect.orDie(sql<{ name: string | null }>`SELECT name FROM banks WHERE bank_id = ${input.target_bank_id}`)
+    const text = (key: string) => typeof request[key] === "string" ? request[key] as string : null
+    const enabled: RepoRow | null = forked
     return {
       bank_id: input.target_bank_id,
       bank_name: name[0]?.name ?? null,
       source_repo_id: repoId,
-      source_ref: done.ref,
-      source_branch: done.branchName,
-      source_commit_id: done.commitId,
-      include_workspace: input.include_workspace === true,
-      repo_enabled: done.forked !== null,
-      repo: done.forked === null ? null : yield* summary(done.forked)
+      source_ref: text("ref") ?? "",
+      source_branch: text("branchName"),
+      source_commit_id: text("commitId"),
+      include_workspace: request["include_workspace"] === true,
+      repo_enabled: enabled !== null,
+      repo: enabled === null ? null : yield* summary(enabled)
     }
   })
 
@@ -742,5 +795,7 @@ const makeMemoryRepos = Effect.gen(function*() {
 export class MemoryRepos extends Context.Service<MemoryRepos, Effect.Success<typeof makeMemoryRepos>>()(
   "engram/repos/MemoryRepos"
 ) {
-  static readonly layer = Layer.effect(MemoryRepos, makeMemoryRepos).pipe(Layer.provideMerge(Snapshots.layer))
+  static readonly layer = Layer.effect(MemoryRepos, makeMemoryRepos).pipe(
+    Layer.provideMerge(Layer.merge(Snapshots.layer, GarbageCollection.layer))
+  )
 }

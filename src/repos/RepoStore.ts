@@ -6,6 +6,7 @@ import { Effect } from "effect"
 import { SqlClient } from "effect/sql"
 import { createHash } from "node:crypto"
 import type { CommitView } from "../domain/Repo.ts"
+import { objectsLockShared } from "./GarbageCollection.ts"
 import type { EnableProgress } from "./SlicedEnable.ts"
 
 export interface RepoRow {
@@ -88,8 +89,16 @@ export const makeRepoStore = Effect.gen(function*() {
     Effect.map(die(sql<RepoRow>`SELECT * FROM memory_repos WHERE repo_id = ${repoId}`), (rows) => rows[0])
   const repoByBank = (bankId: string) =>
     Effect.map(die(sql<RepoRow>`SELECT * FROM memory_repos WHERE root_bank_id = ${bankId}`), (rows) => rows[0])
-  /** Takes the repo's row lock for the rest of the transaction: repo operations on one repo run one at a time. */
-  const lockRepo = (repoId: string) => die(sql`SELECT repo_id FROM memory_repos WHERE repo_id = ${repoId} FOR UPDATE`)
+  /**
+   * Takes the repo's row lock for the rest of the transaction: repo operations on one repo run one at a time. Also
+   * holds the object store's lock shared, so a garbage-collection slice never deletes objects an operation reads
+   * or is about to reference (`GarbageCollection.ts`).
+   */
+  const lockRepo = (repoId: string) =>
+    Effect.andThen(
+      die(sql.unsafe(objectsLockShared)),
+      die(sql`SELECT repo_id FROM memory_repos WHERE repo_id = ${repoId} FOR UPDATE`)
+    )
   const listRepos = die(sql<RepoRow>`SELECT * FROM memory_repos ORDER BY created_at, repo_id`)
   const branches = (repoId: string) =>
     die(sql<BranchRow>`SELECT * FROM repo_branches WHERE repo_id = ${repoId} ORDER BY branch_name`)

@@ -8,6 +8,7 @@
 import { assert, layer } from "@effect/vitest"
 import { Effect } from "effect"
 import { SqlClient } from "effect/sql"
+import { GarbageCollection } from "../../src/repos/GarbageCollection.ts"
 import { connectMcp } from "../support/McpClient.ts"
 import { recallResults, settled } from "../support/HttpCalls.ts"
 import { TestServer, testApp } from "../support/TestServer.ts"
@@ -215,6 +216,10 @@ layer(testApp(), { excludeTestServices: true })("memory repos: in-place restores
       assert.strictEqual((yield* sql`SELECT 1 FROM memory_units WHERE bank_id = ${hidden}`).length, 0)
       assert.strictEqual((yield* sql`SELECT 1 FROM repo_branches WHERE repo_id = ${repo.repo_id}`).length, 0)
       assert.strictEqual((yield* sql`SELECT 1 FROM repo_id_maps WHERE workspace_bank_id = ${hidden}`).length, 0)
+      // The delete asks for a collection (it no longer marks the whole store in its own transaction); run it now.
+      const asked = yield* sql<{ n: number }>`SELECT count(*)::int AS n FROM repo_gc_requests`
+      assert.isAbove(asked[0]!.n, 0)
+      yield* (yield* GarbageCollection).collect()
       assert.strictEqual(yield* unreachable, 0)
       const kept = yield* sql<{ hash: string }>`SELECT hash FROM repo_objects WHERE hash IN ${sql.in(manifests)}
         AND hash NOT IN (SELECT e.value FROM repo_commits c CROSS JOIN LATERAL jsonb_each_text(c.tables) e)`
