@@ -3,7 +3,7 @@
  * branch reaches — not through its HEAD's history, nor its stashed working tree, nor its read copy's state — and
  * the commits no branch's history holds any more (orphaned by a hard reset or a branch delete). It is a durable
  * mark-and-sweep in bounded slices, each its own short transaction (state in `repo_gc_state` and `repo_gc_marks`,
- * migration 0038), so the embedded tier's one database session is free between slices and a crash resumes the
+ * migration 0037), so the embedded tier's one database session is free between slices and a crash resumes the
  * cycle on the next start. Must not decide what is versioned or how objects are hashed (`Snapshots`).
  *
  * Why a concurrent commit cannot lose an object it is about to reference (the race of every incremental mark-and-

@@ -35,7 +35,7 @@ import repoDirtyKeys from "./0033_repo_dirty_keys.ts"
 import forgetting from "./0034_forgetting.ts"
 import writePath from "./0035_write_path.ts"
 import repoEnableStaging from "./0036_repo_enable_staging.ts"
-import repoGc from "./0038_repo_gc.ts"
+import repoGc from "./0037_repo_gc.ts"
 
 export const migrations = {
   "0001_banks_and_operations": banksAndOperations,
@@ -74,5 +74,5 @@ export const migrations = {
   "0034_forgetting": forgetting,
   "0035_write_path": writePath,
   "0036_repo_enable_staging": repoEnableStaging,
-  "0038_repo_gc": repoGc
+  "0037_repo_gc": repoGc
 }
