@@ -7,6 +7,7 @@ import { assert, describe, layer } from "@effect/vitest"
 import { Effect, Layer, Option, Redacted } from "effect"
 import { Operations } from "../../src/operations/Operations.ts"
 import { TestServer, testApp } from "../support/TestServer.ts"
+import { eventually } from "../support/Eventually.ts"
 import { TestTaskHandlers, TestTasks } from "../support/TestTasks.ts"
 import { chromiumPath, ensureUiBuilt, openPage, skipReason, UiBrowser } from "./UiBrowser.ts"
 
@@ -29,15 +30,12 @@ const pages = ["memories", "documents", "recall", "reflect", "graph", "operation
 
 /** Polls an operation until it leaves pending/running; fails the test if it did not complete. */
 const waitForOperation = (server: TestServer["Service"], id: string) =>
-  Effect.gen(function*() {
-    for (let attempt = 0; attempt < 600; attempt++) {
-      const status = (yield* server.request("GET", `/v1/default/banks/${bank}/operations/${id}`)).body.status
-      if (status === "completed") return
-      if (status !== "pending" && status !== "running") return assert.fail(`operation ${id} ended ${status}`)
-      yield* Effect.sleep("100 millis")
-    }
-    assert.fail(`operation ${id} did not finish in 60 s`)
-  })
+  eventually(
+    Effect.map(server.request("GET", `/v1/default/banks/${bank}/operations/${id}`), (response) => response.body.status),
+    (status) => status !== "pending" && status !== "running",
+    "60 seconds",
+    { what: `operation ${id} finished`, interval: "100 millis" }
+  ).pipe(Effect.map((status) => assert.strictEqual(status, "completed", `operation ${id} ended ${status}`)))
 
 describe.skipIf(chromiumPath === undefined)("web control plane in Chromium", () => {
   layer(app, { excludeTestServices: true, timeout: "120 seconds" })("control plane", (it) => {
