@@ -178,7 +178,10 @@ layer(testApp(), { excludeTestServices: true })("bank brain", (it) => {
         assert.deepStrictEqual(loads, [bank], "a cold read asks for the kept file first")
         assert.deepStrictEqual(kept, [], "nothing is written while the brain is in use")
         // Idle past its time to live: the sweep (every second here) writes it, then releases it.
-        yield* eventually(brains.state(bank), (state) => !state.loaded, "10 seconds", { what: "the idle brain released", interval: "100 millis" })
+        yield* eventually(brains.state(bank), (state) => !state.loaded, "10 seconds", {
+          what: "the idle brain released",
+          interval: "100 millis"
+        })
         assert.deepStrictEqual(kept, [[bank, memories]])
         assert.isFalse((yield* brains.state(bank)).loaded)
         yield* brains.available(bank)

@@ -82,7 +82,10 @@ const seeded = (bank: string) =>
 /** A mental model of the bank, read once. */
 const readMentalModel = (bank: string) =>
   Effect.gen(function*() {
-    const created = yield* request("POST", `${pathOf(bank)}/mental-models`, { name: "Harbour plans", source_query: "What happens at the harbour?" })
+    const created = yield* request("POST", `${pathOf(bank)}/mental-models`, {
+      name: "Harbour plans",
+      source_query: "What happens at the harbour?"
+    })
     assert.strictEqual(created.status, 200, created.text)
     const modelId = created.body.mental_model_id ?? created.body.id
     assert.isString(modelId, created.text)

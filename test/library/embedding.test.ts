@@ -16,8 +16,12 @@ describe("library", () => {
       const bank = yield* banks.put("embedded", { name: "Embedded", disposition_literalism: 5 })
       assert.strictEqual(bank.disposition.literalism, 5)
       const op = yield* operations.submit({ bankId: "embedded", taskType: "double", payload: { n: 21 } })
-      const record = yield* eventually(operations.result("embedded", op.id),
-        (record) => record.status === "completed" || record.status === "failed", "30 seconds", { what: "the task finished" })
+      const record = yield* eventually(
+        operations.result("embedded", op.id),
+        (record) => record.status === "completed" || record.status === "failed",
+        "30 seconds",
+        { what: "the task finished" }
+      )
       assert.deepStrictEqual(record.result, { doubled: 42 })
       const listed = yield* banks.list
       assert.deepStrictEqual(listed.map((b) => b.bankId), ["embedded"])

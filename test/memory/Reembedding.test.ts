@@ -31,8 +31,12 @@ describe("re-embedding", () => {
         const listed = yield* operations.list("vectors", { taskType: "reembed", limit: 10, offset: 0 })
         assert.strictEqual(listed.items.length, 1)
         const id = listed.items[0]!.id
-        const record = yield* eventually(operations.result("vectors", id),
-          (record) => record.status !== "pending" && record.status !== "running", "60 seconds", { what: "the reembed finished" })
+        const record = yield* eventually(
+          operations.result("vectors", id),
+          (record) => record.status !== "pending" && record.status !== "running",
+          "60 seconds",
+          { what: "the reembed finished" }
+        )
         assert.strictEqual(record.status, "completed")
         assert.deepStrictEqual(record.result, { reembedded: 2, embedding_model: "test:trigram-32" })
         const rows = yield* sql<{ model: string; dims: number }>`

@@ -85,8 +85,12 @@ describe("process", () => {
 
       const second = yield* spawnService("src/main.ts", env)
       yield* waitForHealth(url, second)
-      const done = yield* eventuallyAsync(detailOf, (detail) => detail.status === "completed" || detail.status === "failed",
-        "90 seconds", { what: "the batch finished after restart", interval: "50 millis" })
+      const done = yield* eventuallyAsync(
+        detailOf,
+        (detail) => detail.status === "completed" || detail.status === "failed",
+        "90 seconds",
+        { what: "the batch finished after restart", interval: "50 millis" }
+      )
       assert.strictEqual(done.status, "completed", JSON.stringify(done))
       const stored = yield* getJson(`${url}/v1/default/banks/batch/memories/list?limit=1000`)
       assert.strictEqual(stored.total, items.length)

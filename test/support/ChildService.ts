@@ -43,7 +43,10 @@ export const waitForHealth = (url: string, child: Child) =>
     async () => {
       if (child.process.exitCode !== null) return "exited" as const
       // Refused until the child listens.
-      return fetch(`${url}/health`).then((response) => response.ok ? "healthy" as const : "starting" as const, () => "starting" as const)
+      return fetch(`${url}/health`).then(
+        (response) => response.ok ? "healthy" as const : "starting" as const,
+        () => "starting" as const
+      )
     },
     (state) => state !== "starting",
     "60 seconds",
