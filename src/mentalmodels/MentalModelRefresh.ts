@@ -5,7 +5,7 @@
  */
 import { Effect, Option, Schema } from "effect"
 import { RefreshReason } from "../domain/MentalModel.ts"
-import type { LlmUsage } from "../models/Llm.ts"
+import { usageJson } from "../models/Llm.ts"
 import { TaskFailure, TaskRegistry } from "../operations/TaskRegistry.ts"
 import { refreshTaskType } from "./MentalModels.ts"
 import { MentalModelStore } from "./MentalModelStore.ts"
@@ -14,12 +14,6 @@ import { makeRefreshRun, refreshTrace } from "./RefreshRun.ts"
 
 const Payload = Schema.Struct({ mental_model_id: Schema.String, reason: RefreshReason })
 const decodePayload = Schema.decodeUnknownEffect(Payload)
-
-const usageOf = (usage: LlmUsage) => ({
-  input_tokens: usage.inputTokens,
-  output_tokens: usage.outputTokens,
-  total_tokens: usage.totalTokens
-})
 
 const withoutTrace = ({ trace: _trace, ...rest }: Record<string, unknown>) => rest
 
@@ -61,7 +55,7 @@ export const MentalModelRefreshTask = TaskRegistry.handler(
           changes: plan.changes
         })
         if (Option.isNone(saved)) return { mental_model_id: model.id, skipped: "the mental model was deleted" }
-        return { ...refreshResult(saved.value), usage: usageOf(plan.usage) }
+        return { ...refreshResult(saved.value), usage: usageJson(plan.usage) }
       })
   })
 )

@@ -9,7 +9,7 @@ import { Clock, Effect } from "effect"
 import { SqlClient } from "effect/sql"
 import type { ReflectResponse, ReflectToolCall } from "../domain/Reflect.ts"
 import type { RefreshMode } from "../domain/MentalModel.ts"
-import { Llm, type LlmUsage } from "../models/Llm.ts"
+import { Llm, type LlmUsage, usageJson, zeroUsage } from "../models/Llm.ts"
 import { Recall } from "../memory/recall/Recall.ts"
 import { TaskFailure } from "../operations/TaskRegistry.ts"
 import { Reflect } from "../reflect/Reflect.ts"
@@ -53,7 +53,6 @@ export interface RefreshPlan {
   readonly durationMs: number
 }
 
-const zeroUsage: LlmUsage = { inputTokens: 0, outputTokens: 0, totalTokens: 0 }
 
 /** Why a requested delta must run in full, or undefined when a delta can run. */
 const deltaFallback = (model: MentalModelRecord, llmAvailable: boolean) => {
@@ -265,7 +264,7 @@ export const refreshTrace = (plan: RefreshPlan, recordedAt: Date) => ({
   delta_operations: plan.mode === "delta"
     ? { applied: plan.changes.map((change) => ({ description: change })), skipped: [] }
     : null,
-  usage: { input_tokens: plan.usage.inputTokens, output_tokens: plan.usage.outputTokens, total_tokens: plan.usage.totalTokens },
+  usage: usageJson(plan.usage),
   duration_ms: plan.durationMs,
   warnings: plan.warnings
 })

@@ -32,6 +32,22 @@ export interface LlmUsage {
   readonly totalTokens: number
 }
 
+/** No tokens spent: an offline path's usage, and where a sum over several calls starts. */
+export const zeroUsage: LlmUsage = { inputTokens: 0, outputTokens: 0, totalTokens: 0 }
+
+export const addUsage = (left: LlmUsage, right: LlmUsage): LlmUsage => ({
+  inputTokens: left.inputTokens + right.inputTokens,
+  outputTokens: left.outputTokens + right.outputTokens,
+  totalTokens: left.totalTokens + right.totalTokens
+})
+
+/** The usage as every response and operation result reports it (`usage` in the API): one mapping for all. */
+export const usageJson = (usage: LlmUsage) => ({
+  input_tokens: usage.inputTokens,
+  output_tokens: usage.outputTokens,
+  total_tokens: usage.totalTokens
+})
+
 export class LlmError extends Schema.TaggedError<LlmError>()("LlmError", {
   reason: Schema.Literals(["unavailable", "timeout", "provider", "invalid_output", "rate_limited"]),
   /** Safe to show to clients and store in `error_message`: never contains a key or a full prompt. */

@@ -13,7 +13,7 @@ import { ServiceUnavailable } from "../domain/Errors.ts"
 import type { NotFound, ValidationError } from "../domain/Errors.ts"
 import type { ReflectLlmCall, ReflectToolCall } from "../domain/Reflect.ts"
 import type { LlmError, LlmMessage, LlmUsage } from "../models/Llm.ts"
-import { Llm } from "../models/Llm.ts"
+import { addUsage, Llm, zeroUsage } from "../models/Llm.ts"
 import { decisionTokens, minimumCallMs } from "./BudgetPolicy.ts"
 import type { Synthesis } from "./OfflineSynthesis.ts"
 import { synthesize, timeoutLabel } from "./OfflineSynthesis.ts"
@@ -48,8 +48,6 @@ export interface AgentOutcome {
   /** When the text is a summary: the memories and models it shows (otherwise the answer saw all the evidence). */
   readonly shown?: Synthesis | undefined
 }
-
-const zeroUsage: LlmUsage = { inputTokens: 0, outputTokens: 0, totalTokens: 0 }
 
 const unavailable = (error: LlmError) =>
   new ServiceUnavailable({ detail: `the language model failed during reflect: ${error.message}` })
@@ -87,12 +85,7 @@ export const runAgent = Effect.fn("Reflect.agent")(function*(
         )
       )
       if (Option.isSome(result)) {
-        const spent = result.value.usage
-        usage = {
-          inputTokens: usage.inputTokens + spent.inputTokens,
-          outputTokens: usage.outputTokens + spent.outputTokens,
-          totalTokens: usage.totalTokens + spent.totalTokens
-        }
+        usage = addUsage(usage, result.value.usage)
       }
       return result as Option.Option<A>
     })

@@ -17,7 +17,7 @@ import { ReflectRequest as ReflectRequestSchema } from "../domain/Reflect.ts"
 import type { ReflectRequest, ReflectResponse, ReflectToolCall } from "../domain/Reflect.ts"
 import type { TagGroup } from "../domain/Recall.ts"
 import { Recall } from "../memory/recall/Recall.ts"
-import { Llm } from "../models/Llm.ts"
+import { Llm, usageJson } from "../models/Llm.ts"
 import { Operations } from "../operations/Operations.ts"
 import { TaskFailure, TaskRegistry } from "../operations/TaskRegistry.ts"
 import type { AgentOutcome } from "./AgentLoop.ts"
@@ -193,11 +193,7 @@ export class Reflect extends Context.Service<Reflect, {
               .map((rule) => ({ id: rule.id, name: rule.name, content: rule.content }))
           },
           structured_output: validator === undefined ? null : outcome.structuredOutput,
-          usage: {
-            input_tokens: outcome.usage.inputTokens,
-            output_tokens: outcome.usage.outputTokens,
-            total_tokens: outcome.usage.totalTokens
-          },
+          usage: usageJson(outcome.usage),
           trace: request.include?.tool_calls === undefined || request.include.tool_calls === null ? null : {
             tool_calls: [...seeded, ...outcome.toolCalls],
             llm_calls: outcome.llmCalls

@@ -14,7 +14,7 @@ import type { ResearchRequest, ResearchResponse } from "../domain/Research.ts"
 import type { ResearchNotConfigured, ResearchUpstreamError } from "../domain/Research.ts"
 import type { ReflectToolCall } from "../domain/Reflect.ts"
 import { FileConverter } from "../files/FileConverter.ts"
-import { Llm } from "../models/Llm.ts"
+import { Llm, usageJson } from "../models/Llm.ts"
 import { fetchPage, type PageOutcome } from "./PageFetcher.ts"
 import { excerpt } from "./Passages.ts"
 import { answerWithModel, extractiveAnswer, type Source } from "./ResearchAnswer.ts"
@@ -131,11 +131,7 @@ export class InternetResearch extends Context.Service<InternetResearch, {
           text: answer.text,
           source_urls: sources.map((source) => source.url),
           writes_to_bank: false as const,
-          usage: {
-            input_tokens: answer.usage.inputTokens,
-            output_tokens: answer.usage.outputTokens,
-            total_tokens: answer.usage.totalTokens
-          },
+          usage: usageJson(answer.usage),
           trace: traceOn ? { tool_calls: toolCalls, llm_calls: llmCalls } : null
         }
       })

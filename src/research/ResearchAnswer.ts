@@ -6,7 +6,7 @@
  */
 import { Effect } from "effect"
 import type { LlmUsage } from "../models/Llm.ts"
-import { Llm } from "../models/Llm.ts"
+import { Llm, zeroUsage } from "../models/Llm.ts"
 import { contentWords, overlap, sentencesOf } from "./Passages.ts"
 
 export interface Source {
@@ -22,7 +22,6 @@ export interface Answer {
   readonly usage: LlmUsage
 }
 
-const zeroUsage: LlmUsage = { inputTokens: 0, outputTokens: 0, totalTokens: 0 }
 
 const instructions = (maxTokens: number) => [
   "You answer a question using only the web sources given to you.",

@@ -13,6 +13,7 @@ import { Foreground } from "../../src/bank/Foreground.ts"
 import { MemoryUnits } from "../../src/memory/MemoryUnits.ts"
 import { spread } from "../../src/brain/graph/SpreadingActivation.ts"
 import { graphSpreadOptions } from "../../src/memory/recall/GraphRecall.ts"
+import { eventually } from "../support/Eventually.ts"
 import { TestServer, testApp } from "../support/TestServer.ts"
 
 const sentences = [
@@ -177,9 +178,10 @@ layer(testApp(), { excludeTestServices: true })("bank brain", (it) => {
         assert.deepStrictEqual(loads, [bank], "a cold read asks for the kept file first")
         assert.deepStrictEqual(kept, [], "nothing is written while the brain is in use")
         // Idle past its time to live: the sweep (every second here) writes it, then releases it.
-        for (let waited = 0; waited < 10_000 && (yield* brains.state(bank)).loaded; waited += 100) {
-          yield* Effect.sleep("100 millis")
-        }
+        yield* eventually(brains.state(bank), (state) => !state.loaded, "10 seconds", {
+          what: "the idle brain released",
+          interval: "100 millis"
+        })
         assert.deepStrictEqual(kept, [[bank, memories]])
         assert.isFalse((yield* brains.state(bank)).loaded)
         yield* brains.available(bank)

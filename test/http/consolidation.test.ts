@@ -70,13 +70,22 @@ const finished = (id: string, operationId: string) =>
   eventually(request("GET", `${bank(id)}/operations/${operationId}/result`), (r) =>
     r.body.status === "completed" || r.body.status === "failed")
 
+/**
+ * The two chat sessions retained into a bank of the caller's own, each consolidated: every test that reads or
+ * changes their observations builds its own, so it runs alone and sees nothing another test did.
+ */
+const twoSessions = (id: string) =>
+  Effect.gen(function*() {
+    yield* retain(id, session1)
+    yield* settled(id)
+    yield* retain(id, session2)
+    return yield* settled(id)
+  })
+
 layer(app, { excludeTestServices: true })("consolidation (offline)", (it) => {
   it.effect("retain queues a consolidation that files facts per subject and topic into compact observations", () =>
     Effect.gen(function*() {
-      yield* retain("chat", session1)
-      yield* settled("chat")
-      yield* retain("chat", session2)
-      const stats = yield* settled("chat")
+      const stats = yield* twoSessions("chat")
       const stored = yield* facts("chat")
       const found = yield* observations("chat")
       assert.strictEqual(stats.body.total_observations, found.length)
@@ -114,7 +123,8 @@ layer(app, { excludeTestServices: true })("consolidation (offline)", (it) => {
 
   it.effect("recall with types [observation] returns observations with their source facts; entities list them", () =>
     Effect.gen(function*() {
-      const recalled = yield* request("POST", `${bank("chat")}/memories/recall`, {
+      yield* twoSessions("chat-recall")
+      const recalled = yield* request("POST", `${bank("chat-recall")}/memories/recall`, {
         query: "Caroline support group",
         types: ["observation"],
         include: { source_facts: {} }
@@ -127,16 +137,17 @@ layer(app, { excludeTestServices: true })("consolidation (offline)", (it) => {
       for (const id of top.source_fact_ids) assert.include(recalled.body.source_facts[id].text, "Caroline:")
       assert.isTrue(recalled.body.results.every((result: any) => result.type === "observation"))
 
-      const entities = yield* request("GET", `${bank("chat")}/entities`)
+      const entities = yield* request("GET", `${bank("chat-recall")}/entities`)
       const caroline = entities.body.items.find((entity: any) => entity.canonical_name === "Caroline")
-      const detail = yield* request("GET", `${bank("chat")}/entities/${caroline.id}`)
+      const detail = yield* request("GET", `${bank("chat-recall")}/entities/${caroline.id}`)
       assert.isTrue(detail.body.observations.some((o: any) => o.text.startsWith("Caroline — support group")))
     }))
 
   it.effect("history shows each change with the facts it added; a fact lists the observations resting on it", () =>
     Effect.gen(function*() {
-      const group = (yield* observations("chat")).find((o) => o.text.startsWith("Caroline — support group"))
-      const history = yield* request("GET", `${bank("chat")}/memories/${group.id}/history`)
+      yield* twoSessions("chat-history")
+      const group = (yield* observations("chat-history")).find((o) => o.text.startsWith("Caroline — support group"))
+      const history = yield* request("GET", `${bank("chat-history")}/memories/${group.id}/history`)
       assert.strictEqual(history.status, 200, history.text)
       assert.strictEqual(history.body.fact_type, "observation")
       assert.deepStrictEqual(history.body.history.map((entry: any) => [entry.version, entry.change]), [[1, "created"], [2, "updated"]])
@@ -147,86 +158,89 @@ layer(app, { excludeTestServices: true })("consolidation (offline)", (it) => {
       assert.strictEqual(history.body.source_facts.length, 3)
       assert.isTrue(history.body.source_facts.every((fact: any) => typeof fact.text === "string"))
 
-      const fact = yield* request("GET", `${bank("chat")}/memories/${group.source_fact_ids[0]}/history`)
+      const fact = yield* request("GET", `${bank("chat-history")}/memories/${group.source_fact_ids[0]}/history`)
       assert.deepStrictEqual(fact.body.observations.map((o: any) => o.id), [group.id])
       assert.deepStrictEqual(fact.body.history, [])
-      const unknown = yield* request("GET", `${bank("chat")}/memories/nope/history`)
+      const unknown = yield* request("GET", `${bank("chat-history")}/memories/nope/history`)
       assert.strictEqual(unknown.status, 404)
       assert.include(unknown.body.detail, "nope")
     }))
 
   it.effect("a consolidation is delta-aware and a waiting one is reused", () =>
     Effect.gen(function*() {
+      yield* twoSessions("chat-delta")
       const operations = yield* Operations
-      const before = yield* observations("chat")
+      const before = yield* observations("chat-delta")
       // Hold the bank's worker so the requests below find the first one still waiting.
-      const blocker = yield* operations.submit({ bankId: "chat", taskType: "test_block", payload: { key: "hold-chat" } })
-      yield* eventually(request("GET", `${bank("chat")}/operations/${blocker.id}`), (r) => r.body.status === "running")
-      const first = yield* request("POST", `${bank("chat")}/consolidate`)
-      const second = yield* request("POST", `${bank("chat")}/consolidate`)
+      const blocker = yield* operations.submit({ bankId: "chat-delta", taskType: "test_block", payload: { key: "hold-chat-delta" } })
+      yield* eventually(request("GET", `${bank("chat-delta")}/operations/${blocker.id}`), (r) => r.body.status === "running")
+      const first = yield* request("POST", `${bank("chat-delta")}/consolidate`)
+      const second = yield* request("POST", `${bank("chat-delta")}/consolidate`)
       assert.strictEqual(first.status, 200, first.text)
       assert.deepStrictEqual([first.body.deduplicated, second.body.deduplicated], [false, true])
       assert.strictEqual(second.body.operation_id, first.body.operation_id)
-      yield* Deferred.succeed(TestTasks.blockers.get("hold-chat")!, undefined)
-      const result = yield* finished("chat", first.body.operation_id)
+      yield* Deferred.succeed(TestTasks.blockers.get("hold-chat-delta")!, undefined)
+      const result = yield* finished("chat-delta", first.body.operation_id)
       assert.strictEqual(result.body.result.facts_processed, 0, "nothing new to consolidate")
       assert.strictEqual(result.body.result.trigger, "manual")
-      const after = yield* observations("chat")
+      const after = yield* observations("chat-delta")
       assert.deepStrictEqual(after.map((o) => [o.id, o.text]).sort(), before.map((o) => [o.id, o.text]).sort())
     }))
 
   it.effect("resetting one fact's observations rebuilds them; clearing all leaves the facts waiting", () =>
     Effect.gen(function*() {
-      const group = (yield* observations("chat")).find((o) => o.text.startsWith("Caroline — support group"))
-      const reset = yield* request("DELETE", `${bank("chat")}/memories/${group.source_fact_ids[1]}/observations`)
+      yield* twoSessions("chat-reset")
+      const group = (yield* observations("chat-reset")).find((o) => o.text.startsWith("Caroline — support group"))
+      const reset = yield* request("DELETE", `${bank("chat-reset")}/memories/${group.source_fact_ids[1]}/observations`)
       assert.strictEqual(reset.status, 200, reset.text)
       assert.strictEqual(reset.body.deleted_count, 1)
-      yield* finished("chat", reset.body.operation_id)
-      const rebuilt = (yield* observations("chat")).find((o) => o.text.startsWith("Caroline — support group"))
+      yield* finished("chat-reset", reset.body.operation_id)
+      const rebuilt = (yield* observations("chat-reset")).find((o) => o.text.startsWith("Caroline — support group"))
       assert.notStrictEqual(rebuilt.id, group.id)
       assert.strictEqual(rebuilt.text, group.text)
       assert.sameMembers(rebuilt.source_fact_ids, group.source_fact_ids)
-      const gone = yield* request("GET", `${bank("chat")}/memories/${group.id}/history`)
+      const gone = yield* request("GET", `${bank("chat-reset")}/memories/${group.id}/history`)
       assert.strictEqual(gone.status, 404)
 
-      const onObservation = yield* request("DELETE", `${bank("chat")}/memories/${rebuilt.id}/observations`)
+      const onObservation = yield* request("DELETE", `${bank("chat-reset")}/memories/${rebuilt.id}/observations`)
       assert.strictEqual(onObservation.status, 400)
       assert.deepStrictEqual(onObservation.body.errors.map((e: any) => e.field), ["memory_id"])
-      const unknown = yield* request("DELETE", `${bank("chat")}/memories/nope/observations`)
+      const unknown = yield* request("DELETE", `${bank("chat-reset")}/memories/nope/observations`)
       assert.strictEqual(unknown.status, 404)
 
-      const count = (yield* observations("chat")).length
-      const cleared = yield* request("DELETE", `${bank("chat")}/observations`)
+      const count = (yield* observations("chat-reset")).length
+      const cleared = yield* request("DELETE", `${bank("chat-reset")}/observations`)
       assert.strictEqual(cleared.status, 200, cleared.text)
       assert.strictEqual(cleared.body.deleted_count, count)
-      const stats = yield* request("GET", `${bank("chat")}/stats`)
+      const stats = yield* request("GET", `${bank("chat-reset")}/stats`)
       assert.strictEqual(stats.body.total_observations, 0)
-      assert.strictEqual(stats.body.pending_consolidation, (yield* facts("chat")).length)
-      const again = yield* request("POST", `${bank("chat")}/consolidate`)
-      yield* finished("chat", again.body.operation_id)
-      assert.strictEqual((yield* observations("chat")).length, count, "the same facts give the same observations")
+      assert.strictEqual(stats.body.pending_consolidation, (yield* facts("chat-reset")).length)
+      const again = yield* request("POST", `${bank("chat-reset")}/consolidate`)
+      yield* finished("chat-reset", again.body.operation_id)
+      assert.strictEqual((yield* observations("chat-reset")).length, count, "the same facts give the same observations")
     }))
 
   it.effect("a change of the rules regenerates observations; other settings do not", () =>
     Effect.gen(function*() {
-      yield* request("PATCH", bank("chat"), { name: "Friends" })
-      const untouched = yield* request("GET", `${bank("chat")}/operations?task_type=regenerate_observations`)
+      yield* twoSessions("chat-rules")
+      yield* request("PATCH", bank("chat-rules"), { name: "Friends" })
+      const untouched = yield* request("GET", `${bank("chat-rules")}/operations?task_type=regenerate_observations`)
       assert.strictEqual(untouched.body.operations.length, 0)
-      const patched = yield* request("PATCH", bank("chat"), { observations_mission: "Keep track of family and art." })
+      const patched = yield* request("PATCH", bank("chat-rules"), { observations_mission: "Keep track of family and art." })
       assert.strictEqual(patched.status, 200)
-      const queued = yield* request("GET", `${bank("chat")}/operations?task_type=regenerate_observations`)
+      const queued = yield* request("GET", `${bank("chat-rules")}/operations?task_type=regenerate_observations`)
       assert.strictEqual(queued.body.operations.length, 1)
-      const result = yield* finished("chat", queued.body.operations[0].id)
+      const result = yield* finished("chat-rules", queued.body.operations[0].id)
       assert.strictEqual(result.body.status, "completed")
       assert.isAbove(result.body.result.observations_removed, 0)
       // Offline, the mission steers the topics: the family talk is now filed under "family".
-      const found = yield* observations("chat")
+      const found = yield* observations("chat-rules")
       assert.isTrue(found.some((o) => o.text.startsWith("Caroline — family")), found.map((o) => o.text).join("\n"))
-      const disposition = yield* request("PATCH", bank("chat"), { disposition_skepticism: 5 })
+      const disposition = yield* request("PATCH", bank("chat-rules"), { disposition_skepticism: 5 })
       assert.strictEqual(disposition.status, 200)
-      const again = yield* request("GET", `${bank("chat")}/operations?task_type=regenerate_observations`)
+      const again = yield* request("GET", `${bank("chat-rules")}/operations?task_type=regenerate_observations`)
       assert.strictEqual(again.body.operations.length, 2)
-      yield* settled("chat")
+      yield* settled("chat-rules")
     }))
 
   it.effect("with observations off retain queues nothing; asking still consolidates; turning them on catches up", () =>

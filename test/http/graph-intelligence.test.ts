@@ -5,41 +5,45 @@
  * are cached until the bank's next write; bad parameters are 400s naming the field.
  */
 import { assert, layer } from "@effect/vitest"
-import { Clock, Effect } from "effect"
+import { Clock, Effect, Layer } from "effect"
 import { TestServer, testApp } from "../support/TestServer.ts"
 
 const bank = "graph-intel"
 const base = `/v1/default/banks/${bank}`
 const day = 86_400_000
 
-const request = (method: string, path: string, json?: unknown) =>
+const request = (method: string, path: string, json?: unknown, bankBase = base) =>
   Effect.gen(function*() {
     const server = yield* TestServer
-    return yield* server.request(method, `${base}${path}`, json === undefined ? {} : { json })
+    return yield* server.request(method, `${bankBase}${path}`, json === undefined ? {} : { json })
   })
+
+/** Alice's job changes, Bob and Carol stay put. */
+const retainStory = (bankBase: string) =>
+  Effect.gen(function*() {
+    const now = yield* Clock.currentTimeMillis
+    const at = (daysAgo: number) => new Date(now - daysAgo * day).toISOString()
+    yield* request("PUT", "", { enable_observations: false }, bankBase)
+    const retained = yield* request("POST", "/memories", {
+      items: [
+        { content: "Alice works at Acme as a search engineer.", tags: ["work"], timestamp: at(30) },
+        { content: "Bob lives in Lisbon and works at Globex.", tags: ["work"], timestamp: at(20) },
+        { content: "Carol grows orchids in her Berlin garden.", tags: ["home"], timestamp: at(1) },
+        { content: "Bob enjoys surfing near Lisbon on weekends.", tags: ["home"], timestamp: at(8) },
+        { content: "Alice no longer works at Acme.", tags: ["work"], timestamp: at(2) }
+      ]
+    }, bankBase)
+    if (retained.status !== 200) return yield* Effect.die(new Error(`retaining ${bankBase}: ${retained.text}`))
+  })
+
+/** The bank the read-only tests share, retained once before the first (each test can run alone). */
+const storyBank = Layer.effectDiscard(retainStory(base))
 
 /** The ids of the memories whose text contains `text`. */
 const idsOf = (text: string) =>
   request("GET", `/graph?q=${encodeURIComponent(text)}`).pipe(Effect.map((graph) => graph.body.nodes.map((n: any) => n.id) as Array<string>))
 
-layer(testApp(), { excludeTestServices: true })("graph intelligence", (it) => {
-  it.effect("retain builds the bank: Alice's job changes, Bob and Carol stay put", () =>
-    Effect.gen(function*() {
-      const now = yield* Clock.currentTimeMillis
-      const at = (daysAgo: number) => new Date(now - daysAgo * day).toISOString()
-      yield* request("PUT", "", { enable_observations: false })
-      const retained = yield* request("POST", "/memories", {
-        items: [
-          { content: "Alice works at Acme as a search engineer.", tags: ["work"], timestamp: at(30) },
-          { content: "Bob lives in Lisbon and works at Globex.", tags: ["work"], timestamp: at(20) },
-          { content: "Carol grows orchids in her Berlin garden.", tags: ["home"], timestamp: at(1) },
-          { content: "Bob enjoys surfing near Lisbon on weekends.", tags: ["home"], timestamp: at(8) },
-          { content: "Alice no longer works at Acme.", tags: ["work"], timestamp: at(2) }
-        ]
-      })
-      assert.strictEqual(retained.status, 200, retained.text)
-    }))
-
+layer(Layer.provideMerge(storyBank, testApp()), { excludeTestServices: true })("graph intelligence", (it) => {
   it.effect("intelligence shows Alice changed or contradictory, with the evidence and a change event", () =>
     Effect.gen(function*() {
       const answer = yield* request("GET", "/graph/intelligence")
@@ -135,22 +139,27 @@ layer(testApp(), { excludeTestServices: true })("graph intelligence", (it) => {
 
   it.effect("answers are cached until the bank's next write", () =>
     Effect.gen(function*() {
-      const first = yield* request("GET", "/graph/intelligence?node_kind=entity")
-      const second = yield* request("GET", "/graph/intelligence?node_kind=entity")
+      // Its own bank: this test writes, and the shared bank must stay as the other tests read it.
+      const own = "/v1/default/banks/graph-intel-cache"
+      yield* retainStory(own)
+      const get = (path: string) => request("GET", path, undefined, own)
+      const first = yield* get("/graph/intelligence?node_kind=entity")
+      assert.isFalse(first.body.cached)
+      const second = yield* get("/graph/intelligence?node_kind=entity")
       assert.isTrue(second.body.cached)
       assert.deepStrictEqual(second.body.nodes, first.body.nodes)
       assert.strictEqual(second.body.generated_at, first.body.generated_at)
-      assert.isTrue((yield* request("GET", "/graph/summary?node_kind=entity")).body.cached === false)
-      assert.isTrue((yield* request("GET", "/graph/summary?node_kind=entity")).body.cached)
+      assert.isFalse((yield* get("/graph/summary?node_kind=entity")).body.cached)
+      assert.isTrue((yield* get("/graph/summary?node_kind=entity")).body.cached)
 
-      const retained = yield* request("POST", "/memories", { items: [{ content: "Alice joined Initech as a manager." }] })
+      const retained = yield* request("POST", "/memories", { items: [{ content: "Alice joined Initech as a manager." }] }, own)
       assert.strictEqual(retained.status, 200, retained.text)
-      const after = yield* request("GET", "/graph/intelligence?node_kind=entity")
+      const after = yield* get("/graph/intelligence?node_kind=entity")
       assert.isFalse(after.body.cached)
       const alice = after.body.nodes.find((node: any) => node.id === "entity:alice")
       assert.strictEqual(alice.evidence_count, 3)
       assert.include(alice.current_state, "Initech")
-      assert.isFalse((yield* request("GET", "/graph/summary?node_kind=entity")).body.cached)
+      assert.isFalse((yield* get("/graph/summary?node_kind=entity")).body.cached)
     }))
 
   it.effect("bad parameters answer 400 naming the field, unknown banks 404", () =>

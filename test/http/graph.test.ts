@@ -4,7 +4,7 @@
  * and the errors a client sees.
  */
 import { assert, layer } from "@effect/vitest"
-import { Effect } from "effect"
+import { Effect, Layer } from "effect"
 import { SqlClient } from "effect/sql"
 import { TestServer, testApp } from "../support/TestServer.ts"
 
@@ -40,16 +40,16 @@ const get = (path: string) =>
     return yield* server.request("GET", `${base}${path}`)
   })
 
-layer(testApp(), { excludeTestServices: true })("graph", (it) => {
-  it.effect("retain builds the bank used by every graph test", () =>
-    Effect.gen(function*() {
-      const server = yield* TestServer
-      // No consolidation: observations appearing in the background would change the bank between assertions.
-      yield* server.request("PUT", base, { json: { enable_observations: false } })
-      const retained = yield* server.request("POST", `${base}/memories`, { json: { items } })
-      assert.strictEqual(retained.status, 200, retained.text)
-    }))
+/** The bank every graph test reads, retained once before the first test (each test can run alone). */
+const graphBank = Layer.effectDiscard(Effect.gen(function*() {
+  const server = yield* TestServer
+  // No consolidation: observations appearing in the background would change the bank between assertions.
+  yield* server.request("PUT", base, { json: { enable_observations: false } })
+  const retained = yield* server.request("POST", `${base}/memories`, { json: { items } })
+  if (retained.status !== 200) return yield* Effect.die(new Error(`retaining the graph bank: ${retained.text}`))
+}))
 
+layer(Layer.provideMerge(graphBank, testApp()), { excludeTestServices: true })("graph", (it) => {
   it.effect("GET graph returns every memory as a node and exactly the stored links among them", () =>
     Effect.gen(function*() {
       const graph = yield* get("/graph")

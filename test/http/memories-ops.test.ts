@@ -11,12 +11,11 @@ import { bankPath, call, ok, settled } from "../support/HttpCalls.ts"
 import { TestServer, testApp } from "../support/TestServer.ts"
 import { eventually } from "../support/TestTasks.ts"
 
-const bank = "memory-ops"
-
 const rawClient = Effect.map(TestServer, (server) => createClient(createConfig({ baseUrl: server.url })))
 const promise = <A>(run: () => Promise<A>) => Effect.promise(run)
 
-const seed = ok("POST", `${bankPath(bank)}/memories`, {
+/** Each test seeds a bank of its own, so that it runs alone and no test reads what another wrote. */
+const seed = (bank: string) => ok("POST", `${bankPath(bank)}/memories`, {
   items: [
     {
       content: "Alice and Bob founded a bakery in Porto. The bakery sells sourdough bread every morning.",
@@ -27,10 +26,34 @@ const seed = ok("POST", `${bankPath(bank)}/memories`, {
   ]
 })
 
-const listed = Effect.map(call("GET", `${bankPath(bank)}/memories/list?limit=1000`), (r) => r.body.items as Array<any>)
+const listed = (bank: string) =>
+  Effect.map(call("GET", `${bankPath(bank)}/memories/list?limit=1000`), (r) => r.body.items as Array<any>)
 
-const recallTexts = (query: string) =>
+const recallTexts = (bank: string, query: string) =>
   Effect.map(ok("POST", `${bankPath(bank)}/memories/recall`, { query }), (r) => r.body.results.map((x: any) => x.id))
+
+/** Seeds the bank and edits its server fact through the client: new text, dates and entities. */
+const seedAndEdit = (bank: string) =>
+  Effect.gen(function*() {
+    yield* seed(bank)
+    const raw = yield* rawClient
+    const server = (yield* listed(bank)).find((m) => m.text.includes("srv-04"))
+    assert.isDefined(server)
+    const edited = yield* promise(() =>
+      sdk.updateMemory({
+        client: raw,
+        path: { bank_id: bank, memory_id: server.id },
+        body: {
+          text: "The deploy server srv-04 runs PostgreSQL 16 after the zeppelin upgrade.",
+          occurred_start: "2024-03-01T00:00:00Z",
+          occurred_end: "2024-03-02T00:00:00Z",
+          entities: ["srv-04", "PostgreSQL"],
+          context: ""
+        }
+      }))
+    assert.strictEqual(edited.response.status, 200, JSON.stringify(edited.error))
+    return { server, edited: edited.data as any }
+  })
 
 /** Everything a write could touch, to show that a request changed nothing. */
 const snapshot = (bankId: string) =>
@@ -50,24 +73,8 @@ const snapshot = (bankId: string) =>
 layer(testApp(), { excludeTestServices: true })("memory operations of the 0.9 client", (it) => {
   it.effect("updateMemory edits text, dates and entities; recall and the graph follow", () =>
     Effect.gen(function*() {
-      yield* seed
-      const raw = yield* rawClient
-      const server = (yield* listed).find((m) => m.text.includes("srv-04"))
-      assert.isDefined(server)
-      const edited = yield* promise(() =>
-        sdk.updateMemory({
-          client: raw,
-          path: { bank_id: bank, memory_id: server.id },
-          body: {
-            text: "The deploy server srv-04 runs PostgreSQL 16 after the zeppelin upgrade.",
-            occurred_start: "2024-03-01T00:00:00Z",
-            occurred_end: "2024-03-02T00:00:00Z",
-            entities: ["srv-04", "PostgreSQL"],
-            context: ""
-          }
-        }))
-      assert.strictEqual(edited.response.status, 200, JSON.stringify(edited.error))
-      const body = edited.data as any
+      const bank = "memory-ops-edit"
+      const { server, edited: body } = yield* seedAndEdit(bank)
       assert.strictEqual(body.id, server.id)
       assert.strictEqual(body.text, "The deploy server srv-04 runs PostgreSQL 16 after the zeppelin upgrade.")
       assert.strictEqual(body.occurred_start, "2024-03-01T00:00:00.000Z")
@@ -78,15 +85,17 @@ layer(testApp(), { excludeTestServices: true })("memory operations of the 0.9 cl
       const fetched = yield* call("GET", `${bankPath(bank)}/memories/${server.id}`)
       assert.strictEqual(fetched.body.text, body.text)
       // The keyword index took the new wording in: recall finds it by a word only the edit introduced.
-      assert.include(yield* recallTexts("zeppelin upgrade"), server.id)
+      assert.include(yield* recallTexts(bank, "zeppelin upgrade"), server.id)
       const entities = yield* call("GET", `${bankPath(bank)}/entities?limit=100`)
       assert.include(entities.body.items.map((e: any) => e.canonical_name), "srv-04")
     }))
 
   it.effect("updateMemory invalidates with a reason (out of recall and lists) and restores", () =>
     Effect.gen(function*() {
+      const bank = "memory-ops-invalidate"
+      yield* seedAndEdit(bank)
       const raw = yield* rawClient
-      const fact = (yield* listed).find((m) => m.text.includes("zeppelin"))
+      const fact = (yield* listed(bank)).find((m) => m.text.includes("zeppelin"))
       assert.isDefined(fact)
       const invalidated = yield* promise(() =>
         sdk.updateMemory({
@@ -101,8 +110,8 @@ layer(testApp(), { excludeTestServices: true })("memory operations of the 0.9 cl
       assert.isTrue(Number.isFinite(Date.parse(body.invalidated_at)))
       assert.strictEqual(body.text, fact.text)
       assert.deepStrictEqual([...body.entities].sort(), ["PostgreSQL", "srv-04"])
-      assert.notInclude((yield* listed).map((m) => m.id), fact.id)
-      assert.notInclude(yield* recallTexts("zeppelin upgrade"), fact.id)
+      assert.notInclude((yield* listed(bank)).map((m) => m.id), fact.id)
+      assert.notInclude(yield* recallTexts(bank, "zeppelin upgrade"), fact.id)
       // Kept for audit: the memory still reads, with its state.
       const audit = yield* call("GET", `${bankPath(bank)}/memories/${fact.id}`)
       assert.strictEqual(audit.status, 200)
@@ -117,12 +126,14 @@ layer(testApp(), { excludeTestServices: true })("memory operations of the 0.9 cl
       assert.strictEqual(restored.response.status, 200, JSON.stringify(restored.error))
       assert.strictEqual((restored.data as any).state, "valid")
       assert.deepStrictEqual([...(restored.data as any).entities].sort(), ["PostgreSQL", "srv-04"])
-      assert.include((yield* listed).map((m) => m.id), fact.id)
-      assert.include(yield* recallTexts("zeppelin upgrade"), fact.id)
+      assert.include((yield* listed(bank)).map((m) => m.id), fact.id)
+      assert.include(yield* recallTexts(bank, "zeppelin upgrade"), fact.id)
     }))
 
   it.effect("dryRunExtractMemories returns candidate facts and leaves the bank unchanged", () =>
     Effect.gen(function*() {
+      const bank = "memory-ops-dry-run"
+      yield* seed(bank)
       const raw = yield* rawClient
       yield* settled(bank)
       const before = yield* snapshot(bank)
@@ -152,8 +163,11 @@ layer(testApp(), { excludeTestServices: true })("memory operations of the 0.9 cl
 
   it.effect("getMemoriesTimeseries buckets the bank's memories by fact type over a padded period", () =>
     Effect.gen(function*() {
+      const bank = "memory-ops-series"
+      yield* seed(bank)
       const raw = yield* rawClient
-      const total = (yield* listed).length
+      const total = (yield* listed(bank)).length
+      assert.isAbove(total, 0)
       const week = yield* promise(() => sdk.getMemoriesTimeseries({ client: raw, path: { bank_id: bank } }))
       assert.strictEqual(week.response.status, 200)
       const series = week.data!
@@ -174,6 +188,8 @@ layer(testApp(), { excludeTestServices: true })("memory operations of the 0.9 cl
 
   it.effect("getEntityGraph links entities named by the same facts", () =>
     Effect.gen(function*() {
+      const bank = "memory-ops-entities"
+      yield* seedAndEdit(bank)
       const raw = yield* rawClient
       const response = yield* promise(() => sdk.getEntityGraph({ client: raw, path: { bank_id: bank } }))
       assert.strictEqual(response.response.status, 200)
@@ -194,9 +210,11 @@ layer(testApp(), { excludeTestServices: true })("memory operations of the 0.9 cl
 
   it.effect("bad input answers 4xx with detail naming the field, and changes nothing", () =>
     Effect.gen(function*() {
+      const bank = "memory-ops-refusals"
+      yield* seed(bank)
       yield* settled(bank)
       const before = yield* snapshot(bank)
-      const fact = (yield* listed)[0]
+      const fact = (yield* listed(bank))[0]
       const memory = `${bankPath(bank)}/memories/${fact.id}`
       const cases: Array<[string, string, unknown, number, string | undefined]> = [
         ["PATCH", memory, {}, 400, "body"],

@@ -166,11 +166,15 @@ layer(app, { excludeTestServices: true })("operations", (it) => {
       const operations = yield* Operations
       const server = yield* TestServer
       yield* server.request("PUT", "/v1/default/banks/ops-h", { json: {} })
-      const first = yield* operations.submit({ bankId: "ops-h", taskType: "test_echo", payload: {} })
-      yield* eventually(statusOf("ops-h", first.id), (r) => r.body.status === "completed")
-      yield* eventually(server.request("GET", ops("ops-h")), (r) => r.body.worker.active === false)
-      const second = yield* operations.submit({ bankId: "ops-h", taskType: "test_echo", payload: {} })
-      yield* eventually(statusOf("ops-h", second.id), (r) => r.body.status === "completed")
+      const first = yield* operations.submit({ bankId: "ops-h", taskType: "test_echo", payload: { n: 1 } })
+      const done = (r: { readonly body: any }) => r.body.status === "completed" || r.body.status === "failed"
+      assert.strictEqual((yield* eventually(statusOf("ops-h", first.id), done)).body.status, "completed")
+      const idle = yield* eventually(server.request("GET", ops("ops-h")), (r) => r.body.worker.active === false)
+      assert.isFalse(idle.body.worker.active, "the bank's actor passivated once idle")
+      const second = yield* operations.submit({ bankId: "ops-h", taskType: "test_echo", payload: { n: 2 } })
+      assert.strictEqual((yield* eventually(statusOf("ops-h", second.id), done)).body.status, "completed")
+      const result = yield* operations.result("ops-h", second.id)
+      assert.deepStrictEqual(result.result, { echoed: { n: 2 } }, "the woken actor ran the new work")
     }))
 
   it.effect("deleting a bank interrupts its running operation and removes its operations", () =>

@@ -44,19 +44,26 @@ const runsSubqueryPerRow = (statement: Recorded) =>
 
 const readsMemories = (statement: Recorded) => /memory_units|unit_entities|memory_links/.test(statement.sql)
 
-layer(Layer.provide(testApp(), recordStatements), { excludeTestServices: true })("read statements", (it) => {
-  it.effect("retain builds a bank of a few hundred memories with entities", () =>
+/** A bank of a few hundred memories with entities, retained once before the first test (each can run alone). */
+const readBank = Layer.effectDiscard(Effect.gen(function*() {
+  const server = yield* TestServer
+  yield* server.request("PUT", base, { json: { enable_observations: false } })
+  for (let start = 0; start < memories; start += 100) {
+    const items = Array.from({ length: Math.min(100, memories - start) }, (_, i) => item(start + i))
+    const retained = yield* server.request("POST", `${base}/memories`, { json: { items } })
+    if (retained.status !== 200) return yield* Effect.die(new Error(`retaining the bank: ${retained.text}`))
+  }
+}))
+
+layer(Layer.provideMerge(readBank, Layer.provide(testApp(), recordStatements)), {
+  excludeTestServices: true,
+  timeout: "120 seconds"
+})("read statements", (it) => {
+  it.effect("the bank holds the few hundred memories every test reads", () =>
     Effect.gen(function*() {
-      const server = yield* TestServer
-      yield* server.request("PUT", base, { json: { enable_observations: false } })
-      for (let start = 0; start < memories; start += 100) {
-        const items = Array.from({ length: Math.min(100, memories - start) }, (_, i) => item(start + i))
-        const retained = yield* server.request("POST", `${base}/memories`, { json: { items } })
-        assert.strictEqual(retained.status, 200, retained.text)
-      }
       const listed = yield* probe("/memories/list?limit=1")
       assert.isAtLeast(listed.body.total, 500)
-    }), { timeout: 120_000 })
+    }))
 
   it.effect("GET graph costs the same statements for 50 and for 500 nodes, none with a per-row subquery", () =>
     Effect.gen(function*() {

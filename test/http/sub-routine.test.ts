@@ -29,7 +29,7 @@ const request = (method: string, path: string, json?: unknown) =>
   })
 
 /** Five reads at 19:xx UTC, written to the telemetry table as recalls would have been. */
-const seedEveningReads = Effect.gen(function*() {
+const seedEveningReads = (bank: string) => Effect.gen(function*() {
   const sql = yield* SqlClient.SqlClient
   const memory = (yield* sql<{ id: string }>`SELECT id FROM memory_units WHERE bank_id = ${bank} LIMIT 1`)[0]!
   for (let day = 1; day <= 5; day++) {
@@ -41,12 +41,12 @@ const seedEveningReads = Effect.gen(function*() {
 
 const sharesOf = (body: any) => new Map<number, number>(body.histogram.map((p: any) => [p.hour_utc, p.score]))
 
-const finished = (id: string) =>
+const finished = (id: string, base: string) =>
   eventually(request("GET", `${base}/operations/${id}`), (r) => r.body.status === "completed" || r.body.status === "failed")
 
-const resultOf = (id: string) =>
+const resultOf = (id: string, base: string) =>
   Effect.gen(function*() {
-    const status = yield* finished(id)
+    const status = yield* finished(id, base)
     assert.strictEqual(status.body.status, "completed", status.text)
     const result = yield* request("GET", `${base}/operations/${id}/result`)
     assert.strictEqual(result.status, 200, result.text)
@@ -54,6 +54,25 @@ const resultOf = (id: string) =>
   })
 
 /** The next `horizon` UTC hours after the current one. */
+/**
+ * A bank of the test's own with the morning facts and the evening reads: tests run sub-routines and move reads,
+ * so none shares its bank with another. With `folded`, one incremental sub-routine has folded the reads in.
+ */
+const seeded = (bank: string, options: { readonly folded?: boolean } = {}) =>
+  Effect.gen(function*() {
+    const base = `/v1/default/banks/${bank}`
+    assert.strictEqual((yield* request("PUT", base, {})).status, 200)
+    const retained = yield* request("POST", `${base}/memories`, { items: morningFacts })
+    assert.strictEqual(retained.status, 200, retained.text)
+    yield* seedEveningReads(bank)
+    if (options.folded) {
+      const run = yield* request("POST", `${base}/sub-routine`, { mode: "incremental" })
+      assert.strictEqual(run.status, 200, run.text)
+      yield* resultOf(run.body.operation_id, base)
+    }
+    return base
+  })
+
 const nextHours = (horizon: number) => {
   const current = new Date().getUTCHours()
   return Array.from({ length: horizon }, (_, i) => (current + 1 + i) % 24)
@@ -62,6 +81,8 @@ const nextHours = (horizon: number) => {
 layer(testApp({}, TestTaskHandlers), { excludeTestServices: true, timeout: "2 minutes" })("sub-routine", (it) => {
   it.effect("the histogram counts facts by the hour they were said and reads by the hour they happened", () =>
     Effect.gen(function*() {
+      const bank = "activity-histogram"
+      const base = `/v1/default/banks/${bank}`
       assert.strictEqual((yield* request("PUT", base, {})).status, 200)
       const empty = yield* request("GET", `${base}/sub-routine/histogram`)
       assert.strictEqual(empty.status, 200, empty.text)
@@ -71,7 +92,7 @@ layer(testApp({}, TestTaskHandlers), { excludeTestServices: true, timeout: "2 mi
 
       const retained = yield* request("POST", `${base}/memories`, { items: morningFacts })
       assert.strictEqual(retained.status, 200, retained.text)
-      yield* seedEveningReads
+      yield* seedEveningReads(bank)
       const histogram = yield* request("GET", `${base}/sub-routine/histogram`)
       assert.strictEqual(histogram.status, 200, histogram.text)
       const facts = (yield* request("GET", `${base}/memories/list?limit=100`)).body.total
@@ -87,6 +108,7 @@ layer(testApp({}, TestTaskHandlers), { excludeTestServices: true, timeout: "2 mi
 
   it.effect("predictions cover exactly the next horizon_hours, scored by the activity expected in them", () =>
     Effect.gen(function*() {
+      const base = yield* seeded("activity-predictions")
       const histogram = sharesOf((yield* request("GET", `${base}/sub-routine/histogram`)).body)
       for (const horizon of [1, 6, 24, 48]) {
         const response = yield* request("GET", `${base}/sub-routine/predictions?horizon_hours=${horizon}`)
@@ -112,6 +134,8 @@ layer(testApp({}, TestTaskHandlers), { excludeTestServices: true, timeout: "2 mi
   it.effect("an identical sub-routine still waiting is reused; its result carries the brain build and predictions", () =>
     Effect.gen(function*() {
       const operations = yield* Operations
+      const bank = "activity-reuse"
+      const base = yield* seeded(bank)
       // Hold the bank's worker so the requests below find the first one still waiting.
       const held = (yield* operations.submit({ bankId: bank, taskType: "test_block", payload: { key: "hold-activity" } })).id
       yield* eventually(request("GET", `${base}/operations/${held}`), (r) => r.body.status === "running")
@@ -125,14 +149,14 @@ layer(testApp({}, TestTaskHandlers), { excludeTestServices: true, timeout: "2 mi
       assert.strictEqual(first.body.status, "pending")
       yield* Deferred.succeed(TestTasks.blockers.get("hold-activity")!, undefined)
 
-      const result = yield* resultOf(first.body.operation_id)
+      const result = yield* resultOf(first.body.operation_id, base)
       assert.strictEqual(result.mode, "warmup")
       assert.strictEqual(result.horizon_hours, 6)
       const live = (yield* request("GET", `${base}/memories/list?limit=1000`)).body.total
       assert.strictEqual(result.brain.nodes, live, "the warm-up built the bank's brain")
       assert.sameMembers(result.predictions.map((p: any) => p.hour_utc), nextHours(6))
       assert.isAbove(result.activity.sample_count, 0)
-      const twelve = yield* resultOf(other.body.operation_id)
+      const twelve = yield* resultOf(other.body.operation_id, base)
       assert.strictEqual(twelve.predictions.length, 12)
       const listed = yield* request("GET", `${base}/operations?type=sub_routine`)
       assert.isAtLeast(listed.body.operations?.length ?? listed.body.items?.length ?? 0, 2, listed.text)
@@ -141,13 +165,15 @@ layer(testApp({}, TestTaskHandlers), { excludeTestServices: true, timeout: "2 mi
   it.effect("force_rebuild recounts the activity model from the tables; an incremental run keeps what it folded in", () =>
     Effect.gen(function*() {
       const sql = yield* SqlClient.SqlClient
+      const bank = "activity-rebuild"
+      const base = yield* seeded(bank, { folded: true })
       const stored = sharesOf((yield* request("GET", `${base}/sub-routine/histogram`)).body)
       assert.isAbove(stored.get(19)!, 0)
       // The seeded reads move from 19:15 to 23:15: already folded in, an incremental run cannot see the change.
       yield* sql`UPDATE memory_access_events SET accessed_at = accessed_at + interval '4 hours'
         WHERE bank_id = ${bank} AND access_id LIKE 'seed-%'`.pipe(Effect.orDie)
       const incremental = yield* request("POST", `${base}/sub-routine`, { mode: "incremental" })
-      const kept = yield* resultOf(incremental.body.operation_id)
+      const kept = yield* resultOf(incremental.body.operation_id, base)
       assert.strictEqual(kept.activity.rebuilt, false)
       assert.strictEqual(kept.activity.new_events, 0)
       assert.isAbove(kept.activity.histogram[19].score, 0)
@@ -157,7 +183,7 @@ layer(testApp({}, TestTaskHandlers), { excludeTestServices: true, timeout: "2 mi
 
       const forced = yield* request("POST", `${base}/sub-routine`, { mode: "incremental", force_rebuild: true })
       assert.strictEqual(forced.body.deduplicated, false)
-      const rebuilt = yield* resultOf(forced.body.operation_id)
+      const rebuilt = yield* resultOf(forced.body.operation_id, base)
       assert.strictEqual(rebuilt.activity.rebuilt, true)
       assert.strictEqual(rebuilt.brain.rebuilt, true)
       assert.strictEqual(rebuilt.activity.histogram[19].score, 0)
@@ -173,6 +199,7 @@ layer(testApp({}, TestTaskHandlers), { excludeTestServices: true, timeout: "2 mi
 
   it.effect("bad input is refused naming the field; an unknown bank is 404; /version reports sub_routine", () =>
     Effect.gen(function*() {
+      const base = yield* seeded("activity-refusals")
       const zero = yield* request("POST", `${base}/sub-routine`, { horizon_hours: 0 })
       assert.strictEqual(zero.status, 400, zero.text)
       assert.include(zero.body.detail, "horizon_hours")
@@ -251,14 +278,14 @@ layer(testApp({ brain: { ...defaultBrainSettings, predictionMode: "kalman_lite" 
         assert.strictEqual((yield* request("PUT", base, {})).status, 200)
         assert.strictEqual((yield* request("POST", `${base}/memories`, { items: morningFacts })).status, 200)
         const first = yield* request("POST", `${base}/sub-routine`, { mode: "warmup" })
-        const built = yield* resultOf(first.body.operation_id)
+        const built = yield* resultOf(first.body.operation_id, base)
         assert.strictEqual(built.activity.model_signature, "kalman_lite-v1")
         assert.strictEqual(built.activity.histogram[7].score, 1, "one build from nothing: the measured shares")
 
-        yield* seedEveningReads
+        yield* seedEveningReads(bank)
         const facts = (yield* request("GET", `${base}/memories/list?limit=100`)).body.total
         const second = yield* request("POST", `${base}/sub-routine`, { mode: "incremental" })
-        const smoothed = yield* resultOf(second.body.operation_id)
+        const smoothed = yield* resultOf(second.body.operation_id, base)
         assert.strictEqual(smoothed.activity.new_events, 5)
         const measured = 5 / (facts + 5)
         const evening = smoothed.activity.histogram[19].score

@@ -2,6 +2,7 @@
 import { assert, describe, it } from "@effect/vitest"
 import { Effect } from "effect"
 import { Banks, engramWith, Operations, TaskRegistry } from "../../src/index.ts"
+import { eventually } from "../support/Eventually.ts"
 import { freshDatabaseSettings } from "../support/TestServer.ts"
 
 describe("library", () => {
@@ -15,11 +16,12 @@ describe("library", () => {
       const bank = yield* banks.put("embedded", { name: "Embedded", disposition_literalism: 5 })
       assert.strictEqual(bank.disposition.literalism, 5)
       const op = yield* operations.submit({ bankId: "embedded", taskType: "double", payload: { n: 21 } })
-      let record = yield* operations.result("embedded", op.id)
-      while (record.status !== "completed" && record.status !== "failed") {
-        yield* Effect.sleep("20 millis")
-        record = yield* operations.result("embedded", op.id)
-      }
+      const record = yield* eventually(
+        operations.result("embedded", op.id),
+        (record) => record.status === "completed" || record.status === "failed",
+        "30 seconds",
+        { what: "the task finished" }
+      )
       assert.deepStrictEqual(record.result, { doubled: 42 })
       const listed = yield* banks.list
       assert.deepStrictEqual(listed.map((b) => b.bankId), ["embedded"])

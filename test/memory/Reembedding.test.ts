@@ -7,6 +7,7 @@ import { Effect, Layer } from "effect"
 import { SqlClient } from "effect/sql"
 import { Llm, Operations, Retain, engramWith } from "../../src/index.ts"
 import { trigramEmbeddings } from "../support/FakeModels.ts"
+import { eventually } from "../support/Eventually.ts"
 import { freshDatabaseSettings } from "../support/TestServer.ts"
 
 describe("re-embedding", () => {
@@ -30,11 +31,12 @@ describe("re-embedding", () => {
         const listed = yield* operations.list("vectors", { taskType: "reembed", limit: 10, offset: 0 })
         assert.strictEqual(listed.items.length, 1)
         const id = listed.items[0]!.id
-        let record = yield* operations.result("vectors", id)
-        while (record.status === "pending" || record.status === "running") {
-          yield* Effect.sleep("20 millis")
-          record = yield* operations.result("vectors", id)
-        }
+        const record = yield* eventually(
+          operations.result("vectors", id),
+          (record) => record.status !== "pending" && record.status !== "running",
+          "60 seconds",
+          { what: "the reembed finished" }
+        )
         assert.strictEqual(record.status, "completed")
         assert.deepStrictEqual(record.result, { reembedded: 2, embedding_model: "test:trigram-32" })
         const rows = yield* sql<{ model: string; dims: number }>`

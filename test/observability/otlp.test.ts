@@ -180,8 +180,10 @@ layer(app, { excludeTestServices: true })("OTLP trace export", (it) => {
     Effect.gen(function*() {
       const server = yield* TestServer
       const receiver = yield* Receiver
+      // A bank of its own: the test runs alone, without the retain of the test before.
+      assert.strictEqual((yield* server.request("PUT", "/v1/default/banks/traced-mcp", { json: {} })).status, 200)
       const mcp = yield* connectMcp(`${server.url}/mcp/`)
-      yield* mcp.ok("recall", { bank_id: "traced", query: "What changes every March?" })
+      yield* mcp.ok("recall", { bank_id: "traced-mcp", query: "What changes every March?" })
 
       const spans = yield* eventually(
         Effect.sync(() => receiver.spans()),

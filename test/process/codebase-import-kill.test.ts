@@ -6,6 +6,7 @@
 import { assert, describe, it } from "@effect/vitest"
 import { Effect } from "effect"
 import { freePort, spawnService, waitForHealth } from "../support/ChildService.ts"
+import { eventually } from "../support/Eventually.ts"
 import { freshServiceEnv } from "../support/TestServer.ts"
 import { makeZip } from "../support/ZipWriter.ts"
 
@@ -29,15 +30,12 @@ const importZip = (url: string, bankId: string, name: string, bytes: Uint8Array)
   })
 
 const settled = (url: string, bankId: string, operationId: string) =>
-  Effect.gen(function*() {
-    const deadline = Date.now() + 90_000
-    while (Date.now() < deadline) {
-      const operation = yield* json(url, `/v1/default/banks/${bankId}/operations/${operationId}`)
-      if (["completed", "failed"].includes(operation.body.status)) return operation.body
-      yield* Effect.sleep("100 millis")
-    }
-    throw new Error(`operation ${operationId} did not settle`)
-  })
+  eventually(
+    json(url, `/v1/default/banks/${bankId}/operations/${operationId}`),
+    (operation) => ["completed", "failed"].includes(operation.body.status),
+    "90 seconds",
+    { what: `operation ${operationId} settled`, interval: "100 millis" }
+  ).pipe(Effect.map((operation) => operation.body))
 
 /** Enough TypeScript modules that parsing them outlasts the moment of the kill. */
 const modules = (count: number) =>

@@ -8,6 +8,7 @@
 import { assert, describe, it } from "@effect/vitest"
 import { Effect } from "effect"
 import { freePort, spawnService, waitForHealth } from "../support/ChildService.ts"
+import { eventually } from "../support/Eventually.ts"
 import { call, facts } from "../support/RepoKillFixtures.ts"
 import { freshServiceEnv } from "../support/TestServer.ts"
 
@@ -32,14 +33,12 @@ const memories = (url: string) =>
 
 /** Waits until the bank has no pending or running operation. */
 const settled = (url: string) =>
-  Effect.gen(function*() {
-    for (let attempt = 0; attempt < 1200; attempt++) {
-      const listed = yield* call(url, "GET", `${bank}/operations?limit=100`)
-      if (!listed.operations.some((op: any) => op.status === "pending" || op.status === "running")) return
-      yield* sleep(100)
-    }
-    throw new Error("the bank never settled")
-  })
+  eventually(
+    call(url, "GET", `${bank}/operations?limit=100`),
+    (listed) => !listed.operations.some((op: any) => op.status === "pending" || op.status === "running"),
+    "120 seconds",
+    { what: "the bank settled", interval: "100 millis" }
+  ).pipe(Effect.asVoid)
 
 /** Every derived row names something that is there, and everything named is there. */
 const consistent = (url: string) =>

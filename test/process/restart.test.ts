@@ -6,7 +6,7 @@ import { assert, describe, it } from "@effect/vitest"
 import { Effect } from "effect"
 import { databaseTier, freshServiceEnv } from "../support/TestServer.ts"
 import { freePort, spawnService, waitForHealth } from "../support/ChildService.ts"
-import { eventuallyAsync } from "../support/TestTasks.ts"
+import { eventuallyAsync } from "../support/Eventually.ts"
 
 const fixture = "test/fixtures/serve-with-durable-task.ts"
 
@@ -75,30 +75,22 @@ describe("process", () => {
       )
       const operationUrl = `${url}/v1/default/banks/batch/operations/${accepted.operation_id}`
       // Kill once some sub-batches are done and others are not.
-      yield* Effect.promise(async () => {
-        const deadline = Date.now() + 60_000
-        while (Date.now() < deadline) {
-          const detail = await fetch(operationUrl).then((r) => r.json() as Promise<any>)
-          const done = detail.child_operations.filter((child: any) => child.status === "completed").length
-          if (done >= 1 && done < detail.child_operations.length - 2) return
-          await new Promise((resolve) => setTimeout(resolve, 10))
-        }
-        throw new Error("the batch never reached the middle")
-      })
+      const detailOf = () => fetch(operationUrl).then((r) => r.json() as Promise<any>)
+      yield* eventuallyAsync(detailOf, (detail) => {
+        const done = detail.child_operations.filter((child: any) => child.status === "completed").length
+        return done >= 1 && done < detail.child_operations.length - 2
+      }, "60 seconds", { what: "the batch in its middle", interval: "10 millis" })
       first.process.kill("SIGKILL")
       yield* Effect.promise(() => first.exited)
 
       const second = yield* spawnService("src/main.ts", env)
       yield* waitForHealth(url, second)
-      const done = yield* Effect.promise(async () => {
-        const deadline = Date.now() + 90_000
-        while (Date.now() < deadline) {
-          const detail = await fetch(operationUrl).then((r) => r.json() as Promise<any>)
-          if (detail.status === "completed" || detail.status === "failed") return detail
-          await new Promise((resolve) => setTimeout(resolve, 50))
-        }
-        throw new Error("the batch did not finish after restart")
-      })
+      const done = yield* eventuallyAsync(
+        detailOf,
+        (detail) => detail.status === "completed" || detail.status === "failed",
+        "90 seconds",
+        { what: "the batch finished after restart", interval: "50 millis" }
+      )
       assert.strictEqual(done.status, "completed", JSON.stringify(done))
       const stored = yield* getJson(`${url}/v1/default/banks/batch/memories/list?limit=1000`)
       assert.strictEqual(stored.total, items.length)

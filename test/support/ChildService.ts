@@ -2,6 +2,7 @@
 import { type ChildProcess, spawn } from "node:child_process"
 import { createServer } from "node:net"
 import { Effect } from "effect"
+import { eventuallyAsync } from "./Eventually.ts"
 
 export const freePort = Effect.promise(() =>
   new Promise<number>((resolve) => {
@@ -36,18 +37,20 @@ export const spawnService = (script: string, env: Record<string, string>, args: 
     (child) => Effect.sync(() => child.process.exitCode === null && child.process.kill("SIGKILL"))
   )
 
+/** Waits up to a minute for `/health` to answer 200; fails at once, with the child's output, if it exits first. */
 export const waitForHealth = (url: string, child: Child) =>
-  Effect.promise(async () => {
-    const deadline = Date.now() + 60_000
-    while (Date.now() < deadline) {
-      if (child.process.exitCode !== null) throw new Error(`service exited early:\n${child.output()}`)
-      try {
-        const response = await fetch(`${url}/health`)
-        if (response.ok) return
-      } catch {
-        // not listening yet
-      }
-      await new Promise((resolve) => setTimeout(resolve, 100))
-    }
-    throw new Error(`service did not become healthy:\n${child.output()}`)
-  })
+  eventuallyAsync(
+    async () => {
+      if (child.process.exitCode !== null) return "exited" as const
+      // Refused until the child listens.
+      return fetch(`${url}/health`).then(
+        (response) => response.ok ? "healthy" as const : "starting" as const,
+        () => "starting" as const
+      )
+    },
+    (state) => state !== "starting",
+    "60 seconds",
+    { what: "the service healthy", interval: "100 millis", context: child.output }
+  ).pipe(Effect.flatMap((state) =>
+    state === "exited" ? Effect.die(new Error(`service exited early:\n${child.output()}`)) : Effect.void
+  ))

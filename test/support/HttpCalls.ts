@@ -5,7 +5,7 @@
 import { assert } from "@effect/vitest"
 import { Duration, Effect } from "effect"
 import { TestServer } from "./TestServer.ts"
-import { eventually } from "./TestTasks.ts"
+import { eventually } from "./Eventually.ts"
 
 export const bankPath = (id: string) => `/v1/default/banks/${id}`
 
@@ -35,14 +35,14 @@ export const recallResults = (bankId: string, query: string, branch?: string) =>
     (response) => response.body.results.map((result: any) => ({ id: result.id, text: result.text }))
   )
 
-/** Waits until the bank has no pending or running operation (background work a retain queued writes rows too). */
-export const settled = (bankId: string) =>
-  Effect.gen(function*() {
-    const server = yield* TestServer
-    for (let attempt = 0; attempt < 200; attempt++) {
-      const listed = yield* server.request("GET", `${bankPath(bankId)}/operations`)
-      const busy = (listed.body?.operations ?? []).some((op: any) => op.status === "pending" || op.status === "running")
-      if (!busy) return
-      yield* Effect.promise(() => new Promise((resolve) => setTimeout(resolve, 50)))
-    }
-  })
+/**
+ * Waits until the bank has no pending or running operation (background work a retain queued writes rows too);
+ * fails if it is still busy after `timeout`, rather than letting the test read a bank that has not settled.
+ */
+export const settled = (bankId: string, timeout: Duration.Input = Duration.seconds(60)) =>
+  eventually(
+    call("GET", `${bankPath(bankId)}/operations`),
+    (listed) => !(listed.body?.operations ?? []).some((op: any) => op.status === "pending" || op.status === "running"),
+    timeout,
+    { what: `bank ${bankId} settled`, interval: "50 millis" }
+  ).pipe(Effect.asVoid)

@@ -2,7 +2,7 @@
  * Task types that exist only in tests, registered through the same `TaskRegistry` the features use, so the
  * generic operations engine can be exercised directly: echo, fail, flaky, block-until-released, switchable.
  */
-import { Deferred, Duration, Effect, Layer } from "effect"
+import { Deferred, Effect, Layer } from "effect"
 import { TaskFailure, TaskRegistry } from "../../src/operations/TaskRegistry.ts"
 
 export const TestTasks = {
@@ -57,44 +57,5 @@ export const TestTaskHandlers = Layer.mergeAll(
   )
 )
 
-export interface PollOptions {
-  /** What is awaited, for the failure's message. */
-  readonly what?: string
-  readonly interval?: Duration.Input
-  /** More to say when the wait fails (a child process's last output). */
-  readonly context?: () => string
-}
-
-/**
- * Polls until `check` holds, within `timeout`: background work has no completion signal a client could wait on. The
- * one polling helper of the tests; a wait that never holds fails naming what was awaited and the last value read.
- */
-export const eventually = <A, E, R>(
-  probe: Effect.Effect<A, E, R>,
-  check: (value: A) => boolean,
-  timeout: Duration.Input = Duration.seconds(15),
-  options: PollOptions = {}
-) =>
-  Effect.gen(function*() {
-    const deadline = Date.now() + Duration.toMillis(Duration.fromInputUnsafe(timeout))
-    const interval = options.interval ?? Duration.millis(25)
-    while (true) {
-      const value = yield* probe
-      if (check(value)) return value
-      if (Date.now() > deadline) {
-        const context = options.context === undefined ? "" : `\n${options.context()}`
-        return yield* Effect.die(
-          new Error(`${options.what ?? "condition"} not reached within ${Duration.format(Duration.fromInputUnsafe(timeout))}: ${JSON.stringify(value)}${context}`)
-        )
-      }
-      yield* Effect.sleep(interval)
-    }
-  })
-
-/** `eventually` over a promise-returning probe (a fetch against a child process). */
-export const eventuallyAsync = <A>(
-  probe: () => Promise<A>,
-  check: (value: A) => boolean,
-  timeout: Duration.Input,
-  options: PollOptions = {}
-) => eventually(Effect.promise(probe), check, timeout, options)
+// The polling helper lives in `Eventually.ts`; re-exported here because some 40 test files import it from here.
+export { eventually, eventuallyAsync, type PollOptions } from "./Eventually.ts"

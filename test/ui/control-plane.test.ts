@@ -7,6 +7,7 @@ import { assert, describe, layer } from "@effect/vitest"
 import { Effect, Layer, Option, Redacted } from "effect"
 import { Operations } from "../../src/operations/Operations.ts"
 import { TestServer, testApp } from "../support/TestServer.ts"
+import { eventually } from "../support/Eventually.ts"
 import { TestTaskHandlers, TestTasks } from "../support/TestTasks.ts"
 import { chromiumPath, ensureUiBuilt, openPage, skipReason, UiBrowser } from "./UiBrowser.ts"
 
@@ -29,15 +30,30 @@ const pages = ["memories", "documents", "recall", "reflect", "graph", "operation
 
 /** Polls an operation until it leaves pending/running; fails the test if it did not complete. */
 const waitForOperation = (server: TestServer["Service"], id: string) =>
-  Effect.gen(function*() {
-    for (let attempt = 0; attempt < 600; attempt++) {
-      const status = (yield* server.request("GET", `/v1/default/banks/${bank}/operations/${id}`)).body.status
-      if (status === "completed") return
-      if (status !== "pending" && status !== "running") return assert.fail(`operation ${id} ended ${status}`)
-      yield* Effect.sleep("100 millis")
-    }
-    assert.fail(`operation ${id} did not finish in 60 s`)
-  })
+  eventually(
+    Effect.map(server.request("GET", `/v1/default/banks/${bank}/operations/${id}`), (response) => response.body.status),
+    (status) => status !== "pending" && status !== "running",
+    "60 seconds",
+    { what: `operation ${id} finished`, interval: "100 millis" }
+  ).pipe(Effect.map((status) => assert.strictEqual(status, "completed", `operation ${id} ended ${status}`)))
+
+/**
+ * The bank the pages show, holding the first fact: the first test creates it through the forms; a test run alone
+ * creates it through the API, so every test can run without the ones before it.
+ */
+const uiBank = Effect.gen(function*() {
+  yield* ensureUiBuilt
+  const server = yield* TestServer
+  if ((yield* server.request("GET", `/v1/default/banks/${bank}/config`)).status === 404) {
+    const created = yield* server.request("PUT", `/v1/default/banks/${bank}`, { json: { name: "UI test bank" } })
+    assert.strictEqual(created.status, 200, created.text)
+    const retained = yield* server.request("POST", `/v1/default/banks/${bank}/memories`, {
+      json: { items: [{ content: facts[0], tags: ["people", "ui"] }] }
+    })
+    assert.strictEqual(retained.status, 200, retained.text)
+  }
+  return server
+})
 
 describe.skipIf(chromiumPath === undefined)("web control plane in Chromium", () => {
   layer(app, { excludeTestServices: true, timeout: "120 seconds" })("control plane", (it) => {
@@ -70,7 +86,7 @@ describe.skipIf(chromiumPath === undefined)("web control plane in Chromium", () 
 
     it.effect("settings change the bank's disposition and mission; a memory opens with its history and links", () =>
       Effect.gen(function*() {
-        const server = yield* TestServer
+        const server = yield* uiBank
         const { page, errors } = yield* openPage()
         yield* Effect.promise(async () => {
           await page.goto(`${server.url}/ui/banks/${bank}/settings`)
@@ -93,7 +109,7 @@ describe.skipIf(chromiumPath === undefined)("web control plane in Chromium", () 
 
     it.effect("the recall debugger shows each strategy's candidates, the fused ranking and stage timings", () =>
       Effect.gen(function*() {
-        const server = yield* TestServer
+        const server = yield* uiBank
         yield* server.request("POST", `/v1/default/banks/${bank}/memories`, { json: { items: facts.slice(1).map((content) => ({ content })) } })
         const query = "Where does Alice work?"
         const api = yield* server.request("POST", `/v1/default/banks/${bank}/memories/recall`, { json: { query, trace: true } })
@@ -124,7 +140,7 @@ describe.skipIf(chromiumPath === undefined)("web control plane in Chromium", () 
 
     it.effect("the graph expands a node's neighbourhood on click and opens its panel", () =>
       Effect.gen(function*() {
-        const server = yield* TestServer
+        const server = yield* uiBank
         const { page, errors, screenshot } = yield* openPage()
         const result = yield* Effect.promise(async () => {
           await page.goto(`${server.url}/ui/banks/${bank}/graph`)
@@ -147,7 +163,7 @@ describe.skipIf(chromiumPath === undefined)("web control plane in Chromium", () 
 
     it.effect("an operation in progress is cancelled from the operations page", () =>
       Effect.gen(function*() {
-        const server = yield* TestServer
+        const server = yield* uiBank
         const operations = yield* Operations
         const op = yield* operations.submit({ bankId: bank, taskType: "test_block", payload: { key: "ui-cancel" }, itemsCount: 1 })
         const { page, errors, screenshot } = yield* openPage()
@@ -168,7 +184,7 @@ describe.skipIf(chromiumPath === undefined)("web control plane in Chromium", () 
 
     it.effect("a codebase is reviewed: chunks routed to memory, then approved into memory", () =>
       Effect.gen(function*() {
-        const server = yield* TestServer
+        const server = yield* uiBank
         const imported = yield* Effect.promise(async () => {
           const form = new FormData()
           form.append("file", new Blob(["export const discount = (total: number) => total > 100 ? total * 0.9 : total\n"]), "pricing.ts")
@@ -200,7 +216,7 @@ describe.skipIf(chromiumPath === undefined)("web control plane in Chromium", () 
 
     it.effect("every page renders without console errors at 1280×800 and on a narrow screen", () =>
       Effect.gen(function*() {
-        const server = yield* TestServer
+        const server = yield* uiBank
         for (const viewport of [{ width: 1280, height: 800 }, { width: 390, height: 844 }]) {
           const { page, errors, screenshot } = yield* openPage(viewport)
           yield* Effect.promise(async () => {
@@ -219,6 +235,7 @@ describe.skipIf(chromiumPath === undefined)("web control plane in Chromium", () 
 
     it.effect("API errors are shown with the API's detail", () =>
       Effect.gen(function*() {
+        yield* ensureUiBuilt
         const server = yield* TestServer
         const { page } = yield* openPage()
         const text = yield* Effect.promise(async () => {

@@ -8,7 +8,7 @@ import { Cause, Clock, Duration, Effect, Exit, Layer, Option, Redacted, Result, 
 import type { AiError, LanguageModel, Response, Tool } from "effect/ai"
 import { type Prompt, Telemetry } from "effect/ai"
 import type { LlmMessage, LlmProbe, LlmPurpose, LlmRequest, LlmUsage } from "../../../src/models/Llm.ts"
-import { Llm, LlmError } from "../../../src/models/Llm.ts"
+import { addUsage, Llm, LlmError, zeroUsage } from "../../../src/models/Llm.ts"
 import { LlmTraceStore } from "../../../src/traces/LlmTraceStore.ts"
 import * as AnthropicMessages from "./AnthropicMessages.ts"
 import * as GeminiGenerate from "./GeminiGenerate.ts"
@@ -32,14 +32,6 @@ interface Answer<A> {
   readonly usage: LlmUsage
   readonly value: Result.Result<A, string>
 }
-
-const zeroUsage: LlmUsage = { inputTokens: 0, outputTokens: 0, totalTokens: 0 }
-
-const addUsage = (left: LlmUsage, right: LlmUsage): LlmUsage => ({
-  inputTokens: left.inputTokens + right.inputTokens,
-  outputTokens: left.outputTokens + right.outputTokens,
-  totalTokens: left.totalTokens + right.totalTokens
-})
 
 const usageOf = (usage: Response.Usage | undefined): LlmUsage => {
   const inputTokens = usage?.inputTokens.total ?? 0

@@ -8,6 +8,7 @@ import { Recall } from "../../memory/recall/Recall.ts"
 import { FileRetain } from "../../memory/retain/FileRetain.ts"
 import { HttpApiBuilder } from "effect/http-api"
 import { Retain } from "../../memory/retain/Retain.ts"
+import { usageJson } from "../../models/Llm.ts"
 import { MemoryUnits } from "../../memory/MemoryUnits.ts"
 import { MemoryCuration } from "../../memory/curation/MemoryCuration.ts"
 import { MemoryRepos } from "../../repos/MemoryRepos.ts"
@@ -45,11 +46,7 @@ export const MemoriesHandlers = HttpApiBuilder.group(
           items_count: payload.items.length,
           async: false,
           operation_id: null,
-          usage: {
-            input_tokens: outcome.usage.inputTokens,
-            output_tokens: outcome.usage.outputTokens,
-            total_tokens: outcome.usage.totalTokens
-          },
+          usage: usageJson(outcome.usage),
           memories_created: outcome.created,
           duplicates_skipped: outcome.duplicates
         }

@@ -14,6 +14,7 @@ import { MemoryCuration } from "../../memory/curation/MemoryCuration.ts"
 import { MemoryUnits } from "../../memory/MemoryUnits.ts"
 import { Recall } from "../../memory/recall/Recall.ts"
 import { Retain } from "../../memory/retain/Retain.ts"
+import { usageJson } from "../../models/Llm.ts"
 import { Reflect } from "../../reflect/Reflect.ts"
 import { MemoryRepos } from "../../repos/MemoryRepos.ts"
 import { defineTool, described, optional, withDefault } from "../McpTool.ts"
@@ -77,11 +78,7 @@ export const memoryTools = Effect.gen(function*() {
           bank_id: bankId,
           memories_created: outcome.created,
           duplicates_skipped: outcome.duplicates,
-          usage: {
-            input_tokens: outcome.usage.inputTokens,
-            output_tokens: outcome.usage.outputTokens,
-            total_tokens: outcome.usage.totalTokens
-          }
+          usage: usageJson(outcome.usage)
         }))
     }),
     defineTool({

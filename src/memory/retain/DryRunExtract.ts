@@ -9,7 +9,7 @@ import { EngramConfig } from "../../config/EngramConfig.ts"
 import { NotFound, ServiceUnavailable } from "../../domain/Errors.ts"
 import { isoOrNull as iso } from "../../domain/IsoTime.ts"
 import type { DryRunExtractRequest } from "../../domain/MemoryOps.ts"
-import { Llm, type LlmUsage } from "../../models/Llm.ts"
+import { addUsage, Llm, usageJson, zeroUsage } from "../../models/Llm.ts"
 import type { ExtractedFact } from "./ExtractedFact.ts"
 import { extractWithLlm } from "./LlmExtractor.ts"
 import { extractOffline } from "./OfflineExtractor.ts"
@@ -46,7 +46,7 @@ export class DryRunExtract extends Context.Service<DryRunExtract, {
         const context = [request.context ?? null, speaker].filter((part) => part !== null && part !== "").join("; ")
         const chunkSize = request.retain_chunk_size ?? bank.retainChunkSize ?? config.defaultChunkSize
         const facts: Array<ExtractedFact> = []
-        let usage: LlmUsage = { inputTokens: 0, outputTokens: 0, totalTokens: 0 }
+        let usage = zeroUsage
         for (const text of chunkText(request.content, chunkSize)) {
           const input = {
             text,
@@ -64,11 +64,7 @@ export class DryRunExtract extends Context.Service<DryRunExtract, {
               )
             )
             facts.push(...extracted.facts)
-            usage = {
-              inputTokens: usage.inputTokens + extracted.usage.inputTokens,
-              outputTokens: usage.outputTokens + extracted.usage.outputTokens,
-              totalTokens: usage.totalTokens + extracted.usage.totalTokens
-            }
+            usage = addUsage(usage, extracted.usage)
           } else {
             facts.push(...extractOffline(input))
             yield* Effect.yieldNow
@@ -82,7 +78,7 @@ export class DryRunExtract extends Context.Service<DryRunExtract, {
             occurred_end: iso(fact.occurredEnd),
             entities: [...new Set(fact.entities.map((entity) => entity.name))]
           })),
-          usage: { input_tokens: usage.inputTokens, output_tokens: usage.outputTokens, total_tokens: usage.totalTokens }
+          usage: usageJson(usage)
         }
       })
 

@@ -226,9 +226,14 @@ describe.runIf(pgliteTier)("PgliteStream", () => {
         yield* session.untilReady()
         yield* session.send(PgProtocol.encodeTerminate())
         yield* session.ended
+        assert.isTrue(session.stream.readableEnded)
+        // Once ended, the wait returns at once with what arrived after the start-up: nothing answers a Terminate.
+        assert.deepStrictEqual(yield* session.untilReady(), [])
         const cancel = yield* open
         yield* cancel.send(PgProtocol.encodeCancelRequest({ pid: 1, secret: 2 }))
         yield* cancel.ended
+        assert.isTrue(cancel.stream.readableEnded)
+        assert.deepStrictEqual(yield* cancel.untilReady(), [], "a cancel request gets no answer, as on a server")
       }))
 
     it.effect("closes a cancel-request connection whose client never reads, as a server's socket closes", () =>
