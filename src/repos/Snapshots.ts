@@ -95,8 +95,6 @@ export class Snapshots extends Context.Service<Snapshots, {
   readonly differingLeaves: (
     pairs: ReadonlyArray<readonly [string | undefined, string | undefined]>
   ) => Effect.Effect<{ readonly left: ReadonlyArray<string>; readonly right: ReadonlyArray<string> } | undefined>
-  /** Deletes the objects no commit reaches; answers how many. */
-  readonly collectGarbage: Effect.Effect<number>
 }>()("engram/repos/Snapshots") {
   static readonly layer = Layer.effect(
     Snapshots,
@@ -380,11 +378,6 @@ export class Snapshots extends Context.Service<Snapshots, {
           }
         })
 
-      const collectGarbage = Effect.map(
-        run<{ removed: string | number }>(`SELECT repo_collect_garbage() AS removed`, []),
-        (rows) => Number(rows[0]?.removed ?? 0)
-      )
-
       return Snapshots.of({
         plans,
         capture,
@@ -394,8 +387,7 @@ export class Snapshots extends Context.Service<Snapshots, {
         restore,
         applyDelta,
         objects,
-        differingLeaves,
-        collectGarbage
+        differingLeaves
       })
     })
   )
