@@ -42,7 +42,7 @@ export const forgetCommand = Command.make("forget", {
         ? `\nrepo commits that may still hold it: ${body.repo_commits.commit_ids.length} (not rewritten)`
         : `\nrepo commits ${body.dry_run ? "that would be " : ""}rewritten: ${body.repo_commits.rewrites.length}` +
           (body.repo_commits.rewrites.length === 0 ? "" : `\n${
-            renderTable(["old commit", "new commit"], body.repo_commits.rewrites.map((r: any) => [r.old_commit_id, r.new_commit_id]))
+            renderTable(["old commit", "new commit"], (body.repo_commits.rewrites as ReadonlyArray<{ old_commit_id: string; new_commit_id: string }>).map((r) => [r.old_commit_id, r.new_commit_id]))
           }`)))
   }))
 ).pipe(
