@@ -18,7 +18,7 @@ import { CodebaseStore } from "../src/codebases/CodebaseStore.ts"
 import { isParsedLanguage, languageOf } from "../src/codebases/parse/Languages.ts"
 import { parseTreeOnly, warmUp } from "../src/codebases/parse/SourceParser.ts"
 import { classifyFile } from "../src/codebases/source/FileClassifier.ts"
-import { Operations } from "../src/operations/Operations.ts"
+import { Operations } from "../src/bank/Operations.ts"
 import { engramWith } from "../src/index.ts"
 import { tempDir, tempSchema } from "./support/ServerProcess.ts"
 

@@ -15,7 +15,7 @@ import { defaultMentalModelMaxTokens, defaultTrigger, type MentalModelTrigger } 
 import { Directives } from "../directives/Directives.ts"
 import { type RefreshPayload, refreshTaskType } from "../mentalmodels/MentalModels.ts"
 import { type MentalModelRecord, MentalModelStore } from "../mentalmodels/MentalModelStore.ts"
-import { OperationStore } from "../operations/OperationStore.ts"
+import { OperationStore } from "./OperationStore.ts"
 import { seedBankPreset } from "../presets/PresetSeeding.ts"
 import { BankActors } from "./BankActors.ts"
 import { BankSettingsChanges } from "./BankSettingsChanges.ts"

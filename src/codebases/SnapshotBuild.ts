@@ -5,8 +5,8 @@
  * re-runs from the stored source. A failure marks the snapshot `failed` (the codebase keeps its previous one).
  */
 import { Clock, Effect, Option } from "effect"
-import type { OperationRecord } from "../operations/OperationStore.ts"
-import { TaskFailure } from "../operations/TaskRegistry.ts"
+import type { OperationRecord } from "../bank/OperationStore.ts"
+import { TaskFailure } from "../bank/TaskRegistry.ts"
 import type { CodebaseStore } from "./CodebaseStore.ts"
 import { buildArtifacts } from "./intel/Artifacts.ts"
 import { defaultTriageSettings, type TriageSettings } from "./intel/Significance.ts"

@@ -16,8 +16,8 @@ import { makeConsolidationRequests, observationsEnabled } from "../memory/consol
 import { requeueEditedFacts } from "../memory/consolidation/FactRequeue.ts"
 import { GraphRecall } from "../memory/recall/GraphRecall.ts"
 import { Retain } from "../memory/retain/Retain.ts"
-import { Operations } from "../operations/Operations.ts"
-import { TaskFailure, TaskRegistry } from "../operations/TaskRegistry.ts"
+import { Operations } from "../bank/Operations.ts"
+import { TaskFailure, TaskRegistry } from "../bank/TaskRegistry.ts"
 
 export const reprocessTask = "document_reprocess"
 

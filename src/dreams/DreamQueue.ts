@@ -7,7 +7,7 @@ import { Effect, Option } from "effect"
 import { SqlClient } from "effect/sql"
 import { BankActors } from "../bank/BankActors.ts"
 import type { DreamRunType, DreamTriggerSource } from "../domain/Dream.ts"
-import { OperationStore } from "../operations/OperationStore.ts"
+import { OperationStore } from "../bank/OperationStore.ts"
 
 export const dreamTask = "dream_generation"
 export const predictionCheckTask = "dream_prediction_check"

@@ -7,7 +7,7 @@
  */
 import { Clock, Effect } from "effect"
 import { SqlClient } from "effect/sql"
-import { TaskRegistry } from "../operations/TaskRegistry.ts"
+import { TaskRegistry } from "../bank/TaskRegistry.ts"
 import { predictionCheckTask } from "./DreamQueue.ts"
 import { DreamStore } from "./DreamStore.ts"
 import { DreamWakeups } from "./DreamWakeups.ts"

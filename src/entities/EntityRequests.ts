@@ -6,7 +6,7 @@
 import { Effect } from "effect"
 import { SqlClient } from "effect/sql"
 import { BankActors } from "../bank/BankActors.ts"
-import { OperationStore } from "../operations/OperationStore.ts"
+import { OperationStore } from "../bank/OperationStore.ts"
 
 export const trajectoryTask = "entity_trajectory_recompute"
 export const intelligenceTask = "entity_intelligence_recompute"

@@ -7,8 +7,8 @@
 import { Effect, Layer } from "effect"
 import { SqlClient } from "effect/sql"
 import { Embeddings, modelKey } from "../models/Embeddings.ts"
-import { Operations } from "../operations/Operations.ts"
-import { TaskFailure, TaskRegistry } from "../operations/TaskRegistry.ts"
+import { Operations } from "../bank/Operations.ts"
+import { TaskFailure, TaskRegistry } from "../bank/TaskRegistry.ts"
 import { param } from "../storage/VectorParam.ts"
 
 const pageSize = 256

@@ -6,7 +6,7 @@
 import { Effect, Option, Schema } from "effect"
 import { RefreshReason } from "../domain/MentalModel.ts"
 import { usageJson } from "../models/Llm.ts"
-import { TaskFailure, TaskRegistry } from "../operations/TaskRegistry.ts"
+import { TaskFailure, TaskRegistry } from "../bank/TaskRegistry.ts"
 import { refreshTaskType } from "./MentalModels.ts"
 import { MentalModelStore } from "./MentalModelStore.ts"
 import { refreshResult } from "./MentalModelViews.ts"

@@ -22,7 +22,7 @@ import type {
   UpdateMentalModelRequest
 } from "../domain/MentalModel.ts"
 import { defaultMentalModelMaxTokens, defaultTrigger } from "../domain/MentalModel.ts"
-import { OperationStore } from "../operations/OperationStore.ts"
+import { OperationStore } from "../bank/OperationStore.ts"
 import { responseValidator } from "../reflect/StructuredOutput.ts"
 import { toDryRunResult } from "./DryRunRefresh.ts"
 import { makeRefreshRun } from "./RefreshRun.ts"

@@ -10,7 +10,7 @@ import { EngramConfig } from "../../src/config/EngramConfig.ts"
 import type { BankEvent } from "../../src/events/BankEvents.ts"
 import { BankEvents } from "../../src/events/BankEvents.ts"
 import { MemoryUnits } from "../../src/memory/MemoryUnits.ts"
-import { Operations } from "../../src/operations/Operations.ts"
+import { Operations } from "../../src/bank/Operations.ts"
 import { TestServer, testApp } from "../support/TestServer.ts"
 import { eventually, TestTaskHandlers, TestTasks } from "../support/TestTasks.ts"
 

@@ -8,7 +8,7 @@
 import { assert, layer } from "@effect/vitest"
 import { createClient, createConfig, sdk } from "@vectorize-io/hindsight-client"
 import { Deferred, Duration, Effect } from "effect"
-import { Operations } from "../../src/operations/Operations.ts"
+import { Operations } from "../../src/bank/Operations.ts"
 import { LlmTraceStore } from "../../src/traces/LlmTraceStore.ts"
 import { operationFinished, settled } from "../support/HttpCalls.ts"
 import { badInputsFor } from "../support/clientTypes/BadInputs.ts"

@@ -10,7 +10,7 @@
 import { assert, layer } from "@effect/vitest"
 import { Effect, Option } from "effect"
 import { HindsightClient, type MentalModelDryRunRefreshResult, type MentalModelResponse, sdk, createClient, createConfig } from "@vectorize-io/hindsight-client"
-import { OperationStore } from "../../src/operations/OperationStore.ts"
+import { OperationStore } from "../../src/bank/OperationStore.ts"
 import { bankPath, call, ok, operationFinished, settled } from "../support/HttpCalls.ts"
 import { TestServer, testApp } from "../support/TestServer.ts"
 

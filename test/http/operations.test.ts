@@ -1,7 +1,7 @@
 /** Durable background operations over HTTP: lifecycle, results, batches, cancel, retry, circuit breaker. */
 import { assert, layer } from "@effect/vitest"
 import { Deferred, Duration, Effect } from "effect"
-import { Operations } from "../../src/operations/Operations.ts"
+import { Operations } from "../../src/bank/Operations.ts"
 import { TestServer, testApp } from "../support/TestServer.ts"
 import { TestTaskHandlers, TestTasks, eventually } from "../support/TestTasks.ts"
 

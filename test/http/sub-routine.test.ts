@@ -8,7 +8,7 @@ import { assert, layer } from "@effect/vitest"
 import { Context, Deferred, Effect, Layer } from "effect"
 import { SqlClient } from "effect/sql"
 import { defaultBrainSettings } from "../../src/brain/BrainSettings.ts"
-import { Operations } from "../../src/operations/Operations.ts"
+import { Operations } from "../../src/bank/Operations.ts"
 import { eventually, TestTaskHandlers, TestTasks } from "../support/TestTasks.ts"
 import { freshDatabaseSettings, TestServer, testApp } from "../support/TestServer.ts"
 

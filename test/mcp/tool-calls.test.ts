@@ -5,7 +5,7 @@
  */
 import { assert, layer } from "@effect/vitest"
 import { Effect } from "effect"
-import { Operations } from "../../src/operations/Operations.ts"
+import { Operations } from "../../src/bank/Operations.ts"
 import { connectMcp } from "../support/McpClient.ts"
 import { TestServer, testApp } from "../support/TestServer.ts"
 import { TestTaskHandlers, eventually } from "../support/TestTasks.ts"

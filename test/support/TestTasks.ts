@@ -3,7 +3,7 @@
  * generic operations engine can be exercised directly: echo, fail, flaky, block-until-released, switchable.
  */
 import { Deferred, Effect, Layer } from "effect"
-import { TaskFailure, TaskRegistry } from "../../src/operations/TaskRegistry.ts"
+import { TaskFailure, TaskRegistry } from "../../src/bank/TaskRegistry.ts"
 
 export const TestTasks = {
   blockers: new Map<string, Deferred.Deferred<void>>(),

@@ -5,7 +5,7 @@
  */
 import { assert, describe, layer } from "@effect/vitest"
 import { Effect, Layer, Option, Redacted } from "effect"
-import { Operations } from "../../src/operations/Operations.ts"
+import { Operations } from "../../src/bank/Operations.ts"
 import { TestServer, testApp } from "../support/TestServer.ts"
 import { eventually } from "../support/Eventually.ts"
 import { TestTaskHandlers, TestTasks } from "../support/TestTasks.ts"

@@ -3,7 +3,7 @@ import { Effect } from "effect"
 import { HttpApiBuilder } from "effect/http-api"
 import { BankActors } from "../../bank/BankActors.ts"
 import { Banks } from "../../bank/Banks.ts"
-import { Operations, toListEntry } from "../../operations/Operations.ts"
+import { Operations, toListEntry } from "../../bank/Operations.ts"
 import { EngramApi } from "../api/Api.ts"
 import { paging } from "./Paging.ts"
 

@@ -9,7 +9,7 @@ import { Limit, Offset } from "../../http/api/MemoriesApi.ts"
 import { DocumentEdits } from "../../documents/DocumentEdits.ts"
 import { Documents } from "../../memory/Documents.ts"
 import { Tags } from "../../memory/Tags.ts"
-import { Operations, toListEntry } from "../../operations/Operations.ts"
+import { Operations, toListEntry } from "../../bank/Operations.ts"
 import { defineTool, described, optional, withDefault } from "../McpTool.ts"
 
 const documentId = { document_id: described(Schema.String, "The document's id (see list_documents).") }

@@ -9,7 +9,7 @@ import { SqlClient } from "effect/sql"
 import { BankActors } from "../../bank/BankActors.ts"
 import { EngramConfig } from "../../config/EngramConfig.ts"
 import type { BankSettings } from "../../domain/Bank.ts"
-import { OperationStore } from "../../operations/OperationStore.ts"
+import { OperationStore } from "../../bank/OperationStore.ts"
 import { releaseObservationsOf } from "./ObservationResets.ts"
 
 export const consolidateTask = "consolidate"

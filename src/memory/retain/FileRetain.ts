@@ -10,8 +10,8 @@ import { Banks } from "../../bank/Banks.ts"
 import type { FileRetainRequest } from "../../domain/Files.ts"
 import { ValidationError } from "../../domain/Errors.ts"
 import { FileConverter } from "../../files/FileConverter.ts"
-import { Operations } from "../../operations/Operations.ts"
-import { TaskFailure, TaskRegistry } from "../../operations/TaskRegistry.ts"
+import { Operations } from "../../bank/Operations.ts"
+import { TaskFailure, TaskRegistry } from "../../bank/TaskRegistry.ts"
 import { Retain } from "./Retain.ts"
 
 export interface UploadedFile {

@@ -11,7 +11,7 @@ import { contentHash } from "../../memory/retain/ContentHash.ts"
 import { modelKey } from "../../memory/Reembedding.ts"
 import { Embeddings } from "../../models/Embeddings.ts"
 import { Llm } from "../../models/Llm.ts"
-import { TaskFailure, TaskRegistry } from "../../operations/TaskRegistry.ts"
+import { TaskFailure, TaskRegistry } from "../../bank/TaskRegistry.ts"
 import { OpinionStore } from "./OpinionStore.ts"
 
 const Payload = Schema.Struct({

@@ -27,7 +27,7 @@ export class TaskRegistry extends Context.Service<TaskRegistry, {
   readonly taskTypes: Effect.Effect<ReadonlyArray<string>>
   readonly onCancel: (taskType: string, handler: CancelHandler) => Effect.Effect<void>
   readonly cancelHandler: (taskType: string) => Effect.Effect<CancelHandler | undefined>
-}>()("engram/operations/TaskRegistry") {
+}>()("engram/bank/TaskRegistry") {
   static readonly layer = Layer.sync(TaskRegistry, () => {
     const handlers = new Map<string, TaskHandler>()
     const cancelHandlers = new Map<string, CancelHandler>()

@@ -83,7 +83,7 @@ export class OperationStore extends Context.Service<OperationStore, {
   readonly recoverInterrupted: Effect.Effect<ReadonlyArray<string>>
   readonly banksWithPendingWork: Effect.Effect<ReadonlyArray<string>>
   readonly countByTypeAndStatus: Effect.Effect<ReadonlyArray<{ taskType: string; status: string; count: number }>>
-}>()("engram/operations/OperationStore") {
+}>()("engram/bank/OperationStore") {
   static readonly layer = Layer.effect(
     OperationStore,
     Effect.gen(function*() {

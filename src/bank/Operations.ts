@@ -3,7 +3,7 @@
  * bank's actor, read status, details and results, cancel and retry.
  */
 import { Context, Effect, Layer, Option } from "effect"
-import { BankActors } from "../bank/BankActors.ts"
+import { BankActors } from "./BankActors.ts"
 import { Conflict, NotFound } from "../domain/Errors.ts"
 import type { OperationDetail, OperationStatus } from "../domain/Operation.ts"
 import type { ListFilter, NewOperation, OperationRecord } from "./OperationStore.ts"
@@ -36,7 +36,7 @@ export class Operations extends Context.Service<Operations, {
   readonly retry: (bankId: string, id: string) => Effect.Effect<OperationStatus, NotFound | Conflict>
   /** Deletes a finished operation's record; one still pending or running is refused (cancel it first). */
   readonly remove: (bankId: string, id: string) => Effect.Effect<void, NotFound | Conflict>
-}>()("engram/operations/Operations") {
+}>()("engram/bank/Operations") {
   static readonly layer = Layer.effect(
     Operations,
     Effect.gen(function*() {
