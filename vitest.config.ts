@@ -18,16 +18,21 @@ const clientsOnlyOnPglite = ["test/ui/**", "test/cli/**"]
 // before, so nothing one file leaves running (a timer, a brain, a child) can touch them.
 const isolatedDirectories = ["test/process", "test/cluster", "test/bank", "test/brain", "test/ui", "test/cli"]
 
-const tier = (name: string, database: string, exclude: Array<string> = []) => [true, false].map((isolate) => ({
-  extends: true as const,
-  test: {
-    name: isolate ? `${name}-isolated` : name,
-    isolate,
-    env: { ENGRAM_TEST_DATABASE: database, SERVICE_API_EMBEDDINGS_CACHE_DIR: gloveCache },
-    include: isolate ? isolatedDirectories.map((directory) => `${directory}/**/*.test.ts`) : ["test/**/*.test.ts"],
-    exclude: ["**/node_modules/**", ...exclude, ...(isolate ? [] : isolatedDirectories.map((directory) => `${directory}/**`))]
-  }
-}))
+const tier = (name: string, database: string, exclude: Array<string> = []) =>
+  [true, false].map((isolate) => ({
+    extends: true as const,
+    test: {
+      name: isolate ? `${name}-isolated` : name,
+      isolate,
+      env: { ENGRAM_TEST_DATABASE: database, SERVICE_API_EMBEDDINGS_CACHE_DIR: gloveCache },
+      include: isolate ? isolatedDirectories.map((directory) => `${directory}/**/*.test.ts`) : ["test/**/*.test.ts"],
+      exclude: [
+        "**/node_modules/**",
+        ...exclude,
+        ...(isolate ? [] : isolatedDirectories.map((directory) => `${directory}/**`))
+      ]
+    }
+  }))
 
 // A test process that dies of a fatal error (heap exhausted, a V8 check) leaves Node's diagnostic report here; `.ci/run`
 // prints them, since the crash itself shows only as "Worker exited unexpectedly with signal …".
@@ -42,6 +47,8 @@ export default defineConfig({
     hookTimeout: 120_000,
     fileParallelism: true,
     maxWorkers: 2,
-    projects: postgresUrl ? [...tier("pglite", "pglite"), ...tier("postgres", postgresUrl, clientsOnlyOnPglite)] : tier("pglite", "pglite")
+    projects: postgresUrl
+      ? [...tier("pglite", "pglite"), ...tier("postgres", postgresUrl, clientsOnlyOnPglite)]
+      : tier("pglite", "pglite")
   }
 })

@@ -20,7 +20,8 @@ const files = (directory: string): Array<string> =>
     return /\.tsx?$/.test(name) && !name.endsWith(".d.ts") ? [path] : []
   })
 
-const specifiers = /(?:^|\n)\s*(?:import|export)\s[^;]*?from\s*["']([^"']+)["']|(?:^|\n)\s*import\s*["']([^"']+)["']|import\(\s*["']([^"']+)["']\s*\)/g
+const specifiers =
+  /(?:^|\n)\s*(?:import|export)\s[^;]*?from\s*["']([^"']+)["']|(?:^|\n)\s*import\s*["']([^"']+)["']|import\(\s*["']([^"']+)["']\s*\)/g
 
 const importsOf = (file: string): Array<string> => {
   const text = readFileSync(file, "utf8")
@@ -80,10 +81,14 @@ for (const cycle of cycles) problems.push(`import cycle: ${cycle.join(" ⇄ ")}`
 
 if (process.argv.includes("--summary")) {
   const folderOf = (file: string) => dirname(file)
-  const folderEdges = new Set([...edges].flatMap(([file, targets]) =>
-    targets.map((target) => `${folderOf(file)} → ${folderOf(target)}`).filter((edge) => !/^(.*) → \1$/.test(edge))
-  ))
-  console.log(`${all.length} files, ${new Set(all.map(folderOf)).size} folders, ${folderEdges.size} arrows between folders`)
+  const folderEdges = new Set(
+    [...edges].flatMap(([file, targets]) =>
+      targets.map((target) => `${folderOf(file)} → ${folderOf(target)}`).filter((edge) => !/^(.*) → \1$/.test(edge))
+    )
+  )
+  console.log(
+    `${all.length} files, ${new Set(all.map(folderOf)).size} folders, ${folderEdges.size} arrows between folders`
+  )
 }
 for (const problem of problems) console.error(problem)
 if (problems.length > 0) {

@@ -23,7 +23,8 @@ const bankId = "brain"
 const bank = `/v1/default/banks/${bankId}`
 const cacheDir = process.env["SERVICE_API_EMBEDDINGS_CACHE_DIR"] ?? join(tmpdir(), "engram-glove-cache", "models")
 const started = performance.now()
-const log = (message: string) => console.error(`[${((performance.now() - started) / 1000).toFixed(0).padStart(4)} s] ${message}`)
+const log = (message: string) =>
+  console.error(`[${((performance.now() - started) / 1000).toFixed(0).padStart(4)} s] ${message}`)
 // A 100k bank's file is tens of MB: above the default request limit.
 const env = { SERVICE_API_EMBEDDINGS_CACHE_DIR: cacheDir, SERVICE_API_MAX_REQUEST_BYTES: String(1024 * 1024 * 1024) }
 const questions = recallQuestions(11, 6)
@@ -56,7 +57,11 @@ const warmUp = async (url: string) => {
     body: JSON.stringify({ items: [{ content: "Warm-up note: the kettle is in the kitchen." }] })
   })
   for (let n = 0; n < 3; n++) {
-    await json(url, { method: "POST", path: "/v1/default/banks/warmup/memories/recall", body: JSON.stringify({ query: questions[n]!, budget: "mid" }) })
+    await json(url, {
+      method: "POST",
+      path: "/v1/default/banks/warmup/memories/recall",
+      body: JSON.stringify({ query: questions[n]!, budget: "mid" })
+    })
   }
 }
 
@@ -112,7 +117,9 @@ const main = async () => {
       }
       const recallMs = await firstRecall(url, 4)
       const status = await json(url, { method: "GET", path: `${bank}/brain/status` })
-      if (status.metrics.builds !== 0) throw new Error(`the brain was rebuilt after the import: ${JSON.stringify(status.metrics)}`)
+      if (status.metrics.builds !== 0) {
+        throw new Error(`the brain was rebuilt after the import: ${JSON.stringify(status.metrics)}`)
+      }
       return { importMs: upload.ms, recallMs }
     })
     const second = await withServer("cold start 2", dataDir, async (url) => ({ coldMs: await firstRecall(url, 5) }))
@@ -126,14 +133,22 @@ const main = async () => {
     }, true)
     const cold = Math.min(first.coldMs, second.coldMs)
     const buildMs = first.status.metrics.last_build_ms as number
-    console.log(`brain: ${memories} memories (${datasets.sizes[0]!.links} links), PGlite, offline GloVe, one client; ms`)
+    console.log(
+      `brain: ${memories} memories (${datasets.sizes[0]!.links} links), PGlite, offline GloVe, one client; ms`
+    )
     console.log("| step | ms |")
     console.log("|---|---:|")
-    console.log(`| export (builds the file; ${(first.file.length / 1048576).toFixed(1)} MiB) | ${first.exportMs.toFixed(0)} |`)
+    console.log(
+      `| export (builds the file; ${(first.file.length / 1048576).toFixed(1)} MiB) | ${first.exportMs.toFixed(0)} |`
+    )
     console.log(`| export again (unchanged bank: the same file) | ${first.reexportMs.toFixed(0)} |`)
     console.log(`| import (upload, checks, install) | ${imported.importMs.toFixed(0)} |`)
     console.log(`| first recall after import | ${imported.recallMs.toFixed(0)} |`)
-    console.log(`| first recall after cold start (best of ${first.coldMs.toFixed(0)}, ${second.coldMs.toFixed(0)}; brain build ${buildMs?.toFixed(0)} of it) | ${cold.toFixed(0)} |`)
+    console.log(
+      `| first recall after cold start (best of ${first.coldMs.toFixed(0)}, ${second.coldMs.toFixed(0)}; brain build ${
+        buildMs?.toFixed(0)
+      } of it) | ${cold.toFixed(0)} |`
+    )
     console.log(`| first recall after a restart, kept file loaded | ${kept.recallMs.toFixed(0)} |`)
     console.log(`| cold / after import | ${(cold / imported.recallMs).toFixed(1)}× (target ≥ 5×) |`)
     console.log(`| cold / kept file loaded | ${(cold / kept.recallMs).toFixed(1)}× |`)

@@ -49,7 +49,7 @@ const start = (core: string | undefined, env: Record<string, string>): ChildProc
  * connection can time out at start) is started again, at most three times.
  */
 const startHealthy = async (core: string | undefined, node: { url: string; env: Record<string, string> }) => {
-  for (let attempt = 1; ; attempt++) {
+  for (let attempt = 1;; attempt++) {
     const child = start(core, node.env)
     const deadline = Date.now() + 120_000
     while (Date.now() < deadline && child.exitCode === null) {
@@ -115,7 +115,9 @@ const run = async (runners: number) => {
     }
     let next = 0
     // taskset execs node in its own process, so each child's pid is the node's.
-    const roles = new Map(children.map((child, n) => [n === children.length - 1 ? "client" : `runner${n + 1}`, child.pid!]))
+    const roles = new Map(
+      children.map((child, n) => [n === children.length - 1 ? "client" : `runner${n + 1}`, child.pid!])
+    )
     roles.set("bench", process.pid)
     const cpuBefore = snapshot(roles)
     const began = performance.now()
@@ -123,7 +125,9 @@ const run = async (runners: number) => {
     for (let round = 0; round < requestsPerBank; round++) {
       await Promise.all(banks.map(async (bank) => {
         const items = Array.from({ length: itemsPerRequest }, () => next++).map((n) => ({
-          content: `Reading ${n}: sensor ${n} in greenhouse ${n % 13} measured ${(n * 7) % 31} degrees on day ${n % 29}.`,
+          content: `Reading ${n}: sensor ${n} in greenhouse ${n % 13} measured ${(n * 7) % 31} degrees on day ${
+            n % 29
+          }.`,
           metadata: { n: String(n) }
         }))
         const response = await fetch(`${client.url}/v1/default/banks/${bank}/memories`, {
@@ -136,9 +140,11 @@ const run = async (runners: number) => {
     }
     const submitted = performance.now()
     await waitFor("every operation completed", async () => {
-      const lists = await Promise.all(banks.map((bank) =>
-        fetch(`${client.url}/v1/default/banks/${bank}/operations?limit=100`).then((r) => r.json() as Promise<any>)
-      ))
+      const lists = await Promise.all(
+        banks.map((bank) =>
+          fetch(`${client.url}/v1/default/banks/${bank}/operations?limit=100`).then((r) => r.json() as Promise<any>)
+        )
+      )
       return lists.every((list) => list.operations.every((op: any) => op.status === "completed"))
     }, 600_000)
     const seconds = (performance.now() - began) / 1000
@@ -149,7 +155,15 @@ const run = async (runners: number) => {
         .then((r) => r.json() as Promise<any>)
       stored += list.total
     }
-    return { runners, items: next, stored, seconds, submitSeconds: (submitted - began) / 1000, operations: operations.length, cpu }
+    return {
+      runners,
+      items: next,
+      stored,
+      seconds,
+      submitSeconds: (submitted - began) / 1000,
+      operations: operations.length,
+      cpu
+    }
   } finally {
     for (const child of children) child.kill("SIGTERM")
     await sleep(3000)

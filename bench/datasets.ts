@@ -20,8 +20,16 @@ process.env["SERVICE_API_EMBEDDINGS_CACHE_DIR"] ??= join(tmpdir(), "engram-glove
 const row = (n: number) => ({
   messages: [
     { role: "system", content: "You are a concise assistant for a hardware store." },
-    { role: "user", content: `Customer ${n} asks: do you stock ${n % 7 === 0 ? "brass" : "steel"} hinges in size ${n % 40}?` },
-    { role: "assistant", content: `Yes, we stock size ${n % 40} hinges; aisle ${n % 12}, shelf ${n % 5}. Ask at the counter for bulk orders.` }
+    {
+      role: "user",
+      content: `Customer ${n} asks: do you stock ${n % 7 === 0 ? "brass" : "steel"} hinges in size ${n % 40}?`
+    },
+    {
+      role: "assistant",
+      content: `Yes, we stock size ${n % 40} hinges; aisle ${n % 12}, shelf ${
+        n % 5
+      }. Ask at the counter for bulk orders.`
+    }
   ]
 })
 
@@ -37,7 +45,9 @@ const program = Effect.gen(function*() {
   const exporter = yield* TasteExport
   const jsonl = Array.from({ length: count }, (_, n) => JSON.stringify(row(n))).join("\n") + "\n"
 
-  const baseline = yield* timed(Effect.sync(() => jsonl.split("\n").filter((line) => line !== "").map((line) => JSON.parse(line))))
+  const baseline = yield* timed(
+    Effect.sync(() => jsonl.split("\n").filter((line) => line !== "").map((line) => JSON.parse(line)))
+  )
   if (baseline.value.length !== count) throw new Error("baseline parsed the wrong number of rows")
 
   const dataset = yield* datasets.create("bench", { name: "bench", schema_type: "chat_messages" })
@@ -55,7 +65,9 @@ const program = Effect.gen(function*() {
     ["export chat_messages_jsonl", chat.ms],
     ["export atr_jsonl", atr.ms]
   ] as const
-  console.log(`datasets: ${count} chat rows, ${(jsonl.length / 1e6).toFixed(1)} MB of JSONL, PGlite (temporary data dir)`)
+  console.log(
+    `datasets: ${count} chat rows, ${(jsonl.length / 1e6).toFixed(1)} MB of JSONL, PGlite (temporary data dir)`
+  )
   console.log("| step | rows/s | time | vs baseline |")
   console.log("|---|---:|---:|---:|")
   for (const [name, ms] of rows) {

@@ -90,28 +90,46 @@ const program = Effect.gen(function*() {
       const duringTimes = await timedRecalls(url, bank, questions)
       const stillWaiting = performance.now() - sentAt < modelDelayMs
       slow = false
-      await waitFor("the dream to finish", async () => ["completed", "failed"].includes(await operationStatus(url, queued.operation_id)))
-      if (!stillWaiting) throw new Error(`the recalls took longer than the model's ${modelDelayMs} ms: raise modelDelayMs`)
+      await waitFor(
+        "the dream to finish",
+        async () => ["completed", "failed"].includes(await operationStatus(url, queued.operation_id))
+      )
+      if (!stillWaiting) {
+        throw new Error(`the recalls took longer than the model's ${modelDelayMs} ms: raise modelDelayMs`)
+      }
       const [base50, base95, during50, during95] = [
-        percentile(baseTimes, 0.5), percentile(baseTimes, 0.95), percentile(duringTimes, 0.5), percentile(duringTimes, 0.95)
+        percentile(baseTimes, 0.5),
+        percentile(baseTimes, 0.95),
+        percentile(duringTimes, 0.5),
+        percentile(duringTimes, 0.95)
       ]
       return { base50, base95, during50, during95, ratio: during95 / base95 }
     })
     results.push(round_)
-    console.error(`round ${round + 1}: p95 ${round_.base95.toFixed(1)} → ${round_.during95.toFixed(1)} ms (${round_.ratio.toFixed(2)}×)`)
+    console.error(
+      `round ${round + 1}: p95 ${round_.base95.toFixed(1)} → ${round_.during95.toFixed(1)} ms (${
+        round_.ratio.toFixed(2)
+      }×)`
+    )
   }
 
   const median = (values: ReadonlyArray<number>) => [...values].sort((a, b) => a - b)[Math.floor(values.length / 2)]!
-  console.log(`dreams: recall p95 while a dream waits ${modelDelayMs / 1000} s on its model, ${memories} memories, ` +
-    `${recallsPerSample} recalls per sample, PGlite (child process)`)
+  console.log(
+    `dreams: recall p95 while a dream waits ${modelDelayMs / 1000} s on its model, ${memories} memories, ` +
+      `${recallsPerSample} recalls per sample, PGlite (child process)`
+  )
   console.log("| round | p50 without a dream (ms) | p50 during | p95 without | p95 during | p95 ratio |")
   console.log("|---:|---:|---:|---:|---:|---:|")
   results.forEach((r, i) =>
-    console.log(`| ${i + 1} | ${r.base50.toFixed(1)} | ${r.during50.toFixed(1)} | ${r.base95.toFixed(1)} | ` +
-      `${r.during95.toFixed(1)} | ${r.ratio.toFixed(2)}× |`)
+    console.log(
+      `| ${i + 1} | ${r.base50.toFixed(1)} | ${r.during50.toFixed(1)} | ${r.base95.toFixed(1)} | ` +
+        `${r.during95.toFixed(1)} | ${r.ratio.toFixed(2)}× |`
+    )
   )
-  console.log(`median p50 ratio ${(median(results.map((r) => r.during50 / r.base50))).toFixed(2)}×, ` +
-    `median p95 ratio ${median(results.map((r) => r.ratio)).toFixed(2)}× (target ≤ 1.2×)`)
+  console.log(
+    `median p50 ratio ${(median(results.map((r) => r.during50 / r.base50))).toFixed(2)}×, ` +
+      `median p95 ratio ${median(results.map((r) => r.ratio)).toFixed(2)}× (target ≤ 1.2×)`
+  )
 })
 
 Effect.runPromise(Effect.scoped(program)).then(() => process.exit(0), (error) => {

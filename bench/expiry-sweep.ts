@@ -73,8 +73,12 @@ const program = Effect.gen(function*() {
   console.log("| phase | B recalls | p50 | p99 | max | p99 / quiet |")
   console.log("|---|---:|---:|---:|---:|---:|")
   const row = (name: string, samples: ReadonlyArray<number>) =>
-    console.log(`| ${name} | ${samples.length} | ${percentile(samples, 0.5).toFixed(1)} | ${percentile(samples, 0.99).toFixed(1)} | ` +
-      `${Math.max(...samples).toFixed(1)} | ${(percentile(samples, 0.99) / percentile(quiet, 0.99)).toFixed(2)}x |`)
+    console.log(
+      `| ${name} | ${samples.length} | ${percentile(samples, 0.5).toFixed(1)} | ${
+        percentile(samples, 0.99).toFixed(1)
+      } | ` +
+        `${Math.max(...samples).toFixed(1)} | ${(percentile(samples, 0.99) / percentile(quiet, 0.99)).toFixed(2)}x |`
+    )
   row("quiet", quiet)
   row(`during the sweep (${sweepSeconds.toFixed(1)} s, ${audited[0]?.n ?? 0} audited slices)`, during)
 }).pipe(Effect.orDie)

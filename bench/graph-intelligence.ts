@@ -21,7 +21,8 @@ const bankId = "graph-intelligence"
 const bank = `/v1/default/banks/${bankId}`
 const cacheDir = process.env["SERVICE_API_EMBEDDINGS_CACHE_DIR"] ?? join(tmpdir(), "engram-glove-cache", "models")
 const started = performance.now()
-const log = (message: string) => console.error(`[${((performance.now() - started) / 1000).toFixed(0).padStart(4)} s] ${message}`)
+const log = (message: string) =>
+  console.error(`[${((performance.now() - started) / 1000).toFixed(0).padStart(4)} s] ${message}`)
 
 type Call = { method: string; path: string; body?: string }
 const questions = recallQuestions(7, samples * 4 + 10)
@@ -36,18 +37,30 @@ const recallCall = (n: number): Call => ({
  */
 const confidence = (n: number) => (0.55 + n * 0.0001).toFixed(4)
 const kinds: Record<string, (n: number) => Call> = {
-  intelligence: (n) => ({ method: "GET", path: `${bank}/graph/intelligence?window_days=0&confidence_min=${confidence(n)}` }),
-  "summary (state)": (n) => ({ method: "GET", path: `${bank}/graph/summary?window_days=0&confidence_min=${confidence(n + 100)}` }),
+  intelligence: (n) => ({
+    method: "GET",
+    path: `${bank}/graph/intelligence?window_days=0&confidence_min=${confidence(n)}`
+  }),
+  "summary (state)": (n) => ({
+    method: "GET",
+    path: `${bank}/graph/summary?window_days=0&confidence_min=${confidence(n + 100)}`
+  }),
   investigate: (n) => ({
     method: "POST",
     path: `${bank}/graph/investigate`,
-    body: JSON.stringify({ query: `what changed about ${questions[n % questions.length]!}`, window_days: 0, confidence_min: Number(confidence(n + 200)) })
+    body: JSON.stringify({
+      query: `what changed about ${questions[n % questions.length]!}`,
+      window_days: 0,
+      confidence_min: Number(confidence(n + 200))
+    })
   })
 }
 
 const timed = async (url: string, call: Call) => {
   const answer = await send(url, call)
-  if (answer.status !== 200) throw new Error(`${call.method} ${call.path} answered ${answer.status}: ${answer.body.slice(0, 300)}`)
+  if (answer.status !== 200) {
+    throw new Error(`${call.method} ${call.path} answered ${answer.status}: ${answer.body.slice(0, 300)}`)
+  }
   return answer.ms
 }
 
@@ -79,15 +92,19 @@ const main = async () => {
       }
     }
     const m = [percentile(recall, 0.5), percentile(recall, 0.95)] as const
-    console.log(`graph intelligence vs POST recall (budget mid), ${samples} of each kind, interleaved, one client, ` +
-      `PGlite, offline GloVe; ${memories} memories; ms. recall mid p50 / p95: ${m[0].toFixed(1)} / ${m[1].toFixed(1)}`)
+    console.log(
+      `graph intelligence vs POST recall (budget mid), ${samples} of each kind, interleaved, one client, ` +
+        `PGlite, offline GloVe; ${memories} memories; ms. recall mid p50 / p95: ${m[0].toFixed(1)} / ${m[1].toFixed(1)}`
+    )
     console.log("| call | cold p50 / p95 | cold p95 / recall p95 | warm (cached) p50 / p95 |")
     console.log("|---|---:|---:|---:|")
     for (const kind of Object.keys(kinds)) {
       const c = [percentile(cold[kind]!, 0.5), percentile(cold[kind]!, 0.95)] as const
       const w = [percentile(warm[kind]!, 0.5), percentile(warm[kind]!, 0.95)] as const
-      console.log(`| ${kind} | ${c[0].toFixed(1)} / ${c[1].toFixed(1)} | ${(c[1] / m[1]).toFixed(2)}× | ` +
-        `${w[0].toFixed(1)} / ${w[1].toFixed(1)} |`)
+      console.log(
+        `| ${kind} | ${c[0].toFixed(1)} / ${c[1].toFixed(1)} | ${(c[1] / m[1]).toFixed(2)}× | ` +
+          `${w[0].toFixed(1)} / ${w[1].toFixed(1)} |`
+      )
     }
   } catch (error) {
     console.error(`server log (tail):\n${server.logTail()}`)

@@ -17,14 +17,17 @@ const root = resolve(import.meta.dirname, "..")
 const argv = process.argv.slice(2)
 const beforeIndex = argv.indexOf("--before")
 const before = beforeIndex >= 0 ? resolve(argv[beforeIndex + 1]!) : undefined
-const memories = Number(argv.find((arg, index) => /^\d+$/.test(arg) && (beforeIndex < 0 || index !== beforeIndex + 1)) ??
-  100_000)
+const memories = Number(
+  argv.find((arg, index) => /^\d+$/.test(arg) && (beforeIndex < 0 || index !== beforeIndex + 1)) ??
+    100_000
+)
 const samplesPerKind = 40
 const bankId = "graph"
 const bank = `/v1/default/banks/${bankId}`
 const cacheDir = process.env["SERVICE_API_EMBEDDINGS_CACHE_DIR"] ?? join(tmpdir(), "engram-glove-cache", "models")
 const started = performance.now()
-const log = (message: string) => console.error(`[${((performance.now() - started) / 1000).toFixed(0).padStart(4)} s] ${message}`)
+const log = (message: string) =>
+  console.error(`[${((performance.now() - started) / 1000).toFixed(0).padStart(4)} s] ${message}`)
 
 const graphCall = { method: "GET", path: `${bank}/graph?limit=1000` }
 const questions = recallQuestions(7, samplesPerKind + 10)
@@ -36,7 +39,9 @@ const recallCall = (n: number) => ({
 
 const timed = async (url: string, call: { method: string; path: string; body?: string }) => {
   const answer = await send(url, call)
-  if (answer.status !== 200) throw new Error(`${call.method} ${call.path} answered ${answer.status}: ${answer.body.slice(0, 300)}`)
+  if (answer.status !== 200) {
+    throw new Error(`${call.method} ${call.path} answered ${answer.status}: ${answer.body.slice(0, 300)}`)
+  }
   return answer.ms
 }
 
@@ -80,15 +85,19 @@ const main = async () => {
   const results = []
   if (before !== undefined) results.push(await measure(`before (${before})`, before, datasets.take(memories).dataDir))
   results.push(await measure("this tree", root, datasets.take(memories).dataDir))
-  console.log(`graph: GET ${graphCall.path} vs POST recall (budget mid), ${samplesPerKind} of each, interleaved, ` +
-    `one client, PGlite, offline GloVe; ${memories} memories (${datasets.sizes[0]!.links} links); ms`)
+  console.log(
+    `graph: GET ${graphCall.path} vs POST recall (budget mid), ${samplesPerKind} of each, interleaved, ` +
+      `one client, PGlite, offline GloVe; ${memories} memories (${datasets.sizes[0]!.links} links); ms`
+  )
   console.log("| build | nodes / edges | graph p50 / p95 | recall `mid` p50 / p95 | graph / recall p50 / p95 |")
   console.log("|---|---:|---:|---:|---:|")
   for (const r of results) {
     const g = [percentile(r.graph, 0.5), percentile(r.graph, 0.95)] as const
     const m = [percentile(r.recall, 0.5), percentile(r.recall, 0.95)] as const
-    console.log(`| ${r.label} | ${r.nodes} / ${r.edges} | ${g[0].toFixed(1)} / ${g[1].toFixed(1)} | ` +
-      `${m[0].toFixed(1)} / ${m[1].toFixed(1)} | ${(g[0] / m[0]).toFixed(2)}× / ${(g[1] / m[1]).toFixed(2)}× |`)
+    console.log(
+      `| ${r.label} | ${r.nodes} / ${r.edges} | ${g[0].toFixed(1)} / ${g[1].toFixed(1)} | ` +
+        `${m[0].toFixed(1)} / ${m[1].toFixed(1)} | ${(g[0] / m[0]).toFixed(2)}× / ${(g[1] / m[1]).toFixed(2)}× |`
+    )
   }
 }
 

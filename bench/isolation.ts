@@ -22,13 +22,21 @@ import { join, relative, resolve } from "node:path"
 import { monitorEventLoopDelay } from "node:perf_hooks"
 import { createInterface } from "node:readline"
 import { makeZip } from "../test/support/ZipWriter.ts"
-import { recallQuestions, random, turnAt } from "./support/Conversation.ts"
+import { random, recallQuestions, turnAt } from "./support/Conversation.ts"
 import type { Backend } from "./support/Datasets.ts"
 import { seedOverHttp } from "./support/HttpBank.ts"
 import { benchHeaders, type Call, closedLoop, percentile } from "./support/LoadClient.ts"
 import { call, emptyProbe, multipart, type Probe, probeLoop } from "./support/Probe.ts"
 import type { DropJob, SeedJob } from "./support/seed.ts"
-import { cpuSeconds, removeDir, runScript, type Server, startServer, tempDir, tempSchema } from "./support/ServerProcess.ts"
+import {
+  cpuSeconds,
+  removeDir,
+  runScript,
+  type Server,
+  startServer,
+  tempDir,
+  tempSchema
+} from "./support/ServerProcess.ts"
 
 const root = resolve(import.meta.dirname, "..")
 const argv = process.argv.slice(2)
@@ -69,7 +77,8 @@ const bankPath = (bankId: string) => `/v1/default/banks/${bankId}`
 const questions = recallQuestions(17, 64)
 const cacheDir = process.env["SERVICE_API_EMBEDDINGS_CACHE_DIR"] ?? join(tmpdir(), "engram-glove-cache", "models")
 const started = performance.now()
-const log = (message: string) => console.error(`[${((performance.now() - started) / 1000).toFixed(0).padStart(4)} s] ${message}`)
+const log = (message: string) =>
+  console.error(`[${((performance.now() - started) / 1000).toFixed(0).padStart(4)} s] ${message}`)
 const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms))
 const messageOf = (error: unknown) => error instanceof Error ? error.message : String(error)
 const k = (n: number) => n >= 1000 ? `${Number((n / 1000).toFixed(1))}k` : String(n)
@@ -84,7 +93,11 @@ const jobAgent = new Agent({ keepAlive: true, maxSockets: 4 })
 const ok = async (url: string, method: string, path: string, body?: string | Uint8Array, type?: string) => {
   const reply = await call(jobAgent, url, method, path, body, type)
   if (reply.status < 200 || reply.status >= 300) {
-    throw new Error(`${method} ${path} answered ${reply.status === 0 ? "a network error" : reply.status}: ${reply.body.toString("utf8").slice(0, 400)}`)
+    throw new Error(
+      `${method} ${path} answered ${reply.status === 0 ? "a network error" : reply.status}: ${
+        reply.body.toString("utf8").slice(0, 400)
+      }`
+    )
   }
   return reply
 }
@@ -96,7 +109,9 @@ const waitOperation = async (url: string, bankId: string, id: string) => {
     const detail = await okJson(url, "GET", `${bankPath(bankId)}/operations/${id}`)
     if (detail.status === "completed") return detail
     if (detail.status !== "pending" && detail.status !== "running") {
-      throw new Error(`operation ${id} (${detail.task_type ?? "?"}) ended ${detail.status}: ${detail.error_message ?? ""}`)
+      throw new Error(
+        `operation ${id} (${detail.task_type ?? "?"}) ended ${detail.status}: ${detail.error_message ?? ""}`
+      )
     }
     await sleep(200)
   }
@@ -137,7 +152,10 @@ interface Row {
 const timeLimit = <A>(promise: Promise<A>, ms: number) => {
   let timer: NodeJS.Timeout | undefined
   const limit = new Promise<never>((_, reject) => {
-    timer = setTimeout(() => reject(new Error(`still running after ${ms / 60_000} min; the next phases may overlap it`)), ms)
+    timer = setTimeout(
+      () => reject(new Error(`still running after ${ms / 60_000} min; the next phases may overlap it`)),
+      ms
+    )
   })
   return Promise.race([promise, limit]).finally(() => clearTimeout(timer))
 }
@@ -145,7 +163,8 @@ const timeLimit = <A>(promise: Promise<A>, ms: number) => {
 const clientDelay = monitorEventLoopDelay({ resolution: 10 })
 
 /** Bytes a process has read through read(2) and its kin, sockets included (`rchar` of /proc/<pid>/io). */
-const bytesRead = (pid: number) => Number(readFileSync(`/proc/${pid}/io`, "utf8").match(/^rchar:\s+(\d+)/m)?.[1] ?? Number.NaN)
+const bytesRead = (pid: number) =>
+  Number(readFileSync(`/proc/${pid}/io`, "utf8").match(/^rchar:\s+(\d+)/m)?.[1] ?? Number.NaN)
 
 const measure = async (url: string, serverPid: number, phase: Phase): Promise<Row> => {
   let job: Job
@@ -153,7 +172,16 @@ const measure = async (url: string, serverPid: number, phase: Phase): Promise<Ro
     job = await phase.prepare(url)
   } catch (error) {
     const error_ = `preparing: ${messageOf(error)}`
-    return { name: phase.name, jobSeconds: Number.NaN, error: error_, recall: emptyProbe(), health: emptyProbe(), clientDelayMs: Number.NaN, serverCpuSeconds: Number.NaN, serverReadMb: Number.NaN }
+    return {
+      name: phase.name,
+      jobSeconds: Number.NaN,
+      error: error_,
+      recall: emptyProbe(),
+      health: emptyProbe(),
+      clientDelayMs: Number.NaN,
+      serverCpuSeconds: Number.NaN,
+      serverReadMb: Number.NaN
+    }
   }
   // B's brain is loaded and current before the window: the phase measures isolation, not B's own cold start.
   const first = bRecall()
@@ -186,8 +214,12 @@ const measure = async (url: string, serverPid: number, phase: Phase): Promise<Ro
   const row = { name: phase.name, jobSeconds, ...outcome, recall: await recall, health: await health }
   clientDelay.disable()
   const clientDelayMs = clientDelay.max / 1e6
-  log(`${phase.name}: ${outcome.error === undefined ? "done" : `failed: ${outcome.error}`} in ${jobSeconds.toFixed(1)} s, ` +
-    `window ended at ${process.hrtime.bigint() / 1000n} µs`)
+  log(
+    `${phase.name}: ${outcome.error === undefined ? "done" : `failed: ${outcome.error}`} in ${
+      jobSeconds.toFixed(1)
+    } s, ` +
+      `window ended at ${process.hrtime.bigint() / 1000n} µs`
+  )
   return { ...row, clientDelayMs, serverCpuSeconds: serverCpu, serverReadMb }
 }
 
@@ -213,13 +245,22 @@ const walk = (directory: string): Array<string> =>
     return name.startsWith(".") ? [] : statSync(path).isDirectory() ? walk(path) : [path]
   })
 
-const chatRow = (n: number) => JSON.stringify({
-  messages: [
-    { role: "system", content: "You are a concise assistant for a hardware store." },
-    { role: "user", content: `Customer ${n} asks: do you stock ${n % 7 === 0 ? "brass" : "steel"} hinges in size ${n % 40}?` },
-    { role: "assistant", content: `Yes, we stock size ${n % 40} hinges; aisle ${n % 12}, shelf ${n % 5}. Ask at the counter for bulk orders.` }
-  ]
-})
+const chatRow = (n: number) =>
+  JSON.stringify({
+    messages: [
+      { role: "system", content: "You are a concise assistant for a hardware store." },
+      {
+        role: "user",
+        content: `Customer ${n} asks: do you stock ${n % 7 === 0 ? "brass" : "steel"} hinges in size ${n % 40}?`
+      },
+      {
+        role: "assistant",
+        content: `Yes, we stock size ${n % 40} hinges; aisle ${n % 12}, shelf ${
+          n % 5
+        }. Ask at the counter for bulk orders.`
+      }
+    ]
+  })
 
 const seconds = (ms: number) => `${(ms / 1000).toFixed(1)} s`
 
@@ -228,7 +269,8 @@ const seconds = (ms: number) => `${(ms / 1000).toFixed(1)} s`
  * process (`support/HostileSender.ts`): from this process, writing 25 MB bodies held up the loop that times B.
  */
 const hostileBodies: Phase = {
-  name: `11 hostile bodies, ${settings.hostileClients} clients at full speed: no key, declared 2 GiB, 5M elements, 100k deep`,
+  name:
+    `11 hostile bodies, ${settings.hostileClients} clients at full speed: no key, declared 2 GiB, 5M elements, 100k deep`,
   prepare: async (url) => {
     const job = {
       url,
@@ -282,9 +324,16 @@ const phases: ReadonlyArray<Phase> = [
       const brain = `${bankPath(banks.large)}/brain/status`
       const before = (await okJson(url, "GET", brain)).metrics
       const recall = async () => {
-        const reply = await ok(url, "POST", `${bankPath(banks.large)}/memories/recall`,
-          JSON.stringify({ query: questions[0]!, budget: "low", trace: true }))
-        return { ms: reply.ms, brainMs: JSON.parse(reply.body.toString("utf8")).trace?.stages_ms?.brain as number | undefined }
+        const reply = await ok(
+          url,
+          "POST",
+          `${bankPath(banks.large)}/memories/recall`,
+          JSON.stringify({ query: questions[0]!, budget: "low", trace: true })
+        )
+        return {
+          ms: reply.ms,
+          brainMs: JSON.parse(reply.body.toString("utf8")).trace?.stages_ms?.brain as number | undefined
+        }
       }
       const summary = async (how: string) => {
         const after = (await okJson(url, "GET", brain)).metrics
@@ -300,11 +349,16 @@ const phases: ReadonlyArray<Phase> = [
       // A sub-routine with force_rebuild drops the brain and builds it again inside the operation.
       return async () => {
         const t0 = performance.now()
-        const queued = await okJson(url, "POST", `${bankPath(banks.large)}/sub-routine`, { mode: "warmup", force_rebuild: true })
+        const queued = await okJson(url, "POST", `${bankPath(banks.large)}/sub-routine`, {
+          mode: "warmup",
+          force_rebuild: true
+        })
         await waitOperation(url, banks.large, queued.operation_id)
         const built = performance.now() - t0
         const next = await recall()
-        return summary(`brain was loaded: sub-routine force_rebuild ${seconds(built)}, then a recall ${seconds(next.ms)}`)
+        return summary(
+          `brain was loaded: sub-routine force_rebuild ${seconds(built)}, then a recall ${seconds(next.ms)}`
+        )
       }
     }
   },
@@ -342,10 +396,15 @@ const phases: ReadonlyArray<Phase> = [
   {
     name: `5 dataset import of ${k(settings.datasetRows)} rows, ${banks.a}`,
     prepare: async (url) => {
-      const dataset = await okJson(url, "POST", `${bankPath(banks.a)}/forge/taste/datasets`, { name: "isolation", schema_type: "chat_messages" })
+      const dataset = await okJson(url, "POST", `${bankPath(banks.a)}/forge/taste/datasets`, {
+        name: "isolation",
+        schema_type: "chat_messages"
+      })
       const jsonl = Array.from({ length: settings.datasetRows }, (_, n) => chatRow(n)).join("\n") + "\n"
       return async () => {
-        const answer = await okJson(url, "POST", `${bankPath(banks.a)}/forge/taste/datasets/${dataset.id}/sets`, { jsonl })
+        const answer = await okJson(url, "POST", `${bankPath(banks.a)}/forge/taste/datasets/${dataset.id}/sets`, {
+          jsonl
+        })
         return `${answer.imported_count} rows imported, ${(jsonl.length / 1e6).toFixed(1)} MB of JSONL`
       }
     }
@@ -354,7 +413,10 @@ const phases: ReadonlyArray<Phase> = [
     name: `6 consolidation, ${banks.obs} (${k(settings.memories)}, observations on)`,
     prepare: async (url) => {
       await okJson(url, "PUT", bankPath(banks.obs), { enable_observations: true })
-      const bodies = Array.from({ length: settings.consolidationItems / 100 }, (_, i) => retainBody(streams.obs, settings.memories + i * 100, 100))
+      const bodies = Array.from(
+        { length: settings.consolidationItems / 100 },
+        (_, i) => retainBody(streams.obs, settings.memories + i * 100, 100)
+      )
       return async () => {
         const t0 = performance.now()
         for (const body of bodies) await ok(url, "POST", `${bankPath(banks.obs)}/memories`, body)
@@ -365,7 +427,9 @@ const phases: ReadonlyArray<Phase> = [
           await sleep(250)
           stats = await okJson(url, "GET", `${bankPath(banks.obs)}/stats`)
         }
-        return `${settings.consolidationItems} items retained in ${seconds(retained - t0)} (${waiting} facts still waiting then), ` +
+        return `${settings.consolidationItems} items retained in ${
+          seconds(retained - t0)
+        } (${waiting} facts still waiting then), ` +
           `consolidated ${seconds(performance.now() - retained)} later (${stats.total_observations} observations)`
       }
     }
@@ -375,7 +439,10 @@ const phases: ReadonlyArray<Phase> = [
     prepare: async (url) => {
       await okJson(url, "PATCH", `${bankPath(banks.a)}/config`, { dream: { enabled: true } })
       return async () => {
-        const queued = await okJson(url, "POST", `${bankPath(banks.a)}/dreams/trigger`, { trigger_source: "manual", run_type: "dream" })
+        const queued = await okJson(url, "POST", `${bankPath(banks.a)}/dreams/trigger`, {
+          trigger_source: "manual",
+          run_type: "dream"
+        })
         const done = await waitOperation(url, banks.a, queued.operation_id)
         const runs = await okJson(url, "GET", `${bankPath(banks.a)}/dreams?limit=1`)
         const run = runs.items?.[0]
@@ -386,9 +453,19 @@ const phases: ReadonlyArray<Phase> = [
   {
     name: `8 memory repo: enable (first commit) + branch, ${banks.a}`,
     prepare: async (url) => async () => {
-      const enabled = await ok(url, "POST", `${bankPath(banks.a)}/repos/enable`, JSON.stringify({ repo_name: "isolation" }))
+      const enabled = await ok(
+        url,
+        "POST",
+        `${bankPath(banks.a)}/repos/enable`,
+        JSON.stringify({ repo_name: "isolation" })
+      )
       const repoId = JSON.parse(enabled.body.toString("utf8")).repo_id
-      const branch = await ok(url, "POST", `/v1/default/repos/${repoId}/branches`, JSON.stringify({ branch_name: "side" }))
+      const branch = await ok(
+        url,
+        "POST",
+        `/v1/default/repos/${repoId}/branches`,
+        JSON.stringify({ branch_name: "side" })
+      )
       return `enable ${seconds(enabled.ms)}, branch ${seconds(branch.ms)}`
     }
   },
@@ -401,29 +478,48 @@ const phases: ReadonlyArray<Phase> = [
       const next = (client: number): Call => {
         const bankId = others[client % others.length]!
         return rng() < 0.2
-          ? { kind: "retain", method: "POST", path: `${bankPath(bankId)}/memories`, body: retainBody(streams.a, turn++, 1) }
-          : { kind: "recall", method: "POST", path: `${bankPath(bankId)}/memories/recall`,
-            body: JSON.stringify({ query: questions[Math.floor(rng() * questions.length)]! }) }
+          ? {
+            kind: "retain",
+            method: "POST",
+            path: `${bankPath(bankId)}/memories`,
+            body: retainBody(streams.a, turn++, 1)
+          }
+          : {
+            kind: "recall",
+            method: "POST",
+            path: `${bankPath(bankId)}/memories/recall`,
+            body: JSON.stringify({ query: questions[Math.floor(rng() * questions.length)]! })
+          }
       }
       return async () => {
-        const result = await closedLoop(url, { clients: settings.clients, seconds: settings.loadSeconds, warmup: 0 }, next)
+        const result = await closedLoop(
+          url,
+          { clients: settings.clients, seconds: settings.loadSeconds, warmup: 0 },
+          next
+        )
         const all = [...result.byKind.values()]
         const completed = all.reduce((sum, s) => sum + s.completed, 0)
         const errors = all.reduce((sum, s) => sum + s.errors, 0)
         const first = all.find((s) => s.firstError !== undefined)?.firstError
-        return `${fmt(completed / result.seconds)} req/s, ${errors} errors on A's side${first === undefined ? "" : ` (first: ${first.slice(0, 120)})`}`
+        return `${fmt(completed / result.seconds)} req/s, ${errors} errors on A's side${
+          first === undefined ? "" : ` (first: ${first.slice(0, 120)})`
+        }`
       }
     }
   },
   hostileBodies,
   {
     // Last: it empties the large bank the earlier phases read. Issue 38: B's recall during a sweep of ~100k memories.
-    name: `12 retention sweep of ${banks.large} down to ${k(settings.keptAfterSweep)} memories (evicts ~${k(settings.large - settings.keptAfterSweep)})`,
+    name: `12 retention sweep of ${banks.large} down to ${k(settings.keptAfterSweep)} memories (evicts ~${
+      k(settings.large - settings.keptAfterSweep)
+    })`,
     prepare: async (url) => {
       const stats = () => okJson(url, "GET", `${bankPath(banks.large)}/stats`)
       const before = (await stats()).total_nodes as number
       return async () => {
-        await okJson(url, "PATCH", `${bankPath(banks.large)}/config`, { updates: { retention: { max_memories: settings.keptAfterSweep } } })
+        await okJson(url, "PATCH", `${bankPath(banks.large)}/config`, {
+          updates: { retention: { max_memories: settings.keptAfterSweep } }
+        })
         const deadline = performance.now() + settings.jobTimeoutMinutes * 60_000
         for (;;) {
           const now = await stats()
@@ -461,8 +557,12 @@ const seed = async (backend: Backend) => {
   }
   log(`seeding ${k(settings.memories)} + ${k(settings.memories)} + ${k(settings.large)} memories on ${backend.name}`)
   const t0 = performance.now()
-  const stdout = await runScript(root, "bench/support/seed.ts", [JSON.stringify(job)], { SERVICE_API_EMBEDDINGS_CACHE_DIR: cacheDir })
-  const seeded = JSON.parse(stdout.trim().split("\n").at(-1)!) as Array<{ bankId: string; memories: number; links: number }>
+  const stdout = await runScript(root, "bench/support/seed.ts", [JSON.stringify(job)], {
+    SERVICE_API_EMBEDDINGS_CACHE_DIR: cacheDir
+  })
+  const seeded = JSON.parse(stdout.trim().split("\n").at(-1)!) as Array<
+    { bankId: string; memories: number; links: number }
+  >
   const seedSeconds = (performance.now() - t0) / 1000
   log(`seeded in ${seedSeconds.toFixed(0)} s`)
   const env: Record<string, string> = {
@@ -471,13 +571,17 @@ const seed = async (backend: Backend) => {
     SERVICE_API_MAX_REQUEST_BYTES: String(1024 * 1024 * 1024),
     SERVICE_API_TENANT_EXTENSION: "api_key",
     SERVICE_API_TENANT_API_KEY: apiKey,
-    ...(backend.url === undefined ? {} : { SERVICE_API_DATABASE_URL: backend.url, SERVICE_API_DATABASE_SCHEMA: schema! })
+    ...(backend.url === undefined
+      ? {}
+      : { SERVICE_API_DATABASE_URL: backend.url, SERVICE_API_DATABASE_SCHEMA: schema! })
   }
   const drop = async () => {
     removeDir(dataDir)
     if (backend.url === undefined) return
     const dropJob: DropJob = { databaseUrl: backend.url, dropSchemas: [schema!] }
-    await runScript(root, "bench/support/seed.ts", [JSON.stringify(dropJob)], { SERVICE_API_EMBEDDINGS_CACHE_DIR: cacheDir })
+    await runScript(root, "bench/support/seed.ts", [JSON.stringify(dropJob)], {
+      SERVICE_API_EMBEDDINGS_CACHE_DIR: cacheDir
+    })
   }
   return { dataDir, env, seeded, seedSeconds, drop }
 }
@@ -490,7 +594,9 @@ const runBackend = async (backend: Backend) => {
     log(`server ready on ${backend.name}`)
     const version = (await okJson(server.url, "GET", "/version")).api_version ?? "?"
     // A's banks write without consolidating (except the consolidation phase's own bank), so no phase inherits it.
-    for (const bankId of [banks.a, banks.large]) await okJson(server.url, "PUT", bankPath(bankId), { enable_observations: false })
+    for (const bankId of [banks.a, banks.large]) {
+      await okJson(server.url, "PUT", bankPath(bankId), { enable_observations: false })
+    }
     await seedOverHttp(server.url, bankPath(banks.b), settings.bMemories)
     for (let i = 0; i < 20; i++) {
       const recall = bRecall()
@@ -517,17 +623,27 @@ const runBackend = async (backend: Backend) => {
 const report = (backend: Backend, result: Awaited<ReturnType<typeof runBackend>>) => {
   const { rows, version, seeded } = result
   const quietP99 = percentile(rows[0]!.recall.latencies, 0.99)
-  const sizes = seeded.seeded.map((s) => `${s.bankId} ${s.memories.toLocaleString("en")} memories (${s.links.toLocaleString("en")} links)`)
+  const sizes = seeded.seeded.map((s) =>
+    `${s.bankId} ${s.memories.toLocaleString("en")} memories (${s.links.toLocaleString("en")} links)`
+  )
   console.log("")
   console.log(`## ${backend.name}: engram ${version}, offline defaults (GloVe, no LLM)`)
-  console.log(`B: ${settings.bMemories} memories retained over HTTP, one client recalling in sequence (budget low, ${questions.length} ` +
-    `questions in turn), /health polled every ~50 ms. A's banks seeded directly in ${fmt(seeded.seedSeconds, 0)} s: ${sizes.join(", ")}. ` +
-    `Each window lasts A's job and at least ${settings.minWindowSeconds} s. "bench loop max": the longest this process's own ` +
-    "event loop was held up in the window (it delays every latency measured here, whatever the server does). B's client " +
-    "is sequential, so a stall of any length is one sample: read max beside p99.")
-  console.log(`Targets: B recall p99 ≤ ${target.ratio} × the quiet p99; /health p99 ≤ ${target.healthP99} ms; 0 failed requests; 0 connection resets.`)
+  console.log(
+    `B: ${settings.bMemories} memories retained over HTTP, one client recalling in sequence (budget low, ${questions.length} ` +
+      `questions in turn), /health polled every ~50 ms. A's banks seeded directly in ${fmt(seeded.seedSeconds, 0)} s: ${
+        sizes.join(", ")
+      }. ` +
+      `Each window lasts A's job and at least ${settings.minWindowSeconds} s. "bench loop max": the longest this process's own ` +
+      "event loop was held up in the window (it delays every latency measured here, whatever the server does). B's client " +
+      "is sequential, so a stall of any length is one sample: read max beside p99."
+  )
+  console.log(
+    `Targets: B recall p99 ≤ ${target.ratio} × the quiet p99; /health p99 ≤ ${target.healthP99} ms; 0 failed requests; 0 connection resets.`
+  )
   console.log("")
-  console.log("| phase | A's job | B recalls | p50 ms | p99 ms | max ms | p99 / quiet | /health p99 ms | /health max ms | failed | resets | bench loop max ms | server CPU s | server read MB | result |")
+  console.log(
+    "| phase | A's job | B recalls | p50 ms | p99 ms | max ms | p99 / quiet | /health p99 ms | /health max ms | failed | resets | bench loop max ms | server CPU s | server read MB | result |"
+  )
   console.log("|---|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---|")
   const notes: Array<string> = []
   for (const row of rows) {
@@ -549,11 +665,19 @@ const report = (backend: Backend, result: Awaited<ReturnType<typeof runBackend>>
       ? `${fmt(row.jobSeconds)} s: ${row.detail}`
       : `FAILED${Number.isFinite(row.jobSeconds) ? ` after ${fmt(row.jobSeconds)} s` : ""} (note ${notes.length + 1})`
     if (row.error !== undefined) notes.push(`${row.name}: ${row.error}`)
-    for (const probe of [row.recall, row.health]) if (probe.firstError !== undefined) notes.push(`${row.name}: first failure: ${probe.firstError}`)
-    console.log(`| ${row.name} | ${job} | ${r.length} | ${fmt(percentile(r, 0.5))} | ${fmt(p99)} | ${fmt(percentile(r, 1))} | ` +
-      `${fmt(ratio, 2)} | ${fmt(percentile(h, 0.99))} | ${fmt(percentile(h, 1))} | ${failed} | ${resets} | ${fmt(row.clientDelayMs, 0)} | ${fmt(row.serverCpuSeconds, 2)} | ${fmt(row.serverReadMb, 0)} | ${result} |`)
+    for (const probe of [row.recall, row.health]) {
+      if (probe.firstError !== undefined) notes.push(`${row.name}: first failure: ${probe.firstError}`)
+    }
+    console.log(
+      `| ${row.name} | ${job} | ${r.length} | ${fmt(percentile(r, 0.5))} | ${fmt(p99)} | ${fmt(percentile(r, 1))} | ` +
+        `${fmt(ratio, 2)} | ${fmt(percentile(h, 0.99))} | ${fmt(percentile(h, 1))} | ${failed} | ${resets} | ${
+          fmt(row.clientDelayMs, 0)
+        } | ${fmt(row.serverCpuSeconds, 2)} | ${fmt(row.serverReadMb, 0)} | ${result} |`
+    )
   }
-  console.log("| 10 VACUUM (ANALYZE) | skipped: no route runs it (the server runs it itself after a table grows by a fifth, src/storage/TableStatistics.ts) | | | | | | | | | | | | | not measured |")
+  console.log(
+    "| 10 VACUUM (ANALYZE) | skipped: no route runs it (the server runs it itself after a table grows by a fifth, src/storage/TableStatistics.ts) | | | | | | | | | | | | | not measured |"
+  )
   if (notes.length > 0) {
     console.log("")
     notes.forEach((note, i) => console.log(`${i + 1}. ${note}`))
@@ -562,7 +686,11 @@ const report = (backend: Backend, result: Awaited<ReturnType<typeof runBackend>>
 
 const git = (args: ReadonlyArray<string>) => {
   try {
-    return execFileSync("git", ["--no-optional-locks", ...args], { cwd: root, encoding: "utf8", stdio: ["ignore", "pipe", "ignore"] }).trim()
+    return execFileSync("git", ["--no-optional-locks", ...args], {
+      cwd: root,
+      encoding: "utf8",
+      stdio: ["ignore", "pipe", "ignore"]
+    }).trim()
   } catch {
     return null
   }
@@ -574,15 +702,27 @@ setInterval(() => loads.push(loadavg()[0]!), 5000).unref()
 const main = async () => {
   const commit = git(["rev-parse", "--short", "HEAD"]) ?? "unknown"
   const changed = git(["status", "--porcelain"])
-  const dirty = changed === null ? "" : changed === "" ? ", clean tree" : `, plus ${changed.split("\n").length} uncommitted paths`
-  console.log(`# engram isolation bench${quick ? " (--quick)" : ""}: ${new Date().toISOString().slice(0, 16).replace("T", " ")} UTC, ` +
-    `commit ${commit}${dirty}, Node ${process.version}, ${cpus().length} cores, load average ${loadavg()[0]!.toFixed(1)} at start`)
+  const dirty = changed === null
+    ? ""
+    : changed === ""
+    ? ", clean tree"
+    : `, plus ${changed.split("\n").length} uncommitted paths`
+  console.log(
+    `# engram isolation bench${quick ? " (--quick)" : ""}: ${
+      new Date().toISOString().slice(0, 16).replace("T", " ")
+    } UTC, ` +
+      `commit ${commit}${dirty}, Node ${process.version}, ${cpus().length} cores, load average ${
+        loadavg()[0]!.toFixed(1)
+      } at start`
+  )
   const backends: Array<Backend> = [{ name: "PGlite (embedded)" }]
   if (settings.pg !== undefined) backends.push({ name: "PostgreSQL", url: settings.pg })
   for (const backend of backends) report(backend, await runBackend(backend))
   console.log("")
-  console.log(`run time ${((performance.now() - started) / 60_000).toFixed(1)} min; 1-min load average during the run ` +
-    `${Math.min(...loads).toFixed(1)}–${Math.max(...loads).toFixed(1)}`)
+  console.log(
+    `run time ${((performance.now() - started) / 60_000).toFixed(1)} min; 1-min load average during the run ` +
+      `${Math.min(...loads).toFixed(1)}–${Math.max(...loads).toFixed(1)}`
+  )
 }
 
 main().then(() => process.exit(0), (error) => {

@@ -9,10 +9,26 @@
 import { execFileSync } from "node:child_process"
 import { cpus, loadavg, tmpdir } from "node:os"
 import { join, resolve } from "node:path"
-import { recallQuestions, random, turnAt } from "./support/Conversation.ts"
-import { type Call, closedLoop, json, type LoadResult, percentile, type Samples, send, sequence } from "./support/LoadClient.ts"
+import { random, recallQuestions, turnAt } from "./support/Conversation.ts"
+import {
+  type Call,
+  closedLoop,
+  json,
+  type LoadResult,
+  percentile,
+  type Samples,
+  send,
+  sequence
+} from "./support/LoadClient.ts"
 import { type Backend, type Dataset, prepareDatasets } from "./support/Datasets.ts"
-import { cpuSeconds, memoryMiB, postgresCpuSeconds, removeDir, type Server, startServer } from "./support/ServerProcess.ts"
+import {
+  cpuSeconds,
+  memoryMiB,
+  postgresCpuSeconds,
+  removeDir,
+  type Server,
+  startServer
+} from "./support/ServerProcess.ts"
 
 const root = resolve(import.meta.dirname, "..")
 const argv = process.argv.slice(2)
@@ -45,7 +61,8 @@ const questions = recallQuestions(7, 512)
 /** The converted GloVe table, shared with the other benches (converting it takes a while; it is kept). */
 const cacheDir = process.env["SERVICE_API_EMBEDDINGS_CACHE_DIR"] ?? join(tmpdir(), "engram-glove-cache", "models")
 const started = performance.now()
-const log = (message: string) => console.error(`[${((performance.now() - started) / 1000).toFixed(0).padStart(4)} s] ${message}`)
+const log = (message: string) =>
+  console.error(`[${((performance.now() - started) / 1000).toFixed(0).padStart(4)} s] ${message}`)
 
 interface Row {
   readonly label: string
@@ -111,7 +128,13 @@ const rowOf = (label: string, bankLabel: string, result: LoadResult, kinds?: Rea
     merged.errors += s.errors
     if (s.firstError !== undefined) log(`${label}: first error: ${s.firstError}`)
   }
-  return { label, bank: bankLabel, rate: merged.completed / result.seconds, samples: merged.latencies, errors: merged.errors }
+  return {
+    label,
+    bank: bankLabel,
+    rate: merged.completed / result.seconds,
+    samples: merged.latencies,
+    errors: merged.errors
+  }
 }
 
 /** Single client: recall after a recall (baseline), then recall right after a one-item retain; the second recall is timed. */
@@ -282,7 +305,9 @@ const measureBackend = async (backend: Backend, datasets: Awaited<ReturnType<typ
   rows.push(rowOf("4 retain only, observations on", k(mainSize), s3.retainOn))
 
   // Larger banks: write→read pairs; at the largest also retain latency, resident memory and idle CPU.
-  let large: { retains: Array<number>; memory: { rss: number; peak: number }; cpu: Awaited<ReturnType<typeof idle>> } | undefined
+  let large:
+    | { retains: Array<number>; memory: { rss: number; peak: number }; cpu: Awaited<ReturnType<typeof idle>> }
+    | undefined
   for (const size of settings.sizes.slice(1)) {
     const result = await withServer(datasets.take(size), "pairs, retain latency, memory, idle", async (server) => {
       await setObservations(server, false)
@@ -309,10 +334,13 @@ const measureBackend = async (backend: Backend, datasets: Awaited<ReturnType<typ
     return retainLatency(server, settings.small + 10_000)
   })
   rows.push({ label: "6 one-item retain (1 client)", bank: k(settings.small), samples: smallRetains })
-  if (large !== undefined) rows.push({ label: "6 one-item retain (1 client)", bank: k(largeSize), samples: large.retains })
+  if (large !== undefined) {
+    rows.push({ label: "6 one-item retain (1 client)", bank: k(largeSize), samples: large.retains })
+  }
 
   const cpuText = (cpu: { server: number; postgres: number | null }) =>
-    `${cpu.server.toFixed(2)} % of a core` + (cpu.postgres === null ? "" : ` (+ postgres processes ${cpu.postgres.toFixed(2)} %)`)
+    `${cpu.server.toFixed(2)} % of a core` +
+    (cpu.postgres === null ? "" : ` (+ postgres processes ${cpu.postgres.toFixed(2)} %)`)
   const mib = (m: { rss: number; peak: number }) => `${m.rss.toFixed(0)} MiB (peak ${m.peak.toFixed(0)} MiB)`
   const idleWhen = `over ${settings.idleSeconds} s, ${idleGraceSeconds} s after the last request`
   const settlingWhen = `over the ${idleGraceSeconds} s after the last request`
@@ -325,8 +353,11 @@ const measureBackend = async (backend: Backend, datasets: Awaited<ReturnType<typ
     idles.push(large.cpu.server + (large.cpu.postgres ?? 0))
   }
   resources.push([`resident memory, ${k(mainSize)} server after its load`, mib(s1.memory)])
-  if (large !== undefined) resources.push([`resident memory, ${k(largeSize)} bank loaded and recalled`, mib(large.memory)])
-  const caught = (seconds: number | null) => seconds === null ? `not within ${settings.settleSeconds} s` : `${seconds.toFixed(1)} s`
+  if (large !== undefined) {
+    resources.push([`resident memory, ${k(largeSize)} bank loaded and recalled`, mib(large.memory)])
+  }
+  const caught = (seconds: number | null) =>
+    seconds === null ? `not within ${settings.settleSeconds} s` : `${seconds.toFixed(1)} s`
   resources.push(["consolidation caught up after case 3", caught(s2.caughtUp)])
   resources.push(["consolidation caught up after case 4", caught(s3.caughtUp)])
 
@@ -338,21 +369,56 @@ const measureBackend = async (backend: Backend, datasets: Awaited<ReturnType<typ
   // Judged on the value as printed (two decimals), so a row never reads "0.70 ≥ 0.7 FAIL".
   const shown = (value: number) => Math.round(value * 100) / 100
   const ratio = (name: string, value: number, limit: number, atMost: boolean) =>
-    targets.push([name, value, `${atMost ? "≤" : "≥"} ${limit}`, atMost ? shown(value) <= limit : shown(value) >= limit])
-  ratio("mixed 80/20 throughput / recall-only throughput", rate("3 mixed 80/20, observations on") / recallRate, 0.8, false)
+    targets.push([
+      name,
+      value,
+      `${atMost ? "≤" : "≥"} ${limit}`,
+      atMost ? shown(value) <= limit : shown(value) >= limit
+    ])
+  ratio(
+    "mixed 80/20 throughput / recall-only throughput",
+    rate("3 mixed 80/20, observations on") / recallRate,
+    0.8,
+    false
+  )
   ratio("mixed recall p99 / recall-only p99", p("3   its recalls", 0.99) / p("1 recall only", 0.99), 1.5, true)
   for (const [size, pair] of pairResults) {
-    ratio(`recall after retain / after recall, p50, ${k(size)}`, percentile(pair.afterWrite, 0.5) / percentile(pair.baseline, 0.5), 1.5, true)
-    ratio(`recall after retain / after recall, p95, ${k(size)}`, percentile(pair.afterWrite, 0.95) / percentile(pair.baseline, 0.95), 1.5, true)
+    ratio(
+      `recall after retain / after recall, p50, ${k(size)}`,
+      percentile(pair.afterWrite, 0.5) / percentile(pair.baseline, 0.5),
+      1.5,
+      true
+    )
+    ratio(
+      `recall after retain / after recall, p95, ${k(size)}`,
+      percentile(pair.afterWrite, 0.95) / percentile(pair.baseline, 0.95),
+      1.5,
+      true
+    )
   }
-  ratio("retain throughput, observations on / off", rate("4 retain only, observations on") / rate("2 retain only, observations off"), 0.7, false)
+  ratio(
+    "retain throughput, observations on / off",
+    rate("4 retain only, observations on") / rate("2 retain only, observations off"),
+    0.7,
+    false
+  )
   if (large !== undefined) {
-    ratio(`one-item retain p50, ${k(largeSize)} / ${k(settings.small)} bank`, percentile(large.retains, 0.5) / percentile(smallRetains, 0.5), 3, true)
+    ratio(
+      `one-item retain p50, ${k(largeSize)} / ${k(settings.small)} bank`,
+      percentile(large.retains, 0.5) / percentile(smallRetains, 0.5),
+      3,
+      true
+    )
   }
   const idleMax = Math.max(...idles)
   targets.push([`idle CPU, % of a core (worst of ${idles.length})`, idleMax, "< 2", shown(idleMax) < 2])
   if (large !== undefined) {
-    targets.push([`resident memory with the ${k(largeSize)} bank, MiB`, large.memory.rss, "≤ 1024", large.memory.rss <= 1024])
+    targets.push([
+      `resident memory with the ${k(largeSize)} bank, MiB`,
+      large.memory.rss,
+      "≤ 1024",
+      large.memory.rss <= 1024
+    ])
   }
   // Rows in case order (they were measured in server order).
   rows.sort((a, b) => Number(a.label.split(" ")[0]) - Number(b.label.split(" ")[0]))
@@ -361,7 +427,11 @@ const measureBackend = async (backend: Backend, datasets: Awaited<ReturnType<typ
 
 const git = (args: ReadonlyArray<string>) => {
   try {
-    return execFileSync("git", ["--no-optional-locks", ...args], { cwd: root, encoding: "utf8", stdio: ["ignore", "pipe", "ignore"] }).trim()
+    return execFileSync("git", ["--no-optional-locks", ...args], {
+      cwd: root,
+      encoding: "utf8",
+      stdio: ["ignore", "pipe", "ignore"]
+    }).trim()
   } catch {
     return null
   }
@@ -371,17 +441,27 @@ const fmt = (n: number, digits = 1) => Number.isFinite(n) ? n.toFixed(digits) : 
 
 const report = (backend: Backend, result: Awaited<ReturnType<typeof runBackend>>) => {
   const { rows, resources, targets, version, datasets } = result
-  const banks = datasets.sizes.map((s) => `${s.memories.toLocaleString("en")} memories (${s.links.toLocaleString("en")} links)`)
+  const banks = datasets.sizes.map((s) =>
+    `${s.memories.toLocaleString("en")} memories (${s.links.toLocaleString("en")} links)`
+  )
   console.log("")
-  console.log(`## ${backend.name}: engram ${version}, ${settings.clients} closed-loop clients, ${settings.seconds} s per case after ` +
-    `${settings.warmup} s warm-up, offline defaults (GloVe, no LLM)`)
+  console.log(
+    `## ${backend.name}: engram ${version}, ${settings.clients} closed-loop clients, ${settings.seconds} s per case after ` +
+      `${settings.warmup} s warm-up, offline defaults (GloVe, no LLM)`
+  )
   console.log(`banks: ${banks.join(", ")}; seeded in ${fmt(datasets.seedSeconds, 0)} s`)
   console.log("")
   console.log("| case | bank | req/s | p50 ms | p95 ms | p99 ms | n | errors |")
   console.log("|---|---:|---:|---:|---:|---:|---:|---:|")
   for (const row of rows) {
-    console.log(`| ${row.label} | ${row.bank} | ${row.rate === undefined ? "" : fmt(row.rate)} | ${fmt(percentile(row.samples, 0.5))} | ` +
-      `${fmt(percentile(row.samples, 0.95))} | ${fmt(percentile(row.samples, 0.99))} | ${row.samples.length} | ${row.errors ?? 0} |`)
+    console.log(
+      `| ${row.label} | ${row.bank} | ${row.rate === undefined ? "" : fmt(row.rate)} | ${
+        fmt(percentile(row.samples, 0.5))
+      } | ` +
+        `${fmt(percentile(row.samples, 0.95))} | ${fmt(percentile(row.samples, 0.99))} | ${row.samples.length} | ${
+          row.errors ?? 0
+        } |`
+    )
   }
   console.log("")
   console.log("| resource | measured |")
@@ -401,17 +481,27 @@ setInterval(() => loads.push(loadavg()[0]!), 5000).unref()
 const main = async () => {
   const commit = git(["rev-parse", "--short", "HEAD"]) ?? "unknown (not a git checkout)"
   const changed = git(["status", "--porcelain"])
-  const dirty = changed === null ? "" : changed === "" ? ", clean tree" : `, plus ${changed.split("\n").length} uncommitted paths`
-  console.log(`# engram load bench: ${new Date().toISOString().slice(0, 16).replace("T", " ")} UTC, commit ${commit}${dirty}, ` +
-    `Node ${process.version}, ${cpus().length} cores, load average ${loadavg()[0]!.toFixed(1)} at start`)
+  const dirty = changed === null
+    ? ""
+    : changed === ""
+    ? ", clean tree"
+    : `, plus ${changed.split("\n").length} uncommitted paths`
+  console.log(
+    `# engram load bench: ${new Date().toISOString().slice(0, 16).replace("T", " ")} UTC, commit ${commit}${dirty}, ` +
+      `Node ${process.version}, ${cpus().length} cores, load average ${loadavg()[0]!.toFixed(1)} at start`
+  )
   const backends: Array<Backend> = flag("pg-only") ? [] : [{ name: "PGlite (embedded)" }]
   if (settings.pg !== undefined) backends.push({ name: "PostgreSQL", url: settings.pg })
   for (const backend of backends) report(backend, await runBackend(backend))
   console.log("")
   const busy = loads.filter((l) => l > cpus().length + 0.5).length / loads.length
-  console.log(`run time ${((performance.now() - started) / 60_000).toFixed(1)} min; 1-min load average during the run ` +
-    `${Math.min(...loads).toFixed(1)}–${Math.max(...loads).toFixed(1)}` +
-    (busy > 0.1 ? ` (above the ${cpus().length} cores ${(busy * 100).toFixed(0)} % of the time: other processes shared them)` : ""))
+  console.log(
+    `run time ${((performance.now() - started) / 60_000).toFixed(1)} min; 1-min load average during the run ` +
+      `${Math.min(...loads).toFixed(1)}–${Math.max(...loads).toFixed(1)}` +
+      (busy > 0.1
+        ? ` (above the ${cpus().length} cores ${(busy * 100).toFixed(0)} % of the time: other processes shared them)`
+        : "")
+  )
 }
 
 main().then(() => process.exit(0), (error) => {

@@ -18,7 +18,7 @@ import { join } from "node:path"
 import { parseArgs } from "node:util"
 import { GloveEmbeddingsLive } from "../layers/models/embeddings/EmbeddingsLive.ts"
 import { WordVectorsLive } from "../layers/models/WordVectorsLive.ts"
-import { Banks, engramWith, Embeddings, Llm, Retain } from "../src/index.ts"
+import { Banks, Embeddings, engramWith, Llm, Retain } from "../src/index.ts"
 import { MemoryUnits } from "../src/memory/MemoryUnits.ts"
 import { Recall } from "../src/memory/recall/Recall.ts"
 import { loadLocomo, sessionsOf } from "../test/support/Locomo.ts"
@@ -37,11 +37,15 @@ const missesToShow = new Map((args.values.misses ?? []).map((spec) => {
   const [category, count] = spec.split(":")
   return [Number(category), Number(count ?? 10)] as const
 }))
-const stopwords = new Set(("a an the and or but if of at by for with about to from in on is are was were be been being do " +
-  "does did have has had i you he she it we they me him her us them my your his its our their what which who whom " +
-  "this that these those am not no so than too very can will just would should could how when where why").split(" "))
+const stopwords = new Set(
+  ("a an the and or but if of at by for with about to from in on is are was were be been being do " +
+    "does did have has had i you he she it we they me him her us them my your his its our their what which who whom " +
+    "this that these those am not no so than too very can will just would should could how when where why").split(" ")
+)
 const tokens = (text: string) =>
-  (text.toLowerCase().match(/[a-z0-9]+/g) ?? []).filter((t) => !stopwords.has(t)).map((t) => t.replace(/(ing|ed|es|s)$/, ""))
+  (text.toLowerCase().match(/[a-z0-9]+/g) ?? []).filter((t) => !stopwords.has(t)).map((t) =>
+    t.replace(/(ing|ed|es|s)$/, "")
+  )
 
 const bm25 = (documents: ReadonlyArray<string>) => {
   const docs = documents.map(tokens)
@@ -69,8 +73,9 @@ const dot = (a: Float32Array, b: Float32Array) => {
   return sum
 }
 
-const turnsByMemory = (response: { readonly results: ReadonlyArray<{ id: string; metadata: Record<string, string> | null }> }) =>
-  response.results.map((r) => [r.id, r.metadata?.["dia_id"] ?? ""] as const)
+const turnsByMemory = (
+  response: { readonly results: ReadonlyArray<{ id: string; metadata: Record<string, string> | null }> }
+) => response.results.map((r) => [r.id, r.metadata?.["dia_id"] ?? ""] as const)
 
 /** The dia_id of each memory id, looked up for strategy candidates that did not make the final results. */
 const diaIds = (bankId: string, ids: ReadonlyArray<string>, known: Map<string, string>) =>
@@ -83,7 +88,14 @@ const diaIds = (bankId: string, ids: ReadonlyArray<string>, known: Map<string, s
     return ids.map((id) => known.get(id) ?? "")
   })
 
-interface Tally { hit1: number; hit5: number; hit10: number; all10: number; ndcg5: number; n: number }
+interface Tally {
+  hit1: number
+  hit5: number
+  hit10: number
+  all10: number
+  ndcg5: number
+  n: number
+}
 const tally = (): Tally => ({ hit1: 0, hit5: 0, hit10: 0, all10: 0, ndcg5: 0, n: 0 })
 
 /** NDCG@5 with binary relevance: each distinct relevant item counts once, at its first rank. */
@@ -126,7 +138,12 @@ const tallyOf = (method: string, granularity: Granularity, category: string) => 
 }
 
 /** Scores one ranked list of turn ids at both granularities, overall and for the question's category. */
-const scoreBoth = (method: string, rankedTurns: ReadonlyArray<string>, evidence: ReadonlyArray<string>, category: number) => {
+const scoreBoth = (
+  method: string,
+  rankedTurns: ReadonlyArray<string>,
+  evidence: ReadonlyArray<string>,
+  category: number
+) => {
   const rankedSessions = distinct(rankedTurns.map(sessionOf))
   const evidenceSessions = distinct(evidence.map(sessionOf))
   for (const label of ["all", String(category)]) {
@@ -166,7 +183,12 @@ const program = Effect.gen(function*() {
       categories.add(qa.category)
       const evidence = [...qa.evidence]
       const started = performance.now()
-      const response = yield* recall.recall(bankId, { query: qa.question, budget, include: { entities: null }, trace: true })
+      const response = yield* recall.recall(bankId, {
+        query: qa.question,
+        budget,
+        include: { entities: null },
+        trace: true
+      })
       recallMs += performance.now() - started
       const strategies = (response.trace?.["strategies"] ?? {}) as Record<string, { candidates: Array<{ id: string }> }>
       const diaOf = new Map(turnsByMemory(response))
@@ -186,30 +208,41 @@ const program = Effect.gen(function*() {
         distinct(rankedTurns).slice(0, 5).forEach((id, rank) => console.log(`  #${rank + 1} ${id}: ${textOf.get(id)}`))
       }
       // Baselines rank more than ten turns so that, folded into sessions, they still fill ten session ranks.
-      scoreBoth("bm25", keyword(qa.question).slice(0, 50).map((r) => turns[r.index]!.metadata.dia_id), evidence, qa.category)
+      scoreBoth(
+        "bm25",
+        keyword(qa.question).slice(0, 50).map((r) => turns[r.index]!.metadata.dia_id),
+        evidence,
+        qa.category
+      )
       const q = yield* embeddings.embedQuery(qa.question)
       const byVector = vectors.map((v, index) => ({ index, s: dot(v, q) })).sort((a, b) => b.s - a.s)
       scoreBoth("vector", byVector.slice(0, 50).map((r) => turns[r.index]!.metadata.dia_id), evidence, qa.category)
     }
   }
   const n = tallyOf("engram", "turn", "all").n
-  console.log(`locomo-retrieval: ${n} questions (categories 1–4), budget ${budget}, offline (GloVe, no LLM), ` +
-    `recency half-life ${halfLifeDays > 0 ? `${halfLifeDays} days` : "off"}`)
+  console.log(
+    `locomo-retrieval: ${n} questions (categories 1–4), budget ${budget}, offline (GloVe, no LLM), ` +
+      `recency half-life ${halfLifeDays > 0 ? `${halfLifeDays} days` : "off"}`
+  )
   for (const granularity of ["turn", "session"] as const) {
     console.log(`\n${granularity} level (a hit is an evidence ${granularity} among the top k)`)
     console.log("| method | hit@1 | hit@5 | hit@10 | NDCG@5 | all@10 |")
     console.log("|---|---:|---:|---:|---:|---:|")
     for (const method of methods) console.log(row(method, tallyOf(method, granularity, "all")))
     for (const category of [...categories].sort()) {
-      for (const method of methods) console.log(row(`${method}, category ${category}`, tallyOf(method, granularity, String(category))))
+      for (const method of methods) {
+        console.log(row(`${method}, category ${category}`, tallyOf(method, granularity, String(category))))
+      }
     }
   }
   console.log("\nengram's strategies alone, turn level (top 10 candidates of each)")
   for (const [name, t] of Object.entries(perStrategy)) console.log(row(`engram ${name} only`, t))
   const engram = tallyOf("engram", "turn", "all")
   const baseline = tallyOf("bm25", "turn", "all")
-  console.log(`\nengram hit@10 − BM25 hit@10 = ${((engram.hit10 - baseline.hit10) / n).toFixed(3)} (turn level); ` +
-    `mean recall latency ${(recallMs / n).toFixed(1)} ms`)
+  console.log(
+    `\nengram hit@10 − BM25 hit@10 = ${((engram.hit10 - baseline.hit10) / n).toFixed(3)} (turn level); ` +
+      `mean recall latency ${(recallMs / n).toFixed(1)} ms`
+  )
 })
 
 process.env["SERVICE_API_EMBEDDINGS_CACHE_DIR"] ??= join(tmpdir(), "engram-glove-cache", "models")

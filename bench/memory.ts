@@ -25,7 +25,9 @@ const option = (name: string) => {
   return index >= 0 ? argv[index + 1] : undefined
 }
 if (argv.includes("--help")) {
-  console.log("node bench/memory.ts [--runs N (3)] [--detail] [--thread main|worker (worker)] [--settle SECONDS (30)] [--node-args \"FLAGS\"]")
+  console.log(
+    "node bench/memory.ts [--runs N (3)] [--detail] [--thread main|worker (worker)] [--settle SECONDS (30)] [--node-args \"FLAGS\"]"
+  )
   process.exit(0)
 }
 const runs = Number(option("runs") ?? 3)
@@ -81,7 +83,9 @@ const once = async (index: number): Promise<Run> => {
     await json(server.url, {
       method: "POST",
       path: `${bank}/memories`,
-      body: JSON.stringify({ items: [{ content: "Alice moved to Lisbon in March and started work at the harbour museum." }] })
+      body: JSON.stringify({
+        items: [{ content: "Alice moved to Lisbon in March and started work at the harbour museum." }]
+      })
     })
     await waitForOperations(server.url)
     const retained = memoryMiB(server.pid).rss
@@ -90,7 +94,9 @@ const once = async (index: number): Promise<Run> => {
       path: `${bank}/memories/recall`,
       body: JSON.stringify({ query: "Where does Alice work?" })
     })
-    if (!Array.isArray(answer.results) || answer.results.length === 0) throw new Error(`recall found nothing: ${JSON.stringify(answer).slice(0, 300)}`)
+    if (!Array.isArray(answer.results) || answer.results.length === 0) {
+      throw new Error(`recall found nothing: ${JSON.stringify(answer).slice(0, 300)}`)
+    }
     const recalled = memoryMiB(server.pid).rss
     await sleep(settleSeconds * 1000)
     const { rss: settled, peak } = memoryMiB(server.pid)
@@ -101,8 +107,12 @@ const once = async (index: number): Promise<Run> => {
       await sleep(100)
       report = JSON.parse(readFileSync(reportFile, "utf8"))
     }
-    log(`run ${index + 1}: started ${started.toFixed(0)}, retained ${retained.toFixed(0)}, recalled ${recalled.toFixed(0)}, ` +
-      `settled ${settled.toFixed(0)} MiB (peak ${peak.toFixed(0)})`)
+    log(
+      `run ${index + 1}: started ${started.toFixed(0)}, retained ${retained.toFixed(0)}, recalled ${
+        recalled.toFixed(0)
+      }, ` +
+        `settled ${settled.toFixed(0)} MiB (peak ${peak.toFixed(0)})`
+    )
     return { started, retained, recalled, settled, peak, report }
   } finally {
     await server.stop()
@@ -119,12 +129,20 @@ await primeCache()
 const results: Array<Run> = []
 for (let i = 0; i < runs; i++) results.push(await once(i))
 const column = (key: "started" | "retained" | "recalled" | "settled" | "peak") => median(results.map((run) => run[key]))
-console.log(`\nResident memory of a fresh server, PGlite on the ${thread} thread, node ${nodeArgs.join(" ")}, median of ${runs} (MiB):`)
+console.log(
+  `\nResident memory of a fresh server, PGlite on the ${thread} thread, node ${
+    nodeArgs.join(" ")
+  }, median of ${runs} (MiB):`
+)
 console.log(`| just started | after one retain | after one recall | ${settleSeconds} s later | peak |`)
 console.log("|---:|---:|---:|---:|---:|")
-console.log(`| ${column("started").toFixed(0)} | ${column("retained").toFixed(0)} | ${column("recalled").toFixed(0)} | ` +
-  `${column("settled").toFixed(0)} | ${column("peak").toFixed(0)} |`)
+console.log(
+  `| ${column("started").toFixed(0)} | ${column("retained").toFixed(0)} | ${column("recalled").toFixed(0)} | ` +
+    `${column("settled").toFixed(0)} | ${column("peak").toFixed(0)} |`
+)
 const met = column("settled") <= targetMiB
-console.log(`target: ${settleSeconds} s after one retain and one recall ≤ ${targetMiB} MiB — ${met ? "met" : "NOT met"}`)
+console.log(
+  `target: ${settleSeconds} s after one retain and one recall ≤ ${targetMiB} MiB — ${met ? "met" : "NOT met"}`
+)
 if (detail) console.log(JSON.stringify(results.at(-1)!.report, null, 2))
 process.exitCode = met ? 0 : 1

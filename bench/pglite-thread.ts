@@ -34,8 +34,28 @@ const random = (seed: number) => () => {
   return seed / 2 ** 32
 }
 
-const words = ["memory", "agent", "recall", "retain", "garden", "tomato", "river", "meeting", "paris", "coffee",
-  "project", "deadline", "sister", "birthday", "guitar", "lesson", "doctor", "weekend", "hiking", "novel"]
+const words = [
+  "memory",
+  "agent",
+  "recall",
+  "retain",
+  "garden",
+  "tomato",
+  "river",
+  "meeting",
+  "paris",
+  "coffee",
+  "project",
+  "deadline",
+  "sister",
+  "birthday",
+  "guitar",
+  "lesson",
+  "doctor",
+  "weekend",
+  "hiking",
+  "novel"
+]
 
 const seed = Effect.gen(function*() {
   const sql = yield* SqlClient.SqlClient
@@ -167,12 +187,17 @@ const program = Effect.gen(function*() {
   const js = median(jsAlone)
   const figure = (thread: Thread, key: keyof Figures) => median(results.get(thread)!.map((figures) => figures[key]))
   /** Work done while sharing, as shares of each side's rate alone: 1 is one core's worth, 2 is both cores busy. */
-  const combined = (thread: Thread) => figure(thread, "sqlShared") / figure(thread, "sqlAlone") + figure(thread, "jsShared") / js
+  const combined = (thread: Thread) =>
+    figure(thread, "sqlShared") / figure(thread, "sqlAlone") + figure(thread, "jsShared") / js
   const table: ReadonlyArray<readonly [string, (thread: Thread) => number, number]> = [
     ["(a) small query, latency µs (p50)", (thread) => figure(thread, "smallUs"), 0],
     ["(b) heavy SQL alone, queries/s", (thread) => figure(thread, "sqlAlone"), 1],
     ["(b) heavy SQL beside JS, queries/s", (thread) => figure(thread, "sqlShared"), 1],
-    [`(b) JS beside heavy SQL, ${sliceMs} ms slices/s (alone: ${js.toFixed(0)})`, (thread) => figure(thread, "jsShared"), 0],
+    [
+      `(b) JS beside heavy SQL, ${sliceMs} ms slices/s (alone: ${js.toFixed(0)})`,
+      (thread) => figure(thread, "jsShared"),
+      0
+    ],
     ["(b) combined, SQL share + JS share of alone", combined, 2],
     ["(b) cores the process used meanwhile", (thread) => figure(thread, "coresShared"), 2]
   ]

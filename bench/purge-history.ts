@@ -52,12 +52,20 @@ const program = Effect.gen(function*() {
   const plain = yield* timed(forget.forget("purge-plain", { entity }))
   const purged = yield* timed(forget.forget("purge-rewrite", { entity, purge_history: true }))
 
-  console.log(`purge_history cost: 2 banks x ${memories} memories, 3 commits each, ${rows[0]?.n} row objects stored; PGlite, in-process`)
+  console.log(
+    `purge_history cost: 2 banks x ${memories} memories, 3 commits each, ${
+      rows[0]?.n
+    } row objects stored; PGlite, in-process`
+  )
   console.log("| forget of the entity | memories forgotten | time (ms) | commits rewritten | objects deleted | ratio |")
   console.log("|---|---:|---:|---:|---:|---:|")
   console.log(`| without purge_history | ${plain.result.removed.memories} | ${plain.ms.toFixed(0)} | 0 | 0 | 1.00x |`)
-  console.log(`| with purge_history | ${purged.result.removed.memories} | ${purged.ms.toFixed(0)} | ` +
-    `${purged.result.repo_commits.rewrites?.length ?? 0} | ${purged.result.repo_commits.objects_deleted ?? 0} | ${(purged.ms / plain.ms).toFixed(2)}x |`)
+  console.log(
+    `| with purge_history | ${purged.result.removed.memories} | ${purged.ms.toFixed(0)} | ` +
+      `${purged.result.repo_commits.rewrites?.length ?? 0} | ${purged.result.repo_commits.objects_deleted ?? 0} | ${
+        (purged.ms / plain.ms).toFixed(2)
+      }x |`
+  )
 }).pipe(Effect.orDie)
 
 process.env["SERVICE_API_EMBEDDINGS_CACHE_DIR"] ??= join(tmpdir(), "engram-glove-cache", "models")

@@ -26,12 +26,16 @@ try {
   const seconds = (performance.now() - started) / 1000
   const [p50, p95, p99, max] = [0.5, 0.95, 0.99, 1].map((q) => percentile(times, q))
   const slow = times.filter((t) => t > 3 * p50!).length
-  console.log(`recall tail: one client, ${recalls} sequential recalls in ${seconds.toFixed(1)} s on ${memories} memories, ` +
-    "PGlite (child process)")
+  console.log(
+    `recall tail: one client, ${recalls} sequential recalls in ${seconds.toFixed(1)} s on ${memories} memories, ` +
+      "PGlite (child process)"
+  )
   console.log("| p50 (ms) | p95 | p99 | max | recalls over 3 × p50 | p99 / p50 |")
   console.log("|---:|---:|---:|---:|---:|---:|")
-  console.log(`| ${p50!.toFixed(1)} | ${p95!.toFixed(1)} | ${p99!.toFixed(1)} | ${max!.toFixed(1)} | ${slow} | ` +
-    `${(p99! / p50!).toFixed(2)}× (target ≤ 3×) |`)
+  console.log(
+    `| ${p50!.toFixed(1)} | ${p95!.toFixed(1)} | ${p99!.toFixed(1)} | ${max!.toFixed(1)} | ${slow} | ` +
+      `${(p99! / p50!).toFixed(2)}× (target ≤ 3×) |`
+  )
 } finally {
   await server.stop()
 }

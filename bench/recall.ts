@@ -32,14 +32,23 @@ const random = (seed: number) => () => {
   seed = (seed * 1664525 + 1013904223) >>> 0
   return seed / 4294967296
 }
-const people = Array.from({ length: 40 }, (_, i) => ["Ava", "Ben", "Cleo", "Dan", "Eva", "Finn", "Gia", "Hugo", "Ivy", "Jon"][i % 10]! +
-  " " + ["Smith", "Lee", "Park", "Diaz"][Math.floor(i / 10)]!)
+const people = Array.from(
+  { length: 40 },
+  (_, i) =>
+    ["Ava", "Ben", "Cleo", "Dan", "Eva", "Finn", "Gia", "Hugo", "Ivy", "Jon"][i % 10]! +
+    " " + ["Smith", "Lee", "Park", "Diaz"][Math.floor(i / 10)]!
+)
 const topics = [
-  ["painted", "a watercolor of the lake", "art class"], ["ran", "a half marathon", "training"],
-  ["cooked", "a vegetarian lasagna", "dinner party"], ["adopted", "a rescue dog", "the shelter"],
-  ["visited", "the science museum", "a school trip"], ["started", "a pottery course", "the community center"],
-  ["planted", "tomatoes in the garden", "spring"], ["read", "a novel about sailing", "the book club"],
-  ["fixed", "an old bicycle", "the weekend"], ["learned", "to play the guitar", "online lessons"]
+  ["painted", "a watercolor of the lake", "art class"],
+  ["ran", "a half marathon", "training"],
+  ["cooked", "a vegetarian lasagna", "dinner party"],
+  ["adopted", "a rescue dog", "the shelter"],
+  ["visited", "the science museum", "a school trip"],
+  ["started", "a pottery course", "the community center"],
+  ["planted", "tomatoes in the garden", "spring"],
+  ["read", "a novel about sailing", "the book club"],
+  ["fixed", "an old bicycle", "the weekend"],
+  ["learned", "to play the guitar", "online lessons"]
 ]
 
 const sentence = (n: number, next: () => number) => {
@@ -96,7 +105,9 @@ const seed = Effect.fn(function*(bankId: string, count: number) {
         mentioned_at timestamptz, content_hash text, embedding text, cjk text, tag text)`
     yield* sql`
       INSERT INTO unit_entities (unit_id, entity_id, unit_seq)
-      SELECT x.id, x.entity_id, u.seq FROM jsonb_to_recordset(${JSON.stringify(rows)}::jsonb) AS x(id text, entity_id text)
+      SELECT x.id, x.entity_id, u.seq FROM jsonb_to_recordset(${
+      JSON.stringify(rows)
+    }::jsonb) AS x(id text, entity_id text)
       JOIN memory_units u ON u.id = x.id`
   }
   // Links: each memory to its two predecessors in time, and to the last three memories of the same person.
@@ -135,37 +146,76 @@ const measure = Effect.fn(function*(bankId: string, count: number) {
   for (const query of queries.slice(0, 5)) yield* recall.recall(bankId, { query })
   const indexing = performance.now()
   while ((yield* brains.state(bankId)).vectorIndex === "building") yield* Effect.sleep("100 millis")
-  console.error(`vector index of ${count}: ${(yield* brains.state(bankId)).vectorIndex} after ${((performance.now() - indexing) / 1000).toFixed(1)} s`)
+  console.error(
+    `vector index of ${count}: ${(yield* brains.state(bankId)).vectorIndex} after ${
+      ((performance.now() - indexing) / 1000).toFixed(1)
+    } s`
+  )
   const rows: Array<[string, Array<number>]> = []
-  const run = (name: string, make: (query: string) => Effect.Effect<unknown, unknown, SqlClient.SqlClient | BankBrains>) =>
+  const run = (
+    name: string,
+    make: (query: string) => Effect.Effect<unknown, unknown, SqlClient.SqlClient | BankBrains>
+  ) =>
     Effect.gen(function*() {
       const samples: Array<number> = []
       for (const query of queries) {
-        samples.push(yield* time(make(query).pipe(
-          Effect.provideService(SqlClient.SqlClient, sql),
-          Effect.provideService(BankBrains, brains)
-        )))
+        samples.push(
+          yield* time(
+            make(query).pipe(
+              Effect.provideService(SqlClient.SqlClient, sql),
+              Effect.provideService(BankBrains, brains)
+            )
+          )
+        )
       }
       rows.push([name, samples])
     })
-  yield* run("baseline: one top-10 vector query", (query) =>
-    Effect.flatMap(embeddings.embedQuery(query), (vector) => semantic({ scope, vector, dimensions: d, model, depth: 10 })).pipe(Effect.orDie))
+  yield* run(
+    "baseline: one top-10 vector query",
+    (query) =>
+      Effect.flatMap(
+        embeddings.embedQuery(query),
+        (vector) => semantic({ scope, vector, dimensions: d, model, depth: 10 })
+      ).pipe(Effect.orDie)
+  )
   for (const budget of ["low", "mid", "high"] as const) {
     yield* run(`recall budget ${budget}`, (query) => recall.recall(bankId, { query, budget }).pipe(Effect.orDie))
   }
   // Scoped to one person's tag, the way a multi-user app recalls: every strategy applies the tag rules.
-  yield* run("recall budget mid, tags [user:…] any_strict", (query) =>
-    recall.recall(bankId, { query, budget: "mid", tags: [`user:${people[query.length % people.length]!}`], tags_match: "any_strict" })
-      .pipe(Effect.orDie))
-  yield* run("semantic only (mid depth)", (query) =>
-    Effect.flatMap(embeddings.embedQuery(query), (vector) => semantic({ scope, vector, dimensions: d, model, depth: 50 })).pipe(Effect.orDie))
+  yield* run(
+    "recall budget mid, tags [user:…] any_strict",
+    (query) =>
+      recall.recall(bankId, {
+        query,
+        budget: "mid",
+        tags: [`user:${people[query.length % people.length]!}`],
+        tags_match: "any_strict"
+      })
+        .pipe(Effect.orDie)
+  )
+  yield* run(
+    "semantic only (mid depth)",
+    (query) =>
+      Effect.flatMap(
+        embeddings.embedQuery(query),
+        (vector) => semantic({ scope, vector, dimensions: d, model, depth: 50 })
+      ).pipe(Effect.orDie)
+  )
   const corpus = yield* corpusStatistics(bankId)
-  yield* run("keyword only, in-memory index (mid depth)", (query) =>
-    keywordInMemory({ bankId, query, expansion: [], types: ["world", "experience"], depth: 50, sqlScope: scope }))
-  yield* run("keyword only, SQL strategy (reference; mid depth)", (query) =>
-    keyword({ scope, bankId, query, depth: 50, corpus }).pipe(Effect.orDie))
+  yield* run(
+    "keyword only, in-memory index (mid depth)",
+    (query) =>
+      keywordInMemory({ bankId, query, expansion: [], types: ["world", "experience"], depth: 50, sqlScope: scope })
+  )
+  yield* run(
+    "keyword only, SQL strategy (reference; mid depth)",
+    (query) => keyword({ scope, bankId, query, depth: 50, corpus }).pipe(Effect.orDie)
+  )
   const seeds = yield* sql<{ id: string }>`SELECT id FROM memory_units WHERE bank_id = ${bankId} ORDER BY seq LIMIT 8`
-  yield* run("graph only (8 seeds)", () => graph.expand(bankId, seeds.map((s) => ({ id: s.id, activation: 1 })), { depth: 50, temporalOnly: false }))
+  yield* run(
+    "graph only (8 seeds)",
+    () => graph.expand(bankId, seeds.map((s) => ({ id: s.id, activation: 1 })), { depth: 50, temporalOnly: false })
+  )
   // Where the slowest mid recalls spend their time, from recall's own trace (set ENGRAM_BENCH_TAGGED=1 to trace the
   // tag-scoped ones instead).
   const traced: Array<{ query: string; total: number; wall: number; stages: string }> = []
@@ -173,14 +223,18 @@ const measure = Effect.fn(function*(bankId: string, count: number) {
   const tagged = process.env["ENGRAM_BENCH_TAGGED"] === "1"
   for (const query of queries) {
     const start = performance.now()
-    const scope = tagged ? { tags: [`user:${people[query.length % people.length]!}`], tags_match: "any_strict" as const } : {}
+    const scope = tagged
+      ? { tags: [`user:${people[query.length % people.length]!}`], tags_match: "any_strict" as const }
+      : {}
     const response = yield* recall.recall(bankId, { query, budget: "mid", trace: true, ...scope }).pipe(Effect.orDie)
     const trace = response.trace as {
       total_ms: number
       strategies: Record<string, { duration_ms: number }>
       stages_ms: Record<string, number>
     }
-    for (const [name, ms] of Object.entries(trace.stages_ms)) stageSamples.set(name, [...(stageSamples.get(name) ?? []), ms])
+    for (const [name, ms] of Object.entries(trace.stages_ms)) {
+      stageSamples.set(name, [...(stageSamples.get(name) ?? []), ms])
+    }
     traced.push({
       query,
       total: trace.total_ms,
@@ -191,11 +245,15 @@ const measure = Effect.fn(function*(bankId: string, count: number) {
       ].join(", ")
     })
   }
-  console.error(`mid recall stages, p50 ms: ${
-    [...stageSamples].map(([name, samples]) => `${name} ${percentile(samples, 0.5).toFixed(2)}`).join(", ")
-  }`)
+  console.error(
+    `mid recall stages, p50 ms: ${
+      [...stageSamples].map(([name, samples]) => `${name} ${percentile(samples, 0.5).toFixed(2)}`).join(", ")
+    }`
+  )
   for (const slow of traced.sort((a, b) => b.wall - a.wall).slice(0, 3)) {
-    console.error(`slow mid recall (${slow.wall.toFixed(1)} ms wall, ${slow.total} ms traced): ${slow.stages} — "${slow.query}"`)
+    console.error(
+      `slow mid recall (${slow.wall.toFixed(1)} ms wall, ${slow.total} ms traced): ${slow.stages} — "${slow.query}"`
+    )
   }
   const base = rows[0]![1]
   const baseP50 = percentile(base, 0.5)
@@ -203,7 +261,11 @@ const measure = Effect.fn(function*(bankId: string, count: number) {
   for (const [name, samples] of rows) {
     const p50 = percentile(samples, 0.5)
     const p95 = percentile(samples, 0.95)
-    console.log(`| ${count} | ${name} | ${p50.toFixed(1)} | ${p95.toFixed(1)} | ${(p50 / baseP50).toFixed(1)}x | ${(p95 / baseP95).toFixed(1)}x |`)
+    console.log(
+      `| ${count} | ${name} | ${p50.toFixed(1)} | ${p95.toFixed(1)} | ${(p50 / baseP50).toFixed(1)}x | ${
+        (p95 / baseP95).toFixed(1)
+      }x |`
+    )
   }
 }, (effect) => Effect.orDie(effect))
 

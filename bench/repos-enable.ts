@@ -15,7 +15,8 @@ const bankId = "repos"
 const cacheDir = process.env["SERVICE_API_EMBEDDINGS_CACHE_DIR"] ?? join(tmpdir(), "engram-glove-cache", "models")
 const env = { SERVICE_API_EMBEDDINGS_CACHE_DIR: cacheDir }
 const started = performance.now()
-const log = (message: string) => console.error(`[${((performance.now() - started) / 1000).toFixed(0).padStart(4)} s] ${message}`)
+const log = (message: string) =>
+  console.error(`[${((performance.now() - started) / 1000).toFixed(0).padStart(4)} s] ${message}`)
 
 const main = async () => {
   const datasets = await prepareDatasets({
@@ -46,14 +47,24 @@ const main = async () => {
     }
     rows.push({ round, one: times["one-transaction"]!, sliced: times["sliced"]! })
   }
-  console.log(`repos-enable: PGlite, ${memories} memories, ${rounds} rounds alternated, each run a fresh copy in its own process`)
+  console.log(
+    `repos-enable: PGlite, ${memories} memories, ${rounds} rounds alternated, each run a fresh copy in its own process`
+  )
   console.log("| round | one transaction | sliced | sliced / one transaction |")
   console.log("|---:|---:|---:|---:|")
   for (const r of rows) {
-    console.log(`| ${r.round} | ${(r.one / 1000).toFixed(1)} s | ${(r.sliced / 1000).toFixed(1)} s | ${(r.sliced / r.one).toFixed(2)}× |`)
+    console.log(
+      `| ${r.round} | ${(r.one / 1000).toFixed(1)} s | ${(r.sliced / 1000).toFixed(1)} s | ${
+        (r.sliced / r.one).toFixed(2)
+      }× |`
+    )
   }
   const sum = (f: (r: (typeof rows)[number]) => number) => rows.reduce((s, r) => s + f(r), 0)
-  console.log(`| all | ${(sum((r) => r.one) / 1000).toFixed(1)} s | ${(sum((r) => r.sliced) / 1000).toFixed(1)} s | ${(sum((r) => r.sliced) / sum((r) => r.one)).toFixed(2)}× |`)
+  console.log(
+    `| all | ${(sum((r) => r.one) / 1000).toFixed(1)} s | ${(sum((r) => r.sliced) / 1000).toFixed(1)} s | ${
+      (sum((r) => r.sliced) / sum((r) => r.one)).toFixed(2)
+    }× |`
+  )
 }
 
 main().then(() => process.exit(0), (error) => {

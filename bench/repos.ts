@@ -22,11 +22,14 @@ const bankId = "repos"
 const bank = `/v1/default/banks/${bankId}`
 const cacheDir = process.env["SERVICE_API_EMBEDDINGS_CACHE_DIR"] ?? join(tmpdir(), "engram-glove-cache", "models")
 const started = performance.now()
-const log = (message: string) => console.error(`[${((performance.now() - started) / 1000).toFixed(0).padStart(4)} s] ${message}`)
+const log = (message: string) =>
+  console.error(`[${((performance.now() - started) / 1000).toFixed(0).padStart(4)} s] ${message}`)
 
 const call = async (url: string, method: string, path: string, body?: unknown) => {
   const answer = await send(url, { method, path, ...(body === undefined ? {} : { body: JSON.stringify(body) }) })
-  if (answer.status !== 200) throw new Error(`${method} ${path} answered ${answer.status}: ${answer.body.slice(0, 300)}`)
+  if (answer.status !== 200) {
+    throw new Error(`${method} ${path} answered ${answer.status}: ${answer.body.slice(0, 300)}`)
+  }
   return { ms: answer.ms, body: JSON.parse(answer.body) as any }
 }
 
@@ -51,7 +54,12 @@ interface Row {
 /** Bank B: a small bank beside the repo's, recalled in a loop to show what a repo operation costs the others. */
 const otherBank = "repos-other"
 const other = `/v1/default/banks/${otherBank}`
-const recallOther = (url: string) => send(url, { method: "POST", path: `${other}/memories/recall`, body: JSON.stringify({ query: "harbour lighthouse keeper" }) })
+const recallOther = (url: string) =>
+  send(url, {
+    method: "POST",
+    path: `${other}/memories/recall`,
+    body: JSON.stringify({ query: "harbour lighthouse keeper" })
+  })
 
 const recallP99 = async (url: string, until: () => boolean, minimum: number) => {
   const samples: Array<number> = []
@@ -70,7 +78,10 @@ const measure = async (memories: number, dataDir: string, env: Record<string, st
     const url = server.url
     await call(url, "PUT", other, { name: "bank B" })
     await call(url, "POST", `${other}/memories`, {
-      items: Array.from({ length: 40 }, (_, i) => ({ content: `Harbour note ${i}: the lighthouse keeper logged ship ${i} at dawn.` }))
+      items: Array.from(
+        { length: 40 },
+        (_, i) => ({ content: `Harbour note ${i}: the lighthouse keeper logged ship ${i} at dawn.` })
+      )
     })
     const recallQuiet = await recallP99(url, () => true, 60)
     let enabling = true
@@ -84,8 +95,12 @@ const measure = async (memories: number, dataDir: string, env: Record<string, st
     const firstLog = await call(url, "GET", `${repo}/log`)
     const firstCommit = firstLog.body.commits[0]
     const rows = Object.values(firstCommit.stats.rows as Record<string, number>).reduce((a, b) => a + b, 0)
-    log(`${memories}: first commit ${enabled.ms.toFixed(0)} ms, ${firstCommit.stats.bytes_added} bytes; bank B recall p99 ` +
-      `${recallQuiet.toFixed(0)} ms quiet, ${recallDuringEnable.toFixed(0)} ms during it`)
+    log(
+      `${memories}: first commit ${
+        enabled.ms.toFixed(0)
+      } ms, ${firstCommit.stats.bytes_added} bytes; bank B recall p99 ` +
+        `${recallQuiet.toFixed(0)} ms quiet, ${recallDuringEnable.toFixed(0)} ms during it`
+    )
     await call(url, "POST", `${bank}/memories`, {
       items: [{ content: "The repo benchmark added exactly one new memory about a lighthouse keeper in Brest." }]
     })
@@ -105,10 +120,21 @@ const measure = async (memories: number, dataDir: string, env: Record<string, st
     const skipped = { ms: Number.NaN }
     if (commitsOnly) {
       return {
-        memories, rows, first: { ms: enabled.ms, bytes: firstCommit.stats.bytes_added }, statusDirty: statusDirty.ms,
-        second: { ms: second.ms, bytes: second.body.stats.bytes_added }, statusClean: status.ms, diff: diff.ms,
-        diffRows: diff.body.rows.total, branch: skipped.ms, checkout: skipped.ms, checkoutBack: skipped.ms,
-        checkout10: skipped.ms, reset: skipped.ms, recallQuiet, recallDuringEnable
+        memories,
+        rows,
+        first: { ms: enabled.ms, bytes: firstCommit.stats.bytes_added },
+        statusDirty: statusDirty.ms,
+        second: { ms: second.ms, bytes: second.body.stats.bytes_added },
+        statusClean: status.ms,
+        diff: diff.ms,
+        diffRows: diff.body.rows.total,
+        branch: skipped.ms,
+        checkout: skipped.ms,
+        checkoutBack: skipped.ms,
+        checkout10: skipped.ms,
+        reset: skipped.ms,
+        recallQuiet,
+        recallDuringEnable
       }
     }
     const branch = await call(url, "POST", `${repo}/branches`, { branch_name: "side" })
@@ -119,7 +145,10 @@ const measure = async (memories: number, dataDir: string, env: Record<string, st
     // Ten memories committed on `side`: the checkout between the two branches moves them (and their links).
     await call(url, "POST", `/v1/default/repos/${repoId}/checkout`, { branch_name: "side" })
     await call(url, "POST", `${bank}/memories`, {
-      items: Array.from({ length: 10 }, (_, i) => ({ content: `Side branch note ${i}: keeper ${i} repainted the lamp room in Brest.` }))
+      items: Array.from(
+        { length: 10 },
+        (_, i) => ({ content: `Side branch note ${i}: keeper ${i} repainted the lamp room in Brest.` })
+      )
     })
     await call(url, "POST", `${repo}/commit`, { message: "ten memories" })
     const checkout10 = await call(url, "POST", `${repo}/checkout`, { branch_name: "main" })
@@ -174,17 +203,33 @@ const main = async () => {
   }
   const mb = (bytes: number) => (bytes / 1_048_576).toFixed(1)
   const ms = (value: number) => Number.isNaN(value) ? "–" : value.toFixed(0)
-  console.log(`repos: ${backend.name}, offline GloVe, one client; times in ms (s where marked); bytes = objects newly stored`)
-  console.log("| memories | versioned rows | first commit | first bytes | status, 1 change | 2nd commit (1 memory) | 2nd bytes | 2nd / 1st bytes | clean status | diff (rows) | branch | checkout / back | checkout, 10 memories apart | hard reset | bank B recall p99 quiet / during enable |")
+  console.log(
+    `repos: ${backend.name}, offline GloVe, one client; times in ms (s where marked); bytes = objects newly stored`
+  )
+  console.log(
+    "| memories | versioned rows | first commit | first bytes | status, 1 change | 2nd commit (1 memory) | 2nd bytes | 2nd / 1st bytes | clean status | diff (rows) | branch | checkout / back | checkout, 10 memories apart | hard reset | bank B recall p99 quiet / during enable |"
+  )
   console.log("|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|")
   for (const r of results) {
-    console.log(`| ${r.memories} | ${r.rows} | ${(r.first.ms / 1000).toFixed(1)} s | ${mb(r.first.bytes)} MB | ${ms(r.statusDirty)} | ` +
-      `${ms(r.second.ms)} | ${(r.second.bytes / 1024).toFixed(1)} KB | ${(100 * r.second.bytes / r.first.bytes).toFixed(3)} % | ` +
-      `${ms(r.statusClean)} | ${ms(r.diff)} (${r.diffRows}) | ${ms(r.branch)} | ${ms(r.checkout)} / ${ms(r.checkoutBack)} | ` +
-      `${ms(r.checkout10)} | ${ms(r.reset)} | ${ms(r.recallQuiet)} / ${ms(r.recallDuringEnable)} (${(r.recallDuringEnable / r.recallQuiet).toFixed(1)}×) |`)
+    console.log(
+      `| ${r.memories} | ${r.rows} | ${(r.first.ms / 1000).toFixed(1)} s | ${mb(r.first.bytes)} MB | ${
+        ms(r.statusDirty)
+      } | ` +
+        `${ms(r.second.ms)} | ${(r.second.bytes / 1024).toFixed(1)} KB | ${
+          (100 * r.second.bytes / r.first.bytes).toFixed(3)
+        } % | ` +
+        `${ms(r.statusClean)} | ${ms(r.diff)} (${r.diffRows}) | ${ms(r.branch)} | ${ms(r.checkout)} / ${
+          ms(r.checkoutBack)
+        } | ` +
+        `${ms(r.checkout10)} | ${ms(r.reset)} | ${ms(r.recallQuiet)} / ${ms(r.recallDuringEnable)} (${
+          (r.recallDuringEnable / r.recallQuiet).toFixed(1)
+        }×) |`
+    )
   }
   const failed = results.filter((r) => r.second.bytes >= r.first.bytes / 100)
-  if (failed.length > 0) throw new Error(`second commit stored ≥ 1 % of the first at ${failed.map((r) => r.memories).join(", ")}`)
+  if (failed.length > 0) {
+    throw new Error(`second commit stored ≥ 1 % of the first at ${failed.map((r) => r.memories).join(", ")}`)
+  }
 }
 
 main().then(() => process.exit(0), (error) => {

@@ -56,7 +56,11 @@ const measure = async (setup: Setup, clients: number): Promise<number> => {
     await Promise.all(Array.from({ length: clients }, async (_, client) => {
       for (let b = 0; b < perClient; b++) {
         const body = JSON.stringify({ items: Array.from({ length: batch }, (_, n) => toItem(client, b * batch + n)) })
-        const answer = await send(server.url, { method: "POST", path: `/v1/default/banks/retain-${client}/memories`, body })
+        const answer = await send(server.url, {
+          method: "POST",
+          path: `/v1/default/banks/retain-${client}/memories`,
+          body
+        })
         if (answer.status !== 200) throw new Error(`retain answered ${answer.status}: ${answer.body.slice(0, 300)}`)
         retained += batch
       }
@@ -76,7 +80,9 @@ const toItem = (seed: number, n: number) => ({
 const median = (values: ReadonlyArray<number>) => [...values].sort((a, b) => a - b)[Math.floor(values.length / 2)]!
 
 const main = async () => {
-  console.log(`retain over HTTP: batches of ${batch}, ${items} items per run, observations off, offline models; items/s`)
+  console.log(
+    `retain over HTTP: batches of ${batch}, ${items} items per run, observations off, offline models; items/s`
+  )
   console.log("| clients | configuration | rounds | median |")
   console.log("|---:|---|---|---:|")
   for (const clients of clientCounts) {
@@ -86,7 +92,9 @@ const main = async () => {
     }
     for (const setup of setups) {
       const values = rates.get(setup.name)!
-      console.log(`| ${clients} | ${setup.name} | ${values.map((v) => v.toFixed(0)).join(", ")} | ${median(values).toFixed(0)} |`)
+      console.log(
+        `| ${clients} | ${setup.name} | ${values.map((v) => v.toFixed(0)).join(", ")} | ${median(values).toFixed(0)} |`
+      )
     }
     const ratio = median(rates.get(setups[0]!.name)!) / median(rates.get(setups[1]!.name)!)
     console.log(`| ${clients} | worker / event loop | | ${ratio.toFixed(2)}x (target ≥ 1) |`)

@@ -11,7 +11,7 @@ import { Effect, Layer, Option, Redacted } from "effect"
 import { tmpdir } from "node:os"
 import { join, resolve } from "node:path"
 import { glove, onnx } from "../layers/models/embeddings/EmbeddingsLive.ts"
-import { engramWith, Embeddings, Llm, Retain } from "../src/index.ts"
+import { Embeddings, engramWith, Llm, Retain } from "../src/index.ts"
 import { tempDir, tempSchema } from "./support/ServerProcess.ts"
 
 const sizes = process.argv.slice(2).map(Number).filter((n) => n > 0)
@@ -27,11 +27,30 @@ const random = (seed: number) => () => {
 const people = ["Caroline", "Melanie", "Jon", "Gina", "Tim", "Andrew", "Audrey", "Nate", "Joanna", "Evan"]
 const places = ["Paris", "the lake", "Boston", "the gym", "grandma's house", "the beach", "Seattle", "the museum"]
 const verbs = ["visited", "painted", "talked about", "signed up for", "cooked", "finished", "started", "planned"]
-const things = ["a pottery class", "a marathon", "the new novel", "a support group", "a road trip", "a job interview",
-  "a birthday party", "the garden", "a charity run", "a camping trip", "a guitar lesson", "a science fair"]
+const things = [
+  "a pottery class",
+  "a marathon",
+  "the new novel",
+  "a support group",
+  "a road trip",
+  "a job interview",
+  "a birthday party",
+  "the garden",
+  "a charity run",
+  "a camping trip",
+  "a guitar lesson",
+  "a science fair"
+]
 const times = ["yesterday", "last week", "this morning", "two days ago", "last May", "on Sunday", "last year", ""]
-const feelings = ["It was amazing.", "I felt so proud.", "It was harder than I expected.", "We laughed a lot.",
-  "I can't wait to do it again.", "My kids loved it.", ""]
+const feelings = [
+  "It was amazing.",
+  "I felt so proud.",
+  "It was harder than I expected.",
+  "We laughed a lot.",
+  "I can't wait to do it again.",
+  "My kids loved it.",
+  ""
+]
 
 const turns = (count: number) => {
   const next = random(42)
@@ -50,7 +69,9 @@ const turns = (count: number) => {
 
 const embedderLayer = process.env["ENGRAM_BENCH_EMBEDDER"] === "onnx"
   ? onnx({ model: "standin-random-minilm-l6", modelsDir: resolve(import.meta.dirname, "../../shared/models") })
-  : glove({ cacheDir: process.env["SERVICE_API_EMBEDDINGS_CACHE_DIR"] ?? join(tmpdir(), "engram-glove-cache", "models") })
+  : glove({
+    cacheDir: process.env["SERVICE_API_EMBEDDINGS_CACHE_DIR"] ?? join(tmpdir(), "engram-glove-cache", "models")
+  })
 
 const measure = (count: number) =>
   Effect.gen(function*() {
@@ -66,7 +87,13 @@ const measure = (count: number) =>
       yield* retain.retainNow(`bench-${count}`, { items: items.slice(i, i + batchSize) })
     }
     const retainSeconds = (performance.now() - retainStart) / 1000
-    return { count, embedRate: count / embedSeconds, retainRate: count / retainSeconds, retainSeconds, ratio: retainSeconds / embedSeconds }
+    return {
+      count,
+      embedRate: count / embedSeconds,
+      retainRate: count / retainSeconds,
+      retainSeconds,
+      ratio: retainSeconds / embedSeconds
+    }
   })
 
 const measureWith = (count: number, settings: Parameters<typeof engramWith>[0]) =>
@@ -80,16 +107,22 @@ const run = (database: string, settings: () => Parameters<typeof engramWith>[0])
       const on = yield* measureWith(count, { ...settings(), anomalyDetection: true })
       const rss = process.memoryUsage().rss / 1024 / 1024
       const cost = (on.retainSeconds / off.retainSeconds - 1) * 100
-      console.log(`| ${database} | ${count} | ${on.embedRate.toFixed(0)} | ${on.retainRate.toFixed(0)} | ` +
-        `${on.ratio.toFixed(1)}x | ${rss.toFixed(0)} MB | ${off.retainRate.toFixed(0)} | ${cost.toFixed(1)} % |`)
+      console.log(
+        `| ${database} | ${count} | ${on.embedRate.toFixed(0)} | ${on.retainRate.toFixed(0)} | ` +
+          `${on.ratio.toFixed(1)}x | ${rss.toFixed(0)} MB | ${off.retainRate.toFixed(0)} | ${cost.toFixed(1)} % |`
+      )
     }
   })
 
 const program = Effect.gen(function*() {
-  console.log(`retain: synthetic conversation turns, ${batchSize} per call, offline extractor, embedder ` +
-    (process.env["ENGRAM_BENCH_EMBEDDER"] === "onnx" ? "onnx stand-in MiniLM-L6" : "glove"))
-  console.log("| database | turns | embedder items/s (baseline) | retain items/s | retain time vs embedding | RSS at end " +
-    "| retain items/s, anomaly detection off | anomaly detection cost |")
+  console.log(
+    `retain: synthetic conversation turns, ${batchSize} per call, offline extractor, embedder ` +
+      (process.env["ENGRAM_BENCH_EMBEDDER"] === "onnx" ? "onnx stand-in MiniLM-L6" : "glove")
+  )
+  console.log(
+    "| database | turns | embedder items/s (baseline) | retain items/s | retain time vs embedding | RSS at end " +
+      "| retain items/s, anomaly detection off | anomaly detection cost |"
+  )
   console.log("|---|---:|---:|---:|---:|---:|---:|---:|")
   yield* run("pglite", () => ({ dataDir: tempDir("engram-bench-") }))
   const url = process.env["ENGRAM_BENCH_DATABASE_URL"]

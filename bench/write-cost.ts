@@ -46,7 +46,8 @@ const label = (sqlText: string) => {
   if (/^WITH pairs AS/.test(text)) return "SELECT anomaly pairs"
   if (/^SELECT o\.id, o\.text, o\.fact_type/.test(text)) return "SELECT anomaly candidates"
   if (/^SELECT ue\.unit_id, ue\.entity_id/.test(text)) return "SELECT anomaly entities"
-  const verb = /^(INSERT INTO|UPDATE|DELETE FROM|SELECT .*? FROM|WITH \w+ AS \((?: \w+)* (?:INTO|FROM|UPDATE))\s+(\w+)/.exec(text)
+  const verb = /^(INSERT INTO|UPDATE|DELETE FROM|SELECT .*? FROM|WITH \w+ AS \((?: \w+)* (?:INTO|FROM|UPDATE))\s+(\w+)/
+    .exec(text)
   return verb === null ? text.slice(0, 50) : `${verb[1]!.split(" ")[0]} ${verb[2]}`
 }
 
@@ -89,7 +90,10 @@ const backendTicks = (databaseUrl: string | undefined) => {
   for (const line of execFileSync("ss", ["-tnpH"], { encoding: "utf8" }).split("\n")) {
     const [, , , local, peer] = line.trim().split(/\s+/)
     const pid = /pid=(\d+),/.exec(line)?.[1]
-    if (local?.endsWith(`:${serverPort}`) && peer !== undefined && localPorts.has(peer.slice(peer.lastIndexOf(":") + 1)) && pid !== undefined) {
+    if (
+      local?.endsWith(`:${serverPort}`) && peer !== undefined &&
+      localPorts.has(peer.slice(peer.lastIndexOf(":") + 1)) && pid !== undefined
+    ) {
       const stat = readFileSync(`/proc/${pid}/stat`, "utf8")
       const fields = stat.slice(stat.lastIndexOf(")") + 2).split(" ")
       ticks.set(Number(pid), Number(fields[11]) + Number(fields[12]))
@@ -115,7 +119,9 @@ const insertTime = (scratch: string, source: string, columns: string, select: st
     yield* sql.unsafe(`TRUNCATE ${scratch}`)
     const started = performance.now()
     for (let round = 0; round < rounds; round++) {
-      yield* sql.unsafe(`INSERT INTO ${scratch} (${columns}) SELECT ${select} FROM ${source} LIMIT ${batch} OFFSET ${round * batch}`)
+      yield* sql.unsafe(
+        `INSERT INTO ${scratch} (${columns}) SELECT ${select} FROM ${source} LIMIT ${batch} OFFSET ${round * batch}`
+      )
     }
     return (performance.now() - started) / rounds
   })
@@ -126,7 +132,13 @@ const indexCosts = (table: string, columns: string, select: string, variants: Re
     const sql = yield* SqlClient.SqlClient
     const indexes = yield* sql<{ indexname: string; indexdef: string }>`
       SELECT indexname, indexdef FROM pg_indexes WHERE tablename = ${table} AND schemaname = current_schema()`
-    const candidates = [...indexes, ...variants.map((indexdef, n) => ({ indexname: `(variant ${n + 1}) ${indexdef.slice(indexdef.indexOf(" USING") + 1)}`, indexdef }))]
+    const candidates = [
+      ...indexes,
+      ...variants.map((indexdef, n) => ({
+        indexname: `(variant ${n + 1}) ${indexdef.slice(indexdef.indexOf(" USING") + 1)}`,
+        indexdef
+      }))
+    ]
     const scratch = `wc_${table}`
     yield* sql.unsafe(`CREATE TEMP TABLE ${scratch} (LIKE ${table} INCLUDING DEFAULTS)`)
     const rows = yield* sql.unsafe<{ n: number }>(`SELECT count(*)::int AS n FROM ${table}`)
@@ -136,7 +148,10 @@ const indexCosts = (table: string, columns: string, select: string, variants: Re
     const bare = yield* insertTime(scratch, table, columns, select, rounds)
     const costs: Array<{ index: string; ms: number }> = []
     for (const index of candidates) {
-      const definition = index.indexdef.replace(/ ON (\S+\.)?\S+ /, ` ON ${scratch} `).replace(/INDEX \S+ ON/, "INDEX wc_index ON")
+      const definition = index.indexdef.replace(/ ON (\S+\.)?\S+ /, ` ON ${scratch} `).replace(
+        /INDEX \S+ ON/,
+        "INDEX wc_index ON"
+      )
       yield* sql.unsafe(definition)
       const ms = yield* insertTime(scratch, table, columns, select, rounds)
       yield* sql.unsafe(`DROP INDEX wc_index`)
@@ -199,46 +214,78 @@ const measure = (tier: string, databaseUrl?: string) =>
     const counts = yield* sql<{ units: number; links: number; mentions: number }>`
       SELECT (SELECT count(*)::int FROM memory_units) AS units, (SELECT count(*)::int FROM memory_links) AS links,
         (SELECT count(*)::int FROM unit_entities) AS mentions`
-    console.log(`\n### ${tier}: ${retained} items retained in batches of ${batch} into a bank of ${base}` +
-      ` (${(retained / (wall / 1000)).toFixed(0)} items/s; ${(wall / retained).toFixed(2)} ms per item)`)
+    console.log(
+      `\n### ${tier}: ${retained} items retained in batches of ${batch} into a bank of ${base}` +
+        ` (${(retained / (wall / 1000)).toFixed(0)} items/s; ${(wall / retained).toFixed(2)} ms per item)`
+    )
     const linkTypes = yield* sql<{ linkType: string; n: number }>`
       SELECT link_type, count(*)::int AS n FROM memory_links GROUP BY link_type ORDER BY count(*) DESC`
-    console.log(`bank at the end: ${counts[0]!.units} memories, ${counts[0]!.links} links` +
-      ` (${(counts[0]!.links / counts[0]!.units).toFixed(1)} per memory: ` +
-      linkTypes.map((row) => `${row.linkType} ${(row.n / counts[0]!.units).toFixed(1)}`).join(", ") +
-      `), ${counts[0]!.mentions} entity mentions`)
-    console.log(`CPU per item: node ${((node.user + node.system) / 1000 / retained).toFixed(2)} ms` +
-      (databaseUrl === undefined ? " (PGlite runs inside it)" : `, database ${(database * 1000 / retained).toFixed(2)} ms (this process's backends)`))
+    console.log(
+      `bank at the end: ${counts[0]!.units} memories, ${counts[0]!.links} links` +
+        ` (${(counts[0]!.links / counts[0]!.units).toFixed(1)} per memory: ` +
+        linkTypes.map((row) => `${row.linkType} ${(row.n / counts[0]!.units).toFixed(1)}`).join(", ") +
+        `), ${counts[0]!.mentions} entity mentions`
+    )
+    console.log(
+      `CPU per item: node ${((node.user + node.system) / 1000 / retained).toFixed(2)} ms` +
+        (databaseUrl === undefined
+          ? " (PGlite runs inside it)"
+          : `, database ${(database * 1000 / retained).toFixed(2)} ms (this process's backends)`)
+    )
     console.log("\n| what | calls per batch | ms per batch | ms per item | share of wall |\n|---|---:|---:|---:|---:|")
     for (const [key, entry] of [...timings].sort((a, b) => b[1].ms - a[1].ms)) {
-      console.log(`| ${key} | ${(entry.calls / batches).toFixed(1)} | ${(entry.ms / batches).toFixed(1)} | ` +
-        `${(entry.ms / retained).toFixed(3)} | ${((entry.ms / wall) * 100).toFixed(0)} % |`)
+      console.log(
+        `| ${key} | ${(entry.calls / batches).toFixed(1)} | ${(entry.ms / batches).toFixed(1)} | ` +
+          `${(entry.ms / retained).toFixed(3)} | ${((entry.ms / wall) * 100).toFixed(0)} % |`
+      )
     }
     if (statementsOnly) return
     // Cheaper HNSW builds, for comparison with the index as configured.
     const hnsw = (options: string) =>
       `CREATE INDEX x ON memory_units USING hnsw ((embedding::vector(100)) vector_cosine_ops) WITH (${options}) WHERE vector_dims(embedding) = 100`
-    for (const [table, columns, select, variants] of [
-      ["memory_units", unitColumns, unitSelect, [hnsw("m = 8, ef_construction = 32"), hnsw("m = 12, ef_construction = 40")]],
-      ["memory_links", linkColumns, linkSelect, []],
-      ["unit_entities", "unit_id, entity_id, unit_seq", "md5(random()::text || unit_id), entity_id, unit_seq", []]
-    ] as const) {
+    for (
+      const [table, columns, select, variants] of [
+        ["memory_units", unitColumns, unitSelect, [
+          hnsw("m = 8, ef_construction = 32"),
+          hnsw("m = 12, ef_construction = 40")
+        ]],
+        ["memory_links", linkColumns, linkSelect, []],
+        ["unit_entities", "unit_id, entity_id, unit_seq", "md5(random()::text || unit_id), entity_id, unit_seq", []]
+      ] as const
+    ) {
       const indexes = yield* indexCosts(table, columns, select, variants)
       // Twice, keeping the second: the first call of a PL/pgSQL trigger in a session compiles it.
       if (table !== "unit_entities") yield* triggerCosts(table, columns, select)
-      const triggers = table === "unit_entities" ? { total: Number.NaN, triggers: [] } : yield* triggerCosts(table, columns, select)
-      console.log(`\n${table}: a 100-row insert into a copy with no index ${indexes.bare.toFixed(1)} ms;` +
-        ` into the real table ${triggers.total.toFixed(1)} ms (EXPLAIN ANALYZE)`)
+      const triggers = table === "unit_entities"
+        ? { total: Number.NaN, triggers: [] }
+        : yield* triggerCosts(table, columns, select)
+      console.log(
+        `\n${table}: a 100-row insert into a copy with no index ${indexes.bare.toFixed(1)} ms;` +
+          ` into the real table ${triggers.total.toFixed(1)} ms (EXPLAIN ANALYZE)`
+      )
       console.log("\n| index or trigger | ms per 100 rows |\n|---|---:|")
-      for (const cost of indexes.costs.sort((a, b) => b.ms - a.ms)) console.log(`| index ${cost.index} | ${cost.ms.toFixed(2)} |`)
-      for (const trigger of triggers.triggers) console.log(`| trigger ${trigger["Trigger Name"]} (${trigger.Calls} calls) | ${trigger.Time.toFixed(2)} |`)
+      for (const cost of indexes.costs.sort((a, b) => b.ms - a.ms)) {
+        console.log(`| index ${cost.index} | ${cost.ms.toFixed(2)} |`)
+      }
+      for (const trigger of triggers.triggers) {
+        console.log(`| trigger ${trigger["Trigger Name"]} (${trigger.Calls} calls) | ${trigger.Time.toFixed(2)} |`)
+      }
     }
   })
 
-const models = Layer.mergeAll(glove({ cacheDir: process.env["SERVICE_API_EMBEDDINGS_CACHE_DIR"] ?? join(tmpdir(), "engram-glove-cache", "models") }), Llm.layerNone)
+const models = Layer.mergeAll(
+  glove({
+    cacheDir: process.env["SERVICE_API_EMBEDDINGS_CACHE_DIR"] ?? join(tmpdir(), "engram-glove-cache", "models")
+  }),
+  Llm.layerNone
+)
 
 const program = Effect.gen(function*() {
-  if (!postgresOnly) yield* measure("PGlite").pipe(Effect.provide(engramWith({ dataDir: tempDir("engram-write-cost-"), enableObservations: false }, models)))
+  if (!postgresOnly) {
+    yield* measure("PGlite").pipe(
+      Effect.provide(engramWith({ dataDir: tempDir("engram-write-cost-"), enableObservations: false }, models))
+    )
+  }
   const url = process.env["ENGRAM_BENCH_DATABASE_URL"]
   if (url !== undefined) {
     yield* measure("PostgreSQL", url).pipe(Effect.provide(engramWith({

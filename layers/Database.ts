@@ -27,8 +27,14 @@ const connection = Layer.unwrap(
  * and wrote the `public` tenant's tables through the same `search_path`.
  */
 const migrated = Layer.unwrap(
-  Effect.map(EngramConfig, (config) =>
-    PgMigrator.layer({ loader: PgMigrator.fromRecord(migrations), table: `${config.databaseSchema}.engram_migrations` }))
+  Effect.map(
+    EngramConfig,
+    (config) =>
+      PgMigrator.layer({
+        loader: PgMigrator.fromRecord(migrations),
+        table: `${config.databaseSchema}.engram_migrations`
+      })
+  )
 ).pipe(Layer.provide(NodeServices.layer))
 
 export const DatabaseLive = Layer.provideMerge(migrated, connection)

@@ -2,21 +2,21 @@
  * engram as an Effect library: the services an in-process program uses, the layers that provide them, and
  * the REST contract for typed clients. `EngramLive` runs the engine without HTTP; `AppWith` adds the server.
  */
-export { Banks } from "./bank/Banks.ts"
+export { AppLive, AppWith, ServicesLive } from "../layers/App.ts"
 export { BankActors } from "./bank/BankActors.ts"
+export { Banks } from "./bank/Banks.ts"
+export { Operations } from "./bank/Operations.ts"
+export { TaskFailure, type TaskHandler, TaskRegistry } from "./bank/TaskRegistry.ts"
 export { EngramConfig, type EngramSettings } from "./config/EngramConfig.ts"
 export * as Bank from "./domain/Bank.ts"
 export * as Errors from "./domain/Errors.ts"
 export * as Operation from "./domain/Operation.ts"
 export { EngramApi } from "./http/api/Api.ts"
-export { Operations } from "./bank/Operations.ts"
-export { TaskFailure, type TaskHandler, TaskRegistry } from "./bank/TaskRegistry.ts"
-export { AppLive, AppWith, ServicesLive } from "../layers/App.ts"
-export { Retain } from "./memory/retain/Retain.ts"
-export { Recall } from "./memory/recall/Recall.ts"
-export { MemoryUnits } from "./memory/MemoryUnits.ts"
 export { Documents } from "./memory/Documents.ts"
 export { Entities } from "./memory/Entities.ts"
+export { MemoryUnits } from "./memory/MemoryUnits.ts"
+export { Recall } from "./memory/recall/Recall.ts"
+export { Retain } from "./memory/retain/Retain.ts"
 export { Embeddings } from "./models/Embeddings.ts"
 export { Llm } from "./models/Llm.ts"
 

@@ -17,7 +17,10 @@ export const waitFor = async (what: string, check: () => Promise<boolean> | bool
 /** Retains `memories` conversation turns into `bank` (a `/v1/default/banks/{id}` path), then waits for its operations. */
 export const seedOverHttp = async (url: string, bank: string, memories: number) => {
   for (let start = 0; start < memories; start += 100) {
-    const items = Array.from({ length: Math.min(100, memories - start) }, (_, i) => ({ content: turnAt(5, start + i).content }))
+    const items = Array.from(
+      { length: Math.min(100, memories - start) },
+      (_, i) => ({ content: turnAt(5, start + i).content })
+    )
     await json(url, { method: "POST", path: `${bank}/memories`, body: JSON.stringify({ items }) })
   }
   await waitFor("the bank's background work", async () => {

@@ -38,7 +38,11 @@ export const send = (base: string, call: Omit<Call, "kind">): Promise<Answer> =>
       const chunks: Array<Buffer> = []
       response.on("data", (chunk: Buffer) => chunks.push(chunk))
       response.on("end", () =>
-        resolve({ status: response.statusCode ?? 0, body: Buffer.concat(chunks).toString("utf8"), ms: performance.now() - started }))
+        resolve({
+          status: response.statusCode ?? 0,
+          body: Buffer.concat(chunks).toString("utf8"),
+          ms: performance.now() - started
+        }))
       response.on("error", (error) => resolve({ status: 0, body: String(error), ms: performance.now() - started }))
     })
     request.on("error", (error) => resolve({ status: 0, body: String(error), ms: performance.now() - started }))

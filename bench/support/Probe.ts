@@ -15,7 +15,14 @@ export interface Reply {
 }
 
 /** One request on `agent`; a network failure answers status 0 with the error as its body. */
-export const call = (agent: Agent, base: string, method: string, path: string, body?: string | Uint8Array, type = "application/json") =>
+export const call = (
+  agent: Agent,
+  base: string,
+  method: string,
+  path: string,
+  body?: string | Uint8Array,
+  type = "application/json"
+) =>
   new Promise<Reply>((resolve) => {
     const started = performance.now()
     const failed = (error: NodeJS.ErrnoException) =>
@@ -32,7 +39,12 @@ export const call = (agent: Agent, base: string, method: string, path: string, b
       const chunks: Array<Buffer> = []
       response.on("data", (chunk: Buffer) => chunks.push(chunk))
       response.on("end", () =>
-        resolve({ status: response.statusCode ?? 0, body: Buffer.concat(chunks), ms: performance.now() - started, reset: false }))
+        resolve({
+          status: response.statusCode ?? 0,
+          body: Buffer.concat(chunks),
+          ms: performance.now() - started,
+          reset: false
+        }))
       response.on("error", failed)
     })
     request.on("error", failed)
@@ -41,16 +53,23 @@ export const call = (agent: Agent, base: string, method: string, path: string, b
 
 /** A multipart/form-data body of text fields and files. */
 export const multipart = (
-  parts: ReadonlyArray<{ name: string; value: string } | { name: string; filename: string; type: string; data: Uint8Array }>
+  parts: ReadonlyArray<
+    { name: string; value: string } | { name: string; filename: string; type: string; data: Uint8Array }
+  >
 ) => {
   const boundary = `engram-bench-${crypto.randomUUID()}`
   const chunks = parts.flatMap((part) => [
-    Buffer.from(`--${boundary}\r\ncontent-disposition: form-data; name="${part.name}"` +
-      ("filename" in part ? `; filename="${part.filename}"\r\ncontent-type: ${part.type}\r\n\r\n` : "\r\n\r\n")),
+    Buffer.from(
+      `--${boundary}\r\ncontent-disposition: form-data; name="${part.name}"` +
+        ("filename" in part ? `; filename="${part.filename}"\r\ncontent-type: ${part.type}\r\n\r\n` : "\r\n\r\n")
+    ),
     "filename" in part ? Buffer.from(part.data) : Buffer.from(part.value),
     Buffer.from("\r\n")
   ])
-  return { body: Buffer.concat([...chunks, Buffer.from(`--${boundary}--\r\n`)]), type: `multipart/form-data; boundary=${boundary}` }
+  return {
+    body: Buffer.concat([...chunks, Buffer.from(`--${boundary}--\r\n`)]),
+    type: `multipart/form-data; boundary=${boundary}`
+  }
 }
 
 export interface Probe {

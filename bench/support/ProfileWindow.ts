@@ -45,7 +45,10 @@ const rules: ReadonlyArray<readonly [string, (frame: CallFrame) => boolean]> = [
   ["(garbage collector)", (f) => f.functionName === "(garbage collector)"],
   ["(idle)", (f) => f.functionName === "(idle)"],
   ["(program)", (f) => f.functionName === "(program)"],
-  ["retain extraction (NLP)", (f) => /wink|compromise|chrono-node|OfflineExtractor|EntityMentions|TimeExpressions/.test(f.url)],
+  [
+    "retain extraction (NLP)",
+    (f) => /wink|compromise|chrono-node|OfflineExtractor|EntityMentions|TimeExpressions/.test(f.url)
+  ],
   ["ANN index build (HNSW)", (f) => /HnswIndex/.test(f.url)],
   ["token counting (gpt-tokenizer)", (f) => /gpt-tokenizer|retain\/Tokens/.test(f.url)],
   ["embeddings (GloVe)", (f) => /embeddings|Glove/i.test(f.url)],
@@ -54,7 +57,10 @@ const rules: ReadonlyArray<readonly [string, (frame: CallFrame) => boolean]> = [
   ["recall and brain (in memory)", (f) => /src\/brain|memory\/recall/.test(f.url)],
   ["SQL client, PGlite messages", (f) => /pglite|sql-pglite|@effect\/sql|src\/storage/.test(f.url)],
   ["JSON parse / stringify", (f) => f.functionName === "parse" || f.functionName === "stringify"],
-  ["HTTP (node, platform-node, router, encoding)", (f) => /node:_http|node:net|node:stream|platform-node|effect\/dist\/http|src\/http|layers\/http/.test(f.url)],
+  [
+    "HTTP (node, platform-node, router, encoding)",
+    (f) => /node:_http|node:net|node:stream|platform-node|effect\/dist\/http|src\/http|layers\/http/.test(f.url)
+  ],
   ["effect runtime", (f) => /node_modules\/effect\//.test(f.url)]
 ]
 
@@ -79,7 +85,9 @@ for (let i = 0; i < profile.samples.length; i++) {
   categories.set(category, (categories.get(category) ?? 0) + next)
   total += next
   if (only !== undefined && !category.includes(only)) continue
-  const where = `${frame.functionName || "(anonymous)"} ${frame.url.replace(/^.*node_modules\//, "").replace(/^file:\/\/.*?\/(src|layers)\//, "$1/")}:${frame.lineNumber + 1}`
+  const where = `${frame.functionName || "(anonymous)"} ${
+    frame.url.replace(/^.*node_modules\//, "").replace(/^file:\/\/.*?\/(src|layers)\//, "$1/")
+  }:${frame.lineNumber + 1}`
   functions.set(where, (functions.get(where) ?? 0) + next)
 }
 
@@ -89,4 +97,6 @@ console.log(`window ${((to - from) / 1e6).toFixed(1)} s, sampled ${(total / 1e6)
 console.log("\nby category (innermost matching frame of each sample's stack):")
 for (const [name, us] of [...categories].sort((a, b) => b[1] - a[1])) console.log(`${ms(us)} ms ${pct(us)}  ${name}`)
 console.log(`\ntop ${top} functions by self time${only === undefined ? "" : ` in "${only}"`}:`)
-for (const [name, us] of [...functions].sort((a, b) => b[1] - a[1]).slice(0, top)) console.log(`${ms(us)} ms ${pct(us)}  ${name}`)
+for (const [name, us] of [...functions].sort((a, b) => b[1] - a[1]).slice(0, top)) {
+  console.log(`${ms(us)} ms ${pct(us)}  ${name}`)
+}

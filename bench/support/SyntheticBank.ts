@@ -96,7 +96,15 @@ const history = (options: SeedOptions) => {
         const alias = mention.name.toLowerCase().replace(/\s+/g, " ").trim()
         let entity = entities.get(alias)
         if (entity === undefined) {
-          entity = { id: crypto.randomUUID(), alias, name: mention.name, type: mention.type, count: 0, first: said, last: said }
+          entity = {
+            id: crypto.randomUUID(),
+            alias,
+            name: mention.name,
+            type: mention.type,
+            count: 0,
+            first: said,
+            last: said
+          }
           entities.set(alias, entity)
         }
         if (entityIds.has(entity.id)) continue
@@ -164,7 +172,9 @@ function* linksOf(facts: ReadonlyArray<Fact>, vectors: ReadonlyArray<Float32Arra
       byEntity.set(entityId, earlier)
       for (const j of earlier.slice(-linkPolicy.entityNeighbours)) targets.add(facts[j]!.id)
       earlier.push(i)
-      if (earlier.length > 4 * linkPolicy.entityNeighbours) earlier.splice(0, earlier.length - linkPolicy.entityNeighbours)
+      if (earlier.length > 4 * linkPolicy.entityNeighbours) {
+        earlier.splice(0, earlier.length - linkPolicy.entityNeighbours)
+      }
     }
     for (const target of targets) yield { f: fact.id, t: target, k: "entity", w: 1 }
   }
@@ -193,7 +203,9 @@ const withoutIndexes = <A, E, R>(load: Effect.Effect<A, E, R>) =>
       SELECT conname AS name, pg_get_constraintdef(oid) AS definition FROM pg_constraint
       WHERE conrelid = 'memory_links'::regclass AND contype IN ('p', 'f')`
     for (const index of indexes) yield* sql.unsafe(`DROP INDEX ${index.name}`)
-    for (const constraint of constraints) yield* sql.unsafe(`ALTER TABLE memory_links DROP CONSTRAINT ${constraint.name}`)
+    for (const constraint of constraints) {
+      yield* sql.unsafe(`ALTER TABLE memory_links DROP CONSTRAINT ${constraint.name}`)
+    }
     const result = yield* load
     for (const constraint of constraints) {
       yield* sql.unsafe(`ALTER TABLE memory_links ADD CONSTRAINT ${constraint.name} ${constraint.definition}`)
@@ -215,11 +227,13 @@ export const seedBank = Effect.fn("SyntheticBank.seed")(function*(options: SeedO
   const { facts, entities } = history(options)
 
   for (let offset = 0; offset < entities.length; offset += rowsPerStatement) {
-    const rows = JSON.stringify(entities.slice(offset, offset + rowsPerStatement).map((e) => ({
-      ...e,
-      first: e.first.toISOString(),
-      last: e.last.toISOString()
-    })))
+    const rows = JSON.stringify(
+      entities.slice(offset, offset + rowsPerStatement).map((e) => ({
+        ...e,
+        first: e.first.toISOString(),
+        last: e.last.toISOString()
+      }))
+    )
     yield* sql`INSERT INTO entities (id, bank_id, canonical_name, entity_type, mention_count, first_seen, last_seen)
       SELECT x.id, ${bankId}, x.name, x.type, x.count, x.first, x.last
       FROM jsonb_to_recordset(${rows}::jsonb) AS x(id text, name text, type text, count int, first timestamptz, last timestamptz)`
@@ -265,7 +279,9 @@ export const seedBank = Effect.fn("SyntheticBank.seed")(function*(options: SeedO
           occurred_start timestamptz, occurred_end timestamptz, mentioned_at timestamptz, chunk_id text,
           content_hash text, embedding text, cjk text, fact_index int, consolidated_at timestamptz)
         ORDER BY x.ord`
-      const unitEntities = slice.flatMap((fact) => fact.entityIds.map((entityId) => ({ unit_id: fact.id, entity_id: entityId })))
+      const unitEntities = slice.flatMap((fact) =>
+        fact.entityIds.map((entityId) => ({ unit_id: fact.id, entity_id: entityId }))
+      )
       yield* sql`INSERT INTO unit_entities (unit_id, entity_id, unit_seq)
         SELECT x.unit_id, x.entity_id, u.seq
         FROM jsonb_to_recordset(${JSON.stringify(unitEntities)}::jsonb) AS x(unit_id text, entity_id text)

@@ -46,18 +46,28 @@ const mappings = () => {
     const head = /^[0-9a-f]+-[0-9a-f]+ \S+ \S+ \S+ \S+\s*(.*)$/.exec(line)
     if (head !== null) {
       const path = head[1]!.trim()
-      name = path === "" ? "[anonymous]" : path === process.execPath ? "[node binary]" : path.startsWith("[") ? path : `file ${path}`
+      name = path === ""
+        ? "[anonymous]"
+        : path === process.execPath
+        ? "[node binary]"
+        : path.startsWith("[")
+        ? path
+        : `file ${path}`
       continue
     }
     const rss = /^Rss:\s+(\d+) kB/.exec(line)
     if (rss !== null) groups.set(name, (groups.get(name) ?? 0) + Number(rss[1]))
   }
-  return Object.fromEntries([...groups].sort((a, b) => b[1] - a[1]).slice(0, 12).map(([key, kb]) => [key, Math.round(kb / 102.4) / 10]))
+  return Object.fromEntries(
+    [...groups].sort((a, b) => b[1] - a[1]).slice(0, 12).map(([key, kb]) => [key, Math.round(kb / 102.4) / 10])
+  )
 }
 
 const report = async () => {
   const usage = process.memoryUsage()
-  const spaces = Object.fromEntries(getHeapSpaceStatistics().map((space) => [space.space_name, mib(space.space_used_size)]))
+  const spaces = Object.fromEntries(
+    getHeapSpaceStatistics().map((space) => [space.space_name, mib(space.space_used_size)])
+  )
   const workerHeaps = await Promise.all([...workers].map(async (worker) => {
     const stats = await worker.getHeapStatistics()
     return { used: mib(stats.used_heap_size), total: mib(stats.total_heap_size), external: mib(stats.external_memory) }
@@ -84,7 +94,9 @@ const report = async () => {
     packages.set(owner, entry)
     const folder = owner === "(project)"
       ? /\/((?:src|layers|ui|bench)\/[^/]+)/.exec(url)?.[1]
-      : owner === "effect" ? `effect/${/\/dist\/(.+)\/[^/]+$/.exec(url)?.[1] ?? "."}` : undefined
+      : owner === "effect"
+      ? `effect/${/\/dist\/(.+)\/[^/]+$/.exec(url)?.[1] ?? "."}`
+      : undefined
     if (folder !== undefined) {
       const counted = folders.get(folder) ?? { files: 0, sourceMiB: 0 }
       counted.files++
@@ -102,10 +114,16 @@ const report = async () => {
     workers: workerHeaps,
     mappings: mappings(),
     modules: loaded.size,
-    packages: Object.fromEntries([...packages].sort((a, b) => b[1].sourceMiB - a[1].sourceMiB).map(([name, entry]) =>
-      [name, { files: entry.files, sourceMiB: Math.round(entry.sourceMiB * 10) / 10 }])),
-    folders: Object.fromEntries([...folders].sort((a, b) => b[1].sourceMiB - a[1].sourceMiB).map(([name, entry]) =>
-      [name, { files: entry.files, sourceKiB: Math.round(entry.sourceMiB * 1024) }]))
+    packages: Object.fromEntries(
+      [...packages].sort((a, b) => b[1].sourceMiB - a[1].sourceMiB).map((
+        [name, entry]
+      ) => [name, { files: entry.files, sourceMiB: Math.round(entry.sourceMiB * 10) / 10 }])
+    ),
+    folders: Object.fromEntries(
+      [...folders].sort((a, b) => b[1].sourceMiB - a[1].sourceMiB).map((
+        [name, entry]
+      ) => [name, { files: entry.files, sourceKiB: Math.round(entry.sourceMiB * 1024) }])
+    )
   }
 }
 

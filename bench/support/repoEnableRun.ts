@@ -25,7 +25,14 @@ const run = Effect.gen(function*() {
   const summary = yield* repos.enable(bankId, "bench")
   const status = yield* repos.status(summary.repo_id, undefined)
   return { mode, ms: performance.now() - started, dirty: status.dirty }
-}).pipe(Effect.provide(engramWith({ dataDir, enableObservations: false }, Layer.mergeAll(GloveEmbeddingsLive, Llm.layerNone, WordVectorsLive))))
+}).pipe(
+  Effect.provide(
+    engramWith(
+      { dataDir, enableObservations: false },
+      Layer.mergeAll(GloveEmbeddingsLive, Llm.layerNone, WordVectorsLive)
+    )
+  )
+)
 
 Effect.runPromise(run as Effect.Effect<unknown>).then(
   (result) => {

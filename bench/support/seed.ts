@@ -39,21 +39,22 @@ const drop = (job: DropJob) =>
     return job.dropSchemas
   }).pipe(Effect.provide(PgClient.layer({ url: Redacted.make(job.databaseUrl), maxConnections: 1 })))
 
-const seed = (job: SeedJob) => Effect.gen(function*() {
-  const results = []
-  for (const bank of job.banks) {
-    const started = performance.now()
-    const counts = yield* seedBank({ ...bank, endsAt: new Date(job.endsAt) })
-    results.push({ bankId: bank.bankId, ...counts, seconds: (performance.now() - started) / 1000 })
-  }
-  return results
-}).pipe(Effect.provide(engramWith({
-  dataDir: job.dataDir,
-  enableObservations: false,
-  ...(job.databaseUrl === undefined
-    ? {}
-    : { databaseUrl: Option.some(Redacted.make(job.databaseUrl)), databaseSchema: job.databaseSchema ?? "public" })
-}, Layer.mergeAll(GloveEmbeddingsLive, Llm.layerNone, WordVectorsLive))))
+const seed = (job: SeedJob) =>
+  Effect.gen(function*() {
+    const results = []
+    for (const bank of job.banks) {
+      const started = performance.now()
+      const counts = yield* seedBank({ ...bank, endsAt: new Date(job.endsAt) })
+      results.push({ bankId: bank.bankId, ...counts, seconds: (performance.now() - started) / 1000 })
+    }
+    return results
+  }).pipe(Effect.provide(engramWith({
+    dataDir: job.dataDir,
+    enableObservations: false,
+    ...(job.databaseUrl === undefined
+      ? {}
+      : { databaseUrl: Option.some(Redacted.make(job.databaseUrl)), databaseSchema: job.databaseSchema ?? "public" })
+  }, Layer.mergeAll(GloveEmbeddingsLive, Llm.layerNone, WordVectorsLive))))
 
 Effect.runPromise<unknown, unknown>("dropSchemas" in job ? drop(job) : seed(job)).then(
   (results) => {

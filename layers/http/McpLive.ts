@@ -116,6 +116,8 @@ const McpRoutesLive = HttpRouter.use((router) =>
 
 /** The MCP routes, or none when SERVICE_API_MCP_ENABLED=false. */
 export const McpLive = Layer.unwrap(
-  Effect.map(EngramConfig, (config) =>
-    config.mcpEnabled ? McpRoutesLive.pipe(Layer.provide(McpTools.layer)) : Layer.empty)
+  Effect.map(
+    EngramConfig,
+    (config) => config.mcpEnabled ? McpRoutesLive.pipe(Layer.provide(McpTools.layer)) : Layer.empty
+  )
 )

@@ -12,7 +12,9 @@ import * as OnnxReranker from "./rerank/OnnxReranker.ts"
 const optional = <A>(config: Config.Config<A>) => Config.option(config).pipe(Config.map(Option.getOrUndefined))
 
 const settings = Config.all({
-  provider: Config.Literals(["none", "onnx"], "SERVICE_API_RERANKER_PROVIDER").pipe(Config.withDefault("none" as const)),
+  provider: Config.Literals(["none", "onnx"], "SERVICE_API_RERANKER_PROVIDER").pipe(
+    Config.withDefault("none" as const)
+  ),
   model: Config.String("SERVICE_API_RERANKER_MODEL").pipe(Config.withDefault(OnnxReranker.DEFAULT_RERANKER_MODEL)),
   modelsDir: optional(Config.String("SERVICE_API_MODELS_DIR")),
   cacheDir: optional(Config.String("SERVICE_API_EMBEDDINGS_CACHE_DIR")),

@@ -35,19 +35,22 @@ export const loadTransformers = (files: ModelFiles): Effect.Effect<{
   readonly fileOptions: FileOptions
 }, Error> =>
   Effect.tryPromise({
-    try: () =>
-      (imported ??= import("@huggingface/transformers").then((transformers) => {
-        const { env } = transformers
-        // A local copy is named by its absolute path (`modelId`), so the folder is no global setting.
-        env.allowLocalModels = true
-        env.localModelPath = "/"
-        env.allowRemoteModels = true
-        return transformers
-      })),
+    try: () => (imported ??= import("@huggingface/transformers").then((transformers) => {
+      const { env } = transformers
+      // A local copy is named by its absolute path (`modelId`), so the folder is no global setting.
+      env.allowLocalModels = true
+      env.localModelPath = "/"
+      env.allowRemoteModels = true
+      return transformers
+    })),
     catch: (error) => new Error(`cannot load transformers.js: ${describe(error)}`)
   }).pipe(Effect.map((transformers) => {
     const local = files.modelsDir
     return local !== undefined
       ? { transformers, modelId: (model) => resolve(local, model), fileOptions: { local_files_only: true } }
-      : { transformers, modelId: (model) => model, fileOptions: files.cacheDir === undefined ? {} : { cache_dir: files.cacheDir } }
+      : {
+        transformers,
+        modelId: (model) => model,
+        fileOptions: files.cacheDir === undefined ? {} : { cache_dir: files.cacheDir }
+      }
   }))

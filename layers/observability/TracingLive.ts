@@ -94,5 +94,8 @@ export const layer = (settings: TracingSettings): Layer.Layer<OtlpExporter.Flush
 
 /** Trace export as the environment configures it; with no endpoint this layer is empty. */
 export const TracingLive: Layer.Layer<never, Config.ConfigError | InvalidConfiguration> = Layer.unwrap(
-  Effect.map(tracingSettings, (settings): Layer.Layer<never> => Option.isSome(settings) ? layer(settings.value) : Layer.empty)
+  Effect.map(
+    tracingSettings,
+    (settings): Layer.Layer<never> => Option.isSome(settings) ? layer(settings.value) : Layer.empty
+  )
 )

@@ -41,7 +41,9 @@ const sharedBuffers = (options: PgliteOpenOptions): string => {
   const value = (options.sharedBuffers ?? process.env["SERVICE_API_PGLITE_SHARED_BUFFERS"] ?? "").trim()
   if (value === "") return "16MB"
   const match = /^(\d+)\s*(kB|MB|GB)$/.exec(value)
-  const kilobytes = match === null ? Number.NaN : Number(match[1]) * unitKilobytes[match[2] as keyof typeof unitKilobytes]
+  const kilobytes = match === null
+    ? Number.NaN
+    : Number(match[1]) * unitKilobytes[match[2] as keyof typeof unitKilobytes]
   // PostgreSQL's floor is 16 pages; PGlite's 32-bit WebAssembly memory fails to start from about 2GB (1.8GB started).
   if (!(kilobytes >= 128 && kilobytes <= 1024 * 1024)) {
     throw new Error(`SERVICE_API_PGLITE_SHARED_BUFFERS must be a size from 128kB to 1GB such as 16MB (got "${value}")`)

@@ -15,7 +15,9 @@ import { setFlagsFromString } from "node:v8"
 let opening = 0
 
 /** Node was started with its own WebAssembly tiering flags (e.g. `--liftoff-only`): those are left as given. */
-const tieringChosenAtLaunch = process.execArgv.some((flag) => /^--(no-)?(liftoff|wasm-tier-up|wasm-dynamic-tiering)/.test(flag))
+const tieringChosenAtLaunch = process.execArgv.some((flag) =>
+  /^--(no-)?(liftoff|wasm-tier-up|wasm-dynamic-tiering)/.test(flag)
+)
 
 /** `SERVICE_API_PGLITE_TIER_UP=true` keeps V8's default (TurboFan for hot functions), for write-heavy embedded use. */
 const tierUpWanted = (): boolean => {

@@ -68,38 +68,43 @@ export interface PostgresOptions {
  * failing until restart.
  */
 export const pglite = (options: PgliteOptions = {}): Layer.Layer<Sql, DatabaseStartupError> =>
-  PgClient.layerFrom(Effect.gen(function*() {
-    const thread = options.thread ?? (yield* threadConfig)
-    const db = yield* Effect.acquireRelease<ClosablePglite, unknown, never, never>(
-      thread === "worker"
-        ? PgliteWorker.start(options.dataDir)
-        : Effect.tryPromise({ try: () => openPglite(options.dataDir), catch: identity }),
-      // Closing flushes PGlite's data directory; the worker thread ends after it.
-      (db) =>
-        Effect.tryPromise(() => db.close()).pipe(
-          Effect.catch((error) => Effect.logWarning("PGlite did not close cleanly", error))
-        )
-    )
-    if (db instanceof PgliteWorker.PgliteWorker) {
-      // Queries fail from then on, each with a terse reason; say once, loudly, why.
-      yield* Effect.promise(() => db.lost).pipe(
-        Effect.flatMap((reason) =>
-          Effect.logError(`The PGlite worker is gone; every query fails until restart: ${reason.message}`)
-        ),
-        Effect.forkScoped
+  PgClient.layerFrom(
+    Effect.gen(function*() {
+      const thread = options.thread ?? (yield* threadConfig)
+      const db = yield* Effect.acquireRelease<ClosablePglite, unknown, never, never>(
+        thread === "worker"
+          ? PgliteWorker.start(options.dataDir)
+          : Effect.tryPromise({ try: () => openPglite(options.dataDir), catch: identity }),
+        // Closing flushes PGlite's data directory; the worker thread ends after it.
+        (db) =>
+          Effect.tryPromise(() => db.close()).pipe(
+            Effect.catch((error) => Effect.logWarning("PGlite did not close cleanly", error))
+          )
       )
-    }
-    const client = yield* pgliteClient(db, options.schema ?? "public", thread === "worker")
-    // Bulk loads may use PGlite's own COPY from a blob, on either thread (src/storage/EmbeddedCopy.ts).
-    registerCopyLoader(client, db instanceof PGlite
-      ? (statement, data) => db.query(statement, [], { blob: new Blob([data]) }).then(() => undefined)
-      : (statement, data) => (db as PgliteWorker.PgliteWorker).copyFrom(statement, data))
-    return client
-  }).pipe(
-    Effect.mapError((error) =>
-      new DatabaseStartupError({ message: `Cannot open PGlite ${where(options)}: ${describeErrorChain(error)}` })
+      if (db instanceof PgliteWorker.PgliteWorker) {
+        // Queries fail from then on, each with a terse reason; say once, loudly, why.
+        yield* Effect.promise(() => db.lost).pipe(
+          Effect.flatMap((reason) =>
+            Effect.logError(`The PGlite worker is gone; every query fails until restart: ${reason.message}`)
+          ),
+          Effect.forkScoped
+        )
+      }
+      const client = yield* pgliteClient(db, options.schema ?? "public", thread === "worker")
+      // Bulk loads may use PGlite's own COPY from a blob, on either thread (src/storage/EmbeddedCopy.ts).
+      registerCopyLoader(
+        client,
+        db instanceof PGlite
+          ? (statement, data) => db.query(statement, [], { blob: new Blob([data]) }).then(() => undefined)
+          : (statement, data) => (db as PgliteWorker.PgliteWorker).copyFrom(statement, data)
+      )
+      return client
+    }).pipe(
+      Effect.mapError((error) =>
+        new DatabaseStartupError({ message: `Cannot open PGlite ${where(options)}: ${describeErrorChain(error)}` })
+      )
     )
-  ))
+  )
 
 /**
  * A client over an open PGlite (in process or on a worker, which `pipeline`s), prepared like `pglite`'s. The caller
@@ -148,24 +153,29 @@ const threadConfig = Config.Literals(["worker", "main"], "SERVICE_API_PGLITE_THR
  * with a message naming the host and port (never the password) when the server cannot be reached or prepared.
  */
 export const postgres = (options: PostgresOptions): Layer.Layer<Sql, DatabaseStartupError> =>
-  PgClient.layerFrom(Effect.gen(function*() {
-    const schema = options.schema ?? "public"
-    const types = PgTypes.makeRegistry()
-    const client = yield* PgClient.make({
-      ...clientOptions(schema, types),
-      url: options.url,
-      connectTimeout: options.connectTimeout ?? "5 seconds",
-      maxConnections: options.maxConnections ?? 10
-    })
-    yield* prepare(client, schema, types)
-    return client
-  }).pipe(
-    Effect.mapError((error) =>
-      new DatabaseStartupError({
-        message: scrubPassword(`Cannot start PostgreSQL at ${target(options.url)}: ${describeErrorChain(error)}`, options.url)
+  PgClient.layerFrom(
+    Effect.gen(function*() {
+      const schema = options.schema ?? "public"
+      const types = PgTypes.makeRegistry()
+      const client = yield* PgClient.make({
+        ...clientOptions(schema, types),
+        url: options.url,
+        connectTimeout: options.connectTimeout ?? "5 seconds",
+        maxConnections: options.maxConnections ?? 10
       })
+      yield* prepare(client, schema, types)
+      return client
+    }).pipe(
+      Effect.mapError((error) =>
+        new DatabaseStartupError({
+          message: scrubPassword(
+            `Cannot start PostgreSQL at ${target(options.url)}: ${describeErrorChain(error)}`,
+            options.url
+          )
+        })
+      )
     )
-  ))
+  )
 
 /**
  * Chooses from configuration: PostgreSQL when `SERVICE_API_DATABASE_URL` is set (and not empty), otherwise PGlite
@@ -178,7 +188,9 @@ export const layerConfig: Layer.Layer<Sql, DatabaseStartupError | Config.ConfigE
     const url = yield* Config.option(Config.Redacted("SERVICE_API_DATABASE_URL"))
     const schema = yield* Config.String("SERVICE_API_DATABASE_SCHEMA").pipe(Config.withDefault("public"))
     if (Option.isSome(url) && Redacted.value(url.value).trim() !== "") {
-      const maxConnections = yield* Config.schema(poolSize, "SERVICE_API_DATABASE_POOL_SIZE").pipe(Config.withDefault(10))
+      const maxConnections = yield* Config.schema(poolSize, "SERVICE_API_DATABASE_POOL_SIZE").pipe(
+        Config.withDefault(10)
+      )
       return postgres({ url: url.value, schema, maxConnections })
     }
     const dataDir = yield* Config.String("SERVICE_API_DATA_DIR").pipe(Config.withDefault("./.engram"))
@@ -243,4 +255,3 @@ const scrubPassword = (message: string, url: Redacted.Redacted): string => {
 }
 
 const decodeComponent = Option.liftThrowable(decodeURIComponent)
-

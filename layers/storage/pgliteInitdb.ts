@@ -6,6 +6,8 @@
 import { PGlite } from "@electric-sql/pglite"
 
 const [dataDir, startParams] = process.argv.slice(2)
-if (dataDir === undefined || startParams === undefined) throw new Error("usage: pgliteInitdb.ts <dataDir> <startParams as JSON>")
+if (dataDir === undefined || startParams === undefined) {
+  throw new Error("usage: pgliteInitdb.ts <dataDir> <startParams as JSON>")
+}
 const db = await PGlite.create({ dataDir, startParams: JSON.parse(startParams) as Array<string> })
 await db.close()

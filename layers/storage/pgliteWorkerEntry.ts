@@ -49,7 +49,6 @@ const run = (db: PGlite, request: WorkerRequest): Promise<void> => {
   }
 }
 
-
 openPglite((workerData as WorkerData).dataDir).then(
   (db) => {
     // Each request starts when the one before has answered: one session, batches in the order sent.

@@ -47,7 +47,9 @@ export const encodeActivitySection = (state: ActivityState, mode: PredictionMode
 
 /** Hour counts must be 24 finite, non-negative numbers. */
 export const checkedCounts = (value: unknown, what: string): Array<number> => {
-  if (!Array.isArray(value) || value.length !== hours) throw new ActivityExchangeError(`${what} must hold ${hours} hour counts`)
+  if (!Array.isArray(value) || value.length !== hours) {
+    throw new ActivityExchangeError(`${what} must hold ${hours} hour counts`)
+  }
   return value.map((count) => {
     if (typeof count !== "number" || !Number.isFinite(count) || count < 0) {
       throw new ActivityExchangeError(`${what} holds a count that is not a finite non-negative number`)
@@ -64,9 +66,13 @@ export const decodeActivitySection = (bytes: Uint8Array): Array<number> => {
   } catch {
     throw new ActivityExchangeError("the activity section is not UTF-8 JSON")
   }
-  if (typeof document !== "object" || document === null) throw new ActivityExchangeError("the activity section is not an object")
+  if (typeof document !== "object" || document === null) {
+    throw new ActivityExchangeError("the activity section is not an object")
+  }
   const record = document as Record<string, unknown>
-  if (record["format"] !== activitySectionFormat) throw new ActivityExchangeError("the activity section has an unknown format")
+  if (record["format"] !== activitySectionFormat) {
+    throw new ActivityExchangeError("the activity section has an unknown format")
+  }
   const version = record["version"]
   if (typeof version !== "number" || version < 1 || version > activitySectionVersion) {
     throw new ActivityExchangeError(`the activity section's version ${String(version)} is not supported`)
@@ -89,7 +95,10 @@ export const countsFromHistogram = (body: unknown): Array<number> => {
   for (const point of points) {
     const hour = (point as Record<string, unknown> | null)?.["hour_utc"]
     const score = (point as Record<string, unknown> | null)?.["score"]
-    if (!Number.isInteger(hour) || (hour as number) < 0 || (hour as number) >= hours || typeof score !== "number" || !(score >= 0)) {
+    if (
+      !Number.isInteger(hour) || (hour as number) < 0 || (hour as number) >= hours || typeof score !== "number" ||
+      !(score >= 0)
+    ) {
       throw new ActivityExchangeError("the remote's histogram holds an invalid point")
     }
     counts[hour as number] = Math.round(score * samples)

@@ -49,8 +49,12 @@ export const initialKalman = (): KalmanState => ({
 /** Night hours favour the inactive state, working hours the active one; both rows normalized. */
 export const initialHmm = (): HmmState => {
   const weight = (night: number, day: number, other: number) =>
-    normalize(Array.from({ length: hours }, (_, hour) =>
-      hour <= 5 || hour >= 22 ? night : hour >= 8 && hour <= 19 ? day : other))
+    normalize(
+      Array.from(
+        { length: hours },
+        (_, hour) => hour <= 5 || hour >= 22 ? night : hour >= 8 && hour <= 19 ? day : other
+      )
+    )
   return {
     transition: [[0.85, 0.15], [0.2, 0.8]],
     emission: [weight(0.08, 0.02, 0.04), weight(0.01, 0.07, 0.04)],
@@ -90,7 +94,9 @@ export const fitHmm = (prior: HmmState, observations: ReadonlyArray<number>): Hm
       const symbol = observations[t]!
       let sum = 0
       for (let s = 0; s < 2; s++) {
-        const into = t === 0 ? initial[s]! : alpha[t - 1]![0]! * transition[0]![s]! + alpha[t - 1]![1]! * transition[1]![s]!
+        const into = t === 0
+          ? initial[s]!
+          : alpha[t - 1]![0]! * transition[0]![s]! + alpha[t - 1]![1]! * transition[1]![s]!
         alpha[t]![s] = into * emission[s]![symbol]!
         sum += alpha[t]![s]!
       }
@@ -153,8 +159,11 @@ export const distribution = (mode: PredictionMode, model: ActivityState): Array<
       return normalize(model.kalman.state.map((value) => Math.max(0, value)))
     case "hmm_lite": {
       const [inactive, active] = stationary(model.hmm.transition)
-      return normalize(emptyCounts().map((_, hour) =>
-        inactive * model.hmm.emission[0]![hour]! + active * model.hmm.emission[1]![hour]!))
+      return normalize(
+        emptyCounts().map((_, hour) =>
+          inactive * model.hmm.emission[0]![hour]! + active * model.hmm.emission[1]![hour]!
+        )
+      )
     }
   }
 }
@@ -180,7 +189,11 @@ export const predict = (shares: ReadonlyArray<number>, horizon: number, now: Dat
     const seen = occurrences.get(hour)
     occurrences.set(hour, { count: (seen?.count ?? 0) + 1, first: seen?.first ?? start })
   }
-  const weights = [...occurrences].map(([hour, seen]) => ({ hour, first: seen.first, weight: shares[hour]! * seen.count }))
+  const weights = [...occurrences].map(([hour, seen]) => ({
+    hour,
+    first: seen.first,
+    weight: shares[hour]! * seen.count
+  }))
   const total = weights.reduce((sum, entry) => sum + entry.weight, 0)
   return weights
     .map((entry) => ({

@@ -13,14 +13,7 @@ import { SqlClient } from "effect/sql"
 import { createHash } from "node:crypto"
 import { EngramConfig } from "../config/EngramConfig.ts"
 import type { PredictionMode } from "../brain/BrainSettings.ts"
-import {
-  type ActivityState,
-  emptyCounts,
-  fitHmm,
-  initialHmm,
-  initialKalman,
-  kalmanStep
-} from "./ActivityModel.ts"
+import { type ActivityState, emptyCounts, fitHmm, initialHmm, initialKalman, kalmanStep } from "./ActivityModel.ts"
 import { combine, type LearnedActivity, learnedOf, type LearnedSources } from "./ActivityExchange.ts"
 
 /** Events the HMM is fitted on: the most recent ones. */
@@ -170,7 +163,8 @@ export class ActivityModels extends Context.Service<ActivityModels, {
         builtAt: Date | null
       ): ActivityView => {
         const combined = combine(mode, state, learned)
-        const learnedStamp = Object.entries(learned).map(([source, entry]) => `${source}@${entry.merged_at}`).sort().join(",")
+        const learnedStamp = Object.entries(learned).map(([source, entry]) => `${source}@${entry.merged_at}`).sort()
+          .join(",")
         return {
           bankId,
           mode,
@@ -190,36 +184,46 @@ export class ActivityModels extends Context.Service<ActivityModels, {
 
       const current = Effect.fn("ActivityModels.current")(function*(bankId: string) {
         const computed = yield* compute(bankId, false)
-        const builtAt = Option.isSome(computed.previous) && computed.newEvents === 0 ? computed.previous.value.builtAt : null
+        const builtAt = Option.isSome(computed.previous) && computed.newEvents === 0
+          ? computed.previous.value.builtAt
+          : null
         return view(bankId, computed.state, learnedIn(computed.previous), computed.marks, builtAt)
       }, Effect.orDie)
 
-      const build = Effect.fn("ActivityModels.build")(function*(bankId: string, options: { readonly rebuild: boolean }) {
-        const computed = yield* compute(bankId, options.rebuild)
-        const builtAt = new Date(yield* Clock.currentTimeMillis)
-        const { learned: _learned, ...own } = computed.state as ActivityState & { learned?: unknown }
-        const model = JSON.stringify(own)
-        // The learned sources are the row's as it is now, not as read: a learn may have merged one meanwhile.
-        const rows = yield* sql<{ model: unknown }>`
+      const build = Effect.fn("ActivityModels.build")(
+        function*(bankId: string, options: { readonly rebuild: boolean }) {
+          const computed = yield* compute(bankId, options.rebuild)
+          const builtAt = new Date(yield* Clock.currentTimeMillis)
+          const { learned: _learned, ...own } = computed.state as ActivityState & { learned?: unknown }
+          const model = JSON.stringify(own)
+          // The learned sources are the row's as it is now, not as read: a learn may have merged one meanwhile.
+          const rows = yield* sql<{ model: unknown }>`
           INSERT INTO brain_activity_models (bank_id, model, access_mark, memory_mark, built_at)
           VALUES (${bankId}, ${model}::jsonb, ${computed.marks.access}, ${computed.marks.memory}, ${builtAt})
           ON CONFLICT (bank_id) DO UPDATE SET
             model = excluded.model || jsonb_build_object('learned', coalesce(brain_activity_models.model -> 'learned', '{}'::jsonb)),
             access_mark = excluded.access_mark, memory_mark = excluded.memory_mark, built_at = excluded.built_at
           RETURNING model`
-        return {
-          ...view(bankId, computed.state, learnedOf(rows[0]?.model), computed.marks, builtAt),
-          newEvents: computed.newEvents,
-          rebuilt: computed.rebuilt
-        } satisfies ActivityBuild
-      }, Effect.orDie)
+          return {
+            ...view(bankId, computed.state, learnedOf(rows[0]?.model), computed.marks, builtAt),
+            newEvents: computed.newEvents,
+            rebuilt: computed.rebuilt
+          } satisfies ActivityBuild
+        },
+        Effect.orDie
+      )
 
       const ensureStored = (bankId: string) =>
-        Effect.flatMap(stored(bankId), (found) => Option.isSome(found) ? Effect.void : Effect.asVoid(build(bankId, { rebuild: false })))
+        Effect.flatMap(
+          stored(bankId),
+          (found) => Option.isSome(found) ? Effect.void : Effect.asVoid(build(bankId, { rebuild: false }))
+        )
 
       const own = Effect.fn("ActivityModels.own")(function*(bankId: string) {
         yield* ensureStored(bankId)
-        const { learned: _learned, ...state } = (yield* compute(bankId, false)).state as ActivityState & { learned?: unknown }
+        const { learned: _learned, ...state } = (yield* compute(bankId, false)).state as ActivityState & {
+          learned?: unknown
+        }
         return state as ActivityState
       }, Effect.orDie)
 
@@ -233,13 +237,19 @@ export class ActivityModels extends Context.Service<ActivityModels, {
         const rows = yield* sql<{ model: ActivityState; replaced: boolean }>`
           UPDATE brain_activity_models AS updated
           SET model = jsonb_set(updated.model, '{learned}',
-            coalesce(updated.model -> 'learned', '{}'::jsonb) || jsonb_build_object(${source}::text, ${JSON.stringify(learned)}::jsonb))
+            coalesce(updated.model -> 'learned', '{}'::jsonb) || jsonb_build_object(${source}::text, ${
+          JSON.stringify(learned)
+        }::jsonb))
           FROM brain_activity_models AS before
           WHERE updated.bank_id = ${bankId} AND before.bank_id = updated.bank_id
           RETURNING updated.model, (before.model -> 'learned' -> ${source}::text) IS NOT NULL AS replaced`
         const row = rows[0]
         const sources = learnedOf(row?.model)
-        const combined = combine(mode, row?.model ?? { counts: [], sampleCount: 0, kalman: initialKalman(), hmm: initialHmm() }, sources)
+        const combined = combine(
+          mode,
+          row?.model ?? { counts: [], sampleCount: 0, kalman: initialKalman(), hmm: initialHmm() },
+          sources
+        )
         return {
           source,
           remote_events: learned.events,
@@ -254,4 +264,3 @@ export class ActivityModels extends Context.Service<ActivityModels, {
     })
   )
 }
-

@@ -118,7 +118,9 @@ export class SubRoutine extends Context.Service<SubRoutine, {
       const run = Effect.fn("SubRoutine.run")(function*(operation: OperationRecord) {
         const bankId = operation.bankId
         const payload = yield* decodePayload(operation.payload).pipe(
-          Effect.mapError(() => new TaskFailure({ message: "the stored sub-routine request is invalid", retryable: false }))
+          Effect.mapError(() =>
+            new TaskFailure({ message: "the stored sub-routine request is invalid", retryable: false })
+          )
         )
         yield* banks.get(bankId).pipe(
           Effect.mapError(() => new TaskFailure({ message: "the bank no longer exists", retryable: false }))
@@ -129,7 +131,8 @@ export class SubRoutine extends Context.Service<SubRoutine, {
         const brain = yield* brains.available(bankId).pipe(
           Effect.flatMap(Option.match({
             // Its breaker is open or the build failed: worth another try after the cool-down.
-            onNone: () => Effect.fail(new TaskFailure({ message: "the bank's brain could not be built now", retryable: true })),
+            onNone: () =>
+              Effect.fail(new TaskFailure({ message: "the bank's brain could not be built now", retryable: true })),
             onSome: Effect.succeed
           }))
         )
@@ -186,22 +189,23 @@ export class SubRoutine extends Context.Service<SubRoutine, {
       // cluster one runner queues it for every bank (a singleton; again should that runner die), and each bank's
       // owner runs it, instead of every node starting queuing one per bank.
       if (config.brain.enabled && config.brain.startupWarmup) {
-        yield* node.singleton("brain-startup-warmup", Effect.gen(function*() {
-          const all = yield* banks.list
-          for (const bank of all) {
-            yield* enqueue(bank.bankId, { mode: "warmup", horizonHours: 24, forceRebuild: false }).pipe(
-              Effect.andThen(actors.wake(bank.bankId))
-            )
-          }
-          if (all.length > 0) yield* Effect.logInfo("queued a start-up brain warm-up", { banks: all.length })
-        }).pipe(
-          Effect.catchCause((cause) => Effect.logWarning("could not queue the start-up brain warm-up", cause))
-        ))
+        yield* node.singleton(
+          "brain-startup-warmup",
+          Effect.gen(function*() {
+            const all = yield* banks.list
+            for (const bank of all) {
+              yield* enqueue(bank.bankId, { mode: "warmup", horizonHours: 24, forceRebuild: false }).pipe(
+                Effect.andThen(actors.wake(bank.bankId))
+              )
+            }
+            if (all.length > 0) yield* Effect.logInfo("queued a start-up brain warm-up", { banks: all.length })
+          }).pipe(
+            Effect.catchCause((cause) => Effect.logWarning("could not queue the start-up brain warm-up", cause))
+          )
+        )
       }
 
       return SubRoutine.of({ request, histogram, predictions })
     })
   )
 }
-
-

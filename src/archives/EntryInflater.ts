@@ -48,7 +48,9 @@ export const inflateBounded = (
         ? { _tag: "PastLimit" }
         : { _tag: "Inflated", bytes: keep ? bytes : undefined, size: bytes.byteLength, synchronous: true }
     } catch (error) {
-      outcome = error instanceof RangeError ? { _tag: "PastLimit" } : { _tag: "Damaged", message: (error as Error).message }
+      outcome = error instanceof RangeError
+        ? { _tag: "PastLimit" }
+        : { _tag: "Damaged", message: (error as Error).message }
     }
     done(outcome)
     return () => undefined
@@ -72,7 +74,10 @@ export const inflateBounded = (
     if (keep) chunks.push(chunk)
   })
   stream.on("error", (error: Error) => finish({ _tag: "Damaged", message: error.message }))
-  stream.on("end", () => finish({ _tag: "Inflated", bytes: keep ? Buffer.concat(chunks, size) : undefined, size, synchronous: false }))
+  stream.on(
+    "end",
+    () => finish({ _tag: "Inflated", bytes: keep ? Buffer.concat(chunks, size) : undefined, size, synchronous: false })
+  )
   stream.end(stored)
   return () => {
     finished = true

@@ -34,8 +34,18 @@ export interface ZipSummary {
 }
 
 export type RefusalReason =
-  | "not_a_zip" | "path_traversal" | "absolute_path" | "symlink" | "encrypted" | "too_many_files"
-  | "file_too_large" | "archive_too_large" | "archive_ratio" | "compression_ratio" | "size_mismatch" | "globs_too_costly"
+  | "not_a_zip"
+  | "path_traversal"
+  | "absolute_path"
+  | "symlink"
+  | "encrypted"
+  | "too_many_files"
+  | "file_too_large"
+  | "archive_too_large"
+  | "archive_ratio"
+  | "compression_ratio"
+  | "size_mismatch"
+  | "globs_too_costly"
 
 export class ArchiveRefused extends Data.TaggedError("ArchiveRefused")<{
   readonly reason: RefusalReason
@@ -69,7 +79,9 @@ export const normalizeEntryPath = (raw: string): string | ArchiveRefused => {
   const parts: Array<string> = []
   for (const part of slashed.split("/")) {
     if (part === "" || part === ".") continue
-    if (part === "..") return new ArchiveRefused({ reason: "path_traversal", message: `entry '${raw}' leaves the archive root` })
+    if (part === "..") {
+      return new ArchiveRefused({ reason: "path_traversal", message: `entry '${raw}' leaves the archive root` })
+    }
     parts.push(part)
   }
   return parts.join("/")
@@ -84,9 +96,16 @@ type Cap = readonly [limit: number, reason: RefusalReason, message: string]
 const entryCaps = (name: string, entry: Entry, limits: ArchiveLimits, budgetLeft: Cap): ReadonlyArray<Cap> => [
   [limits.maxFileBytes, "file_too_large", `entry '${name}' inflates past ${limits.maxFileBytes} bytes`],
   budgetLeft,
-  [Math.max(ratioFloor(limits), limits.maxRatio * Math.max(1, entry.compressedSize)), "compression_ratio",
-    `entry '${name}' inflates more than ${limits.maxRatio} times its compressed size of ${entry.compressedSize} bytes`],
-  [entry.uncompressedSize, "size_mismatch", `entry '${name}' inflates past the ${entry.uncompressedSize} bytes its header declares`]
+  [
+    Math.max(ratioFloor(limits), limits.maxRatio * Math.max(1, entry.compressedSize)),
+    "compression_ratio",
+    `entry '${name}' inflates more than ${limits.maxRatio} times its compressed size of ${entry.compressedSize} bytes`
+  ],
+  [
+    entry.uncompressedSize,
+    "size_mismatch",
+    `entry '${name}' inflates past the ${entry.uncompressedSize} bytes its header declares`
+  ]
 ]
 
 const tightest = (caps: ReadonlyArray<Cap>) => caps.reduce((tight, cap) => (cap[0] < tight[0] ? cap : tight))
@@ -95,114 +114,150 @@ const tightest = (caps: ReadonlyArray<Cap>) => caps.reduce((tight, cap) => (cap[
 const loadYauzl = Effect.promise(() => import("yauzl").then((module) => module.default))
 
 const walk = (bytes: Uint8Array, limits: ArchiveLimits, keep: boolean) =>
-  Effect.flatMap(loadYauzl, (yauzl) =>
-    Effect.callback<{ entries: Array<ArchiveEntry>; files: number; total: number }, ArchiveRefused>((resume) => {
-      const budget = inflationBudget(limits, bytes.byteLength)
-      const overBudget: RefusalReason = budget < limits.maxTotalBytes ? "archive_ratio" : "archive_too_large"
-      const overBudgetMessage = overBudget === "archive_ratio"
-        ? `the archive inflates past ${budget} bytes: at most ${limits.maxInflation} times its own ${bytes.byteLength} bytes ` +
-          `(and ${limits.inflationFloorBytes} bytes for any archive) are accepted`
-        : `the archive inflates to more than ${limits.maxTotalBytes} bytes`
-      const entries: Array<ArchiveEntry> = []
-      let files = 0
-      let total = 0
-      let settled = false
-      let zip: ZipFile | undefined
-      let abandonInflate = () => {}
-      let syncBytes = 0
-      let syncEntries = 0
-      const refuse = (reason: RefusalReason, message: string) => {
-        if (settled) return
-        settled = true
-        zip?.close()
-        resume(Effect.fail(new ArchiveRefused({ reason, message })))
-      }
-      /** The next entry; after enough synchronous work, on a later turn of the event loop so requests get answered. */
-      const next = (opened: ZipFile, synchronous: number | undefined) => {
-        if (synchronous === undefined) syncBytes = syncEntries = 0
-        else {
-          syncBytes += synchronous
-          syncEntries++
-        }
-        if (syncBytes < yieldEveryBytes && syncEntries < yieldEveryEntries) return opened.readEntry()
-        syncBytes = syncEntries = 0
-        setImmediate(() => settled || opened.readEntry())
-      }
-      const buffer = Buffer.from(bytes.buffer, bytes.byteOffset, bytes.byteLength)
-      yauzl.fromBuffer(buffer, { lazyEntries: true, decodeStrings: false, validateEntrySizes: true }, (openError, opened) => {
-        if (openError || opened === undefined) return refuse("not_a_zip", `not a readable zip archive: ${openError?.message ?? "unknown"}`)
-        zip = opened
-        if (opened.entryCount > limits.maxFiles * 2 + 1000) {
-          return refuse("too_many_files", `the archive lists ${opened.entryCount} entries; at most ${limits.maxFiles} files are accepted`)
-        }
-        opened.on("error", (error: Error) => refuse("not_a_zip", `the archive is damaged: ${error.message}`))
-        opened.on("end", () => {
+  Effect.flatMap(
+    loadYauzl,
+    (yauzl) =>
+      Effect.callback<{ entries: Array<ArchiveEntry>; files: number; total: number }, ArchiveRefused>((resume) => {
+        const budget = inflationBudget(limits, bytes.byteLength)
+        const overBudget: RefusalReason = budget < limits.maxTotalBytes ? "archive_ratio" : "archive_too_large"
+        const overBudgetMessage = overBudget === "archive_ratio"
+          ? `the archive inflates past ${budget} bytes: at most ${limits.maxInflation} times its own ${bytes.byteLength} bytes ` +
+            `(and ${limits.inflationFloorBytes} bytes for any archive) are accepted`
+          : `the archive inflates to more than ${limits.maxTotalBytes} bytes`
+        const entries: Array<ArchiveEntry> = []
+        let files = 0
+        let total = 0
+        let settled = false
+        let zip: ZipFile | undefined
+        let abandonInflate = () => {}
+        let syncBytes = 0
+        let syncEntries = 0
+        const refuse = (reason: RefusalReason, message: string) => {
           if (settled) return
           settled = true
-          resume(Effect.succeed({ entries, files, total }))
-        })
-        opened.on("entry", (entry: Entry) => {
-          if (settled) return
-          const raw = (entry as unknown as { fileNameRaw: Buffer }).fileNameRaw.toString((entry.generalPurposeBitFlag & 0x800) !== 0 ? "utf8" : "latin1")
-          const path = normalizeEntryPath(raw)
-          if (typeof path !== "string") return refuse(path.reason, path.message)
-          if (raw.endsWith("/") || path === "") return next(opened, 0)
-          if (((entry.externalFileAttributes >>> 16) & fileTypeMask) === symlinkMode) {
-            return refuse("symlink", `entry '${raw}' is a symbolic link`)
+          zip?.close()
+          resume(Effect.fail(new ArchiveRefused({ reason, message })))
+        }
+        /** The next entry; after enough synchronous work, on a later turn of the event loop so requests get answered. */
+        const next = (opened: ZipFile, synchronous: number | undefined) => {
+          if (synchronous === undefined) syncBytes = syncEntries = 0
+          else {
+            syncBytes += synchronous
+            syncEntries++
           }
-          if (entry.isEncrypted()) return refuse("encrypted", `entry '${raw}' is encrypted`)
-          if (files + 1 > limits.maxFiles) return refuse("too_many_files", `the archive holds more than ${limits.maxFiles} files`)
-          if (entry.compressionMethod !== 0 && entry.compressionMethod !== 8) {
-            return refuse("not_a_zip", `entry '${raw}' uses compression method ${entry.compressionMethod}`)
-          }
-          // What the header declares is checked before a byte is inflated: most bombs are honest about their sizes.
-          const caps = entryCaps(raw, entry, limits, [budget - total, overBudget, overBudgetMessage])
-          const declaredOver = caps.slice(0, 3).find(([limit]) => entry.uncompressedSize > limit)
-          if (declaredOver !== undefined) {
-            return refuse(declaredOver[1], declaredOver[1] === "file_too_large"
-              ? `entry '${raw}' is ${entry.uncompressedSize} bytes; at most ${limits.maxFileBytes} are accepted per file`
-              : declaredOver[2])
-          }
-          const [limit, reason, message] = tightest(caps)
-          opened.openReadStream(entry, storedBytes, (streamError, stream) => {
-            if (streamError || stream === undefined) return refuse("not_a_zip", `entry '${raw}' cannot be read: ${streamError?.message ?? "unknown"}`)
-            const chunks: Array<Buffer> = []
-            stream.on("data", (chunk: Buffer) => chunks.push(chunk))
-            stream.on("error", (error: Error) => refuse("not_a_zip", `entry '${raw}' is damaged: ${error.message}`))
-            stream.on("end", () => {
+          if (syncBytes < yieldEveryBytes && syncEntries < yieldEveryEntries) return opened.readEntry()
+          syncBytes = syncEntries = 0
+          setImmediate(() => settled || opened.readEntry())
+        }
+        const buffer = Buffer.from(bytes.buffer, bytes.byteOffset, bytes.byteLength)
+        yauzl.fromBuffer(
+          buffer,
+          { lazyEntries: true, decodeStrings: false, validateEntrySizes: true },
+          (openError, opened) => {
+            if (openError || opened === undefined) {
+              return refuse("not_a_zip", `not a readable zip archive: ${openError?.message ?? "unknown"}`)
+            }
+            zip = opened
+            if (opened.entryCount > limits.maxFiles * 2 + 1000) {
+              return refuse(
+                "too_many_files",
+                `the archive lists ${opened.entryCount} entries; at most ${limits.maxFiles} files are accepted`
+              )
+            }
+            opened.on("error", (error: Error) => refuse("not_a_zip", `the archive is damaged: ${error.message}`))
+            opened.on("end", () => {
               if (settled) return
-              const stored = Buffer.concat(chunks)
-              const accept = (outcome: InflateOutcome) => {
-                if (settled) return
-                if (outcome._tag === "PastLimit") return refuse(reason, message)
-                if (outcome._tag === "Damaged") return refuse("not_a_zip", `entry '${raw}' is damaged: ${outcome.message}`)
-                if (outcome.size !== entry.uncompressedSize) {
-                  return refuse("size_mismatch", `entry '${raw}' holds ${outcome.size} bytes, not the ${entry.uncompressedSize} its header declares`)
-                }
-                files++
-                total += outcome.size
-                if (outcome.bytes !== undefined) {
-                  entries.push({ path, bytes: new Uint8Array(outcome.bytes.buffer, outcome.bytes.byteOffset, outcome.bytes.byteLength) })
-                }
-                next(opened, outcome.synchronous ? outcome.size : undefined)
-              }
-              if (entry.compressionMethod === 0) {
-                return accept(stored.byteLength > limit
-                  ? { _tag: "PastLimit" }
-                  : { _tag: "Inflated", bytes: keep ? stored : undefined, size: stored.byteLength, synchronous: true })
-              }
-              abandonInflate = inflateBounded(stored, entry.uncompressedSize, limit, keep, accept)
+              settled = true
+              resume(Effect.succeed({ entries, files, total }))
             })
-          })
+            opened.on("entry", (entry: Entry) => {
+              if (settled) return
+              const raw = (entry as unknown as { fileNameRaw: Buffer }).fileNameRaw.toString(
+                (entry.generalPurposeBitFlag & 0x800) !== 0 ? "utf8" : "latin1"
+              )
+              const path = normalizeEntryPath(raw)
+              if (typeof path !== "string") return refuse(path.reason, path.message)
+              if (raw.endsWith("/") || path === "") return next(opened, 0)
+              if (((entry.externalFileAttributes >>> 16) & fileTypeMask) === symlinkMode) {
+                return refuse("symlink", `entry '${raw}' is a symbolic link`)
+              }
+              if (entry.isEncrypted()) return refuse("encrypted", `entry '${raw}' is encrypted`)
+              if (files + 1 > limits.maxFiles) {
+                return refuse("too_many_files", `the archive holds more than ${limits.maxFiles} files`)
+              }
+              if (entry.compressionMethod !== 0 && entry.compressionMethod !== 8) {
+                return refuse("not_a_zip", `entry '${raw}' uses compression method ${entry.compressionMethod}`)
+              }
+              // What the header declares is checked before a byte is inflated: most bombs are honest about their sizes.
+              const caps = entryCaps(raw, entry, limits, [budget - total, overBudget, overBudgetMessage])
+              const declaredOver = caps.slice(0, 3).find(([limit]) => entry.uncompressedSize > limit)
+              if (declaredOver !== undefined) {
+                return refuse(
+                  declaredOver[1],
+                  declaredOver[1] === "file_too_large"
+                    ? `entry '${raw}' is ${entry.uncompressedSize} bytes; at most ${limits.maxFileBytes} are accepted per file`
+                    : declaredOver[2]
+                )
+              }
+              const [limit, reason, message] = tightest(caps)
+              opened.openReadStream(entry, storedBytes, (streamError, stream) => {
+                if (streamError || stream === undefined) {
+                  return refuse("not_a_zip", `entry '${raw}' cannot be read: ${streamError?.message ?? "unknown"}`)
+                }
+                const chunks: Array<Buffer> = []
+                stream.on("data", (chunk: Buffer) => chunks.push(chunk))
+                stream.on("error", (error: Error) => refuse("not_a_zip", `entry '${raw}' is damaged: ${error.message}`))
+                stream.on("end", () => {
+                  if (settled) return
+                  const stored = Buffer.concat(chunks)
+                  const accept = (outcome: InflateOutcome) => {
+                    if (settled) return
+                    if (outcome._tag === "PastLimit") return refuse(reason, message)
+                    if (outcome._tag === "Damaged") {
+                      return refuse("not_a_zip", `entry '${raw}' is damaged: ${outcome.message}`)
+                    }
+                    if (outcome.size !== entry.uncompressedSize) {
+                      return refuse(
+                        "size_mismatch",
+                        `entry '${raw}' holds ${outcome.size} bytes, not the ${entry.uncompressedSize} its header declares`
+                      )
+                    }
+                    files++
+                    total += outcome.size
+                    if (outcome.bytes !== undefined) {
+                      entries.push({
+                        path,
+                        bytes: new Uint8Array(outcome.bytes.buffer, outcome.bytes.byteOffset, outcome.bytes.byteLength)
+                      })
+                    }
+                    next(opened, outcome.synchronous ? outcome.size : undefined)
+                  }
+                  if (entry.compressionMethod === 0) {
+                    return accept(
+                      stored.byteLength > limit
+                        ? { _tag: "PastLimit" }
+                        : {
+                          _tag: "Inflated",
+                          bytes: keep ? stored : undefined,
+                          size: stored.byteLength,
+                          synchronous: true
+                        }
+                    )
+                  }
+                  abandonInflate = inflateBounded(stored, entry.uncompressedSize, limit, keep, accept)
+                })
+              })
+            })
+            opened.readEntry()
+          }
+        )
+        return Effect.sync(() => {
+          settled = true
+          abandonInflate()
+          zip?.close()
         })
-        opened.readEntry()
       })
-      return Effect.sync(() => {
-        settled = true
-        abandonInflate()
-        zip?.close()
-      })
-    }))
+  )
 
 /** Every file of the archive with its content, in archive order; folders are skipped. */
 export const readZip = (bytes: Uint8Array, limits: ArchiveLimits): Effect.Effect<Array<ArchiveEntry>, ArchiveRefused> =>

@@ -56,7 +56,9 @@ export const periods: Record<AuditStatsPeriod, { readonly trunc: "hour" | "day";
 
 export interface AuditStats {
   readonly start: Date
-  readonly buckets: ReadonlyArray<{ readonly time: Date; readonly actions: Record<string, number>; readonly total: number }>
+  readonly buckets: ReadonlyArray<
+    { readonly time: Date; readonly actions: Record<string, number>; readonly total: number }
+  >
 }
 
 const bucketWidth = { hour: 3_600_000, day: 86_400_000 } as const

@@ -47,7 +47,9 @@ export const makeKeyRing = (
       if (timingSafeEqual(presentedDigest, entry.digest) && found === undefined) found = entry.access
     }
     // Only a key the ring accepted gets a fingerprint, so an unknown key's hash is never stored anywhere.
-    return found === undefined ? undefined : { access: found, fingerprint: `key:${presentedDigest.toString("hex").slice(0, 12)}` }
+    return found === undefined
+      ? undefined
+      : { access: found, fingerprint: `key:${presentedDigest.toString("hex").slice(0, 12)}` }
   }
   return { identify, accessOf: (authorization) => identify(authorization)?.access }
 }
@@ -61,4 +63,3 @@ export const keyRingOf = (settings: EngramSettings): KeyRing | undefined => {
   })
   return makeKeyRing([...single, ...settings.tenantApiKeys])
 }
-

@@ -216,7 +216,11 @@ export class BankActors extends Context.Service<BankActors, {
           return {
             active: actor !== undefined,
             currentOperationId: actor?.current?.operationId ?? null,
-            circuit: circuit._tag === "Open" ? "open" as const : circuit._tag === "HalfOpen" ? "half_open" as const : "closed" as const,
+            circuit: circuit._tag === "Open"
+              ? "open" as const
+              : circuit._tag === "HalfOpen"
+              ? "half_open" as const
+              : "closed" as const,
             retryAfterMs: circuit._tag === "Open" ? Duration.toMillis(circuit.retryAfter) : null
           }
         })
@@ -247,4 +251,3 @@ export class BankActors extends Context.Service<BankActors, {
     })
   )
 }
-

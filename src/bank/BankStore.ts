@@ -160,7 +160,8 @@ export class BankStore extends Context.Service<BankStore, {
                 AND fact_type IN ('world', 'experience')) AS pending,
               (SELECT last_consolidated_at FROM banks WHERE bank_id = ${bankId}) AS last,
               (SELECT last_write_at FROM banks WHERE bank_id = ${bankId}) AS last_write,
-              (SELECT max(greatest(created_at, updated_at)) FROM memory_units WHERE bank_id = ${bankId}) AS last_memory_write`.pipe(Effect.orDie)
+              (SELECT max(greatest(created_at, updated_at)) FROM memory_units WHERE bank_id = ${bankId}) AS last_memory_write`
+            .pipe(Effect.orDie)
         ], { concurrency: "unbounded" })
         const linksBreakdown: Record<string, Record<string, number>> = {}
         for (const row of breakdown) {

@@ -139,8 +139,12 @@ export class BankTemplates extends Context.Service<BankTemplates, {
         const response = {
           bank_id: bankId,
           config_applied: manifest.bank !== undefined && manifest.bank !== null,
-          mental_models_created: (manifest.mental_models ?? []).filter((m) => !existingModels.has(m.id)).map((m) => m.id),
-          mental_models_updated: (manifest.mental_models ?? []).filter((m) => existingModels.has(m.id)).map((m) => m.id),
+          mental_models_created: (manifest.mental_models ?? []).filter((m) => !existingModels.has(m.id)).map((m) =>
+            m.id
+          ),
+          mental_models_updated: (manifest.mental_models ?? []).filter((m) => existingModels.has(m.id)).map((m) =>
+            m.id
+          ),
           directives_created: templateDirectives.filter((d) => !ruleByName.has(d.name)).map((d) => d.name),
           directives_updated: templateDirectives.filter((d) => ruleByName.has(d.name)).map((d) => d.name),
           operation_ids: [] as Array<string>,

@@ -73,7 +73,11 @@ export class Banks extends Context.Service<Banks, {
       const save = (bankId: string, before: Option.Option<Bank>, next: BankSettings) =>
         Effect.gen(function*() {
           const saved = yield* store.save(bankId, next)
-          const afterCommit = yield* settingsChanges.saved({ bankId, before: Option.getOrUndefined(before), after: saved })
+          const afterCommit = yield* settingsChanges.saved({
+            bankId,
+            before: Option.getOrUndefined(before),
+            after: saved
+          })
           return { saved, afterCommit }
         }).pipe(
           sql.withTransaction,

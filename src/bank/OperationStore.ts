@@ -97,7 +97,8 @@ export class OperationStore extends Context.Service<OperationStore, {
         const id = crypto.randomUUID()
         const children = operation.children ?? []
         const traceParent = yield* currentTraceParent
-        const insert = (row: Record<string, unknown>) => rows(sql`INSERT INTO operations ${sql.insert(row)} RETURNING *`)
+        const insert = (row: Record<string, unknown>) =>
+          rows(sql`INSERT INTO operations ${sql.insert(row)} RETURNING *`)
         const parent = yield* insert({
           id,
           bankId: operation.bankId,
@@ -216,7 +217,11 @@ export class OperationStore extends Context.Service<OperationStore, {
           DELETE FROM operations
           WHERE bank_id = ${bankId} AND id = ${id} AND parent_id IS NULL AND status IN ('completed', 'failed', 'cancelled')
           RETURNING id`.pipe(Effect.orDie)
-        return Option.some({ deleted: deleted.length > 0, status: current.value.status, parentId: current.value.parentId })
+        return Option.some({
+          deleted: deleted.length > 0,
+          status: current.value.status,
+          parentId: current.value.parentId
+        })
       })
 
       const list = Effect.fn("OperationStore.list")(function*(bankId: string, filter: ListFilter) {

@@ -11,7 +11,6 @@ import { OperationStore } from "./OperationStore.ts"
 import { TaskRegistry } from "./TaskRegistry.ts"
 import { isoOrNull as iso } from "../domain/IsoTime.ts"
 
-
 export const toListEntry = (operation: OperationRecord) => ({
   id: operation.id,
   task_type: operation.taskType,
@@ -127,11 +126,13 @@ export class Operations extends Context.Service<Operations, {
         if (outcome.value.deleted) return
         if (outcome.value.parentId !== null) {
           return yield* new Conflict({
-            detail: `operation '${id}' is a sub-batch of operation '${outcome.value.parentId}'; delete that operation instead`
+            detail:
+              `operation '${id}' is a sub-batch of operation '${outcome.value.parentId}'; delete that operation instead`
           })
         }
         return yield* new Conflict({
-          detail: `operation '${id}' is ${outcome.value.status}; only completed, failed or cancelled operations can be ` +
+          detail:
+            `operation '${id}' is ${outcome.value.status}; only completed, failed or cancelled operations can be ` +
             "deleted (cancel it first)"
         })
       })

@@ -56,7 +56,11 @@ export const manifestIssues = (manifest: BankTemplateManifest): ReadonlyArray<Fi
       else issue(field(index), `${what} '${value}' appears twice (also at index ${earlier})`)
     })
   }
-  seen((manifest.mental_models ?? []).map((model) => model.id), (index) => `mental_models.${index}.id`, "mental model id")
+  seen(
+    (manifest.mental_models ?? []).map((model) => model.id),
+    (index) => `mental_models.${index}.id`,
+    "mental model id"
+  )
   seen(
     (manifest.directives ?? []).map((directive) => directive.name.trim()),
     (index) => `directives.${index}.name`,

@@ -272,7 +272,9 @@ export class BankBrains extends Context.Service<BankBrains, {
               },
               links: (links) => {
                 graph ??= GraphSnapshot.builder(nodeIds)
-                for (const link of links) graph.add(link[0] as number, link[1] as number, link[2] as string, link[3] as number)
+                for (const link of links) {
+                  graph.add(link[0] as number, link[1] as number, link[2] as string, link[3] as number)
+                }
               },
               mentions: (mentions) => records.addMentions(mentions),
               entityNames: (names) => records.nameEntities(names),
@@ -519,10 +521,11 @@ export class BankBrains extends Context.Service<BankBrains, {
                 Effect.catchCause((cause) =>
                   Cause.hasInterruptsOnly(cause)
                     ? Effect.failCause(cause as Cause.Cause<never>)
-                    : Effect.logWarning(`the brain of bank ${bankId} could not be built; answering from SQL`, cause).pipe(
-                      Effect.andThen(Effect.sync(() => void stats.sqlFallbacks++)),
-                      Effect.as(Option.none<Brain>())
-                    )
+                    : Effect.logWarning(`the brain of bank ${bankId} could not be built; answering from SQL`, cause)
+                      .pipe(
+                        Effect.andThen(Effect.sync(() => void stats.sqlFallbacks++)),
+                        Effect.as(Option.none<Brain>())
+                      )
                 )
               )
             }))
@@ -573,12 +576,15 @@ export class BankBrains extends Context.Service<BankBrains, {
               if (!sameDataVersion(bank, imported.dataVersion)) {
                 return {
                   installed: false,
-                  reason: `the bank's data version moved since the file was written (file ${
-                    imported.dataVersion.memories
-                  }.${imported.dataVersion.seqMark}.${imported.dataVersion.changeMark}, bank ${bank.memories}.${bank.seqMark}.${bank.changeMark})`
+                  reason:
+                    `the bank's data version moved since the file was written (file ${imported.dataVersion.memories}.${imported.dataVersion.seqMark}.${imported.dataVersion.changeMark}, bank ${bank.memories}.${bank.seqMark}.${bank.changeMark})`
                 } satisfies InstallOutcome
               }
-              entry.brain = { graph: LiveGraph.of(imported.graph), keywords: imported.keywords, records: imported.records }
+              entry.brain = {
+                graph: LiveGraph.of(imported.graph),
+                keywords: imported.keywords,
+                records: imported.records
+              }
               entry.seqMark = imported.dataVersion.seqMark
               entry.changeMark = imported.dataVersion.changeMark
               // The import is stored as the bank's file.
@@ -606,7 +612,9 @@ export class BankBrains extends Context.Service<BankBrains, {
               bytes: brain === undefined ? 0 : brainBytes(brain),
               vectorIndex: brain === undefined || !brain.records.hasIndex
                 ? "exact"
-                : brain.records.annReady ? "ready" : "building",
+                : brain.records.annReady
+                ? "ready"
+                : "building",
               dataVersion: brain === undefined || entry === undefined
                 ? null
                 : { memories: brain.keywords.size, seqMark: entry.seqMark, changeMark: entry.changeMark }
@@ -655,7 +663,9 @@ export class BankBrains extends Context.Service<BankBrains, {
         )
         if (marks !== undefined) {
           // Keeps this node's marks live while it holds the brains; a node that stops renewing holds nobody back.
-          yield* Effect.suspend(() => marks.renew([...entries].filter(([, entry]) => entry.brain !== undefined).map(([bankId]) => bankId))).pipe(
+          yield* Effect.suspend(() =>
+            marks.renew([...entries].filter(([, entry]) => entry.brain !== undefined).map(([bankId]) => bankId))
+          ).pipe(
             Effect.catch((error) => Effect.logWarning("could not renew this node's change log marks", error)),
             Effect.repeat(Schedule.spaced(marks.renewEvery)),
             Effect.withTracerEnabled(false),
@@ -665,17 +675,19 @@ export class BankBrains extends Context.Service<BankBrains, {
 
         return BankBrains.of({
           changed,
-          drop: (bankId) => Effect.sync(() => {
-            bump(bankId)
-            entries.delete(bankId)
-            oversized.delete(bankId)
-          }),
-          rebuild: (bankId) => Effect.sync(() => {
-            bump(bankId)
-            entries.delete(bankId)
-            oversized.delete(bankId)
-            fromTables.add(bankId)
-          }),
+          drop: (bankId) =>
+            Effect.sync(() => {
+              bump(bankId)
+              entries.delete(bankId)
+              oversized.delete(bankId)
+            }),
+          rebuild: (bankId) =>
+            Effect.sync(() => {
+              bump(bankId)
+              entries.delete(bankId)
+              oversized.delete(bankId)
+              fromTables.add(bankId)
+            }),
           isLoaded: (bankId) => entries.get(bankId)?.brain !== undefined,
           generation: (bankId) => Effect.sync(() => generations.get(bankId) ?? 0),
           available,
@@ -692,7 +704,9 @@ export class BankBrains extends Context.Service<BankBrains, {
               entry.fileMark = version.changeMark
               entry.changesSinceFile = 0
             }),
-          loadedBanks: Effect.sync(() => [...entries].filter(([, entry]) => entry.brain !== undefined).map(([bankId]) => bankId)),
+          loadedBanks: Effect.sync(() =>
+            [...entries].filter(([, entry]) => entry.brain !== undefined).map(([bankId]) => bankId)
+          ),
           size: Effect.sync(() => {
             let bytes = 0
             for (const entry of entries.values()) {

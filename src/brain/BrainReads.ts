@@ -211,8 +211,13 @@ export const makeBrainReads = (sql: SqlClient.SqlClient, options: BrainReadsOpti
       // A cursor is planned for its first rows unless told that all of them will be read.
       yield* sql`SET LOCAL cursor_tuple_fraction = 1`
       const changeMark = yield* lastChange(bankId)
-      yield* inPages("brain_memories", memoryRows(sql`bank_id = ${bankId}`), options.pageRows.memories, identity, (rows) =>
-        sinks.memories(rows.map(readMemory)))
+      yield* inPages(
+        "brain_memories",
+        memoryRows(sql`bank_id = ${bankId}`),
+        options.pageRows.memories,
+        identity,
+        (rows) => sinks.memories(rows.map(readMemory))
+      )
       yield* inPages(
         "brain_links",
         sql<{ fromIndex: number; toIndex: number; linkType: string; weight: number }>`
@@ -281,7 +286,9 @@ export const makeBrainReads = (sql: SqlClient.SqlClient, options: BrainReadsOpti
       if (addedRows.length > options.bulkChange || changedIds.length > options.bulkChange) return undefined
       const rewrittenRows = changedIds.length === 0
         ? []
-        : yield* memoryRows(sql.and([sql`bank_id = ${bankId}`, sql`seq <= ${marks.seqMark}`, sql`id IN ${sql.in(changedIds)}`]))
+        : yield* memoryRows(
+          sql.and([sql`bank_id = ${bankId}`, sql`seq <= ${marks.seqMark}`, sql`id IN ${sql.in(changedIds)}`])
+        )
       const addedIds = addedRows.map((memory) => memory.id)
       const readIds = [...addedIds, ...rewrittenRows.map((memory) => memory.id)]
       const links = addedIds.length === 0 ? [] : yield* sql<LinkRow>`

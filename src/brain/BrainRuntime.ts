@@ -35,7 +35,7 @@ import {
   summarize,
   writingBrainFile
 } from "./file/BrainFile.ts"
-import { BrainFileInvalid, currentVersion, opening, type OpenedBrainFile } from "./file/BrainFormat.ts"
+import { BrainFileInvalid, currentVersion, type OpenedBrainFile, opening } from "./file/BrainFormat.ts"
 
 /** A recent memory as the SQL client reads it (column names camel-cased). */
 interface BrainMemoryRow {
@@ -71,8 +71,10 @@ interface FileCounters {
  * A parsed file as a brain `BankBrains` can hold, or why it cannot be one: it must carry a keyword index and a data
  * version (format 2) and have been written for the models this service runs.
  */
-export const brainOfFile = (content: BrainFileContent, modelSignature: string): KeptBrain | { readonly reason: string } =>
-  runWhole(brainOfFileSliced(content, modelSignature))
+export const brainOfFile = (
+  content: BrainFileContent,
+  modelSignature: string
+): KeptBrain | { readonly reason: string } => runWhole(brainOfFileSliced(content, modelSignature))
 
 /** `brainOfFile` in slices (`Sliced.ts`): the records of a 100k-memory file take 1.6 s to unpack. */
 export function* brainOfFileSliced(
@@ -104,7 +106,9 @@ export function* brainOfFileSliced(
   yield
   try {
     const records = yield* recordsFromPartsSliced(content.records)
-    if (records.size !== keywords.size) return { reason: "the memory records in the file do not match its keyword index" }
+    if (records.size !== keywords.size) {
+      return { reason: "the memory records in the file do not match its keyword index" }
+    }
     return { graph, keywords, records, dataVersion: content.dataVersion }
   } catch {
     return { reason: "the memory records in the file are inconsistent" }
@@ -171,18 +175,29 @@ export class BrainRuntime extends Context.Service<BrainRuntime, {
       const unwritable = (error: Error) =>
         Effect.andThen(
           Effect.logWarning("could not write a .brain file", { reason: error.message }),
-          Effect.fail(new ServiceUnavailable({ detail: "the .brain file could not be written (the server log has the reason)" }))
+          Effect.fail(
+            new ServiceUnavailable({ detail: "the .brain file could not be written (the server log has the reason)" })
+          )
         )
 
       // Temporaries of file writes a stop or a kill cut short. An hour old at least: the directory may be shared by
       // nodes of a cluster, and a younger one can be another node's write in progress.
       yield* removeStaleTemporaries(cacheDir, 60 * 60_000).pipe(
-        Effect.tap((removed) => removed > 0 ? Effect.logInfo("removed unfinished brain file writes", { directory: cacheDir, removed }) : Effect.void),
+        Effect.tap((removed) =>
+          removed > 0
+            ? Effect.logInfo("removed unfinished brain file writes", { directory: cacheDir, removed })
+            : Effect.void
+        ),
         Effect.forkScoped
       )
 
       const readBytes = (path: string) =>
-        Effect.promise(() => readFile(path).then((buffer) => new Uint8Array(buffer.buffer, buffer.byteOffset, buffer.byteLength), () => undefined))
+        Effect.promise(() =>
+          readFile(path).then(
+            (buffer) => new Uint8Array(buffer.buffer, buffer.byteOffset, buffer.byteLength),
+            () => undefined
+          )
+        )
 
       /** What the mental models look like now: a file taken before a model changed is not reused. */
       const mentalModelsVersion = (bankId: string) =>
@@ -217,8 +232,11 @@ export class BrainRuntime extends Context.Service<BrainRuntime, {
 
       /** Checks and parses in slices with a turn of the event loop between them: a 100k file is 160 MB. */
       const sliced = <A>(work: Sliced<A>) =>
-        runSlicedOrFail(work, Effect.yieldNow, (thrown) =>
-          thrown instanceof BrainFileInvalid ? thrown : new BrainFileInvalid(String(thrown), null))
+        runSlicedOrFail(
+          work,
+          Effect.yieldNow,
+          (thrown) => thrown instanceof BrainFileInvalid ? thrown : new BrainFileInvalid(String(thrown), null)
+        )
 
       const parse = (bytes: Uint8Array) =>
         sliced((function*() {
@@ -246,11 +264,14 @@ export class BrainRuntime extends Context.Service<BrainRuntime, {
         yield* banks.get(bankId)
         const path = filePath(bankId)
         const existing = yield* openCurrent(bankId)
-        const summary = Option.isSome(existing) ? yield* Effect.option(Effect.try(() => summarize(existing.value))) : Option.none()
+        const summary = Option.isSome(existing)
+          ? yield* Effect.option(Effect.try(() => summarize(existing.value)))
+          : Option.none()
         const modelsStamp = yield* mentalModelsVersion(bankId)
         const bankVersion = yield* brains.dataVersion(bankId)
         // The bank's own activity model (built first when it has none); a file with other activity is not reused.
-        const activity = options.activity ?? encodeActivitySection(yield* activityModels.own(bankId), settings.predictionMode)
+        const activity = options.activity ??
+          encodeActivitySection(yield* activityModels.own(bankId), settings.predictionMode)
         const existingActivity = Option.isSome(existing) && existing.value.sections.has("activity")
           ? yield* Effect.orElseSucceed(Effect.try(() => existing.value.sections.bytes("activity")), () => null)
           : null
@@ -272,7 +293,12 @@ export class BrainRuntime extends Context.Service<BrainRuntime, {
             detail: `the brain of bank '${bankId}' cannot be built now (its circuit breaker is open); try again later`
           })
         }
-        const models = yield* mentalModels.list(bankId, { tags: [], tagsMatch: "any", limit: budget.mentalModels, offset: 0 })
+        const models = yield* mentalModels.list(bankId, {
+          tags: [],
+          tagsMatch: "any",
+          limit: budget.mentalModels,
+          offset: 0
+        })
         const memories = options.mode === "full_copy" ? yield* recentMemories(bankId) : []
         const graph = snapshot.value.graph
         const records = yield* sliced(recordsToPartsSliced(snapshot.value.records)).pipe(Effect.orDie)
@@ -285,7 +311,13 @@ export class BrainRuntime extends Context.Service<BrainRuntime, {
           modelSignature,
           embeddingModel,
           dataVersion: snapshot.value.dataVersion,
-          graph: { ids: graph.ids, offsets: graph.offsets, targets: graph.targets, weights: graph.weights, types: graph.types },
+          graph: {
+            ids: graph.ids,
+            offsets: graph.offsets,
+            targets: graph.targets,
+            weights: graph.weights,
+            types: graph.types
+          },
           keywords: snapshot.value.keywords,
           records,
           mentalModels: models.map((model) => ({
@@ -315,25 +347,34 @@ export class BrainRuntime extends Context.Service<BrainRuntime, {
 
       /** The file checked and parsed once (checksums, sections, bank): the verdict and, when valid, its content. */
       const check = (bankId: string, bytes: Uint8Array) =>
-        runSlicedOrFail((function*(): Sliced<{ readonly verdict: Validation; readonly content?: BrainFileContent }> {
-          const opened = yield* opening(bytes, settings.maxFileBytes)
-          const summary = summarize(opened)
-          if (summary.bankId !== bankId) {
-            return {
-              verdict: {
-                valid: false,
-                version: opened.version,
-                reason: `brain file bank mismatch: the file is of bank '${summary.bankId}', not '${bankId}'`
+        runSlicedOrFail(
+          (function*(): Sliced<{ readonly verdict: Validation; readonly content?: BrainFileContent }> {
+            const opened = yield* opening(bytes, settings.maxFileBytes)
+            const summary = summarize(opened)
+            if (summary.bankId !== bankId) {
+              return {
+                verdict: {
+                  valid: false,
+                  version: opened.version,
+                  reason: `brain file bank mismatch: the file is of bank '${summary.bankId}', not '${bankId}'`
+                }
               }
             }
-          }
-          return { verdict: { valid: true, version: opened.version, reason: null }, content: yield* readingBrainFile(opened) }
-        })(), Effect.yieldNow, (error) => error).pipe(
+            return {
+              verdict: { valid: true, version: opened.version, reason: null },
+              content: yield* readingBrainFile(opened)
+            }
+          })(),
+          Effect.yieldNow,
+          (error) => error
+        ).pipe(
           Effect.catch((error) =>
             Effect.succeed<{ readonly verdict: Validation; readonly content?: BrainFileContent }>(
               error instanceof BrainFileInvalid
                 ? { verdict: { valid: false, version: error.version, reason: error.reason } }
-                : { verdict: { valid: false, version: null, reason: `invalid brain file: ${(error as Error).message}` } }
+                : {
+                  verdict: { valid: false, version: null, reason: `invalid brain file: ${(error as Error).message}` }
+                }
             )
           )
         )
@@ -363,7 +404,8 @@ export class BrainRuntime extends Context.Service<BrainRuntime, {
 
       const install = (bankId: string, content: BrainFileContent) =>
         Effect.gen(function*() {
-          const brain = yield* runSlicedOrFail(brainOfFileSliced(content, modelSignature), Effect.yieldNow, (thrown) => thrown)
+          const brain = yield* runSlicedOrFail(brainOfFileSliced(content, modelSignature), Effect.yieldNow, (thrown) =>
+            thrown)
             .pipe(Effect.orDie)
           return "reason" in brain
             ? { installed: false as const, reason: brain.reason }
@@ -400,9 +442,9 @@ export class BrainRuntime extends Context.Service<BrainRuntime, {
               : summary.modelSignature !== modelSignature
               ? `the file was written for ${summary.modelSignature}, this service runs ${modelSignature}`
               : !sameDataVersion(summary.dataVersion, bankVersion)
-              ? `the bank's data version moved since the file was written (file ${dataVersionText(summary.dataVersion)}, bank ${
-                dataVersionText(bankVersion)
-              })`
+              ? `the bank's data version moved since the file was written (file ${
+                dataVersionText(summary.dataVersion)
+              }, bank ${dataVersionText(bankVersion)})`
               : null
           }
         }
@@ -463,4 +505,3 @@ export class BrainRuntime extends Context.Service<BrainRuntime, {
     })
   )
 }
-

@@ -38,7 +38,11 @@ export const KeptBrainFiles = Layer.effectDiscard(Effect.gen(function*() {
     Effect.gen(function*() {
       const content = yield* runtime.readFile(bankId)
       if (Option.isNone(content) || content.value.bankId !== bankId) return Option.none<KeptBrain>()
-      const brain = yield* runSlicedOrFail(brainOfFileSliced(content.value, runtime.modelSignature), Effect.yieldNow, (thrown) => thrown)
+      const brain = yield* runSlicedOrFail(
+        brainOfFileSliced(content.value, runtime.modelSignature),
+        Effect.yieldNow,
+        (thrown) => thrown
+      )
       if ("reason" in brain) {
         yield* Effect.logInfo(`the brain file of bank ${bankId} is not loaded: ${brain.reason}`)
         return Option.none<KeptBrain>()

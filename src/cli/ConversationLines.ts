@@ -12,8 +12,16 @@ export interface RetainItem {
 }
 
 /** Item fields passed through to the API as they are. */
-const itemFields = ["timestamp", "context", "metadata", "document_id", "update_mode", "tags", "entities",
-  "observation_scopes"] as const
+const itemFields = [
+  "timestamp",
+  "context",
+  "metadata",
+  "document_id",
+  "update_mode",
+  "tags",
+  "entities",
+  "observation_scopes"
+] as const
 
 const passThrough = (line: Record<string, unknown>): Record<string, unknown> => {
   const fields: Record<string, unknown> = {}

@@ -66,8 +66,10 @@ const makeClient = (baseUrl: string, apiKey: Option.Option<Redacted.Redacted<str
         }
         const response = yield* http.execute(request).pipe(
           Effect.mapError((error) =>
-            CliFailure.failure(`cannot reach engram at ${baseUrl}: ${error.message}` +
-              " (start it with `engram serve`, pass --url, or use --embedded)")
+            CliFailure.failure(
+              `cannot reach engram at ${baseUrl}: ${error.message}` +
+                " (start it with `engram serve`, pass --url, or use --embedded)"
+            )
           )
         )
         if (response.status >= 400) {
@@ -85,12 +87,15 @@ const makeClient = (baseUrl: string, apiKey: Option.Option<Redacted.Redacted<str
           Effect.flatMap(readText(response), (text) =>
             Effect.try({
               try: () => (text === "" ? null : JSON.parse(text)),
-              catch: () => CliFailure.failure(`engram answered ${method} ${path} with something that is not JSON`)
+              catch: () =>
+                CliFailure.failure(`engram answered ${method} ${path} with something that is not JSON`)
             }))),
       bytes: (method, path, options) =>
         Effect.flatMap(send(method, path, options), (response) =>
           response.arrayBuffer.pipe(
-            Effect.map((buffer) => new Uint8Array(buffer)),
+            Effect.map((buffer) =>
+              new Uint8Array(buffer)
+            ),
             Effect.mapError((error) => CliFailure.failure(`reading the answer failed: ${error.message}`))
           ))
     })

@@ -14,7 +14,9 @@ export const JsonOutput = GlobalFlag.Setting("json")({
 
 export const ServerUrl = GlobalFlag.Setting("url")({
   flag: Flag.String("url").pipe(
-    Flag.withDescription("base URL of a running engram (default http://$SERVICE_API_HOST:$SERVICE_API_PORT, i.e. http://127.0.0.1:8888)"),
+    Flag.withDescription(
+      "base URL of a running engram (default http://$SERVICE_API_HOST:$SERVICE_API_PORT, i.e. http://127.0.0.1:8888)"
+    ),
     Flag.optional
   )
 })

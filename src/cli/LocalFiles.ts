@@ -24,7 +24,9 @@ export const readText = (path: string) =>
 export const writeBytes = (path: string, data: Uint8Array) =>
   Effect.gen(function*() {
     const fs = yield* FileSystem.FileSystem
-    yield* fs.writeFile(path, data).pipe(Effect.mapError((error) => CliFailure.usage(`cannot write ${path}: ${error.message}`)))
+    yield* fs.writeFile(path, data).pipe(
+      Effect.mapError((error) => CliFailure.usage(`cannot write ${path}: ${error.message}`))
+    )
   })
 
 /** Types FileType knows but file retain refuses or cannot read as a document. */
@@ -33,7 +35,10 @@ const notDocuments = new Set(["zip", "doc", "bin", "tiff"])
 /** Extensions file retain converts (FileType's, plus the usual spellings of the same types). */
 const retainableExtensions = new Set([
   ...Object.values(fileTypeInfo).map((info) => info.extension).filter((extension) => !notDocuments.has(extension)),
-  "markdown", "htm", "jpeg", "text"
+  "markdown",
+  "htm",
+  "jpeg",
+  "text"
 ])
 
 /** Folders that hold tooling, not documents. */

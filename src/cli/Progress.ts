@@ -12,7 +12,9 @@ import { bankPath, EngramClient } from "./EngramClient.ts"
 export type ProgressMode = "auto" | "bar" | "plain" | "none"
 
 export const progressFlag = Flag.Literals("progress", ["auto", "bar", "plain", "none"]).pipe(
-  Flag.withDescription("how to show progress on stderr: bar (a terminal), plain (a line per change), none; auto = bar on a TTY, else plain"),
+  Flag.withDescription(
+    "how to show progress on stderr: bar (a terminal), plain (a line per change), none; auto = bar on a TTY, else plain"
+  ),
   Flag.withDefault("auto" as const)
 )
 
@@ -94,9 +96,13 @@ export const watchOperations = (
         if (mode === "bar") yield* Effect.sync(() => process.stderr.write("\n"))
         const bad = details.filter((detail) => detail.status !== "completed")
         if (bad.length > 0) {
-          return yield* CliFailure.failure(bad.map((detail) =>
-            `operation ${detail.operation_id} ${detail.status}${detail.error_message ? `: ${detail.error_message}` : ""}`
-          ).join("\n"))
+          return yield* CliFailure.failure(
+            bad.map((detail) =>
+              `operation ${detail.operation_id} ${detail.status}${
+                detail.error_message ? `: ${detail.error_message}` : ""
+              }`
+            ).join("\n")
+          )
         }
         return details
       }

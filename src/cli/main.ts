@@ -18,7 +18,10 @@ const describe = (error: unknown): string => {
   let current: unknown = error
   for (let depth = 0; current !== undefined && current !== null && depth < 4; depth++) {
     const named = current as { _tag?: unknown; message?: unknown; cause?: unknown }
-    const text = [typeof named._tag === "string" ? named._tag : undefined, typeof named.message === "string" ? named.message : undefined]
+    const text = [
+      typeof named._tag === "string" ? named._tag : undefined,
+      typeof named.message === "string" ? named.message : undefined
+    ]
       .filter((part) => part !== undefined && part !== "").join(": ")
     parts.push(text === "" ? String(current) : text)
     current = named.cause
@@ -38,5 +41,8 @@ Command.run(engramCommand, { version }).pipe(
   Effect.tapDefect((defect) => Console.error(`error: ${describe(defect)}`)),
   Effect.provide(NodeServices.layer),
   // `engram serve` stopped by a signal exits 0 like `npm start`; any other command stopped by Ctrl-C exits 130.
-  NodeRuntime.runMain({ disableErrorReporting: true, ...(process.argv.slice(2).includes("serve") ? { teardown: serviceTeardown } : {}) })
+  NodeRuntime.runMain({
+    disableErrorReporting: true,
+    ...(process.argv.slice(2).includes("serve") ? { teardown: serviceTeardown } : {})
+  })
 )

@@ -25,8 +25,13 @@ const shardGroup = "default"
 /** How often a runner looks at which shards it holds; a cheap in-memory check, the cluster polls PostgreSQL anyway. */
 const shardWatchInterval = Duration.seconds(1)
 
-const isTransportError = (error: unknown): error is ClusterError.MailboxFull | ClusterError.AlreadyProcessingMessage |
-  ClusterError.PersistenceError | ClusterError.EntityNotAssignedToRunner =>
+const isTransportError = (
+  error: unknown
+): error is
+  | ClusterError.MailboxFull
+  | ClusterError.AlreadyProcessingMessage
+  | ClusterError.PersistenceError
+  | ClusterError.EntityNotAssignedToRunner =>
   error instanceof ClusterError.MailboxFull || error instanceof ClusterError.AlreadyProcessingMessage ||
   error instanceof ClusterError.PersistenceError || error instanceof ClusterError.EntityNotAssignedToRunner
 
@@ -189,13 +194,29 @@ export const makeClusterBankActors = Effect.gen(function*() {
 
   // The owner's answer (a 404, a 400, a 503) stays a failure; the transport's own (no owner yet, its mailbox,
   // persistence) becomes a defect, which the sender answers locally.
-  const onOwner = <A, E>(effect: Effect.Effect<A, E | ClusterError.MailboxFull | ClusterError.AlreadyProcessingMessage |
-    ClusterError.PersistenceError | ClusterError.EntityNotAssignedToRunner>) =>
+  const onOwner = <A, E>(
+    effect: Effect.Effect<
+      A,
+      | E
+      | ClusterError.MailboxFull
+      | ClusterError.AlreadyProcessingMessage
+      | ClusterError.PersistenceError
+      | ClusterError.EntityNotAssignedToRunner
+    >
+  ) =>
     effect.pipe(
       Effect.catchIf(isTransportError, (error) => Effect.die(error)),
       counted
-    ) as Effect.Effect<A, Exclude<E, ClusterError.MailboxFull | ClusterError.AlreadyProcessingMessage |
-      ClusterError.PersistenceError | ClusterError.EntityNotAssignedToRunner>>
+    ) as Effect.Effect<
+      A,
+      Exclude<
+        E,
+        | ClusterError.MailboxFull
+        | ClusterError.AlreadyProcessingMessage
+        | ClusterError.PersistenceError
+        | ClusterError.EntityNotAssignedToRunner
+      >
+    >
 
   // Requests of one bank run side by side, as they do in one process: the entity is only an address.
   const serveOn = <Type extends string, Rpcs extends Rpc.Any>(
@@ -212,7 +233,8 @@ export const makeClusterBankActors = Effect.gen(function*() {
 
   const reads: ReadRouting = {
     recallOnOwner: (bankId, request) => onOwner(readsClientFor(bankId).Recall({ request })),
-    serve: (recall) => serveOn(BankReads, (bankId) => BankReads.of({ Recall: ({ payload }) => recall(bankId, payload.request) })),
+    serve: (recall) =>
+      serveOn(BankReads, (bankId) => BankReads.of({ Recall: ({ payload }) => recall(bankId, payload.request) })),
     retainOnOwner: (bankId, request) => onOwner(writesClientFor(bankId).Retain({ request })),
     serveRetain: (retain) =>
       serveOn(BankWrites, (bankId) => BankWrites.of({ Retain: ({ payload }) => retain(bankId, payload.request) })),
@@ -257,6 +279,8 @@ export const makeClusterBankActors = Effect.gen(function*() {
 
 /** Provides `BankActors` routed through the cluster and the node's `ClusterNode` report; needs `Sharding`. */
 export const ClusterBankActorsLayer = Layer.effectContext(
-  Effect.map(makeClusterBankActors, ({ actors, node }) =>
-    Context.make(BankActors, actors).pipe(Context.add(ClusterNode, node)))
+  Effect.map(
+    makeClusterBankActors,
+    ({ actors, node }) => Context.make(BankActors, actors).pipe(Context.add(ClusterNode, node))
+  )
 )

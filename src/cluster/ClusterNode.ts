@@ -18,7 +18,10 @@ export type RetainFunction = (
   request: RetainRequest
 ) => Effect.Effect<RetainOutcome, ServiceUnavailable | ValidationError>
 
-export type InfluenceFunction = (bankId: string, options: InfluenceOptions) => Effect.Effect<BrainInfluenceResponse, NotFound>
+export type InfluenceFunction = (
+  bankId: string,
+  options: InfluenceOptions
+) => Effect.Effect<BrainInfluenceResponse, NotFound>
 
 /**
  * Requests sent to the owner of a bank's shard (src/cluster/BankReads.ts). Each `...OnOwner` fails with the
@@ -54,7 +57,10 @@ export class ClusterNode extends Context.Service<ClusterNode, {
    * (effect/cluster `registerSingleton`), moving to another runner when that one dies or leaves; never on a client.
    * `run` gets a scope of its own that closes when the loop stops here (its shard moved): fork its work into it.
    */
-  readonly singleton: (name: string, run: Effect.Effect<void, never, Scope.Scope>) => Effect.Effect<void, never, Scope.Scope>
+  readonly singleton: (
+    name: string,
+    run: Effect.Effect<void, never, Scope.Scope>
+  ) => Effect.Effect<void, never, Scope.Scope>
 }>()("engram/cluster/ClusterNode") {
   static readonly off = Layer.succeed(
     ClusterNode,

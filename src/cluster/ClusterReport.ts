@@ -11,7 +11,10 @@ const entitiesGauge = Metric.gauge("engram_cluster_entities", { description: "Ba
 export const clusterHealth = (node: ClusterNode["Service"]) =>
   node.role === "off"
     ? Effect.succeed({})
-    : Effect.map(node.shardsOwned, (shards) => ({ cluster: { role: node.role as "runner" | "client", shards_owned: shards } }))
+    : Effect.map(
+      node.shardsOwned,
+      (shards) => ({ cluster: { role: node.role as "runner" | "client", shards_owned: shards } })
+    )
 
 export const updateClusterGauges = (node: ClusterNode["Service"]) =>
   node.role === "off" ? Effect.void : Effect.gen(function*() {

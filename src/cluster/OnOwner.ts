@@ -8,7 +8,8 @@ import { Cause, Duration, Effect, Metric } from "effect"
 import type { ClusterNode } from "./ClusterNode.ts"
 
 const requests = Metric.counter("engram_cluster_requests", {
-  description: "Requests that belong on a bank's owner, by kind and by where they were answered: here as the owner, on the owner, for another node, or here after the owner could not be reached"
+  description:
+    "Requests that belong on a bank's owner, by kind and by where they were answered: here as the owner, on the owner, for another node, or here after the owner could not be reached"
 })
 
 export type Way = "owner" | "forwarded" | "for_another_node" | "local_fallback"

@@ -20,7 +20,8 @@ export const RoutedInfluence = Layer.effect(
     const reads = node.reads.value
 
     yield* reads.serveInfluence((bankId, options) =>
-      Effect.andThen(countRequest("influence", "for_another_node"), local.analytics(bankId, options)))
+      Effect.andThen(countRequest("influence", "for_another_node"), local.analytics(bankId, options))
+    )
 
     return BrainInfluence.of({
       analytics: (bankId, options) => {

@@ -13,7 +13,8 @@ import { ClusterNode, type RecallFunction } from "./ClusterNode.ts"
 const ownerTimeout = Duration.seconds(20)
 
 const recalls = Metric.counter("engram_cluster_recalls", {
-  description: "Recalls by where they were answered: here as the owner, on the owner, for another node, or here after the owner could not be reached"
+  description:
+    "Recalls by where they were answered: here as the owner, on the owner, for another node, or here after the owner could not be reached"
 })
 const count = (way: "owner" | "forwarded" | "for_another_node" | "local_fallback") =>
   Metric.update(Metric.withAttributes(recalls, { way }), 1)

@@ -24,7 +24,8 @@ export const RoutedRetain = Layer.effect(
     const reads = node.reads.value
 
     yield* reads.serveRetain((bankId, request) =>
-      Effect.andThen(countRequest("retain", "for_another_node"), local.retainNow(bankId, request)))
+      Effect.andThen(countRequest("retain", "for_another_node"), local.retainNow(bankId, request))
+    )
 
     return Retain.of({
       ...local,
@@ -38,7 +39,8 @@ export const RoutedRetain = Layer.effect(
           timeout: ownerTimeout,
           onTimeout: Effect.fail(
             new ServiceUnavailable({
-              detail: "the bank's owner did not finish the retain in time; retrying is safe (stored items are skipped as duplicates)"
+              detail:
+                "the bank's owner did not finish the retain in time; retrying is safe (stored items are skipped as duplicates)"
             })
           )
         })

@@ -18,7 +18,9 @@ export const supervisedSingleton = (
     yield* node.singleton(
       name,
       loop.pipe(
-        Effect.catchCause((cause) => Effect.logError(`the ${name.replaceAll("-", " ")} stopped; restarting in 30 s`, cause)),
+        Effect.catchCause((cause) =>
+          Effect.logError(`the ${name.replaceAll("-", " ")} stopped; restarting in 30 s`, cause)
+        ),
         Effect.andThen(Effect.sleep(restartAfter)),
         Effect.forever,
         Effect.withTracerEnabled(false)

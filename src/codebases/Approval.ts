@@ -61,63 +61,68 @@ export const makeApprovalHandler = Effect.gen(function*() {
   const documents = yield* Documents
   const retain = yield* Retain
 
-  const tagsOf = (codebaseId: string, chunk: MemoryChunk) =>
-    ["scope:codebase", `codebase:${codebaseId}`, ...(chunk.language === null ? [] : [`language:${chunk.language}`])]
+  const tagsOf = (
+    codebaseId: string,
+    chunk: MemoryChunk
+  ) => ["scope:codebase", `codebase:${codebaseId}`, ...(chunk.language === null ? [] : [`language:${chunk.language}`])]
   const contextOf = (chunk: MemoryChunk) => `${chunk.path}:${chunk.startLine}-${chunk.endLine}::${chunk.label}`
 
   const writeDirect = (bankId: string, codebaseId: string, operationId: string, batch: ReadonlyArray<MemoryChunk>) =>
     Effect.gen(function*() {
       const now = new Date(yield* Clock.currentTimeMillis)
       const vectors = yield* embeddings.embedDocuments(batch.map((chunk) => chunk.contentText))
-      const written = yield* locks.withWriteLock(bankId)(writeBatch({
-        bankId,
-        operationId,
-        embeddingModel: modelKey(embeddings.identity),
-        dimensions: embeddings.identity.dimensions,
-        documents: batch.map((chunk) => ({
-          documentId: documentIdOf(codebaseId, chunk.chunkKey),
-          replace: true,
-          metadata: { path: chunk.path, start_line: String(chunk.startLine), end_line: String(chunk.endLine) },
-          tags: tagsOf(codebaseId, chunk),
-          context: contextOf(chunk),
-          originalText: chunk.contentText,
-          keptChunkIds: []
-        })),
-        chunks: batch.map((chunk) => ({
-          id: uuidOf(`${bankId}|${documentIdOf(codebaseId, chunk.chunkKey)}|${chunk.contentHash}`),
-          documentId: documentIdOf(codebaseId, chunk.chunkKey),
-          chunkIndex: 0,
-          text: chunk.contentText,
-          hash: chunk.contentHash
-        })),
-        facts: batch.map((chunk, index) => ({
-          id: crypto.randomUUID(),
-          text: chunk.contentText,
-          factType: "world" as const,
-          occurredStart: now,
-          occurredEnd: null,
-          mentionedAt: now,
-          context: contextOf(chunk),
-          documentId: documentIdOf(codebaseId, chunk.chunkKey),
-          chunkId: uuidOf(`${bankId}|${documentIdOf(codebaseId, chunk.chunkKey)}|${chunk.contentHash}`),
-          metadata: { path: chunk.path, lines: `${chunk.startLine}-${chunk.endLine}` },
-          tags: tagsOf(codebaseId, chunk),
-          observationScopes: null,
-          contentHash: contentHash(`${chunk.path}:${chunk.startLine}\n${chunk.contentText}`),
-          embedding: vectors[index]!,
-          entities: [],
-          causes: [],
-          itemIndex: index,
-          factIndex: 0
-        }))
-      }).pipe(sql.withTransaction, Effect.provideService(SqlClient.SqlClient, sql)))
+      const written = yield* locks.withWriteLock(bankId)(
+        writeBatch({
+          bankId,
+          operationId,
+          embeddingModel: modelKey(embeddings.identity),
+          dimensions: embeddings.identity.dimensions,
+          documents: batch.map((chunk) => ({
+            documentId: documentIdOf(codebaseId, chunk.chunkKey),
+            replace: true,
+            metadata: { path: chunk.path, start_line: String(chunk.startLine), end_line: String(chunk.endLine) },
+            tags: tagsOf(codebaseId, chunk),
+            context: contextOf(chunk),
+            originalText: chunk.contentText,
+            keptChunkIds: []
+          })),
+          chunks: batch.map((chunk) => ({
+            id: uuidOf(`${bankId}|${documentIdOf(codebaseId, chunk.chunkKey)}|${chunk.contentHash}`),
+            documentId: documentIdOf(codebaseId, chunk.chunkKey),
+            chunkIndex: 0,
+            text: chunk.contentText,
+            hash: chunk.contentHash
+          })),
+          facts: batch.map((chunk, index) => ({
+            id: crypto.randomUUID(),
+            text: chunk.contentText,
+            factType: "world" as const,
+            occurredStart: now,
+            occurredEnd: null,
+            mentionedAt: now,
+            context: contextOf(chunk),
+            documentId: documentIdOf(codebaseId, chunk.chunkKey),
+            chunkId: uuidOf(`${bankId}|${documentIdOf(codebaseId, chunk.chunkKey)}|${chunk.contentHash}`),
+            metadata: { path: chunk.path, lines: `${chunk.startLine}-${chunk.endLine}` },
+            tags: tagsOf(codebaseId, chunk),
+            observationScopes: null,
+            contentHash: contentHash(`${chunk.path}:${chunk.startLine}\n${chunk.contentText}`),
+            embedding: vectors[index]!,
+            entities: [],
+            causes: [],
+            itemIndex: index,
+            factIndex: 0
+          }))
+        }).pipe(sql.withTransaction, Effect.provideService(SqlClient.SqlClient, sql))
+      )
       yield* statistics.noteWrites(written.created.length)
     })
 
   const writeRetain = (bankId: string, codebaseId: string, operationId: string, batch: ReadonlyArray<MemoryChunk>) => {
     const items: Array<MemoryItem> = batch.map((chunk) => ({
       content: chunk.contentText,
-      context: `ASD-reviewed code chunk from ${chunk.path}:${chunk.startLine}-${chunk.endLine} | label=${chunk.label} | ` +
+      context:
+        `ASD-reviewed code chunk from ${chunk.path}:${chunk.startLine}-${chunk.endLine} | label=${chunk.label} | ` +
         `symbol=${chunk.parentFqName ?? ""} | cluster=${chunk.clusterLabel ?? ""} | language=${chunk.language ?? ""}`,
       document_id: documentIdOf(codebaseId, chunk.chunkKey),
       tags: tagsOf(codebaseId, chunk)
@@ -129,10 +134,14 @@ export const makeApprovalHandler = Effect.gen(function*() {
     Effect.gen(function*() {
       const payload = operation.payload as ApprovePayload
       const snapshot = yield* store.snapshot(payload.snapshot_id)
-      if (Option.isNone(snapshot)) return yield* new TaskFailure({ message: "the snapshot no longer exists", retryable: false })
+      if (Option.isNone(snapshot)) {
+        return yield* new TaskFailure({ message: "the snapshot no longer exists", retryable: false })
+      }
       const bankId = snapshot.value.bankId
       const codebase = yield* store.find(bankId, payload.codebase_id)
-      if (Option.isNone(codebase)) return yield* new TaskFailure({ message: "the codebase no longer exists", retryable: false })
+      if (Option.isNone(codebase)) {
+        return yield* new TaskFailure({ message: "the codebase no longer exists", retryable: false })
+      }
       const previousApproved = codebase.value.approvedSnapshotId
       const chunks = yield* sql<MemoryChunk>`
         SELECT id, chunk_key, content_hash, content_text, path, language, label, parent_fq_name, cluster_label, start_line, end_line
@@ -144,9 +153,13 @@ export const makeApprovalHandler = Effect.gen(function*() {
       const reusable = new Set(before.map((row) => `${row.chunkKey}\u0000${row.contentHash}`))
       // Documents already written by an earlier attempt of this same approval are kept as well.
       const done = new Set((yield* sql<{ chunkKey: string }>`SELECT chunk_key FROM codebase_chunks
-        WHERE snapshot_id = ${payload.snapshot_id} AND route_target = 'memory' AND document_id IS NOT NULL`.pipe(Effect.orDie))
+        WHERE snapshot_id = ${payload.snapshot_id} AND route_target = 'memory' AND document_id IS NOT NULL`.pipe(
+        Effect.orDie
+      ))
         .map((row) => row.chunkKey))
-      const fresh = chunks.filter((chunk) => !reusable.has(`${chunk.chunkKey}\u0000${chunk.contentHash}`) && !done.has(chunk.chunkKey))
+      const fresh = chunks.filter((chunk) =>
+        !reusable.has(`${chunk.chunkKey}\u0000${chunk.contentHash}`) && !done.has(chunk.chunkKey)
+      )
       const reused = chunks.length - fresh.length
       for (let start = 0; start < fresh.length; start += batchSize) {
         const batch = fresh.slice(start, start + batchSize)
@@ -154,14 +167,20 @@ export const makeApprovalHandler = Effect.gen(function*() {
           ? writeRetain(bankId, payload.codebase_id, operation.id, batch).pipe(Effect.asVoid)
           : writeDirect(bankId, payload.codebase_id, operation.id, batch).pipe(
             Effect.catchTag("SqlError", (error) => Effect.die(error)),
-            Effect.mapError((error) => new TaskFailure({ message: `embedding failed: ${error.message}`, retryable: error.retryable }))
+            Effect.mapError((error) =>
+              new TaskFailure({ message: `embedding failed: ${error.message}`, retryable: error.retryable })
+            )
           ))
         yield* sql`UPDATE codebase_chunks SET document_id = 'codebase:' || ${payload.codebase_id} || ':chunk:' || chunk_key
-          WHERE snapshot_id = ${payload.snapshot_id} AND id IN ${sql.in(batch.map((chunk) => chunk.id))}`.pipe(Effect.orDie)
+          WHERE snapshot_id = ${payload.snapshot_id} AND id IN ${sql.in(batch.map((chunk) => chunk.id))}`.pipe(
+          Effect.orDie
+        )
       }
       if (reused > 0) {
         yield* sql`UPDATE codebase_chunks SET document_id = 'codebase:' || ${payload.codebase_id} || ':chunk:' || chunk_key
-          WHERE snapshot_id = ${payload.snapshot_id} AND route_target = 'memory' AND document_id IS NULL`.pipe(Effect.orDie)
+          WHERE snapshot_id = ${payload.snapshot_id} AND route_target = 'memory' AND document_id IS NULL`.pipe(
+          Effect.orDie
+        )
       }
       if (fresh.length > 0 && payload.memory_ingest_mode === "direct") yield* graph.changed(bankId)
 
@@ -170,7 +189,9 @@ export const makeApprovalHandler = Effect.gen(function*() {
       const stale = before.filter((row) => !keep.has(row.chunkKey))
       let deleted = 0
       for (const row of stale) {
-        const removed = yield* documents.remove(bankId, documentIdOf(payload.codebase_id, row.chunkKey)).pipe(Effect.result)
+        const removed = yield* documents.remove(bankId, documentIdOf(payload.codebase_id, row.chunkKey)).pipe(
+          Effect.result
+        )
         if (removed._tag === "Success") deleted++
       }
       if (stale.length > 0) {

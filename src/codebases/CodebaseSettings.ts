@@ -30,8 +30,12 @@ export const defaultCodebaseSettings: CodebaseSettings = {
   // and a 0.5 MB archive of zeros can no longer make the server inflate 512 MiB (it stops at the 64 MiB floor, or
   // at the first entry past the 100× ratio).
   archive: {
-    maxFiles: 20_000, maxFileBytes: 5 * 1024 * 1024, maxTotalBytes: 512 * 1024 * 1024, maxRatio: 100,
-    maxInflation: 20, inflationFloorBytes: 64 * 1024 * 1024
+    maxFiles: 20_000,
+    maxFileBytes: 5 * 1024 * 1024,
+    maxTotalBytes: 512 * 1024 * 1024,
+    maxRatio: 100,
+    maxInflation: 20,
+    inflationFloorBytes: 64 * 1024 * 1024
   },
   parseWorkers: undefined,
   mcpTools: false
@@ -40,15 +44,25 @@ export const defaultCodebaseSettings: CodebaseSettings = {
 const defaults = defaultCodebaseSettings
 export const codebaseSettingsConfig: Config.Config<CodebaseSettings> = Config.all({
   githostApiUrl: Config.String("SERVICE_API_GITHOST_API_URL").pipe(Config.withDefault(defaults.githostApiUrl)),
-  githostAllowPrivateNetworks: Config.Boolean("SERVICE_API_GITHOST_ALLOW_PRIVATE_NETWORKS").pipe(Config.withDefault(false)),
+  githostAllowPrivateNetworks: Config.Boolean("SERVICE_API_GITHOST_ALLOW_PRIVATE_NETWORKS").pipe(
+    Config.withDefault(false)
+  ),
   githostTimeout: Config.Duration("SERVICE_API_GITHOST_TIMEOUT").pipe(Config.withDefault(defaults.githostTimeout)),
-  maxArchiveBytes: Config.Int("SERVICE_API_CODEBASE_MAX_ARCHIVE_BYTES").pipe(Config.withDefault(defaults.maxArchiveBytes)),
+  maxArchiveBytes: Config.Int("SERVICE_API_CODEBASE_MAX_ARCHIVE_BYTES").pipe(
+    Config.withDefault(defaults.maxArchiveBytes)
+  ),
   archive: Config.all({
     maxFiles: Config.Int("SERVICE_API_CODEBASE_MAX_FILES").pipe(Config.withDefault(defaults.archive.maxFiles)),
-    maxFileBytes: Config.Int("SERVICE_API_CODEBASE_MAX_FILE_BYTES").pipe(Config.withDefault(defaults.archive.maxFileBytes)),
-    maxTotalBytes: Config.Int("SERVICE_API_CODEBASE_MAX_TOTAL_BYTES").pipe(Config.withDefault(defaults.archive.maxTotalBytes)),
+    maxFileBytes: Config.Int("SERVICE_API_CODEBASE_MAX_FILE_BYTES").pipe(
+      Config.withDefault(defaults.archive.maxFileBytes)
+    ),
+    maxTotalBytes: Config.Int("SERVICE_API_CODEBASE_MAX_TOTAL_BYTES").pipe(
+      Config.withDefault(defaults.archive.maxTotalBytes)
+    ),
     maxRatio: Config.Number("SERVICE_API_CODEBASE_MAX_RATIO").pipe(Config.withDefault(defaults.archive.maxRatio)),
-    maxInflation: Config.Number("SERVICE_API_CODEBASE_MAX_INFLATION").pipe(Config.withDefault(defaults.archive.maxInflation)),
+    maxInflation: Config.Number("SERVICE_API_CODEBASE_MAX_INFLATION").pipe(
+      Config.withDefault(defaults.archive.maxInflation)
+    ),
     inflationFloorBytes: Config.Int("SERVICE_API_CODEBASE_INFLATION_FLOOR_BYTES").pipe(
       Config.withDefault(defaults.archive.inflationFloorBytes)
     )

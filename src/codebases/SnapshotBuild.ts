@@ -54,12 +54,23 @@ export const sourceEntries = (
         rootPath: sourceConfig["root_path"] ?? null,
         includeGlobs: sourceConfig["include_globs"] ?? [],
         excludeGlobs: sourceConfig["exclude_globs"] ?? []
-      })))
+      })
+    ))
 
 /** Milliseconds of each step of a build, kept in the snapshot's stats (the benchmark reads them). */
-interface StepTimings { read: number; plan: number; parse: number; assemble: number; artifacts: number; total: number }
+interface StepTimings {
+  read: number
+  plan: number
+  parse: number
+  assemble: number
+  artifacts: number
+  total: number
+}
 
-const statsOf = (rows: SnapshotRows, counts: { reparsed: number; reused: number; deleted: number; timings: StepTimings }) => {
+const statsOf = (
+  rows: SnapshotRows,
+  counts: { reparsed: number; reused: number; deleted: number; timings: StepTimings }
+) => {
   const byStatus = (status: string) => rows.files.filter((file) => file.status === status).length
   const changes = (kind: string) => rows.files.filter((file) => file.changeKind === kind).length
   const review = { unrouted: 0, memory: 0, research: 0, dismissed: 0 } as Record<string, number>
@@ -120,95 +131,114 @@ export const runImport = (
   limits: ArchiveLimits,
   maxAttempts: number
 ) =>
-  (operation: OperationRecord) =>
-    Effect.gen(function*() {
-      const payload = operation.payload as ImportPayload
-      const started = yield* Clock.currentTimeMillis
-      const snapshot = yield* store.snapshot(payload.snapshot_id)
-      if (Option.isNone(snapshot)) return yield* new TaskFailure({ message: "the snapshot no longer exists (a cancelled import removes it; import again)", retryable: false })
-      if (!["pending", "processing"].includes(snapshot.value.status)) return snapshot.value.stats
-      const found = yield* store.find(snapshot.value.bankId, payload.codebase_id)
-      if (Option.isNone(found)) return yield* new TaskFailure({ message: "the codebase no longer exists", retryable: false })
-      const codebase = found.value
-      // The request's checked files when it ran in this process moments ago; the stored archive otherwise.
-      const handed = handoff.take(snapshot.value.id)
-      const bytes = handed === undefined ? yield* store.archive(snapshot.value.id) : null
-      if (handed === undefined && bytes === null) return yield* new TaskFailure({ message: "the snapshot's source is gone", retryable: false })
-      yield* store.setStatus(snapshot.value.id, "processing")
+(operation: OperationRecord) =>
+  Effect.gen(function*() {
+    const payload = operation.payload as ImportPayload
+    const started = yield* Clock.currentTimeMillis
+    const snapshot = yield* store.snapshot(payload.snapshot_id)
+    if (Option.isNone(snapshot)) {
+      return yield* new TaskFailure({
+        message: "the snapshot no longer exists (a cancelled import removes it; import again)",
+        retryable: false
+      })
+    }
+    if (!["pending", "processing"].includes(snapshot.value.status)) return snapshot.value.stats
+    const found = yield* store.find(snapshot.value.bankId, payload.codebase_id)
+    if (Option.isNone(found)) {
+      return yield* new TaskFailure({ message: "the codebase no longer exists", retryable: false })
+    }
+    const codebase = found.value
+    // The request's checked files when it ran in this process moments ago; the stored archive otherwise.
+    const handed = handoff.take(snapshot.value.id)
+    const bytes = handed === undefined ? yield* store.archive(snapshot.value.id) : null
+    if (handed === undefined && bytes === null) {
+      return yield* new TaskFailure({ message: "the snapshot's source is gone", retryable: false })
+    }
+    yield* store.setStatus(snapshot.value.id, "processing")
 
-      const readStarted = yield* Clock.currentTimeMillis
-      const entries = handed ?? (yield* sourceEntries(codebase.sourceType, codebase.sourceConfig as StoredSource, bytes!, limits).pipe(
+    const readStarted = yield* Clock.currentTimeMillis
+    const entries = handed ??
+      (yield* sourceEntries(codebase.sourceType, codebase.sourceConfig as StoredSource, bytes!, limits).pipe(
         Effect.mapError((refused) => new TaskFailure({ message: refused.message, retryable: false }))
       ))
-      const previousFiles = yield* store.previousFiles(snapshot.value.previousSnapshotId)
-      const planStarted = yield* Clock.currentTimeMillis
-      const plan = planSnapshot(entries, previousFiles, payload.full_rebuild === true)
-      const parseStarted = yield* Clock.currentTimeMillis
-      const outcomes = yield* parser.parse(plan.toParse).pipe(
-        Effect.mapError((failure) => new TaskFailure({ message: failure.message, retryable: true }))
-      )
-      const assembleStarted = yield* Clock.currentTimeMillis
-      const parses = new Map<string, FileParse>()
-      const failures = new Map<string, string>()
-      for (const file of plan.files) if (file.reusedParse !== null) parses.set(file.path, file.reusedParse)
-      for (const outcome of outcomes) {
-        if (outcome.ok) parses.set(outcome.path, outcome.parse)
-        else failures.set(outcome.path, outcome.message)
-      }
-      const texts = new Map(plan.files.filter((file) => file.text !== null).map((file) => [file.path, file.text!.split("\n")]))
-      const rows = assembleSnapshot({
-        snapshotId: snapshot.value.id,
-        files: plan.files,
-        parses,
-        parseFailures: failures,
-        deletedPaths: plan.deletedPaths,
-        previousRoutes: yield* store.previousRoutes(snapshot.value.previousSnapshotId),
-        settings: triageOf(codebase.triageSettings),
-        lines: texts
-      })
-      const artifactsStarted = yield* Clock.currentTimeMillis
-      const artifacts = buildArtifacts(rows.files, texts, rows.symbols, rows.edges, rows.chunks)
-      const stats = {
-        source_from: handed === undefined ? "stored_archive" : "request",
-        ...statsOf(rows, {
-          reparsed: plan.toParse.length,
-          reused: plan.files.filter((file) => file.reusedParse !== null).length,
-          deleted: plan.deletedPaths.length,
-          timings: {
-            read: planStarted - readStarted,
-            plan: parseStarted - planStarted,
-            parse: assembleStarted - parseStarted,
-            assemble: artifactsStarted - assembleStarted,
-            artifacts: (yield* Clock.currentTimeMillis) - artifactsStarted,
-            total: (yield* Clock.currentTimeMillis) - started
-          }
-        }),
-        code_intel_artifact_counts: {
-          symbol_cards: artifacts.filter((artifact) => artifact.kind === "symbol_card").length,
-          module_briefs: artifacts.filter((artifact) => artifact.kind === "module_brief").length,
-          repo_map: 1
-        },
-        deleted_paths: plan.deletedPaths.slice(0, 100),
-        diagnostics: diagnostics(rows, failures)
-      }
-      const writeStarted = yield* Clock.currentTimeMillis
-      yield* store.writeSnapshot(snapshot.value.id, codebase.id, rows, artifacts, stats)
-      const timed = { ...stats, timings_ms: { ...stats.timings_ms, write: (yield* Clock.currentTimeMillis) - writeStarted } }
-      yield* store.setStatus(snapshot.value.id, "review_required", { stats: timed })
-      return timed
-    }).pipe(
-      // The snapshot fails with the operation: at once for a permanent failure, on the last attempt otherwise.
-      Effect.tapError((failure) =>
-        failure.retryable && operation.attempts < maxAttempts
-          ? Effect.void
-          : store.setStatus((operation.payload as ImportPayload).snapshot_id, "failed", { error: failure.message })
-      )
+    const previousFiles = yield* store.previousFiles(snapshot.value.previousSnapshotId)
+    const planStarted = yield* Clock.currentTimeMillis
+    const plan = planSnapshot(entries, previousFiles, payload.full_rebuild === true)
+    const parseStarted = yield* Clock.currentTimeMillis
+    const outcomes = yield* parser.parse(plan.toParse).pipe(
+      Effect.mapError((failure) => new TaskFailure({ message: failure.message, retryable: true }))
     )
+    const assembleStarted = yield* Clock.currentTimeMillis
+    const parses = new Map<string, FileParse>()
+    const failures = new Map<string, string>()
+    for (const file of plan.files) if (file.reusedParse !== null) parses.set(file.path, file.reusedParse)
+    for (const outcome of outcomes) {
+      if (outcome.ok) parses.set(outcome.path, outcome.parse)
+      else failures.set(outcome.path, outcome.message)
+    }
+    const texts = new Map(
+      plan.files.filter((file) => file.text !== null).map((file) => [file.path, file.text!.split("\n")])
+    )
+    const rows = assembleSnapshot({
+      snapshotId: snapshot.value.id,
+      files: plan.files,
+      parses,
+      parseFailures: failures,
+      deletedPaths: plan.deletedPaths,
+      previousRoutes: yield* store.previousRoutes(snapshot.value.previousSnapshotId),
+      settings: triageOf(codebase.triageSettings),
+      lines: texts
+    })
+    const artifactsStarted = yield* Clock.currentTimeMillis
+    const artifacts = buildArtifacts(rows.files, texts, rows.symbols, rows.edges, rows.chunks)
+    const stats = {
+      source_from: handed === undefined ? "stored_archive" : "request",
+      ...statsOf(rows, {
+        reparsed: plan.toParse.length,
+        reused: plan.files.filter((file) => file.reusedParse !== null).length,
+        deleted: plan.deletedPaths.length,
+        timings: {
+          read: planStarted - readStarted,
+          plan: parseStarted - planStarted,
+          parse: assembleStarted - parseStarted,
+          assemble: artifactsStarted - assembleStarted,
+          artifacts: (yield* Clock.currentTimeMillis) - artifactsStarted,
+          total: (yield* Clock.currentTimeMillis) - started
+        }
+      }),
+      code_intel_artifact_counts: {
+        symbol_cards: artifacts.filter((artifact) => artifact.kind === "symbol_card").length,
+        module_briefs: artifacts.filter((artifact) => artifact.kind === "module_brief").length,
+        repo_map: 1
+      },
+      deleted_paths: plan.deletedPaths.slice(0, 100),
+      diagnostics: diagnostics(rows, failures)
+    }
+    const writeStarted = yield* Clock.currentTimeMillis
+    yield* store.writeSnapshot(snapshot.value.id, codebase.id, rows, artifacts, stats)
+    const timed = {
+      ...stats,
+      timings_ms: { ...stats.timings_ms, write: (yield* Clock.currentTimeMillis) - writeStarted }
+    }
+    yield* store.setStatus(snapshot.value.id, "review_required", { stats: timed })
+    return timed
+  }).pipe(
+    // The snapshot fails with the operation: at once for a permanent failure, on the last attempt otherwise.
+    Effect.tapError((failure) =>
+      failure.retryable && operation.attempts < maxAttempts
+        ? Effect.void
+        : store.setStatus((operation.payload as ImportPayload).snapshot_id, "failed", { error: failure.message })
+    )
+  )
 
 /** The ten most common reasons files were not deep-parsed, for the review summary. */
 const diagnostics = (rows: SnapshotRows, failures: ReadonlyMap<string, string>) => {
   const counts = new Map<string, number>()
   for (const file of rows.files) if (file.reason !== null) counts.set(file.reason, (counts.get(file.reason) ?? 0) + 1)
   return [...counts].sort((a, b) => b[1] - a[1] || (a[0] < b[0] ? -1 : 1)).slice(0, 10)
-    .map(([reason, count]) => ({ reason, count, ...(reason === "parse_error" ? { examples: [...failures.keys()].slice(0, 5) } : {}) }))
+    .map(([reason, count]) => ({
+      reason,
+      count,
+      ...(reason === "parse_error" ? { examples: [...failures.keys()].slice(0, 5) } : {})
+    }))
 }

@@ -175,7 +175,8 @@ export class EngramConfig extends Context.Service<EngramConfig, EngramSettings>(
       }
       if (value.maxBodyDepth < 1 || value.maxBodyDepth > hardMaxDepth || value.maxBodyElements < 1) {
         return yield* new InvalidConfiguration({
-          message: `SERVICE_API_MAX_BODY_DEPTH must be between 1 and ${hardMaxDepth}, and SERVICE_API_MAX_BODY_ELEMENTS at least 1`
+          message:
+            `SERVICE_API_MAX_BODY_DEPTH must be between 1 and ${hardMaxDepth}, and SERVICE_API_MAX_BODY_ELEMENTS at least 1`
         })
       }
       const clusterProblem = clusterSettingsProblem(

@@ -6,7 +6,11 @@
 import { Clock, Context, Effect, Layer, Option, Schema } from "effect"
 import { SqlClient } from "effect/sql"
 import type { DatasetResponse, SchemaType, SetResponse, SetStatus, TransformLogEntry } from "../domain/Dataset.ts"
-import { SchemaType as SchemaTypeSchema, SetStatus as SetStatusSchema, TransformLogEntry as LogEntrySchema } from "../domain/Dataset.ts"
+import {
+  SchemaType as SchemaTypeSchema,
+  SetStatus as SetStatusSchema,
+  TransformLogEntry as LogEntrySchema
+} from "../domain/Dataset.ts"
 import type { JsonObject } from "./Payloads.ts"
 
 const JsonObjectSchema = Schema.Record(Schema.String, Schema.Unknown)
@@ -119,7 +123,11 @@ export class DatasetStore extends Context.Service<DatasetStore, {
   }) => Effect.Effect<void>
   readonly deleteDataset: (bankId: string, id: string) => Effect.Effect<Option.Option<number>>
   readonly seedCount: (datasetId: string) => Effect.Effect<number>
-  readonly insertSets: (bankId: string, datasetId: string, sets: ReadonlyArray<NewSet>) => Effect.Effect<ReadonlyArray<SetRow>>
+  readonly insertSets: (
+    bankId: string,
+    datasetId: string,
+    sets: ReadonlyArray<NewSet>
+  ) => Effect.Effect<ReadonlyArray<SetRow>>
   readonly listSets: (datasetId: string, filter: {
     readonly status?: SetStatus | undefined
     readonly limit: number
@@ -139,7 +147,11 @@ export class DatasetStore extends Context.Service<DatasetStore, {
    * indexes) and inserting them cannot interleave with another request doing the same.
    */
   readonly exclusive: <A, E, R>(datasetId: string, effect: Effect.Effect<A, E, R>) => Effect.Effect<A, E, R>
-  readonly claimStatus: (ids: ReadonlyArray<string>, from: ReadonlyArray<SetStatus>, to: SetStatus) => Effect.Effect<ReadonlyArray<SetRow>>
+  readonly claimStatus: (
+    ids: ReadonlyArray<string>,
+    from: ReadonlyArray<SetStatus>,
+    to: SetStatus
+  ) => Effect.Effect<ReadonlyArray<SetRow>>
 }>()("engram/datasets/DatasetStore") {
   static readonly layer = Layer.effect(
     DatasetStore,
@@ -147,7 +159,8 @@ export class DatasetStore extends Context.Service<DatasetStore, {
       const sql = yield* SqlClient.SqlClient
       const datasets = (query: Effect.Effect<ReadonlyArray<unknown>, unknown>) =>
         query.pipe(Effect.flatMap(decodeDatasets), Effect.orDie)
-      const sets = (query: Effect.Effect<ReadonlyArray<unknown>, unknown>) => query.pipe(Effect.flatMap(decodeSets), Effect.orDie)
+      const sets = (query: Effect.Effect<ReadonlyArray<unknown>, unknown>) =>
+        query.pipe(Effect.flatMap(decodeSets), Effect.orDie)
 
       /** Datasets with their counts: all sets, seeds, and sets per status. */
       const selectDatasets = (where: ReturnType<typeof sql.and>) =>
@@ -216,11 +229,15 @@ export class DatasetStore extends Context.Service<DatasetStore, {
       const updateSet = Effect.fn("DatasetStore.updateSet")(function*(setId: string, change: SetChange) {
         const found = yield* sets(sql`
           UPDATE taste_sets SET
-            working_payload = coalesce(${change.workingPayload === undefined ? null : JSON.stringify(change.workingPayload)}::jsonb, working_payload),
+            working_payload = coalesce(${
+          change.workingPayload === undefined ? null : JSON.stringify(change.workingPayload)
+        }::jsonb, working_payload),
             transform_log = transform_log || ${JSON.stringify(change.appendLog ?? [])}::jsonb,
             status = coalesce(${change.status ?? null}::text, status),
             taste_tags = coalesce(${change.tasteTags === undefined ? null : [...change.tasteTags]}::text[], taste_tags),
-            memory_unit_ids = coalesce(${change.memoryUnitIds === undefined ? null : [...change.memoryUnitIds]}::text[], memory_unit_ids),
+            memory_unit_ids = coalesce(${
+          change.memoryUnitIds === undefined ? null : [...change.memoryUnitIds]
+        }::text[], memory_unit_ids),
             updated_at = now()
           WHERE id = ${setId} RETURNING *`)
         return Option.fromNullishOr(found[0])
@@ -267,7 +284,9 @@ export class DatasetStore extends Context.Service<DatasetStore, {
             )
           ),
         seedCount: (datasetId) =>
-          sql<{ n: number }>`SELECT count(*)::int AS n FROM taste_sets WHERE dataset_id = ${datasetId} AND variant_index = 0`.pipe(
+          sql<
+            { n: number }
+          >`SELECT count(*)::int AS n FROM taste_sets WHERE dataset_id = ${datasetId} AND variant_index = 0`.pipe(
             Effect.orDie,
             Effect.map((found) => Number(found[0]?.n ?? 0))
           ),
@@ -283,7 +302,8 @@ export class DatasetStore extends Context.Service<DatasetStore, {
             sql<{ n: number }>`SELECT count(*)::int AS n FROM taste_sets WHERE ${where}`.pipe(Effect.orDie)
           ]).pipe(Effect.map(([found, counted]) => ({ sets: found, total: Number(counted[0]?.n ?? 0) })))
         },
-        allSets: (datasetId) => sets(sql`SELECT * FROM taste_sets WHERE dataset_id = ${datasetId} ORDER BY set_key, variant_index`),
+        allSets: (datasetId) =>
+          sets(sql`SELECT * FROM taste_sets WHERE dataset_id = ${datasetId} ORDER BY set_key, variant_index`),
         findSets: (bankId, ids) =>
           ids.length === 0
             ? Effect.succeed([])

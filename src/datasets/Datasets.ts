@@ -19,7 +19,7 @@ import type {
 import { NotFound, ValidationError } from "../domain/Errors.ts"
 import { type DatasetRow, DatasetStore, type SetRow, toDatasetResponse, toSetResponse } from "./DatasetStore.ts"
 import { importRows } from "./ImportRows.ts"
-import { normalizeSchemaType, payloadHash, payloadProblems, type JsonObject } from "./Payloads.ts"
+import { type JsonObject, normalizeSchemaType, payloadHash, payloadProblems } from "./Payloads.ts"
 import { statusChangeProblem } from "./SetStatusRules.ts"
 
 const unique = (values: ReadonlyArray<string>) => [...new Set(values.map((value) => value.trim()))]
@@ -47,19 +47,33 @@ export class Datasets extends Context.Service<Datasets, {
   readonly list: (bankId: string) => Effect.Effect<{ readonly datasets: ReadonlyArray<DatasetResponse> }, NotFound>
   readonly create: (bankId: string, input: DatasetCreate) => Effect.Effect<DatasetResponse>
   readonly get: (bankId: string, id: string) => Effect.Effect<DatasetResponse, NotFound>
-  readonly update: (bankId: string, id: string, input: DatasetUpdate) => Effect.Effect<DatasetResponse, NotFound | ValidationError>
-  readonly remove: (bankId: string, id: string) => Effect.Effect<{ deleted: boolean; dataset_id: string; sets_deleted: number }, NotFound>
+  readonly update: (
+    bankId: string,
+    id: string,
+    input: DatasetUpdate
+  ) => Effect.Effect<DatasetResponse, NotFound | ValidationError>
+  readonly remove: (
+    bankId: string,
+    id: string
+  ) => Effect.Effect<{ deleted: boolean; dataset_id: string; sets_deleted: number }, NotFound>
   readonly listSets: (bankId: string, datasetId: string, filter: {
     readonly status?: SetStatus | undefined
     readonly limit: number
     readonly offset: number
-  }) => Effect.Effect<{ dataset_id: string; sets: ReadonlyArray<SetResponse>; total: number; limit: number; offset: number }, NotFound>
+  }) => Effect.Effect<
+    { dataset_id: string; sets: ReadonlyArray<SetResponse>; total: number; limit: number; offset: number },
+    NotFound
+  >
   readonly importSets: (bankId: string, datasetId: string, request: SetImport) => Effect.Effect<
     { dataset_id: string; imported_count: number; sets: ReadonlyArray<SetResponse> },
     NotFound | ValidationError
   >
   readonly getSet: (bankId: string, setId: string) => Effect.Effect<SetResponse, NotFound>
-  readonly updateSet: (bankId: string, setId: string, input: SetUpdate) => Effect.Effect<SetResponse, NotFound | ValidationError>
+  readonly updateSet: (
+    bankId: string,
+    setId: string,
+    input: SetUpdate
+  ) => Effect.Effect<SetResponse, NotFound | ValidationError>
   readonly revert: (bankId: string, setId: string) => Effect.Effect<SetResponse, NotFound>
   /** The dataset of the bank, or 404 (also when the bank does not exist). */
   readonly resolveDataset: (bankId: string, id: string) => Effect.Effect<DatasetRow, NotFound>
@@ -118,56 +132,71 @@ export class Datasets extends Context.Service<Datasets, {
 
       const create = Effect.fn("Datasets.create")(function*(bankId: string, input: DatasetCreate) {
         yield* banks.ensure(bankId)
-        return toDatasetResponse(yield* store.createDataset({
-          id: crypto.randomUUID(),
-          bankId,
-          name: input.name.trim(),
-          description: input.description ?? null,
-          schemaType: normalizeSchemaType(input.schema_type ?? "chat_messages"),
-          tasteTags: unique(input.taste_tags ?? [])
-        }))
+        return toDatasetResponse(
+          yield* store.createDataset({
+            id: crypto.randomUUID(),
+            bankId,
+            name: input.name.trim(),
+            description: input.description ?? null,
+            schemaType: normalizeSchemaType(input.schema_type ?? "chat_messages"),
+            tasteTags: unique(input.taste_tags ?? [])
+          })
+        )
       })
 
       const update = Effect.fn("Datasets.update")(function*(bankId: string, id: string, input: DatasetUpdate) {
         const current = yield* resolveDataset(bankId, id)
         if (input.schema_type !== undefined) {
-          const asked = typeof input.schema_type === "string" ? normalizeSchemaType(input.schema_type) : input.schema_type
+          const asked = typeof input.schema_type === "string"
+            ? normalizeSchemaType(input.schema_type)
+            : input.schema_type
           if (asked !== current.schemaType) {
-            return yield* ValidationError.single("schema_type", `is fixed at creation (this dataset is ${current.schemaType})`)
+            return yield* ValidationError.single(
+              "schema_type",
+              `is fixed at creation (this dataset is ${current.schemaType})`
+            )
           }
         }
         yield* store.updateDataset(bankId, id, {
           name: input.name?.trim() ?? current.name,
           description: input.description === undefined ? current.description : input.description,
-          tasteTags: input.taste_tags === undefined || input.taste_tags === null ? current.tasteTags : unique(input.taste_tags),
+          tasteTags: input.taste_tags === undefined || input.taste_tags === null
+            ? current.tasteTags
+            : unique(input.taste_tags),
           tasteProfile: input.taste_profile ?? current.tasteProfile
         })
         return toDatasetResponse(yield* resolveDataset(bankId, id))
       })
 
-      const importSets = Effect.fn("Datasets.importSets")(function*(bankId: string, datasetId: string, request: SetImport) {
-        const dataset = yield* resolveDataset(bankId, datasetId)
-        const rows = importRows(request, dataset.schemaType)
-        if (rows._tag === "invalid") return yield* rows.error
-        // Keys continue after the dataset's seeds (never reused: seeds are only deleted with their dataset).
-        const prefix = request.set_key_prefix ?? "set"
-        const tags = unique([...dataset.tasteTags, ...(request.taste_tags ?? [])])
-        const inserted = yield* store.exclusive(
-          dataset.id,
-          Effect.flatMap(store.seedCount(dataset.id), (seeds) =>
-            store.insertSets(bankId, dataset.id, rows.payloads.map((payload, index) => ({
-              id: crypto.randomUUID(),
-              setKey: `${prefix}_${String(seeds + 1 + index).padStart(4, "0")}`,
-              variantIndex: 0,
-              parentSetId: null,
-              sourcePayload: payload,
-              workingPayload: payload,
-              transformLog: [],
-              tasteTags: tags
-            }))))
-        )
-        return { dataset_id: dataset.id, imported_count: inserted.length, sets: inserted.map(toSetResponse) }
-      })
+      const importSets = Effect.fn("Datasets.importSets")(
+        function*(bankId: string, datasetId: string, request: SetImport) {
+          const dataset = yield* resolveDataset(bankId, datasetId)
+          const rows = importRows(request, dataset.schemaType)
+          if (rows._tag === "invalid") return yield* rows.error
+          // Keys continue after the dataset's seeds (never reused: seeds are only deleted with their dataset).
+          const prefix = request.set_key_prefix ?? "set"
+          const tags = unique([...dataset.tasteTags, ...(request.taste_tags ?? [])])
+          const inserted = yield* store.exclusive(
+            dataset.id,
+            Effect.flatMap(store.seedCount(dataset.id), (seeds) =>
+              store.insertSets(
+                bankId,
+                dataset.id,
+                rows.payloads.map((payload, index) => ({
+                  id: crypto.randomUUID(),
+                  setKey: `${prefix}_${String(seeds + 1 + index).padStart(4, "0")}`,
+                  variantIndex: 0,
+                  parentSetId: null,
+                  sourcePayload: payload,
+                  workingPayload: payload,
+                  transformLog: [],
+                  tasteTags: tags
+                }))
+              ))
+          )
+          return { dataset_id: dataset.id, imported_count: inserted.length, sets: inserted.map(toSetResponse) }
+        }
+      )
 
       const updateSet = Effect.fn("Datasets.updateSet")(function*(bankId: string, setId: string, input: SetUpdate) {
         const { set, dataset } = yield* findSet(bankId, setId)
@@ -177,11 +206,17 @@ export class Datasets extends Context.Service<Datasets, {
         let workingPayload: JsonObject | undefined
         if (input.working_payload !== undefined) {
           if (set.status === "retained") {
-            return yield* ValidationError.single("working_payload", "the set is retained; revert or archive it before editing")
+            return yield* ValidationError.single(
+              "working_payload",
+              "the set is retained; revert or archive it before editing"
+            )
           }
           const problems = payloadProblems(dataset.schemaType, input.working_payload)
           if (problems.length > 0) {
-            return yield* ValidationError.single("working_payload", `${problems.join("; ")} (schema type ${dataset.schemaType})`)
+            return yield* ValidationError.single(
+              "working_payload",
+              `${problems.join("; ")} (schema type ${dataset.schemaType})`
+            )
           }
           workingPayload = input.working_payload as JsonObject
           appendLog = [logEntry("edit", {}, set.workingPayload, workingPayload, null, yield* now)]
@@ -190,7 +225,9 @@ export class Datasets extends Context.Service<Datasets, {
           ...(workingPayload === undefined ? {} : { workingPayload }),
           appendLog,
           ...(input.status === undefined ? {} : { status: input.status }),
-          ...(input.taste_tags === undefined || input.taste_tags === null ? {} : { tasteTags: unique(input.taste_tags) })
+          ...(input.taste_tags === undefined || input.taste_tags === null
+            ? {}
+            : { tasteTags: unique(input.taste_tags) })
         })
         if (Option.isNone(updated)) return yield* NotFound.of("set", setId)
         return toSetResponse(updated.value)
@@ -227,7 +264,13 @@ export class Datasets extends Context.Service<Datasets, {
         listSets: Effect.fn("Datasets.listSets")(function*(bankId, datasetId, filter) {
           const dataset = yield* resolveDataset(bankId, datasetId)
           const page = yield* store.listSets(dataset.id, filter)
-          return { dataset_id: dataset.id, sets: page.sets.map(toSetResponse), total: page.total, limit: filter.limit, offset: filter.offset }
+          return {
+            dataset_id: dataset.id,
+            sets: page.sets.map(toSetResponse),
+            total: page.total,
+            limit: filter.limit,
+            offset: filter.offset
+          }
         }),
         importSets,
         getSet: (bankId, setId) => Effect.map(findSet(bankId, setId), ({ set }) => toSetResponse(set)),

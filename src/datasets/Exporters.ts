@@ -60,7 +60,9 @@ export const materialize = (dataset: DatasetRow, set: SetRow, exportedAt: string
     forge_job_id: `taste_dataset_${dataset.id}`,
     recipe_id: "taste_studio",
     domain_tags: set.tasteTags,
-    timeline: { sessions: [{ session_id: set.setKey, event_date: set.updatedAt.toISOString(), tags: set.tasteTags, turns }] },
+    timeline: {
+      sessions: [{ session_id: set.setKey, event_date: set.updatedAt.toISOString(), tags: set.tasteTags, turns }]
+    },
     tasks: [{
       task_type: "taste_curation",
       query: set.setKey,
@@ -135,7 +137,9 @@ export const exportLines = (
   const records = sets.map((set) => materialize(dataset, set, exportedAt))
   const lines: Array<string> = []
   records.forEach((record, index) => {
-    const passes = threshold === null ? adapter === "atr_jsonl" || record.quality.exportable : record.quality.overall >= threshold
+    const passes = threshold === null
+      ? adapter === "atr_jsonl" || record.quality.exportable
+      : record.quality.overall >= threshold
     if (!passes) return
     if (adapter === "atr_jsonl") lines.push(JSON.stringify(record))
     else if (record.quality.exportable) lines.push(JSON.stringify(chatLine(dataset, sets[index]!)))
@@ -145,14 +149,18 @@ export const exportLines = (
 
 export const qualitySummary = (records: ReadonlyArray<TrainingRecord>) => {
   const issueCounts: Record<string, number> = {}
-  for (const record of records) for (const issue of record.quality.issues) issueCounts[issue] = (issueCounts[issue] ?? 0) + 1
+  for (const record of records) {
+    for (const issue of record.quality.issues) issueCounts[issue] = (issueCounts[issue] ?? 0) + 1
+  }
   const exportable = records.filter((record) => record.quality.exportable).length
   return {
     total: records.length,
     exportable,
     held_back: records.length - exportable,
     pass_rate: records.length === 0 ? 0 : exportable / records.length,
-    avg_score: records.length === 0 ? 0 : records.reduce((sum, record) => sum + record.quality.overall, 0) / records.length,
+    avg_score: records.length === 0
+      ? 0
+      : records.reduce((sum, record) => sum + record.quality.overall, 0) / records.length,
     issue_counts: issueCounts
   }
 }

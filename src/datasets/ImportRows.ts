@@ -69,7 +69,10 @@ const refuse = (problems: ReadonlyArray<RowProblem>) => {
 export const importRows = (
   request: SetImport,
   schemaType: SchemaType
-): { readonly _tag: "ok"; readonly payloads: ReadonlyArray<JsonObject> } | { readonly _tag: "invalid"; readonly error: ValidationError } => {
+): { readonly _tag: "ok"; readonly payloads: ReadonlyArray<JsonObject> } | {
+  readonly _tag: "invalid"
+  readonly error: ValidationError
+} => {
   const hasJsonl = request.jsonl !== undefined
   const hasSets = request.sets !== undefined
   if (hasJsonl === hasSets) {
@@ -78,7 +81,9 @@ export const importRows = (
   // JSON lines sit escaped inside one string of the body, so the edge's caps never saw their shape.
   const shape = hasJsonl ? shapeProblem(request.jsonl!) : undefined
   if (shape !== undefined) return { _tag: "invalid", error: ValidationError.single("jsonl", shapeMessage(shape)) }
-  const { payloads, problems } = hasJsonl ? parseJsonl(request.jsonl!, schemaType) : checkArray(request.sets!, schemaType)
+  const { payloads, problems } = hasJsonl
+    ? parseJsonl(request.jsonl!, schemaType)
+    : checkArray(request.sets!, schemaType)
   if (problems.length > 0) return { _tag: "invalid", error: refuse(problems) }
   const field = hasJsonl ? "jsonl" : "sets"
   if (payloads.length === 0) return { _tag: "invalid", error: ValidationError.single(field, "holds no rows") }

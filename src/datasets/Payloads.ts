@@ -29,7 +29,11 @@ const nonBlank = (value: unknown) => typeof value === "string" && value.trim() !
 
 /** The problems of one payload for the schema type (empty when it is valid), each naming the field. */
 export const payloadProblems = (schemaType: SchemaType, payload: unknown): ReadonlyArray<string> => {
-  if (!isObject(payload)) return [`must be a JSON object, got ${Array.isArray(payload) ? "an array" : payload === null ? "null" : typeof payload}`]
+  if (!isObject(payload)) {
+    return [
+      `must be a JSON object, got ${Array.isArray(payload) ? "an array" : payload === null ? "null" : typeof payload}`
+    ]
+  }
   if (JSON.stringify(payload).length > maxPayloadChars) return [`must be at most ${maxPayloadChars} characters as JSON`]
   switch (schemaType) {
     case "chat_messages": {
@@ -62,7 +66,8 @@ export const payloadProblems = (schemaType: SchemaType, payload: unknown): Reado
  */
 export const structureChange = (schemaType: SchemaType, before: JsonObject, after: JsonObject): string | null => {
   if (schemaType === "chat_messages") {
-    const roles = (payload: JsonObject) => (payload["messages"] as Array<JsonObject>).map((message) => String(message["role"]))
+    const roles = (payload: JsonObject) =>
+      (payload["messages"] as Array<JsonObject>).map((message) => String(message["role"]))
     const was = roles(before)
     const now = roles(after)
     return was.join(",") === now.join(",")
@@ -84,7 +89,8 @@ export const canonicalJson = (value: unknown): string => {
   return JSON.stringify(value) ?? "null"
 }
 
-export const payloadHash = (payload: unknown): string => createHash("sha256").update(canonicalJson(payload)).digest("hex")
+export const payloadHash = (payload: unknown): string =>
+  createHash("sha256").update(canonicalJson(payload)).digest("hex")
 
 /**
  * The conversation a payload stands for: chat messages as they are, a Q&A pair as a user question and an
@@ -100,7 +106,10 @@ export const turnsOf = (schemaType: SchemaType, payload: JsonObject): ReadonlyAr
   if (schemaType === "custom" && payloadProblems("chat_messages", payload).length > 0) return []
   const messages = payload["messages"]
   return Array.isArray(messages)
-    ? messages.filter(isObject).map((message) => ({ role: String(message["role"] ?? ""), content: String(message["content"] ?? "") }))
+    ? messages.filter(isObject).map((message) => ({
+      role: String(message["role"] ?? ""),
+      content: String(message["content"] ?? "")
+    }))
     : []
 }
 

@@ -18,18 +18,51 @@ import { tastePurpose } from "./TransformOps.ts"
 
 const catalogBody = (llmAvailable: boolean): CatalogResponse => ({
   schema_types: [
-    { id: "chat_messages", title: "Chat messages", description: `{messages: [{role, content}, ...]}, non-empty; role one of ${chatRoles.join(", ")}`, aliases: ["openai_chat"] },
+    {
+      id: "chat_messages",
+      title: "Chat messages",
+      description: `{messages: [{role, content}, ...]}, non-empty; role one of ${chatRoles.join(", ")}`,
+      aliases: ["openai_chat"]
+    },
     { id: "qa_pair", title: "Q&A pair", description: "{question, answer}, both non-empty strings", aliases: [] },
     { id: "custom", title: "Custom JSON", description: "any non-empty JSON object", aliases: [] }
   ],
   transform_ops: [
-    { op_id: "spellfix_llm", title: "Spellfix", description: "fix spelling, grammar and punctuation; keep wording, structure and labels", params: {}, requires_llm: true },
-    { op_id: "tone_shift", title: "Tone shift", description: "rewrite the texts in another tone, keeping facts and labels", params: { tone: ["concise", "formal", "friendly"] }, requires_llm: true },
-    { op_id: "raw", title: "Raw", description: "passthrough: the payload unchanged (still logged)", params: {}, requires_llm: false }
+    {
+      op_id: "spellfix_llm",
+      title: "Spellfix",
+      description: "fix spelling, grammar and punctuation; keep wording, structure and labels",
+      params: {},
+      requires_llm: true
+    },
+    {
+      op_id: "tone_shift",
+      title: "Tone shift",
+      description: "rewrite the texts in another tone, keeping facts and labels",
+      params: { tone: ["concise", "formal", "friendly"] },
+      requires_llm: true
+    },
+    {
+      op_id: "raw",
+      title: "Raw",
+      description: "passthrough: the payload unchanged (still logged)",
+      params: {},
+      requires_llm: false
+    }
   ],
   exporters: [
-    { adapter_id: "chat_messages_jsonl", title: "Chat messages JSONL", description: "fine-tuning format: one {messages} line per exportable set, exactly its working messages", aliases: ["openai_chat_jsonl"] },
-    { adapter_id: "atr_jsonl", title: "Training records JSONL", description: "one full training record per set: turns, task, labels, provenance, quality, lineage", aliases: [] }
+    {
+      adapter_id: "chat_messages_jsonl",
+      title: "Chat messages JSONL",
+      description: "fine-tuning format: one {messages} line per exportable set, exactly its working messages",
+      aliases: ["openai_chat_jsonl"]
+    },
+    {
+      adapter_id: "atr_jsonl",
+      title: "Training records JSONL",
+      description: "one full training record per set: turns, task, labels, provenance, quality, lineage",
+      aliases: []
+    }
   ],
   llm_available: llmAvailable,
   limits: {
@@ -61,7 +94,13 @@ export class TasteExport extends Context.Service<TasteExport, {
           .filter((set) => includeArchived || set.status !== "archived")
         const adapter = request.adapter_id ?? "chat_messages_jsonl"
         const exportedAt = new Date(yield* Clock.currentTimeMillis).toISOString()
-        const { lines, records } = exportLines(adapter, dataset, sets, exportedAt, request.options?.quality_threshold ?? null)
+        const { lines, records } = exportLines(
+          adapter,
+          dataset,
+          sets,
+          exportedAt,
+          request.options?.quality_threshold ?? null
+        )
         const content = lines.length === 0 ? "" : `${lines.join("\n")}\n`
         return {
           adapter_id: adapter,

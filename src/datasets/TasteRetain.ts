@@ -94,8 +94,10 @@ export class TasteRetain extends Context.Service<TasteRetain, {
           Effect.tapError(() => giveBack)
         )
         const units = yield* unitIdsByDocument(bankId, sets.map((set) => `taste_${set.id}`))
-        const updated = yield* Effect.forEach(sets, (set) =>
-          store.updateSet(set.id, { memoryUnitIds: units.get(`taste_${set.id}`) ?? [] }))
+        const updated = yield* Effect.forEach(
+          sets,
+          (set) => store.updateSet(set.id, { memoryUnitIds: units.get(`taste_${set.id}`) ?? [] })
+        )
         const rows = updated.flatMap((row) => (row._tag === "Some" ? [row.value] : []))
         return {
           retained_count: rows.length,

@@ -14,7 +14,7 @@ const isObject = (value: unknown): value is JsonObject =>
 const stringLeaves = (value: unknown, path: Path, out: Array<Path>) => {
   if (typeof value === "string") out.push(path)
   else if (Array.isArray(value)) value.forEach((item, index) => stringLeaves(item, [...path, index], out))
-  else if (isObject(value)) for (const key of Object.keys(value)) stringLeaves(value[key], [...path, key], out)
+  else if (isObject(value)) { for (const key of Object.keys(value)) stringLeaves(value[key], [...path, key], out) }
 }
 
 /** Where the rewritable texts of the payload are, in a stable order. */
@@ -48,7 +48,9 @@ export const withTexts = (
   if (texts.length !== paths.length) {
     return { _tag: "mismatch", reason: `it returned ${texts.length} texts for the ${paths.length} of the example` }
   }
-  const blank = texts.findIndex((text, index) => text.trim() === "" && String(read(payload, paths[index]!) ?? "").trim() !== "")
+  const blank = texts.findIndex((text, index) =>
+    text.trim() === "" && String(read(payload, paths[index]!) ?? "").trim() !== ""
+  )
   if (blank >= 0) return { _tag: "mismatch", reason: `it returned an empty text ${blank + 1}` }
   const copy = structuredClone(payload)
   paths.forEach((path, index) => {

@@ -41,7 +41,8 @@ const systemPrompt =
   "Answer with JSON only: the rewritten texts, in the same order and the same number. Never merge, split, drop or " +
   "add texts, never translate, and keep names, numbers, code, labels and facts unchanged."
 
-const numbered = (texts: ReadonlyArray<string>) => texts.map((text, index) => `${index + 1}. ${JSON.stringify(text)}`).join("\n")
+const numbered = (texts: ReadonlyArray<string>) =>
+  texts.map((text, index) => `${index + 1}. ${JSON.stringify(text)}`).join("\n")
 
 const instructionFor = (op: "spellfix_llm" | "tone_shift", tone: Tone) =>
   op === "spellfix_llm"
@@ -58,13 +59,19 @@ export interface OpContext {
 const accept = (label: string, schemaType: SchemaType, before: JsonObject, texts: ReadonlyArray<string>) => {
   // Model output is text from outside too: cleaned like request bodies so the database can store it.
   const rebuilt = withTexts(schemaType, before, texts.map(storableText))
-  if (rebuilt._tag === "mismatch") return Effect.fail(new TransformRefused({ message: `${label} answer does not fit the example: ${rebuilt.reason}` }))
+  if (rebuilt._tag === "mismatch") {
+    return Effect.fail(new TransformRefused({ message: `${label} answer does not fit the example: ${rebuilt.reason}` }))
+  }
   const problems = payloadProblems(schemaType, rebuilt.payload)
   if (problems.length > 0) {
-    return Effect.fail(new TransformRefused({ message: `${label} answer breaks the ${schemaType} schema: ${problems.join("; ")}` }))
+    return Effect.fail(
+      new TransformRefused({ message: `${label} answer breaks the ${schemaType} schema: ${problems.join("; ")}` })
+    )
   }
   const changed = structureChange(schemaType, before, rebuilt.payload)
-  if (changed !== null) return Effect.fail(new TransformRefused({ message: `${label} answer changed the structure: ${changed}` }))
+  if (changed !== null) {
+    return Effect.fail(new TransformRefused({ message: `${label} answer changed the structure: ${changed}` }))
+  }
   return Effect.succeed(rebuilt.payload)
 }
 
@@ -95,8 +102,13 @@ export const applyOp = Effect.fn("TasteTransform.op")(function*(
       { role: "system", content: systemPrompt },
       {
         role: "user",
-        content: `${instructionFor(op, tone._tag === "Some" ? tone.value : "concise")}\n\nExample:\n${JSON.stringify(payload)}\n\n` +
-          `Texts (${texts.length}):\n${numbered(texts)}\n\nAnswer as {"texts": [...]} with exactly ${texts.length} strings.`
+        content:
+          `${instructionFor(op, tone._tag === "Some" ? tone.value : "concise")}\n\nExample:\n${
+            JSON.stringify(payload)
+          }\n\n` +
+          `Texts (${texts.length}):\n${
+            numbered(texts)
+          }\n\nAnswer as {"texts": [...]} with exactly ${texts.length} strings.`
       }
     ]
   }).pipe(Effect.mapError(modelFailure(op)))
@@ -126,9 +138,14 @@ export const generateVariants = Effect.fn("TasteTransform.variants")(function*(
       { role: "system", content: systemPrompt },
       {
         role: "user",
-        content: `Write ${count} different paraphrases of this example: each keeps the intent, the facts and the labels ` +
-          `but words every text differently.${instruction ? `\nAlso: ${instruction}` : ""}\n\nExample:\n${JSON.stringify(seed)}\n\n` +
-          `Texts (${texts.length}):\n${numbered(texts)}\n\nAnswer as {"variants": [[...], ...]}: ${count} lists of exactly ` +
+        content:
+          `Write ${count} different paraphrases of this example: each keeps the intent, the facts and the labels ` +
+          `but words every text differently.${instruction ? `\nAlso: ${instruction}` : ""}\n\nExample:\n${
+            JSON.stringify(seed)
+          }\n\n` +
+          `Texts (${texts.length}):\n${
+            numbered(texts)
+          }\n\nAnswer as {"variants": [[...], ...]}: ${count} lists of exactly ` +
           `${texts.length} strings each.`
       }
     ]

@@ -55,7 +55,11 @@ export const runTransform = (
   ops: ReadonlyArray<ChainOp>,
   preview: boolean,
   context: RunContext
-): Effect.Effect<{ readonly items: ReadonlyArray<TransformItem>; readonly updated: number; readonly failed: number }, never, Llm> =>
+): Effect.Effect<
+  { readonly items: ReadonlyArray<TransformItem>; readonly updated: number; readonly failed: number },
+  never,
+  Llm
+> =>
   Effect.gen(function*() {
     const items: Array<TransformItem> = []
     let updated = 0
@@ -79,7 +83,10 @@ export const runTransform = (
           items.push(item(null, null, (outcome.failure as TransformRefused).message))
         } else {
           if (!preview) {
-            const saved = yield* store.updateSet(set.id, { workingPayload: outcome.success.payload, appendLog: outcome.success.entries })
+            const saved = yield* store.updateSet(set.id, {
+              workingPayload: outcome.success.payload,
+              appendLog: outcome.success.entries
+            })
             if (Option.isSome(saved)) updated++
           }
           items.push(item(outcome.success.payload, outcome.success.model, null))
@@ -102,7 +109,9 @@ export const runGenerate = (
     const failures: Array<{ set_id: string; error: string }> = []
     const existing = context.operationId === null ? [] : yield* store.allSets(context.datasetId)
     for (const [index, seed] of seeds.entries()) {
-      const already = existing.filter((row) => row.parentSetId === seed.id && byThisRun(row.transformLog, context.operationId))
+      const already = existing.filter((row) =>
+        row.parentSetId === seed.id && byThisRun(row.transformLog, context.operationId)
+      )
       if (already.length > 0) {
         created.push(...already)
       } else {
@@ -119,19 +128,31 @@ export const runGenerate = (
           const inserted = yield* store.exclusive(
             context.datasetId,
             Effect.flatMap(store.maxVariantIndex(context.datasetId, seed.setKey), (highest) =>
-              store.insertSets(context.bankId, context.datasetId, outcome.success.variants.map((variant, offset) => ({
-                id: crypto.randomUUID(),
-                setKey: seed.setKey,
-                variantIndex: highest + 1 + offset,
-                parentSetId: seed.id,
-                // A variant's own seed is the text it was generated as: revert returns to that, not to the parent.
-                sourcePayload: variant,
-                workingPayload: variant,
-                transformLog: [
-                  logEntry("generate_variant", params, seed.workingPayload, variant, outcome.success.model, at, context.operationId)
-                ],
-                tasteTags: seed.tasteTags
-              }))))
+              store.insertSets(
+                context.bankId,
+                context.datasetId,
+                outcome.success.variants.map((variant, offset) => ({
+                  id: crypto.randomUUID(),
+                  setKey: seed.setKey,
+                  variantIndex: highest + 1 + offset,
+                  parentSetId: seed.id,
+                  // A variant's own seed is the text it was generated as: revert returns to that, not to the parent.
+                  sourcePayload: variant,
+                  workingPayload: variant,
+                  transformLog: [
+                    logEntry(
+                      "generate_variant",
+                      params,
+                      seed.workingPayload,
+                      variant,
+                      outcome.success.model,
+                      at,
+                      context.operationId
+                    )
+                  ],
+                  tasteTags: seed.tasteTags
+                }))
+              ))
           )
           created.push(...inserted)
         }

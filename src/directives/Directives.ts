@@ -64,7 +64,10 @@ export class Directives extends Context.Service<Directives, {
   readonly update: (bankId: string, id: string, input: DirectiveUpdate) => Effect.Effect<DirectiveResponse, NotFound>
   readonly remove: (bankId: string, id: string) => Effect.Effect<DirectiveResponse, NotFound>
   /** The active directives that apply to a reflect reading `scopeTags`, in injection order. */
-  readonly applicable: (bankId: string, scopeTags: ReadonlyArray<string>) => Effect.Effect<ReadonlyArray<DirectiveResponse>>
+  readonly applicable: (
+    bankId: string,
+    scopeTags: ReadonlyArray<string>
+  ) => Effect.Effect<ReadonlyArray<DirectiveResponse>>
 }>()("engram/directives/Directives") {
   static readonly layer = Layer.effect(
     Directives,
@@ -157,11 +160,13 @@ export class Directives extends Context.Service<Directives, {
         return toDirectiveResponse(deleted[0])
       })
 
-      const applicable = Effect.fn("Directives.applicable")(function*(bankId: string, scopeTags: ReadonlyArray<string>) {
-        const active = yield* rows(sql`SELECT * FROM directives WHERE bank_id = ${bankId} AND is_active
+      const applicable = Effect.fn("Directives.applicable")(
+        function*(bankId: string, scopeTags: ReadonlyArray<string>) {
+          const active = yield* rows(sql`SELECT * FROM directives WHERE bank_id = ${bankId} AND is_active
           ORDER BY ${sql.literal(ordering)}`)
-        return active.filter((row) => appliesTo(row.tags, scopeTags)).map(toDirectiveResponse)
-      })
+          return active.filter((row) => appliesTo(row.tags, scopeTags)).map(toDirectiveResponse)
+        }
+      )
 
       return Directives.of({ list, create, get, update, remove, applicable })
     })

@@ -33,20 +33,26 @@ interface ChunkRow {
 }
 
 export class DocumentEdits extends Context.Service<DocumentEdits, {
-  readonly update: (bankId: string, documentId: string, request: UpdateDocumentRequest) =>
-    Effect.Effect<{ readonly success: boolean }, NotFound | ValidationError>
-  readonly chunks: (bankId: string, documentId: string, page: { readonly limit: number; readonly offset: number }) =>
-    Effect.Effect<{
-      readonly items: ReadonlyArray<{
-        chunk_id: string
-        document_id: string
-        bank_id: string
-        chunk_index: number
-        chunk_text: string
-        created_at: string
-      }>
-      readonly total: number
-    }, NotFound>
+  readonly update: (
+    bankId: string,
+    documentId: string,
+    request: UpdateDocumentRequest
+  ) => Effect.Effect<{ readonly success: boolean }, NotFound | ValidationError>
+  readonly chunks: (
+    bankId: string,
+    documentId: string,
+    page: { readonly limit: number; readonly offset: number }
+  ) => Effect.Effect<{
+    readonly items: ReadonlyArray<{
+      chunk_id: string
+      document_id: string
+      bank_id: string
+      chunk_index: number
+      chunk_text: string
+      created_at: string
+    }>
+    readonly total: number
+  }, NotFound>
   readonly reprocess: (bankId: string, documentId: string) => Effect.Effect<{ readonly operationId: string }, NotFound>
 }>()("engram/documents/DocumentEdits") {
   static readonly layer = Layer.effect(
@@ -80,16 +86,18 @@ export class DocumentEdits extends Context.Service<DocumentEdits, {
         }
         const tags = [...new Set(request.tags)]
         const observationsOn = observationsEnabled(bank, config.enableObservations)
-        const outcome = yield* locks.withWriteLock(bankId)(Effect.gen(function*() {
-          const found = yield* sql`UPDATE documents SET tags = ${tags}::text[], updated_at = now()
+        const outcome = yield* locks.withWriteLock(bankId)(
+          Effect.gen(function*() {
+            const found = yield* sql`UPDATE documents SET tags = ${tags}::text[], updated_at = now()
             WHERE bank_id = ${bankId} AND document_id = ${documentId} RETURNING document_id`
-          if (found.length === 0) return undefined
-          // The tags write goes to the units themselves, so the change log tells each bank brain which ones moved.
-          const facts = yield* sql<{ id: string }>`UPDATE memory_units SET tags = ${tags}::text[], updated_at = now()
+            if (found.length === 0) return undefined
+            // The tags write goes to the units themselves, so the change log tells each bank brain which ones moved.
+            const facts = yield* sql<{ id: string }>`UPDATE memory_units SET tags = ${tags}::text[], updated_at = now()
             WHERE bank_id = ${bankId} AND document_id = ${documentId} AND fact_type IN ('world', 'experience')
             RETURNING id`
-          return yield* requeueEditedFacts(consolidation, bankId, facts.map((row) => row.id), observationsOn)
-        }).pipe(sql.withTransaction, Effect.orDie, Effect.provideService(SqlClient.SqlClient, sql)))
+            return yield* requeueEditedFacts(consolidation, bankId, facts.map((row) => row.id), observationsOn)
+          }).pipe(sql.withTransaction, Effect.orDie, Effect.provideService(SqlClient.SqlClient, sql))
+        )
         if (outcome === undefined) return yield* NotFound.of("document", documentId)
         yield* graph.changed(bankId)
         if (outcome) yield* consolidation.wake(bankId)
@@ -138,7 +146,9 @@ export class DocumentEdits extends Context.Service<DocumentEdits, {
       yield* registry.register(reprocessTask, (operation) =>
         Effect.gen(function*() {
           const payload = yield* decodeReprocess(operation.payload).pipe(
-            Effect.mapError(() => new TaskFailure({ message: "the stored reprocess payload is invalid", retryable: false }))
+            Effect.mapError(() =>
+              new TaskFailure({ message: "the stored reprocess payload is invalid", retryable: false })
+            )
           )
           const rows = yield* sql<{
             originalText: string | null
@@ -156,31 +166,41 @@ export class DocumentEdits extends Context.Service<DocumentEdits, {
             .pipe(Effect.orDie)
           const document = rows[0]
           if (document === undefined) {
-            return yield* new TaskFailure({ message: `document '${payload.document_id}' no longer exists`, retryable: false })
+            return yield* new TaskFailure({
+              message: `document '${payload.document_id}' no longer exists`,
+              retryable: false
+            })
           }
           const text = document.originalText?.trim() ? document.originalText : document.chunkText
           if (text === null || text.trim() === "") {
-            return yield* new TaskFailure({ message: `document '${payload.document_id}' has no stored text`, retryable: false })
+            return yield* new TaskFailure({
+              message: `document '${payload.document_id}' has no stored text`,
+              retryable: false
+            })
           }
           const metadata = Object.fromEntries(
             Object.entries(document.metadata).filter((entry): entry is [string, string] => typeof entry[1] === "string")
           )
-          const outcome = yield* retain.retainForOperation(operation.bankId, [{
-            content: text,
-            document_id: payload.document_id,
-            context: document.context,
-            metadata,
-            tags: [...document.tags],
-            timestamp: document.saidAt === null ? "unset" : document.saidAt.toISOString(),
-            update_mode: "replace"
-          }], operation.id, { reextract: true })
+          const outcome = yield* retain.retainForOperation(
+            operation.bankId,
+            [{
+              content: text,
+              document_id: payload.document_id,
+              context: document.context,
+              metadata,
+              tags: [...document.tags],
+              timestamp: document.saidAt === null ? "unset" : document.saidAt.toISOString(),
+              update_mode: "replace"
+            }],
+            operation.id,
+            { reextract: true }
+          )
           return {
             document_id: payload.document_id,
             memories_created: outcome.created,
             duplicates_skipped: outcome.duplicates
           }
-        })
-      )
+        }))
 
       return DocumentEdits.of({ update, chunks, reprocess })
     })

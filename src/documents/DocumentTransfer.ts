@@ -15,7 +15,11 @@ import { OnConflict } from "../domain/DocumentOps.ts"
 import { isoOrNull as iso } from "../domain/IsoTime.ts"
 import { StoredFiles } from "../files/StoredFiles.ts"
 import { Embeddings, modelKey } from "../models/Embeddings.ts"
-import { consolidateTask, makeConsolidationRequests, observationsEnabled } from "../memory/consolidation/ConsolidationRequests.ts"
+import {
+  consolidateTask,
+  makeConsolidationRequests,
+  observationsEnabled
+} from "../memory/consolidation/ConsolidationRequests.ts"
 import { GraphRecall } from "../memory/recall/GraphRecall.ts"
 import { chunkHash, contentHash } from "../memory/retain/ContentHash.ts"
 import type { PreparedFact } from "../memory/retain/MemoryWriter.ts"
@@ -44,8 +48,11 @@ export class DocumentTransfer extends Context.Service<DocumentTransfer, {
     readonly documentIds: ReadonlyArray<string> | undefined
     readonly includeObservations: boolean
   }) => Effect.Effect<{ readonly operationId: string; readonly status: string }, NotFound | ValidationError>
-  readonly submitImport: (bankId: string, archive: Uint8Array, onConflict: OnConflict) =>
-    Effect.Effect<{ readonly operationId: string; readonly status: string }, ValidationError>
+  readonly submitImport: (
+    bankId: string,
+    archive: Uint8Array,
+    onConflict: OnConflict
+  ) => Effect.Effect<{ readonly operationId: string; readonly status: string }, ValidationError>
 }>()("engram/documents/DocumentTransfer") {
   static readonly layer = Layer.effect(
     DocumentTransfer,
@@ -205,7 +212,9 @@ export class DocumentTransfer extends Context.Service<DocumentTransfer, {
         bankId: string,
         positions: ReadonlyMap<string, readonly [number, number]>
       ) {
-        const rows = yield* sql<{ text: string; tags: ReadonlyArray<string> | null; sourceFactIds: ReadonlyArray<string> | null }>`
+        const rows = yield* sql<
+          { text: string; tags: ReadonlyArray<string> | null; sourceFactIds: ReadonlyArray<string> | null }
+        >`
           SELECT text, tags, source_fact_ids FROM memory_units
           WHERE bank_id = ${bankId} AND fact_type = 'observation' ORDER BY seq`
         return rows.map((row): ArchivedObservation => ({
@@ -223,7 +232,9 @@ export class DocumentTransfer extends Context.Service<DocumentTransfer, {
           const payload = yield* Schema.decodeUnknownEffect(ExportPayload)(operation.payload).pipe(
             Effect.mapError(asTaskFailure("the stored export payload is invalid"))
           )
-          const { documents, positions } = yield* readDocuments(operation.bankId, payload.document_ids).pipe(Effect.orDie)
+          const { documents, positions } = yield* readDocuments(operation.bankId, payload.document_ids).pipe(
+            Effect.orDie
+          )
           const observations = payload.include_observations
             ? yield* readObservations(operation.bankId, positions).pipe(Effect.orDie)
             : null
@@ -247,8 +258,7 @@ export class DocumentTransfer extends Context.Service<DocumentTransfer, {
             facts_count: documents.reduce((sum, document) => sum + document.facts.length, 0),
             observations_count: observations?.length ?? 0
           }
-        })
-      )
+        }))
 
       /** One archived document written as retain would write it, under `documentId`, in its own transaction. */
       const importDocument = Effect.fn("DocumentTransfer.importDocument")(function*(
@@ -261,7 +271,11 @@ export class DocumentTransfer extends Context.Service<DocumentTransfer, {
         const vectors = yield* embeddings.embedDocuments(document.facts.map((fact) => fact.text))
         const chunkIds = new Map(document.chunks.map((chunk) => {
           const hash = chunkHash(chunk.text)
-          return [chunk.chunk_index, { id: `${operationId}:${documentId}:${chunk.chunk_index}`, hash, text: chunk.text }] as const
+          return [chunk.chunk_index, {
+            id: `${operationId}:${documentId}:${chunk.chunk_index}`,
+            hash,
+            text: chunk.text
+          }] as const
         }))
         const ids = document.facts.map(() => crypto.randomUUID())
         const facts = document.facts.map((fact, factIndex): PreparedFact => ({
@@ -286,30 +300,35 @@ export class DocumentTransfer extends Context.Service<DocumentTransfer, {
           itemIndex: 0,
           factIndex
         }))
-        const written = yield* locks.withWriteLock(bankId)(writeBatch({
-          bankId,
-          operationId,
-          embeddingModel: modelKey(embeddings.identity),
-          dimensions: embeddings.identity.dimensions,
-          documents: [{
-            documentId,
-            replace,
-            metadata: Object.fromEntries(Object.entries(document.metadata).map(([key, value]) =>
-              [key, typeof value === "string" ? value : JSON.stringify(value)])),
-            tags: document.tags,
-            context: document.context,
-            originalText: document.original_text ?? document.chunks.map((chunk) => chunk.text).join("\n\n"),
-            keptChunkIds: []
-          }],
-          chunks: [...chunkIds.entries()].map(([chunkIndex, chunk]) => ({
-            id: chunk.id,
-            documentId,
-            chunkIndex,
-            text: chunk.text,
-            hash: chunk.hash
-          })),
-          facts
-        }).pipe(sql.withTransaction, Effect.orDie, Effect.provideService(SqlClient.SqlClient, sql)))
+        const written = yield* locks.withWriteLock(bankId)(
+          writeBatch({
+            bankId,
+            operationId,
+            embeddingModel: modelKey(embeddings.identity),
+            dimensions: embeddings.identity.dimensions,
+            documents: [{
+              documentId,
+              replace,
+              metadata: Object.fromEntries(
+                Object.entries(document.metadata).map((
+                  [key, value]
+                ) => [key, typeof value === "string" ? value : JSON.stringify(value)])
+              ),
+              tags: document.tags,
+              context: document.context,
+              originalText: document.original_text ?? document.chunks.map((chunk) => chunk.text).join("\n\n"),
+              keptChunkIds: []
+            }],
+            chunks: [...chunkIds.entries()].map(([chunkIndex, chunk]) => ({
+              id: chunk.id,
+              documentId,
+              chunkIndex,
+              text: chunk.text,
+              hash: chunk.hash
+            })),
+            facts
+          }).pipe(sql.withTransaction, Effect.orDie, Effect.provideService(SqlClient.SqlClient, sql))
+        )
         return written.created.length
       })
 
@@ -318,20 +337,23 @@ export class DocumentTransfer extends Context.Service<DocumentTransfer, {
           const payload = yield* Schema.decodeUnknownEffect(ImportPayload)(operation.payload).pipe(
             Effect.mapError(asTaskFailure("the stored import payload is invalid"))
           )
-          const bank = yield* banks.get(operation.bankId).pipe(Effect.mapError(asTaskFailure("the bank no longer exists")))
+          const bank = yield* banks.get(operation.bankId).pipe(
+            Effect.mapError(asTaskFailure("the bank no longer exists"))
+          )
           const file = yield* files.get(payload.storage_key).pipe(
             Effect.mapError(asTaskFailure("the uploaded archive is no longer stored"))
           )
-          const content = yield* decodeArchive(file.bytes).pipe(Effect.mapError((error) =>
-            new TaskFailure({ message: error.detail, retryable: false })
-          ))
+          const content = yield* decodeArchive(file.bytes).pipe(
+            Effect.mapError((error) => new TaskFailure({ message: error.detail, retryable: false }))
+          )
           let imported = 0
           let skipped = 0
           let memories = 0
           const renamed: Array<{ from: string; to: string }> = []
           for (const document of content.documents) {
             const exists = (yield* sql`SELECT 1 FROM documents
-              WHERE bank_id = ${operation.bankId} AND document_id = ${document.document_id}`.pipe(Effect.orDie)).length > 0
+              WHERE bank_id = ${operation.bankId} AND document_id = ${document.document_id}`.pipe(Effect.orDie))
+              .length > 0
             if (exists && payload.on_conflict === "skip") {
               skipped++
               continue
@@ -342,7 +364,9 @@ export class DocumentTransfer extends Context.Service<DocumentTransfer, {
               : document.document_id
             if (documentId !== document.document_id) renamed.push({ from: document.document_id, to: documentId })
             memories += yield* importDocument(operation.bankId, document, documentId, exists, operation.id).pipe(
-              Effect.mapError((error) => new TaskFailure({ message: `embedding failed: ${error.message}`, retryable: true }))
+              Effect.mapError((error) =>
+                new TaskFailure({ message: `embedding failed: ${error.message}`, retryable: true })
+              )
             )
             imported++
           }
@@ -358,8 +382,7 @@ export class DocumentTransfer extends Context.Service<DocumentTransfer, {
             renamed_documents: renamed,
             observations_in_archive: content.observations?.length ?? 0
           }
-        })
-      )
+        }))
 
       return DocumentTransfer.of({ submitExport, submitImport })
     })

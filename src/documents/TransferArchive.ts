@@ -78,17 +78,23 @@ export const encodeArchive = (content: TransferContent): Uint8Array =>
   writeZip([
     {
       name: "manifest.json",
-      data: JSON.stringify({
-        format: archiveFormat,
-        version: archiveVersion,
-        bank_id: content.bankId,
-        exported_at: content.exportedAt,
-        documents: content.documents.length,
-        include_observations: content.observations !== null
-      }, null, 2)
+      data: JSON.stringify(
+        {
+          format: archiveFormat,
+          version: archiveVersion,
+          bank_id: content.bankId,
+          exported_at: content.exportedAt,
+          documents: content.documents.length,
+          include_observations: content.observations !== null
+        },
+        null,
+        2
+      )
     },
     ...content.documents.map((document, index) => ({ name: documentPath(index), data: JSON.stringify(document) })),
-    ...(content.observations === null ? [] : [{ name: "observations.json", data: JSON.stringify(content.observations) }])
+    ...(content.observations === null
+      ? []
+      : [{ name: "observations.json", data: JSON.stringify(content.observations) }])
   ])
 
 /** Archives are JSON text: generous per-file and total caps, a ratio cap that text still passes. */
@@ -129,12 +135,19 @@ export const decodeArchive = Effect.fn("TransferArchive.decode")(function*(bytes
   for (let index = 0; index < manifest.documents; index++) {
     const path = documentPath(index)
     const entry = byPath.get(path)
-    if (entry === undefined) return yield* refuse(`${path} is missing (the manifest lists ${manifest.documents} documents)`)
+    if (entry === undefined) {
+      return yield* refuse(`${path} is missing (the manifest lists ${manifest.documents} documents)`)
+    }
     documents.push(yield* parseEntry(ArchivedDocument, path, entry))
   }
   const observationBytes = byPath.get("observations.json")
   const observations = manifest.include_observations && observationBytes !== undefined
     ? yield* parseEntry(Schema.Array(ArchivedObservation), "observations.json", observationBytes)
     : null
-  return { bankId: manifest.bank_id, exportedAt: manifest.exported_at, documents, observations } satisfies TransferContent
+  return {
+    bankId: manifest.bank_id,
+    exportedAt: manifest.exported_at,
+    documents,
+    observations
+  } satisfies TransferContent
 })

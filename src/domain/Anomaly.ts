@@ -65,14 +65,18 @@ export const AnomalySummary = Schema.Struct({
 }).annotate({ identifier: "AnomalySummary" })
 
 export const AnomalyIntelligenceRequest = Schema.Struct({
-  limit: Schema.optionalKey(Schema.Int.check(Schema.isBetween({ minimum: 1, maximum: 200 })).annotate({
-    description: "How many events to return, newest first (1-200, default 50)"
-  })),
+  limit: Schema.optionalKey(
+    Schema.Int.check(Schema.isBetween({ minimum: 1, maximum: 200 })).annotate({
+      description: "How many events to return, newest first (1-200, default 50)"
+    })
+  ),
   status: Schema.optionalKey(Schema.NullOr(AnomalyStatus)),
   anomaly_types: Schema.optionalKey(Schema.NullOr(Schema.Array(AnomalyType))),
-  min_severity: Schema.optionalKey(Schema.Number.check(Schema.isBetween({ minimum: 0, maximum: 1 })).annotate({
-    description: "Only events at least this severe (0-1, default 0)"
-  }))
+  min_severity: Schema.optionalKey(
+    Schema.Number.check(Schema.isBetween({ minimum: 0, maximum: 1 })).annotate({
+      description: "Only events at least this severe (0-1, default 0)"
+    })
+  )
 }).annotate({ identifier: "AnomalyIntelligenceRequest" })
 export type AnomalyIntelligenceRequest = typeof AnomalyIntelligenceRequest.Type
 

@@ -3,11 +3,11 @@
  * list item, the deprecated profile, the statistics and the per-bank configuration view.
  */
 import { Schema } from "effect"
-import { EntitySettingsUpdate, type EntitySettingsOverrides } from "./EntitySettings.ts"
-import { PipelineSettingsUpdate, type PipelineOverrides } from "./PipelineSettings.ts"
+import { type EntitySettingsOverrides, EntitySettingsUpdate } from "./EntitySettings.ts"
+import { type PipelineOverrides, PipelineSettingsUpdate } from "./PipelineSettings.ts"
 import { DreamSettingsUpdate } from "./Dream.ts"
 import type { DreamOverrides } from "../dreams/DreamConfig.ts"
-import { RetentionSettingsUpdate, type RetentionSettings } from "./Retention.ts"
+import { type RetentionSettings, RetentionSettingsUpdate } from "./Retention.ts"
 
 /** A bank id appears in URLs; keep it to characters that need no escaping anywhere. */
 export const BankId = Schema.String.check(
@@ -54,7 +54,9 @@ export const BankUpdate = Schema.Struct({
   ...EntitySettingsUpdate,
   ...PipelineSettingsUpdate,
   dream: nullable(DreamSettingsUpdate.annotate({ description: "Dream and trance settings; merged key by key" })),
-  retention: nullable(RetentionSettingsUpdate.annotate({ description: "Retention policy and recency decay; merged key by key" }))
+  retention: nullable(
+    RetentionSettingsUpdate.annotate({ description: "Retention policy and recency decay; merged key by key" })
+  )
 }).annotate({ identifier: "BankUpdate" })
 export type BankUpdate = typeof BankUpdate.Type
 

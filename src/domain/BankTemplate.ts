@@ -25,7 +25,8 @@ export const TemplateBankConfig = Schema.StructWithRest(Schema.Struct(BankUpdate
   Schema.Record(Schema.String, Schema.Unknown)
 ]).annotate({
   identifier: "BankTemplateConfig",
-  description: "Per-bank setting overrides (the fields of PUT /v1/default/banks/{bank_id}); omitted fields stay unchanged"
+  description:
+    "Per-bank setting overrides (the fields of PUT /v1/default/banks/{bank_id}); omitted fields stay unchanged"
 })
 export type TemplateBankConfig = typeof TemplateBankConfig.Type
 
@@ -50,14 +51,20 @@ export const TemplateDirective = Schema.Struct({
 export type TemplateDirective = typeof TemplateDirective.Type
 
 export const BankTemplateManifest = Schema.Struct({
-  version: Schema.Literal(templateVersion).annotate({ description: `manifest format version (currently '${templateVersion}')` }),
+  version: Schema.Literal(templateVersion).annotate({
+    description: `manifest format version (currently '${templateVersion}')`
+  }),
   bank: Schema.optionalKey(Schema.NullOr(TemplateBankConfig)),
-  mental_models: Schema.optionalKey(Schema.NullOr(Schema.Array(TemplateMentalModel)).annotate({
-    description: "created or updated by id; omitted: the bank's models stay as they are"
-  })),
-  directives: Schema.optionalKey(Schema.NullOr(Schema.Array(TemplateDirective)).annotate({
-    description: "created or updated by name; omitted: the bank's directives stay as they are"
-  }))
+  mental_models: Schema.optionalKey(
+    Schema.NullOr(Schema.Array(TemplateMentalModel)).annotate({
+      description: "created or updated by id; omitted: the bank's models stay as they are"
+    })
+  ),
+  directives: Schema.optionalKey(
+    Schema.NullOr(Schema.Array(TemplateDirective)).annotate({
+      description: "created or updated by name; omitted: the bank's directives stay as they are"
+    })
+  )
 }).annotate({ identifier: "BankTemplateManifest" })
 export type BankTemplateManifest = typeof BankTemplateManifest.Type
 
@@ -80,16 +87,49 @@ export type BankTemplateImportResponse = typeof BankTemplateImportResponse.Type
  * those it has are validated by `BankUpdate`'s rules.
  */
 export const hindsightTemplateSettings: ReadonlySet<string> = new Set([
-  "reflect_mission", "retain_mission", "retain_extraction_mode", "retain_custom_instructions", "retain_chunk_size",
-  "retain_structured_chunk_size", "enable_observations", "observations_mission", "enable_temporal_retrieval",
-  "enable_graph_retrieval", "enable_reranking", "disposition_skepticism", "disposition_literalism",
-  "disposition_empathy", "entity_labels", "entities_allow_free_form", "retain_default_strategy", "retain_strategies",
-  "retain_chunk_batch_size", "mcp_enabled_tools", "consolidation_llm_batch_size",
-  "consolidation_source_facts_max_tokens", "consolidation_source_facts_max_tokens_per_observation",
-  "max_observations_per_scope", "observation_scope_limits", "reflect_source_facts_max_tokens",
-  "llm_gemini_safety_settings", "recall_budget_function", "recall_budget_fixed_low", "recall_budget_fixed_mid",
-  "recall_budget_fixed_high", "recall_budget_adaptive_low", "recall_budget_adaptive_mid",
-  "recall_budget_adaptive_high", "recall_budget_min", "recall_budget_max", "audit_log_enabled", "store_document_text",
-  "enable_auto_consolidation", "consolidation_max_memories_per_round", "consolidation_llm_parallelism",
-  "recall_include_chunks", "recall_max_tokens", "recall_chunks_max_tokens", "memory_defense"
+  "reflect_mission",
+  "retain_mission",
+  "retain_extraction_mode",
+  "retain_custom_instructions",
+  "retain_chunk_size",
+  "retain_structured_chunk_size",
+  "enable_observations",
+  "observations_mission",
+  "enable_temporal_retrieval",
+  "enable_graph_retrieval",
+  "enable_reranking",
+  "disposition_skepticism",
+  "disposition_literalism",
+  "disposition_empathy",
+  "entity_labels",
+  "entities_allow_free_form",
+  "retain_default_strategy",
+  "retain_strategies",
+  "retain_chunk_batch_size",
+  "mcp_enabled_tools",
+  "consolidation_llm_batch_size",
+  "consolidation_source_facts_max_tokens",
+  "consolidation_source_facts_max_tokens_per_observation",
+  "max_observations_per_scope",
+  "observation_scope_limits",
+  "reflect_source_facts_max_tokens",
+  "llm_gemini_safety_settings",
+  "recall_budget_function",
+  "recall_budget_fixed_low",
+  "recall_budget_fixed_mid",
+  "recall_budget_fixed_high",
+  "recall_budget_adaptive_low",
+  "recall_budget_adaptive_mid",
+  "recall_budget_adaptive_high",
+  "recall_budget_min",
+  "recall_budget_max",
+  "audit_log_enabled",
+  "store_document_text",
+  "enable_auto_consolidation",
+  "consolidation_max_memories_per_round",
+  "consolidation_llm_parallelism",
+  "recall_include_chunks",
+  "recall_max_tokens",
+  "recall_chunks_max_tokens",
+  "memory_defense"
 ])

@@ -26,7 +26,9 @@ export const BrainRuntimeStatusResponse = Schema.Struct({
 
 export const BrainImportResponse = Schema.Struct({
   bank_id: Schema.String,
-  file_path: Schema.String.annotate({ description: "the name the file was stored under (never the server's directory)" }),
+  file_path: Schema.String.annotate({
+    description: "the name the file was stored under (never the server's directory)"
+  }),
   size_bytes: Schema.Int,
   format_version: Schema.NullOr(Schema.String),
   installed: Schema.Boolean.annotate({

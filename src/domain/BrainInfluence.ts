@@ -5,12 +5,16 @@ export const influenceEntityTypes = ["all", "memory", "chunk", "mental_model"] a
 export type InfluenceEntityType = typeof influenceEntityTypes[number]
 
 export const InfluenceQuery = {
-  window_days: Schema.optionalKey(Schema.Int.check(Schema.isBetween({ minimum: 1, maximum: 90 })).annotate({
-    description: "days of access telemetry read, 1-90 (default 14)"
-  })),
-  top_k: Schema.optionalKey(Schema.Int.check(Schema.isBetween({ minimum: 1, maximum: 100 })).annotate({
-    description: "leaderboard rows, 1-100 (default 10)"
-  })),
+  window_days: Schema.optionalKey(
+    Schema.Int.check(Schema.isBetween({ minimum: 1, maximum: 90 })).annotate({
+      description: "days of access telemetry read, 1-90 (default 14)"
+    })
+  ),
+  top_k: Schema.optionalKey(
+    Schema.Int.check(Schema.isBetween({ minimum: 1, maximum: 100 })).annotate({
+      description: "leaderboard rows, 1-100 (default 10)"
+    })
+  ),
   entity_type: Schema.optionalKey(Schema.Literals(influenceEntityTypes).annotate({ description: "default all" }))
 }
 

@@ -90,7 +90,12 @@ export const RouteRequest = Schema.Struct({
   memory_ingest_mode: Schema.optionalKey(IngestMode)
 })
 
-export const ReviewCounts = Schema.Struct({ unrouted: Schema.Int, memory: Schema.Int, research: Schema.Int, dismissed: Schema.Int })
+export const ReviewCounts = Schema.Struct({
+  unrouted: Schema.Int,
+  memory: Schema.Int,
+  research: Schema.Int,
+  dismissed: Schema.Int
+})
 
 export const RouteResponse = Schema.Struct({
   codebase_id: Schema.String,
@@ -104,73 +109,130 @@ export const RouteResponse = Schema.Struct({
 })
 
 export const CodebaseResponse = Schema.Struct({
-  id: Schema.String, bank_id: Schema.String, name: Schema.String, source_type: Schema.String,
+  id: Schema.String,
+  bank_id: Schema.String,
+  name: Schema.String,
+  source_type: Schema.String,
   source_config: Open,
-  current_snapshot_id: Schema.NullOr(Schema.String), approved_snapshot_id: Schema.NullOr(Schema.String),
-  source_ref: Schema.NullOr(Schema.String), source_commit_sha: Schema.NullOr(Schema.String),
-  snapshot_status: Schema.NullOr(Schema.String), approved_source_ref: Schema.NullOr(Schema.String),
-  approved_source_commit_sha: Schema.NullOr(Schema.String), approved_snapshot_status: Schema.NullOr(Schema.String),
-  approval_status: Schema.NullOr(Schema.String), memory_status: Schema.NullOr(Schema.String),
-  stats: Open, review_counts: ReviewCounts, cluster_count: Schema.Int, related_chunk_count: Schema.Int,
+  current_snapshot_id: Schema.NullOr(Schema.String),
+  approved_snapshot_id: Schema.NullOr(Schema.String),
+  source_ref: Schema.NullOr(Schema.String),
+  source_commit_sha: Schema.NullOr(Schema.String),
+  snapshot_status: Schema.NullOr(Schema.String),
+  approved_source_ref: Schema.NullOr(Schema.String),
+  approved_source_commit_sha: Schema.NullOr(Schema.String),
+  approved_snapshot_status: Schema.NullOr(Schema.String),
+  approval_status: Schema.NullOr(Schema.String),
+  memory_status: Schema.NullOr(Schema.String),
+  stats: Open,
+  review_counts: ReviewCounts,
+  cluster_count: Schema.Int,
+  related_chunk_count: Schema.Int,
   parse_coverage: Schema.Number,
-  created_at: Schema.String, updated_at: Schema.String,
-  snapshot_created_at: Schema.NullOr(Schema.String), snapshot_updated_at: Schema.NullOr(Schema.String),
+  created_at: Schema.String,
+  updated_at: Schema.String,
+  snapshot_created_at: Schema.NullOr(Schema.String),
+  snapshot_updated_at: Schema.NullOr(Schema.String),
   approved_snapshot_updated_at: Schema.NullOr(Schema.String)
 })
 export type CodebaseResponse = typeof CodebaseResponse.Type
 export const CodebaseList = Schema.Struct({ items: Schema.Array(CodebaseResponse) })
 
 export const ReviewSummary = Schema.Struct({
-  codebase_id: Schema.String, snapshot_id: Schema.NullOr(Schema.String), snapshot_status: Schema.NullOr(Schema.String),
-  approval_status: Schema.NullOr(Schema.String), memory_status: Schema.NullOr(Schema.String),
-  review_counts: ReviewCounts, cluster_count: Schema.Int, related_chunk_count: Schema.Int, parse_coverage: Schema.Number,
-  changed_summary: Open, diagnostics: Schema.Array(Open)
+  codebase_id: Schema.String,
+  snapshot_id: Schema.NullOr(Schema.String),
+  snapshot_status: Schema.NullOr(Schema.String),
+  approval_status: Schema.NullOr(Schema.String),
+  memory_status: Schema.NullOr(Schema.String),
+  review_counts: ReviewCounts,
+  cluster_count: Schema.Int,
+  related_chunk_count: Schema.Int,
+  parse_coverage: Schema.Number,
+  changed_summary: Open,
+  diagnostics: Schema.Array(Open)
 })
 
 export type ReviewSummary = typeof ReviewSummary.Type
 export const ChunkItem = Schema.Struct({
-  id: Schema.String, chunk_key: Schema.String, path: Schema.String, language: Schema.NullOr(Schema.String),
-  kind: Schema.String, label: Schema.String, preview_text: Schema.String, start_line: Schema.Int, end_line: Schema.Int,
-  container: Schema.NullOr(Schema.String), parent_symbol: Schema.NullOr(Schema.String),
-  parent_fq_name: Schema.NullOr(Schema.String), parse_confidence: Schema.Number, cluster_id: Schema.NullOr(Schema.String),
-  cluster_label: Schema.NullOr(Schema.String), route_target: Schema.String, route_source: Schema.NullOr(Schema.String),
-  change_kind: Schema.String, related_count: Schema.Int, document_id: Schema.NullOr(Schema.String),
-  significance_score: Schema.Number, significance_components: Schema.NullOr(Open), file_role: Schema.String,
-  auto_route_reason: Schema.NullOr(Schema.String), complexity_score: Schema.NullOr(Schema.Number),
-  safety_tags: Schema.Array(Schema.String), pagerank_centrality: Schema.NullOr(Schema.Number), fanin_count: Schema.Int
+  id: Schema.String,
+  chunk_key: Schema.String,
+  path: Schema.String,
+  language: Schema.NullOr(Schema.String),
+  kind: Schema.String,
+  label: Schema.String,
+  preview_text: Schema.String,
+  start_line: Schema.Int,
+  end_line: Schema.Int,
+  container: Schema.NullOr(Schema.String),
+  parent_symbol: Schema.NullOr(Schema.String),
+  parent_fq_name: Schema.NullOr(Schema.String),
+  parse_confidence: Schema.Number,
+  cluster_id: Schema.NullOr(Schema.String),
+  cluster_label: Schema.NullOr(Schema.String),
+  route_target: Schema.String,
+  route_source: Schema.NullOr(Schema.String),
+  change_kind: Schema.String,
+  related_count: Schema.Int,
+  document_id: Schema.NullOr(Schema.String),
+  significance_score: Schema.Number,
+  significance_components: Schema.NullOr(Open),
+  file_role: Schema.String,
+  auto_route_reason: Schema.NullOr(Schema.String),
+  complexity_score: Schema.NullOr(Schema.Number),
+  safety_tags: Schema.Array(Schema.String),
+  pagerank_centrality: Schema.NullOr(Schema.Number),
+  fanin_count: Schema.Int
 })
 export type ChunkItem = typeof ChunkItem.Type
 export const ChunkPage = Schema.Struct({
-  codebase_id: Schema.String, snapshot_id: Schema.NullOr(Schema.String), items: Schema.Array(ChunkItem),
-  next_cursor: Schema.NullOr(Schema.String), has_more: Schema.Boolean
+  codebase_id: Schema.String,
+  snapshot_id: Schema.NullOr(Schema.String),
+  items: Schema.Array(ChunkItem),
+  next_cursor: Schema.NullOr(Schema.String),
+  has_more: Schema.Boolean
 })
 export type ChunkPage = typeof ChunkPage.Type
 export const ChunkDetail = Schema.Struct({
   ...ChunkItem.fields,
-  snapshot_id: Schema.String, content_text: Schema.String, related_chunks: Schema.Array(Open),
-  symbols: Schema.Array(Open), impact_edges: Schema.Array(Open), cluster_members: Schema.Array(Open)
+  snapshot_id: Schema.String,
+  content_text: Schema.String,
+  related_chunks: Schema.Array(Open),
+  symbols: Schema.Array(Open),
+  impact_edges: Schema.Array(Open),
+  cluster_members: Schema.Array(Open)
 })
 
 export type ChunkDetail = typeof ChunkDetail.Type
 export const ChunkOrder = Schema.Literals(["significance", "review", "path", "complexity", "pagerank"])
 
 export const FilesResponse = Schema.Struct({
-  snapshot_id: Schema.NullOr(Schema.String), source_ref: Schema.NullOr(Schema.String),
-  source_commit_sha: Schema.NullOr(Schema.String), snapshot_status: Schema.NullOr(Schema.String), items: Schema.Array(Open)
+  snapshot_id: Schema.NullOr(Schema.String),
+  source_ref: Schema.NullOr(Schema.String),
+  source_commit_sha: Schema.NullOr(Schema.String),
+  snapshot_status: Schema.NullOr(Schema.String),
+  items: Schema.Array(Open)
 })
 export type FilesResponse = typeof FilesResponse.Type
 export const ItemsResponse = Schema.Struct({ items: Schema.Array(Open) })
 export type ItemsResponse = typeof ItemsResponse.Type
 export const SymbolCardPage = Schema.Struct({
-  items: Schema.Array(Open), next_cursor: Schema.NullOr(Schema.String), has_more: Schema.Boolean
+  items: Schema.Array(Open),
+  next_cursor: Schema.NullOr(Schema.String),
+  has_more: Schema.Boolean
 })
 export type SymbolCardPage = typeof SymbolCardPage.Type
 export const RepoMapResponse = Schema.Struct({
-  codebase_id: Schema.String, snapshot_id: Schema.NullOr(Schema.String), generated_at: Schema.NullOr(Schema.String),
+  codebase_id: Schema.String,
+  snapshot_id: Schema.NullOr(Schema.String),
+  generated_at: Schema.NullOr(Schema.String),
   repo_map: Schema.NullOr(Open)
 })
 export type RepoMapResponse = typeof RepoMapResponse.Type
-export const SymbolCardResponse = Schema.Struct({ codebase_id: Schema.String, snapshot_id: Schema.String, symbol_card: Open })
+export const SymbolCardResponse = Schema.Struct({
+  codebase_id: Schema.String,
+  snapshot_id: Schema.String,
+  symbol_card: Open
+})
 
 export type SymbolCardResponse = typeof SymbolCardResponse.Type
 export const ImpactRequest = Schema.Struct({
@@ -182,8 +244,13 @@ export const ImpactRequest = Schema.Struct({
 })
 export type ImpactRequest = typeof ImpactRequest.Type
 export const ImpactResponse = Schema.Struct({
-  codebase_id: Schema.String, snapshot_id: Schema.String, seed: Schema.Struct({ type: Schema.String, value: Schema.String }),
-  impacted_files: Schema.Array(Open), matched_symbols: Schema.Array(Open), edges: Schema.Array(Open), explanation: Schema.String
+  codebase_id: Schema.String,
+  snapshot_id: Schema.String,
+  seed: Schema.Struct({ type: Schema.String, value: Schema.String }),
+  impacted_files: Schema.Array(Open),
+  matched_symbols: Schema.Array(Open),
+  edges: Schema.Array(Open),
+  explanation: Schema.String
 })
 
 export type ImpactResponse = typeof ImpactResponse.Type
@@ -197,8 +264,14 @@ export const CurateRequest = Schema.Struct({
 })
 export type CurateRequest = typeof CurateRequest.Type
 export const CurateResponse = Schema.Struct({
-  codebase_id: Schema.String, snapshot_id: Schema.String, intent: Schema.String, scope_hint: Schema.NullOr(Schema.String),
-  clusters: Schema.Array(Open), symbol_cards: Schema.Array(Open), unclustered: Schema.Array(Open), total_candidates: Schema.Int
+  codebase_id: Schema.String,
+  snapshot_id: Schema.String,
+  intent: Schema.String,
+  scope_hint: Schema.NullOr(Schema.String),
+  clusters: Schema.Array(Open),
+  symbol_cards: Schema.Array(Open),
+  unclustered: Schema.Array(Open),
+  total_candidates: Schema.Int
 })
 
 export type CurateResponse = typeof CurateResponse.Type
@@ -215,8 +288,13 @@ export const TriageSettingsBody = Schema.Struct({
 export const TriageSettingsResponse = Schema.Struct({
   codebase_id: Schema.String,
   settings: Schema.Struct({
-    score_threshold_high: Schema.Number, centrality_threshold: Schema.Number, safety_threshold: Schema.Number,
-    embedding_provider: Schema.String, enable_safety_scan: Schema.Boolean, enable_rulescan: Schema.Boolean,
-    rulescan_rulepack: Schema.NullOr(Schema.String), code_index_path: Schema.NullOr(Schema.String)
+    score_threshold_high: Schema.Number,
+    centrality_threshold: Schema.Number,
+    safety_threshold: Schema.Number,
+    embedding_provider: Schema.String,
+    enable_safety_scan: Schema.Boolean,
+    enable_rulescan: Schema.Boolean,
+    rulescan_rulepack: Schema.NullOr(Schema.String),
+    code_index_path: Schema.NullOr(Schema.String)
   })
 })

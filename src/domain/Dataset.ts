@@ -27,7 +27,9 @@ const JsonObject = Schema.Record(Schema.String, Schema.Unknown)
 export const DatasetCreate = Schema.Struct({
   name: NonBlank("name", 200),
   description: Schema.optionalKey(Schema.NullOr(Schema.String.check(Schema.isMaxLength(5000)))),
-  schema_type: Schema.optionalKey(SchemaTypeInput.annotate({ description: "default chat_messages; fixed at creation" })),
+  schema_type: Schema.optionalKey(
+    SchemaTypeInput.annotate({ description: "default chat_messages; fixed at creation" })
+  ),
   taste_tags: Schema.optionalKey(Schema.NullOr(TasteTags))
 }).annotate({ identifier: "DatasetCreate" })
 export type DatasetCreate = typeof DatasetCreate.Type
@@ -62,7 +64,11 @@ export type DatasetResponse = typeof DatasetResponse.Type
 export const DatasetListResponse = Schema.Struct({ datasets: Schema.Array(DatasetResponse) })
   .annotate({ identifier: "DatasetListResponse" })
 
-export const DatasetDeleted = Schema.Struct({ deleted: Schema.Boolean, dataset_id: Schema.String, sets_deleted: Schema.Int })
+export const DatasetDeleted = Schema.Struct({
+  deleted: Schema.Boolean,
+  dataset_id: Schema.String,
+  sets_deleted: Schema.Int
+})
   .annotate({ identifier: "DatasetDeleted" })
 
 export const TransformLogEntry = Schema.Struct({
@@ -102,7 +108,9 @@ export const SetListResponse = Schema.Struct({
 }).annotate({ identifier: "TasteSetList" })
 
 export const SetImport = Schema.Struct({
-  jsonl: Schema.optionalKey(Schema.String.annotate({ description: "one JSON object per line (blank lines are skipped)" })),
+  jsonl: Schema.optionalKey(
+    Schema.String.annotate({ description: "one JSON object per line (blank lines are skipped)" })
+  ),
   sets: Schema.optionalKey(Schema.Array(Schema.Unknown).annotate({ description: "payload objects" })),
   set_key_prefix: Schema.optionalKey(Schema.NullOr(
     Schema.String.check(Schema.isPattern(/^[A-Za-z0-9][A-Za-z0-9._:-]{0,63}$/, {
@@ -120,7 +128,9 @@ export const SetImportResponse = Schema.Struct({
 }).annotate({ identifier: "TasteSetImportResponse" })
 
 export const SetUpdate = Schema.Struct({
-  working_payload: Schema.optionalKey(Schema.Unknown.annotate({ description: "validated against the dataset's schema type" })),
+  working_payload: Schema.optionalKey(
+    Schema.Unknown.annotate({ description: "validated against the dataset's schema type" })
+  ),
   taste_tags: Schema.optionalKey(Schema.NullOr(TasteTags)),
   status: Schema.optionalKey(SetStatus.annotate({
     description: "draft ↔ ready, draft|ready|retained → archived, archived → draft; `retained` only through POST retain"
@@ -175,9 +185,11 @@ export type TransformResponse = typeof TransformResponse.Type
 
 export const GenerateRequest = Schema.Struct({
   set_ids: SetIds.check(Schema.isMinLength(1, { message: "set_ids must name at least one seed set" })),
-  count: Schema.optionalKey(Schema.Int.check(Schema.isBetween({ minimum: 1, maximum: 32 })).annotate({
-    description: "variants per seed, 1-32 (default 8)"
-  })),
+  count: Schema.optionalKey(
+    Schema.Int.check(Schema.isBetween({ minimum: 1, maximum: 32 })).annotate({
+      description: "variants per seed, 1-32 (default 8)"
+    })
+  ),
   options: Schema.optionalKey(Schema.NullOr(Schema.Struct({
     instruction: Schema.optionalKey(Schema.NullOr(Schema.String.check(Schema.isMaxLength(2000))))
   })))
@@ -217,7 +229,9 @@ export const ExportRequest = Schema.Struct({
   })),
   set_ids: Schema.optionalKey(Schema.NullOr(SetIds)),
   options: Schema.optionalKey(Schema.NullOr(Schema.Struct({
-    quality_threshold: Schema.optionalKey(Schema.NullOr(Schema.Number.check(Schema.isBetween({ minimum: 0, maximum: 1 })))),
+    quality_threshold: Schema.optionalKey(
+      Schema.NullOr(Schema.Number.check(Schema.isBetween({ minimum: 0, maximum: 1 })))
+    ),
     include_archived: Schema.optionalKey(Schema.NullOr(Schema.Boolean))
   })))
 }).annotate({ identifier: "TasteExportRequest" })

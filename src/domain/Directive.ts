@@ -17,9 +17,12 @@ export const DirectiveCreate = Schema.Struct({
   content: NonBlank("content"),
   priority: Schema.optionalKey(Priority.annotate({ description: "higher is injected first (default 0)" })),
   is_active: Schema.optionalKey(Schema.Boolean.annotate({ description: "default true" })),
-  tags: Schema.optionalKey(Schema.NullOr(Tags).annotate({
-    description: "an untagged directive applies to every reflect; a tagged one only when the reflect is scoped to one of its tags"
-  }))
+  tags: Schema.optionalKey(
+    Schema.NullOr(Tags).annotate({
+      description:
+        "an untagged directive applies to every reflect; a tagged one only when the reflect is scoped to one of its tags"
+    })
+  )
 }).annotate({ identifier: "DirectiveCreate" })
 export type DirectiveCreate = typeof DirectiveCreate.Type
 

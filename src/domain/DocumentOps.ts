@@ -6,10 +6,12 @@
 import { Schema } from "effect"
 
 export const UpdateDocumentRequest = Schema.Struct({
-  tags: Schema.optionalKey(Schema.NullOr(Schema.Array(Schema.String.check(
-    Schema.isMinLength(1, { message: "a tag must not be empty" }),
-    Schema.isMaxLength(256, { message: "a tag must be at most 256 characters" })
-  )).annotate({ description: "New tags for the document and all its memories; their observations are rebuilt" })))
+  tags: Schema.optionalKey(Schema.NullOr(
+    Schema.Array(Schema.String.check(
+      Schema.isMinLength(1, { message: "a tag must not be empty" }),
+      Schema.isMaxLength(256, { message: "a tag must be at most 256 characters" })
+    )).annotate({ description: "New tags for the document and all its memories; their observations are rebuilt" })
+  ))
 }).annotate({ identifier: "UpdateDocumentRequest" })
 export type UpdateDocumentRequest = typeof UpdateDocumentRequest.Type
 

@@ -65,7 +65,6 @@ export const DreamTriggerRequest = Schema.Struct({
   run_type: Schema.optionalKey(DreamRunType)
 }).annotate({ identifier: "DreamTriggerRequest" })
 
-
 export const PredictionOutcomeRequest = Schema.Struct({
   status: Schema.Literals(["confirmed", "contradicted", "request_more_evidence"]),
   note: opt(Schema.String.check(Schema.isMaxLength(4000))),

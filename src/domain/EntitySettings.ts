@@ -12,15 +12,21 @@ export const EntitySettingsUpdate = {
   enable_entity_trajectories: nullable(Schema.Boolean.annotate({
     description: "Recompute the trajectories of the entities a retain touches (default false)"
   })),
-  entity_trajectory_max_facts: nullable(Schema.Int.check(Schema.isBetween({ minimum: 3, maximum: 2000 })).annotate({
-    description: "Newest facts per entity a trajectory reads (default 200)"
-  })),
-  entity_trajectory_min_facts: nullable(Schema.Int.check(Schema.isBetween({ minimum: 2, maximum: 2000 })).annotate({
-    description: "Facts an entity needs before it gets a trajectory (default 3)"
-  })),
-  entity_trajectory_forecast_horizon: nullable(Schema.Int.check(Schema.isBetween({ minimum: 1, maximum: 50 })).annotate({
-    description: "Steps ahead the forecast looks (1-50, default 5)"
-  })),
+  entity_trajectory_max_facts: nullable(
+    Schema.Int.check(Schema.isBetween({ minimum: 3, maximum: 2000 })).annotate({
+      description: "Newest facts per entity a trajectory reads (default 200)"
+    })
+  ),
+  entity_trajectory_min_facts: nullable(
+    Schema.Int.check(Schema.isBetween({ minimum: 2, maximum: 2000 })).annotate({
+      description: "Facts an entity needs before it gets a trajectory (default 3)"
+    })
+  ),
+  entity_trajectory_forecast_horizon: nullable(
+    Schema.Int.check(Schema.isBetween({ minimum: 1, maximum: 50 })).annotate({
+      description: "Steps ahead the forecast looks (1-50, default 5)"
+    })
+  ),
   entity_trajectory_laplace_alpha: nullable(
     Schema.Finite.check(Schema.isGreaterThan(0), Schema.isLessThanOrEqualTo(100)).annotate({
       description: "Laplace smoothing of state transitions (> 0, default 0.1)"
@@ -65,7 +71,10 @@ const fieldOf: Record<keyof EntitySettings, keyof typeof EntitySettingsUpdate> =
 const keys = Object.keys(fieldOf) as Array<keyof EntitySettings>
 
 /** `null` and absent leave a value unchanged, as for every other bank setting. */
-export const applyEntitySettingsUpdate = (current: EntitySettingsOverrides, update: UpdateFields): EntitySettingsOverrides => {
+export const applyEntitySettingsUpdate = (
+  current: EntitySettingsOverrides,
+  update: UpdateFields
+): EntitySettingsOverrides => {
   const next: Record<string, unknown> = { ...current }
   for (const key of keys) {
     const value = update[fieldOf[key]]

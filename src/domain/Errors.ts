@@ -28,7 +28,9 @@ export class ValidationError extends Schema.TaggedError<ValidationError>()("Vali
   static fromSchemaError(error: Schema.SchemaError, location: IssueLocation) {
     const { issues } = standardFormatter(error.issue)
     const errors = issues.map((issue) => {
-      const path = (issue.path ?? []).map((segment) => typeof segment === "object" ? String(segment.key) : String(segment))
+      const path = (issue.path ?? []).map((segment) =>
+        typeof segment === "object" ? String(segment.key) : String(segment)
+      )
       return new FieldIssue({ field: path.length === 0 ? location : path.join("."), location, message: issue.message })
     })
     const detail = errors.map((issue) => `${issue.field}: ${issue.message}`).join("; ")

@@ -25,9 +25,11 @@ export const KnowledgeNodeId = Schema.String.check(Schema.isMinLength(1), Schema
 
 export const CreateFolderRequest = Schema.Struct({
   name: KnowledgeNodeName,
-  parent_id: Schema.optionalKey(Schema.NullOr(KnowledgeNodeId).annotate({
-    description: "the folder to create it in; absent or null: at the root"
-  }))
+  parent_id: Schema.optionalKey(
+    Schema.NullOr(KnowledgeNodeId).annotate({
+      description: "the folder to create it in; absent or null: at the root"
+    })
+  )
 }).annotate({ identifier: "CreateFolderRequest" })
 export type CreateFolderRequest = typeof CreateFolderRequest.Type
 
@@ -35,13 +37,17 @@ export const CreatePageRequest = Schema.Struct({
   name: KnowledgeNodeName,
   source_query: SourceQuery.annotate({ description: "the question the page answers; its body is regenerated from it" }),
   parent_id: Schema.optionalKey(Schema.NullOr(KnowledgeNodeId)),
-  tags: Schema.optionalKey(Schema.NullOr(Tags).annotate({
-    description: "memories the page is built from; a `type:<x>` tag also sets the page's type"
-  })),
+  tags: Schema.optionalKey(
+    Schema.NullOr(Tags).annotate({
+      description: "memories the page is built from; a `type:<x>` tag also sets the page's type"
+    })
+  ),
   max_tokens: Schema.optionalKey(Schema.NullOr(MentalModelMaxTokens)),
-  trigger: Schema.optionalKey(Schema.NullOr(MentalModelTriggerInput).annotate({
-    description: "absent: pages default to delta refreshes after every consolidation"
-  }))
+  trigger: Schema.optionalKey(
+    Schema.NullOr(MentalModelTriggerInput).annotate({
+      description: "absent: pages default to delta refreshes after every consolidation"
+    })
+  )
 }).annotate({ identifier: "CreatePageRequest" })
 export type CreatePageRequest = typeof CreatePageRequest.Type
 
@@ -95,7 +101,9 @@ export const KnowledgeTreeResponse = Schema.Struct({
 export const CreateKnowledgePageResponse = Schema.Struct({
   page_id: Schema.String,
   mental_model_id: Schema.String,
-  operation_id: Schema.NullOr(Schema.String).annotate({ description: "the first build, a refresh_mental_model operation" })
+  operation_id: Schema.NullOr(Schema.String).annotate({
+    description: "the first build, a refresh_mental_model operation"
+  })
 }).annotate({ identifier: "CreateKnowledgePageResponse" })
 export type CreateKnowledgePageResponse = typeof CreateKnowledgePageResponse.Type
 

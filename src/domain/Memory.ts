@@ -63,7 +63,8 @@ export const MemoryItem = Schema.Struct({
   content: Schema.String.check(
     Schema.isMinLength(1, { message: "content must not be empty" }),
     Schema.isMaxLength(retainLimits.maxContentChars, {
-      message: `content must be at most ${retainLimits.maxContentChars} characters (use file retain for larger documents)`
+      message:
+        `content must be at most ${retainLimits.maxContentChars} characters (use file retain for larger documents)`
     })
   ),
   timestamp: Schema.optionalKey(Schema.NullOr(ItemTimestamp)),
@@ -84,9 +85,11 @@ export const RetainRequest = Schema.Struct({
     Schema.isMaxLength(retainLimits.maxItems, { message: `at most ${retainLimits.maxItems} items per request` })
   ),
   async: Schema.optionalKey(Schema.Boolean),
-  document_tags: Schema.optionalKey(Schema.NullOr(Schema.Array(Schema.String)).annotate({
-    description: "Deprecated: tags added to every item"
-  }))
+  document_tags: Schema.optionalKey(
+    Schema.NullOr(Schema.Array(Schema.String)).annotate({
+      description: "Deprecated: tags added to every item"
+    })
+  )
 }).annotate({ identifier: "RetainRequest" })
 export type RetainRequest = typeof RetainRequest.Type
 
@@ -137,9 +140,11 @@ export type MemoryUnitView = typeof MemoryUnitView.Type
 
 export const MemoryDetail = Schema.Struct({
   ...MemoryUnitView.fields,
-  state: Schema.optionalKey(Schema.Literals(["valid", "invalidated"]).annotate({
-    description: "Curation state: invalidated memories are kept for audit, out of recall (PATCH restores them)"
-  })),
+  state: Schema.optionalKey(
+    Schema.Literals(["valid", "invalidated"]).annotate({
+      description: "Curation state: invalidated memories are kept for audit, out of recall (PATCH restores them)"
+    })
+  ),
   invalidation_reason: Schema.optionalKey(Schema.NullOr(Schema.String)),
   invalidated_at: Schema.optionalKey(Schema.NullOr(Schema.String)),
   history: Schema.Array(Schema.Unknown).annotate({ description: "Deprecated: always empty" })

@@ -67,7 +67,9 @@ export const DryRunExtractRequest = Schema.Struct({
   retain_extraction_mode: Schema.optionalKey(Schema.NullOr(ExtractionMode)),
   retain_custom_instructions: Schema.optionalKey(Schema.NullOr(Schema.String)),
   retain_extract_causal_links: Schema.optionalKey(Schema.NullOr(Schema.Boolean)),
-  retain_chunk_size: Schema.optionalKey(Schema.NullOr(Schema.Int.check(Schema.isBetween({ minimum: 64, maximum: 100_000 })))),
+  retain_chunk_size: Schema.optionalKey(
+    Schema.NullOr(Schema.Int.check(Schema.isBetween({ minimum: 64, maximum: 100_000 })))
+  ),
   entity_labels: Schema.optionalKey(Schema.NullOr(Schema.Array(Schema.Unknown))),
   entities_allow_free_form: Schema.optionalKey(Schema.NullOr(Schema.Boolean)),
   llm_output_language: Schema.optionalKey(Schema.NullOr(Schema.String))

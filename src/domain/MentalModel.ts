@@ -33,10 +33,12 @@ export const MentalModelTrigger = Schema.Struct({
     description: "refresh automatically when consolidation creates or updates observations"
   }),
   keep_trace: Schema.Boolean.annotate({
-    description: "keep the latest refresh's trace (mode and why, outcome, tool and model calls) under reflect_response.trace"
+    description:
+      "keep the latest refresh's trace (mode and why, outcome, tool and model calls) under reflect_response.trace"
   }),
   response_schema: Schema.NullOr(ResponseSchema).annotate({
-    description: "JSON Schema a full refresh's structured output must match, stored under reflect_response.structured_output"
+    description:
+      "JSON Schema a full refresh's structured output must match, stored under reflect_response.structured_output"
   })
 }).annotate({ identifier: "MentalModelTrigger" })
 export type MentalModelTrigger = typeof MentalModelTrigger.Type
@@ -46,9 +48,11 @@ export const MentalModelTriggerInput = Schema.Struct({
   mode: Schema.optionalKey(RefreshMode),
   refresh_after_consolidation: Schema.optionalKey(Schema.Boolean),
   keep_trace: Schema.optionalKey(Schema.Boolean),
-  response_schema: Schema.optionalKey(Schema.NullOr(ResponseSchema).annotate({
-    expected: "a JSON Schema object or null (null removes it)"
-  }))
+  response_schema: Schema.optionalKey(
+    Schema.NullOr(ResponseSchema).annotate({
+      expected: "a JSON Schema object or null (null removes it)"
+    })
+  )
 }).annotate({ identifier: "MentalModelTriggerInput" })
 export type MentalModelTriggerInput = typeof MentalModelTriggerInput.Type
 
@@ -198,7 +202,9 @@ export const MentalModelDryRunRefreshResult = Schema.Struct({
   current_content: Schema.String,
   candidate_content: Schema.String,
   preview_content: Schema.String,
-  diff: Schema.String.annotate({ description: "unified diff from current_content to preview_content; empty when identical" }),
+  diff: Schema.String.annotate({
+    description: "unified diff from current_content to preview_content; empty when identical"
+  }),
   delta_operations: Schema.NullOr(Schema.Struct({
     applied: Schema.Array(Schema.Record(Schema.String, Schema.Unknown)),
     skipped: Schema.Array(Schema.Record(Schema.String, Schema.Unknown))

@@ -50,7 +50,9 @@ export const OperationDetail = Schema.Struct({
   attempts: Schema.Int,
   parent_operation_id: Schema.NullOr(Schema.String),
   child_operations: Schema.Array(ChildOperation),
-  stage: Schema.optionalKey(Schema.NullOr(Schema.String).annotate({ description: "the stage a long task has reached" })),
+  stage: Schema.optionalKey(
+    Schema.NullOr(Schema.String).annotate({ description: "the stage a long task has reached" })
+  ),
   progress: Schema.optionalKey(Schema.NullOr(Schema.Struct({
     done: Schema.Number,
     total: Schema.Number,
@@ -58,9 +60,11 @@ export const OperationDetail = Schema.Struct({
     stage: Schema.String.annotate({ description: "the stage the progress was taken in" }),
     at: Schema.String.annotate({ description: "when the operation last changed" })
   }))),
-  result_metadata: Schema.optionalKey(Schema.NullOr(Schema.Record(Schema.String, Schema.Unknown)).annotate({
-    description: "what a completed operation reported (e.g. an export's download_url); null before it completed"
-  })),
+  result_metadata: Schema.optionalKey(
+    Schema.NullOr(Schema.Record(Schema.String, Schema.Unknown)).annotate({
+      description: "what a completed operation reported (e.g. an export's download_url); null before it completed"
+    })
+  ),
   created_at: Schema.NullOr(Schema.String),
   updated_at: Schema.NullOr(Schema.String),
   started_at: Schema.NullOr(Schema.String),

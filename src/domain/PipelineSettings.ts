@@ -15,14 +15,18 @@ export const DefenseAction = Schema.Literals(["redact", "block", "allow"])
 export type DefenseAction = typeof DefenseAction.Type
 
 export const DefenseRule = Schema.Struct({
-  on: DefenseDetector.annotate({ description: "the detector: `sensitive_data` (credentials, keys, card and social security numbers)" }),
+  on: DefenseDetector.annotate({
+    description: "the detector: `sensitive_data` (credentials, keys, card and social security numbers)"
+  }),
   action: DefenseAction.annotate({
     description: "`redact` stores [REDACTED:type] instead of the match; `block` drops the item; `allow` stores it as is"
   })
 }).annotate({ identifier: "MemoryDefenseRule" })
 
 export const MemoryDefensePolicy = Schema.Struct({
-  enabled: Schema.optionalKey(Schema.Boolean.annotate({ description: "screen retained content (default true once a policy is set)" })),
+  enabled: Schema.optionalKey(
+    Schema.Boolean.annotate({ description: "screen retained content (default true once a policy is set)" })
+  ),
   rules: Schema.optionalKey(Schema.Array(DefenseRule))
 }).annotate({ identifier: "MemoryDefensePolicy" })
 export type MemoryDefensePolicy = typeof MemoryDefensePolicy.Type
@@ -30,7 +34,8 @@ export type MemoryDefensePolicy = typeof MemoryDefensePolicy.Type
 /** The fields `PUT/PATCH {bank}` and `PATCH {bank}/config` accept, merged into `BankUpdate`. */
 export const PipelineSettingsUpdate = {
   enable_graph_retrieval: nullable(Schema.Boolean.annotate({
-    description: "Run the graph strategy (spreading activation over entity, causal and temporal links) in recall (default true)"
+    description:
+      "Run the graph strategy (spreading activation over entity, causal and temporal links) in recall (default true)"
   })),
   enable_temporal_retrieval: nullable(Schema.Boolean.annotate({
     description: "Read dates in the query and run the temporal strategy in recall (default true)"
@@ -42,14 +47,17 @@ export const PipelineSettingsUpdate = {
     description: "Consolidate into observations automatically after retain and deletions; false leaves it to " +
       "POST {bank}/consolidate (default true)"
   })),
-  recall_max_tokens: nullable(Schema.Int.check(Schema.isBetween({ minimum: 1, maximum: 1_000_000 })).annotate({
-    description: "Token budget of a recall whose request gives no max_tokens (default 4096)"
-  })),
+  recall_max_tokens: nullable(
+    Schema.Int.check(Schema.isBetween({ minimum: 1, maximum: 1_000_000 })).annotate({
+      description: "Token budget of a recall whose request gives no max_tokens (default 4096)"
+    })
+  ),
   recall_include_chunks: nullable(Schema.Boolean.annotate({
     description: "Include chunks in a recall whose request does not mention include.chunks (default false)"
   })),
   memory_defense: nullable(MemoryDefensePolicy.annotate({
-    description: "Screen retained content for secrets: {enabled, rules: [{on: 'sensitive_data', action: 'redact'|'block'|'allow'}]}"
+    description:
+      "Screen retained content for secrets: {enabled, rules: [{on: 'sensitive_data', action: 'redact'|'block'|'allow'}]}"
   }))
 }
 

@@ -78,12 +78,14 @@ export const RecallResult = Schema.Struct({
   tags: Schema.NullOr(Schema.Array(Schema.String)),
   source_fact_ids: Schema.NullOr(Schema.Array(Schema.String)),
   score: Schema.optionalKey(Schema.Number),
-  scores: Schema.optionalKey(Schema.NullOr(Schema.Struct({
-    final: Schema.Number.annotate({ description: "the score results are ranked by (the same as score)" }),
-    reranker: Schema.NullOr(Schema.Number),
-    semantic: Schema.NullOr(Schema.Number).annotate({ description: "vector similarity; null if not surfaced by it" }),
-    keyword: Schema.NullOr(Schema.Number).annotate({ description: "full-text score; null if not surfaced by it" })
-  }).annotate({ identifier: "RecallScores" }))),
+  scores: Schema.optionalKey(Schema.NullOr(
+    Schema.Struct({
+      final: Schema.Number.annotate({ description: "the score results are ranked by (the same as score)" }),
+      reranker: Schema.NullOr(Schema.Number),
+      semantic: Schema.NullOr(Schema.Number).annotate({ description: "vector similarity; null if not surfaced by it" }),
+      keyword: Schema.NullOr(Schema.Number).annotate({ description: "full-text score; null if not surfaced by it" })
+    }).annotate({ identifier: "RecallScores" })
+  )),
   superseded_by: Schema.optionalKey(Schema.String.annotate({
     description: "Present when a newer memory replaced this one; such memories rank below current ones"
   }))
@@ -93,16 +95,22 @@ export type RecallResult = typeof RecallResult.Type
 export const RecallResponse = Schema.Struct({
   results: Schema.Array(RecallResult),
   trace: Schema.NullOr(Schema.Record(Schema.String, Schema.Unknown)),
-  entities: Schema.NullOr(Schema.Record(Schema.String, Schema.Struct({
-    canonical_name: Schema.String,
-    entity_id: Schema.String,
-    observations: Schema.Array(Schema.Struct({ text: Schema.String, mentioned_at: Nullable }))
-  }))),
-  chunks: Schema.NullOr(Schema.Record(Schema.String, Schema.Struct({
-    id: Schema.String,
-    chunk_index: Schema.Int,
-    text: Schema.String
-  }))),
+  entities: Schema.NullOr(Schema.Record(
+    Schema.String,
+    Schema.Struct({
+      canonical_name: Schema.String,
+      entity_id: Schema.String,
+      observations: Schema.Array(Schema.Struct({ text: Schema.String, mentioned_at: Nullable }))
+    })
+  )),
+  chunks: Schema.NullOr(Schema.Record(
+    Schema.String,
+    Schema.Struct({
+      id: Schema.String,
+      chunk_index: Schema.Int,
+      text: Schema.String
+    })
+  )),
   source_facts: Schema.NullOr(Schema.Record(Schema.String, RecallResult)),
   source_facts_truncated: Schema.optionalKey(Schema.Boolean.annotate({
     description: "set when source facts were asked for: true when the token budget left out some of the facts the " +

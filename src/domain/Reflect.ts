@@ -8,15 +8,21 @@ import { Schema } from "effect"
 import { TokenUsage } from "./Memory.ts"
 import { Budget, TagGroup, TagsMatch } from "./Recall.ts"
 
-const NonEmptyQuery = Schema.String.check(Schema.makeFilter((value: string) => value.trim() !== "" || "query must not be empty"))
+const NonEmptyQuery = Schema.String.check(
+  Schema.makeFilter((value: string) => value.trim() !== "" || "query must not be empty")
+)
 
 export const ReflectInclude = Schema.Struct({
-  facts: Schema.optionalKey(Schema.NullOr(Schema.Record(Schema.String, Schema.Unknown)).annotate({
-    description: "set to an object (e.g. {}) to receive based_on"
-  })),
-  tool_calls: Schema.optionalKey(Schema.NullOr(Schema.Struct({
-    output: Schema.optionalKey(Schema.Boolean.annotate({ description: "include each tool's output (default true)" }))
-  })).annotate({ description: "set to an object to receive trace" }))
+  facts: Schema.optionalKey(
+    Schema.NullOr(Schema.Record(Schema.String, Schema.Unknown)).annotate({
+      description: "set to an object (e.g. {}) to receive based_on"
+    })
+  ),
+  tool_calls: Schema.optionalKey(
+    Schema.NullOr(Schema.Struct({
+      output: Schema.optionalKey(Schema.Boolean.annotate({ description: "include each tool's output (default true)" }))
+    })).annotate({ description: "set to an object to receive trace" })
+  )
 }).annotate({ identifier: "ReflectInclude" })
 export type ReflectInclude = typeof ReflectInclude.Type
 
@@ -29,16 +35,24 @@ export const ResponseSchema = Schema.Record(Schema.String, Schema.Unknown).annot
 export const ReflectRequest = Schema.Struct({
   query: NonEmptyQuery,
   branch_name: Schema.optionalKey(Schema.NullOr(Schema.String)),
-  budget: Schema.optionalKey(Budget.annotate({ description: "how much the agent may search: low (default), mid, high" })),
-  max_tokens: Schema.optionalKey(Schema.Int.check(Schema.isBetween({ minimum: 16, maximum: 65536 })).annotate({
-    description: "maximum tokens of the answer (default 4096)"
-  })),
+  budget: Schema.optionalKey(
+    Budget.annotate({ description: "how much the agent may search: low (default), mid, high" })
+  ),
+  max_tokens: Schema.optionalKey(
+    Schema.Int.check(Schema.isBetween({ minimum: 16, maximum: 65536 })).annotate({
+      description: "maximum tokens of the answer (default 4096)"
+    })
+  ),
   include: Schema.optionalKey(Schema.NullOr(ReflectInclude)),
-  response_schema: Schema.optionalKey(Schema.NullOr(ResponseSchema).annotate({ expected: "a JSON Schema object or null" })),
+  response_schema: Schema.optionalKey(
+    Schema.NullOr(ResponseSchema).annotate({ expected: "a JSON Schema object or null" })
+  ),
   tags: Schema.optionalKey(Schema.NullOr(Schema.Array(Schema.String))),
   tags_match: Schema.optionalKey(TagsMatch),
   tag_groups: Schema.optionalKey(Schema.NullOr(Schema.Array(TagGroup))),
-  context: Schema.optionalKey(Schema.NullOr(Schema.String.annotate({ description: "Deprecated: appended to the query" })))
+  context: Schema.optionalKey(
+    Schema.NullOr(Schema.String.annotate({ description: "Deprecated: appended to the query" }))
+  )
 }).annotate({ identifier: "ReflectRequest" })
 export type ReflectRequest = typeof ReflectRequest.Type
 

@@ -141,7 +141,9 @@ export const StatusResponse = Schema.Struct({
     rows_done: Schema.Int,
     tables_done: Schema.Int,
     tables_total: Schema.Int
-  }))).annotate({ description: "while the first enable runs in slices: how far it got (the initial commit does not exist yet)" })
+  }))).annotate({
+    description: "while the first enable runs in slices: how far it got (the initial commit does not exist yet)"
+  })
 }).annotate({ identifier: "RepoStatus" })
 export type StatusResponse = typeof StatusResponse.Type
 

@@ -11,14 +11,22 @@ import { ReflectTrace } from "./Reflect.ts"
 export const ResearchRequest = Schema.Struct({
   query: Schema.String.check(Schema.makeFilter((value: string) => value.trim() !== "" || "query must not be empty")),
   budget: Schema.optionalKey(Budget.annotate({ description: "how much of the web to read: low, mid (default), high" })),
-  max_tokens: Schema.optionalKey(Schema.Int.check(Schema.isBetween({ minimum: 16, maximum: 65536 })).annotate({
-    description: "maximum tokens of the answer (default 4096)"
-  })),
-  include: Schema.optionalKey(Schema.NullOr(Schema.Struct({
-    tool_calls: Schema.optionalKey(Schema.NullOr(Schema.Struct({
-      output: Schema.optionalKey(Schema.Boolean.annotate({ description: "include each step's output (default true)" }))
-    })).annotate({ description: "set to an object to receive trace" }))
-  }).annotate({ description: "only tool_calls applies to research" })))
+  max_tokens: Schema.optionalKey(
+    Schema.Int.check(Schema.isBetween({ minimum: 16, maximum: 65536 })).annotate({
+      description: "maximum tokens of the answer (default 4096)"
+    })
+  ),
+  include: Schema.optionalKey(Schema.NullOr(
+    Schema.Struct({
+      tool_calls: Schema.optionalKey(
+        Schema.NullOr(Schema.Struct({
+          output: Schema.optionalKey(
+            Schema.Boolean.annotate({ description: "include each step's output (default true)" })
+          )
+        })).annotate({ description: "set to an object to receive trace" })
+      )
+    }).annotate({ description: "only tool_calls applies to research" })
+  ))
 }).annotate({ identifier: "ResearchRequest" })
 export type ResearchRequest = typeof ResearchRequest.Type
 

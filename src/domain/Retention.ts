@@ -25,12 +25,17 @@ export const RetentionSettingsUpdate = Schema.Struct({
   max_age_days: opt(MaxAgeDaysUpdate.annotate({
     description: "days a memory of each fact type is kept after it was stored; 0 removes the limit"
   })),
-  max_memories: opt(Schema.Int.check(Schema.isBetween({ minimum: 0, maximum: 100_000_000 })).annotate({
-    description: "most facts (world, experience, opinion) the bank keeps; the least influential are evicted first; 0 removes the limit"
-  })),
-  recency_half_life_days: opt(Schema.Finite.check(Schema.isBetween({ minimum: 0, maximum: 36_500 })).annotate({
-    description: "recall scores halve for every this many days of a memory's age; 0 (the default) switches decay off"
-  }))
+  max_memories: opt(
+    Schema.Int.check(Schema.isBetween({ minimum: 0, maximum: 100_000_000 })).annotate({
+      description:
+        "most facts (world, experience, opinion) the bank keeps; the least influential are evicted first; 0 removes the limit"
+    })
+  ),
+  recency_half_life_days: opt(
+    Schema.Finite.check(Schema.isBetween({ minimum: 0, maximum: 36_500 })).annotate({
+      description: "recall scores halve for every this many days of a memory's age; 0 (the default) switches decay off"
+    })
+  )
 }).annotate({ identifier: "RetentionSettingsUpdate" })
 export type RetentionSettingsUpdate = typeof RetentionSettingsUpdate.Type
 

@@ -69,9 +69,15 @@ const walk = (value: unknown, path: Path): Scanned => {
     for (const key of Object.keys(value)) {
       const item = (value as Record<string, unknown>)[key]
       if (isIdentifierKey(key)) {
-        const unfit = (Array.isArray(item) ? item : [item]).findIndex((id) => typeof id === "string" && isUnfitIdentifier(id))
+        const unfit = (Array.isArray(item) ? item : [item]).findIndex((id) =>
+          typeof id === "string" && isUnfitIdentifier(id)
+        )
         if (unfit >= 0) {
-          return { _tag: "Refused", field: [...path, key, ...(Array.isArray(item) ? [String(unfit)] : [])].join("."), message: refusal }
+          return {
+            _tag: "Refused",
+            field: [...path, key, ...(Array.isArray(item) ? [String(unfit)] : [])].join("."),
+            message: refusal
+          }
         }
       }
       path.push(key)

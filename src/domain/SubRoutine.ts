@@ -11,11 +11,15 @@ export type SubRoutineMode = typeof subRoutineModes[number]
 export const HorizonHours = Schema.Int.check(Schema.isBetween({ minimum: 1, maximum: 168 }))
 
 export const SubRoutineRequest = Schema.Struct({
-  mode: Schema.optionalKey(Schema.Literals(subRoutineModes).annotate({
-    description: "warmup builds the bank's brain and activity model; incremental folds in what is new; " +
-      "full_copy runs like incremental and is recorded in the result (default incremental)"
-  })),
-  horizon_hours: Schema.optionalKey(HorizonHours.annotate({ description: "hours ahead to predict, 1-168 (default 24)" })),
+  mode: Schema.optionalKey(
+    Schema.Literals(subRoutineModes).annotate({
+      description: "warmup builds the bank's brain and activity model; incremental folds in what is new; " +
+        "full_copy runs like incremental and is recorded in the result (default incremental)"
+    })
+  ),
+  horizon_hours: Schema.optionalKey(
+    HorizonHours.annotate({ description: "hours ahead to predict, 1-168 (default 24)" })
+  ),
   force_rebuild: Schema.optionalKey(Schema.Boolean.annotate({
     description: "rebuild the brain and recount the activity model from the tables instead of folding in what is new"
   }))

@@ -58,18 +58,24 @@ export const deterministicDream = (evidence: DreamEvidence, settings: DreamSetti
   const stale = evidence.graph.filter((signal) => signal.status === "stale")
 
   const parts: Array<string> = []
-  parts.push(n === 0
-    ? lowSignalSummary
-    : top.length > 0
-    ? `Across ${n} recalled memories the recurring subjects are ${list(top.map((s) => `${s.name} (${s.count})`))}.`
-    : `The ${n} recalled memories share no recurring subject yet.`)
+  parts.push(
+    n === 0
+      ? lowSignalSummary
+      : top.length > 0
+      ? `Across ${n} recalled memories the recurring subjects are ${list(top.map((s) => `${s.name} (${s.count})`))}.`
+      : `The ${n} recalled memories share no recurring subject yet.`
+  )
   if (latest !== undefined) {
-    parts.push(`${recent.length} of them fall in the latest week of evidence (up to ${
-      new Date(newest).toISOString().slice(0, 10)
-    }); the newest says: "${shortText(latest.text, 120)}"`)
+    parts.push(
+      `${recent.length} of them fall in the latest week of evidence (up to ${
+        new Date(newest).toISOString().slice(0, 10)
+      }); the newest says: "${shortText(latest.text, 120)}"`
+    )
   }
   if (changed.length > 0) parts.push(`Recently changed: ${list(changed.slice(0, 2).map((s) => s.title))}.`)
-  if (evidence.contradictions.length > 0) parts.push(`${evidence.contradictions.length} contradiction(s) are still open.`)
+  if (evidence.contradictions.length > 0) {
+    parts.push(`${evidence.contradictions.length} contradiction(s) are still open.`)
+  }
   if (stale.length > 0) parts.push(`Gone quiet: ${list(stale.slice(0, 2).map((s) => s.title))}.`)
 
   const predictions: Array<PredictionDraft> = top.map((subject) => {
@@ -111,7 +117,10 @@ export const deterministicDream = (evidence: DreamEvidence, settings: DreamSetti
     ...predictions.map((p) => `Check whether ${p.target_ref} comes up again within ${p.expiration_window_days} days.`),
     ...evidence.contradictions.slice(0, 1).map((c) => `Settle which side is true: ${shortText(c.summary, 100)}`),
     ...(n < settings.min_recall_results
-      ? ["Capture one or two more concrete memories about the same person or topic.", "Run dreams again after the next consolidation."]
+      ? [
+        "Capture one or two more concrete memories about the same person or topic.",
+        "Run dreams again after the next consolidation."
+      ]
       : [])
   ]
 

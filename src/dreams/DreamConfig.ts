@@ -43,7 +43,9 @@ export interface DreamSettings {
 }
 
 /** What a bank sets itself: any subset, stored as is in `banks.dream_settings`. */
-export type DreamOverrides = Partial<Omit<DreamSettings, "value_focus">> & { readonly value_focus?: Partial<ValueFocus> }
+export type DreamOverrides = Partial<Omit<DreamSettings, "value_focus">> & {
+  readonly value_focus?: Partial<ValueFocus>
+}
 
 export const dreamDefaults: DreamSettings = {
   enabled: false,
@@ -103,15 +105,22 @@ const preset = (
 
 export const dreamPresets: Readonly<Record<DreamPreset, DreamOverrides>> = {
   balanced_org: preset(4, 2, 900, 520, 60, 0.66, 0.58, 45, { money: 1, time: 1, happiness: 1 }),
-  lean_local: preset(3, 2, 640, 420, 90, 0.7, 0.64, 30, { money: 0.8, time: 1.4, happiness: 0.8 }, { enforce_layman: true }),
-  risk_guard: preset(5, 3, 1100, 480, 120, 0.78, 0.66, 60, { money: 0.9, time: 0.9, happiness: 1.2 }, { enforce_layman: true }),
+  lean_local: preset(3, 2, 640, 420, 90, 0.7, 0.64, 30, { money: 0.8, time: 1.4, happiness: 0.8 }, {
+    enforce_layman: true
+  }),
+  risk_guard: preset(5, 3, 1100, 480, 120, 0.78, 0.66, 60, { money: 0.9, time: 0.9, happiness: 1.2 }, {
+    enforce_layman: true
+  }),
   exec_strategy: preset(4, 2, 1000, 440, 45, 0.68, 0.6, 45, { money: 1.5, time: 1.2, happiness: 0.7 }, {
     language_tone: "executive-plain"
   })
 }
 
 /** `null` and absent leave a value unchanged; `value_focus` merges key by key. */
-export const applyDreamUpdate = (current: DreamOverrides, update: DreamSettingsUpdate | null | undefined): DreamOverrides => {
+export const applyDreamUpdate = (
+  current: DreamOverrides,
+  update: DreamSettingsUpdate | null | undefined
+): DreamOverrides => {
   if (update === null || update === undefined) return current
   const next: Record<string, unknown> = { ...current }
   for (const [key, value] of Object.entries(update)) {
@@ -137,9 +146,11 @@ export const decodeDreamOverrides = (stored: unknown): DreamOverrides => {
   for (const [key, fallback] of Object.entries(dreamDefaults)) {
     const value = record[key]
     if (key === "value_focus" && typeof value === "object" && value !== null) {
-      kept[key] = Object.fromEntries(Object.entries(value).filter(([name, weight]) =>
-        name in dreamDefaults.value_focus && typeof weight === "number"
-      ))
+      kept[key] = Object.fromEntries(
+        Object.entries(value).filter(([name, weight]) =>
+          name in dreamDefaults.value_focus && typeof weight === "number"
+        )
+      )
     } else if (value !== undefined && typeof value === typeof fallback) {
       kept[key] = value
     }

@@ -52,9 +52,37 @@ export interface DreamEvidence {
 export const evidenceQuery = "Which patterns, likely next steps and practical what-if insights are emerging?"
 
 const dayMillis = 86_400_000
-const stopThemes = new Set(["about", "after", "again", "also", "because", "before", "being", "could", "their", "there",
-  "these", "those", "which", "while", "would", "should", "where", "really", "think", "thing", "things", "going",
-  "other", "every", "still", "first", "great", "right", "doing"])
+const stopThemes = new Set([
+  "about",
+  "after",
+  "again",
+  "also",
+  "because",
+  "before",
+  "being",
+  "could",
+  "their",
+  "there",
+  "these",
+  "those",
+  "which",
+  "while",
+  "would",
+  "should",
+  "where",
+  "really",
+  "think",
+  "thing",
+  "things",
+  "going",
+  "other",
+  "every",
+  "still",
+  "first",
+  "great",
+  "right",
+  "doing"
+])
 
 const maturityReasons: Record<MaturityTier, string> = {
   sparse: "Sparse bank: the run maps what is uncertain more than it forecasts.",
@@ -122,7 +150,13 @@ export const gatherEvidence = Effect.fn("Dreams.gatherEvidence")(function*(
   )
   const modelItems: Array<EvidenceItem> = models
     .filter((model) => model.content.trim() !== "")
-    .map((model) => ({ id: model.id, type: "mental_model", text: `${model.name}: ${model.content.slice(0, 400)}`, at: null, entities: [] }))
+    .map((model) => ({
+      id: model.id,
+      type: "mental_model",
+      text: `${model.name}: ${model.content.slice(0, 400)}`,
+      at: null,
+      entities: []
+    }))
   const items = [...facts, ...modelItems]
 
   const entityCounts = new Map<string, number>()
@@ -154,7 +188,11 @@ export const gatherEvidence = Effect.fn("Dreams.gatherEvidence")(function*(
     ? surface.value.change_events.filter((event) => event.change_type === "contradiction").slice(0, 3)
       .map((event) => ({ summary: event.summary, unitIds: event.evidence_ids }))
     : []
-  const open = yield* sources.anomalies.intelligence(bankId, { limit: 5, status: "open", anomaly_types: ["contradiction"] })
+  const open = yield* sources.anomalies.intelligence(bankId, {
+    limit: 5,
+    status: "open",
+    anomaly_types: ["contradiction"]
+  })
     .pipe(Effect.map((found) => found.events), Effect.orElseSucceed(() => []))
   const seen = new Set(graphContradictions.map((c) => [...c.unitIds].sort().join("|")))
   const contradictions = [
@@ -172,8 +210,10 @@ export const gatherEvidence = Effect.fn("Dreams.gatherEvidence")(function*(
     recurringEntities,
     // A theme that is only an entity's name says nothing the entity does not.
     recurringThemes: countedTop(
-      new Map([...themeCounts].filter(([theme]) => !entityCounts.has(theme) &&
-        ![...entityCounts.keys()].some((name) => name.toLowerCase() === theme))),
+      new Map([...themeCounts].filter(([theme]) =>
+        !entityCounts.has(theme) &&
+        ![...entityCounts.keys()].some((name) => name.toLowerCase() === theme)
+      )),
       2,
       5
     ),

@@ -78,7 +78,9 @@ const userPrompt = (evidence: DreamEvidence, settings: DreamSettings) => {
     `Validation history: confirmation rate ${evidence.history.validationRate.toFixed(2)}, calibration ${
       evidence.history.calibration.toFixed(2)
     }, unresolved predictions ${evidence.history.unresolved}.`,
-    `Recurring entities: ${evidence.recurringEntities.map(([name, count]) => `${name} (${count})`).join(", ") || "none"}.`,
+    `Recurring entities: ${
+      evidence.recurringEntities.map(([name, count]) => `${name} (${count})`).join(", ") || "none"
+    }.`,
     `Recurring themes: ${evidence.recurringThemes.map(([name, count]) => `${name} (${count})`).join(", ") || "none"}.`,
     `Contradictions: ${evidence.contradictions.map((c) => c.summary).join(" | ") || "none"}.`,
     `Graph signals: ${evidence.graph.map((g) => `${g.title}: ${g.reason}`).join(" | ") || "none"}.`,
@@ -92,7 +94,10 @@ const userPrompt = (evidence: DreamEvidence, settings: DreamSettings) => {
 const checkTermsOf = (targetRef: string | null | undefined, title: string): Array<string> => {
   if (targetRef !== null && targetRef !== undefined && targetRef.trim() !== "") return [targetRef.trim().toLowerCase()]
   // Without a target, the title's two longest content words stand for it.
-  return [...new Set(title.toLowerCase().match(/[a-z][a-z'-]{4,}/g) ?? [])].sort((a, b) => b.length - a.length).slice(0, 2)
+  return [...new Set(title.toLowerCase().match(/[a-z][a-z'-]{4,}/g) ?? [])].sort((a, b) => b.length - a.length).slice(
+    0,
+    2
+  )
 }
 
 export const toDraft = (output: DreamLlmOutput, evidence: DreamEvidence): DreamDraft => {

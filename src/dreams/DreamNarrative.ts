@@ -13,7 +13,9 @@ export const escapeHtml = (text: string) =>
 const section = (title: string, entries: ReadonlyArray<string>) =>
   entries.length === 0
     ? ""
-    : `<section><h2>${escapeHtml(title)}</h2><ul>${entries.map((entry) => `<li>${escapeHtml(entry)}</li>`).join("")}</ul></section>`
+    : `<section><h2>${escapeHtml(title)}</h2><ul>${
+      entries.map((entry) => `<li>${escapeHtml(entry)}</li>`).join("")
+    }</ul></section>`
 
 export interface NarrativeMeta {
   readonly bankId: string
@@ -27,15 +29,22 @@ export interface NarrativeMeta {
 
 export const renderNarrativeHtml = (draft: DreamDraft, meta: NarrativeMeta): string => {
   const head = `<article class="dream"><header><h1>Dream summary (${escapeHtml(meta.tier)} bank)</h1>` +
-    `<p class="meta">bank=${escapeHtml(meta.bankId)} | run=${escapeHtml(meta.runId)} | quality=${meta.quality.toFixed(3)}` +
-    ` | generator=${meta.generator} | at=${escapeHtml(meta.at)}</p></header><p>${escapeHtml(draft.summary.slice(0, 1500))}</p>`
+    `<p class="meta">bank=${escapeHtml(meta.bankId)} | run=${escapeHtml(meta.runId)} | quality=${
+      meta.quality.toFixed(3)
+    }` +
+    ` | generator=${meta.generator} | at=${escapeHtml(meta.at)}</p></header><p>${
+      escapeHtml(draft.summary.slice(0, 1500))
+    }</p>`
   const parts = [
     section("Hypotheses", draft.hypotheses.slice(0, 3)),
-    section("Predictions", draft.predictions.slice(0, 3).map((p) =>
-      `[${p.horizon}] ${p.title}: ${p.description} (confidence ${p.confidence.toFixed(2)}; validate with ${
-        p.success_criteria.slice(0, 2).join("; ") || "new evidence"
-      })`
-    )),
+    section(
+      "Predictions",
+      draft.predictions.slice(0, 3).map((p) =>
+        `[${p.horizon}] ${p.title}: ${p.description} (confidence ${p.confidence.toFixed(2)}; validate with ${
+          p.success_criteria.slice(0, 2).join("; ") || "new evidence"
+        })`
+      )
+    ),
     section("Growth", draft.growth.slice(0, 2).map((g) => `${g.title}: ${g.description}`)),
     section("Risks", draft.risks.slice(0, 2)),
     section("Opportunities", draft.opportunities.slice(0, 2)),

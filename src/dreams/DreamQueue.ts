@@ -12,7 +12,8 @@ import { OperationStore } from "../bank/OperationStore.ts"
 export const dreamTask = "dream_generation"
 export const predictionCheckTask = "dream_prediction_check"
 
-export const dedupeKey = (bankId: string, source: DreamTriggerSource, runType: DreamRunType) => `${bankId}:${source}:${runType}`
+export const dedupeKey = (bankId: string, source: DreamTriggerSource, runType: DreamRunType) =>
+  `${bankId}:${source}:${runType}`
 
 export const makeDreamQueue = Effect.gen(function*() {
   const sql = yield* SqlClient.SqlClient

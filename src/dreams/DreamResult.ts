@@ -81,7 +81,8 @@ export interface ScoredDream {
 export const clamp01 = (value: number) => Math.min(1, Math.max(0, Number.isFinite(value) ? value : 0))
 export const round3 = (value: number) => Number(value.toFixed(3))
 
-const summaryTokens = (text: string) => new Set((text.toLowerCase().match(/[a-z0-9]+/g) ?? []).filter((t) => t.length > 2))
+const summaryTokens = (text: string) =>
+  new Set((text.toLowerCase().match(/[a-z0-9]+/g) ?? []).filter((t) => t.length > 2))
 
 /** 1 − the highest Jaccard similarity of this summary to a recent one; 1 with no history, 0 for an empty summary. */
 export const noveltyOf = (summary: string, recent: ReadonlyArray<string>): number => {
@@ -153,22 +154,32 @@ export const scoreDream = (
 ): ScoredDream => {
   const backlog = evidence.history.unresolved
   const slots = Math.max(settings.max_pending_predictions - backlog, 0)
-  const predictions = raw.predictions.filter((p) => horizonAllowed(settings.prediction_horizon, p.horizon)).slice(0, slots)
+  const predictions = raw.predictions.filter((p) => horizonAllowed(settings.prediction_horizon, p.horizon)).slice(
+    0,
+    slots
+  )
   const validations = backlog >= settings.max_pending_predictions && !raw.validations.includes(backlogValidation)
     ? [...raw.validations, backlogValidation]
     : raw.validations
   const draft: DreamDraft = { ...raw, predictions, validations }
   const novelty = noveltyOf(draft.summary, evidence.history.recentSummaries)
-  const confidence = confidenceOf(draft, evidence.items.length, evidence.contradictions.length,
-    evidence.history.calibration, novelty)
+  const confidence = confidenceOf(
+    draft,
+    evidence.items.length,
+    evidence.contradictions.length,
+    evidence.history.calibration,
+    novelty
+  )
   const quality = round3(Math.max(textQuality(qualityText, settings.top_k), confidence.overall))
   if (quality < settings.quality_threshold) {
     return {
       draft: {
         ...draft,
         proposals: [],
-        validations: [...draft.validations,
-          `Raise the dream quality above ${settings.quality_threshold.toFixed(2)} before promoting any proposal.`]
+        validations: [
+          ...draft.validations,
+          `Raise the dream quality above ${settings.quality_threshold.toFixed(2)} before promoting any proposal.`
+        ]
       },
       status: "failed_validation",
       novelty,
@@ -176,5 +187,11 @@ export const scoreDream = (
       confidence
     }
   }
-  return { draft, status: novelty < settings.novelty_threshold ? "duplicate_low_novelty" : "success", novelty, quality, confidence }
+  return {
+    draft,
+    status: novelty < settings.novelty_threshold ? "duplicate_low_novelty" : "success",
+    novelty,
+    quality,
+    confidence
+  }
 }

@@ -22,6 +22,8 @@ export const dreamSignalByMemory = (bankId: string, since: Date) =>
       ) used GROUP BY memory_id`.pipe(Effect.orDie)
     const highest = rows.reduce((max, row) => Math.max(max, Number(row.weight)), 0)
     return new Map(
-      rows.filter((row) => Number(row.weight) > 0).map((row) => [row.memoryId, Number((Number(row.weight) / highest).toFixed(4))])
+      rows.filter((row) => Number(row.weight) > 0).map((
+        row
+      ) => [row.memoryId, Number((Number(row.weight) / highest).toFixed(4))])
     ) as ReadonlyMap<string, number>
   })

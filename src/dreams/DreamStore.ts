@@ -39,9 +39,10 @@ export interface NewRun {
 
 export type Row = Record<string, unknown>
 
-
 const dayMillis = 86_400_000
-const iso = (value: unknown) => (value instanceof Date ? value.toISOString() : value === null || value === undefined ? null : String(value))
+const iso = (
+  value: unknown
+) => (value instanceof Date ? value.toISOString() : value === null || value === undefined ? null : String(value))
 const strings = (value: unknown): Array<string> => (Array.isArray(value) ? value.map(String) : [])
 
 export const predictionView = (row: Row) => ({
@@ -121,7 +122,11 @@ export class DreamStore extends Context.Service<DreamStore, {
   readonly listRuns: (bankId: string, limit: number) => Effect.Effect<ReadonlyArray<ReturnType<typeof runView>>>
   readonly history: (bankId: string, lookbackDays: number, now: Date) => Effect.Effect<History>
   /** When the newest run of this trigger source with one of these statuses was created. */
-  readonly lastRunAt: (bankId: string, source: DreamTriggerSource, statuses: ReadonlyArray<DreamStatus>) => Effect.Effect<Option.Option<Date>>
+  readonly lastRunAt: (
+    bankId: string,
+    source: DreamTriggerSource,
+    statuses: ReadonlyArray<DreamStatus>
+  ) => Effect.Effect<Option.Option<Date>>
   readonly stats: (bankId: string) => Effect.Effect<Row>
   readonly prediction: (bankId: string, id: string) => Effect.Effect<Option.Option<Row>>
   /** Settles the prediction (only while it is still open when `onlyOpen`) and records the outcome, atomically. */
@@ -138,11 +143,21 @@ export class DreamStore extends Context.Service<DreamStore, {
   }) => Effect.Effect<Option.Option<{ readonly prediction: Row; readonly outcome: Row }>>
   readonly proposal: (bankId: string, id: string) => Effect.Effect<Option.Option<Row>>
   /** Moves the proposal to `status` unless it is already approved; none when it was approved meanwhile. */
-  readonly reviewProposal: (bankId: string, id: string, status: string, note: string | null, metadata: Record<string, unknown>, at: Date) =>
-    Effect.Effect<Option.Option<Row>>
+  readonly reviewProposal: (
+    bankId: string,
+    id: string,
+    status: string,
+    note: string | null,
+    metadata: Record<string, unknown>,
+    at: Date
+  ) => Effect.Effect<Option.Option<Row>>
   /** Sets status and metadata whatever the current status (the approval's own bookkeeping and its undo). */
-  readonly settleProposal: (bankId: string, id: string, status: string, metadata: Record<string, unknown>) =>
-    Effect.Effect<Option.Option<Row>>
+  readonly settleProposal: (
+    bankId: string,
+    id: string,
+    status: string,
+    metadata: Record<string, unknown>
+  ) => Effect.Effect<Option.Option<Row>>
   readonly duePredictions: (bankId: string, now: Date) => Effect.Effect<ReadonlyArray<Row>>
 }>()("engram/dreams/DreamStore") {
   static readonly layer = Layer.effect(
@@ -156,66 +171,72 @@ export class DreamStore extends Context.Service<DreamStore, {
 
       const insertRun = Effect.fn("DreamStore.insertRun")(function*(run: NewRun) {
         yield* Effect.gen(function*() {
-          yield* sql`INSERT INTO dream_runs ${sql.insert({
-            id: run.id,
-            bankId: run.bankId,
-            operationId: run.operationId,
-            status: run.status,
-            runType: run.runType,
-            triggerSource: run.triggerSource,
-            generator: run.generator,
-            summary: run.summary,
-            narrativeHtml: run.narrativeHtml,
-            evidenceBasis: JSON.stringify(run.evidenceBasis),
-            signals: JSON.stringify(run.signals),
-            growthHypotheses: JSON.stringify(run.growth),
-            validationOutcomes: JSON.stringify(run.validations),
-            confidence: JSON.stringify(run.confidence),
-            noveltyScore: run.novelty,
-            qualityScore: run.quality,
-            maturityTier: run.maturityTier,
-            failureReason: run.failureReason,
-            evidenceIds: [...run.evidenceIds],
-            inputTokens: run.inputTokens,
-            outputTokens: run.outputTokens,
-            metadata: JSON.stringify(run.metadata),
-            createdAt: run.createdAt
-          })}`
-          for (const p of run.predictions) {
-            yield* sql`INSERT INTO dream_predictions ${sql.insert({
-              id: crypto.randomUUID(),
+          yield* sql`INSERT INTO dream_runs ${
+            sql.insert({
+              id: run.id,
               bankId: run.bankId,
-              runId: run.id,
-              title: p.title,
-              description: p.description,
-              targetRef: p.target_ref,
-              targetKind: p.target_kind,
-              horizon: p.horizon,
-              confidence: p.confidence,
-              successCriteria: JSON.stringify(p.success_criteria),
-              checkTerms: [...p.check_terms],
-              supportingEvidenceIds: [...p.supporting_evidence_ids],
-              expirationWindowDays: p.expiration_window_days,
-              expiresAt: new Date(run.createdAt.getTime() + p.expiration_window_days * dayMillis),
-              status: "pending",
+              operationId: run.operationId,
+              status: run.status,
+              runType: run.runType,
+              triggerSource: run.triggerSource,
+              generator: run.generator,
+              summary: run.summary,
+              narrativeHtml: run.narrativeHtml,
+              evidenceBasis: JSON.stringify(run.evidenceBasis),
+              signals: JSON.stringify(run.signals),
+              growthHypotheses: JSON.stringify(run.growth),
+              validationOutcomes: JSON.stringify(run.validations),
+              confidence: JSON.stringify(run.confidence),
+              noveltyScore: run.novelty,
+              qualityScore: run.quality,
+              maturityTier: run.maturityTier,
+              failureReason: run.failureReason,
+              evidenceIds: [...run.evidenceIds],
+              inputTokens: run.inputTokens,
+              outputTokens: run.outputTokens,
+              metadata: JSON.stringify(run.metadata),
               createdAt: run.createdAt
-            })}`
+            })
+          }`
+          for (const p of run.predictions) {
+            yield* sql`INSERT INTO dream_predictions ${
+              sql.insert({
+                id: crypto.randomUUID(),
+                bankId: run.bankId,
+                runId: run.id,
+                title: p.title,
+                description: p.description,
+                targetRef: p.target_ref,
+                targetKind: p.target_kind,
+                horizon: p.horizon,
+                confidence: p.confidence,
+                successCriteria: JSON.stringify(p.success_criteria),
+                checkTerms: [...p.check_terms],
+                supportingEvidenceIds: [...p.supporting_evidence_ids],
+                expirationWindowDays: p.expiration_window_days,
+                expiresAt: new Date(run.createdAt.getTime() + p.expiration_window_days * dayMillis),
+                status: "pending",
+                createdAt: run.createdAt
+              })
+            }`
           }
           for (const p of run.proposals) {
-            yield* sql`INSERT INTO dream_proposals ${sql.insert({
-              id: crypto.randomUUID(),
-              bankId: run.bankId,
-              runId: run.id,
-              proposalType: p.proposal_type,
-              title: p.title,
-              content: p.content,
-              confidence: p.confidence,
-              tags: [...p.tags],
-              supportingEvidenceIds: [...p.supporting_evidence_ids],
-              rationale: p.rationale,
-              reviewStatus: "pending",
-              createdAt: run.createdAt
-            })}`
+            yield* sql`INSERT INTO dream_proposals ${
+              sql.insert({
+                id: crypto.randomUUID(),
+                bankId: run.bankId,
+                runId: run.id,
+                proposalType: p.proposal_type,
+                title: p.title,
+                content: p.content,
+                confidence: p.confidence,
+                tags: [...p.tags],
+                supportingEvidenceIds: [...p.supporting_evidence_ids],
+                rationale: p.rationale,
+                reviewStatus: "pending",
+                createdAt: run.createdAt
+              })
+            }`
           }
         }).pipe(sql.withTransaction, Effect.orDie)
       })
@@ -273,7 +294,9 @@ export class DreamStore extends Context.Service<DreamStore, {
       const lastRunAt = (bankId: string, source: DreamTriggerSource, statuses: ReadonlyArray<DreamStatus>) =>
         one(sql`SELECT max(created_at) AS at FROM dream_runs WHERE bank_id = ${bankId}
           AND trigger_source = ${source} AND status IN ${sql.in([...statuses])}`).pipe(
-          Effect.map((row) => Option.flatMap(row, (r) => (r["at"] instanceof Date ? Option.some(r["at"]) : Option.none())))
+          Effect.map((row) =>
+            Option.flatMap(row, (r) => (r["at"] instanceof Date ? Option.some(r["at"]) : Option.none()))
+          )
         )
 
       const stats = (bankId: string) =>
@@ -305,16 +328,18 @@ export class DreamStore extends Context.Service<DreamStore, {
               ${input.onlyOpen ? sql`AND status IN ('pending', 'unresolved')` : sql``}
             RETURNING *`)
           if (Option.isNone(updated)) return Option.none()
-          const outcome = yield* one(sql`INSERT INTO dream_prediction_outcomes ${sql.insert({
-            id: crypto.randomUUID(),
-            bankId: input.bankId,
-            predictionId: input.predictionId,
-            status: input.outcomeStatus,
-            note: input.note,
-            evidenceIds: [...input.evidenceIds],
-            recordedBy: input.recordedBy,
-            createdAt: input.at
-          })} RETURNING *`)
+          const outcome = yield* one(sql`INSERT INTO dream_prediction_outcomes ${
+            sql.insert({
+              id: crypto.randomUUID(),
+              bankId: input.bankId,
+              predictionId: input.predictionId,
+              status: input.outcomeStatus,
+              note: input.note,
+              evidenceIds: [...input.evidenceIds],
+              recordedBy: input.recordedBy,
+              createdAt: input.at
+            })
+          } RETURNING *`)
           return Option.some({ prediction: updated.value, outcome: Option.getOrThrow(outcome) })
         }).pipe(sql.withTransaction, Effect.orDie)
 

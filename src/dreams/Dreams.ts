@@ -50,11 +50,13 @@ export class Dreams extends Context.Service<Dreams, {
       const mentalModels = yield* MentalModels
       const queue = yield* makeDreamQueue
 
-      const trigger = Effect.fn("Dreams.trigger")(function*(bankId: string, source: DreamTriggerSource, runType: DreamRunType) {
-        yield* banks.get(bankId)
-        const queued = yield* queue.submitDream(bankId, source, runType)
-        return { operation_id: queued.operationId, deduplicated: queued.deduplicated, status: "pending" }
-      })
+      const trigger = Effect.fn("Dreams.trigger")(
+        function*(bankId: string, source: DreamTriggerSource, runType: DreamRunType) {
+          yield* banks.get(bankId)
+          const queued = yield* queue.submitDream(bankId, source, runType)
+          return { operation_id: queued.operationId, deduplicated: queued.deduplicated, status: "pending" }
+        }
+      )
 
       const list = Effect.fn("Dreams.list")(function*(bankId: string, limit: number) {
         yield* banks.get(bankId)
@@ -122,7 +124,10 @@ export class Dreams extends Context.Service<Dreams, {
             source_query: proposal.content.slice(0, 2000),
             tags: [...new Set(["dream", ...proposal.tags])]
           }).pipe(
-            Effect.map((created) => ({ created_mental_model_id: created.mentalModelId, operation_id: created.operationId })),
+            Effect.map((created) => ({
+              created_mental_model_id: created.mentalModelId,
+              operation_id: created.operationId
+            })),
             Effect.catchTag("Conflict", (conflict) => Effect.fail(ValidationError.single("proposal", conflict.detail)))
           )
           : retain.retainNow(bankId, {
@@ -133,30 +138,34 @@ export class Dreams extends Context.Service<Dreams, {
             }]
           }).pipe(Effect.map((outcome) => ({ created_memories: outcome.created })))
 
-      const review = Effect.fn("Dreams.review")(function*(bankId: string, proposalId: string, request: ProposalReviewRequest) {
-        yield* banks.get(bankId)
-        const found = yield* store.proposal(bankId, proposalId)
-        if (Option.isNone(found)) return yield* NotFound.of("proposal", proposalId)
-        const before = proposalView(found.value)
-        if (before.review_status === "approved") {
-          return yield* ValidationError.single("action", `proposal '${proposalId}' is already approved`)
+      const review = Effect.fn("Dreams.review")(
+        function*(bankId: string, proposalId: string, request: ProposalReviewRequest) {
+          yield* banks.get(bankId)
+          const found = yield* store.proposal(bankId, proposalId)
+          if (Option.isNone(found)) return yield* NotFound.of("proposal", proposalId)
+          const before = proposalView(found.value)
+          if (before.review_status === "approved") {
+            return yield* ValidationError.single("action", `proposal '${proposalId}' is already approved`)
+          }
+          const at = new Date(yield* Clock.currentTimeMillis)
+          const note = request.note ?? null
+          const base = { note, action: request.action }
+          // The status moves first (only from not-approved), so two approvals racing promote once.
+          const moved = yield* store.reviewProposal(bankId, proposalId, reviewStatus[request.action], note, base, at)
+          if (Option.isNone(moved)) {
+            return yield* ValidationError.single("action", `proposal '${proposalId}' is already approved`)
+          }
+          if (request.action !== "approve") return proposalView(moved.value)
+          const promoted = yield* promote(bankId, before).pipe(
+            // The promotion failed: the proposal goes back to what it was, so it can be approved again.
+            Effect.tapError(() =>
+              store.settleProposal(bankId, proposalId, before.review_status, before.approval_metadata)
+            )
+          )
+          const settled = yield* store.settleProposal(bankId, proposalId, "approved", { ...base, ...promoted })
+          return proposalView(Option.getOrElse(settled, () => moved.value))
         }
-        const at = new Date(yield* Clock.currentTimeMillis)
-        const note = request.note ?? null
-        const base = { note, action: request.action }
-        // The status moves first (only from not-approved), so two approvals racing promote once.
-        const moved = yield* store.reviewProposal(bankId, proposalId, reviewStatus[request.action], note, base, at)
-        if (Option.isNone(moved)) {
-          return yield* ValidationError.single("action", `proposal '${proposalId}' is already approved`)
-        }
-        if (request.action !== "approve") return proposalView(moved.value)
-        const promoted = yield* promote(bankId, before).pipe(
-          // The promotion failed: the proposal goes back to what it was, so it can be approved again.
-          Effect.tapError(() => store.settleProposal(bankId, proposalId, before.review_status, before.approval_metadata))
-        )
-        const settled = yield* store.settleProposal(bankId, proposalId, "approved", { ...base, ...promoted })
-        return proposalView(Option.getOrElse(settled, () => moved.value))
-      })
+      )
 
       return Dreams.of({ trigger, list, stats, recordOutcome, review })
     })

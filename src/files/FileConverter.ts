@@ -113,7 +113,9 @@ const configOptions = Config.all({
   maxFileBytes: Config.Int("SERVICE_API_FILE_MAX_BYTES").pipe(Config.withDefault(defaultMaxFileBytes)),
   ocrTimeout: Config.Duration("SERVICE_API_OCR_TIMEOUT").pipe(Config.withDefault(Duration.minutes(2))),
   workers: Config.option(Config.Int("SERVICE_API_FILE_WORKERS")),
-  maxInflation: Config.Number("SERVICE_API_FILE_MAX_INFLATION").pipe(Config.withDefault(defaultDocumentArchiveLimits.maxInflation)),
+  maxInflation: Config.Number("SERVICE_API_FILE_MAX_INFLATION").pipe(
+    Config.withDefault(defaultDocumentArchiveLimits.maxInflation)
+  ),
   maxInflatedBytes: Config.Int("SERVICE_API_FILE_MAX_INFLATED_BYTES").pipe(
     Config.withDefault(defaultDocumentArchiveLimits.maxTotalBytes)
   ),
@@ -123,7 +125,9 @@ const configOptions = Config.all({
     Config.map(Option.filter((key) => Redacted.value(key).trim() !== ""))
   ),
   transcriptionModel: Config.String("SERVICE_API_TRANSCRIPTION_MODEL").pipe(Config.withDefault("whisper-1")),
-  transcriptionTimeout: Config.Duration("SERVICE_API_TRANSCRIPTION_TIMEOUT").pipe(Config.withDefault(Duration.minutes(10)))
+  transcriptionTimeout: Config.Duration("SERVICE_API_TRANSCRIPTION_TIMEOUT").pipe(
+    Config.withDefault(Duration.minutes(10))
+  )
 }).pipe(Config.map((settings): FileConverterOptions => ({
   defaultChain: Option.getOrUndefined(Option.map(settings.defaultChain, splitNames)),
   enabled: Option.getOrUndefined(Option.map(settings.enabled, splitNames)),
@@ -173,22 +177,30 @@ export class FileConverter extends Context.Service<FileConverter, {
 const isParserName = (name: string): name is ParserName => (parserNames as ReadonlyArray<string>).includes(name)
 
 const describeUnsupported = (parser: string, type: FileType, chain: ReadonlyArray<string>) => {
-  if (type === "legacy-office") return "legacy binary Office files (.doc, .xls, .ppt) are not supported; save as .docx, .xlsx or .pptx"
+  if (type === "legacy-office") {
+    return "legacy binary Office files (.doc, .xls, .ppt) are not supported; save as .docx, .xlsx or .pptx"
+  }
   if (type === "zip") return "a ZIP archive that is not an Office, OpenDocument or EPUB file is not supported"
   if (type === "binary") return "unrecognised binary content"
   if (type === "tiff") return "TIFF images are not supported; convert to PNG or JPEG"
-  if (audioTypes.has(type) && !chain.includes("transcribe")) return `does not read ${type} audio (the transcribe parser does)`
+  if (audioTypes.has(type) && !chain.includes("transcribe")) {
+    return `does not read ${type} audio (the transcribe parser does)`
+  }
   if (imageTypes.has(type) && parser === "text") return `does not read ${type} images (native and ocr do)`
   return `does not read ${type}`
 }
 
 const make = Effect.fnUntraced(function*(options: FileConverterOptions) {
   const transcription = options.transcription
-  const enabled = dedupe(splitNames(options.enabled ?? ["native", "ocr", "text", ...(transcription ? ["transcribe"] : [])]))
+  const enabled = dedupe(
+    splitNames(options.enabled ?? ["native", "ocr", "text", ...(transcription ? ["transcribe"] : [])])
+  )
   const unknown = enabled.filter((name) => !isParserName(name))
   if (unknown.length > 0) {
     return yield* new InvalidConfiguration({
-      message: `SERVICE_API_FILE_PARSERS_ENABLED names unknown parser(s) ${unknown.join(", ")}; known: ${parserNames.join(", ")}`
+      message: `SERVICE_API_FILE_PARSERS_ENABLED names unknown parser(s) ${unknown.join(", ")}; known: ${
+        parserNames.join(", ")
+      }`
     })
   }
   if (enabled.includes("transcribe") && transcription === undefined) {
@@ -196,18 +208,24 @@ const make = Effect.fnUntraced(function*(options: FileConverterOptions) {
       message: "the transcribe parser is enabled but SERVICE_API_TRANSCRIPTION_BASE_URL is not set"
     })
   }
-  const defaultChain = dedupe(splitNames(options.defaultChain ?? ["native", ...(enabled.includes("transcribe") ? ["transcribe"] : [])]))
+  const defaultChain = dedupe(
+    splitNames(options.defaultChain ?? ["native", ...(enabled.includes("transcribe") ? ["transcribe"] : [])])
+  )
   const notEnabled = defaultChain.filter((name) => !enabled.includes(name))
   if (defaultChain.length === 0 || notEnabled.length > 0) {
     return yield* new InvalidConfiguration({
       message: defaultChain.length === 0
         ? "SERVICE_API_FILE_PARSER names no parser"
-        : `SERVICE_API_FILE_PARSER names parser(s) ${notEnabled.join(", ")} that are not enabled (enabled: ${enabled.join(", ")})`
+        : `SERVICE_API_FILE_PARSER names parser(s) ${notEnabled.join(", ")} that are not enabled (enabled: ${
+          enabled.join(", ")
+        })`
     })
   }
   const maxFileBytes = options.maxFileBytes ?? defaultMaxFileBytes
   if (!Number.isInteger(maxFileBytes) || maxFileBytes < 1) {
-    return yield* new InvalidConfiguration({ message: `SERVICE_API_FILE_MAX_BYTES must be a positive integer, got ${maxFileBytes}` })
+    return yield* new InvalidConfiguration({
+      message: `SERVICE_API_FILE_MAX_BYTES must be a positive integer, got ${maxFileBytes}`
+    })
   }
   const workers = options.documents?.workers
   if (workers !== undefined && (!Number.isInteger(workers) || workers < 0)) {
@@ -217,7 +235,9 @@ const make = Effect.fnUntraced(function*(options: FileConverterOptions) {
   const parsers = new Map<string, FileParser>()
   if (enabled.includes("native") || enabled.includes("ocr")) {
     const ocr = yield* makeOcrEngine(options.ocr)
-    if (enabled.includes("native")) parsers.set("native", makeNativeParser(yield* makeDocumentWorkers(options.documents), ocr))
+    if (enabled.includes("native")) {
+      parsers.set("native", makeNativeParser(yield* makeDocumentWorkers(options.documents), ocr))
+    }
     if (enabled.includes("ocr")) parsers.set("ocr", makeOcrParser(ocr))
   }
   if (enabled.includes("text")) parsers.set("text", textParser)
@@ -232,7 +252,9 @@ const make = Effect.fnUntraced(function*(options: FileConverterOptions) {
     if (names.length === 0) return defaultChain
     const rejected = names.find((name) => !enabled.includes(name))
     if (rejected !== undefined) {
-      const why = isParserName(rejected) ? `parser '${rejected}' is not enabled on this server` : `unknown parser '${rejected}'`
+      const why = isParserName(rejected)
+        ? `parser '${rejected}' is not enabled on this server`
+        : `unknown parser '${rejected}'`
       return yield* new UnknownParser({
         parser: rejected,
         enabled,
@@ -266,14 +288,16 @@ const make = Effect.fnUntraced(function*(options: FileConverterOptions) {
     }
     const type = detectFileType(file)
     if (zippedDocumentTypes.has(type)) {
-      yield* checkZip(file.bytes, documentArchive).pipe(Effect.mapError((refused: ArchiveRefused) =>
-        new DocumentRefused({
-          filename: file.filename,
-          detectedType: type,
-          reason: refused.reason,
-          message: `${file.filename} (${type}) refused before parsing (${refused.reason}): ${refused.message}`
-        })
-      ))
+      yield* checkZip(file.bytes, documentArchive).pipe(
+        Effect.mapError((refused: ArchiveRefused) =>
+          new DocumentRefused({
+            filename: file.filename,
+            detectedType: type,
+            reason: refused.reason,
+            message: `${file.filename} (${type}) refused before parsing (${refused.reason}): ${refused.message}`
+          })
+        )
+      )
     }
     return type
   })
@@ -291,7 +315,9 @@ const make = Effect.fnUntraced(function*(options: FileConverterOptions) {
         continue
       }
       if (!parser.supports(type)) {
-        attempts.push(new ParserAttempt({ parser: name, outcome: "unsupported", message: describeUnsupported(name, type, chain) }))
+        attempts.push(
+          new ParserAttempt({ parser: name, outcome: "unsupported", message: describeUnsupported(name, type, chain) })
+        )
         continue
       }
       const outcome = yield* attempt(parser, source)
@@ -306,7 +332,9 @@ const make = Effect.fnUntraced(function*(options: FileConverterOptions) {
         }
         return converted
       }
-      attempts.push(new ParserAttempt({ parser: name, outcome: outcome.failure.reason, message: outcome.failure.message }))
+      attempts.push(
+        new ParserAttempt({ parser: name, outcome: outcome.failure.reason, message: outcome.failure.message })
+      )
       yield* Effect.logDebug(`parser ${name} could not convert ${file.filename}: ${outcome.failure.message}`)
     }
     return yield* new ConversionError({

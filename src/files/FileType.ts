@@ -6,11 +6,36 @@
 import { Schema } from "effect"
 
 export const FileType = Schema.Literals([
-  "pdf", "docx", "pptx", "xlsx", "odt", "ods", "odp", "epub", "rtf",
-  "html", "markdown", "text", "csv", "json",
-  "png", "jpeg", "gif", "bmp", "tiff", "webp",
-  "mp3", "wav", "m4a", "mp4", "ogg", "webm", "flac",
-  "zip", "legacy-office", "binary"
+  "pdf",
+  "docx",
+  "pptx",
+  "xlsx",
+  "odt",
+  "ods",
+  "odp",
+  "epub",
+  "rtf",
+  "html",
+  "markdown",
+  "text",
+  "csv",
+  "json",
+  "png",
+  "jpeg",
+  "gif",
+  "bmp",
+  "tiff",
+  "webp",
+  "mp3",
+  "wav",
+  "m4a",
+  "mp4",
+  "ogg",
+  "webm",
+  "flac",
+  "zip",
+  "legacy-office",
+  "binary"
 ])
 export type FileType = typeof FileType.Type
 
@@ -57,22 +82,77 @@ export const fileTypeInfo: Record<FileType, { readonly extension: string; readon
 }
 
 const byExtension: Record<string, FileType> = {
-  pdf: "pdf", docx: "docx", pptx: "pptx", xlsx: "xlsx", odt: "odt", ods: "ods", odp: "odp", epub: "epub", rtf: "rtf",
-  html: "html", htm: "html", xhtml: "html", md: "markdown", markdown: "markdown", mdx: "markdown",
-  txt: "text", text: "text", log: "text", csv: "csv", tsv: "csv", json: "json", jsonl: "json", ndjson: "json",
-  png: "png", jpg: "jpeg", jpeg: "jpeg", gif: "gif", bmp: "bmp", tif: "tiff", tiff: "tiff", webp: "webp",
-  mp3: "mp3", mpga: "mp3", mpeg: "mp3", wav: "wav", m4a: "m4a", mp4: "mp4", ogg: "ogg", oga: "ogg", opus: "ogg",
-  webm: "webm", flac: "flac", zip: "zip", doc: "legacy-office", xls: "legacy-office", ppt: "legacy-office"
+  pdf: "pdf",
+  docx: "docx",
+  pptx: "pptx",
+  xlsx: "xlsx",
+  odt: "odt",
+  ods: "ods",
+  odp: "odp",
+  epub: "epub",
+  rtf: "rtf",
+  html: "html",
+  htm: "html",
+  xhtml: "html",
+  md: "markdown",
+  markdown: "markdown",
+  mdx: "markdown",
+  txt: "text",
+  text: "text",
+  log: "text",
+  csv: "csv",
+  tsv: "csv",
+  json: "json",
+  jsonl: "json",
+  ndjson: "json",
+  png: "png",
+  jpg: "jpeg",
+  jpeg: "jpeg",
+  gif: "gif",
+  bmp: "bmp",
+  tif: "tiff",
+  tiff: "tiff",
+  webp: "webp",
+  mp3: "mp3",
+  mpga: "mp3",
+  mpeg: "mp3",
+  wav: "wav",
+  m4a: "m4a",
+  mp4: "mp4",
+  ogg: "ogg",
+  oga: "ogg",
+  opus: "ogg",
+  webm: "webm",
+  flac: "flac",
+  zip: "zip",
+  doc: "legacy-office",
+  xls: "legacy-office",
+  ppt: "legacy-office"
 }
 
 const byMediaType: Record<string, FileType> = {
   "application/pdf": "pdf",
-  "text/html": "html", "application/xhtml+xml": "html",
-  "text/markdown": "markdown", "text/x-markdown": "markdown",
-  "text/plain": "text", "text/csv": "csv", "text/tab-separated-values": "csv", "application/json": "json",
-  "audio/mpeg": "mp3", "audio/mp3": "mp3", "audio/wav": "wav", "audio/x-wav": "wav", "audio/wave": "wav",
-  "audio/mp4": "m4a", "audio/x-m4a": "m4a", "video/mp4": "mp4", "audio/ogg": "ogg", "audio/webm": "webm",
-  "video/webm": "webm", "audio/flac": "flac", "audio/x-flac": "flac"
+  "text/html": "html",
+  "application/xhtml+xml": "html",
+  "text/markdown": "markdown",
+  "text/x-markdown": "markdown",
+  "text/plain": "text",
+  "text/csv": "csv",
+  "text/tab-separated-values": "csv",
+  "application/json": "json",
+  "audio/mpeg": "mp3",
+  "audio/mp3": "mp3",
+  "audio/wav": "wav",
+  "audio/x-wav": "wav",
+  "audio/wave": "wav",
+  "audio/mp4": "m4a",
+  "audio/x-m4a": "m4a",
+  "video/mp4": "mp4",
+  "audio/ogg": "ogg",
+  "audio/webm": "webm",
+  "video/webm": "webm",
+  "audio/flac": "flac",
+  "audio/x-flac": "flac"
 }
 for (const [type, info] of Object.entries(fileTypeInfo)) {
   // `application/octet-stream` says nothing about the content: leave the decision to the bytes.
@@ -86,7 +166,8 @@ const startsWith = (bytes: Uint8Array, signature: ReadonlyArray<number>, offset 
   bytes.length >= offset + signature.length && signature.every((byte, i) => bytes[offset + i] === byte)
 
 /** Finds an ASCII marker anywhere in the bytes; a ZIP's entry names are stored uncompressed, so this reads them. */
-const contains = (bytes: Uint8Array, marker: string) => Buffer.from(bytes.buffer, bytes.byteOffset, bytes.byteLength).includes(marker, 0, "latin1")
+const contains = (bytes: Uint8Array, marker: string) =>
+  Buffer.from(bytes.buffer, bytes.byteOffset, bytes.byteLength).includes(marker, 0, "latin1")
 
 const zipType = (bytes: Uint8Array): FileType => {
   // OpenDocument and EPUB store an uncompressed `mimetype` entry first, so its content sits at a fixed place.
@@ -155,8 +236,9 @@ export const decodeText = (bytes: Uint8Array): string | undefined => {
   let text: string
   try {
     if (startsWith(bytes, [0xff, 0xfe])) text = new TextDecoder("utf-16le", { fatal: true }).decode(bytes.subarray(2))
-    else if (startsWith(bytes, [0xfe, 0xff])) text = new TextDecoder("utf-16be", { fatal: true }).decode(bytes.subarray(2))
-    else text = utf8.decode(startsWith(bytes, [0xef, 0xbb, 0xbf]) ? bytes.subarray(3) : bytes)
+    else if (startsWith(bytes, [0xfe, 0xff])) {
+      text = new TextDecoder("utf-16be", { fatal: true }).decode(bytes.subarray(2))
+    } else text = utf8.decode(startsWith(bytes, [0xef, 0xbb, 0xbf]) ? bytes.subarray(3) : bytes)
   } catch {
     return undefined
   }

@@ -43,15 +43,17 @@ export class StoredFiles extends Context.Service<StoredFiles, {
         readonly bytes: Uint8Array
       }) {
         const key = `${file.purpose}-${crypto.randomUUID()}${file.extension}`
-        yield* sql`INSERT INTO stored_files ${sql.insert({
-          key,
-          bankId: file.bankId,
-          purpose: file.purpose,
-          filename: file.filename,
-          contentType: file.contentType,
-          sizeBytes: file.bytes.length,
-          bytes: file.bytes
-        })}`.pipe(Effect.orDie)
+        yield* sql`INSERT INTO stored_files ${
+          sql.insert({
+            key,
+            bankId: file.bankId,
+            purpose: file.purpose,
+            filename: file.filename,
+            contentType: file.contentType,
+            sizeBytes: file.bytes.length,
+            bytes: file.bytes
+          })
+        }`.pipe(Effect.orDie)
         return key
       })
 

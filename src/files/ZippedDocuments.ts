@@ -7,7 +7,15 @@
 import type { ArchiveLimits } from "../archives/ZipReader.ts"
 import type { FileType } from "./FileType.ts"
 
-export const zippedDocumentTypes: ReadonlySet<FileType> = new Set<FileType>(["docx", "pptx", "xlsx", "odt", "ods", "odp", "epub"])
+export const zippedDocumentTypes: ReadonlySet<FileType> = new Set<FileType>([
+  "docx",
+  "pptx",
+  "xlsx",
+  "odt",
+  "ods",
+  "odp",
+  "epub"
+])
 
 /**
  * A real document's parts inflate 3-10 times in all (a sparse spreadsheet more): 20 times the file, at least

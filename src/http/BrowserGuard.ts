@@ -18,10 +18,13 @@ const jsonType = /^\s*application\/([\w.+-]*\+)?json\s*(;|$)/i
 const otherBodies = /^\s*(multipart\/form-data|application\/octet-stream)\s*(;|$)/i
 
 const refuse = (status: number, detail: string) =>
-  HttpServerResponse.jsonUnsafe({ detail, errors: [{ field: "headers", location: "header", message: detail }] }, { status })
+  HttpServerResponse.jsonUnsafe({ detail, errors: [{ field: "headers", location: "header", message: detail }] }, {
+    status
+  })
 
 const hasBody = (headers: Record<string, string | undefined>) =>
-  (headers["content-length"] !== undefined && headers["content-length"] !== "0") || headers["transfer-encoding"] !== undefined
+  (headers["content-length"] !== undefined && headers["content-length"] !== "0") ||
+  headers["transfer-encoding"] !== undefined
 
 export const browserGuardMiddleware = HttpRouter.middleware(
   Effect.gen(function*() {
@@ -35,7 +38,10 @@ export const browserGuardMiddleware = HttpRouter.middleware(
       Effect.gen(function*() {
         const request = yield* HttpServerRequest.HttpServerRequest
         const headers = request.headers
-        const violation = rebindingViolation(policy, { host: headers["host"], origin: changes.has(request.method) ? headers["origin"] : undefined })
+        const violation = rebindingViolation(policy, {
+          host: headers["host"],
+          origin: changes.has(request.method) ? headers["origin"] : undefined
+        })
         if (violation !== undefined) return refuse(403, violation)
         if (changes.has(request.method)) {
           if (headers["sec-fetch-site"] === "cross-site") {

@@ -28,8 +28,7 @@ const reasons: Record<number, string> = {
   503: "service unavailable"
 }
 
-const errorBody = (status: number, detail: string) =>
-  HttpServerResponse.jsonUnsafe({ detail }, { status })
+const errorBody = (status: number, detail: string) => HttpServerResponse.jsonUnsafe({ detail }, { status })
 
 /**
  * The `detail` for an error response that does not carry a JSON body: none (an empty body), or plain text such as

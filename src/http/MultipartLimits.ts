@@ -31,7 +31,9 @@ export const multipartSettingsConfig = Config.all({
 })
 
 const refuse = (field: string, message: string) =>
-  HttpServerResponse.jsonUnsafe({ detail: `${field}: ${message}`, errors: [{ field, location: "body", message }] }, { status: 413 })
+  HttpServerResponse.jsonUnsafe({ detail: `${field}: ${message}`, errors: [{ field, location: "body", message }] }, {
+    status: 413
+  })
 
 export const multipartLimitsMiddleware = (routeOf: (method: string, url: string) => string) =>
   HttpRouter.middleware(
@@ -40,14 +42,38 @@ export const multipartLimitsMiddleware = (routeOf: (method: string, url: string)
       const settings = yield* multipartSettingsConfig
       const banks = "/v1/default/banks/{bank_id}"
       const routes = new Map<string, RouteLimits>([
-        [`POST ${banks}/files/retain`, { fileField: "files", maxFileBytes: settings.maxUploadBytes, maxParts: settings.maxParts }],
-        [`POST ${banks}/codebases/import/zip`, { fileField: "archive", maxFileBytes: config.codebases.maxArchiveBytes, maxParts: singleFileParts }],
-        [`POST ${banks}/codebases/import/file`, { fileField: "file", maxFileBytes: config.codebases.archive.maxFileBytes, maxParts: singleFileParts }],
-        [`POST ${banks}/brain/import`, { fileField: "file", maxFileBytes: config.brain.maxFileBytes, maxParts: singleFileParts }],
-        [`POST ${banks}/brain/import/validate`, { fileField: "file", maxFileBytes: config.brain.maxFileBytes, maxParts: singleFileParts }]
+        [`POST ${banks}/files/retain`, {
+          fileField: "files",
+          maxFileBytes: settings.maxUploadBytes,
+          maxParts: settings.maxParts
+        }],
+        [`POST ${banks}/codebases/import/zip`, {
+          fileField: "archive",
+          maxFileBytes: config.codebases.maxArchiveBytes,
+          maxParts: singleFileParts
+        }],
+        [`POST ${banks}/codebases/import/file`, {
+          fileField: "file",
+          maxFileBytes: config.codebases.archive.maxFileBytes,
+          maxParts: singleFileParts
+        }],
+        [`POST ${banks}/brain/import`, {
+          fileField: "file",
+          maxFileBytes: config.brain.maxFileBytes,
+          maxParts: singleFileParts
+        }],
+        [`POST ${banks}/brain/import/validate`, {
+          fileField: "file",
+          maxFileBytes: config.brain.maxFileBytes,
+          maxParts: singleFileParts
+        }]
       ])
       // A multipart body sent anywhere else is not read as files by any handler: the request cap is its only bound.
-      const otherRoutes: RouteLimits = { fileField: "body", maxFileBytes: config.maxRequestBytes, maxParts: singleFileParts }
+      const otherRoutes: RouteLimits = {
+        fileField: "body",
+        maxFileBytes: config.maxRequestBytes,
+        maxParts: singleFileParts
+      }
       const fieldBytes = ByteSize.bytes(settings.maxFieldBytes)
 
       return (httpEffect) =>
@@ -73,9 +99,13 @@ export const multipartLimitsMiddleware = (routeOf: (method: string, url: string)
                         (limits.fileField === "files" ? `; send at most ${limits.maxParts - 1} files per request` : "")
                     ))
                   case "FieldTooLarge":
-                    return Effect.succeed(refuse("request", `a form field may hold at most ${settings.maxFieldBytes} bytes`))
+                    return Effect.succeed(
+                      refuse("request", `a form field may hold at most ${settings.maxFieldBytes} bytes`)
+                    )
                   case "FileTooLarge":
-                    return Effect.succeed(refuse(limits.fileField, `a file part may hold at most ${limits.maxFileBytes} bytes`))
+                    return Effect.succeed(
+                      refuse(limits.fileField, `a file part may hold at most ${limits.maxFileBytes} bytes`)
+                    )
                 }
               }
               return Effect.failCause(cause)

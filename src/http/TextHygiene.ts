@@ -226,8 +226,10 @@ const withBody = (
     jsonUnsafe: { get: () => JSON.parse(text) as unknown },
     arrayBuffer: { get: () => Effect.succeed(bytes.buffer) },
     stream: { get: () => Stream.succeed(bytes) },
-    modify: { value: (options: Parameters<HttpServerRequest.HttpServerRequest["modify"]>[0]) =>
-      withBody(request.modify(options), bytes, text) }
+    modify: {
+      value: (options: Parameters<HttpServerRequest.HttpServerRequest["modify"]>[0]) =>
+        withBody(request.modify(options), bytes, text)
+    }
   })
   return copy
 }

@@ -93,7 +93,12 @@ export class BrainInfluence extends Context.Service<BrainInfluence, {
 
       const among = (ids: ReadonlyArray<string>) => ids.length === 0 ? sql`FALSE` : sql`id IN ${sql.in(ids)}`
 
-      const items = (bankId: string, memoryIds: ReadonlyArray<string>, chunkIds: ReadonlyArray<string>, modelIds: ReadonlyArray<string>) =>
+      const items = (
+        bankId: string,
+        memoryIds: ReadonlyArray<string>,
+        chunkIds: ReadonlyArray<string>,
+        modelIds: ReadonlyArray<string>
+      ) =>
         sql<ItemRow>`
           SELECT id, fact_type AS type, text, created_at FROM memory_units
           WHERE bank_id = ${bankId} AND ${among(memoryIds)}
@@ -162,8 +167,10 @@ export class BrainInfluence extends Context.Service<BrainInfluence, {
             rerank: round(weights.rerank * features.rerank),
             dream: round(weights.dream * features.dream)
           }
-          const score = round(contribution.recency + contribution.freq + contribution.graph + contribution.rerank +
-            contribution.dream)
+          const score = round(
+            contribution.recency + contribution.freq + contribution.graph + contribution.rerank +
+              contribution.dream
+          )
           return [{
             id: item.id,
             type: item.type,
@@ -174,8 +181,10 @@ export class BrainInfluence extends Context.Service<BrainInfluence, {
             last_accessed_at: access === undefined ? null : new Date(access.lastAccessedAt).toISOString()
           }]
         })
-        scored.sort((a, b) => b.influence_score - a.influence_score || b.access_count - a.access_count ||
-          a.id.localeCompare(b.id))
+        scored.sort((a, b) =>
+          b.influence_score - a.influence_score || b.access_count - a.access_count ||
+          a.id.localeCompare(b.id)
+        )
         const leaderboard = scored.slice(0, options.topK)
 
         const cells = new Map<string, number>()
@@ -194,7 +203,10 @@ export class BrainInfluence extends Context.Service<BrainInfluence, {
           return { weekday, hour_utc: hour, count, score: busiestCell === 0 ? 0 : round(count / busiestCell) }
         })
 
-        const days = Array.from({ length: options.windowDays }, (_, i) => new Date(firstDay + i * dayMs).toISOString().slice(0, 10))
+        const days = Array.from(
+          { length: options.windowDays },
+          (_, i) => new Date(firstDay + i * dayMs).toISOString().slice(0, 10)
+        )
         const counts = days.map((day) => perDay.get(day) ?? 0)
         const busiestDay = Math.max(0, ...counts)
         const raw = counts.map((count) => busiestDay === 0 ? 0 : count / busiestDay)

@@ -22,8 +22,16 @@ import type {
 } from "../domain/KnowledgeBase.ts"
 import type { MentalModelTriggerInput } from "../domain/MentalModel.ts"
 import { MentalModels } from "../mentalmodels/MentalModels.ts"
-import { indexMarkdown, logMarkdown, logPath, pageMarkdown, pagePath, pageType, snippetOf } from "./KnowledgeMarkdown.ts"
-import { type NodeRow, makeKnowledgeStore } from "./KnowledgeStore.ts"
+import {
+  indexMarkdown,
+  logMarkdown,
+  logPath,
+  pageMarkdown,
+  pagePath,
+  pageType,
+  snippetOf
+} from "./KnowledgeMarkdown.ts"
+import { makeKnowledgeStore, type NodeRow } from "./KnowledgeStore.ts"
 import { nest, type Nested, subtreeOf, wouldCycle } from "./KnowledgeTree.ts"
 
 /** What pages get when the request names no trigger: kept current by small edits after every consolidation. */
@@ -82,8 +90,14 @@ export class KnowledgeBase extends Context.Service<KnowledgeBase, {
     readonly results: ReadonlyArray<KnowledgePageSearchResult>
     readonly total: number
   }, NotFound>
-  readonly exportBundle: (bankId: string) => Effect.Effect<{ readonly files: ReadonlyArray<KnowledgePageBundleFile> }, NotFound>
-  readonly update: (bankId: string, nodeId: string, request: UpdateNodeRequest) => Effect.Effect<KnowledgeNode, KnowledgeError>
+  readonly exportBundle: (
+    bankId: string
+  ) => Effect.Effect<{ readonly files: ReadonlyArray<KnowledgePageBundleFile> }, NotFound>
+  readonly update: (
+    bankId: string,
+    nodeId: string,
+    request: UpdateNodeRequest
+  ) => Effect.Effect<KnowledgeNode, KnowledgeError>
   readonly remove: (bankId: string, nodeId: string) => Effect.Effect<DeleteKnowledgeNodeResponse, NotFound>
 }>()("engram/knowledge/KnowledgeBase") {
   static readonly layer = Layer.effect(
@@ -111,7 +125,9 @@ export class KnowledgeBase extends Context.Service<KnowledgeBase, {
         if (parent === undefined) {
           return yield* invalid("parent_id", `no folder '${parentId}' in this bank's knowledge base`)
         }
-        if (parent.kind !== "folder") return yield* invalid("parent_id", `'${parentId}' is a page; only folders hold nodes`)
+        if (parent.kind !== "folder") {
+          return yield* invalid("parent_id", `'${parentId}' is a page; only folders hold nodes`)
+        }
       })
 
       const tree = Effect.fn("KnowledgeBase.tree")(function*(bankId: string) {
@@ -130,16 +146,28 @@ export class KnowledgeBase extends Context.Service<KnowledgeBase, {
         return { roots: nest(rows, byKindAndName).map(render) }
       })
 
-      const createFolder = Effect.fn("KnowledgeBase.createFolder")(function*(bankId: string, request: CreateFolderRequest) {
-        yield* banks.get(bankId)
-        const id = crypto.randomUUID()
-        const parentId = request.parent_id ?? null
-        yield* locked(bankId, Effect.gen(function*() {
-          yield* checkParent(bankId, parentId)
-          yield* store.insert({ id, bankId, kind: "folder", name: request.name.trim(), parentId, mentalModelId: null })
-        }))
-        return toNode(yield* nodeOf(bankId, id), null)
-      })
+      const createFolder = Effect.fn("KnowledgeBase.createFolder")(
+        function*(bankId: string, request: CreateFolderRequest) {
+          yield* banks.get(bankId)
+          const id = crypto.randomUUID()
+          const parentId = request.parent_id ?? null
+          yield* locked(
+            bankId,
+            Effect.gen(function*() {
+              yield* checkParent(bankId, parentId)
+              yield* store.insert({
+                id,
+                bankId,
+                kind: "folder",
+                name: request.name.trim(),
+                parentId,
+                mentalModelId: null
+              })
+            })
+          )
+          return toNode(yield* nodeOf(bankId, id), null)
+        }
+      )
 
       const createPage = Effect.fn("KnowledgeBase.createPage")(function*(bankId: string, request: CreatePageRequest) {
         yield* banks.get(bankId)
@@ -151,16 +179,21 @@ export class KnowledgeBase extends Context.Service<KnowledgeBase, {
           name,
           source_query: request.source_query,
           ...(request.tags === undefined ? {} : { tags: request.tags }),
-          ...(request.max_tokens === undefined || request.max_tokens === null ? {} : { max_tokens: request.max_tokens }),
+          ...(request.max_tokens === undefined || request.max_tokens === null
+            ? {}
+            : { max_tokens: request.max_tokens }),
           trigger: request.trigger ?? pageTrigger
         }).pipe(Effect.catchTag("Conflict", Effect.die)) // no id is chosen, so the model's id never conflicts
         const id = crypto.randomUUID()
         // The model commits (and its first build is queued) on its own; if the parent vanished meanwhile, the model
         // is removed again rather than left as a page nobody can see.
-        yield* locked(bankId, Effect.gen(function*() {
-          yield* checkParent(bankId, parentId)
-          yield* store.insert({ id, bankId, kind: "page", name, parentId, mentalModelId: created.mentalModelId })
-        })).pipe(Effect.tapError(() => Effect.ignore(models.remove(bankId, created.mentalModelId))))
+        yield* locked(
+          bankId,
+          Effect.gen(function*() {
+            yield* checkParent(bankId, parentId)
+            yield* store.insert({ id, bankId, kind: "page", name, parentId, mentalModelId: created.mentalModelId })
+          })
+        ).pipe(Effect.tapError(() => Effect.ignore(models.remove(bankId, created.mentalModelId))))
         return { page_id: id, mental_model_id: created.mentalModelId, operation_id: created.operationId }
       })
 
@@ -193,7 +226,10 @@ export class KnowledgeBase extends Context.Service<KnowledgeBase, {
         const rows = yield* store.nodes(bankId)
         const pages = rows.filter((row) => row.kind === "page").sort(byKindAndName)
         const history = yield* store.history(bankId, pages.map((row) => row.mentalModelId!))
-        const files: Array<KnowledgePageBundleFile> = [{ path: "index.md", content: indexMarkdown(nest(rows, byKindAndName)) }]
+        const files: Array<KnowledgePageBundleFile> = [{
+          path: "index.md",
+          content: indexMarkdown(nest(rows, byKindAndName))
+        }]
         for (const row of pages) files.push({ path: pagePath(row.id), content: toPage(row).markdown })
         for (const row of pages) {
           const entries = history.filter((entry) => entry.mentalModelId === row.mentalModelId).map((entry) => ({
@@ -208,57 +244,68 @@ export class KnowledgeBase extends Context.Service<KnowledgeBase, {
         return { files }
       })
 
-      const update = Effect.fn("KnowledgeBase.update")(function*(bankId: string, nodeId: string, request: UpdateNodeRequest) {
-        yield* banks.get(bankId)
-        const pageOptions = (["source_query", "tags", "max_tokens"] as const).filter((field) =>
-          request[field] !== undefined && request[field] !== null
-        )
-        const queryChanged = yield* locked(bankId, Effect.gen(function*() {
-          const current = yield* nodeOf(bankId, nodeId)
-          if (current.kind === "folder" && pageOptions.length > 0) {
-            const message = `only pages have this option; '${nodeId}' is a folder`
-            return yield* new ValidationError({
-              detail: pageOptions.map((field) => `${field}: ${message}`).join("; "),
-              errors: pageOptions.map((field) => new FieldIssue({ field, location: "body", message }))
+      const update = Effect.fn("KnowledgeBase.update")(
+        function*(bankId: string, nodeId: string, request: UpdateNodeRequest) {
+          yield* banks.get(bankId)
+          const pageOptions = (["source_query", "tags", "max_tokens"] as const).filter((field) =>
+            request[field] !== undefined && request[field] !== null
+          )
+          const queryChanged = yield* locked(
+            bankId,
+            Effect.gen(function*() {
+              const current = yield* nodeOf(bankId, nodeId)
+              if (current.kind === "folder" && pageOptions.length > 0) {
+                const message = `only pages have this option; '${nodeId}' is a folder`
+                return yield* new ValidationError({
+                  detail: pageOptions.map((field) => `${field}: ${message}`).join("; "),
+                  errors: pageOptions.map((field) => new FieldIssue({ field, location: "body", message }))
+                })
+              }
+              const parentId = request.parent_id === undefined ? current.parentId : request.parent_id
+              if (request.parent_id !== undefined && parentId !== current.parentId && parentId !== null) {
+                yield* checkParent(bankId, parentId)
+                if (wouldCycle(yield* store.nodes(bankId), nodeId, parentId)) {
+                  return yield* invalid(
+                    "parent_id",
+                    `cannot move '${current.name}' into itself or one of its own subfolders`
+                  )
+                }
+              }
+              const name = request.name?.trim() ?? current.name
+              yield* store.update(bankId, nodeId, { name, parentId, now: new Date(yield* Clock.currentTimeMillis) })
+              if (current.kind !== "page") return false
+              // The page's model keeps its name in step and takes the page options; all inside this transaction.
+              yield* models.update(bankId, current.mentalModelId!, {
+                ...(request.name === undefined || request.name === null ? {} : { name }),
+                ...(request.source_query === undefined ? {} : { source_query: request.source_query }),
+                ...(request.tags === undefined ? {} : { tags: request.tags }),
+                ...(request.max_tokens === undefined ? {} : { max_tokens: request.max_tokens })
+              })
+              return request.source_query !== undefined && request.source_query !== null &&
+                request.source_query.trim() !== current.sourceQuery
             })
-          }
-          const parentId = request.parent_id === undefined ? current.parentId : request.parent_id
-          if (request.parent_id !== undefined && parentId !== current.parentId && parentId !== null) {
-            yield* checkParent(bankId, parentId)
-            if (wouldCycle(yield* store.nodes(bankId), nodeId, parentId)) {
-              return yield* invalid("parent_id", `cannot move '${current.name}' into itself or one of its own subfolders`)
-            }
-          }
-          const name = request.name?.trim() ?? current.name
-          yield* store.update(bankId, nodeId, { name, parentId, now: new Date(yield* Clock.currentTimeMillis) })
-          if (current.kind !== "page") return false
-          // The page's model keeps its name in step and takes the page options; all inside this transaction.
-          yield* models.update(bankId, current.mentalModelId!, {
-            ...(request.name === undefined || request.name === null ? {} : { name }),
-            ...(request.source_query === undefined ? {} : { source_query: request.source_query }),
-            ...(request.tags === undefined ? {} : { tags: request.tags }),
-            ...(request.max_tokens === undefined ? {} : { max_tokens: request.max_tokens })
-          })
-          return request.source_query !== undefined && request.source_query !== null &&
-            request.source_query.trim() !== current.sourceQuery
-        }))
-        const updated = yield* nodeOf(bankId, nodeId)
-        // A new question needs a new body: queued after the commit so the worker sees the new query.
-        if (queryChanged) yield* models.refresh(bankId, updated.mentalModelId!)
-        return toNode(updated, null)
-      })
+          )
+          const updated = yield* nodeOf(bankId, nodeId)
+          // A new question needs a new body: queued after the commit so the worker sees the new query.
+          if (queryChanged) yield* models.refresh(bankId, updated.mentalModelId!)
+          return toNode(updated, null)
+        }
+      )
 
       const remove = Effect.fn("KnowledgeBase.remove")(function*(bankId: string, nodeId: string) {
         yield* banks.get(bankId)
-        return yield* locked(bankId, Effect.gen(function*() {
-          const rows = yield* store.nodes(bankId)
-          if (!rows.some((row) => row.id === nodeId)) return yield* NotFoundError.of("knowledge node", nodeId)
-          const ids = new Set(subtreeOf(rows, nodeId))
-          const removed = rows.filter((row) => ids.has(row.id))
-          const modelIds = removed.flatMap((row) => row.mentalModelId === null ? [] : [row.mentalModelId])
-          yield* store.remove(bankId, [...ids], modelIds)
-          return { success: true, node_id: nodeId, deleted_count: removed.length, deleted_pages: modelIds.length }
-        }))
+        return yield* locked(
+          bankId,
+          Effect.gen(function*() {
+            const rows = yield* store.nodes(bankId)
+            if (!rows.some((row) => row.id === nodeId)) return yield* NotFoundError.of("knowledge node", nodeId)
+            const ids = new Set(subtreeOf(rows, nodeId))
+            const removed = rows.filter((row) => ids.has(row.id))
+            const modelIds = removed.flatMap((row) => row.mentalModelId === null ? [] : [row.mentalModelId])
+            yield* store.remove(bankId, [...ids], modelIds)
+            return { success: true, node_id: nodeId, deleted_count: removed.length, deleted_pages: modelIds.length }
+          })
+        )
       })
 
       return KnowledgeBase.of({ tree, createFolder, createPage, page, search, exportBundle, update, remove })

@@ -53,9 +53,11 @@ export const indexMarkdown = (forest: ReadonlyArray<Nested<IndexEntry>>): string
   const walk = (nodes: ReadonlyArray<Nested<IndexEntry>>, depth: number) => {
     for (const node of nodes) {
       const indent = "  ".repeat(depth)
-      lines.push(node.entry.kind === "folder"
-        ? `${indent}- ${linkText(node.entry.name)}/`
-        : `${indent}- [${linkText(node.entry.name)}](${pagePath(node.entry.id)})`)
+      lines.push(
+        node.entry.kind === "folder"
+          ? `${indent}- ${linkText(node.entry.name)}/`
+          : `${indent}- [${linkText(node.entry.name)}](${pagePath(node.entry.id)})`
+      )
       walk(node.children, depth + 1)
     }
   }
@@ -98,7 +100,8 @@ export const snippetOf = (body: string, description: string, words: ReadonlyArra
   const text = (body.trim() === "" ? description : body).replace(/\s+/g, " ").trim()
   if (text.length <= snippetLength) return text
   const lower = text.toLowerCase()
-  const hit = words.map((word) => lower.indexOf(word.toLowerCase())).filter((at) => at >= 0).sort((a, b) => a - b)[0] ?? 0
+  const hit = words.map((word) => lower.indexOf(word.toLowerCase())).filter((at) => at >= 0).sort((a, b) => a - b)[0] ??
+    0
   let start = Math.max(0, hit - snippetLength / 3)
   if (start > 0) start = text.indexOf(" ", start) + 1 || start
   let end = Math.min(text.length, start + snippetLength)

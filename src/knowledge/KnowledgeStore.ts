@@ -84,15 +84,23 @@ export const makeKnowledgeStore = (sql: SqlClient.SqlClient) => {
 
     insert: (node: NewNode) => orDie(sql`INSERT INTO knowledge_nodes ${sql.insert({ ...node })}`),
 
-    update: (bankId: string, id: string, changes: { readonly name: string; readonly parentId: string | null; readonly now: Date }) =>
-      orDie(sql`UPDATE knowledge_nodes SET ${
-        sql.update({ name: changes.name, parentId: changes.parentId, updatedAt: changes.now })
-      } WHERE bank_id = ${bankId} AND id = ${id}`),
+    update: (
+      bankId: string,
+      id: string,
+      changes: { readonly name: string; readonly parentId: string | null; readonly now: Date }
+    ) =>
+      orDie(
+        sql`UPDATE knowledge_nodes SET ${
+          sql.update({ name: changes.name, parentId: changes.parentId, updatedAt: changes.now })
+        } WHERE bank_id = ${bankId} AND id = ${id}`
+      ),
 
     /** Deletes the nodes and the pages' mental models (whose deletion would cascade to their nodes anyway). */
     remove: (bankId: string, ids: ReadonlyArray<string>, modelIds: ReadonlyArray<string>) =>
       orDie(Effect.gen(function*() {
-        if (modelIds.length > 0) yield* sql`DELETE FROM mental_models WHERE bank_id = ${bankId} AND id IN ${sql.in([...modelIds])}`
+        if (modelIds.length > 0) {
+          yield* sql`DELETE FROM mental_models WHERE bank_id = ${bankId} AND id IN ${sql.in([...modelIds])}`
+        }
         yield* sql`DELETE FROM knowledge_nodes WHERE bank_id = ${bankId} AND id IN ${sql.in([...ids])}`
       })),
 

@@ -81,7 +81,10 @@ const requestTimeout = Duration.seconds(30)
 
 export interface RemoteEngram {
   readonly getJson: (path: string) => Effect.Effect<{ readonly status: number; readonly body: unknown }, RemoteError>
-  readonly getBytes: (path: string, maxBytes: number) => Effect.Effect<{ readonly status: number; readonly bytes: Uint8Array | null }, RemoteError>
+  readonly getBytes: (
+    path: string,
+    maxBytes: number
+  ) => Effect.Effect<{ readonly status: number; readonly bytes: Uint8Array | null }, RemoteError>
 }
 
 /** A client bound to one remote base URL and (optionally) its key; built per learn, scoped to it. */
@@ -110,7 +113,10 @@ export const remoteEngram = (options: {
     const failure = (path: string) => (error: unknown) => {
       if (error instanceof RemoteError) return error
       if (error instanceof BodyTooLarge) {
-        return new RemoteError(`GET ${path}: the remote's answer is larger than ${error.maxBytes} bytes; reading stopped there`, false)
+        return new RemoteError(
+          `GET ${path}: the remote's answer is larger than ${error.maxBytes} bytes; reading stopped there`,
+          false
+        )
       }
       const cause = (error as { reason?: { _tag?: string; cause?: unknown } }).reason?.cause
       const denied = cause instanceof Error && (cause as NodeJS.ErrnoException).code === destinationDenied
@@ -135,17 +141,22 @@ export const remoteEngram = (options: {
 
     const getBytes = (path: string, maxBytes: number) =>
       client.execute(request(path, "application/octet-stream")).pipe(
-        Effect.flatMap((response): Effect.Effect<{ readonly status: number; readonly bytes: Uint8Array | null }, unknown> => {
-          if (response.status !== 200) return Effect.succeed({ status: response.status, bytes: null })
-          const length = Number(response.headers["content-length"] ?? "0")
-          const tooLarge = `GET ${path}: the remote file is larger than SERVICE_API_BRAIN_MAX_FILE_BYTES (${maxBytes} bytes)`
-          if (length > maxBytes) return Effect.fail(new RemoteError(tooLarge, false))
-          // A missing or false length is no promise: the download itself stops at the cap.
-          return cappedBytes(response.stream, maxBytes).pipe(
-            Effect.map((bytes) => ({ status: 200, bytes })),
-            Effect.mapError((error) => error instanceof BodyTooLarge ? new RemoteError(`${tooLarge}; reading stopped there`, false) : error)
-          )
-        }),
+        Effect.flatMap(
+          (response): Effect.Effect<{ readonly status: number; readonly bytes: Uint8Array | null }, unknown> => {
+            if (response.status !== 200) return Effect.succeed({ status: response.status, bytes: null })
+            const length = Number(response.headers["content-length"] ?? "0")
+            const tooLarge =
+              `GET ${path}: the remote file is larger than SERVICE_API_BRAIN_MAX_FILE_BYTES (${maxBytes} bytes)`
+            if (length > maxBytes) return Effect.fail(new RemoteError(tooLarge, false))
+            // A missing or false length is no promise: the download itself stops at the cap.
+            return cappedBytes(response.stream, maxBytes).pipe(
+              Effect.map((bytes) => ({ status: 200, bytes })),
+              Effect.mapError((error) =>
+                error instanceof BodyTooLarge ? new RemoteError(`${tooLarge}; reading stopped there`, false) : error
+              )
+            )
+          }
+        ),
         Effect.mapError(failure(path)),
         Effect.timeoutOrElse({ duration: requestTimeout, orElse: timedOut(path) })
       )

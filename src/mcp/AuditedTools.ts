@@ -50,7 +50,10 @@ export const auditedTools = (tools: ReadonlyArray<McpTool>) =>
                   route: routeOf(Option.getOrUndefined(request)?.url),
                   status: Exit.isSuccess(exit)
                     ? 200
-                    : Option.match(Exit.findErrorOption(exit), { onNone: () => 500, onSome: (error) => statusOf[error._tag] }),
+                    : Option.match(Exit.findErrorOption(exit), {
+                      onNone: () => 500,
+                      onSome: (error) => statusOf[error._tag]
+                    }),
                   actor,
                   startedAt: new Date(startedAt),
                   endedAt: new Date(endedAt)

@@ -3,7 +3,16 @@
  * names the ones to offer (`all`, or a comma-separated list). Off by default, so a client sees exactly the spec's
  * tools; an assistant given every family sees about seventy, more than some clients handle well.
  */
-export const mcpToolFamilies = ["dreams", "repos", "datasets", "graph", "anomalies", "entities", "brain", "forgetting"] as const
+export const mcpToolFamilies = [
+  "dreams",
+  "repos",
+  "datasets",
+  "graph",
+  "anomalies",
+  "entities",
+  "brain",
+  "forgetting"
+] as const
 export type McpToolFamily = typeof mcpToolFamilies[number]
 
 const isFamily = (name: string): name is McpToolFamily => (mcpToolFamilies as ReadonlyArray<string>).includes(name)

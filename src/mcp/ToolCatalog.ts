@@ -49,9 +49,11 @@ const explain = (error: ToolError, toolName: string, mode: McpMode): string => {
   switch (error._tag) {
     case "ValidationError":
       return `invalid arguments for ${toolName}: ` +
-        (error.errors.length === 0 ? error.detail : error.errors.map((issue) =>
-          `${issue.field === "body" ? "arguments" : issue.field}: ${issueWording[issue.message] ?? issue.message}`
-        ).join("; "))
+        (error.errors.length === 0 ?
+          error.detail :
+          error.errors.map((issue) =>
+            `${issue.field === "body" ? "arguments" : issue.field}: ${issueWording[issue.message] ?? issue.message}`
+          ).join("; "))
     case "NotFound":
       return error.resource !== "bank" ? error.detail : mode === "multi"
         ? `${error.detail}: list_banks shows the banks; create_bank or a first retain creates one`
@@ -66,11 +68,13 @@ const explain = (error: ToolError, toolName: string, mode: McpMode): string => {
  * filter such as "must not be blank"); put each field's description back on its property.
  */
 const withDescriptions = (fields: Schema.Struct.Fields, properties: object) =>
-  Object.fromEntries(Object.entries(properties as Record<string, Record<string, unknown>>).map(([name, property]) => {
-    const description = fields[name] === undefined ? undefined : SchemaAST.resolveDescription(fields[name].ast)
-    const restore = property["description"] === undefined && description !== undefined
-    return [name, restore ? { ...property, description } : property]
-  }))
+  Object.fromEntries(
+    Object.entries(properties as Record<string, Record<string, unknown>>).map(([name, property]) => {
+      const description = fields[name] === undefined ? undefined : SchemaAST.resolveDescription(fields[name].ast)
+      const restore = property["description"] === undefined && description !== undefined
+      return [name, restore ? { ...property, description } : property]
+    })
+  )
 
 /**
  * Refuses arguments the tool does not have. Decoding refuses them too, except for a tool without arguments (an

@@ -39,12 +39,18 @@ export interface EntityGraph {
 }
 
 export class BankInsights extends Context.Service<BankInsights, {
-  readonly timeseries: (bankId: string, period: TimeseriesPeriod, field: TimeseriesField) =>
-    Effect.Effect<Timeseries, NotFound>
-  readonly entityGraph: (bankId: string, options: { readonly limit: number; readonly minCount: number }) =>
-    Effect.Effect<EntityGraph, NotFound>
-  readonly observationScopes: (bankId: string) =>
-    Effect.Effect<{ readonly scopes: ReadonlyArray<{ tags: ReadonlyArray<string>; count: number }> }, NotFound>
+  readonly timeseries: (
+    bankId: string,
+    period: TimeseriesPeriod,
+    field: TimeseriesField
+  ) => Effect.Effect<Timeseries, NotFound>
+  readonly entityGraph: (
+    bankId: string,
+    options: { readonly limit: number; readonly minCount: number }
+  ) => Effect.Effect<EntityGraph, NotFound>
+  readonly observationScopes: (
+    bankId: string
+  ) => Effect.Effect<{ readonly scopes: ReadonlyArray<{ tags: ReadonlyArray<string>; count: number }> }, NotFound>
 }>()("engram/memory/BankInsights") {
   static readonly layer = Layer.effect(
     BankInsights,
@@ -150,7 +156,8 @@ export class BankInsights extends Context.Service<BankInsights, {
           merged.set(key, scope)
         }
         const scopes = [...merged.values()].sort((a, b) =>
-          b.count - a.count || JSON.stringify(a.tags).localeCompare(JSON.stringify(b.tags)))
+          b.count - a.count || JSON.stringify(a.tags).localeCompare(JSON.stringify(b.tags))
+        )
         return { scopes }
       })
 

@@ -36,13 +36,14 @@ const toView = (row: DocumentRow) => ({
 })
 
 export class Documents extends Context.Service<Documents, {
-  readonly list: (bankId: string, filter: { readonly q?: string | undefined; readonly limit: number; readonly offset: number }) =>
-    Effect.Effect<{ readonly items: ReadonlyArray<ReturnType<typeof toView>>; readonly total: number }, NotFound>
-  readonly get: (bankId: string, documentId: string) =>
-    Effect.Effect<
-      ReturnType<typeof toView> & { readonly original_text: string | null; readonly content_hash: string | null },
-      NotFound
-    >
+  readonly list: (
+    bankId: string,
+    filter: { readonly q?: string | undefined; readonly limit: number; readonly offset: number }
+  ) => Effect.Effect<{ readonly items: ReadonlyArray<ReturnType<typeof toView>>; readonly total: number }, NotFound>
+  readonly get: (bankId: string, documentId: string) => Effect.Effect<
+    ReturnType<typeof toView> & { readonly original_text: string | null; readonly content_hash: string | null },
+    NotFound
+  >
   readonly remove: (bankId: string, documentId: string) => Effect.Effect<number, NotFound>
 }>()("engram/memory/Documents") {
   static readonly layer = Layer.effect(
@@ -86,22 +87,26 @@ export class Documents extends Context.Service<Documents, {
         const row = rows[0]
         if (row === undefined) return yield* NotFound.of("document", documentId)
         // The hash clients compare to tell whether a re-sent document changed (SHA-256 of the stored text).
-        const contentHash = row.originalText === null ? null : createHash("sha256").update(row.originalText).digest("hex")
+        const contentHash = row.originalText === null
+          ? null
+          : createHash("sha256").update(row.originalText).digest("hex")
         return { ...toView(row), original_text: row.originalText, content_hash: contentHash }
       })
 
       const remove = Effect.fn("Documents.remove")(function*(bankId: string, documentId: string) {
-        const result = yield* locks.withWriteLock(bankId)(Effect.gen(function*() {
-          const found = yield* sql`DELETE FROM documents WHERE bank_id = ${bankId} AND document_id = ${documentId}
+        const result = yield* locks.withWriteLock(bankId)(
+          Effect.gen(function*() {
+            const found = yield* sql`DELETE FROM documents WHERE bank_id = ${bankId} AND document_id = ${documentId}
             RETURNING document_id`
-          if (found.length === 0) return -1
-          const units = yield* deleteUnitsAndRecount(bankId, sql`document_id = ${documentId}`)
-          yield* sql`DELETE FROM chunks WHERE bank_id = ${bankId} AND document_id = ${documentId}`
-          yield* sql`DELETE FROM entities e WHERE e.bank_id = ${bankId}
+            if (found.length === 0) return -1
+            const units = yield* deleteUnitsAndRecount(bankId, sql`document_id = ${documentId}`)
+            yield* sql`DELETE FROM chunks WHERE bank_id = ${bankId} AND document_id = ${documentId}`
+            yield* sql`DELETE FROM entities e WHERE e.bank_id = ${bankId}
             AND NOT EXISTS (SELECT 1 FROM unit_entities ue WHERE ue.entity_id = e.id)`
-          const requeued = yield* consolidation.enqueueAfterFactsDeleted(bankId, units)
-          return { deleted: units.length, requeued }
-        }).pipe(sql.withTransaction, Effect.orDie, Effect.provideService(SqlClient.SqlClient, sql)))
+            const requeued = yield* consolidation.enqueueAfterFactsDeleted(bankId, units)
+            return { deleted: units.length, requeued }
+          }).pipe(sql.withTransaction, Effect.orDie, Effect.provideService(SqlClient.SqlClient, sql))
+        )
         if (result === -1) return yield* NotFound.of("document", documentId)
         yield* graph.changed(bankId)
         if (result.requeued) yield* consolidation.wake(bankId)

@@ -15,7 +15,6 @@ interface EntityRow {
   readonly metadata: Record<string, unknown> | null
 }
 
-
 export class Entities extends Context.Service<Entities, {
   readonly list: (bankId: string, page: { readonly limit: number; readonly offset: number }) => Effect.Effect<{
     readonly items: ReadonlyArray<{
@@ -44,26 +43,28 @@ export class Entities extends Context.Service<Entities, {
       const sql = yield* SqlClient.SqlClient
       const banks = yield* Banks
 
-      const list = Effect.fn("Entities.list")(function*(bankId: string, page: { readonly limit: number; readonly offset: number }) {
-        yield* banks.get(bankId)
-        const [rows, total] = yield* Effect.all([
-          sql<EntityRow>`SELECT id, canonical_name, entity_type, mention_count, first_seen, last_seen, metadata
+      const list = Effect.fn("Entities.list")(
+        function*(bankId: string, page: { readonly limit: number; readonly offset: number }) {
+          yield* banks.get(bankId)
+          const [rows, total] = yield* Effect.all([
+            sql<EntityRow>`SELECT id, canonical_name, entity_type, mention_count, first_seen, last_seen, metadata
             FROM entities WHERE bank_id = ${bankId}
             ORDER BY mention_count DESC, canonical_name LIMIT ${page.limit} OFFSET ${page.offset}`,
-          sql<{ count: number }>`SELECT count(*)::int AS count FROM entities WHERE bank_id = ${bankId}`
-        ]).pipe(Effect.orDie)
-        return {
-          items: rows.map((row) => ({
-            id: row.id,
-            canonical_name: row.canonicalName,
-            entity_type: row.entityType,
-            mention_count: row.mentionCount,
-            first_seen: iso(row.firstSeen),
-            last_seen: iso(row.lastSeen)
-          })),
-          total: total[0]?.count ?? 0
+            sql<{ count: number }>`SELECT count(*)::int AS count FROM entities WHERE bank_id = ${bankId}`
+          ]).pipe(Effect.orDie)
+          return {
+            items: rows.map((row) => ({
+              id: row.id,
+              canonical_name: row.canonicalName,
+              entity_type: row.entityType,
+              mention_count: row.mentionCount,
+              first_seen: iso(row.firstSeen),
+              last_seen: iso(row.lastSeen)
+            })),
+            total: total[0]?.count ?? 0
+          }
         }
-      })
+      )
 
       const detail = Effect.fn("Entities.detail")(function*(bankId: string, entityId: string) {
         const rows = yield* sql<EntityRow>`SELECT id, canonical_name, entity_type, mention_count, first_seen, last_seen,

@@ -54,7 +54,8 @@ export class GraphIntelligence extends Context.Service<GraphIntelligence, {
   >
   /** Undefined when focus ids were given and none of them is on the surface. */
   readonly neighborhood: (bankId: string, filter: StateFilter, options: NeighborhoodOptions) => Effect.Effect<
-    (NonNullable<ReturnType<typeof stateNeighborhood>> & { readonly generated_at: string; readonly cached: boolean }) | undefined,
+    | (NonNullable<ReturnType<typeof stateNeighborhood>> & { readonly generated_at: string; readonly cached: boolean })
+    | undefined,
     NotFound
   >
 }>()("engram/memory/GraphIntelligence") {
@@ -77,35 +78,48 @@ export class GraphIntelligence extends Context.Service<GraphIntelligence, {
       const cache = new Map<string, CacheEntry>()
 
       /** The state graph over at most `units` memories, from the cache when nothing was written since. */
-      const stateGraph = Effect.fn("GraphIntelligence.stateGraph")(function*(bankId: string, filter: StateFilter, units: number) {
-        yield* banks.get(bankId)
-        const generation = yield* generationOf(bankId)
-        const now = yield* Clock.currentTimeMillis
-        const key = JSON.stringify([bankId, filter.type, filter.q, filter.tags, filter.tagsMatch, filter.confidenceMin,
-          filter.nodeKind, filter.windowDays, units])
-        const hit = cache.get(key)
-        if (hit !== undefined && hit.generation === generation && now - hit.builtAt < cacheMillis) {
+      const stateGraph = Effect.fn("GraphIntelligence.stateGraph")(
+        function*(bankId: string, filter: StateFilter, units: number) {
+          yield* banks.get(bankId)
+          const generation = yield* generationOf(bankId)
+          const now = yield* Clock.currentTimeMillis
+          const key = JSON.stringify([
+            bankId,
+            filter.type,
+            filter.q,
+            filter.tags,
+            filter.tagsMatch,
+            filter.confidenceMin,
+            filter.nodeKind,
+            filter.windowDays,
+            units
+          ])
+          const hit = cache.get(key)
+          if (hit !== undefined && hit.generation === generation && now - hit.builtAt < cacheMillis) {
+            cache.delete(key)
+            cache.set(key, hit)
+            yield* Effect.annotateCurrentSpan({ cached: true })
+            return { graph: hit.graph, generatedAt: hit.generatedAt, cached: true } satisfies Built
+          }
+          const loaded = yield* loadStateUnits(sql, bankId, filter, units)
+          const graph = buildStateGraph(loaded, filter, now)
+          const generatedAt = new Date(now).toISOString()
+          // Stored under the generation read before loading: a write that landed meanwhile moves it, so this entry
+          // can only be used by reads that could not have seen that write anyway.
           cache.delete(key)
-          cache.set(key, hit)
-          yield* Effect.annotateCurrentSpan({ cached: true })
-          return { graph: hit.graph, generatedAt: hit.generatedAt, cached: true } satisfies Built
+          cache.set(key, { generation, builtAt: now, graph, generatedAt })
+          while (cache.size > cacheEntries) cache.delete(cache.keys().next().value!)
+          yield* Effect.annotateCurrentSpan({ cached: false, memories: loaded.length, nodes: graph.nodes.length })
+          return { graph, generatedAt, cached: false } satisfies Built
         }
-        const loaded = yield* loadStateUnits(sql, bankId, filter, units)
-        const graph = buildStateGraph(loaded, filter, now)
-        const generatedAt = new Date(now).toISOString()
-        // Stored under the generation read before loading: a write that landed meanwhile moves it, so this entry
-        // can only be used by reads that could not have seen that write anyway.
-        cache.delete(key)
-        cache.set(key, { generation, builtAt: now, graph, generatedAt })
-        while (cache.size > cacheEntries) cache.delete(cache.keys().next().value!)
-        yield* Effect.annotateCurrentSpan({ cached: false, memories: loaded.length, nodes: graph.nodes.length })
-        return { graph, generatedAt, cached: false } satisfies Built
-      })
+      )
 
-      const intelligence = Effect.fn("GraphIntelligence.intelligence")(function*(bankId: string, filter: StateFilter, limit: number) {
-        const built = yield* stateGraph(bankId, filter, unitLimit(limit))
-        return { ...intelligenceView(built.graph, limit), generated_at: built.generatedAt, cached: built.cached }
-      })
+      const intelligence = Effect.fn("GraphIntelligence.intelligence")(
+        function*(bankId: string, filter: StateFilter, limit: number) {
+          const built = yield* stateGraph(bankId, filter, unitLimit(limit))
+          return { ...intelligenceView(built.graph, limit), generated_at: built.generatedAt, cached: built.cached }
+        }
+      )
 
       const investigateQuery = Effect.fn("GraphIntelligence.investigate")(function*(
         bankId: string,

@@ -48,7 +48,12 @@ export class GraphOverview extends Context.Service<GraphOverview, {
     readonly generated_at: string
     readonly cached: boolean
   }, NotFound>
-  readonly neighborhood: (bankId: string, surface: Surface, filter: SurfaceFilter, options: NeighborhoodOptions) => Effect.Effect<{
+  readonly neighborhood: (
+    bankId: string,
+    surface: Surface,
+    filter: SurfaceFilter,
+    options: NeighborhoodOptions
+  ) => Effect.Effect<{
     readonly surface: Surface
     readonly mode_hint: ModeHint
     readonly focus_ids: ReadonlyArray<string>
@@ -107,69 +112,77 @@ export class GraphOverview extends Context.Service<GraphOverview, {
         ]))
       }
 
-      const summary = Effect.fn("GraphOverview.summary")(function*(bankId: string, surface: Surface, filter: SurfaceFilter) {
-        if (surface === "state") return { surface, ...(yield* intelligence.summary(bankId, filter)) }
-        yield* banks.get(bankId)
-        const reader = makeSurface(sql, bankId, filter)
-        const { nodes, total } = yield* reader.top(summaryNodes)
-        const edges = yield* reader.among(nodes.map((node) => node.id))
-        const at = yield* now
-        const community = communities(nodes.map((node) => node.id), edges)
-        const priority = priorities(nodes, edges)
-        const byPriority = [...nodes].sort((a, b) => priority.get(b.id)! - priority.get(a.id)! || (a.id < b.id ? -1 : 1))
-        const clusterId = (node: string) => `cluster-${community.get(node)}`
+      const summary = Effect.fn("GraphOverview.summary")(
+        function*(bankId: string, surface: Surface, filter: SurfaceFilter) {
+          if (surface === "state") return { surface, ...(yield* intelligence.summary(bankId, filter)) }
+          yield* banks.get(bankId)
+          const reader = makeSurface(sql, bankId, filter)
+          const { nodes, total } = yield* reader.top(summaryNodes)
+          const edges = yield* reader.among(nodes.map((node) => node.id))
+          const at = yield* now
+          const community = communities(nodes.map((node) => node.id), edges)
+          const priority = priorities(nodes, edges)
+          const byPriority = [...nodes].sort((a, b) =>
+            priority.get(b.id)! - priority.get(a.id)! || (a.id < b.id ? -1 : 1)
+          )
+          const clusterId = (node: string) => `cluster-${community.get(node)}`
 
-        const groups = new Map<string, Array<SurfaceNode>>()
-        for (const node of byPriority) {
-          const group = groups.get(clusterId(node.id))
-          if (group === undefined) groups.set(clusterId(node.id), [node])
-          else group.push(node)
-        }
-        const [one, many] = surface === "evidence" ? ["memory", "memories"] : ["concept", "concepts"]
-        const clusters = [...groups.entries()].slice(0, clusterCount).map(([id, members]): SummaryItem => {
-          const tones = members.map((member) => toneOf(member, at))
-          return {
-            id,
-            kind: "cluster",
-            title: members[0]!.title,
-            subtitle: `${members.length} ${members.length === 1 ? one : many}`,
-            preview_labels: members.slice(0, 3).map((member) => member.title),
-            member_count: members.length,
-            status_tone: tones.includes("changed") ? "changed" : tones.every((tone) => tone === "neutral") ? "neutral" : "stable",
-            display_priority: round(members.length / Math.max(1, nodes.length)),
-            render_mode_hint: members.length > topNodeCount ? "collapsed" : "expanded",
-            cluster_membership: null,
-            node_ref: null
+          const groups = new Map<string, Array<SurfaceNode>>()
+          for (const node of byPriority) {
+            const group = groups.get(clusterId(node.id))
+            if (group === undefined) groups.set(clusterId(node.id), [node])
+            else group.push(node)
           }
-        })
+          const [one, many] = surface === "evidence" ? ["memory", "memories"] : ["concept", "concepts"]
+          const clusters = [...groups.entries()].slice(0, clusterCount).map(([id, members]): SummaryItem => {
+            const tones = members.map((member) => toneOf(member, at))
+            return {
+              id,
+              kind: "cluster",
+              title: members[0]!.title,
+              subtitle: `${members.length} ${members.length === 1 ? one : many}`,
+              preview_labels: members.slice(0, 3).map((member) => member.title),
+              member_count: members.length,
+              status_tone: tones.includes("changed")
+                ? "changed"
+                : tones.every((tone) => tone === "neutral")
+                ? "neutral"
+                : "stable",
+              display_priority: round(members.length / Math.max(1, nodes.length)),
+              render_mode_hint: members.length > topNodeCount ? "collapsed" : "expanded",
+              cluster_membership: null,
+              node_ref: null
+            }
+          })
 
-        const bundles = new Map<string, { id: string; source_id: string; target_id: string; weight: number }>()
-        for (const edge of edges) {
-          const [a, b] = [clusterId(edge.source), clusterId(edge.target)].sort() as [string, string]
-          if (a === b) continue
-          const key = `${a}~${b}`
-          const bundle = bundles.get(key) ?? { id: key, source_id: a, target_id: b, weight: 0 }
-          bundles.set(key, { ...bundle, weight: bundle.weight + edge.strength })
+          const bundles = new Map<string, { id: string; source_id: string; target_id: string; weight: number }>()
+          for (const edge of edges) {
+            const [a, b] = [clusterId(edge.source), clusterId(edge.target)].sort() as [string, string]
+            if (a === b) continue
+            const key = `${a}~${b}`
+            const bundle = bundles.get(key) ?? { id: key, source_id: a, target_id: b, weight: 0 }
+            bundles.set(key, { ...bundle, weight: bundle.weight + edge.strength })
+          }
+          const topNodes = byPriority.slice(0, topNodeCount).map((node) =>
+            nodeItem(node, priority.get(node.id)!, clusterId(node.id), at)
+          )
+          return {
+            surface,
+            mode_hint: modeHint(total),
+            total_nodes: total,
+            total_edges: edges.length,
+            clusters,
+            top_nodes: topNodes,
+            bundled_edges: [...bundles.values()]
+              .sort((a, b) => b.weight - a.weight || (a.id < b.id ? -1 : 1))
+              .slice(0, bundledEdgeCount)
+              .map((bundle) => ({ ...bundle, weight: round(bundle.weight) })),
+            initial_focus_ids: topNodes.slice(0, 3).map((node) => node.id),
+            generated_at: at.toISOString(),
+            cached: false
+          }
         }
-        const topNodes = byPriority.slice(0, topNodeCount).map((node) =>
-          nodeItem(node, priority.get(node.id)!, clusterId(node.id), at)
-        )
-        return {
-          surface,
-          mode_hint: modeHint(total),
-          total_nodes: total,
-          total_edges: edges.length,
-          clusters,
-          top_nodes: topNodes,
-          bundled_edges: [...bundles.values()]
-            .sort((a, b) => b.weight - a.weight || (a.id < b.id ? -1 : 1))
-            .slice(0, bundledEdgeCount)
-            .map((bundle) => ({ ...bundle, weight: round(bundle.weight) })),
-          initial_focus_ids: topNodes.slice(0, 3).map((node) => node.id),
-          generated_at: at.toISOString(),
-          cached: false
-        }
-      })
+      )
 
       const neighborhood = Effect.fn("GraphOverview.neighborhood")(function*(
         bankId: string,
@@ -221,7 +234,10 @@ export class GraphOverview extends Context.Service<GraphOverview, {
           mode_hint: modeHint(nodes.length),
           focus_ids: focusNodes.map((node) => node.id),
           nodes: nodes
-            .map((node) => ({ ...nodeItem(node, priority.get(node.id) ?? 0, null, at), depth: depthOf.get(node.id) ?? 0 }))
+            .map((node) => ({
+              ...nodeItem(node, priority.get(node.id) ?? 0, null, at),
+              depth: depthOf.get(node.id) ?? 0
+            }))
             .sort((a, b) => a.depth - b.depth || b.display_priority - a.display_priority),
           edges: kept.map(toRelation),
           total_nodes: discovered.size,

@@ -123,8 +123,19 @@ export class GraphView extends Context.Service<GraphView, {
           ...extra
         ])
 
-      const unitColumns = ["id", "text", "fact_type", "context", "occurred_start", "occurred_end", "mentioned_at",
-        "document_id", "chunk_id", "tags", "created_at"]
+      const unitColumns = [
+        "id",
+        "text",
+        "fact_type",
+        "context",
+        "occurred_start",
+        "occurred_end",
+        "mentioned_at",
+        "document_id",
+        "chunk_id",
+        "tags",
+        "created_at"
+      ]
       const columnsOf = (alias: string) => sql.literal(unitColumns.map((column) => `${alias}.${column}`).join(", "))
 
       // The page of units first, then the entity names and types of the whole page in one aggregate (up to 1,000
@@ -179,7 +190,13 @@ export class GraphView extends Context.Service<GraphView, {
           count(condition)
         ])
         const edges = yield* linksAmong(bankId, rows.map((row) => row.id))
-        return { nodes: rows.map(toNode), edges, table_rows: rows.map(toTableRow), total_units: total, limit: filter.limit }
+        return {
+          nodes: rows.map(toNode),
+          edges,
+          table_rows: rows.map(toTableRow),
+          total_units: total,
+          limit: filter.limit
+        }
       })
 
       // The newest `limit` memories that have a time, shown oldest first.
@@ -188,7 +205,11 @@ export class GraphView extends Context.Service<GraphView, {
         const condition = where(bankId, filter, [sql`coalesce(u.occurred_start, u.mentioned_at) IS NOT NULL`])
         const [rows, total] = yield* Effect.all([
           // Along index memory_units_timeline_order.
-          select(condition, (t) => `coalesce(${t}.occurred_start, ${t}.mentioned_at) DESC, ${t}.seq DESC`, filter.limit),
+          select(
+            condition,
+            (t) => `coalesce(${t}.occurred_start, ${t}.mentioned_at) DESC, ${t}.seq DESC`,
+            filter.limit
+          ),
           count(condition)
         ])
         const ordered = [...rows].reverse()

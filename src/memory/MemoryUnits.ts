@@ -50,14 +50,30 @@ export class MemoryUnits extends Context.Service<MemoryUnits, {
       const graph = yield* GraphRecall
       const consolidation = yield* makeConsolidationRequests
 
-      const unitColumns = ["id", "text", "fact_type", "context", "occurred_start", "occurred_end", "mentioned_at",
-        "document_id", "chunk_id", "metadata", "tags", "source_fact_ids", "confidence", "created_at", "superseded_by",
-        "expires_at"]
+      const unitColumns = [
+        "id",
+        "text",
+        "fact_type",
+        "context",
+        "occurred_start",
+        "occurred_end",
+        "mentioned_at",
+        "document_id",
+        "chunk_id",
+        "metadata",
+        "tags",
+        "source_fact_ids",
+        "confidence",
+        "created_at",
+        "superseded_by",
+        "expires_at"
+      ]
       const columns = sql.literal(unitColumns.map((column) => `u.${column}`).join(", "))
       const pickedColumns = sql.literal(unitColumns.map((column) => `p.${column}`).join(", "))
       // The units first (in a CTE named `picked`), then the entity names of all of them in one aggregate: a
       // subquery per row costs a plan node setup per row (measured 1.5-2× slower for 80 rows on PGlite).
-      const withEntityNames = (picked: Statement.Fragment, order: Statement.Fragment) => sql<UnitRow>`
+      const withEntityNames = (picked: Statement.Fragment, order: Statement.Fragment) =>
+        sql<UnitRow>`
         WITH picked AS (${picked})
         SELECT ${pickedColumns}, coalesce(n.entity_names, '{}') AS entity_names
         FROM picked p LEFT JOIN (${entityNamesOfPicked(sql, { types: false })}) n ON n.unit_id = p.id ${order}`
@@ -90,7 +106,9 @@ export class MemoryUnits extends Context.Service<MemoryUnits, {
       const get = Effect.fn("MemoryUnits.get")(function*(bankId: string, id: string) {
         const now = new Date(yield* Clock.currentTimeMillis)
         const rows = yield* withEntityNames(
-          sql`SELECT ${columns} FROM memory_units u WHERE u.bank_id = ${bankId} AND u.id = ${id} AND ${liveAt(sql, "u", now)}`,
+          sql`SELECT ${columns} FROM memory_units u WHERE u.bank_id = ${bankId} AND u.id = ${id} AND ${
+            liveAt(sql, "u", now)
+          }`,
           sql``
         ).pipe(Effect.orDie)
         const row = rows[0]
@@ -104,30 +122,34 @@ export class MemoryUnits extends Context.Service<MemoryUnits, {
 
       const clear = Effect.fn("MemoryUnits.clear")(function*(bankId: string, type: FactType | undefined) {
         yield* banks.get(bankId)
-        const deleted = yield* locks.withWriteLock(bankId)(Effect.gen(function*() {
-          const rows = yield* sql<{ id: string }>`DELETE FROM memory_units WHERE bank_id = ${bankId}
+        const deleted = yield* locks.withWriteLock(bankId)(
+          Effect.gen(function*() {
+            const rows = yield* sql<{ id: string }>`DELETE FROM memory_units WHERE bank_id = ${bankId}
             ${type ? sql`AND fact_type = ${type}` : sql``} RETURNING id`
-          if (type === undefined) {
-            yield* sql`DELETE FROM chunks WHERE bank_id = ${bankId}`
-            yield* sql`DELETE FROM documents WHERE bank_id = ${bankId}`
-          }
-          yield* pruneEntities(bankId)
-          yield* recountMentions(bankId, "all")
-          const requeued = yield* consolidation.enqueueAfterFactsDeleted(bankId, rows.map((row) => row.id))
-          return { deleted: rows.length, requeued }
-        }).pipe(sql.withTransaction, Effect.orDie, Effect.provideService(SqlClient.SqlClient, sql)))
+            if (type === undefined) {
+              yield* sql`DELETE FROM chunks WHERE bank_id = ${bankId}`
+              yield* sql`DELETE FROM documents WHERE bank_id = ${bankId}`
+            }
+            yield* pruneEntities(bankId)
+            yield* recountMentions(bankId, "all")
+            const requeued = yield* consolidation.enqueueAfterFactsDeleted(bankId, rows.map((row) => row.id))
+            return { deleted: rows.length, requeued }
+          }).pipe(sql.withTransaction, Effect.orDie, Effect.provideService(SqlClient.SqlClient, sql))
+        )
         yield* graph.changed(bankId)
         if (deleted.requeued) yield* consolidation.wake(bankId)
         return deleted.deleted
       })
 
       const remove = Effect.fn("MemoryUnits.remove")(function*(bankId: string, id: string) {
-        const rows = yield* locks.withWriteLock(bankId)(Effect.gen(function*() {
-          const deleted = yield* deleteUnitsAndRecount(bankId, sql`id = ${id}`)
-          yield* pruneEntities(bankId)
-          const requeued = yield* consolidation.enqueueAfterFactsDeleted(bankId, deleted)
-          return { deleted, requeued }
-        }).pipe(sql.withTransaction, Effect.orDie, Effect.provideService(SqlClient.SqlClient, sql)))
+        const rows = yield* locks.withWriteLock(bankId)(
+          Effect.gen(function*() {
+            const deleted = yield* deleteUnitsAndRecount(bankId, sql`id = ${id}`)
+            yield* pruneEntities(bankId)
+            const requeued = yield* consolidation.enqueueAfterFactsDeleted(bankId, deleted)
+            return { deleted, requeued }
+          }).pipe(sql.withTransaction, Effect.orDie, Effect.provideService(SqlClient.SqlClient, sql))
+        )
         if (rows.deleted.length === 0) return yield* NotFound.of("memory", id)
         yield* graph.changed(bankId)
         if (rows.requeued) yield* consolidation.wake(bankId)
@@ -141,7 +163,9 @@ export class MemoryUnits extends Context.Service<MemoryUnits, {
           chunkIndex: number
           text: string
           createdAt: Date
-        }>`SELECT id, bank_id, document_id, chunk_index, text, created_at FROM chunks WHERE id = ${chunkId}`.pipe(Effect.orDie)
+        }>`SELECT id, bank_id, document_id, chunk_index, text, created_at FROM chunks WHERE id = ${chunkId}`.pipe(
+          Effect.orDie
+        )
         return yield* Option.match(Option.fromNullishOr(rows[0]), {
           onNone: () => Effect.fail(NotFound.of("chunk", chunkId)),
           onSome: Effect.succeed
@@ -155,8 +179,14 @@ export class MemoryUnits extends Context.Service<MemoryUnits, {
           : Effect.flatMap(Clock.currentTimeMillis, (now) =>
             withEntityNames(
               sql`SELECT ${columns} FROM memory_units u
-                WHERE ${sql.and([sql`u.bank_id = ${bankId}`, sql`u.id IN ${sql.in(ids)}`, liveAt(sql, "u", new Date(now)),
-                  ...(where ? [where] : [])])}`,
+                WHERE ${
+                sql.and([
+                  sql`u.bank_id = ${bankId}`,
+                  sql`u.id IN ${sql.in(ids)}`,
+                  liveAt(sql, "u", new Date(now)),
+                  ...(where ? [where] : [])
+                ])
+              }`,
               sql``
             )).pipe(Effect.orDie)
 

@@ -32,7 +32,9 @@ export const ReembeddingLive = Layer.effectDiscard(Effect.gen(function*() {
           ORDER BY seq LIMIT ${pageSize}`.pipe(Effect.orDie)
         if (page.length === 0) break
         const vectors = yield* embeddings.embedDocuments(page.map((row) => row.text)).pipe(
-          Effect.mapError((error) => new TaskFailure({ message: `re-embedding failed: ${error.message}`, retryable: error.retryable }))
+          Effect.mapError((error) =>
+            new TaskFailure({ message: `re-embedding failed: ${error.message}`, retryable: error.retryable })
+          )
         )
         const rows = page.map((row, index) => ({ id: row.id, embedding: param(vectors[index]!) }))
         yield* sql`UPDATE memory_units u SET embedding = x.embedding::vector, embedding_model = ${current}, updated_at = now()
@@ -42,8 +44,7 @@ export const ReembeddingLive = Layer.effectDiscard(Effect.gen(function*() {
       }
       yield* sql`UPDATE banks SET embedding_model = ${current} WHERE bank_id = ${operation.bankId}`.pipe(Effect.orDie)
       return { reembedded: total, embedding_model: current }
-    })
-  )
+    }))
 
   // Banks holding vectors from another model get one pending reembed operation (never two).
   const stale = yield* sql<{ bankId: string }>`

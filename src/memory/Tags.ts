@@ -8,8 +8,13 @@ import type { NotFound } from "../domain/Errors.ts"
 export const globToLike = (glob: string) => glob.replace(/[\\%_]/g, "\\$&").replace(/\*/g, "%").replace(/\?/g, "_")
 
 export class Tags extends Context.Service<Tags, {
-  readonly list: (bankId: string, filter: { readonly q?: string | undefined; readonly limit: number; readonly offset: number }) =>
-    Effect.Effect<{ readonly items: ReadonlyArray<{ tag: string; count: number }>; readonly total: number }, NotFound>
+  readonly list: (
+    bankId: string,
+    filter: { readonly q?: string | undefined; readonly limit: number; readonly offset: number }
+  ) => Effect.Effect<
+    { readonly items: ReadonlyArray<{ tag: string; count: number }>; readonly total: number },
+    NotFound
+  >
 }>()("engram/memory/Tags") {
   static readonly layer = Layer.effect(
     Tags,
@@ -22,11 +27,15 @@ export class Tags extends Context.Service<Tags, {
         readonly offset: number
       }) {
         yield* banks.get(bankId)
-        const pattern = filter.q ? globToLike(filter.q.includes("*") || filter.q.includes("?") ? filter.q : `*${filter.q}*`) : "%"
+        const pattern = filter.q
+          ? globToLike(filter.q.includes("*") || filter.q.includes("?") ? filter.q : `*${filter.q}*`)
+          : "%"
         const tagged = sql`SELECT t.tag, count(*)::int AS count FROM memory_units u, unnest(u.tags) AS t(tag)
           WHERE u.bank_id = ${bankId} AND t.tag LIKE ${pattern} GROUP BY t.tag`
         const [rows, total] = yield* Effect.all([
-          sql<{ tag: string; count: number }>`${tagged} ORDER BY count DESC, t.tag LIMIT ${filter.limit} OFFSET ${filter.offset}`,
+          sql<
+            { tag: string; count: number }
+          >`${tagged} ORDER BY count DESC, t.tag LIMIT ${filter.limit} OFFSET ${filter.offset}`,
           sql<{ count: number }>`SELECT count(*)::int AS count FROM (${tagged}) s`
         ]).pipe(Effect.orDie)
         return { items: rows, total: total[0]?.count ?? 0 }

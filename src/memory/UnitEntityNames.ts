@@ -10,6 +10,7 @@ export const entityNamesOfPicked = (sql: SqlClient.SqlClient, options: { readonl
   // Names sort by name (the id only breaks ties, which one bank's unique names never have), and types use the
   // same order so that `entity_types[i]` is the type of `entity_names[i]`.
   sql`SELECT ue.unit_id, array_agg(e.canonical_name ORDER BY e.canonical_name, e.id) AS entity_names${
-    options.types ? sql`, array_agg(e.entity_type ORDER BY e.canonical_name, e.id) AS entity_types` : sql``}
+    options.types ? sql`, array_agg(e.entity_type ORDER BY e.canonical_name, e.id) AS entity_types` : sql``
+  }
     FROM unit_entities ue JOIN entities e ON e.id = ue.entity_id
     WHERE ue.unit_id IN (SELECT id FROM picked) GROUP BY ue.unit_id`

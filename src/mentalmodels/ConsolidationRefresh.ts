@@ -9,7 +9,12 @@ import { BankEvents } from "../events/BankEvents.ts"
 import { MentalModels } from "./MentalModels.ts"
 
 /** The counts consolidation reports in its event (see memory/consolidation/Consolidation.ts). */
-const countKeys = ["observations_created", "observations_updated", "observations_merged", "observations_removed"] as const
+const countKeys = [
+  "observations_created",
+  "observations_updated",
+  "observations_merged",
+  "observations_removed"
+] as const
 
 /** How many observations the run says it changed; undefined when the event carries no such count. */
 export const changedObservations = (data: Record<string, unknown>): number | undefined => {
@@ -23,10 +28,14 @@ export const ConsolidationRefresh = BankEvents.listener(Effect.gen(function*() {
     if (event.type !== "consolidation.completed" || changedObservations(event.data) === 0) return Effect.void
     return models.refreshAfterConsolidation(event.bankId).pipe(
       Effect.tap((queued) =>
-        queued.length === 0 ? Effect.void : Effect.logDebug(`queued ${queued.length} mental model refreshes after consolidation`)
+        queued.length === 0
+          ? Effect.void
+          : Effect.logDebug(`queued ${queued.length} mental model refreshes after consolidation`)
       ),
       // A listener never fails the consolidation that emitted the event.
-      Effect.catchCause((cause) => Effect.logWarning("queueing mental model refreshes after consolidation failed", cause)),
+      Effect.catchCause((cause) =>
+        Effect.logWarning("queueing mental model refreshes after consolidation failed", cause)
+      ),
       Effect.asVoid
     )
   }

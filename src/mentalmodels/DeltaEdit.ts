@@ -28,16 +28,17 @@ const factLine = (fact: NewFact, index: number) => {
   return `[${index + 1}] (${fact.type}${when === null ? "" : `, ${when}`}) ${fact.text}`
 }
 
-const instructions = (maxTokens: number) => [
-  "You maintain a mental model: a markdown document that answers a standing question from an agent's memory bank.",
-  "You receive the current document and the facts the bank learned since the document was last written.",
-  "Edit the document only where a new fact contradicts it, makes part of it out of date, or adds something the",
-  "question asks about. Keep every other sentence, heading and list item exactly as it is; do not rephrase, reorder",
-  "or restyle anything you are not correcting, and do not drop information no new fact contradicts.",
-  `Keep the document under about ${maxTokens} tokens.`,
-  "Answer with JSON: {\"content\": the whole updated document, \"changes\": one short line per edit you made}.",
-  "When no new fact matters, return the document unchanged and an empty changes list."
-].join("\n")
+const instructions = (maxTokens: number) =>
+  [
+    "You maintain a mental model: a markdown document that answers a standing question from an agent's memory bank.",
+    "You receive the current document and the facts the bank learned since the document was last written.",
+    "Edit the document only where a new fact contradicts it, makes part of it out of date, or adds something the",
+    "question asks about. Keep every other sentence, heading and list item exactly as it is; do not rephrase, reorder",
+    "or restyle anything you are not correcting, and do not drop information no new fact contradicts.",
+    `Keep the document under about ${maxTokens} tokens.`,
+    "Answer with JSON: {\"content\": the whole updated document, \"changes\": one short line per edit you made}.",
+    "When no new fact matters, return the document unchanged and an empty changes list."
+  ].join("\n")
 
 /** Returns the edited document and the model's list of edits; fails with the language model's error. */
 export const editByDelta = Effect.fn("MentalModels.deltaEdit")(function*(input: DeltaInput) {

@@ -5,14 +5,16 @@
 import type { MentalModelDryRunRefreshResult } from "../domain/MentalModel.ts"
 import type { MentalModelRecord } from "./MentalModelStore.ts"
 import { modelTagScope } from "./NewFacts.ts"
-import { refreshTrace, type RefreshPlan } from "./RefreshRun.ts"
+import { type RefreshPlan, refreshTrace } from "./RefreshRun.ts"
 import { unifiedDiff } from "./UnifiedDiff.ts"
 
 const basedOnOf = (reflectResponse: Record<string, unknown> | null) => {
   const basedOn = reflectResponse?.["based_on"]
   if (typeof basedOn !== "object" || basedOn === null) return {}
   return Object.fromEntries(
-    Object.entries(basedOn).filter(([, value]) => Array.isArray(value)) as Array<[string, Array<Record<string, unknown>>]>
+    Object.entries(basedOn).filter(([, value]) => Array.isArray(value)) as Array<
+      [string, Array<Record<string, unknown>>]
+    >
   )
 }
 

@@ -31,7 +31,9 @@ export const MentalModelRefreshTask = TaskRegistry.handler(
         const done = yield* store.refreshOf(operation.id)
         if (Option.isSome(done)) return refreshResult(done.value)
         const found = yield* store.find(operation.bankId, payload.mental_model_id)
-        if (Option.isNone(found)) return { mental_model_id: payload.mental_model_id, skipped: "the mental model was deleted" }
+        if (Option.isNone(found)) {
+          return { mental_model_id: payload.mental_model_id, skipped: "the mental model was deleted" }
+        }
         const model = found.value
         const plan = yield* run(model, { operationId: operation.id, withTrace: model.keepTrace })
         // Only the latest refresh's trace is kept: it rides on the reflect payload the next refresh replaces.

@@ -103,7 +103,11 @@ export class MentalModelStore extends Context.Service<MentalModelStore, {
   readonly find: (bankId: string, id: string) => Effect.Effect<Option.Option<MentalModelRecord>>
   readonly exists: (bankId: string, id: string) => Effect.Effect<boolean>
   readonly list: (bankId: string, filter: ListFilter) => Effect.Effect<ReadonlyArray<MentalModelRecord>>
-  readonly update: (bankId: string, id: string, changes: MentalModelChanges) => Effect.Effect<Option.Option<MentalModelRecord>>
+  readonly update: (
+    bankId: string,
+    id: string,
+    changes: MentalModelChanges
+  ) => Effect.Effect<Option.Option<MentalModelRecord>>
   readonly remove: (bankId: string, id: string) => Effect.Effect<boolean>
   /**
    * Empties the model's content (and the reflect payload and source query it came from), so the next refresh is a
@@ -134,7 +138,8 @@ export class MentalModelStore extends Context.Service<MentalModelStore, {
 
       const insert = Effect.fn("MentalModelStore.insert")(function*(model: NewMentalModel) {
         const inserted = yield* sql`
-          INSERT INTO mental_models ${sql.insert({
+          INSERT INTO mental_models ${
+          sql.insert({
             bankId: model.bankId,
             id: model.id,
             name: model.name,
@@ -145,7 +150,8 @@ export class MentalModelStore extends Context.Service<MentalModelStore, {
             refreshAfterConsolidation: model.trigger.refresh_after_consolidation,
             keepTrace: model.trigger.keep_trace,
             responseSchema: jsonOrNull(model.trigger.response_schema)
-          })}
+          })
+        }
           ON CONFLICT (bank_id, id) DO NOTHING RETURNING id`.pipe(Effect.orDie)
         return inserted.length > 0
       })
@@ -198,13 +204,16 @@ export class MentalModelStore extends Context.Service<MentalModelStore, {
         const saved = yield* Effect.gen(function*() {
           const updated = yield* sql`
             UPDATE mental_models SET content = ${outcome.content}, content_query = ${outcome.sourceQuery},
-              reflect_response = ${outcome.reflectResponse === null ? null : JSON.stringify(outcome.reflectResponse)}::jsonb,
+              reflect_response = ${
+            outcome.reflectResponse === null ? null : JSON.stringify(outcome.reflectResponse)
+          }::jsonb,
               last_refreshed_at = ${outcome.startedAt}, updated_at = now()
             WHERE bank_id = ${bankId} AND id = ${id} RETURNING id`
           // Deleted while the content was being generated: nothing to save.
           if (updated.length === 0) return []
           return yield* refreshes(sql`
-            INSERT INTO mental_model_refreshes ${sql.insert({
+            INSERT INTO mental_model_refreshes ${
+            sql.insert({
               id: crypto.randomUUID(),
               bankId,
               mentalModelId: id,
@@ -219,7 +228,8 @@ export class MentalModelStore extends Context.Service<MentalModelStore, {
               content: outcome.content,
               newFactIds: [...outcome.newFactIds],
               changes: JSON.stringify(outcome.changes)
-            })} RETURNING *`)
+            })
+          } RETURNING *`)
         }).pipe(sql.withTransaction, Effect.orDie)
         return Option.fromNullishOr(saved[0])
       })
@@ -238,7 +248,9 @@ export class MentalModelStore extends Context.Service<MentalModelStore, {
           models(sql`
             UPDATE mental_models SET content = '', content_query = NULL, reflect_response = NULL,
               last_refreshed_at = NULL, updated_at = now()
-            WHERE bank_id = ${bankId} AND id = ${id} RETURNING *`).pipe(Effect.map((cleared) => Option.fromNullishOr(cleared[0]))),
+            WHERE bank_id = ${bankId} AND id = ${id} RETURNING *`).pipe(
+            Effect.map((cleared) => Option.fromNullishOr(cleared[0]))
+          ),
         remove: (bankId, id) =>
           sql`DELETE FROM mental_models WHERE bank_id = ${bankId} AND id = ${id} RETURNING id`.pipe(
             Effect.map((deleted) => deleted.length > 0),

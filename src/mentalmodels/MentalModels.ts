@@ -38,7 +38,10 @@ export interface RefreshPayload {
 }
 
 /** Absent keys keep what is stored; `response_schema: null` removes the schema. */
-const mergeTrigger = (base: MentalModelTrigger, input: MentalModelTriggerInput | null | undefined): MentalModelTrigger => ({
+const mergeTrigger = (
+  base: MentalModelTrigger,
+  input: MentalModelTriggerInput | null | undefined
+): MentalModelTrigger => ({
   mode: input?.mode ?? base.mode,
   refresh_after_consolidation: input?.refresh_after_consolidation ?? base.refresh_after_consolidation,
   keep_trace: input?.keep_trace ?? base.keep_trace,
@@ -66,7 +69,10 @@ export class MentalModels extends Context.Service<MentalModels, {
   readonly create: (
     bankId: string,
     request: CreateMentalModelRequest
-  ) => Effect.Effect<{ readonly mentalModelId: string; readonly operationId: string }, NotFound | Conflict | ValidationError>
+  ) => Effect.Effect<
+    { readonly mentalModelId: string; readonly operationId: string },
+    NotFound | Conflict | ValidationError
+  >
   readonly get: (bankId: string, id: string) => Effect.Effect<MentalModelResponse, NotFound>
   readonly list: (bankId: string, filter: {
     readonly tags: ReadonlyArray<string>
@@ -146,7 +152,11 @@ export class MentalModels extends Context.Service<MentalModels, {
           } else {
             const base = slugOf(model.name)
             for (let attempt = 1; id === undefined; attempt++) {
-              const candidate = attempt === 1 ? base : attempt <= 20 ? `${base}-${attempt}` : `${base}-${crypto.randomUUID().slice(0, 8)}`
+              const candidate = attempt === 1
+                ? base
+                : attempt <= 20
+                ? `${base}-${attempt}`
+                : `${base}-${crypto.randomUUID().slice(0, 8)}`
               if (yield* store.insert({ ...model, id: candidate })) id = candidate
             }
           }

@@ -53,7 +53,6 @@ export interface RefreshPlan {
   readonly durationMs: number
 }
 
-
 /** Why a requested delta must run in full, or undefined when a delta can run. */
 const deltaFallback = (model: MentalModelRecord, llmAvailable: boolean) => {
   if (model.lastRefreshedAt === null || model.content.trim() === "") {
@@ -62,7 +61,9 @@ const deltaFallback = (model: MentalModelRecord, llmAvailable: boolean) => {
   if (model.contentQuery !== model.sourceQuery) {
     return { reason: "the source query changed since the last refresh", code: "source_query_changed" as const }
   }
-  if (!llmAvailable) return { reason: "delta edits need a language model; the offline synthesis was regenerated", code: null }
+  if (!llmAvailable) {
+    return { reason: "delta edits need a language model; the offline synthesis was regenerated", code: null }
+  }
   return undefined
 }
 

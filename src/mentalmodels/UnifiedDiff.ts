@@ -67,7 +67,9 @@ export const unifiedDiff = (before: string, after: string, names = { before: "cu
     const oldCount = body.filter((edit) => edit.kind !== "+").length
     const newCount = body.filter((edit) => edit.kind !== "-").length
     hunks.push(
-      `@@ -${oldCount === 0 ? oldLine - 1 : oldLine},${oldCount} +${newCount === 0 ? newLine - 1 : newLine},${newCount} @@`,
+      `@@ -${oldCount === 0 ? oldLine - 1 : oldLine},${oldCount} +${
+        newCount === 0 ? newLine - 1 : newLine
+      },${newCount} @@`,
       ...body.map((edit) => `${edit.kind}${edit.line}`)
     )
     start = end + 1

@@ -51,7 +51,7 @@ export const extractJson = (text: string, jsonSchema?: JsonSchemaNode): Result.R
   }
   for (const match of cleaned.matchAll(fences)) consider(match[1]!.trim())
   consider(cleaned)
-  if (candidates.length === 0) for (const slice of balancedSlices(cleaned)) consider(slice)
+  if (candidates.length === 0) { for (const slice of balancedSlices(cleaned)) consider(slice) }
   if (candidates.length === 0) return Result.fail("the answer contained no JSON value")
   const root = jsonSchema === undefined ? undefined : resolve(jsonSchema, jsonSchema)
   const expected = root === undefined ? undefined : typeOf(root)
@@ -172,8 +172,11 @@ export const normalize = (source: string): string => {
       let end = i
       while (end < source.length && /[\w$]/.test(source[end]!)) end++
       const word = source.slice(i, end)
-      const literal = word === "True" ? "true" : word === "False" ? "false" : word === "None" ? "null"
-        : word === "NaN" || word === "Infinity" || word === "undefined" ? "null" : word
+      const literal = word === "True" ? "true" : word === "False" ? "false" : word === "None" ?
+        "null"
+        : word === "NaN" || word === "Infinity" || word === "undefined"
+        ? "null"
+        : word
       out += source[skipTrivia(end)] === ":" && literal === word ? JSON.stringify(word) : literal
       i = end
     } else {
@@ -218,7 +221,9 @@ const coerce = (value: unknown, schema: JsonSchemaNode, root: JsonSchemaNode): u
     const properties = isRecord(schema["properties"]) ? schema["properties"] : {}
     const names = Object.keys(properties)
     const required = Array.isArray(schema["required"]) ? schema["required"].map(String) : names
-    const arrayProperties = names.filter((name) => typeOf(resolve(properties[name] as JsonSchemaNode, root)) === "array")
+    const arrayProperties = names.filter((name) =>
+      typeOf(resolve(properties[name] as JsonSchemaNode, root)) === "array"
+    )
     const onlyArray = arrayProperties.length === 1 ? arrayProperties[0]! : undefined
     if (Array.isArray(value)) return onlyArray === undefined ? value : { [onlyArray]: value }
     if (!isRecord(value)) return value
@@ -229,7 +234,9 @@ const coerce = (value: unknown, schema: JsonSchemaNode, root: JsonSchemaNode): u
       if (isRecord(inner) && required.some((name) => name in inner)) return inner
       if (Array.isArray(inner) && onlyArray !== undefined) return { [onlyArray]: inner }
     }
-    if (!knows(value) && onlyArray !== undefined && names.length === 1 && keys.length > 0) return { [onlyArray]: [value] }
+    if (!knows(value) && onlyArray !== undefined && names.length === 1 && keys.length > 0) {
+      return { [onlyArray]: [value] }
+    }
     return value
   }
   if (expected === "array" && isRecord(value)) {

@@ -76,7 +76,9 @@ export class Llm extends Context.Service<Llm, {
   readonly available: (purpose: LlmPurpose) => boolean
   /** `provider/model` serving the purpose, or `none`. */
   readonly describe: (purpose: LlmPurpose) => string
-  readonly generateText: (request: LlmRequest) => Effect.Effect<{ readonly text: string; readonly usage: LlmUsage }, LlmError>
+  readonly generateText: (
+    request: LlmRequest
+  ) => Effect.Effect<{ readonly text: string; readonly usage: LlmUsage }, LlmError>
   /**
    * Asks for JSON matching `schema` (JSON Schema response format where the provider supports it), extracts and
    * repairs the JSON from whatever the model answered (prose around it, code fences, thinking blocks, a list
@@ -105,4 +107,3 @@ export class Llm extends Context.Service<Llm, {
     }
   }))
 }
-

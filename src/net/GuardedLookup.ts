@@ -10,15 +10,35 @@ import type { LookupFunction } from "node:net"
 import { BlockList, isIP } from "node:net"
 
 const blocked = new BlockList()
-for (const [network, prefix] of [
-  ["0.0.0.0", 8], ["10.0.0.0", 8], ["100.64.0.0", 10], ["127.0.0.0", 8], ["169.254.0.0", 16], ["172.16.0.0", 12],
-  ["192.0.0.0", 24], ["192.0.2.0", 24], ["192.168.0.0", 16], ["198.18.0.0", 15], ["198.51.100.0", 24],
-  ["203.0.113.0", 24], ["224.0.0.0", 4], ["240.0.0.0", 4]
-] as const) blocked.addSubnet(network, prefix, "ipv4")
+for (
+  const [network, prefix] of [
+    ["0.0.0.0", 8],
+    ["10.0.0.0", 8],
+    ["100.64.0.0", 10],
+    ["127.0.0.0", 8],
+    ["169.254.0.0", 16],
+    ["172.16.0.0", 12],
+    ["192.0.0.0", 24],
+    ["192.0.2.0", 24],
+    ["192.168.0.0", 16],
+    ["198.18.0.0", 15],
+    ["198.51.100.0", 24],
+    ["203.0.113.0", 24],
+    ["224.0.0.0", 4],
+    ["240.0.0.0", 4]
+  ] as const
+) blocked.addSubnet(network, prefix, "ipv4")
 // `::/96` covers the unspecified address, loopback and the deprecated IPv4-compatible form.
-for (const [network, prefix] of [
-  ["::", 96], ["fc00::", 7], ["fe80::", 10], ["fec0::", 10], ["ff00::", 8], ["2001:db8::", 32]
-] as const) blocked.addSubnet(network, prefix, "ipv6")
+for (
+  const [network, prefix] of [
+    ["::", 96],
+    ["fc00::", 7],
+    ["fe80::", 10],
+    ["fec0::", 10],
+    ["ff00::", 8],
+    ["2001:db8::", 32]
+  ] as const
+) blocked.addSubnet(network, prefix, "ipv6")
 
 /** The eight 16-bit groups of an IPv6 address (zone id dropped, embedded dotted IPv4 accepted). */
 const ipv6Groups = (address: string): ReadonlyArray<number> => {

@@ -103,7 +103,9 @@ export const runAgent = Effect.fn("Reflect.agent")(function*(
         objectName: "reflect_action",
         schema: SearchAction,
         maxOutputTokens: decisionTokens(bounds),
-        messages: messages(searchTurn({ question, evidence, searchesLeft: bounds.searchTurns - turn + 1, searchesDone }))
+        messages: messages(
+          searchTurn({ question, evidence, searchesLeft: bounds.searchTurns - turn + 1, searchesDone })
+        )
       })
     ).pipe(
       // A model that cannot produce the action format can still answer in prose: go straight to the answer.
@@ -147,12 +149,16 @@ export const runAgent = Effect.fn("Reflect.agent")(function*(
   if (input.validator !== undefined && answeredByModel) {
     const validator = input.validator
     const ask = (scope: string, conversation: ReadonlyArray<LlmMessage>) =>
-      call<{ readonly text: string }>(scope, bounds.wallMs, llm.generateText({
-        ...base,
+      call<{ readonly text: string }>(
         scope,
-        maxOutputTokens: bounds.answerTokens,
-        messages: conversation
-      })).pipe(Effect.mapError(unavailable))
+        bounds.wallMs,
+        llm.generateText({
+          ...base,
+          scope,
+          maxOutputTokens: bounds.answerTokens,
+          messages: conversation
+        })
+      ).pipe(Effect.mapError(unavailable))
     const first = messages(structureTurn({ question, answer, evidence, schema: validator.jsonSchema }))
     const firstReply = yield* ask("reflect.structure", first)
     if (Option.isSome(firstReply)) {
@@ -174,7 +180,8 @@ export const runAgent = Effect.fn("Reflect.agent")(function*(
           structuredOutput = second.value.success
         } else if (Option.isSome(second) && Result.isFailure(second.value)) {
           return yield* new ServiceUnavailable({
-            detail: `the language model did not produce output matching response_schema after one retry: ${second.value.failure}`
+            detail:
+              `the language model did not produce output matching response_schema after one retry: ${second.value.failure}`
           })
         }
       }

@@ -97,7 +97,10 @@ export class Evidence {
   }
 
   /** Adds whole mental models while they fit in `cap` tokens (the first one only needs to fit the budget). */
-  addModels(models: ReadonlyArray<{ readonly id: string; readonly name: string; readonly content: string }>, cap: number) {
+  addModels(
+    models: ReadonlyArray<{ readonly id: string; readonly name: string; readonly content: string }>,
+    cap: number
+  ) {
     const added: Array<EvidenceModel> = []
     let spent = 0
     for (const model of models) {
@@ -120,14 +123,18 @@ export class Evidence {
     if (this.isEmpty) return "(nothing found yet)"
     const sections: Array<string> = []
     if (this.models.length > 0) {
-      sections.push("Mental models (curated summaries):\n" +
-        this.models.map((model) => `[${model.ref}] ${model.name}\n${model.content}`).join("\n\n"))
+      sections.push(
+        "Mental models (curated summaries):\n" +
+          this.models.map((model) => `[${model.ref}] ${model.name}\n${model.content}`).join("\n\n")
+      )
     }
     const line = (memory: EvidenceMemory) => {
       const date = memoryDate(memory)
       const context = memory.context ? `; context: ${memory.context}` : ""
       const replaced = memory.supersededBy === null ? "" : "; superseded by a newer memory"
-      return `[${memory.ref}] (${memory.type ?? "memory"}${date ? `, ${date}` : ""}${context}${replaced}) ${memory.text}`
+      return `[${memory.ref}] (${memory.type ?? "memory"}${
+        date ? `, ${date}` : ""
+      }${context}${replaced}) ${memory.text}`
     }
     const observations = this.memories.filter((memory) => memory.type === "observation" || memory.type === "opinion")
     const facts = this.memories.filter((memory) => memory.type !== "observation" && memory.type !== "opinion")

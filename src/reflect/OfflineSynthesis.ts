@@ -94,9 +94,13 @@ export interface Synthesis {
   readonly models: ReadonlyArray<EvidenceModel>
 }
 
-export const synthesize = (input: { readonly question: string; readonly evidence: Evidence; readonly label: string }): Synthesis => {
+export const synthesize = (
+  input: { readonly question: string; readonly evidence: Evidence; readonly label: string }
+): Synthesis => {
   const { evidence } = input
-  const facts = distinct(evidence.memories.filter((m) => m.type !== "observation" && m.type !== "opinion").sort(byRelevance))
+  const facts = distinct(
+    evidence.memories.filter((m) => m.type !== "observation" && m.type !== "opinion").sort(byRelevance)
+  )
     .slice(0, limits.facts)
   const observations = distinct(
     evidence.memories.filter((m) => m.type === "observation" || m.type === "opinion").sort(byRelevance),
@@ -110,20 +114,27 @@ export const synthesize = (input: { readonly question: string; readonly evidence
   const best = facts[0] ?? observations[0]
   if (best !== undefined) sections.push(`**Best match:** ${dated(best)}`)
   const others = facts.filter((memory) => memory !== best).sort((a, b) =>
-    (memoryDate(a) ?? "").localeCompare(memoryDate(b) ?? "") || a.order - b.order)
+    (memoryDate(a) ?? "").localeCompare(memoryDate(b) ?? "") || a.order - b.order
+  )
   if (others.length > 0) {
     sections.push("**Also relevant** (oldest first):\n" + others.map((memory) => `- ${dated(memory)}`).join("\n"))
   }
   const shownObservations = observations.filter((memory) => memory !== best).slice(0, limits.observations)
   if (shownObservations.length > 0) {
-    sections.push("**Observations:**\n" + shownObservations.map((memory) =>
-      `- ${opening(memory.text)}${memory.type === "opinion" ? " _(the bank's opinion)_" : ""}`).join("\n"))
+    sections.push(
+      "**Observations:**\n" +
+        shownObservations.map((memory) =>
+          `- ${opening(memory.text)}${memory.type === "opinion" ? " _(the bank's opinion)_" : ""}`
+        ).join("\n")
+    )
   }
   const replaced = replacements(evidence.memories)
   if (replaced.length > 0) sections.push("**Changed since:**\n" + replaced.map((line) => `- ${line}`).join("\n"))
   const models = evidence.models.slice(0, limits.models)
   if (models.length > 0) {
-    sections.push("**Mental models:**\n" + models.map((model) => `- **${model.name}:** ${opening(model.content)}`).join("\n"))
+    sections.push(
+      "**Mental models:**\n" + models.map((model) => `- **${model.name}:** ${opening(model.content)}`).join("\n")
+    )
   }
   return {
     text: sections.join("\n\n"),

@@ -47,7 +47,13 @@ export interface ReflectOptions {
 const scopeTags = (request: ReflectRequest): ReadonlyArray<string> => {
   if (request.tags && request.tags.length > 0) return request.tags
   const leaves = (group: TagGroup): ReadonlyArray<string> =>
-    "tags" in group ? group.tags : "and" in group ? group.and.flatMap(leaves) : "or" in group ? group.or.flatMap(leaves) : []
+    "tags" in group
+      ? group.tags
+      : "and" in group
+      ? group.and.flatMap(leaves)
+      : "or" in group
+      ? group.or.flatMap(leaves)
+      : []
   return [...new Set((request.tag_groups ?? []).flatMap(leaves))]
 }
 
@@ -165,7 +171,10 @@ export class Reflect extends Context.Service<Reflect, {
         const memories = outcome.shown?.memories ?? evidence.memories
         const shownModels = outcome.shown?.models ?? evidence.models
         // The memories came through recall (recorded there, as this reflect's); the mental models it read are added.
-        yield* telemetry.record(bankId, shownModels.map((model) => ({ type: "mental_model" as const, id: model.id, score: null })))
+        yield* telemetry.record(
+          bankId,
+          shownModels.map((model) => ({ type: "mental_model" as const, id: model.id, score: null }))
+        )
 
         const formsOpinion = outcome.answeredByModel && options.formOpinion !== false && !evidence.isEmpty
         if (formsOpinion && !(yield* opinionQueuedBy(bankId, options.operationId))) {
@@ -211,15 +220,16 @@ export class Reflect extends Context.Service<Reflect, {
       yield* registry.register("reflect", (operation) =>
         Effect.gen(function*() {
           const request = yield* decodeRequest(operation.payload).pipe(
-            Effect.mapError(() => new TaskFailure({ message: "the stored reflect request is invalid", retryable: false }))
+            Effect.mapError(() =>
+              new TaskFailure({ message: "the stored reflect request is invalid", retryable: false })
+            )
           )
           return yield* reflect(operation.bankId, request, { operationId: operation.id }).pipe(
             Effect.mapError((error) =>
               new TaskFailure({ message: error.detail, retryable: error._tag === "ServiceUnavailable" })
             )
           )
-        })
-      )
+        }))
 
       return Reflect.of({ reflect, submit })
     })

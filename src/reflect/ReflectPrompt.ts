@@ -42,7 +42,9 @@ export const searchTurn = (input: {
 }): string =>
   [
     `Question: ${input.question}`,
-    input.searchesDone.length > 0 ? `Searches already done:\n${input.searchesDone.map((line) => `- ${line}`).join("\n")}` : "",
+    input.searchesDone.length > 0
+      ? `Searches already done:\n${input.searchesDone.map((line) => `- ${line}`).join("\n")}`
+      : "",
     `Evidence so far:\n${input.evidence.render()}`,
     `You may run ${input.searchesLeft} more search${input.searchesLeft === 1 ? "" : "es"}. Tools:\n` +
     toolNames.map((name) => `- ${name}: ${toolDescriptions[name]}`).join("\n"),

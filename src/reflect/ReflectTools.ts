@@ -48,7 +48,10 @@ export const runTool = Effect.fn("ReflectTools.run")(function*(
   tool: ToolName,
   query: string,
   iteration: number
-): Effect.fn.Return<{ readonly call: ReflectToolCall; readonly added: number }, NotFound | ValidationError | ServiceUnavailable> {
+): Effect.fn.Return<
+  { readonly call: ReflectToolCall; readonly added: number },
+  NotFound | ValidationError | ServiceUnavailable
+> {
   const started = yield* Clock.currentTimeMillis
   const { evidence, request } = context
   const tokens = Math.min(context.bounds.tokensPerSearch, evidence.tokensLeft)
@@ -63,7 +66,9 @@ export const runTool = Effect.fn("ReflectTools.run")(function*(
     }, modelsPerSearch)
     const shown = evidence.addModels(hits, tokens)
     added = shown.length
-    output = { mental_models: shown.map((model) => ({ ref: model.ref, id: model.id, name: model.name, content: model.content })) }
+    output = {
+      mental_models: shown.map((model) => ({ ref: model.ref, id: model.id, name: model.name, content: model.content }))
+    }
   } else {
     const types = tool === "recall" ? ["world", "experience"] as const : ["observation", "opinion"] as const
     const response = tokens <= 0 ? { results: [] } : yield* context.recall.recall(context.bankId, {

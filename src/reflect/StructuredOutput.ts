@@ -17,7 +17,9 @@ export interface ResponseValidator {
 
 const bound = (text: string, limit: number) => text.length > limit ? `${text.slice(0, limit)}…` : text
 
-export const responseValidator = (jsonSchema: Record<string, unknown>): Result.Result<ResponseValidator, ValidationError> => {
+export const responseValidator = (
+  jsonSchema: Record<string, unknown>
+): Result.Result<ResponseValidator, ValidationError> => {
   let schema: Schema.Top
   try {
     schema = SchemaRepresentation.fromJsonSchemaDocument(JsonSchema.fromSchemaDraft2020_12(jsonSchema as never), {

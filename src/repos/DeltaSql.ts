@@ -21,15 +21,20 @@ export const deleteKeysSql = (plan: VersionedTable, plans: ReadonlyMap<string, V
   if (key.length === 0) return `DELETE FROM ${quote(plan.name)} t WHERE ${scope} AND jsonb_array_length($2::jsonb) > 0`
   if (!plan.textKey) {
     return `DELETE FROM ${quote(plan.name)} t WHERE ${scope}
-      AND jsonb_build_array(${key.map((c) => `t.${quote(c)}`).join(", ")})::text IN (SELECT value FROM jsonb_array_elements_text($2::jsonb))`
+      AND jsonb_build_array(${
+      key.map((c) => `t.${quote(c)}`).join(", ")
+    })::text IN (SELECT value FROM jsonb_array_elements_text($2::jsonb))`
   }
   const parts = key.map((column, i) => mappedKey(plan, `(a.v::jsonb ->> ${i})`, column, mapping))
   return `DELETE FROM ${quote(plan.name)} t WHERE ${scope}
-    AND (${key.map((c) => `t.${quote(c)}`).join(", ")}) IN (SELECT ${parts.join(", ")} FROM jsonb_array_elements_text($2::jsonb) a(v))`
+    AND (${key.map((c) => `t.${quote(c)}`).join(", ")}) IN (SELECT ${
+    parts.join(", ")
+  } FROM jsonb_array_elements_text($2::jsonb) a(v))`
 }
 
 /** The stored rows named by `$2` (a JSON array of row hashes; a hash named twice gives two rows), as record `r`. */
-const rowsByHash = (plan: VersionedTable) => `jsonb_array_elements_text($2::jsonb) a(h)
+const rowsByHash = (plan: VersionedTable) =>
+  `jsonb_array_elements_text($2::jsonb) a(h)
     JOIN repo_objects o ON o.hash = a.h
     CROSS JOIN LATERAL jsonb_populate_record(NULL::${quote(plan.name)}, o.body) r`
 

@@ -23,7 +23,12 @@ export const keyExpr = (plan: VersionedTable, alias: string) =>
     : `jsonb_build_array(${plan.key.map((c) => `${alias}.${quote(c)}`).join(", ")})::text`
 
 /** The bank of a row `alias` of the plan's table: its `bank_id`, or its parent's bank, looked up. */
-const bankExpr = (plan: VersionedTable, plans: ReadonlyMap<string, VersionedTable>, alias: string, depth = 0): string => {
+const bankExpr = (
+  plan: VersionedTable,
+  plans: ReadonlyMap<string, VersionedTable>,
+  alias: string,
+  depth = 0
+): string => {
   if (plan.scope._tag === "Bank") return `${alias}.bank_id`
   const parent = plans.get(plan.scope.parent)!
   const inner = `q${depth}`
@@ -46,7 +51,13 @@ const descendants = (parent: string, plans: ReadonlyArray<VersionedTable>) =>
   plans.filter((plan) => plan.scope._tag === "Parent" && plan.scope.parent === parent)
 
 /** The rows of `plan` under the parent row `OLD` of table `top`, as a WHERE clause on alias `d`. */
-const underOld = (plan: VersionedTable, top: string, byName: ReadonlyMap<string, VersionedTable>, alias: string, depth = 0): string => {
+const underOld = (
+  plan: VersionedTable,
+  top: string,
+  byName: ReadonlyMap<string, VersionedTable>,
+  alias: string,
+  depth = 0
+): string => {
   if (plan.scope._tag !== "Parent") return "false"
   if (plan.scope.parent === top) return `${alias}.${quote(plan.scope.column)} = OLD.${quote(plan.scope.parentColumn)}`
   const parent = byName.get(plan.scope.parent)!
@@ -69,14 +80,24 @@ export const triggerSql = (plan: VersionedTable, all: ReadonlyArray<VersionedTab
   const table = quote(plan.name)
   const statements: Array<string> = []
   const events = [
-    { op: "ins", event: "INSERT", referencing: "REFERENCING NEW TABLE AS repo_new_rows", body: logRows(plan, plans, "repo_new_rows") },
+    {
+      op: "ins",
+      event: "INSERT",
+      referencing: "REFERENCING NEW TABLE AS repo_new_rows",
+      body: logRows(plan, plans, "repo_new_rows")
+    },
     {
       op: "upd",
       event: "UPDATE",
       referencing: "REFERENCING OLD TABLE AS repo_old_rows NEW TABLE AS repo_new_rows",
       body: logRows(plan, plans, "repo_old_rows") + logRows(plan, plans, "repo_new_rows")
     },
-    { op: "del", event: "DELETE", referencing: "REFERENCING OLD TABLE AS repo_old_rows", body: logRows(plan, plans, "repo_old_rows") }
+    {
+      op: "del",
+      event: "DELETE",
+      referencing: "REFERENCING OLD TABLE AS repo_old_rows",
+      body: logRows(plan, plans, "repo_old_rows")
+    }
   ]
   for (const { body, event, op, referencing } of events) {
     statements.push(`CREATE OR REPLACE FUNCTION repo_dirty_${name}_${op}() RETURNS trigger LANGUAGE plpgsql AS $fn$
@@ -92,7 +113,9 @@ export const triggerSql = (plan: VersionedTable, all: ReadonlyArray<VersionedTab
     const bank = plan.scope._tag === "Bank" ? "OLD.bank_id" : bankExpr(plan, plans, "OLD")
     const inserts = below.map((child) => `
         INSERT INTO repo_dirty_keys (bank_id, table_name, k)
-        SELECT b, ${literal(child.name)}, ${keyExpr(child, "d")} FROM ${quote(child.name)} d WHERE ${underOld(child, plan.name, plans, "d")}
+        SELECT b, ${literal(child.name)}, ${keyExpr(child, "d")} FROM ${quote(child.name)} d WHERE ${
+      underOld(child, plan.name, plans, "d")
+    }
         ON CONFLICT DO NOTHING;`).join("")
     statements.push(`CREATE OR REPLACE FUNCTION repo_dirty_${name}_children() RETURNS trigger LANGUAGE plpgsql AS $fn$
     DECLARE
@@ -127,7 +150,9 @@ export const installDirtyTriggers = (plans: ReadonlyArray<VersionedTable>) =>
     const fingerprint = fingerprintOf(statements)
     yield* sql.withTransaction(Effect.gen(function*() {
       yield* sql`SELECT pg_advisory_xact_lock(hashtext('engram.repo_dirty_triggers'))`
-      const current = yield* sql<{ note: string | null }>`SELECT obj_description('repo_dirty_keys'::regclass, 'pg_class') AS note`
+      const current = yield* sql<
+        { note: string | null }
+      >`SELECT obj_description('repo_dirty_keys'::regclass, 'pg_class') AS note`
       if (current[0]?.note === fingerprint) return
       for (const text of statements) yield* sql.unsafe(text)
       yield* sql.unsafe(`COMMENT ON TABLE repo_dirty_keys IS ${literal(fingerprint)}`)

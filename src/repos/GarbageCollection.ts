@@ -271,7 +271,9 @@ export class GarbageCollection extends Context.Service<GarbageCollection, {
           yield* Effect.sleep(settings.delay)
           yield* Queue.clear(wakeups)
           yield* cycles(false).pipe(
-            Effect.catchCause((cause) => Effect.logWarning("repo garbage collection failed; retried on the next request", cause))
+            Effect.catchCause((cause) =>
+              Effect.logWarning("repo garbage collection failed; retried on the next request", cause)
+            )
           )
         })).pipe(Effect.withTracerEnabled(false), Effect.forkScoped)
 
@@ -279,7 +281,12 @@ export class GarbageCollection extends Context.Service<GarbageCollection, {
           request,
           collect: (options) =>
             Effect.withSpan(
-              cycles(true, options?.orphanGrace === undefined ? settings.orphanGrace : Duration.fromInputUnsafe(options.orphanGrace)),
+              cycles(
+                true,
+                options?.orphanGrace === undefined
+                  ? settings.orphanGrace
+                  : Duration.fromInputUnsafe(options.orphanGrace)
+              ),
               "GarbageCollection.collect"
             )
         })
@@ -292,7 +299,9 @@ export class GarbageCollection extends Context.Service<GarbageCollection, {
    */
   static readonly layer = Layer.unwrap(Effect.gen(function*() {
     const delay = yield* Config.Duration("SERVICE_API_REPO_GC_DELAY").pipe(Config.withDefault(defaultGcTuning.delay))
-    const sweepObjects = yield* Config.Int("SERVICE_API_REPO_GC_SLICE").pipe(Config.withDefault(defaultGcTuning.sweepObjects))
+    const sweepObjects = yield* Config.Int("SERVICE_API_REPO_GC_SLICE").pipe(
+      Config.withDefault(defaultGcTuning.sweepObjects)
+    )
     const orphanGrace = yield* Config.Duration("SERVICE_API_REPO_GC_ORPHAN_GRACE").pipe(
       Config.withDefault(defaultGcTuning.orphanGrace)
     )

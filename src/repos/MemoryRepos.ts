@@ -52,7 +52,9 @@ const makeMemoryRepos = Effect.gen(function*() {
   const store = yield* makeRepoStore
   const trees = yield* makeWorkspaceTree(snapshots)
   const garbage = yield* GarbageCollection
-  forkTuning.sliceRows = yield* Config.Int("SERVICE_API_REPO_FORK_SLICE_ROWS").pipe(Config.withDefault(forkTuning.sliceRows))
+  forkTuning.sliceRows = yield* Config.Int("SERVICE_API_REPO_FORK_SLICE_ROWS").pipe(
+    Config.withDefault(forkTuning.sliceRows)
+  )
 
   /**
    * After a restore committed: this node's brain of the bank goes, and `changed` reaches the bank's owner on a
@@ -67,21 +69,32 @@ const makeMemoryRepos = Effect.gen(function*() {
     Effect.map(Effect.orDie(sql`SELECT 1 FROM banks WHERE bank_id = ${bankId}`), (rows) => rows.length > 0)
 
   const repo = (repoId: string) =>
-    Effect.flatMap(store.repoById(repoId), (row) => row === undefined ? NotFound.of("repo", repoId) : Effect.succeed(row))
+    Effect.flatMap(
+      store.repoById(repoId),
+      (row) => row === undefined ? NotFound.of("repo", repoId) : Effect.succeed(row)
+    )
 
   const commitOf = (repoRow: RepoRow, commitId: string) =>
-    Effect.flatMap(store.commit(commitId), (row) =>
-      row === undefined || row.repoId !== repoRow.repoId ? NotFound.of("commit", commitId) : Effect.succeed(row))
+    Effect.flatMap(
+      store.commit(commitId),
+      (row) =>
+        row === undefined || row.repoId !== repoRow.repoId ? NotFound.of("commit", commitId) : Effect.succeed(row)
+    )
 
   const branchOf = (repoRow: RepoRow, name: string) =>
-    Effect.flatMap(store.branch(repoRow.repoId, name), (row) =>
-      row === undefined ? NotFound.of("branch", name) : Effect.succeed(row))
+    Effect.flatMap(
+      store.branch(repoRow.repoId, name),
+      (row) => row === undefined ? NotFound.of("branch", name) : Effect.succeed(row)
+    )
 
   const headOf = (branch: BranchRow) =>
     branch.headCommitId === null ? Effect.succeed(undefined) : store.commit(branch.headCommitId)
 
   const headTables = (head: CommitRow | undefined) => head?.tables ?? {}
-  const headState = (head: CommitRow | undefined): TreeState => ({ tables: head?.tables ?? {}, rows: head?.rowCounts ?? {} })
+  const headState = (head: CommitRow | undefined): TreeState => ({
+    tables: head?.tables ?? {},
+    rows: head?.rowCounts ?? {}
+  })
 
   const stored = (commit: CommitRow): Side => ({ _tag: "Stored", tables: commit.tables, rows: commit.rowCounts })
   const storedState = (state: TreeState): Side => ({ _tag: "Stored", tables: state.tables, rows: state.rows })
@@ -104,10 +117,16 @@ const makeMemoryRepos = Effect.gen(function*() {
     Effect.gen(function*() {
       if (repoRow.dirtyTracked) {
         const tree = yield* trees.build(repoRow.rootBankId, headState(head), { store: true, consume })
-        if (tree !== undefined) return { state: tree as TreeState, rootHash: tree.rootHash, bytesAdded: tree.bytesAdded }
+        if (tree !== undefined) {
+          return { state: tree as TreeState, rootHash: tree.rootHash, bytesAdded: tree.bytesAdded }
+        }
       }
       const capture = yield* snapshots.capture(rootSource(repoRow), headTables(head))
-      return { state: { tables: hashes(capture.tables), rows: counts(capture.tables) }, rootHash: capture.rootHash, bytesAdded: capture.bytesAdded }
+      return {
+        state: { tables: hashes(capture.tables), rows: counts(capture.tables) },
+        rootHash: capture.rootHash,
+        bytesAdded: capture.bytesAdded
+      }
     })
 
   /**
@@ -313,7 +332,9 @@ const makeMemoryRepos = Effect.gen(function*() {
           yield* store.setProgress(row.repoId, next)
           return false
         }
-        const manifests = yield* storeManifests(row.enableProgress).pipe(Effect.provideService(SqlClient.SqlClient, sql))
+        const manifests = yield* storeManifests(row.enableProgress).pipe(
+          Effect.provideService(SqlClient.SqlClient, sql)
+        )
         const tree = yield* trees.build(bankId, manifests.state, { store: true, consume: true })
         if (tree === undefined) return yield* Effect.die(new Error("a sliced tree must be two-level"))
         const commit = yield* store.insertCommit({
@@ -350,9 +371,9 @@ const makeMemoryRepos = Effect.gen(function*() {
   /** A fork copied in slices that has not finished (`SlicedFork`); `lock` takes its row lock. */
   const forkJob = (targetBankId: string, lock = false) =>
     Effect.map(
-      Effect.orDie(sql<ForkJob>`SELECT * FROM repo_forks WHERE target_bank_id = ${targetBankId} ${
-        lock ? sql`FOR UPDATE` : sql``
-      }`),
+      Effect.orDie(
+        sql<ForkJob>`SELECT * FROM repo_forks WHERE target_bank_id = ${targetBankId} ${lock ? sql`FOR UPDATE` : sql``}`
+      ),
       (rows) => rows[0]
     )
 
@@ -374,7 +395,9 @@ const makeMemoryRepos = Effect.gen(function*() {
       return yield* new Conflict({ detail: `bank_id: bank '${input.bank_id}' already has a memory repo` })
     }
     const source = input.source_bank_id
-    if (source !== undefined && source !== null && !(yield* bankExists(source))) return yield* NotFound.of("bank", source)
+    if (source !== undefined && source !== null && !(yield* bankExists(source))) {
+      return yield* NotFound.of("bank", source)
+    }
     // Cloning restores the source's tables over the target: into an existing bank it would silently replace what the
     // bank holds. A clone goes into a new bank; an existing bank gets a repo with `enable` (or this call, no source).
     if (source !== undefined && source !== null && source !== input.bank_id && (yield* bankExists(input.bank_id))) {
@@ -467,7 +490,10 @@ const makeMemoryRepos = Effect.gen(function*() {
       yield* ready(repoRow)
       const branch = yield* branchOf(repoRow, branchName)
       if (branchName === repoRow.activeBranch) {
-        return yield* ValidationError.single("branch_name", `'${branchName}' is the active branch; check out another branch first`)
+        return yield* ValidationError.single(
+          "branch_name",
+          `'${branchName}' is the active branch; check out another branch first`
+        )
       }
       yield* store.deleteBranch(repoId, branchName)
       const copy = branch.workspaceBankId
@@ -541,7 +567,11 @@ const makeMemoryRepos = Effect.gen(function*() {
 
   const log = Effect.fn("MemoryRepos.log")(function*(
     repoId: string,
-    query: { readonly branch_name?: string | undefined; readonly limit?: number | undefined; readonly offset?: number | undefined }
+    query: {
+      readonly branch_name?: string | undefined
+      readonly limit?: number | undefined
+      readonly offset?: number | undefined
+    }
   ) {
     const repoRow = yield* repo(repoId)
     const branch = yield* branchOf(repoRow, query.branch_name ?? repoRow.activeBranch)
@@ -575,7 +605,10 @@ const makeMemoryRepos = Effect.gen(function*() {
       : yield* Effect.gen(function*() {
         const branch = yield* branchOf(repoRow, query.to_branch ?? repoRow.activeBranch)
         return query.include_workspace === true
-          ? { side: storedState(yield* inTransaction(workingState(repoRow, branch))), label: `workspace:${branch.branchName}` }
+          ? {
+            side: storedState(yield* inTransaction(workingState(repoRow, branch))),
+            label: `workspace:${branch.branchName}`
+          }
           : { side: yield* headSide(branch), label: `branch:${branch.branchName}` }
       })
     const difference = yield* diffSides(snapshots, left.side, right.side, {
@@ -677,9 +710,13 @@ const makeMemoryRepos = Effect.gen(function*() {
           return yield* new Conflict({ detail: `target_bank_id: bank '${input.target_bank_id}' already exists` })
         }
         const request = { ...input, ref, branchName, commitId }
-        yield* Effect.orDie(sql`INSERT INTO repo_forks (target_bank_id, source_repo_id, tables, row_counts, progress, request)
-          VALUES (${input.target_bank_id}, ${repoId}, ${JSON.stringify(state.tables)}::jsonb, ${JSON.stringify(state.rows)}::jsonb,
-            ${JSON.stringify(startForkProgress)}::jsonb, ${JSON.stringify(request)}::jsonb)`)
+        yield* Effect.orDie(
+          sql`INSERT INTO repo_forks (target_bank_id, source_repo_id, tables, row_counts, progress, request)
+          VALUES (${input.target_bank_id}, ${repoId}, ${JSON.stringify(state.tables)}::jsonb, ${
+            JSON.stringify(state.rows)
+          }::jsonb,
+            ${JSON.stringify(startForkProgress)}::jsonb, ${JSON.stringify(request)}::jsonb)`
+        )
       }))
     }
     // Slices, each its own transaction under the job row's lock; the last one finishes the bank and ends the job.
@@ -700,7 +737,9 @@ const makeMemoryRepos = Effect.gen(function*() {
         yield* finishFork(snapshots, current).pipe(Effect.provideService(SqlClient.SqlClient, sql))
         const bankName = current.request["target_bank_name"]
         if (typeof bankName === "string") {
-          yield* Effect.orDie(sql`UPDATE banks SET name = ${bankName}, updated_at = now() WHERE bank_id = ${current.targetBankId}`)
+          yield* Effect.orDie(
+            sql`UPDATE banks SET name = ${bankName}, updated_at = now() WHERE bank_id = ${current.targetBankId}`
+          )
         }
         if (current.request["enable_repo"] === true) {
           forked = yield* enableIn(current.targetBankId, current.request["repo_name"] as string | null | undefined)
@@ -710,7 +749,9 @@ const makeMemoryRepos = Effect.gen(function*() {
       yield* Effect.sleep("1 millis") // lets other requests take the session between slices
     }
     yield* restored(input.target_bank_id)
-    const name = yield* Effect.orDie(sql<{ name: string | null }>`SELECT name FROM banks WHERE bank_id = ${input.target_bank_id}`)
+    const name = yield* Effect.orDie(
+      sql<{ name: string | null }>`SELECT name FROM banks WHERE bank_id = ${input.target_bank_id}`
+    )
     const text = (key: string) => typeof request[key] === "string" ? request[key] as string : null
     const enabled: RepoRow | null = forked
     return {

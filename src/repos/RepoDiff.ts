@@ -9,7 +9,11 @@ import type { BucketMap, Capture, Snapshots, Source } from "./Snapshots.ts"
 
 /** A commit's stored state, or a live bank read just now (with where to read its rows again). */
 export type Side =
-  | { readonly _tag: "Stored"; readonly tables: Readonly<Record<string, string>>; readonly rows: Readonly<Record<string, number>> }
+  | {
+    readonly _tag: "Stored"
+    readonly tables: Readonly<Record<string, string>>
+    readonly rows: Readonly<Record<string, number>>
+  }
   | { readonly _tag: "Live"; readonly capture: Capture; readonly source: Source }
 
 export interface Difference {

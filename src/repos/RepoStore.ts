@@ -62,7 +62,9 @@ export interface CommitRow {
 export const workspacePrefix = "__repo__"
 
 export const workspaceBankId = (repoId: string, branch: string) =>
-  `${workspacePrefix}${repoId.replaceAll("-", "").slice(0, 8)}__${createHash("sha1").update(branch).digest("hex").slice(0, 12)}`
+  `${workspacePrefix}${repoId.replaceAll("-", "").slice(0, 8)}__${
+    createHash("sha1").update(branch).digest("hex").slice(0, 12)
+  }`
 
 const iso = (value: Date | string | null | undefined) =>
   value === null || value === undefined ? null : new Date(value).toISOString()
@@ -110,18 +112,30 @@ export const makeRepoStore = Effect.gen(function*() {
   const commit = (commitId: string) =>
     Effect.map(die(sql<CommitRow>`SELECT * FROM repo_commits WHERE commit_id = ${commitId}`), (rows) => rows[0])
   const commits = (ids: ReadonlyArray<string>) =>
-    ids.length === 0 ? Effect.succeed([]) : die(sql<CommitRow>`SELECT * FROM repo_commits WHERE commit_id IN ${sql.in(ids)}`)
+    ids.length === 0
+      ? Effect.succeed([])
+      : die(sql<CommitRow>`SELECT * FROM repo_commits WHERE commit_id IN ${sql.in(ids)}`)
 
   const insertRepo = (repoId: string, bankId: string, name: string, branchName: string) =>
-    die(sql`INSERT INTO memory_repos (repo_id, root_bank_id, name, active_branch) VALUES (${repoId}, ${bankId}, ${name}, ${branchName})`)
+    die(
+      sql`INSERT INTO memory_repos (repo_id, root_bank_id, name, active_branch) VALUES (${repoId}, ${bankId}, ${name}, ${branchName})`
+    )
   const setActive = (repoId: string, branchName: string) =>
     die(sql`UPDATE memory_repos SET active_branch = ${branchName}, updated_at = now() WHERE repo_id = ${repoId}`)
   const touch = (repoId: string) => die(sql`UPDATE memory_repos SET updated_at = now() WHERE repo_id = ${repoId}`)
   const json = (value: object | null) => value === null ? null : JSON.stringify(value)
-  const upsertBranch = (repoId: string, name: string, head: string | null, workspace: string, state: BranchState = activeState) =>
+  const upsertBranch = (
+    repoId: string,
+    name: string,
+    head: string | null,
+    workspace: string,
+    state: BranchState = activeState
+  ) =>
     die(sql`
       INSERT INTO repo_branches (repo_id, branch_name, head_commit_id, workspace_bank_id, state_tables, state_rows, replica_tables)
-      VALUES (${repoId}, ${name}, ${head}, ${workspace}, ${json(state.stateTables)}::jsonb, ${json(state.stateRows)}::jsonb,
+      VALUES (${repoId}, ${name}, ${head}, ${workspace}, ${json(state.stateTables)}::jsonb, ${
+      json(state.stateRows)
+    }::jsonb,
         ${json(state.replicaTables)}::jsonb)
       ON CONFLICT (repo_id, branch_name) DO UPDATE
         SET head_commit_id = EXCLUDED.head_commit_id, workspace_bank_id = EXCLUDED.workspace_bank_id,
@@ -176,7 +190,11 @@ export const makeRepoStore = Effect.gen(function*() {
    */
   const storedBytes = (repoId: string) =>
     Effect.map(
-      die(sql<{ n: string | number }>`SELECT coalesce(sum(bytes_added), 0)::bigint AS n FROM repo_commits WHERE repo_id = ${repoId}`),
+      die(
+        sql<
+          { n: string | number }
+        >`SELECT coalesce(sum(bytes_added), 0)::bigint AS n FROM repo_commits WHERE repo_id = ${repoId}`
+      ),
       (rows) => Number(rows[0]?.n ?? 0)
     )
   const deleteBranch = (repoId: string, name: string) =>

@@ -55,7 +55,9 @@ export const rowDelta = (snapshots: Snapshots["Service"], before: Side, after: S
         else if (old !== hash) changed.push([key, old, hash])
       }
       for (const [key, hash] of left) if (!right.has(key)) removed.push([key, hash])
-      if (removed.length + changed.length + added.length > 0) changes.push({ table, removed, changed, added, whole: null })
+      if (removed.length + changed.length + added.length > 0) {
+        changes.push({ table, removed, changed, added, whole: null })
+      }
     }
     return changes
   })

@@ -83,9 +83,11 @@ export const rowsCte = (plan: VersionedTable, plans: ReadonlyMap<string, Version
 }
 
 /** A leaf bucket's hash: its sorted `key=row hash` lines. */
-export const leafHash = `encode(sha256(convert_to(string_agg(k || '=' || h, E'\\n' ORDER BY k COLLATE "C"), 'UTF8')), 'hex')`
+export const leafHash =
+  `encode(sha256(convert_to(string_agg(k || '=' || h, E'\\n' ORDER BY k COLLATE "C"), 'UTF8')), 'hex')`
 /** A node's hash: its sorted `leaf number=leaf hash` lines (prefixed, so a node never hashes like a leaf). */
-export const nodeHash = `encode(sha256(convert_to('node' || E'\\n' || string_agg(b1::text || '=' || lh, E'\\n' ORDER BY b1), 'UTF8')), 'hex')`
+export const nodeHash =
+  `encode(sha256(convert_to('node' || E'\\n' || string_agg(b1::text || '=' || lh, E'\\n' ORDER BY b1), 'UTF8')), 'hex')`
 
 /** Leaf and node hashes of every bucket; the table manifest maps top bucket → node hash. */
 export const treeCtes = `,
@@ -93,7 +95,8 @@ export const treeCtes = `,
   nodes AS MATERIALIZED (SELECT b, sum(n)::int AS n, ${nodeHash} AS bh FROM leaves GROUP BY b)`
 
 /** Per top bucket: row count and node hash. Reads only. */
-export const bucketsSql = (cte: string) => `${cte}${treeCtes}
+export const bucketsSql = (cte: string) =>
+  `${cte}${treeCtes}
   SELECT b, n, bh FROM nodes ORDER BY b`
 
 /**
@@ -105,7 +108,8 @@ export const bucketsSql = (cte: string) => `${cte}${treeCtes}
  * before nodes existed) matches no node, so all leaves under it are stored, as before.
  * Objects already stored (an unchanged leaf of a changed node, a row another commit holds) are not counted.
  */
-export const storeBucketsSql = (cte: string, prev: string) => `${cte}${treeCtes},
+export const storeBucketsSql = (cte: string, prev: string) =>
+  `${cte}${treeCtes},
   changed AS MATERIALIZED (SELECT b, bh FROM nodes WHERE bh IS DISTINCT FROM (${prev}::jsonb ->> b::text)),
   previous_nodes AS MATERIALIZED (
     SELECT c.b, o.body FROM changed c JOIN repo_objects o ON o.hash = (${prev}::jsonb ->> c.b::text) AND o.kind = 'node'),
@@ -139,20 +143,23 @@ export const storeBucketsSql = (cte: string, prev: string) => `${cte}${treeCtes}
  * The leaf buckets under some top-level manifest values (`$tops`: a SQL list of hashes): a node's leaves, or
  * the value itself when it is a leaf (commits made before nodes existed name leaves directly).
  */
-export const leavesUnder = (tops: string) => `SELECT lf.hash, lf.body FROM repo_objects lf WHERE lf.kind = 'bucket' AND lf.hash IN (
+export const leavesUnder = (tops: string) =>
+  `SELECT lf.hash, lf.body FROM repo_objects lf WHERE lf.kind = 'bucket' AND lf.hash IN (
     SELECT v FROM (${tops}) t(v)
     UNION ALL
     SELECT n.value FROM repo_objects nd CROSS JOIN LATERAL jsonb_each_text(nd.body) n
     WHERE nd.kind = 'node' AND nd.hash IN (SELECT v FROM (${tops}) t2(v)))`
 
 /** Key → row hash of the rows in the given buckets (`$buckets`: a JSON array of bucket numbers). */
-export const entriesSql = (cte: string, buckets: string) => `${cte}
+export const entriesSql = (cte: string, buckets: string) =>
+  `${cte}
   SELECT k, h FROM rb WHERE b IN (SELECT value::int FROM jsonb_array_elements_text(${buckets}::jsonb))`
 
 /** The row objects of a stored table manifest (`$hash`), as `body`; a keyless table's repeated rows repeat. */
-export const storedRowsFrom = (tableHash: string) => `(SELECT o.body FROM (${
-  leavesUnder(`SELECT value FROM jsonb_each_text((SELECT body FROM repo_objects WHERE hash = ${tableHash}))`)
-}) lf
+export const storedRowsFrom = (tableHash: string) =>
+  `(SELECT o.body FROM (${
+    leavesUnder(`SELECT value FROM jsonb_each_text((SELECT body FROM repo_objects WHERE hash = ${tableHash}))`)
+  }) lf
   CROSS JOIN LATERAL jsonb_each_text(lf.body) e
   JOIN repo_objects o ON o.hash = e.value) o`
 
@@ -162,7 +169,11 @@ export const storedRowsFrom = (tableHash: string) => `(SELECT o.body FROM (${
  */
 export const insertedColumns = (plan: VersionedTable, mapping: IdMapping) => {
   const defaults = insertedDefaultsOf(plan.name)
-  const target = [...plan.columns.map(quote), ...(plan.hasBankId ? ["bank_id"] : []), ...defaults.map(([c]) => quote(c))]
+  const target = [
+    ...plan.columns.map(quote),
+    ...(plan.hasBankId ? ["bank_id"] : []),
+    ...defaults.map(([c]) => quote(c))
+  ]
   const values = [mappedColumns(plan, "r", mapping), ...(plan.hasBankId ? ["$1"] : []), ...defaults.map(([, v]) => v)]
   return { target, values: values.join(", ") }
 }

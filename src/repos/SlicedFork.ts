@@ -71,7 +71,9 @@ export const forkSlice = (snapshots: Snapshots["Service"], job: ForkJob) =>
         progress = { phase, table: table + 1, top: 0 }
         continue
       }
-      const manifest = yield* run<{ body: Record<string, string> }>(`SELECT body FROM repo_objects WHERE hash = $1`, [hash])
+      const manifest = yield* run<{ body: Record<string, string> }>(`SELECT body FROM repo_objects WHERE hash = $1`, [
+        hash
+      ])
       const buckets = Object.entries(manifest[0]?.body ?? {}).sort(([a], [b]) => Number(a) - Number(b))
       const rows = Math.max(1, job.rowCounts[plan.name] ?? buckets.length)
       const perSlice = Math.max(1, Math.floor(buckets.length * budget / rows))
@@ -99,7 +101,9 @@ export const forkSlice = (snapshots: Snapshots["Service"], job: ForkJob) =>
       }
       const taken = Math.min(perSlice, buckets.length - top)
       budget -= Math.max(1, Math.ceil(rows * taken / Math.max(1, buckets.length)))
-      progress = top + perSlice < buckets.length ? { phase, table, top: top + perSlice } : { phase, table: table + 1, top: 0 }
+      progress = top + perSlice < buckets.length
+        ? { phase, table, top: top + perSlice }
+        : { phase, table: table + 1, top: 0 }
     }
     return progress
   })
@@ -116,7 +120,9 @@ export const finishFork = (snapshots: Snapshots["Service"], job: ForkJob) =>
     const plans = yield* snapshots.plans
     const bankPlan = plans.find((plan) => plan.name === "banks")
     const bankHash = job.tables["banks"]
-    if (bankPlan !== undefined && bankHash !== undefined) yield* run(updateBankSql(bankPlan, "$2"), [job.targetBankId, bankHash])
+    if (bankPlan !== undefined && bankHash !== undefined) {
+      yield* run(updateBankSql(bankPlan, "$2"), [job.targetBankId, bankHash])
+    }
     yield* run(
       `INSERT INTO memory_change_horizons (bank_id, pruned_below)
        VALUES ($1, nextval(pg_get_serial_sequence('memory_unit_changes', 'change_seq')) + 1)

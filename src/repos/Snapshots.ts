@@ -69,7 +69,11 @@ export class Snapshots extends Context.Service<Snapshots, {
   readonly storedBuckets: (tableHash: string) => Effect.Effect<BucketMap>
   /** key → row hash for some buckets of a stored table, or of a live bank. */
   readonly storedEntries: (bucketHashes: ReadonlyArray<string>) => Effect.Effect<ReadonlyMap<string, string>>
-  readonly liveEntries: (source: Source, table: string, buckets: ReadonlyArray<number>) => Effect.Effect<ReadonlyMap<string, string>>
+  readonly liveEntries: (
+    source: Source,
+    table: string,
+    buckets: ReadonlyArray<number>
+  ) => Effect.Effect<ReadonlyMap<string, string>>
   /**
    * Replaces bank `target`'s versioned rows with a snapshot. `rename` gives the snapshot's global ids stable
    * new names in the target (a workspace or a fork); `keepMap` keeps the renaming so the target reads back in
@@ -85,9 +89,15 @@ export class Snapshots extends Context.Service<Snapshots, {
    * and inserts, parents first). `toLocal` renames root-bank ids to the target workspace's own. Must run inside
    * a transaction; the row objects named must be stored.
    */
-  readonly applyDelta: (target: string, writes: ReadonlyArray<TableWrite>, options: { readonly toLocal: boolean }) => Effect.Effect<void>
+  readonly applyDelta: (
+    target: string,
+    writes: ReadonlyArray<TableWrite>,
+    options: { readonly toLocal: boolean }
+  ) => Effect.Effect<void>
   /** Stored objects by hash (kind and body); missing hashes are absent from the map. */
-  readonly objects: (hashes: ReadonlyArray<string>) => Effect.Effect<ReadonlyMap<string, { readonly kind: string; readonly body: Readonly<Record<string, string>> }>>
+  readonly objects: (
+    hashes: ReadonlyArray<string>
+  ) => Effect.Effect<ReadonlyMap<string, { readonly kind: string; readonly body: Readonly<Record<string, string>> }>>
   /**
    * The leaves that differ between pairs of nodes (left node hash, right node hash; either may be absent), compared
    * in the database, or `undefined` when a hash is not a stored node (commits of the one-level layout name leaves).
@@ -135,44 +145,46 @@ export class Snapshots extends Context.Service<Snapshots, {
           return { hash, added: inserted.reduce((sum, row) => sum + Number(row.sizeBytes), 0) }
         })
 
-      const capture = Effect.fn("Snapshots.capture")(function*(source: Source, store: false | Readonly<Record<string, string>>) {
-        const all = yield* plans
-        const byName = yield* planMap
-        // Held shared until the transaction ends: garbage collection (exclusive) cannot sweep what this stores.
-        if (store !== false) yield* run(`SELECT pg_advisory_xact_lock_shared(hashtext('engram.repo_objects'))`, [])
-        const previous = store === false ? new Map<string, BucketMap>() : yield* tableManifests(Object.values(store))
-        const tables: Record<string, TableState> = {}
-        let bytesAdded = 0
-        for (const plan of all) {
-          const cte = rowsCte(plan, byName, mappingOf(source))
-          const prevHash = store === false ? undefined : store[plan.name]
-          const prevBuckets = prevHash === undefined ? {} : previous.get(prevHash) ?? {}
-          const rows = store === false
-            ? yield* run<{ b: number; n: number; bh: string }>(bucketsSql(cte), [source.bankId])
-            : yield* run<{ b: number; n: number; bh: string; added: string | number }>(
-              storeBucketsSql(cte, "$2"),
-              [source.bankId, JSON.stringify(prevBuckets)]
-            )
-          if (rows.length === 0) continue
-          const buckets: Record<string, string> = {}
-          let count = 0
-          for (const row of rows) {
-            buckets[String(row.b)] = row.bh
-            count += Number(row.n)
+      const capture = Effect.fn("Snapshots.capture")(
+        function*(source: Source, store: false | Readonly<Record<string, string>>) {
+          const all = yield* plans
+          const byName = yield* planMap
+          // Held shared until the transaction ends: garbage collection (exclusive) cannot sweep what this stores.
+          if (store !== false) yield* run(`SELECT pg_advisory_xact_lock_shared(hashtext('engram.repo_objects'))`, [])
+          const previous = store === false ? new Map<string, BucketMap>() : yield* tableManifests(Object.values(store))
+          const tables: Record<string, TableState> = {}
+          let bytesAdded = 0
+          for (const plan of all) {
+            const cte = rowsCte(plan, byName, mappingOf(source))
+            const prevHash = store === false ? undefined : store[plan.name]
+            const prevBuckets = prevHash === undefined ? {} : previous.get(prevHash) ?? {}
+            const rows = store === false
+              ? yield* run<{ b: number; n: number; bh: string }>(bucketsSql(cte), [source.bankId])
+              : yield* run<{ b: number; n: number; bh: string; added: string | number }>(
+                storeBucketsSql(cte, "$2"),
+                [source.bankId, JSON.stringify(prevBuckets)]
+              )
+            if (rows.length === 0) continue
+            const buckets: Record<string, string> = {}
+            let count = 0
+            for (const row of rows) {
+              buckets[String(row.b)] = row.bh
+              count += Number(row.n)
+            }
+            if (store !== false) {
+              const first = rows[0]!
+              bytesAdded += "added" in first ? Number(first.added) : 0
+              const manifest = yield* storeTableManifest(buckets)
+              bytesAdded += manifest.added
+              tables[plan.name] = { hash: manifest.hash, rows: count, buckets }
+            } else {
+              tables[plan.name] = { hash: canonicalHash(buckets), rows: count, buckets }
+            }
           }
-          if (store !== false) {
-            const first = rows[0]!
-            bytesAdded += "added" in first ? Number(first.added) : 0
-            const manifest = yield* storeTableManifest(buckets)
-            bytesAdded += manifest.added
-            tables[plan.name] = { hash: manifest.hash, rows: count, buckets }
-          } else {
-            tables[plan.name] = { hash: canonicalHash(buckets), rows: count, buckets }
-          }
+          const hashes = Object.fromEntries(Object.entries(tables).map(([name, state]) => [name, state.hash]))
+          return { tables, rootHash: rootHashOf(hashes), bytesAdded }
         }
-        const hashes = Object.fromEntries(Object.entries(tables).map(([name, state]) => [name, state.hash]))
-        return { tables, rootHash: rootHashOf(hashes), bytesAdded }
-      })
+      )
 
       const storedBuckets = (tableHash: string) =>
         Effect.map(tableManifests([tableHash]), (found) => found.get(tableHash) ?? {})
@@ -203,7 +215,8 @@ export class Snapshots extends Context.Service<Snapshots, {
       /** Secrets (and webhook URLs and HTTP settings) are not in commits; a restore into the same bank keeps the live ones, matched by key. */
       const keepPreserved = (target: string, byName: ReadonlyMap<string, VersionedTable>) =>
         Effect.gen(function*() {
-          const kept: Array<{ plan: VersionedTable; column: string; rows: ReadonlyArray<{ k: string; v: unknown }> }> = []
+          const kept: Array<{ plan: VersionedTable; column: string; rows: ReadonlyArray<{ k: string; v: unknown }> }> =
+            []
           for (const [table, columns] of Object.entries(preservedColumns)) {
             const plan = byName.get(table)
             if (plan === undefined || plan.key === null || plan.key.length !== 1) continue
@@ -219,7 +232,9 @@ export class Snapshots extends Context.Service<Snapshots, {
             }
           }
           // Secret keys of JSON columns (webhook headers and params) likewise, merged into the restored value.
-          const keptJson: Array<{ plan: VersionedTable; column: string; rows: ReadonlyArray<{ k: string; v: string }> }> = []
+          const keptJson: Array<
+            { plan: VersionedTable; column: string; rows: ReadonlyArray<{ k: string; v: string }> }
+          > = []
           for (const [table, columns] of Object.entries(scrubbedJsonKeys)) {
             const plan = byName.get(table)
             if (plan === undefined || plan.key === null || plan.key.length !== 1) continue
@@ -237,7 +252,11 @@ export class Snapshots extends Context.Service<Snapshots, {
           return Effect.andThen(
             Effect.forEach(kept, ({ plan, column, rows }) =>
               Effect.forEach(rows, (row) =>
-                run(`UPDATE ${quote(plan.name)} t SET ${quote(column)} = $2 WHERE ${byKey(plan)}`, [target, row.v, row.k])), {
+                run(`UPDATE ${quote(plan.name)} t SET ${quote(column)} = $2 WHERE ${byKey(plan)}`, [
+                  target,
+                  row.v,
+                  row.k
+                ])), {
               discard: true
             }),
             Effect.forEach(keptJson, ({ plan, column, rows }) =>
@@ -324,7 +343,9 @@ export class Snapshots extends Context.Service<Snapshots, {
           const write = byTable.get(plan.name)
           if (write === undefined || plan.name === "banks") continue
           if (write.replace !== null) yield* run(deleteSql(plan, byName), [target])
-          else if (write.deleteKeys.length > 0) yield* run(deleteKeysSql(plan, byName, mapping), [target, json(write.deleteKeys)])
+          else if (write.deleteKeys.length > 0) {
+            yield* run(deleteKeysSql(plan, byName, mapping), [target, json(write.deleteKeys)])
+          }
         }
         for (const plan of all) {
           const write = byTable.get(plan.name)
@@ -332,7 +353,9 @@ export class Snapshots extends Context.Service<Snapshots, {
           const update = updateRowsSql(plan, byName, mapping)
           if (write.update.length > 0 && update !== null) yield* run(update, [target, json(write.update)])
           const insert = write.replace ?? write.insert
-          if (insert.length > 0 && plan.name !== "banks") yield* run(insertRowsSql(plan, mapping), [target, json(insert)])
+          if (insert.length > 0 && plan.name !== "banks") {
+            yield* run(insertRowsSql(plan, mapping), [target, json(insert)])
+          }
         }
       })
 

@@ -142,11 +142,15 @@ export interface VersionedTable {
 
 export const readCatalog = Effect.gen(function*() {
   const sql = yield* SqlClient.SqlClient
-  const columns = yield* sql<{ tableName: string; columnName: string; dataType: string; udtName: string; isGenerated: string }>`
+  const columns = yield* sql<
+    { tableName: string; columnName: string; dataType: string; udtName: string; isGenerated: string }
+  >`
     SELECT table_name, column_name, data_type, udt_name, is_generated
     FROM information_schema.columns WHERE table_schema = current_schema()
     ORDER BY table_name, ordinal_position`
-  const constraints = yield* sql<{ tableName: string; kind: string; cols: string; refTable: string | null; refCols: string | null }>`
+  const constraints = yield* sql<
+    { tableName: string; kind: string; cols: string; refTable: string | null; refCols: string | null }
+  >`
     SELECT cl.relname AS table_name, c.contype AS kind,
       (SELECT string_agg(a.attname, ',' ORDER BY k.i) FROM unnest(c.conkey) WITH ORDINALITY k(n, i)
         JOIN pg_attribute a ON a.attrelid = c.conrelid AND a.attnum = k.n) AS cols,
@@ -221,7 +225,12 @@ export const planTables = (catalog: Catalog): ReadonlyArray<VersionedTable> => {
         c.kind === "f" && c.columns.length === 1 && c.refTable !== null && scopes.has(c.refTable)
       )
       if (link === undefined) continue
-      scopes.set(table, { _tag: "Parent", column: link.columns[0]!, parent: link.refTable!, parentColumn: link.refColumns[0]! })
+      scopes.set(table, {
+        _tag: "Parent",
+        column: link.columns[0]!,
+        parent: link.refTable!,
+        parentColumn: link.refColumns[0]!
+      })
       grew = true
     }
   }
@@ -259,7 +268,10 @@ export const planTables = (catalog: Catalog): ReadonlyArray<VersionedTable> => {
       key,
       scope,
       identities,
-      references: stored.filter((c) => referencing.has(c.column) && c.isText).map((c) => ({ column: c.column, isArray: c.isArray })),
+      references: stored.filter((c) => referencing.has(c.column) && c.isText).map((c) => ({
+        column: c.column,
+        isArray: c.isArray
+      })),
       jsonColumns: stored.filter((c) => c.isJson === true).map((c) => c.column),
       textKey: (key ?? []).every((name) => all.some((c) => c.column === name && c.isText && !c.isArray)),
       dependsOn: [...new Set(foreign.map((fk) => fk.refTable!).filter((t) => t !== table))]

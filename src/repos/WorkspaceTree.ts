@@ -62,7 +62,9 @@ const liveRowsSql = (plan: VersionedTable, plans: ReadonlyMap<string, VersionedT
   const match = key.length === 0
     ? "true"
     : plan.textKey
-    ? `(${key.map((c) => `t.${quote(c)}`).join(", ")}) IN (SELECT ${key.map((_, i) => `(k::jsonb ->> ${i})`).join(", ")} FROM keys)`
+    ? `(${key.map((c) => `t.${quote(c)}`).join(", ")}) IN (SELECT ${
+      key.map((_, i) => `(k::jsonb ->> ${i})`).join(", ")
+    } FROM keys)`
     : `${keyExpr(plan, "t")} IN (SELECT k FROM keys)`
   const stored = store
     ? `, stored AS (
@@ -243,7 +245,11 @@ export const makeWorkspaceTree = (snapshots: Snapshots["Service"]) =>
               const hash = nodeHashOf(node)
               manifest[String(b)] = hash
               if (hash !== nodeHash) {
-                toStore.push({ hash, kind: "node", body: Object.fromEntries([...node].map(([n, h]) => [String(n), h])) })
+                toStore.push({
+                  hash,
+                  kind: "node",
+                  body: Object.fromEntries([...node].map(([n, h]) => [String(n), h]))
+                })
               }
             }
           }
@@ -287,7 +293,10 @@ export const makeWorkspaceTree = (snapshots: Snapshots["Service"]) =>
 
     /** Whether the log has anything for the bank: the clean-status read (one index probe). */
     const hasLogged = (bankId: string) =>
-      Effect.map(run<{ x: number }>(`SELECT 1 AS x FROM repo_dirty_keys WHERE bank_id = $1 LIMIT 1`, [bankId]), (rows) => rows.length > 0)
+      Effect.map(
+        run<{ x: number }>(`SELECT 1 AS x FROM repo_dirty_keys WHERE bank_id = $1 LIMIT 1`, [bankId]),
+        (rows) => rows.length > 0
+      )
 
     return { build, resetLog, hasLogged }
   })

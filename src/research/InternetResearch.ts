@@ -86,8 +86,11 @@ export class InternetResearch extends Context.Service<InternetResearch, {
           iteration: 1
         })
 
-        const fetched = yield* Effect.forEach(results, (result) =>
-          timed(fetchPage(settings, result.url)).pipe(Effect.provideService(FileConverter, converter)), { concurrency: 4 })
+        const fetched = yield* Effect.forEach(
+          results,
+          (result) => timed(fetchPage(settings, result.url)).pipe(Effect.provideService(FileConverter, converter)),
+          { concurrency: 4 }
+        )
         fetched.forEach(({ value, ms }) =>
           toolCalls.push({
             tool: "fetch_page",
@@ -103,9 +106,16 @@ export class InternetResearch extends Context.Service<InternetResearch, {
         const sources: Array<Source> = results.flatMap((result, index): Array<Source> => {
           const page = fetched[index]!.value
           if (page._tag === "FetchedPage" && page.text.trim() !== "") {
-            return [{ title: result.title, url: page.finalUrl, text: excerpt(page.text, question, perSource), fromSnippet: false }]
+            return [{
+              title: result.title,
+              url: page.finalUrl,
+              text: excerpt(page.text, question, perSource),
+              fromSnippet: false
+            }]
           }
-          return result.snippet === "" ? [] : [{ title: result.title, url: result.url, text: result.snippet, fromSnippet: true }]
+          return result.snippet === ""
+            ? []
+            : [{ title: result.title, url: result.url, text: result.snippet, fromSnippet: true }]
         }).filter((source) => {
           // Two results redirecting to one page are one source: [n] must stay aligned with source_urls.
           if (seenUrls.has(source.url)) return false
@@ -115,7 +125,10 @@ export class InternetResearch extends Context.Service<InternetResearch, {
 
         const llmCalls: Array<{ scope: string; duration_ms: number }> = []
         const answer = sources.length === 0
-          ? { text: "The web search found no page to answer from.", usage: { inputTokens: 0, outputTokens: 0, totalTokens: 0 } }
+          ? {
+            text: "The web search found no page to answer from.",
+            usage: { inputTokens: 0, outputTokens: 0, totalTokens: 0 }
+          }
           : !llm.available("reflect")
           ? extractiveAnswer(question, sources, maxTokens)
           : yield* timed(answerWithModel({ bankId, question, sources, maxTokens })).pipe(

@@ -36,14 +36,22 @@ export type PageOutcome = FetchedPage | PageFailure
 
 const maxRedirects = 5
 const readableTypes = [
-  "text/html", "application/xhtml+xml", "text/plain", "text/markdown", "text/x-markdown", "application/pdf"
+  "text/html",
+  "application/xhtml+xml",
+  "text/plain",
+  "text/markdown",
+  "text/x-markdown",
+  "application/pdf"
 ]
 
 const userAgent = "engram-research/1.0 (answers questions from public web pages)"
 
 const filenameFor = (contentType: string) =>
-  contentType.includes("pdf") ? "page.pdf" : contentType.includes("html") ? "page.html"
-  : contentType.includes("markdown") ? "page.md" : "page.txt"
+  contentType.includes("pdf") ? "page.pdf" : contentType.includes("html") ?
+    "page.html"
+    : contentType.includes("markdown")
+    ? "page.md"
+    : "page.txt"
 
 interface Download {
   readonly finalUrl: string
@@ -134,7 +142,9 @@ export const fetchPage = (
       },
       ["native", "text"]
     ).pipe(Effect.result)
-    if (converted._tag === "Failure") return { _tag: "PageFailure", url, reason: "no readable text" } satisfies PageFailure
+    if (converted._tag === "Failure") {
+      return { _tag: "PageFailure", url, reason: "no readable text" } satisfies PageFailure
+    }
     return {
       _tag: "FetchedPage",
       url,

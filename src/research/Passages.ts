@@ -5,11 +5,84 @@
  */
 
 const stopwords = new Set([
-  "the", "and", "for", "are", "but", "not", "you", "all", "any", "can", "had", "her", "was", "one", "our", "out",
-  "has", "have", "his", "how", "its", "may", "new", "now", "old", "see", "two", "who", "did", "does", "what", "when",
-  "where", "which", "why", "with", "this", "that", "from", "they", "them", "then", "than", "there", "their", "about",
-  "into", "over", "also", "just", "some", "such", "only", "other", "would", "could", "should", "will", "been", "being",
-  "were", "your", "more", "most", "very", "is", "in", "of", "to", "on", "at", "by", "or", "as", "it", "be", "an", "a"
+  "the",
+  "and",
+  "for",
+  "are",
+  "but",
+  "not",
+  "you",
+  "all",
+  "any",
+  "can",
+  "had",
+  "her",
+  "was",
+  "one",
+  "our",
+  "out",
+  "has",
+  "have",
+  "his",
+  "how",
+  "its",
+  "may",
+  "new",
+  "now",
+  "old",
+  "see",
+  "two",
+  "who",
+  "did",
+  "does",
+  "what",
+  "when",
+  "where",
+  "which",
+  "why",
+  "with",
+  "this",
+  "that",
+  "from",
+  "they",
+  "them",
+  "then",
+  "than",
+  "there",
+  "their",
+  "about",
+  "into",
+  "over",
+  "also",
+  "just",
+  "some",
+  "such",
+  "only",
+  "other",
+  "would",
+  "could",
+  "should",
+  "will",
+  "been",
+  "being",
+  "were",
+  "your",
+  "more",
+  "most",
+  "very",
+  "is",
+  "in",
+  "of",
+  "to",
+  "on",
+  "at",
+  "by",
+  "or",
+  "as",
+  "it",
+  "be",
+  "an",
+  "a"
 ])
 
 /** The distinct content words of a text, lowercased, light plural stripping so "releases" meets "release". */
@@ -28,20 +101,22 @@ export const overlap = (words: ReadonlySet<string>, text: string) => {
 
 /** Paragraphs, with long ones cut at sentence ends into pieces of about `size` characters. */
 const passagesOf = (text: string, size: number): Array<string> =>
-  text.split(/\n{2,}/).map((paragraph) => paragraph.trim()).filter((paragraph) => paragraph !== "").flatMap((paragraph) => {
-    if (paragraph.length <= size) return [paragraph]
-    const pieces: Array<string> = []
-    let piece = ""
-    for (const sentence of paragraph.split(/(?<=[.!?])\s+/)) {
-      if (piece !== "" && piece.length + sentence.length > size) {
-        pieces.push(piece)
-        piece = ""
+  text.split(/\n{2,}/).map((paragraph) => paragraph.trim()).filter((paragraph) => paragraph !== "").flatMap(
+    (paragraph) => {
+      if (paragraph.length <= size) return [paragraph]
+      const pieces: Array<string> = []
+      let piece = ""
+      for (const sentence of paragraph.split(/(?<=[.!?])\s+/)) {
+        if (piece !== "" && piece.length + sentence.length > size) {
+          pieces.push(piece)
+          piece = ""
+        }
+        piece = piece === "" ? sentence : `${piece} ${sentence}`
       }
-      piece = piece === "" ? sentence : `${piece} ${sentence}`
+      if (piece !== "") pieces.push(piece.length > size * 2 ? piece.slice(0, size * 2) : piece)
+      return pieces
     }
-    if (piece !== "") pieces.push(piece.length > size * 2 ? piece.slice(0, size * 2) : piece)
-    return pieces
-  })
+  )
 
 /** The page itself when it fits; otherwise its best passages for the question, in page order, marked where cut. */
 export const excerpt = (text: string, question: string, maxChars: number): string => {

@@ -56,8 +56,10 @@ const SearxngAnswer = Schema.Struct({
 
 /** Search result markup (Brave marks matches with <strong>) and entities, as plain text. */
 const plain = (text: string | null | undefined) =>
-  (text ?? "").replace(/<[^>]+>/g, "").replace(/&(amp|lt|gt|quot|#39);/g, (_, name: string) =>
-    ({ amp: "&", lt: "<", gt: ">", quot: "\"", "#39": "'" })[name] ?? "").replace(/\s+/g, " ").trim()
+  (text ?? "").replace(/<[^>]+>/g, "").replace(
+    /&(amp|lt|gt|quot|#39);/g,
+    (_, name: string) => ({ amp: "&", lt: "<", gt: ">", quot: "\"", "#39": "'" })[name] ?? ""
+  ).replace(/\s+/g, " ").trim()
 
 const scrub = (text: string, key: Option.Option<Redacted.Redacted<string>>) => {
   const secret = Option.match(key, { onNone: () => "", onSome: Redacted.value })
@@ -115,10 +117,16 @@ const keyOf = (settings: ResearchSettings) => Option.getOrElse(Option.map(settin
 const brave = (client: HttpClient.HttpClient, settings: ResearchSettings, url: string): WebSearchProvider => ({
   name: "brave",
   search: (query, count) =>
-    call(client, "brave", HttpClientRequest.get(url).pipe(
-      HttpClientRequest.setUrlParams({ q: query, count: String(Math.min(20, count)) }),
-      HttpClientRequest.setHeaders({ accept: "application/json", "x-subscription-token": keyOf(settings) })
-    ), BraveAnswer, settings).pipe(
+    call(
+      client,
+      "brave",
+      HttpClientRequest.get(url).pipe(
+        HttpClientRequest.setUrlParams({ q: query, count: String(Math.min(20, count)) }),
+        HttpClientRequest.setHeaders({ accept: "application/json", "x-subscription-token": keyOf(settings) })
+      ),
+      BraveAnswer,
+      settings
+    ).pipe(
       Effect.map((answer) =>
         (answer.web?.results ?? []).map((result) => ({
           title: plain(result.title),
@@ -132,12 +140,22 @@ const brave = (client: HttpClient.HttpClient, settings: ResearchSettings, url: s
 const tavily = (client: HttpClient.HttpClient, settings: ResearchSettings, url: string): WebSearchProvider => ({
   name: "tavily",
   search: (query, count) =>
-    call(client, "tavily", HttpClientRequest.post(url).pipe(
-      HttpClientRequest.setHeaders({ accept: "application/json", authorization: `Bearer ${keyOf(settings)}` }),
-      HttpClientRequest.bodyJsonUnsafe({ query, max_results: Math.min(20, count), search_depth: "basic" })
-    ), TavilyAnswer, settings).pipe(
+    call(
+      client,
+      "tavily",
+      HttpClientRequest.post(url).pipe(
+        HttpClientRequest.setHeaders({ accept: "application/json", authorization: `Bearer ${keyOf(settings)}` }),
+        HttpClientRequest.bodyJsonUnsafe({ query, max_results: Math.min(20, count), search_depth: "basic" })
+      ),
+      TavilyAnswer,
+      settings
+    ).pipe(
       Effect.map((answer) =>
-        answer.results.map((result) => ({ title: plain(result.title), url: result.url, snippet: plain(result.content) }))
+        answer.results.map((result) => ({
+          title: plain(result.title),
+          url: result.url,
+          snippet: plain(result.content)
+        }))
       )
     )
 })
@@ -146,16 +164,22 @@ const searxng = (client: HttpClient.HttpClient, settings: ResearchSettings, base
   name: "searxng",
   // SearXNG returns a fixed page of results; the count is applied here.
   search: (query, count) =>
-    call(client, "searxng", HttpClientRequest.get(`${baseUrl.replace(/\/+$/, "")}/search`).pipe(
-      HttpClientRequest.setUrlParams({ q: query, format: "json" }),
-      HttpClientRequest.setHeaders({
-        accept: "application/json",
-        ...Option.match(settings.apiKey, {
-          onNone: () => ({}),
-          onSome: (key) => ({ authorization: `Bearer ${Redacted.value(key)}` })
+    call(
+      client,
+      "searxng",
+      HttpClientRequest.get(`${baseUrl.replace(/\/+$/, "")}/search`).pipe(
+        HttpClientRequest.setUrlParams({ q: query, format: "json" }),
+        HttpClientRequest.setHeaders({
+          accept: "application/json",
+          ...Option.match(settings.apiKey, {
+            onNone: () => ({}),
+            onSome: (key) => ({ authorization: `Bearer ${Redacted.value(key)}` })
+          })
         })
-      })
-    ), SearxngAnswer, settings).pipe(
+      ),
+      SearxngAnswer,
+      settings
+    ).pipe(
       Effect.map((answer) =>
         answer.results.slice(0, count).map((result) => ({
           title: plain(result.title),
@@ -196,7 +220,9 @@ export const makeWebSearch = (
         ))
       }
       const url = baseUrl ?? hostedEndpoints[settings.provider]
-      return Effect.succeed(settings.provider === "brave" ? brave(client, settings, url) : tavily(client, settings, url))
+      return Effect.succeed(
+        settings.provider === "brave" ? brave(client, settings, url) : tavily(client, settings, url)
+      )
     }
   }
 }

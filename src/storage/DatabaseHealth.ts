@@ -75,7 +75,10 @@ export class DatabaseHealth extends Context.Service<DatabaseHealth, {
           if (Option.isSome(answered)) return answered.value
           const waiting = (yield* Clock.currentTimeMillis) - running.since
           if (waiting > stallAfter) {
-            return { _tag: "down", reason: `the database has not answered for ${Math.round(waiting / 1000)} s` } as const
+            return {
+              _tag: "down",
+              reason: `the database has not answered for ${Math.round(waiting / 1000)} s`
+            } as const
           }
           // A probe behind a long job: what the last finished probe said, unless it was fine (then: busy).
           return last._tag === "down" ? last : { _tag: "busy", waitingMillis: waiting } as const

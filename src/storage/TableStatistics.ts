@@ -39,13 +39,17 @@ export class TableStatistics extends Context.Service<TableStatistics, {
       const statement = facts?.autovacuum ? sql.unsafe(`ANALYZE ${tables}`) : sql.unsafe(`VACUUM (ANALYZE) ${tables}`)
       const maintain = statement.pipe(
         Effect.asVoid,
-        Effect.catchCause((cause) => Effect.logWarning("Table maintenance failed; planner statistics may be stale", cause)),
+        Effect.catchCause((cause) =>
+          Effect.logWarning("Table maintenance failed; planner statistics may be stale", cause)
+        ),
         Effect.withSpan("TableStatistics.maintain")
       )
       // One maintenance at a time: a retain that crosses the line while another runs leaves it to that one.
       const maintainOnce = Effect.gen(function*() {
-        const start = yield* Ref.modify(state, (current) =>
-          current.running ? [false, current] as const : [true, { ...current, running: true }] as const)
+        const start = yield* Ref.modify(
+          state,
+          (current) => current.running ? [false, current] as const : [true, { ...current, running: true }] as const
+        )
         if (!start) return
         yield* maintain.pipe(Effect.ensuring(Ref.update(state, (current) => ({ ...current, running: false }))))
       })

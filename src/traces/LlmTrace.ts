@@ -99,5 +99,7 @@ export const LlmTraceStatsResponse = Schema.Struct({
   trunc: StatsTrunc,
   start: Schema.String.annotate({ description: "start of the window (UTC)" }),
   items: Schema.Array(LlmTraceStatsBucket),
-  buckets: Schema.Array(LlmTraceStatsBucket).annotate({ description: "the same as items, as Hindsight clients read it" })
+  buckets: Schema.Array(LlmTraceStatsBucket).annotate({
+    description: "the same as items, as Hindsight clients read it"
+  })
 }).annotate({ identifier: "LlmTraceStatsResponse" })

@@ -91,7 +91,10 @@ export class LlmTraceStore extends Context.Service<LlmTraceStore, {
     readonly total: number
   }>
   /** Buckets of `trunc` (UTC) over the last `periodHours`, oldest first; empty buckets are left out. */
-  readonly stats: (bankId: string, options: { readonly periodHours: number; readonly trunc: StatsTrunc }) => Effect.Effect<
+  readonly stats: (
+    bankId: string,
+    options: { readonly periodHours: number; readonly trunc: StatsTrunc }
+  ) => Effect.Effect<
     ReadonlyArray<LlmTraceStatsBucket>
   >
   /** Tokens spent by every recorded request of a background operation, retries and failures included. */

@@ -60,8 +60,16 @@ export const checkDestination = (url: string, policy: DestinationPolicy): Effect
     // the network it lives on): the connect-time lookup still refuses link-local and metadata addresses.
     if (!policy.denyPrivate) return
     const addresses = yield* Effect.callback<ReadonlyArray<Dns.LookupAddress>, string>((resume) => {
-      Dns.lookup(host, { all: true }, (error, found) =>
-        resume(error ? Effect.fail(`${host} could not be resolved (${error.code ?? error.message})`) : Effect.succeed(found)))
+      Dns.lookup(
+        host,
+        { all: true },
+        (error, found) =>
+          resume(
+            error
+              ? Effect.fail(`${host} could not be resolved (${error.code ?? error.message})`)
+              : Effect.succeed(found)
+          )
+      )
     })
     const refused = addresses.find((entry) => denied(entry.address))
     if (refused !== undefined) return yield* Effect.fail(refusal(policy)(host, refused.address))

@@ -116,7 +116,9 @@ export class WebhookDelivery extends Context.Service<WebhookDelivery, {
             })
           )
           return yield* exchange.pipe(
-            Effect.catch((error) => Effect.succeed({ statusCode: null, error: describeFailure(error), responseBody: null }))
+            Effect.catch((error) =>
+              Effect.succeed({ statusCode: null, error: describeFailure(error), responseBody: null })
+            )
           )
         })
 
@@ -140,43 +142,48 @@ export class WebhookDelivery extends Context.Service<WebhookDelivery, {
 
       const wake = Effect.sync(() => void Queue.offerUnsafe(wakeups, undefined))
 
-      const tick = (scope: Scope.Scope) => Effect.gen(function*() {
-        // Cleared before looking, so a wake-up that arrives while this round looks starts the next one.
-        yield* Queue.clear(wakeups)
-        const free = concurrency - inFlight
-        if (free > 0) {
-          const claimed = yield* store.claimDue(free)
-          for (const delivery of claimed) {
-            inFlight++
-            yield* Effect.forkIn(
-              attempt(delivery).pipe(Effect.ensuring(Effect.andThen(Effect.sync(() => inFlight--), wake))),
-              scope
-            )
+      const tick = (scope: Scope.Scope) =>
+        Effect.gen(function*() {
+          // Cleared before looking, so a wake-up that arrives while this round looks starts the next one.
+          yield* Queue.clear(wakeups)
+          const free = concurrency - inFlight
+          if (free > 0) {
+            const claimed = yield* store.claimDue(free)
+            for (const delivery of claimed) {
+              inFlight++
+              yield* Effect.forkIn(
+                attempt(delivery).pipe(Effect.ensuring(Effect.andThen(Effect.sync(() => inFlight--), wake))),
+                scope
+              )
+            }
+            // A full batch means more may be due right away.
+            if (claimed.length === free) return
           }
-          // A full batch means more may be due right away.
-          if (claimed.length === free) return
-        }
-        // Sleep until the next delivery falls due, or until woken: by a producer that queued a row, a re-enabled
-        // webhook, or a send that finished (which also frees a slot when all were busy). Nothing pending: sleep
-        // until woken, looking again only after the safety interval.
-        const due = free > 0 ? yield* store.nextDueInMillis : Option.none<number>()
-        const wait = Option.match(due, {
-          onNone: () => sharedDatabase ? Option.some(pollInterval) : Option.none(),
-          onSome: (millis) =>
-            Option.some(Duration.clamp(Duration.millis(Math.ceil(millis)), { minimum: minimumWait, maximum: pollInterval }))
+          // Sleep until the next delivery falls due, or until woken: by a producer that queued a row, a re-enabled
+          // webhook, or a send that finished (which also frees a slot when all were busy). Nothing pending: sleep
+          // until woken, looking again only after the safety interval.
+          const due = free > 0 ? yield* store.nextDueInMillis : Option.none<number>()
+          const wait = Option.match(due, {
+            onNone: () => sharedDatabase ? Option.some(pollInterval) : Option.none(),
+            onSome: (millis) =>
+              Option.some(
+                Duration.clamp(Duration.millis(Math.ceil(millis)), { minimum: minimumWait, maximum: pollInterval })
+              )
+          })
+          yield* Option.match(wait, {
+            onNone: () => Queue.take(wakeups),
+            onSome: (duration) => Queue.take(wakeups).pipe(Effect.timeoutOption(duration))
+          })
         })
-        yield* Option.match(wait, {
-          onNone: () => Queue.take(wakeups),
-          onSome: (duration) => Queue.take(wakeups).pipe(Effect.timeoutOption(duration))
-        })
-      })
 
       // Claims left by a worker that is gone are given back first. Safe because only one worker runs at a time:
       // this process's, or on a cluster the one runner holding the singleton, which starts only once the previous
       // holder has stopped (its sends interrupted and released) or died (its claims are what this gives back).
       const run = Effect.gen(function*() {
         const recovered = yield* store.releaseAllClaims
-        if (recovered > 0) yield* Effect.logInfo("webhook deliveries interrupted by a restart go out again", { recovered })
+        if (recovered > 0) {
+          yield* Effect.logInfo("webhook deliveries interrupted by a restart go out again", { recovered })
+        }
         // Sends live in the worker's scope: when the singleton moves away they are interrupted and released.
         const scope = yield* Effect.scope
         // One failed round (the database restarting, say) must not end delivery for good.
@@ -184,7 +191,9 @@ export class WebhookDelivery extends Context.Service<WebhookDelivery, {
           Effect.catchCause((cause) =>
             Cause.hasInterruptsOnly(cause)
               ? Effect.failCause(cause)
-              : Effect.logError("webhook delivery round failed", cause).pipe(Effect.andThen(Effect.sleep(Duration.seconds(1))))
+              : Effect.logError("webhook delivery round failed", cause).pipe(
+                Effect.andThen(Effect.sleep(Duration.seconds(1)))
+              )
           ),
           Effect.forever
         )

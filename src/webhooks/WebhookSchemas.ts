@@ -26,12 +26,11 @@ const WebhookUrl = Schema.String.check(
 const HeaderName = Schema.String.check(Schema.isPattern(/^[!#$%&'*+.^_`|~0-9A-Za-z-]+$/, {
   message: "must be a valid HTTP header name"
 }))
-const HeaderValue = Schema.String.check(Schema.makeFilter((value: string) =>
-  !/[\r\n\0]/.test(value) || "must not contain line breaks"
-))
+const HeaderValue = Schema.String.check(
+  Schema.makeFilter((value: string) => !/[\r\n\0]/.test(value) || "must not contain line breaks")
+)
 
-const seconds = (minimum: number, maximum: number) =>
-  Schema.Number.check(Schema.isBetween({ minimum, maximum }))
+const seconds = (minimum: number, maximum: number) => Schema.Number.check(Schema.isBetween({ minimum, maximum }))
 
 /** The value a credential-like header or parameter (and the secret) reads back as; sent back, it keeps the value. */
 export const redacted = "********"
@@ -39,25 +38,35 @@ export const redacted = "********"
 const deliverySettings = {
   method: Schema.optionalKey(Schema.Literals(["POST"]).annotate({ description: "Always POST (the default)" })),
   timeout_seconds: Schema.optionalKey(seconds(0.05, 300).annotate({ description: "Per-request timeout; default 30" })),
-  max_attempts: Schema.optionalKey(Schema.Int.check(Schema.isBetween({ minimum: 1, maximum: 50 })).annotate({
-    description: "Attempts before a delivery is marked failed; default 8"
-  })),
-  retry_backoff_seconds: Schema.optionalKey(seconds(0.01, 3600).annotate({
-    description: "Wait before the second attempt; doubles after each failure; default 5"
-  })),
-  retry_max_backoff_seconds: Schema.optionalKey(seconds(0.01, 86400).annotate({
-    description: "Cap on the wait between attempts; default 600"
-  }))
+  max_attempts: Schema.optionalKey(
+    Schema.Int.check(Schema.isBetween({ minimum: 1, maximum: 50 })).annotate({
+      description: "Attempts before a delivery is marked failed; default 8"
+    })
+  ),
+  retry_backoff_seconds: Schema.optionalKey(
+    seconds(0.01, 3600).annotate({
+      description: "Wait before the second attempt; doubles after each failure; default 5"
+    })
+  ),
+  retry_max_backoff_seconds: Schema.optionalKey(
+    seconds(0.01, 86400).annotate({
+      description: "Cap on the wait between attempts; default 600"
+    })
+  )
 }
 
 export const HttpConfigInput = Schema.Struct({
   ...deliverySettings,
-  headers: Schema.optionalKey(Schema.Record(HeaderName, HeaderValue).annotate({
-    description: "Extra request headers (Content-Type, Host and X-Engram-* are set by the service)"
-  })),
-  params: Schema.optionalKey(Schema.Record(Schema.String, Schema.String).annotate({
-    description: "Extra query parameters added to the URL"
-  }))
+  headers: Schema.optionalKey(
+    Schema.Record(HeaderName, HeaderValue).annotate({
+      description: "Extra request headers (Content-Type, Host and X-Engram-* are set by the service)"
+    })
+  ),
+  params: Schema.optionalKey(
+    Schema.Record(Schema.String, Schema.String).annotate({
+      description: "Extra query parameters added to the URL"
+    })
+  )
 }).annotate({ identifier: "WebhookHttpConfig" })
 export type HttpConfigInput = typeof HttpConfigInput.Type
 
@@ -67,12 +76,16 @@ export type HttpConfigInput = typeof HttpConfigInput.Type
  */
 export const HttpConfigPatch = Schema.Struct({
   ...deliverySettings,
-  headers: Schema.optionalKey(Schema.Record(HeaderName, Schema.NullOr(HeaderValue)).annotate({
-    description: `Headers to add or change; null removes one, "${redacted}" keeps its current value`
-  })),
-  params: Schema.optionalKey(Schema.Record(Schema.String, Schema.NullOr(Schema.String)).annotate({
-    description: `Query parameters to add or change; null removes one, "${redacted}" keeps its current value`
-  }))
+  headers: Schema.optionalKey(
+    Schema.Record(HeaderName, Schema.NullOr(HeaderValue)).annotate({
+      description: `Headers to add or change; null removes one, "${redacted}" keeps its current value`
+    })
+  ),
+  params: Schema.optionalKey(
+    Schema.Record(Schema.String, Schema.NullOr(Schema.String)).annotate({
+      description: `Query parameters to add or change; null removes one, "${redacted}" keeps its current value`
+    })
+  )
 }).annotate({ identifier: "WebhookHttpConfigPatch" })
 export type HttpConfigPatch = typeof HttpConfigPatch.Type
 
@@ -109,12 +122,16 @@ export const HttpConfigResponse = Schema.Struct({
 
 export const CreateWebhookRequest = Schema.Struct({
   url: WebhookUrl,
-  secret: Schema.optionalKey(Schema.NullOr(Schema.String.check(Schema.isMinLength(1))).annotate({
-    description: "HMAC-SHA256 signing secret; never returned"
-  })),
-  event_types: Schema.optionalKey(Schema.Array(WebhookEventType).check(Schema.isMinLength(1)).annotate({
-    description: "Events to deliver; default [\"consolidation.completed\"]"
-  })),
+  secret: Schema.optionalKey(
+    Schema.NullOr(Schema.String.check(Schema.isMinLength(1))).annotate({
+      description: "HMAC-SHA256 signing secret; never returned"
+    })
+  ),
+  event_types: Schema.optionalKey(
+    Schema.Array(WebhookEventType).check(Schema.isMinLength(1)).annotate({
+      description: "Events to deliver; default [\"consolidation.completed\"]"
+    })
+  ),
   enabled: Schema.optionalKey(Schema.Boolean),
   http_config: Schema.optionalKey(HttpConfigInput)
 }).annotate({ identifier: "CreateWebhookRequest" })
@@ -126,9 +143,11 @@ export type CreateWebhookRequest = typeof CreateWebhookRequest.Type
  */
 export const UpdateWebhookRequest = Schema.Struct({
   url: Schema.optionalKey(WebhookUrl),
-  secret: Schema.optionalKey(Schema.NullOr(Schema.String.check(Schema.isMinLength(1))).annotate({
-    description: `null clears the secret; omitted or "${redacted}" keeps it`
-  })),
+  secret: Schema.optionalKey(
+    Schema.NullOr(Schema.String.check(Schema.isMinLength(1))).annotate({
+      description: `null clears the secret; omitted or "${redacted}" keeps it`
+    })
+  ),
   event_types: Schema.optionalKey(Schema.Array(WebhookEventType).check(Schema.isMinLength(1))),
   enabled: Schema.optionalKey(Schema.Boolean),
   http_config: Schema.optionalKey(HttpConfigPatch)

@@ -110,14 +110,19 @@ export class WebhookStore extends Context.Service<WebhookStore, {
   readonly recordAttempt: (
     delivery: DueDelivery,
     outcome: AttemptOutcome,
-    next: { readonly status: "completed" | "failed" } | { readonly status: "pending"; readonly retryAfterSeconds: number }
+    next: { readonly status: "completed" | "failed" } | {
+      readonly status: "pending"
+      readonly retryAfterSeconds: number
+    }
   ) => Effect.Effect<void>
   /** Gives a claimed delivery back without counting an attempt (shutdown mid-send). */
   readonly release: (deliveryId: string) => Effect.Effect<void>
   /** At start: claims left by a process that died are given back, so its pending deliveries go out now. */
   readonly releaseAllClaims: Effect.Effect<number>
-  readonly deliveries: (webhookId: string, page: { readonly limit: number; readonly cursor: string | undefined }) =>
-    Effect.Effect<{ readonly items: ReadonlyArray<DeliveryRecord>; readonly nextCursor: string | null }>
+  readonly deliveries: (
+    webhookId: string,
+    page: { readonly limit: number; readonly cursor: string | undefined }
+  ) => Effect.Effect<{ readonly items: ReadonlyArray<DeliveryRecord>; readonly nextCursor: string | null }>
 }>()("engram/webhooks/WebhookStore") {
   static readonly layer = Layer.effect(
     WebhookStore,
@@ -127,7 +132,9 @@ export class WebhookStore extends Context.Service<WebhookStore, {
       const create = Effect.fn("WebhookStore.create")(function*(bankId: string, webhook: NewWebhook) {
         const rows = yield* sql<WebhookRow>`
           INSERT INTO webhooks (id, bank_id, url, secret, event_types, enabled, http_config)
-          VALUES (${crypto.randomUUID()}, ${bankId}, ${webhook.url}, ${webhook.secret}, ${[...webhook.eventTypes]}::text[],
+          VALUES (${crypto.randomUUID()}, ${bankId}, ${webhook.url}, ${webhook.secret}, ${[
+          ...webhook.eventTypes
+        ]}::text[],
             ${webhook.enabled}, ${JSON.stringify(webhook.httpConfig)}::jsonb)
           RETURNING *`.pipe(Effect.orDie)
         return toWebhook(rows[0]!)
@@ -193,7 +200,10 @@ export class WebhookStore extends Context.Service<WebhookStore, {
       const recordAttempt = Effect.fn("WebhookStore.recordAttempt")(function*(
         delivery: DueDelivery,
         outcome: AttemptOutcome,
-        next: { readonly status: "completed" | "failed" } | { readonly status: "pending"; readonly retryAfterSeconds: number }
+        next: { readonly status: "completed" | "failed" } | {
+          readonly status: "pending"
+          readonly retryAfterSeconds: number
+        }
       ) {
         const attempt = delivery.attempts + 1
         const retryAfter = next.status === "pending" ? next.retryAfterSeconds : 0
@@ -207,7 +217,9 @@ export class WebhookStore extends Context.Service<WebhookStore, {
               next_attempt_at = clock_timestamp() + (${retryAfter} * interval '1 second'),
               last_status_code = ${outcome.statusCode}, last_error = ${outcome.error},
               last_response_body = ${outcome.responseBody}, last_attempt_at = clock_timestamp(),
-              completed_at = ${next.status === "pending" ? null : sql`clock_timestamp()`}, updated_at = clock_timestamp()
+              completed_at = ${
+            next.status === "pending" ? null : sql`clock_timestamp()`
+          }, updated_at = clock_timestamp()
             WHERE id = ${delivery.id}`
         ], { discard: true }).pipe(sql.withTransaction, Effect.orDie)
       })

@@ -57,7 +57,10 @@ const resolveHttpConfig = (current: HttpConfig, patch: HttpConfigPatch | undefin
     }
     const reserved = Object.keys(merged.headers).find((name) => reservedHeader.test(name))
     if (reserved !== undefined) {
-      return yield* ValidationError.single("http_config.headers", `'${reserved}' is set by the service and cannot be overridden`)
+      return yield* ValidationError.single(
+        "http_config.headers",
+        `'${reserved}' is set by the service and cannot be overridden`
+      )
     }
     if (merged.retry_max_backoff_seconds < merged.retry_backoff_seconds) {
       return yield* ValidationError.single(
@@ -69,7 +72,9 @@ const resolveHttpConfig = (current: HttpConfig, patch: HttpConfigPatch | undefin
   })
 
 const masked = (values: Readonly<Record<string, string>>) =>
-  Object.fromEntries(Object.entries(values).map(([name, value]) => [name, credentialName.test(name) ? redacted : value]))
+  Object.fromEntries(
+    Object.entries(values).map(([name, value]) => [name, credentialName.test(name) ? redacted : value])
+  )
 
 export const toWebhookResponse = (webhook: WebhookRecord): WebhookResponse => ({
   id: webhook.id,
@@ -78,7 +83,11 @@ export const toWebhookResponse = (webhook: WebhookRecord): WebhookResponse => ({
   secret: webhook.secret === null ? null : redacted,
   event_types: webhook.eventTypes,
   enabled: webhook.enabled,
-  http_config: { ...webhook.httpConfig, headers: masked(webhook.httpConfig.headers), params: masked(webhook.httpConfig.params) },
+  http_config: {
+    ...webhook.httpConfig,
+    headers: masked(webhook.httpConfig.headers),
+    params: masked(webhook.httpConfig.params)
+  },
   created_at: webhook.createdAt.toISOString(),
   updated_at: webhook.updatedAt.toISOString()
 })
@@ -117,7 +126,10 @@ const toDeliveryView = (delivery: DeliveryRecord): DeliveryView => ({
 })
 
 export class Webhooks extends Context.Service<Webhooks, {
-  readonly register: (bankId: string, request: CreateWebhookRequest) => Effect.Effect<WebhookResponse, NotFound | ValidationError>
+  readonly register: (
+    bankId: string,
+    request: CreateWebhookRequest
+  ) => Effect.Effect<WebhookResponse, NotFound | ValidationError>
   readonly list: (bankId: string) => Effect.Effect<ReadonlyArray<WebhookResponse>, NotFound>
   readonly update: (
     bankId: string,
@@ -202,7 +214,8 @@ export class Webhooks extends Context.Service<Webhooks, {
 
       return Webhooks.of({
         register,
-        list: (bankId) => Effect.andThen(banks.get(bankId), Effect.map(store.list(bankId), (all) => all.map(toWebhookResponse))),
+        list: (bankId) =>
+          Effect.andThen(banks.get(bankId), Effect.map(store.list(bankId), (all) => all.map(toWebhookResponse))),
         update,
         remove,
         deliveries

@@ -59,7 +59,14 @@ const spawn = (script: URL, memoryMb: number) =>
       const onError = (error: unknown) => {
         cleanup()
         void worker.terminate()
-        resume(Effect.fail(new WorkerLost({ reason: "start", detail: typeof error === "number" ? `exit code ${error}` : describe(error) })))
+        resume(
+          Effect.fail(
+            new WorkerLost({
+              reason: "start",
+              detail: typeof error === "number" ? `exit code ${error}` : describe(error)
+            })
+          )
+        )
       }
       worker.once("message", onReady)
       worker.on("error", onError)
@@ -108,8 +115,7 @@ export const makeWorkerPool = Effect.fnUntraced(function*<Request, Reply>(
     timeToLive: Duration.minutes(1),
     timeToLiveStrategy: "usage"
   })
-  const tooSlow = () =>
-    Effect.fail(new WorkerLost({ reason: "timeout", detail: Duration.format(options.timeout) }))
+  const tooSlow = () => Effect.fail(new WorkerLost({ reason: "timeout", detail: Duration.format(options.timeout) }))
   return {
     run: (request, transfer = []) =>
       Effect.scoped(Effect.flatMap(Pool.get(pool), (worker) =>

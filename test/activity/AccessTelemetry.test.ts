@@ -25,15 +25,24 @@ layer(testApp({ backgroundMaxWait: Duration.millis(500) }), { excludeTestService
         const busy = yield* Effect.forkChild(foreground.request(Effect.never))
         const before = (yield* telemetry.stats).written
         for (let read = 0; read < 30; read++) {
-          const items = Array.from({ length: 100 }, (_, n) => ({ type: "memory" as const, id: `m-${read}-${n}`, score: 0.5 }))
+          const items = Array.from(
+            { length: 100 },
+            (_, n) => ({ type: "memory" as const, id: `m-${read}-${n}`, score: 0.5 })
+          )
           yield* telemetry.record("busy", items, "recall")
         }
         // One round: the one-second gathering delay, one longest wait, the write. Thirty slices took 16 s.
         // (The buffer empties when a write takes it; `written` counts once the write has committed.)
-        const stats = yield* eventually(telemetry.stats, (stats) => stats.written - before === 3000, Duration.seconds(6))
+        const stats = yield* eventually(
+          telemetry.stats,
+          (stats) => stats.written - before === 3000,
+          Duration.seconds(6)
+        )
         assert.strictEqual(stats.buffered, 0)
         assert.strictEqual(stats.dropped, 0)
-        const rows = yield* sql<{ n: number }>`SELECT count(*)::int AS n FROM memory_access_events WHERE bank_id = 'busy'`
+        const rows = yield* sql<
+          { n: number }
+        >`SELECT count(*)::int AS n FROM memory_access_events WHERE bank_id = 'busy'`
         assert.strictEqual(rows[0]!.n, 3000)
         yield* Fiber.interrupt(busy)
       }))

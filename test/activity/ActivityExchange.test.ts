@@ -12,7 +12,13 @@ import {
   encodeActivitySection,
   type LearnedActivity
 } from "../../src/activity/ActivityExchange.ts"
-import { type ActivityState, emptyCounts, initialHmm, initialKalman, kalmanStep } from "../../src/activity/ActivityModel.ts"
+import {
+  type ActivityState,
+  emptyCounts,
+  initialHmm,
+  initialKalman,
+  kalmanStep
+} from "../../src/activity/ActivityModel.ts"
 
 const stateWith = (counts: Array<number>): ActivityState => ({
   counts,
@@ -54,12 +60,18 @@ describe("activity exchange", () => {
   })
 
   it("a remote histogram gives back the counts its shares stand for", () => {
-    const histogram = emptyCounts().map((_, hour) => ({ hour_utc: hour, score: hour === 4 ? 0.75 : hour === 9 ? 0.25 : 0 }))
+    const histogram = emptyCounts().map((_, hour) => ({
+      hour_utc: hour,
+      score: hour === 4 ? 0.75 : hour === 9 ? 0.25 : 0
+    }))
     const counts = countsFromHistogram({ sample_count: 8, histogram })
     assert.strictEqual(counts[4], 6)
     assert.strictEqual(counts[9], 2)
     assert.throws(() => countsFromHistogram({ histogram }), /sample_count/)
-    assert.throws(() => countsFromHistogram({ sample_count: 8, histogram: [{ hour_utc: 30, score: 1 }] }), /invalid point/)
+    assert.throws(
+      () => countsFromHistogram({ sample_count: 8, histogram: [{ hour_utc: 30, score: 1 }] }),
+      /invalid point/
+    )
   })
 
   it("learned counts weigh at most as much as the bank's own, and a day's worth in a bank with fewer", () => {
@@ -81,7 +93,10 @@ describe("activity exchange", () => {
     assert.closeTo(small.shares[20]!, 25 / 125, 1e-9)
 
     // A bank without events of its own learns a day's worth; two sources share the cap.
-    const empty = combine("kalman_lite", stateWith(emptyCounts()), { "a/x": learned(at(2, 60)), "b/y": learned(at(3, 60)) })
+    const empty = combine("kalman_lite", stateWith(emptyCounts()), {
+      "a/x": learned(at(2, 60)),
+      "b/y": learned(at(3, 60))
+    })
     assert.strictEqual(empty.learnedWeight, 24)
     assert.strictEqual(empty.sampleCount, 24)
     assert.closeTo(empty.shares[2]!, 0.5, 1e-9)

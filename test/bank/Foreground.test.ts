@@ -70,9 +70,11 @@ describe("Foreground over a socket", () => {
       const waited: Array<number> = []
       const server = createServer((request, response) => {
         waited.push(slices - Number(request.headers["x-slices-at-send"]))
-        Effect.runFork(foreground.request(Effect.sleep("5 millis")).pipe(
-          Effect.ensuring(Effect.sync(() => response.end("ok")))
-        ))
+        Effect.runFork(
+          foreground.request(Effect.sleep("5 millis")).pipe(
+            Effect.ensuring(Effect.sync(() => response.end("ok")))
+          )
+        )
       })
       yield* Effect.promise(() => new Promise<void>((resolve) => server.listen(0, "127.0.0.1", resolve)))
       const port = (server.address() as AddressInfo).port

@@ -14,7 +14,7 @@ import { MemoryUnits } from "../../src/memory/MemoryUnits.ts"
 import { spread } from "../../src/brain/graph/SpreadingActivation.ts"
 import { graphSpreadOptions } from "../../src/memory/recall/GraphRecall.ts"
 import { eventually } from "../support/Eventually.ts"
-import { TestServer, testApp } from "../support/TestServer.ts"
+import { testApp, TestServer } from "../support/TestServer.ts"
 
 const sentences = [
   "Caroline went to the LGBTQ support group on Tuesday.",
@@ -69,7 +69,8 @@ const answers = (brain: Brain) => {
   const records = brain.records
   const rows = ids.map((id) => records.row(id))
   const scope = { types: ["world", "experience", "observation"] }
-  const probe = (ids.length > 0 ? records.vectorOf(ids[0]!) : undefined) ?? new Float32Array(records.vectors.dimensions).fill(0.1)
+  const probe = (ids.length > 0 ? records.vectorOf(ids[0]!) : undefined) ??
+    new Float32Array(records.vectors.dimensions).fill(0.1)
   const nearest = records.nearest(Float32Array.from(probe), scope, 8)
   const recent = records.inWindow({ start: Date.UTC(2023, 0, 1), end: Date.UTC(2030, 0, 1) }, scope, 8)
   return { ids, neighbours, spreads, keyword, size: records.size, rows, nearest, recent }
@@ -91,71 +92,76 @@ const fresh = (bankId: string) =>
 let bankNumber = 0
 
 layer(testApp(), { excludeTestServices: true })("bank brain", (it) => {
-  it.effect("kept current by deltas, answers exactly as a fresh build after any sequence of writes", () =>
-    Effect.gen(function*() {
-      const server = yield* TestServer
-      const brains = yield* BankBrains
-      const units = yield* MemoryUnits
-      const sql = yield* SqlClient.SqlClient
-      const context = yield* Effect.context<SqlClient.SqlClient | Foreground>()
+  it.effect(
+    "kept current by deltas, answers exactly as a fresh build after any sequence of writes",
+    () =>
+      Effect.gen(function*() {
+        const server = yield* TestServer
+        const brains = yield* BankBrains
+        const units = yield* MemoryUnits
+        const sql = yield* SqlClient.SqlClient
+        const context = yield* Effect.context<SqlClient.SqlClient | Foreground>()
 
-      const scenario = (ops: ReadonlyArray<Operation>) =>
-        Effect.gen(function*() {
-          const bank = `brain-${bankNumber++}`
-          const base = `/v1/default/banks/${bank}`
-          const seeded = yield* server.request("POST", `${base}/memories`, {
-            json: { items: sentences.slice(0, 4).map((content) => ({ content })) }
-          })
-          assert.strictEqual(seeded.status, 200, seeded.text)
-          // Built now, so every later write reaches it as a delta.
-          yield* current(bank)
-          let turn = 0
-          for (const op of ops) {
-            if (op.kind === "retain") {
-              const items = op.picks.map((pick) => ({
-                content: `${sentences[pick]} (turn ${turn++})`,
-                timestamp: new Date(Date.UTC(2024, 0, 1, 0, turn)).toISOString(),
-                ...(op.document === null ? {} : { document_id: `doc-${op.document}` })
-              }))
-              const retained = yield* server.request("POST", `${base}/memories`, { json: { items } })
-              assert.strictEqual(retained.status, 200, retained.text)
-            } else if (op.kind === "delete-memory") {
-              const ids = yield* sql<{ id: string }>`SELECT id FROM memory_units WHERE bank_id = ${bank} ORDER BY seq`
-              if (ids.length > 0) yield* units.remove(bank, ids[op.pick % ids.length]!.id)
-            } else {
-              const deleted = yield* server.request("DELETE", `${base}/documents/doc-${op.document}`)
-              assert.oneOf(deleted.status, [200, 404], deleted.text)
-            }
-            const kept = answers(yield* current(bank))
-            const rebuilt = answers(yield* fresh(bank))
-            for (const key of Object.keys(kept) as Array<keyof typeof kept>) {
-              assert.deepStrictEqual(kept[key], rebuilt[key], `${key} after ${JSON.stringify(op)}`)
-            }
-          }
-          // The whole recall, incremental brain first, then rebuilt from scratch.
-          const recalls = () =>
-            Effect.forEach(queries, (query) =>
-              server.request("POST", `${base}/memories/recall`, { json: { query, budget: "mid", trace: true } }).pipe(
-                Effect.map((response) => ({
-                  results: response.body.results.map((r: { id: string; score: number }) => [r.id, r.score]),
-                  graph: response.body.trace.strategies.graph.candidates,
-                  keyword: response.body.trace.strategies.keyword.candidates
+        const scenario = (ops: ReadonlyArray<Operation>) =>
+          Effect.gen(function*() {
+            const bank = `brain-${bankNumber++}`
+            const base = `/v1/default/banks/${bank}`
+            const seeded = yield* server.request("POST", `${base}/memories`, {
+              json: { items: sentences.slice(0, 4).map((content) => ({ content })) }
+            })
+            assert.strictEqual(seeded.status, 200, seeded.text)
+            // Built now, so every later write reaches it as a delta.
+            yield* current(bank)
+            let turn = 0
+            for (const op of ops) {
+              if (op.kind === "retain") {
+                const items = op.picks.map((pick) => ({
+                  content: `${sentences[pick]} (turn ${turn++})`,
+                  timestamp: new Date(Date.UTC(2024, 0, 1, 0, turn)).toISOString(),
+                  ...(op.document === null ? {} : { document_id: `doc-${op.document}` })
                 }))
-              ))
-          const incremental = yield* recalls()
-          yield* brains.drop(bank)
-          assert.deepStrictEqual(incremental, yield* recalls())
-        })
+                const retained = yield* server.request("POST", `${base}/memories`, { json: { items } })
+                assert.strictEqual(retained.status, 200, retained.text)
+              } else if (op.kind === "delete-memory") {
+                const ids = yield* sql<{ id: string }>`SELECT id FROM memory_units WHERE bank_id = ${bank} ORDER BY seq`
+                if (ids.length > 0) yield* units.remove(bank, ids[op.pick % ids.length]!.id)
+              } else {
+                const deleted = yield* server.request("DELETE", `${base}/documents/doc-${op.document}`)
+                assert.oneOf(deleted.status, [200, 404], deleted.text)
+              }
+              const kept = answers(yield* current(bank))
+              const rebuilt = answers(yield* fresh(bank))
+              for (const key of Object.keys(kept) as Array<keyof typeof kept>) {
+                assert.deepStrictEqual(kept[key], rebuilt[key], `${key} after ${JSON.stringify(op)}`)
+              }
+            }
+            // The whole recall, incremental brain first, then rebuilt from scratch.
+            const recalls = () =>
+              Effect.forEach(queries, (query) =>
+                server.request("POST", `${base}/memories/recall`, { json: { query, budget: "mid", trace: true } }).pipe(
+                  Effect.map((response) => ({
+                    results: response.body.results.map((r: { id: string; score: number }) => [r.id, r.score]),
+                    graph: response.body.trace.strategies.graph.candidates,
+                    keyword: response.body.trace.strategies.keyword.candidates
+                  }))
+                ))
+            const incremental = yield* recalls()
+            yield* brains.drop(bank)
+            assert.deepStrictEqual(incremental, yield* recalls())
+          })
 
-      yield* Effect.promise(() =>
-        fc.assert(
-          fc.asyncProperty(fc.array(operation, { minLength: 1, maxLength: 8 }), (ops) =>
-            Effect.runPromiseWith(context)(scenario(ops).pipe(Effect.orDie) as Effect.Effect<void, never, SqlClient.SqlClient | Foreground>)
-          ),
-          { numRuns: 8, endOnFailure: true }
+        yield* Effect.promise(() =>
+          fc.assert(
+            fc.asyncProperty(fc.array(operation, { minLength: 1, maxLength: 8 }), (ops) =>
+              Effect.runPromiseWith(context)(
+                scenario(ops).pipe(Effect.orDie) as Effect.Effect<void, never, SqlClient.SqlClient | Foreground>
+              )),
+            { numRuns: 8, endOnFailure: true }
+          )
         )
-      )
-    }), 180_000)
+      }),
+    180_000
+  )
 
   it.effect("an idle brain is written to its kept file before it is released, and the next read asks for the file", () =>
     Effect.gen(function*() {

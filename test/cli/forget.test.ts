@@ -7,10 +7,14 @@ import { assert, layer } from "@effect/vitest"
 import { Effect } from "effect"
 import { bankPath, ok } from "../support/HttpCalls.ts"
 import { type CliRun, parsedJson, runCli } from "../support/CliProcess.ts"
-import { TestServer, testApp } from "../support/TestServer.ts"
+import { testApp, TestServer } from "../support/TestServer.ts"
 
 const expectCode = (run: CliRun, code: number) =>
-  assert.strictEqual(run.code, code, `exit ${run.code}, expected ${code}\nstdout:\n${run.stdout}\nstderr:\n${run.stderr}`)
+  assert.strictEqual(
+    run.code,
+    code,
+    `exit ${run.code}, expected ${code}\nstdout:\n${run.stdout}\nstderr:\n${run.stderr}`
+  )
 
 layer(testApp(), { excludeTestServices: true, timeout: "3 minutes" })("engram forget", (it) => {
   it.effect("dry run, forget, and a refused request", () =>
@@ -30,7 +34,15 @@ layer(testApp(), { excludeTestServices: true, timeout: "3 minutes" })("engram fo
 
       // With a repo, a dry run with --purge-history lists the commit it would rewrite, old id to new.
       const repo = (yield* ok("POST", `${bankPath("cli-forget")}/repos/enable`, {})).body
-      const purgeDry = yield* runCli(["forget", "cli-forget", "--entity", "Ottilie", "--dry-run", "--purge-history", ...url])
+      const purgeDry = yield* runCli([
+        "forget",
+        "cli-forget",
+        "--entity",
+        "Ottilie",
+        "--dry-run",
+        "--purge-history",
+        ...url
+      ])
       expectCode(purgeDry, 0)
       assert.include(purgeDry.stdout, "repo commits that would be rewritten: 1")
       assert.include(purgeDry.stdout, repo.head_commit_id)

@@ -8,10 +8,14 @@ import { Effect } from "effect"
 import { SqlClient } from "effect/sql"
 import { bankPath, ok, settled } from "../support/HttpCalls.ts"
 import { type CliRun, parsedJson, runCli } from "../support/CliProcess.ts"
-import { TestServer, testApp } from "../support/TestServer.ts"
+import { testApp, TestServer } from "../support/TestServer.ts"
 
 const expectCode = (run: CliRun, code: number) =>
-  assert.strictEqual(run.code, code, `exit ${run.code}, expected ${code}\nstdout:\n${run.stdout}\nstderr:\n${run.stderr}`)
+  assert.strictEqual(
+    run.code,
+    code,
+    `exit ${run.code}, expected ${code}\nstdout:\n${run.stdout}\nstderr:\n${run.stderr}`
+  )
 
 layer(testApp(), { excludeTestServices: true, timeout: "3 minutes" })("engram retention", (it) => {
   it.effect("show, set, and a refused value", () =>

@@ -29,12 +29,17 @@ describe.skipIf(databaseTier === "pglite")("a moved shard's brain", () => {
       // Banks until one is owned by the first runner, the one that dies. The owner is the runner that built the
       // bank's brain for the recall (recall goes to the owner).
       const brainLoadedOn = (url: string, candidate: string) =>
-        fetch(`${url}/v1/default/banks/${candidate}/brain/status`).then(async (r) => (await r.json() as any).metrics.brain_loaded === true)
+        fetch(`${url}/v1/default/banks/${candidate}/brain/status`).then(async (r) =>
+          (await r.json() as any).metrics.brain_loaded === true
+        )
       let bank = ""
       for (let n = 0; n < 24 && bank === ""; n++) {
         const candidate = `moving-${n}`
         const stored = yield* request(`${second.url}/v1/default/banks/${candidate}/memories`, "POST", {
-          items: Array.from({ length: 20 }, (_, i) => ({ content: `Hive ${i} of apiary ${n} gave ${i * 2} kg of honey.` }))
+          items: Array.from(
+            { length: 20 },
+            (_, i) => ({ content: `Hive ${i} of apiary ${n} gave ${i * 2} kg of honey.` })
+          )
         })
         assert.strictEqual(stored.status, 200, JSON.stringify(stored.body))
         const recalled = yield* request(`${second.url}/v1/default/banks/${candidate}/memories/recall`, "POST", {
@@ -56,10 +61,16 @@ describe.skipIf(databaseTier === "pglite")("a moved shard's brain", () => {
 
       first.child.process.kill("SIGKILL")
       yield* Effect.promise(() => first.child.exited)
-      yield* until("the survivor owns every shard", async () =>
-        (await health(second.url)).cluster?.shards_owned === shards ? true : undefined, 60_000, second.child)
+      yield* until(
+        "the survivor owns every shard",
+        async () => (await health(second.url)).cluster?.shards_owned === shards ? true : undefined,
+        60_000,
+        second.child
+      )
 
-      const answer = yield* request(`${second.url}${path}/memories/recall`, "POST", { query: "queen swarmed walnut tree" })
+      const answer = yield* request(`${second.url}${path}/memories/recall`, "POST", {
+        query: "queen swarmed walnut tree"
+      })
       assert.strictEqual(answer.status, 200, JSON.stringify(answer.body))
       assert.include(answer.body.results.map((result: any) => result.text).join(" | "), "walnut")
       const status = yield* request(`${second.url}${path}/brain/status`, "GET")

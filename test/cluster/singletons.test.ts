@@ -19,33 +19,49 @@ const runsOn = (child: Child, name: string) => {
 }
 
 describe.skipIf(databaseTier === "pglite")("cluster singletons", () => {
-  it.live("each scan runs on one runner, none on the client, and moves when that runner dies", () =>
-    Effect.scoped(Effect.gen(function*() {
-      const cluster = makeCluster(databaseTier, shards, {
-        SERVICE_API_BRAIN_ENABLED: "true",
-        SERVICE_API_BRAIN_STARTUP_WARMUP: "true"
-      })
-      const first = yield* cluster.start("runner")
-      const second = yield* cluster.start("runner")
-      const client = yield* cluster.start("client")
-      const runners = [first, second]
-      yield* shardsSpread(runners, shards)
+  it.live(
+    "each scan runs on one runner, none on the client, and moves when that runner dies",
+    () =>
+      Effect.scoped(Effect.gen(function*() {
+        const cluster = makeCluster(databaseTier, shards, {
+          SERVICE_API_BRAIN_ENABLED: "true",
+          SERVICE_API_BRAIN_STARTUP_WARMUP: "true"
+        })
+        const first = yield* cluster.start("runner")
+        const second = yield* cluster.start("runner")
+        const client = yield* cluster.start("client")
+        const runners = [first, second]
+        yield* shardsSpread(runners, shards)
 
-      // Once shards settle, every singleton runs on exactly one runner.
-      const holders = (name: string) => runners.filter((runner) => runsOn(runner.child, name))
-      yield* until("every singleton on exactly one runner", async () =>
-        singletons.every((name) => holders(name).length === 1) ? true : undefined, 60_000, second.child)
-      for (const name of singletons) assert.notInclude(client.child.output(), `singleton ${name}`, "a client runs none")
+        // Once shards settle, every singleton runs on exactly one runner.
+        const holders = (name: string) => runners.filter((runner) => runsOn(runner.child, name))
+        yield* until(
+          "every singleton on exactly one runner",
+          async () => singletons.every((name) => holders(name).length === 1) ? true : undefined,
+          60_000,
+          second.child
+        )
+        for (const name of singletons) {
+          assert.notInclude(client.child.output(), `singleton ${name}`, "a client runs none")
+        }
 
-      // Kill the runner that delivers webhooks; the survivor runs every singleton.
-      const holder = holders("webhook-delivery")[0]!
-      const survivor = runners.find((runner) => runner !== holder)!
-      holder.child.process.kill("SIGKILL")
-      yield* Effect.promise(() => holder.child.exited)
-      const killedAt = Date.now()
-      yield* until("the survivor runs every singleton", async () =>
-        singletons.every((name) => runsOn(survivor.child, name)) ? true : undefined, 60_000, survivor.child)
-      console.log(`singletons moved to the survivor ${Date.now() - killedAt} ms after the kill`)
-      for (const name of singletons) assert.notInclude(client.child.output(), `singleton ${name}`, "a client runs none")
-    })), 180_000)
+        // Kill the runner that delivers webhooks; the survivor runs every singleton.
+        const holder = holders("webhook-delivery")[0]!
+        const survivor = runners.find((runner) => runner !== holder)!
+        holder.child.process.kill("SIGKILL")
+        yield* Effect.promise(() => holder.child.exited)
+        const killedAt = Date.now()
+        yield* until(
+          "the survivor runs every singleton",
+          async () => singletons.every((name) => runsOn(survivor.child, name)) ? true : undefined,
+          60_000,
+          survivor.child
+        )
+        console.log(`singletons moved to the survivor ${Date.now() - killedAt} ms after the kill`)
+        for (const name of singletons) {
+          assert.notInclude(client.child.output(), `singleton ${name}`, "a client runs none")
+        }
+      })),
+    180_000
+  )
 })

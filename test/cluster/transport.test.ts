@@ -35,19 +35,27 @@ const refusesToStart = (secret: string | undefined) =>
   })
 
 describe("cluster secret at start-up", () => {
-  it.live("a runner without SERVICE_API_CLUSTER_SECRET refuses to start and says which variable to set", () =>
-    Effect.scoped(Effect.gen(function*() {
-      const output = yield* refusesToStart(undefined)
-      assert.include(output, "SERVICE_API_CLUSTER_MODE=runner requires SERVICE_API_CLUSTER_SECRET")
-    })), 60_000)
+  it.live(
+    "a runner without SERVICE_API_CLUSTER_SECRET refuses to start and says which variable to set",
+    () =>
+      Effect.scoped(Effect.gen(function*() {
+        const output = yield* refusesToStart(undefined)
+        assert.include(output, "SERVICE_API_CLUSTER_MODE=runner requires SERVICE_API_CLUSTER_SECRET")
+      })),
+    60_000
+  )
 
-  it.live("a secret shorter than 16 characters is refused without being echoed", () =>
-    Effect.scoped(Effect.gen(function*() {
-      const short = "quince-1234567"
-      const output = yield* refusesToStart(short)
-      assert.include(output, "SERVICE_API_CLUSTER_SECRET must be at least 16 characters")
-      assert.notInclude(output, short)
-    })), 60_000)
+  it.live(
+    "a secret shorter than 16 characters is refused without being echoed",
+    () =>
+      Effect.scoped(Effect.gen(function*() {
+        const short = "quince-1234567"
+        const output = yield* refusesToStart(short)
+        assert.include(output, "SERVICE_API_CLUSTER_SECRET must be at least 16 characters")
+        assert.notInclude(output, short)
+      })),
+    60_000
+  )
 })
 
 /** One frame of the cluster's own wire format (effect/rpc SchemaBinary), as a peer would send it. */
@@ -118,9 +126,11 @@ const pingWithSecret = (port: number, secret: string) =>
     return yield* client.Ping().pipe(Effect.timeout("10 seconds"))
   }).pipe(
     Effect.scoped,
-    Effect.provide(ClusterTransport.layerClientProtocol(Redacted.make(secret)).pipe(
-      Layer.provide(RpcSerialization.layerSchemaBinary())
-    ))
+    Effect.provide(
+      ClusterTransport.layerClientProtocol(Redacted.make(secret)).pipe(
+        Layer.provide(RpcSerialization.layerSchemaBinary())
+      )
+    )
   )
 
 const bankState = (url: string, bank: string) =>
@@ -132,74 +142,91 @@ const bankState = (url: string, bank: string) =>
   })
 
 describe.skipIf(databaseTier === "pglite")("authenticated cluster transport", () => {
-  it.live("a peer without the secret is dropped before its bytes are read; a node with another secret cannot talk", () =>
-    Effect.scoped(Effect.gen(function*() {
-      const cluster = makeCluster(databaseTier, 6)
-      const runner = yield* cluster.start("runner")
-      const bank = `${runner.url}/v1/default/banks/hedgerow`
-      assert.isBelow((yield* request(bank, "PUT", { name: "hedgerow" })).status, 300)
-      const retained = yield* request(`${bank}/memories`, "POST", { items: [{ content: "Ansel laid the hawthorn hedge." }] })
-      assert.strictEqual(retained.status, 200, JSON.stringify(retained.body))
-      const before = yield* bankState(runner.url, "hedgerow")
+  it.live(
+    "a peer without the secret is dropped before its bytes are read; a node with another secret cannot talk",
+    () =>
+      Effect.scoped(Effect.gen(function*() {
+        const cluster = makeCluster(databaseTier, 6)
+        const runner = yield* cluster.start("runner")
+        const bank = `${runner.url}/v1/default/banks/hedgerow`
+        assert.isBelow((yield* request(bank, "PUT", { name: "hedgerow" })).status, 300)
+        const retained = yield* request(`${bank}/memories`, "POST", {
+          items: [{ content: "Ansel laid the hawthorn hedge." }]
+        })
+        assert.strictEqual(retained.status, 200, JSON.stringify(retained.body))
+        const before = yield* bankState(runner.url, "hedgerow")
 
-      // Control: with the secret, the runner's RPC server answers a protocol Ping with a Pong.
-      const wire = yield* frames
-      const answer = yield* authenticatedExchange(runner.clusterPort, clusterSecret, wire.ping)
-      assert.deepStrictEqual(wire.decode(answer).map((message) => message._tag), ["Pong"])
+        // Control: with the secret, the runner's RPC server answers a protocol Ping with a Pong.
+        const wire = yield* frames
+        const answer = yield* authenticatedExchange(runner.clusterPort, clusterSecret, wire.ping)
+        assert.deepStrictEqual(wire.decode(answer).map((message) => message._tag), ["Pong"])
 
-      // Without it, the same frames, an envelope-shaped request, garbage or silence get no answer: at most a TLS
-      // alert record (content type 21), and the socket is closed (a silent one after the 5 s handshake timeout).
-      const garbage = new TextEncoder().encode("GET / HTTP/1.1\r\n\r\n")
-      for (const chunks of [[wire.ping], [wire.notify, wire.ping], [garbage], []]) {
-        const { closed, received } = yield* rawExchange(runner.clusterPort, chunks)
-        assert.isTrue(received.length === 0 || received[0] === 21, `answered ${received.toString("hex")}`)
-        assert.isTrue(closed, "the runner kept an unauthenticated socket open")
-      }
+        // Without it, the same frames, an envelope-shaped request, garbage or silence get no answer: at most a TLS
+        // alert record (content type 21), and the socket is closed (a silent one after the 5 s handshake timeout).
+        const garbage = new TextEncoder().encode("GET / HTTP/1.1\r\n\r\n")
+        for (const chunks of [[wire.ping], [wire.notify, wire.ping], [garbage], []]) {
+          const { closed, received } = yield* rawExchange(runner.clusterPort, chunks)
+          assert.isTrue(received.length === 0 || received[0] === 21, `answered ${received.toString("hex")}`)
+          assert.isTrue(closed, "the runner kept an unauthenticated socket open")
+        }
 
-      // A node dialling with another secret fails the handshake; the right secret reaches the runner.
-      const wrong = yield* Effect.exit(pingWithSecret(runner.clusterPort, "another-cluster-secret-0000"))
-      assert.isTrue(Exit.isFailure(wrong), "a Ping with the wrong secret must fail")
-      assert.notInclude(String(wrong), "TimeoutError", "refused by the handshake, not left hanging")
-      yield* pingWithSecret(runner.clusterPort, clusterSecret)
+        // A node dialling with another secret fails the handshake; the right secret reaches the runner.
+        const wrong = yield* Effect.exit(pingWithSecret(runner.clusterPort, "another-cluster-secret-0000"))
+        assert.isTrue(Exit.isFailure(wrong), "a Ping with the wrong secret must fail")
+        assert.notInclude(String(wrong), "TimeoutError", "refused by the handshake, not left hanging")
+        yield* pingWithSecret(runner.clusterPort, clusterSecret)
 
-      // Nothing the unauthenticated peers sent reached any bank, and the runner still serves.
-      assert.deepStrictEqual(yield* bankState(runner.url, "hedgerow"), before)
-      assert.notInclude(runner.child.output(), "Unhandled error in SocketServer")
+        // Nothing the unauthenticated peers sent reached any bank, and the runner still serves.
+        assert.deepStrictEqual(yield* bankState(runner.url, "hedgerow"), before)
+        assert.notInclude(runner.child.output(), "Unhandled error in SocketServer")
 
-      // A whole node started with another secret: what it writes to the shared database is its own (it holds the
-      // database's credentials), but its messages never reach the runner, and its log says what to fix.
-      const otherSecret = "another-cluster-secret-0000"
-      const stranger = yield* cluster.start("client", { SERVICE_API_CLUSTER_SECRET: otherSecret })
-      const strangerBank = `${stranger.url}/v1/default/banks/coppice`
-      assert.isBelow((yield* request(strangerBank, "PUT", { name: "coppice" })).status, 300)
-      const queued = yield* request(`${strangerBank}/memories`, "POST", { async: true, items: [{ content: "Hazel cut." }] })
-      assert.strictEqual(queued.status, 200, JSON.stringify(queued.body))
-      const explanation = "every node of a cluster needs the same SERVICE_API_CLUSTER_SECRET"
-      yield* until("the stranger explains its refused handshake", async () =>
-        stranger.child.output().includes(explanation) ? true : undefined, 30_000, stranger.child)
-      assert.notInclude(runner.child.output(), "bank coppice is hosted", "its wake-up never reached the runner")
-      for (const output of [stranger.child.output(), runner.child.output()]) {
+        // A whole node started with another secret: what it writes to the shared database is its own (it holds the
+        // database's credentials), but its messages never reach the runner, and its log says what to fix.
+        const otherSecret = "another-cluster-secret-0000"
+        const stranger = yield* cluster.start("client", { SERVICE_API_CLUSTER_SECRET: otherSecret })
+        const strangerBank = `${stranger.url}/v1/default/banks/coppice`
+        assert.isBelow((yield* request(strangerBank, "PUT", { name: "coppice" })).status, 300)
+        const queued = yield* request(`${strangerBank}/memories`, "POST", {
+          async: true,
+          items: [{ content: "Hazel cut." }]
+        })
+        assert.strictEqual(queued.status, 200, JSON.stringify(queued.body))
+        const explanation = "every node of a cluster needs the same SERVICE_API_CLUSTER_SECRET"
+        yield* until(
+          "the stranger explains its refused handshake",
+          async () => stranger.child.output().includes(explanation) ? true : undefined,
+          30_000,
+          stranger.child
+        )
+        assert.notInclude(runner.child.output(), "bank coppice is hosted", "its wake-up never reached the runner")
+        for (const output of [stranger.child.output(), runner.child.output()]) {
+          assert.notInclude(output, otherSecret)
+          assert.notInclude(output, clusterSecret)
+        }
+      })),
+    180_000
+  )
+
+  it.live(
+    "a runner started with another secret than the running one refuses to start, naming the variable",
+    () =>
+      Effect.scoped(Effect.gen(function*() {
+        const cluster = makeCluster(databaseTier, 4)
+        const runner = yield* cluster.start("runner")
+        const otherSecret = "another-cluster-secret-1111"
+        const stranger = yield* cluster.spawn("runner", { SERVICE_API_CLUSTER_SECRET: otherSecret })
+        const code = yield* Effect.promise(() => stranger.child.exited)
+        assert.notStrictEqual(code, 0, "the runner with another secret started")
+        const output = stranger.child.output()
+        assert.include(output, "every node of a cluster needs the same secret")
+        assert.include(output, "SERVICE_API_CLUSTER_SECRET")
         assert.notInclude(output, otherSecret)
         assert.notInclude(output, clusterSecret)
-      }
-    })), 180_000)
-
-  it.live("a runner started with another secret than the running one refuses to start, naming the variable", () =>
-    Effect.scoped(Effect.gen(function*() {
-      const cluster = makeCluster(databaseTier, 4)
-      const runner = yield* cluster.start("runner")
-      const otherSecret = "another-cluster-secret-1111"
-      const stranger = yield* cluster.spawn("runner", { SERVICE_API_CLUSTER_SECRET: otherSecret })
-      const code = yield* Effect.promise(() => stranger.child.exited)
-      assert.notStrictEqual(code, 0, "the runner with another secret started")
-      const output = stranger.child.output()
-      assert.include(output, "every node of a cluster needs the same secret")
-      assert.include(output, "SERVICE_API_CLUSTER_SECRET")
-      assert.notInclude(output, otherSecret)
-      assert.notInclude(output, clusterSecret)
-      // The running runner kept serving, and a second runner with the same secret still joins.
-      const bank = `${runner.url}/v1/default/banks/holly`
-      assert.isBelow((yield* request(bank, "PUT", { name: "holly" })).status, 300)
-      yield* cluster.start("runner")
-    })), 180_000)
+        // The running runner kept serving, and a second runner with the same secret still joins.
+        const bank = `${runner.url}/v1/default/banks/holly`
+        assert.isBelow((yield* request(bank, "PUT", { name: "holly" })).status, 300)
+        yield* cluster.start("runner")
+      })),
+    180_000
+  )
 })

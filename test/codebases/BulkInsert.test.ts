@@ -32,7 +32,13 @@ const columns: ReadonlyArray<BulkColumn<Probe>> = [
 const awkward: ReadonlyArray<Omit<Probe, "n">> = [
   { text: "a\tb\nc\r\nd", score: 0.5, flag: true, doc: { say: "tab\there", list: [1, "\\N"] }, tags: ["auth", "sql"] },
   { text: "\\N", score: 0, flag: false, doc: null, tags: [] },
-  { text: "C:\\path\\to\\file \\t not a tab", score: 1.25, flag: null, doc: ["x\ny"], tags: ["quote\"d", "back\\slash", "{brace},comma", "NULL", ""] },
+  {
+    text: "C:\\path\\to\\file \\t not a tab",
+    score: 1.25,
+    flag: null,
+    doc: ["x\ny"],
+    tags: ["quote\"d", "back\\slash", "{brace},comma", "NULL", ""]
+  },
   { text: null, score: -3, flag: true, doc: "plain", tags: ["ünïcode ✓"] },
   { text: "", score: 0.0001, flag: false, doc: {}, tags: ["a\tb"] }
 ]
@@ -43,12 +49,26 @@ layer(testApp(), { excludeTestServices: true })("bulk insert of snapshot rows", 
   it.effect("reads back every awkward value as written, and rolls back with its transaction", () =>
     Effect.gen(function*() {
       const sql = yield* SqlClient.SqlClient
-      assert.strictEqual(copyLoaderOf(sql) !== undefined, databaseTier === "pglite", "COPY on PGlite, INSERT on PostgreSQL")
+      assert.strictEqual(
+        copyLoaderOf(sql) !== undefined,
+        databaseTier === "pglite",
+        "COPY on PGlite, INSERT on PostgreSQL"
+      )
       yield* sql`CREATE TABLE bulk_probe (owner text NOT NULL, n int PRIMARY KEY, body text, score real NOT NULL,
         flag boolean, doc json, tags text[] NOT NULL)`
       yield* bulkInsert(sql, "bulk_probe", { owner: "o\t1" }, columns, rows).pipe(sql.withTransaction)
 
-      const stored = yield* sql<{ owner: string; n: number; body: string | null; score: number; flag: boolean | null; doc: unknown; tags: Array<string> }>`
+      const stored = yield* sql<
+        {
+          owner: string
+          n: number
+          body: string | null
+          score: number
+          flag: boolean | null
+          doc: unknown
+          tags: Array<string>
+        }
+      >`
         SELECT owner, n, body, score::float8 AS score, flag, doc, tags FROM bulk_probe ORDER BY n`
       assert.strictEqual(stored.length, rows.length)
       assert.deepStrictEqual(
@@ -56,11 +76,12 @@ layer(testApp(), { excludeTestServices: true })("bulk insert of snapshot rows", 
         rows.map((row) => ({ owner: "o\t1", ...row, score: Math.fround(row.score), tags: [...row.tags] }))
       )
 
-      const failed = yield* bulkInsert(sql, "bulk_probe", { owner: "later" }, columns, [{ ...rows[0]!, n: 99_999 }]).pipe(
-        Effect.andThen(Effect.fail("abandoned" as const)),
-        sql.withTransaction,
-        Effect.flip
-      )
+      const failed = yield* bulkInsert(sql, "bulk_probe", { owner: "later" }, columns, [{ ...rows[0]!, n: 99_999 }])
+        .pipe(
+          Effect.andThen(Effect.fail("abandoned" as const)),
+          sql.withTransaction,
+          Effect.flip
+        )
       assert.strictEqual(failed, "abandoned")
       const left = yield* sql<{ count: number }>`SELECT count(*)::int AS count FROM bulk_probe WHERE owner = 'later'`
       assert.strictEqual(left[0]?.count, 0, "nothing of the abandoned transaction stays")

@@ -46,7 +46,10 @@ describe("codebase globs", () => {
   it("a glob that makes a backtracking engine run for minutes answers at once", () => {
     const [hostile] = compileGlobs(["*a".repeat(16) + "*b"])
     assert.isFalse(hostile!.matches("a".repeat(4096)))
-    assert.strictEqual(globProblem("*a".repeat(16) + "*b"), "a glob may have at most 16 wildcards (a run of * counts once)")
+    assert.strictEqual(
+      globProblem("*a".repeat(16) + "*b"),
+      "a glob may have at most 16 wildcards (a run of * counts once)"
+    )
   })
 
   it("refuses globs past the limits, and counts wildcards as it says", () => {

@@ -17,14 +17,26 @@ import { migrations } from "../../src/storage/migrations/index.ts"
 
 const upTo = (last: number) =>
   PgMigrator.run({
-    loader: PgMigrator.fromRecord(Object.fromEntries(Object.entries(migrations).filter(([id]) => Number(id.slice(0, 4)) <= last))),
+    loader: PgMigrator.fromRecord(
+      Object.fromEntries(Object.entries(migrations).filter(([id]) => Number(id.slice(0, 4)) <= last))
+    ),
     table: "engram_migrations"
   })
 
 const components = {
-  role_weight: 0.4, symbol_kind_weight: 0.9, exportness: 1, pagerank_centrality: 0.3692, fanin: 0,
-  complexity_density: 0.3333, safety_priority: 0, cluster_representativeness: 0.4, change_boost: 1, parse_confidence: 1,
-  score: 0.4978, route_hint: "review", reason: "gray zone: human decides"
+  role_weight: 0.4,
+  symbol_kind_weight: 0.9,
+  exportness: 1,
+  pagerank_centrality: 0.3692,
+  fanin: 0,
+  complexity_density: 0.3333,
+  safety_priority: 0,
+  cluster_representativeness: 0.4,
+  change_boost: 1,
+  parse_confidence: 1,
+  score: 0.4978,
+  route_hint: "review",
+  reason: "gray zone: human decides"
 }
 
 /** One snapshot as version 0025 stored it: a function symbol with its chunk, and a region chunk. */
@@ -36,12 +48,23 @@ const oldSnapshot = Effect.gen(function*() {
   yield* sql`INSERT INTO codebase_symbols (id, snapshot_id, path, language, name, kind, container, fq_name, exported,
       start_line, end_line, complexity, pagerank, fanin)
     VALUES ('sym1', 's1', 'src/a.ts', 'typescript', 'run', 'function', NULL, 'run', true, 3, 9, 4, 0.75, 2)`
-  for (const [id, kind, label, parent, start, end] of [["c1", "function", "run", "run", 3, 9], ["c2", "region", "a.ts section 1", null, 1, 2]] as const) {
+  for (
+    const [id, kind, label, parent, start, end] of [["c1", "function", "run", "run", 3, 9], [
+      "c2",
+      "region",
+      "a.ts section 1",
+      null,
+      1,
+      2
+    ]] as const
+  ) {
     yield* sql`INSERT INTO codebase_chunks (id, snapshot_id, chunk_key, path, language, kind, label, parent_symbol, parent_fq_name,
         start_line, end_line, content_text, content_hash, preview_text, parse_confidence, route_target, change_kind,
         significance_score, significance_components, auto_route_reason, file_role)
       VALUES (${id}, 's1', ${`key-${id}`}, 'src/a.ts', 'typescript', ${kind}, ${label}, ${parent}, ${parent}, ${start}, ${end},
-        'text', 'hash', 'text', 1, 'unrouted', 'added', 0.4978, ${JSON.stringify(components)}::json, 'gray zone: human decides', 'source')`
+        'text', 'hash', 'text', 1, 'unrouted', 'added', 0.4978, ${
+      JSON.stringify(components)
+    }::json, 'gray zone: human decides', 'source')`
   }
 })
 
@@ -55,13 +78,29 @@ describe("migration 0026 (lean codebase rows)", () => {
 
       const [table] = yield* sql<{ found: string | null }>`SELECT to_regclass('codebase_symbols')::text AS found`
       assert.isNull(table!.found, "the symbol table is gone")
-      const chunks = yield* sql<{ id: string; symbolExported: boolean | null; symbolPagerank: number | null; significanceComponents: unknown; significanceScore: number; autoRouteReason: string }>`
+      const chunks = yield* sql<
+        {
+          id: string
+          symbolExported: boolean | null
+          symbolPagerank: number | null
+          significanceComponents: unknown
+          significanceScore: number
+          autoRouteReason: string
+        }
+      >`
         SELECT id, symbol_exported, symbol_pagerank, significance_components, significance_score, auto_route_reason
         FROM codebase_chunks ORDER BY id`
-      assert.deepStrictEqual(chunks.map((c) => [c.id, c.symbolExported, c.symbolPagerank]), [["c1", true, 0.75], ["c2", null, null]])
+      assert.deepStrictEqual(chunks.map((c) => [c.id, c.symbolExported, c.symbolPagerank]), [["c1", true, 0.75], [
+        "c2",
+        null,
+        null
+      ]])
       for (const chunk of chunks) {
         assert.isTrue(Array.isArray(chunk.significanceComponents), "stored packed")
-        assert.deepStrictEqual(unpackComponents(chunk.significanceComponents, chunk.significanceScore, chunk.autoRouteReason), components)
+        assert.deepStrictEqual(
+          unpackComponents(chunk.significanceComponents, chunk.significanceScore, chunk.autoRouteReason),
+          components
+        )
       }
     }).pipe(Effect.provide(Layer.merge(SqlLive.pglite(), NodeServices.layer))), 60_000)
 
@@ -77,10 +116,42 @@ describe("migration 0026 (lean codebase rows)", () => {
           VALUES ('s2', ${path}, 'typescript', 'indexed', 'source', 'h', 'added', 10, 1)`
       }
       const edges: Array<EdgeRow> = [
-        { edgeType: "imports", fromPath: "src/a.ts", toPath: "src/b.ts", fromSymbol: null, toSymbol: null, targetRef: "./b.ts", label: "{ run, stop }" },
-        { edgeType: "imports", fromPath: "src/a.ts", toPath: null, fromSymbol: null, toSymbol: null, targetRef: "effect", label: "effect" },
-        { edgeType: "calls", fromPath: "src/a.ts", toPath: "src/b.ts", fromSymbol: "main", toSymbol: "run", targetRef: "run", label: "main -> run" },
-        { edgeType: "calls", fromPath: "src/c.ts", toPath: "src/a.ts", fromSymbol: "K.go", toSymbol: "main", targetRef: "main", label: "K.go -> main" }
+        {
+          edgeType: "imports",
+          fromPath: "src/a.ts",
+          toPath: "src/b.ts",
+          fromSymbol: null,
+          toSymbol: null,
+          targetRef: "./b.ts",
+          label: "{ run, stop }"
+        },
+        {
+          edgeType: "imports",
+          fromPath: "src/a.ts",
+          toPath: null,
+          fromSymbol: null,
+          toSymbol: null,
+          targetRef: "effect",
+          label: "effect"
+        },
+        {
+          edgeType: "calls",
+          fromPath: "src/a.ts",
+          toPath: "src/b.ts",
+          fromSymbol: "main",
+          toSymbol: "run",
+          targetRef: "run",
+          label: "main -> run"
+        },
+        {
+          edgeType: "calls",
+          fromPath: "src/c.ts",
+          toPath: "src/a.ts",
+          fromSymbol: "K.go",
+          toSymbol: "main",
+          targetRef: "main",
+          label: "K.go -> main"
+        }
       ]
       for (const edge of edges) {
         yield* sql`INSERT INTO codebase_edges (snapshot_id, edge_type, from_path, to_path, from_symbol, to_symbol, target_ref, label)
@@ -91,7 +162,9 @@ describe("migration 0026 (lean codebase rows)", () => {
       const [table] = yield* sql<{ found: string | null }>`SELECT to_regclass('codebase_edges')::text AS found`
       assert.isNull(table!.found, "the edge table is gone")
       assert.deepStrictEqual(yield* snapshotEdges(sql, "s2"), edges)
-      const [b] = yield* sql<{ edges: unknown }>`SELECT edges FROM codebase_files WHERE snapshot_id = 's2' AND path = 'src/b.ts'`
+      const [b] = yield* sql<
+        { edges: unknown }
+      >`SELECT edges FROM codebase_files WHERE snapshot_id = 's2' AND path = 'src/b.ts'`
       assert.isNull(b!.edges, "a file no edge starts from holds none")
     }).pipe(Effect.provide(Layer.merge(SqlLive.pglite(), NodeServices.layer))), 60_000)
 })

@@ -7,7 +7,10 @@ import { existsSync, readdirSync, readFileSync, statSync } from "node:fs"
 import { dirname, join, relative, resolve } from "node:path"
 
 const root = resolve(import.meta.dirname, "../..")
-const pages = ["README.md", ...readdirSync(join(root, "docs")).filter((name) => name.endsWith(".md")).map((name) => `docs/${name}`)]
+const pages = [
+  "README.md",
+  ...readdirSync(join(root, "docs")).filter((name) => name.endsWith(".md")).map((name) => `docs/${name}`)
+]
 
 /** GitHub's slug of a heading: lower case, punctuation dropped, spaces to hyphens. */
 const slug = (heading: string) =>

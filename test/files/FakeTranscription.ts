@@ -24,7 +24,10 @@ export const fakeTranscription = Effect.acquireRelease(
   Effect.promise(() =>
     new Promise<FakeTranscription & { readonly close: () => Promise<void> }>((resolve) => {
       const uploads: Array<RecordedUpload> = []
-      let answer: { status: number; body: unknown } = { status: 200, body: { text: "Meet Ravi at the harbour at noon." } }
+      let answer: { status: number; body: unknown } = {
+        status: 200,
+        body: { text: "Meet Ravi at the harbour at noon." }
+      }
       const server = createServer((request, response) => {
         const chunks: Array<Buffer> = []
         request.on("data", (chunk: Buffer) => chunks.push(chunk))
@@ -51,10 +54,11 @@ export const fakeTranscription = Effect.acquireRelease(
           baseUrl: `http://127.0.0.1:${port}/v1`,
           uploads,
           reply: (status, body) => void (answer = { status, body }),
-          close: () => new Promise<void>((done) => {
-            server.closeAllConnections()
-            server.close(() => done())
-          })
+          close: () =>
+            new Promise<void>((done) => {
+              server.closeAllConnections()
+              server.close(() => done())
+            })
         })
       })
     })

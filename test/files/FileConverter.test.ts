@@ -106,7 +106,11 @@ layer(converterLayer, { excludeTestServices: true })("FileConverter", (it) => {
           const result = yield* converter.convert({ filename: `brief.${format}`, bytes }, ["native"])
           assert.strictEqual(result.detectedType, format)
           assert.include(result.markdown, "# Project Falcon Briefing\n", format)
-          assert.include(result.markdown, "## Open questions\n\n- Fuel supplier contract\n- Weather contingency plan", format)
+          assert.include(
+            result.markdown,
+            "## Open questions\n\n- Fuel supplier contract\n- Weather contingency plan",
+            format
+          )
         }
       }))
 
@@ -128,9 +132,15 @@ layer(converterLayer, { excludeTestServices: true })("FileConverter", (it) => {
         const markdown = yield* converter.convert({ filename: "reading.md", bytes: encode(Docs.markdown) }, ["native"])
         assert.strictEqual(markdown.markdown, Docs.markdown.trim())
         assert.strictEqual(markdown.detectedType, "markdown")
-        const csv = yield* converter.convert({ filename: "rates.csv", bytes: encode("city,rate\r\nOslo,3\r\n") }, ["native"])
+        const csv = yield* converter.convert({ filename: "rates.csv", bytes: encode("city,rate\r\nOslo,3\r\n") }, [
+          "native"
+        ])
         assert.deepStrictEqual([csv.detectedType, csv.markdown], ["csv", "city,rate\nOslo,3"])
-        const json = yield* converter.convert({ filename: "x", contentType: "application/json", bytes: encode("{\"a\":1}") }, ["native"])
+        const json = yield* converter.convert({
+          filename: "x",
+          contentType: "application/json",
+          bytes: encode("{\"a\":1}")
+        }, ["native"])
         assert.deepStrictEqual([json.detectedType, json.markdown], ["json", "{\"a\":1}"])
       }))
 
@@ -153,7 +163,9 @@ layer(converterLayer, { excludeTestServices: true })("FileConverter", (it) => {
       Effect.gen(function*() {
         const converter = yield* FileConverter
         const docx = yield* build(Docs.docx)
-        const error = yield* Effect.flip(converter.convert({ filename: "cut.docx", bytes: docx.subarray(0, 4000) }, ["native"]))
+        const error = yield* Effect.flip(
+          converter.convert({ filename: "cut.docx", bytes: docx.subarray(0, 4000) }, ["native"])
+        )
         assert.strictEqual(error._tag, "DocumentRefused")
         assert.include(error.message, "cut.docx (docx) refused before parsing (not_a_zip): not a readable zip archive")
       }))
@@ -172,7 +184,10 @@ layer(converterLayer, { excludeTestServices: true })("FileConverter", (it) => {
     it.effect("text refuses a PDF and the chain falls back to native", () =>
       Effect.gen(function*() {
         const converter = yield* FileConverter
-        const result = yield* converter.convert({ filename: "log.pdf", bytes: yield* build(Docs.pdf) }, ["text", "native"])
+        const result = yield* converter.convert({ filename: "log.pdf", bytes: yield* build(Docs.pdf) }, [
+          "text",
+          "native"
+        ])
         assert.strictEqual(result.parser, "native")
         assert.include(result.markdown, "# Lighthouse Maintenance Log")
       }))
@@ -180,7 +195,10 @@ layer(converterLayer, { excludeTestServices: true })("FileConverter", (it) => {
     it.effect("the first parser that succeeds wins: text keeps the HTML as it is", () =>
       Effect.gen(function*() {
         const converter = yield* FileConverter
-        const result = yield* converter.convert({ filename: "minutes.html", bytes: encode(Docs.html) }, ["text", "native"])
+        const result = yield* converter.convert({ filename: "minutes.html", bytes: encode(Docs.html) }, [
+          "text",
+          "native"
+        ])
         assert.strictEqual(result.parser, "text")
         assert.include(result.markdown, "<h1>Garden Club Minutes</h1>")
       }))
@@ -188,12 +206,20 @@ layer(converterLayer, { excludeTestServices: true })("FileConverter", (it) => {
     it.effect("when every parser fails the error lists each one's answer, in order", () =>
       Effect.gen(function*() {
         const converter = yield* FileConverter
-        const error = yield* Effect.flip(converter.convert({ filename: "log.pdf", bytes: yield* build(Docs.pdf) }, ["ocr", "text"]))
+        const error = yield* Effect.flip(
+          converter.convert({ filename: "log.pdf", bytes: yield* build(Docs.pdf) }, ["ocr", "text"])
+        )
         assert.strictEqual(error._tag, "ConversionError")
         if (error._tag !== "ConversionError") return
         assert.strictEqual(error.detectedType, "pdf")
-        assert.deepStrictEqual(error.attempts.map((a) => [a.parser, a.outcome]), [["ocr", "unsupported"], ["text", "unsupported"]])
-        assert.strictEqual(error.message, "could not convert log.pdf (pdf): ocr: does not read pdf; text: does not read pdf")
+        assert.deepStrictEqual(error.attempts.map((a) => [a.parser, a.outcome]), [["ocr", "unsupported"], [
+          "text",
+          "unsupported"
+        ]])
+        assert.strictEqual(
+          error.message,
+          "could not convert log.pdf (pdf): ocr: does not read pdf; text: does not read pdf"
+        )
       }))
 
     it.effect("text on binary content fails clearly, even when the name says .txt", () =>
@@ -207,7 +233,10 @@ layer(converterLayer, { excludeTestServices: true })("FileConverter", (it) => {
           ["text", "failed", "the content is binary, not UTF-8 text"]
         ])
         const unnamed = yield* Effect.flip(converter.convert({ filename: "blob", bytes }, ["text", "native"]))
-        assert.strictEqual(unnamed.message, "could not convert blob (binary): text: unrecognised binary content; native: unrecognised binary content")
+        assert.strictEqual(
+          unnamed.message,
+          "could not convert blob (binary): text: unrecognised binary content; native: unrecognised binary content"
+        )
       }))
 
     it.effect("an empty file is a failure, not an empty document", () =>
@@ -222,9 +251,20 @@ layer(converterLayer, { excludeTestServices: true })("FileConverter", (it) => {
         const converter = yield* FileConverter
         const mp3 = new Uint8Array([0x49, 0x44, 0x33, 0x04, 0, 0, 0, 0, 0, 0])
         const error = yield* Effect.flip(converter.convert({ filename: "memo.mp3", bytes: mp3 }, ["native"]))
-        assert.strictEqual(error.message, "could not convert memo.mp3 (mp3): native: does not read mp3 audio (the transcribe parser does)")
-        const tiff = yield* Effect.flip(converter.convert({ filename: "scan.tif", bytes: new Uint8Array([0x49, 0x49, 0x2a, 0, 8, 0, 0, 0]) }, ["native", "ocr"]))
-        assert.strictEqual(tiff.message, "could not convert scan.tif (tiff): native: TIFF images are not supported; convert to PNG or JPEG; ocr: TIFF images are not supported; convert to PNG or JPEG")
+        assert.strictEqual(
+          error.message,
+          "could not convert memo.mp3 (mp3): native: does not read mp3 audio (the transcribe parser does)"
+        )
+        const tiff = yield* Effect.flip(
+          converter.convert({ filename: "scan.tif", bytes: new Uint8Array([0x49, 0x49, 0x2a, 0, 8, 0, 0, 0]) }, [
+            "native",
+            "ocr"
+          ])
+        )
+        assert.strictEqual(
+          tiff.message,
+          "could not convert scan.tif (tiff): native: TIFF images are not supported; convert to PNG or JPEG; ocr: TIFF images are not supported; convert to PNG or JPEG"
+        )
       }))
   })
 
@@ -252,24 +292,31 @@ layer(converterLayer, { excludeTestServices: true })("FileConverter", (it) => {
         assert.strictEqual(unknown.message, "unknown parser 'pandoc'; enabled parsers: native, ocr, text")
         const disabled = yield* Effect.flip(converter.resolveChain("transcribe"))
         assert.strictEqual(disabled.parser, "transcribe")
-        assert.strictEqual(disabled.message, "parser 'transcribe' is not enabled on this server; enabled parsers: native, ocr, text")
+        assert.strictEqual(
+          disabled.message,
+          "parser 'transcribe' is not enabled on this server; enabled parsers: native, ocr, text"
+        )
       }))
   })
 
   describe("ocr", () => {
-    it.effect("recovers the printed words of a PNG through native and through ocr, one worker for both", () =>
-      Effect.gen(function*() {
-        const converter = yield* FileConverter
-        const image = Docs.ocrImage()
-        const [viaNative, viaOcr] = yield* Effect.all([
-          converter.convert({ filename: "invoice.png", bytes: image }, ["native"]),
-          converter.convert({ filename: "scan", contentType: "image/png", bytes: image }, ["ocr"])
-        ], { concurrency: 2 })
-        assert.strictEqual(viaNative.detectedType, "png")
-        assert.strictEqual(viaOcr.parser, "ocr")
-        assertOcrWords(viaNative.markdown)
-        assertOcrWords(viaOcr.markdown)
-      }), 60_000)
+    it.effect(
+      "recovers the printed words of a PNG through native and through ocr, one worker for both",
+      () =>
+        Effect.gen(function*() {
+          const converter = yield* FileConverter
+          const image = Docs.ocrImage()
+          const [viaNative, viaOcr] = yield* Effect.all([
+            converter.convert({ filename: "invoice.png", bytes: image }, ["native"]),
+            converter.convert({ filename: "scan", contentType: "image/png", bytes: image }, ["ocr"])
+          ], { concurrency: 2 })
+          assert.strictEqual(viaNative.detectedType, "png")
+          assert.strictEqual(viaOcr.parser, "ocr")
+          assertOcrWords(viaNative.markdown)
+          assertOcrWords(viaOcr.markdown)
+        }),
+      60_000
+    )
 
     it.effect("an undecodable image fails that file only; the engine keeps working", () =>
       Effect.gen(function*() {
@@ -284,17 +331,23 @@ layer(converterLayer, { excludeTestServices: true })("FileConverter", (it) => {
 })
 
 describe("FileConverter limits", () => {
-  layer(FileConverter.layer({ maxFileBytes: 1024 }).pipe(Layer.provide(FetchHttpClient.layer)), { excludeTestServices: true })("max bytes", (it) => {
+  layer(FileConverter.layer({ maxFileBytes: 1024 }).pipe(Layer.provide(FetchHttpClient.layer)), {
+    excludeTestServices: true
+  })("max bytes", (it) => {
     it.effect("a file over the per-file limit is refused before any parsing", () =>
       Effect.gen(function*() {
         const converter = yield* FileConverter
         assert.strictEqual(converter.maxFileBytes, 1024)
-        const error = yield* Effect.flip(converter.convert({ filename: "big.txt", bytes: new Uint8Array(1025).fill(0x61) }, ["text"]))
+        const error = yield* Effect.flip(
+          converter.convert({ filename: "big.txt", bytes: new Uint8Array(1025).fill(0x61) }, ["text"])
+        )
         assert.strictEqual(error._tag, "FileTooLarge")
         if (error._tag !== "FileTooLarge") return
         assert.deepStrictEqual([error.size, error.maxBytes], [1025, 1024])
         assert.strictEqual(error.message, "big.txt is 1025 bytes; the limit is 1024 bytes per file")
-        const fits = yield* converter.convert({ filename: "fits.txt", bytes: new Uint8Array(1024).fill(0x61) }, ["text"])
+        const fits = yield* converter.convert({ filename: "fits.txt", bytes: new Uint8Array(1024).fill(0x61) }, [
+          "text"
+        ])
         assert.strictEqual(fits.markdown.length, 1024)
       }))
   })

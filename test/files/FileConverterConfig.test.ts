@@ -16,18 +16,27 @@ const inspect = FileConverter.use((converter) =>
     enabled: converter.enabledParsers,
     defaultChain: converter.defaultChain,
     maxFileBytes: converter.maxFileBytes
-  }))
+  })
+)
 
 describe("FileConverter.layerConfig", () => {
   it.effect("defaults: native as the chain; native, ocr and text enabled; 50 MiB per file", () =>
     Effect.gen(function*() {
       const settings = yield* inspect.pipe(Effect.provide(fromEnv({})))
-      assert.deepStrictEqual(settings, { enabled: ["native", "ocr", "text"], defaultChain: ["native"], maxFileBytes: 52_428_800 })
+      assert.deepStrictEqual(settings, {
+        enabled: ["native", "ocr", "text"],
+        defaultChain: ["native"],
+        maxFileBytes: 52_428_800
+      })
     }))
 
   it.effect("SERVICE_API_FILE_PARSER is a comma-separated chain; requests may only name enabled parsers", () =>
     Effect.gen(function*() {
-      const env = { SERVICE_API_FILE_PARSER: "text, native", SERVICE_API_FILE_PARSERS_ENABLED: "native,text", SERVICE_API_FILE_MAX_BYTES: "2048" }
+      const env = {
+        SERVICE_API_FILE_PARSER: "text, native",
+        SERVICE_API_FILE_PARSERS_ENABLED: "native,text",
+        SERVICE_API_FILE_MAX_BYTES: "2048"
+      }
       yield* Effect.gen(function*() {
         const converter = yield* FileConverter
         assert.deepStrictEqual(converter.defaultChain, ["text", "native"])
@@ -58,7 +67,10 @@ describe("FileConverter.layerConfig", () => {
         { SERVICE_API_FILE_PARSERS_ENABLED: "native,transcribe" },
         { SERVICE_API_FILE_MAX_BYTES: "0" },
         { SERVICE_API_FILE_WORKERS: "-1" }
-      ], (env) => Effect.flip(inspect.pipe(Effect.provide(fromEnv(env)))).pipe(Effect.map((error) => String((error as { message?: string }).message))))
+      ], (env) =>
+        Effect.flip(inspect.pipe(Effect.provide(fromEnv(env)))).pipe(Effect.map((error) =>
+          String((error as { message?: string }).message)
+        )))
       assert.deepStrictEqual(messages, [
         "SERVICE_API_FILE_PARSER names parser(s) ocr that are not enabled (enabled: native)",
         "SERVICE_API_FILE_PARSERS_ENABLED names unknown parser(s) pandoc; known: native, ocr, transcribe, text",

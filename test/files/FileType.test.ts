@@ -4,11 +4,16 @@ import { detectFileType } from "../../src/files/FileType.ts"
 import * as Docs from "../fixtures/files/documents.ts"
 
 const bytes = (...values: ReadonlyArray<number | string>) =>
-  new Uint8Array(values.flatMap((value) => typeof value === "string" ? [...value].map((c) => c.charCodeAt(0)) : [value]))
+  new Uint8Array(
+    values.flatMap((value) => typeof value === "string" ? [...value].map((c) => c.charCodeAt(0)) : [value])
+  )
 
 describe("detectFileType", () => {
   it("reads magic bytes before the name and the content type", async () => {
-    assert.strictEqual(detectFileType({ filename: "report.txt", contentType: "text/plain", bytes: await Docs.pdf() }), "pdf")
+    assert.strictEqual(
+      detectFileType({ filename: "report.txt", contentType: "text/plain", bytes: await Docs.pdf() }),
+      "pdf"
+    )
     assert.strictEqual(detectFileType({ filename: "upload", bytes: await Docs.docx() }), "docx")
     assert.strictEqual(detectFileType({ filename: "upload.zip", bytes: await Docs.pptx() }), "pptx")
     assert.strictEqual(detectFileType({ filename: "upload", bytes: await Docs.xlsx() }), "xlsx")
@@ -44,9 +49,18 @@ describe("detectFileType", () => {
     const text = new TextEncoder().encode("a,b\n1,2\n")
     assert.strictEqual(detectFileType({ filename: "notes.MD", bytes: text }), "markdown")
     assert.strictEqual(detectFileType({ filename: "table.csv", contentType: "text/markdown", bytes: text }), "csv")
-    assert.strictEqual(detectFileType({ filename: "upload", contentType: "text/markdown; charset=utf-8", bytes: text }), "markdown")
-    assert.strictEqual(detectFileType({ filename: "upload", contentType: "application/octet-stream", bytes: text }), "text")
-    assert.strictEqual(detectFileType({ filename: "page", bytes: new TextEncoder().encode("\n<!DOCTYPE html><p>x</p>") }), "html")
+    assert.strictEqual(
+      detectFileType({ filename: "upload", contentType: "text/markdown; charset=utf-8", bytes: text }),
+      "markdown"
+    )
+    assert.strictEqual(
+      detectFileType({ filename: "upload", contentType: "application/octet-stream", bytes: text }),
+      "text"
+    )
+    assert.strictEqual(
+      detectFileType({ filename: "page", bytes: new TextEncoder().encode("\n<!DOCTYPE html><p>x</p>") }),
+      "html"
+    )
   })
 
   it("calls undecodable bytes binary, and decodes UTF-16 text with a byte-order mark", () => {

@@ -9,7 +9,7 @@ import { Effect, Layer } from "effect"
 import { glove } from "../../layers/models/embeddings/EmbeddingsLive.ts"
 import { Llm } from "../../src/models/Llm.ts"
 import { sharedGloveCacheDir } from "../layers/models/embeddings/GloveCacheDir.ts"
-import { TestServer, testApp } from "../support/TestServer.ts"
+import { testApp, TestServer } from "../support/TestServer.ts"
 
 const models = Layer.mergeAll(glove({ cacheDir: sharedGloveCacheDir }), Llm.layerNone)
 const bank = "/v1/default/banks/anomalies"
@@ -85,7 +85,9 @@ layer(testApp({}, undefined, models), { excludeTestServices: true, timeout: "2 m
   it.effect("recall ranks the current fact above the one it replaced, and reflect says which replaced which", () =>
     Effect.gen(function*() {
       const server = yield* TestServer
-      const recalled = yield* server.request("POST", `${bank}/memories/recall`, { json: { query: "Where does Alice work?" } })
+      const recalled = yield* server.request("POST", `${bank}/memories/recall`, {
+        json: { query: "Where does Alice work?" }
+      })
       assert.strictEqual(recalled.status, 200, recalled.text)
       const texts = recalled.body.results.map((result: any) => result.text)
       assert.strictEqual(texts[0], "Alice no longer works at Acme.", recalled.text)
@@ -118,7 +120,10 @@ layer(testApp({}, undefined, models), { excludeTestServices: true, timeout: "2 m
       assert.isString(resolved.body.resolved_at)
       const filtered = yield* intelligence({ status: "resolved", min_severity: 0.5 })
       assert.includeMembers(filtered.body.events.map((e: any) => e.id), [event.id])
-      assert.deepStrictEqual((yield* intelligence({ status: "open", anomaly_types: ["contradiction"] })).body.events, [])
+      assert.deepStrictEqual(
+        (yield* intelligence({ status: "open", anomaly_types: ["contradiction"] })).body.events,
+        []
+      )
 
       const missing = yield* server.request("POST", `${bank}/anomaly/events/no-such-event/suppress`, { json: {} })
       assert.strictEqual(missing.status, 404, missing.text)
@@ -130,7 +135,11 @@ layer(testApp({}, undefined, models), { excludeTestServices: true, timeout: "2 m
   it.effect("a suppressed pair of statements is never reported again; an unsuppressed one is", () =>
     Effect.gen(function*() {
       const server = yield* TestServer
-      const news = { content: "Bob no longer lives in Paris.", document_id: "bob-news", timestamp: "2024-07-01T09:00:00Z" }
+      const news = {
+        content: "Bob no longer lives in Paris.",
+        document_id: "bob-news",
+        timestamp: "2024-07-01T09:00:00Z"
+      }
       yield* retain([{ content: "Bob lives in Paris.", timestamp: "2024-02-01T09:00:00Z" }])
       const home = yield* unitWithText("Bob lives in Paris.")
       // The same statement stored again under a new unit id: deleting its document and retaining it again.
@@ -162,14 +171,16 @@ layer(testApp({}, undefined, models), { excludeTestServices: true, timeout: "2 m
 
   it.effect("bad filters are 400 naming the field", () =>
     Effect.gen(function*() {
-      for (const [json, field] of [
-        [{ limit: 0 }, "limit"],
-        [{ limit: 201 }, "limit"],
-        [{ min_severity: -1 }, "min_severity"],
-        [{ min_severity: 2 }, "min_severity"],
-        [{ status: "closed" }, "status"],
-        [{ anomaly_types: ["gossip"] }, "anomaly_types"]
-      ] as const) {
+      for (
+        const [json, field] of [
+          [{ limit: 0 }, "limit"],
+          [{ limit: 201 }, "limit"],
+          [{ min_severity: -1 }, "min_severity"],
+          [{ min_severity: 2 }, "min_severity"],
+          [{ status: "closed" }, "status"],
+          [{ anomaly_types: ["gossip"] }, "anomaly_types"]
+        ] as const
+      ) {
         const response = yield* intelligence(json)
         assert.strictEqual(response.status, 400, `${JSON.stringify(json)}: ${response.text}`)
         assert.include(response.body.detail, field)

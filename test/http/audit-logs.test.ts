@@ -9,7 +9,7 @@ import { createClient, createConfig, sdk } from "@vectorize-io/hindsight-client"
 import { Effect, Option, Redacted } from "effect"
 import { createHash } from "node:crypto"
 import { connectMcp } from "../support/McpClient.ts"
-import { TestServer, testApp } from "../support/TestServer.ts"
+import { testApp, TestServer } from "../support/TestServer.ts"
 
 const bank = (id: string) => `/v1/default/banks/${id}`
 
@@ -63,9 +63,9 @@ layer(testApp(), { excludeTestServices: true })("audit logs", (it) => {
       assert.strictEqual(listed.body.total, 7)
       assert.strictEqual(listed.body.limit, 100)
       assert.strictEqual(listed.body.offset, 0)
-      const seen = listed.body.items.map((entry: any) =>
-        [entry.action, entry.request.method, entry.request.route, entry.response.status]
-      )
+      const seen = listed.body.items.map((
+        entry: any
+      ) => [entry.action, entry.request.method, entry.request.route, entry.response.status])
       assert.deepStrictEqual(seen, [
         ["directives.create", "POST", "/v1/default/banks/{bank_id}/directives", 415],
         ["directives.delete", "DELETE", "/v1/default/banks/{bank_id}/directives/{directive_id}", 404],
@@ -166,7 +166,9 @@ layer(testApp(), { excludeTestServices: true })("audit logs", (it) => {
       // Refused by the import's own checks (a call whose arguments do not decode never reaches the bank: not logged).
       const refused = yield* mcp.fails("import_bank_template", { manifest: { version: "1", bank: { chunk_sise: 1 } } })
       assert.include(refused, "bank.chunk_sise")
-      const undecodable = yield* mcp.fails("import_bank_template", { manifest: { version: "1", bank: { retain_chunk_size: 1 } } })
+      const undecodable = yield* mcp.fails("import_bank_template", {
+        manifest: { version: "1", bank: { retain_chunk_size: 1 } }
+      })
       assert.include(undecodable, "retain_chunk_size")
       const exported = yield* mcp.ok("export_bank_template", {})
       assert.strictEqual(exported.version, "1")
@@ -251,7 +253,9 @@ layer(testApp(), { excludeTestServices: true })("audit logs", (it) => {
       )
       assert.strictEqual(bad.response.status, 400)
       assert.include((bad.error as unknown as { detail: string }).detail, "end_date")
-      const badStats = yield* Effect.promise(() => sdk.auditLogStats({ client, path: { bank_id: id }, query: { period: "1y" } }))
+      const badStats = yield* Effect.promise(() =>
+        sdk.auditLogStats({ client, path: { bank_id: id }, query: { period: "1y" } })
+      )
       assert.strictEqual(badStats.response.status, 400)
       assert.include((badStats.error as unknown as { detail: string }).detail, "period")
     }))

@@ -4,7 +4,7 @@
  */
 import { assert, layer } from "@effect/vitest"
 import { Effect, Option, Redacted } from "effect"
-import { TestServer, testApp } from "../support/TestServer.ts"
+import { testApp, TestServer } from "../support/TestServer.ts"
 
 const key = "k-test-0123456789"
 
@@ -57,10 +57,14 @@ layer(app, { excludeTestServices: true })("authentication", (it) => {
           method: "POST",
           headers: { "content-type": "application/json" },
           body: Buffer.from([0x7b, 0xff, 0xfe, 0x7d])
-        }).then(async (response) => ({ status: response.status, text: await response.text() })))
+        }).then(async (response) => ({ status: response.status, text: await response.text() }))
+      )
       assert.strictEqual(invalid.status, 401, invalid.text)
       const huge = JSON.stringify({ items: Array.from({ length: 200_000 }, (_, n) => ({ content: `x${n}` })) })
-      const refused = yield* server.request("POST", "/v1/default/banks/secured/memories", { body: huge, headers: { "content-type": "application/json" } })
+      const refused = yield* server.request("POST", "/v1/default/banks/secured/memories", {
+        body: huge,
+        headers: { "content-type": "application/json" }
+      })
       assert.strictEqual(refused.status, 401)
       for (const path of ["/docs", "/openapi.json", "/metrics", "/mcp"]) {
         assert.strictEqual((yield* server.request("GET", path)).status, 401, path)

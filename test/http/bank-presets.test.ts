@@ -6,7 +6,7 @@
 import { assert, layer } from "@effect/vitest"
 import { Effect } from "effect"
 import { SqlClient } from "effect/sql"
-import { TestServer, testApp } from "../support/TestServer.ts"
+import { testApp, TestServer } from "../support/TestServer.ts"
 
 const bank = (id: string) => `/v1/default/banks/${id}`
 const modelIds = [
@@ -44,7 +44,9 @@ layer(testApp(), { excludeTestServices: true })("bank presets", (it) => {
       }
 
       // Applying it again (and an update) seeds nothing twice; an edited seeded model is kept as edited.
-      yield* server.request("PATCH", `${bank("preset-code")}/mental-models/${modelIds[0]}`, { json: { name: "Our workflow" } })
+      yield* server.request("PATCH", `${bank("preset-code")}/mental-models/${modelIds[0]}`, {
+        json: { name: "Our workflow" }
+      })
       const again = yield* server.request("PATCH", bank("preset-code"), { json: { bank_preset: "codebase" } })
       assert.strictEqual(again.status, 200, again.text)
       assert.strictEqual(again.body.reflect_mission, "Only answer about the billing service.")

@@ -14,7 +14,7 @@ import * as LlmLive from "../../layers/models/llm/LlmLive.ts"
 import { trigramEmbeddings } from "../support/FakeModels.ts"
 import type { ScriptedOpenAi } from "../support/ScriptedOpenAi.ts"
 import { scriptedOpenAi } from "../support/ScriptedOpenAi.ts"
-import { TestServer, testApp } from "../support/TestServer.ts"
+import { testApp, TestServer } from "../support/TestServer.ts"
 
 const bank = (id: string) => `/v1/default/banks/${id}`
 
@@ -44,10 +44,12 @@ const seed = (id: string) =>
       dream: { enabled: true, top_k: 3 }
     })
     assert.strictEqual(put.status, 200, put.text)
-    for (const directive of [
-      { name: "Cite sources", content: "Say which memory a claim comes from.", priority: 5, tags: ["answers"] },
-      { name: "Be brief", content: "Answer in three sentences at most.", is_active: false }
-    ]) {
+    for (
+      const directive of [
+        { name: "Cite sources", content: "Say which memory a claim comes from.", priority: 5, tags: ["answers"] },
+        { name: "Be brief", content: "Answer in three sentences at most.", is_active: false }
+      ]
+    ) {
       const created = yield* request("POST", `${bank(id)}/directives`, directive)
       assert.strictEqual(created.status, 200, created.text)
     }
@@ -81,7 +83,13 @@ layer(testApp(), { excludeTestServices: true })("bank templates", (it) => {
         disposition_empathy: 5
       })
       assert.deepStrictEqual(manifest.directives, [
-        { name: "Cite sources", content: "Say which memory a claim comes from.", priority: 5, is_active: true, tags: ["answers"] },
+        {
+          name: "Cite sources",
+          content: "Say which memory a claim comes from.",
+          priority: 5,
+          is_active: true,
+          tags: ["answers"]
+        },
         { name: "Be brief", content: "Answer in three sentences at most.", priority: 0, is_active: false, tags: [] }
       ])
       assert.deepStrictEqual(manifest.mental_models, [{
@@ -127,7 +135,11 @@ layer(testApp(), { excludeTestServices: true })("bank templates", (it) => {
       const imported = yield* request("POST", `${bank("tpl-partial")}/import`, {
         version: "1",
         bank: { retain_mission: "Keep only decisions." },
-        mental_models: [{ id: "team-preferences", name: "Team preferences", source_query: "What does the team avoid?" }],
+        mental_models: [{
+          id: "team-preferences",
+          name: "Team preferences",
+          source_query: "What does the team avoid?"
+        }],
         directives: [{ name: "Be brief", content: "Two sentences.", is_active: true }]
       })
       assert.strictEqual(imported.status, 200, imported.text)
@@ -198,7 +210,10 @@ layer(testApp(), { excludeTestServices: true })("bank templates", (it) => {
       assert.deepStrictEqual(dry.body.directives_created, ["Cite sources", "Be brief"])
       assert.deepStrictEqual(dry.body.operation_ids, [])
       assert.strictEqual((yield* request("GET", `${bank("tpl-dry")}/config`)).status, 404)
-      const invalid = yield* request("POST", `${bank("tpl-dry")}/import?dry_run=true`, { version: "1", bank: { nope: 1 } })
+      const invalid = yield* request("POST", `${bank("tpl-dry")}/import?dry_run=true`, {
+        version: "1",
+        bank: { nope: 1 }
+      })
       assert.strictEqual(invalid.status, 400)
       assert.include(invalid.body.detail, "bank.nope")
     }))
@@ -235,7 +250,10 @@ layer(testApp(), { excludeTestServices: true })("bank templates", (it) => {
       assert.strictEqual(first.body.mission, "Alice is a data engineer.")
       assert.strictEqual(first.body.background, "Alice is a data engineer.")
       assert.deepStrictEqual(first.body.disposition, { skepticism: 3, literalism: 3, empathy: 3 })
-      const second = yield* request("POST", `${bank("bg")}/background`, { content: "She works in Berlin.", update_disposition: true })
+      const second = yield* request("POST", `${bank("bg")}/background`, {
+        content: "She works in Berlin.",
+        update_disposition: true
+      })
       assert.strictEqual(second.body.mission, "Alice is a data engineer.\n\nShe works in Berlin.")
       const repeated = yield* request("POST", `${bank("bg")}/background`, { content: "She works in Berlin." })
       assert.strictEqual(repeated.body.mission, second.body.mission)
@@ -269,7 +287,9 @@ layer(testApp(), { excludeTestServices: true })("bank templates", (it) => {
     Effect.gen(function*() {
       const client = yield* hindsight
       yield* seed("client-source")
-      const exported = yield* Effect.promise(() => sdk.exportBankTemplate({ client, path: { bank_id: "client-source" } }))
+      const exported = yield* Effect.promise(() =>
+        sdk.exportBankTemplate({ client, path: { bank_id: "client-source" } })
+      )
       assert.strictEqual(exported.response.status, 200)
       const manifest: BankTemplateManifest = exported.data!
       assert.strictEqual(manifest.version, "1")
@@ -291,12 +311,21 @@ layer(testApp(), { excludeTestServices: true })("bank templates", (it) => {
       assert.strictEqual(result.dry_run, false)
 
       const dry = yield* Effect.promise(() =>
-        sdk.importBankTemplate({ client, path: { bank_id: "client-dry" }, query: { dry_run: true }, body: manifest as never })
+        sdk.importBankTemplate({
+          client,
+          path: { bank_id: "client-dry" },
+          query: { dry_run: true },
+          body: manifest as never
+        })
       )
       assert.strictEqual(dry.data?.dry_run, true)
 
       const bad = yield* Effect.promise(() =>
-        sdk.importBankTemplate({ client, path: { bank_id: "client-copy" }, body: { version: "1", bank: { retain_chunk_size: "big" } } as never })
+        sdk.importBankTemplate({
+          client,
+          path: { bank_id: "client-copy" },
+          body: { version: "1", bank: { retain_chunk_size: "big" } } as never
+        })
       )
       assert.strictEqual(bad.response.status, 400)
       assert.include(detailOf(bad.error), "bank.retain_chunk_size")
@@ -392,17 +421,29 @@ layer(withModels, { excludeTestServices: true })("the LLM check with configured 
       scripted.setFallback({ status: 401, body: { error: { message: `bad key ${apiKey}` } } })
       const refused = yield* check
       assert.strictEqual(refused.sent, 2)
-      assert.deepStrictEqual(refused.health.operations.map((entry: any) => entry.status), ["auth_failed", "auth_failed", "auth_failed"])
+      assert.deepStrictEqual(refused.health.operations.map((entry: any) => entry.status), [
+        "auth_failed",
+        "auth_failed",
+        "auth_failed"
+      ])
       assert.isFalse(refused.health.operations[0].ok)
 
       scripted.setFallback({ status: 503 })
       const down = yield* check
       assert.strictEqual(down.sent, 2, "a probe is not retried")
-      assert.deepStrictEqual(down.health.operations.map((entry: any) => entry.status), ["unreachable", "unreachable", "unreachable"])
+      assert.deepStrictEqual(down.health.operations.map((entry: any) => entry.status), [
+        "unreachable",
+        "unreachable",
+        "unreachable"
+      ])
 
       scripted.setFallback({ hang: true })
       const stalled = yield* check
-      assert.deepStrictEqual(stalled.health.operations.map((entry: any) => entry.status), ["timeout", "timeout", "timeout"])
+      assert.deepStrictEqual(stalled.health.operations.map((entry: any) => entry.status), [
+        "timeout",
+        "timeout",
+        "timeout"
+      ])
       assert.isAtLeast(stalled.health.operations[0].latency_ms, 900)
     }))
 })

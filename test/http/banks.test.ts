@@ -2,7 +2,7 @@
 import { assert, layer } from "@effect/vitest"
 import { Effect } from "effect"
 import { SqlClient } from "effect/sql"
-import { TestServer, testApp } from "../support/TestServer.ts"
+import { testApp, TestServer } from "../support/TestServer.ts"
 
 const bankPath = (id: string) => `/v1/default/banks/${id}`
 
@@ -27,7 +27,15 @@ layer(testApp(), { excludeTestServices: true })("banks", (it) => {
       const list = yield* server.request("GET", "/v1/default/banks")
       const alpha = list.body.banks.find((bank: any) => bank.bank_id === "alpha")
       assert.strictEqual(alpha.name, "Alpha")
-      assert.deepStrictEqual(Object.keys(alpha).sort(), ["bank_id", "created_at", "disposition", "last_write_at", "mission", "name", "updated_at"])
+      assert.deepStrictEqual(Object.keys(alpha).sort(), [
+        "bank_id",
+        "created_at",
+        "disposition",
+        "last_write_at",
+        "mission",
+        "name",
+        "updated_at"
+      ])
     }))
 
   it.effect("deprecated mission and background map onto reflect_mission; unknown presets are ignored", () =>
@@ -35,7 +43,9 @@ layer(testApp(), { excludeTestServices: true })("banks", (it) => {
       const server = yield* TestServer
       const viaMission = yield* server.request("PUT", bankPath("legacy"), { json: { mission: "Be a helpful coach" } })
       assert.strictEqual(viaMission.body.reflect_mission, "Be a helpful coach")
-      const viaBackground = yield* server.request("PATCH", bankPath("legacy"), { json: { background: "A travel agent" } })
+      const viaBackground = yield* server.request("PATCH", bankPath("legacy"), {
+        json: { background: "A travel agent" }
+      })
       assert.strictEqual(viaBackground.body.reflect_mission, "A travel agent")
       assert.strictEqual(viaBackground.body.mission, "A travel agent")
       const preset = yield* server.request("PATCH", bankPath("legacy"), { json: { bank_preset: "no-such-preset" } })
@@ -46,7 +56,9 @@ layer(testApp(), { excludeTestServices: true })("banks", (it) => {
   it.effect("a disposition update needs all three traits as integers 1-5; shortcuts set one trait", () =>
     Effect.gen(function*() {
       const server = yield* TestServer
-      yield* server.request("PUT", bankPath("traits"), { json: { disposition: { skepticism: 1, literalism: 2, empathy: 3 } } })
+      yield* server.request("PUT", bankPath("traits"), {
+        json: { disposition: { skepticism: 1, literalism: 2, empathy: 3 } }
+      })
       const partial = yield* server.request("PATCH", bankPath("traits"), { json: { disposition: { skepticism: 5 } } })
       assert.strictEqual(partial.status, 400)
       const fields = partial.body.errors.map((error: any) => error.field)
@@ -64,13 +76,28 @@ layer(testApp(), { excludeTestServices: true })("banks", (it) => {
 
       const cases: ReadonlyArray<readonly [string, string, unknown, string]> = [
         ["PUT", bankPath("strict"), { name: 42 }, "name"],
-        ["PUT", bankPath("strict"), { disposition: { skepticism: 0, literalism: 3, empathy: 3 } }, "disposition.skepticism"],
-        ["PUT", bankPath("strict"), { disposition: { skepticism: 2.5, literalism: 3, empathy: 3 } }, "disposition.skepticism"],
+        [
+          "PUT",
+          bankPath("strict"),
+          { disposition: { skepticism: 0, literalism: 3, empathy: 3 } },
+          "disposition.skepticism"
+        ],
+        [
+          "PUT",
+          bankPath("strict"),
+          { disposition: { skepticism: 2.5, literalism: 3, empathy: 3 } },
+          "disposition.skepticism"
+        ],
         ["PATCH", bankPath("strict"), { retain_extraction_mode: "poetic" }, "retain_extraction_mode"],
         ["PATCH", bankPath("strict"), { disposition_empathy: 6 }, "disposition_empathy"],
         ["PATCH", bankPath("strict"), { enable_observations: "yes" }, "enable_observations"],
         ["PATCH", bankPath("strict"), { retain_chunk_size: "big" }, "retain_chunk_size"],
-        ["PUT", bankPath("strict") + "/profile", { disposition: { skepticism: 9, literalism: 3, empathy: 3 } }, "disposition.skepticism"],
+        [
+          "PUT",
+          bankPath("strict") + "/profile",
+          { disposition: { skepticism: 9, literalism: 3, empathy: 3 } },
+          "disposition.skepticism"
+        ],
         ["PATCH", bankPath("strict") + "/config", { updates: { retain_chunk_size: -5 } }, "updates.retain_chunk_size"]
       ]
       for (const [method, path, json, field] of cases) {
@@ -116,13 +143,15 @@ layer(testApp(), { excludeTestServices: true })("banks", (it) => {
   it.effect("unknown banks answer 404 JSON with detail", () =>
     Effect.gen(function*() {
       const server = yield* TestServer
-      for (const [method, path] of [
-        ["GET", bankPath("ghost") + "/stats"],
-        ["GET", bankPath("ghost") + "/config"],
-        ["PATCH", bankPath("ghost")],
-        ["DELETE", bankPath("ghost")],
-        ["DELETE", bankPath("ghost") + "/config"]
-      ] as const) {
+      for (
+        const [method, path] of [
+          ["GET", bankPath("ghost") + "/stats"],
+          ["GET", bankPath("ghost") + "/config"],
+          ["PATCH", bankPath("ghost")],
+          ["DELETE", bankPath("ghost")],
+          ["DELETE", bankPath("ghost") + "/config"]
+        ] as const
+      ) {
         const response = yield* server.request(method, path, method === "PATCH" ? { json: { name: "x" } } : undefined)
         assert.strictEqual(response.status, 404, `${method} ${path}`)
         assert.include(response.body.detail, "ghost")
@@ -189,4 +218,3 @@ layer(testApp(), { excludeTestServices: true })("banks", (it) => {
       assert.strictEqual(gone.status, 404)
     }))
 })
-

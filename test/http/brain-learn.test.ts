@@ -12,7 +12,7 @@ import { Context, Effect, Layer } from "effect"
 import { SqlClient } from "effect/sql"
 import { createServer, type IncomingHttpHeaders, type ServerResponse } from "node:http"
 import { defaultBrainSettings } from "../../src/brain/BrainSettings.ts"
-import { TestServer, testApp } from "../support/TestServer.ts"
+import { testApp, TestServer } from "../support/TestServer.ts"
 import { eventually } from "../support/TestTasks.ts"
 
 const bank = (id: string) => `/v1/default/banks/${id}`
@@ -26,7 +26,9 @@ const remoteFacts = [
 /** A remote that holds `/version` until released (then answers 503 to every retry), recording request headers. */
 const gateServer = Effect.acquireRelease(
   Effect.promise(() =>
-    new Promise<{ url: string; seen: Array<IncomingHttpHeaders>; arrived: Promise<void>; release: () => void; close: () => void }>(
+    new Promise<
+      { url: string; seen: Array<IncomingHttpHeaders>; arrived: Promise<void>; release: () => void; close: () => void }
+    >(
       (resolve) => {
         const seen: Array<IncomingHttpHeaders> = []
         const waiting: Array<ServerResponse> = []
@@ -86,7 +88,9 @@ layer(serverB, { excludeTestServices: true, timeout: "3 minutes" })("brain learn
       const aSql = Context.get(aContext, SqlClient.SqlClient)
       for (let day = 1; day <= 6; day++) {
         yield* aSql`INSERT INTO memory_access_events (bank_id, access_id, source, item_type, item_id, score, accessed_at)
-          VALUES ('source', ${`seed-${day}`}, 'recall', 'memory', ${`m-${day}`}, 0.5, ${new Date(Date.UTC(2024, 3, day, readHour, 20))})`
+          VALUES ('source', ${`seed-${day}`}, 'recall', 'memory', ${`m-${day}`}, 0.5, ${new Date(
+          Date.UTC(2024, 3, day, readHour, 20)
+        )})`
           .pipe(Effect.orDie)
       }
       const aHistogram = yield* a.request("GET", `${bank("source")}/sub-routine/histogram`)
@@ -101,9 +105,18 @@ layer(serverB, { excludeTestServices: true, timeout: "3 minutes" })("brain learn
         })
       /** B's share of the read hour is the learned weight's part of A's share (the 1:1 rule, B having none there). */
       const assertLearnedShare = (body: any, learnedWeight: number) =>
-        assert.closeTo(scoreAt(body, readHour), learnedWeight * aReadShare / body.sample_count, 1e-3, JSON.stringify(body))
-      yield* b.request("POST", `${bank("dest")}/memories`, { json: { items: [{ content: "Local note: the lab coffee machine is broken." }] } })
-      yield* b.request("POST", `${bank("mirror")}/memories`, { json: { items: [{ content: "Mirror bank placeholder." }] } })
+        assert.closeTo(
+          scoreAt(body, readHour),
+          learnedWeight * aReadShare / body.sample_count,
+          1e-3,
+          JSON.stringify(body)
+        )
+      yield* b.request("POST", `${bank("dest")}/memories`, {
+        json: { items: [{ content: "Local note: the lab coffee machine is broken." }] }
+      })
+      yield* b.request("POST", `${bank("mirror")}/memories`, {
+        json: { items: [{ content: "Mirror bank placeholder." }] }
+      })
 
       // Hold B's actor for bank `dest` on a learn whose remote does not answer yet.
       const gate = yield* gateServer
@@ -131,7 +144,10 @@ layer(serverB, { excludeTestServices: true, timeout: "3 minutes" })("brain learn
 
       gate.release()
       const settled = (bankId: string, id: string) =>
-        eventually(b.request("GET", `${bank(bankId)}/operations/${id}`), (r) => ["completed", "failed"].includes(r.body?.status))
+        eventually(
+          b.request("GET", `${bank(bankId)}/operations/${id}`),
+          (r) => ["completed", "failed"].includes(r.body?.status)
+        )
       const heldDone = yield* settled("dest", held.body.operation_id)
       assert.strictEqual(heldDone.body.status, "failed")
       assert.match(heldDone.body.error_message, /status 503/)
@@ -152,15 +168,23 @@ layer(serverB, { excludeTestServices: true, timeout: "3 minutes" })("brain learn
       assert.strictEqual(outcome.activity.replaced, false)
       const destHistogram = yield* histogramOf("dest")
       assert.isAbove(scoreAt(destHistogram, readHour), 0)
-      assert.strictEqual(outcome.activity.learned_weight, Math.min(aHistogram.body.sample_count, Math.max(outcome.activity.own_events, 24)))
+      assert.strictEqual(
+        outcome.activity.learned_weight,
+        Math.min(aHistogram.body.sample_count, Math.max(outcome.activity.own_events, 24))
+      )
       assertLearnedShare(destHistogram, outcome.activity.learned_weight)
 
       const recall = (bankId: string, query: string) =>
-        Effect.map(b.request("POST", `${bank(bankId)}/memories/recall`, { json: { query, budget: "mid" } }), (response) => {
-          assert.strictEqual(response.status, 200, response.text)
-          return response.body.results as Array<{ text: string; tags: Array<string> }>
-        })
-      const found = (yield* recall("dest", "who fixed the quantum router")).find((result) => result.text === remoteFacts[0])
+        Effect.map(
+          b.request("POST", `${bank(bankId)}/memories/recall`, { json: { query, budget: "mid" } }),
+          (response) => {
+            assert.strictEqual(response.status, 200, response.text)
+            return response.body.results as Array<{ text: string; tags: Array<string> }>
+          }
+        )
+      const found = (yield* recall("dest", "who fixed the quantum router")).find((result) =>
+        result.text === remoteFacts[0]
+      )
       assert.isDefined(found)
       assert.includeMembers(found!.tags, ["brain-learn", "source:source"])
 
@@ -205,8 +229,13 @@ layer(serverB, { excludeTestServices: true, timeout: "3 minutes" })("brain learn
         json: { remote_endpoint: b.url, remote_bank_id: "dest" }
       })
       assert.strictEqual(refused.status, 400, refused.text)
-      assert.match(refused.body.detail, /remote_endpoint: .*not a public address.*SERVICE_API_BRAIN_LEARN_ALLOW_PRIVATE_NETWORKS/)
-      const malformed = yield* b.request("POST", `${bank("dest")}/brain/learn`, { json: { remote_endpoint: "not a url", remote_bank_id: "x" } })
+      assert.match(
+        refused.body.detail,
+        /remote_endpoint: .*not a public address.*SERVICE_API_BRAIN_LEARN_ALLOW_PRIVATE_NETWORKS/
+      )
+      const malformed = yield* b.request("POST", `${bank("dest")}/brain/learn`, {
+        json: { remote_endpoint: "not a url", remote_bank_id: "x" }
+      })
       assert.strictEqual(malformed.status, 400)
       assert.match(malformed.body.detail, /remote_endpoint/)
     })))

@@ -12,7 +12,7 @@ import { crc32 } from "node:zlib"
 import { BrainFaults } from "../../src/brain/BrainBreaker.ts"
 import { defaultBrainSettings } from "../../src/brain/BrainSettings.ts"
 import { EngramConfig } from "../../src/config/EngramConfig.ts"
-import { TestServer, testApp } from "../support/TestServer.ts"
+import { testApp, TestServer } from "../support/TestServer.ts"
 
 const bank = (id: string) => `/v1/default/banks/${id}`
 const maxFileBytes = 2_000_000
@@ -47,7 +47,11 @@ const fetchBytes = (path: string) =>
     const server = yield* TestServer
     return yield* Effect.promise(async () => {
       const response = await fetch(server.url + path)
-      return { status: response.status, type: response.headers.get("content-type"), bytes: new Uint8Array(await response.arrayBuffer()) }
+      return {
+        status: response.status,
+        type: response.headers.get("content-type"),
+        bytes: new Uint8Array(await response.arrayBuffer())
+      }
     })
   })
 
@@ -72,7 +76,9 @@ const postFile = (path: string, bytes: Uint8Array, as: "raw" | "multipart" = "ra
 const recall = (bankId: string, query: string) =>
   Effect.gen(function*() {
     const server = yield* TestServer
-    const response = yield* server.request("POST", `${bank(bankId)}/memories/recall`, { json: { query, budget: "low" } })
+    const response = yield* server.request("POST", `${bank(bankId)}/memories/recall`, {
+      json: { query, budget: "low" }
+    })
     assert.strictEqual(response.status, 200, response.text)
     return response.body.results.map((result: any) => result.text) as Array<string>
   })
@@ -118,7 +124,10 @@ layer(app, { excludeTestServices: true, timeout: "3 minutes" })("brain runtime",
       // The file is named, never placed: the server's directories stay out of responses.
       assert.strictEqual(imported.body.file_path, "brain-a.brain")
       const dataDir = (yield* EngramConfig).dataDir
-      assert.deepStrictEqual(new Uint8Array(readFileSync(join(dataDir, "brain", imported.body.file_path))), exported.bytes)
+      assert.deepStrictEqual(
+        new Uint8Array(readFileSync(join(dataDir, "brain", imported.body.file_path))),
+        exported.bytes
+      )
 
       // The installed brain answers the next recall: no build, no cold read.
       const found = yield* recall("brain-a", "telescope lens Porto")
@@ -272,25 +281,32 @@ layer(app, { excludeTestServices: true, timeout: "3 minutes" })("brain runtime",
 })
 
 describe("brain settings", () => {
-  layer(testApp({ brain: { ...defaultBrainSettings, enabled: false } }), { excludeTestServices: true })("disabled", (it) => {
-    it.effect("every brain route answers 404 naming SERVICE_API_BRAIN_ENABLED", () =>
-      Effect.gen(function*() {
-        const server = yield* TestServer
-        const version = yield* server.request("GET", "/version")
-        assert.strictEqual(version.body.features.brain_runtime, false)
-        assert.strictEqual(version.body.features.brain_import_export, false)
-        yield* retain("off", ["Gina likes tea."])
-        for (const [method, path] of [["GET", "status"], ["GET", "export"], ["POST", "learn"]] as const) {
-          const response = yield* server.request(method, `${bank("off")}/brain/${path}`, method === "POST"
-            ? { json: { remote_endpoint: "https://example.com", remote_bank_id: "x" } }
-            : undefined)
-          assert.strictEqual(response.status, 404, path)
-          assert.match(response.body.detail, /SERVICE_API_BRAIN_ENABLED=false/)
-        }
-        // Recall does not depend on the brain routes.
-        assert.include(yield* recall("off", "tea"), "Gina likes tea.")
-      }))
-  })
+  layer(testApp({ brain: { ...defaultBrainSettings, enabled: false } }), { excludeTestServices: true })(
+    "disabled",
+    (it) => {
+      it.effect("every brain route answers 404 naming SERVICE_API_BRAIN_ENABLED", () =>
+        Effect.gen(function*() {
+          const server = yield* TestServer
+          const version = yield* server.request("GET", "/version")
+          assert.strictEqual(version.body.features.brain_runtime, false)
+          assert.strictEqual(version.body.features.brain_import_export, false)
+          yield* retain("off", ["Gina likes tea."])
+          for (const [method, path] of [["GET", "status"], ["GET", "export"], ["POST", "learn"]] as const) {
+            const response = yield* server.request(
+              method,
+              `${bank("off")}/brain/${path}`,
+              method === "POST"
+                ? { json: { remote_endpoint: "https://example.com", remote_bank_id: "x" } }
+                : undefined
+            )
+            assert.strictEqual(response.status, 404, path)
+            assert.match(response.body.detail, /SERVICE_API_BRAIN_ENABLED=false/)
+          }
+          // Recall does not depend on the brain routes.
+          assert.include(yield* recall("off", "tea"), "Gina likes tea.")
+        }))
+    }
+  )
 
   layer(testApp({ brain: { ...defaultBrainSettings, importExportEnabled: false } }), { excludeTestServices: true })(
     "import/export off",

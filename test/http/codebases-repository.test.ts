@@ -13,7 +13,7 @@ import { fileURLToPath } from "node:url"
 import { defaultCodebaseSettings } from "../../src/codebases/CodebaseSettings.ts"
 import { codebasesPath, settled, upload } from "../support/CodebaseClient.ts"
 import { type FakeGitHost, fakeGitHost } from "../support/FakeGitHost.ts"
-import { TestServer, testApp } from "../support/TestServer.ts"
+import { testApp, TestServer } from "../support/TestServer.ts"
 import { makeZip, type ZipEntry } from "../support/ZipWriter.ts"
 
 const root = fileURLToPath(new URL("../..", import.meta.url))
@@ -33,7 +33,9 @@ class GitHost extends Context.Service<GitHost, FakeGitHost>()("test/http/codebas
 
 const withGitHost = Layer.unwrap(Effect.gen(function*() {
   const host = yield* GitHost
-  return testApp({ codebases: { ...defaultCodebaseSettings, githostApiUrl: host.origin, githostAllowPrivateNetworks: true } })
+  return testApp({
+    codebases: { ...defaultCodebaseSettings, githostApiUrl: host.origin, githostAllowPrivateNetworks: true }
+  })
 })).pipe(Layer.provideMerge(Layer.effect(GitHost, fakeGitHost("acme", "engram"))))
 
 const long = Duration.seconds(240)
@@ -44,7 +46,14 @@ layer(withGitHost, { excludeTestServices: true, timeout: long })("this repositor
       const server = yield* TestServer
       const bankId = "cb-self"
       const base = codebasesPath(bankId)
-      const imported = yield* upload(server, `${base}/import/zip`, "archive", "engram.zip", makeZip(repositoryEntries()), { name: "engram" })
+      const imported = yield* upload(
+        server,
+        `${base}/import/zip`,
+        "archive",
+        "engram.zip",
+        makeZip(repositoryEntries()),
+        { name: "engram" }
+      )
       assert.strictEqual(imported.status, 200, imported.text)
       const operation = yield* settled(server, bankId, imported.body.operation_id, long)
       assert.strictEqual(operation.status, "completed", JSON.stringify(operation))
@@ -68,24 +77,40 @@ layer(withGitHost, { excludeTestServices: true, timeout: long })("this repositor
       // the call is resolved to it); Recall reaches it through its sources.
       assert.oneOf(reached.get("src/memory/recall/RecallSources.ts"), [1, 2], keyword.explanation)
       assert.oneOf(reached.get("src/memory/recall/Recall.ts"), [2, 3], keyword.explanation)
-      const calls = (yield* server.request("POST", `${base}/${id}/impact`, { json: { symbol: "keywordInMemory", max_depth: 1 } })).body
-      assert.isTrue(calls.edges.some((edge: any) => edge.edge_type === "calls" && edge.from_path === "src/memory/recall/RecallSources.ts"))
+      const calls =
+        (yield* server.request("POST", `${base}/${id}/impact`, { json: { symbol: "keywordInMemory", max_depth: 1 } }))
+          .body
+      assert.isTrue(
+        calls.edges.some((edge: any) =>
+          edge.edge_type === "calls" && edge.from_path === "src/memory/recall/RecallSources.ts"
+        )
+      )
       // A domain schema file's impact reaches the handlers that serve it.
       const domain = (yield* server.request("POST", `${base}/${id}/impact`, {
         json: { path: "src/domain/Anomaly.ts", max_depth: 4, limit: 200 }
       })).body
-      assert.includeMembers(domain.impacted_files.map((file: any) => file.path), ["src/http/api/AnomalyApi.ts", "src/http/handlers/AnomalyHandlers.ts"])
+      assert.includeMembers(domain.impacted_files.map((file: any) => file.path), [
+        "src/http/api/AnomalyApi.ts",
+        "src/http/handlers/AnomalyHandlers.ts"
+      ])
 
       // Approve only two chunks: everything auto-routed to memory goes back to review first.
       const memory: Array<string> = []
       let cursor: string | null = null
       do {
-        const page: any = (yield* server.request("GET", `${base}/${id}/chunks?route_target=memory&limit=100${cursor ? `&cursor=${cursor}` : ""}`)).body
+        const page: any = (yield* server.request(
+          "GET",
+          `${base}/${id}/chunks?route_target=memory&limit=100${cursor ? `&cursor=${cursor}` : ""}`
+        )).body
         memory.push(...page.items.map((chunk: any) => chunk.id))
         cursor = page.next_cursor
       } while (cursor !== null)
-      if (memory.length > 0) yield* server.request("POST", `${base}/${id}/review/route`, { json: { item_ids: memory, target: "unrouted" } })
-      const keywordClass = (yield* server.request("GET", `${base}/${id}/chunks?path_prefix=src/brain/keyword/KeywordIndex.ts&kind=class`)).body.items[0]
+      if (memory.length > 0) {
+        yield* server.request("POST", `${base}/${id}/review/route`, { json: { item_ids: memory, target: "unrouted" } })
+      }
+      const keywordClass =
+        (yield* server.request("GET", `${base}/${id}/chunks?path_prefix=src/brain/keyword/KeywordIndex.ts&kind=class`))
+          .body.items[0]
       assert.strictEqual(keywordClass.label, "KeywordIndex")
       const routed = yield* server.request("POST", `${base}/${id}/review/route`, {
         json: { item_ids: [keywordClass.id], target: "memory", queue_memory_import: true }
@@ -96,7 +121,10 @@ layer(withGitHost, { excludeTestServices: true, timeout: long })("this repositor
         json: { query: "KeywordIndex class search terms" }
       })).body
       const provenance = `src/brain/keyword/KeywordIndex.ts:${keywordClass.start_line}-${keywordClass.end_line}`
-      assert.isTrue(recalled.results.some((memory: any) => String(memory.context).startsWith(provenance)), JSON.stringify(recalled.results.map((memory: any) => memory.context)))
+      assert.isTrue(
+        recalled.results.some((memory: any) => String(memory.context).startsWith(provenance)),
+        JSON.stringify(recalled.results.map((memory: any) => memory.context))
+      )
     }))
 
   it.effect("imports through the git host, answers noop for an unchanged head, and re-parses only a changed file", () =>
@@ -107,7 +135,9 @@ layer(withGitHost, { excludeTestServices: true, timeout: long })("this repositor
       const base = codebasesPath(bankId)
       const entries = repositoryEntries("acme-engram-1111/")
       host.push("1111", makeZip(entries))
-      const imported = yield* server.request("POST", `${base}/import/githost`, { json: { repo_url: "https://github.com/acme/engram" } })
+      const imported = yield* server.request("POST", `${base}/import/githost`, {
+        json: { repo_url: "https://github.com/acme/engram" }
+      })
       assert.strictEqual(imported.status, 200, imported.text)
       assert.strictEqual(imported.body.resolved_commit_sha, "1111")
       yield* settled(server, bankId, imported.body.operation_id, long)
@@ -116,14 +146,21 @@ layer(withGitHost, { excludeTestServices: true, timeout: long })("this repositor
 
       const noop = (yield* server.request("POST", `${base}/${id}/refresh`, { json: {} })).body
       assert.deepStrictEqual(noop, {
-        snapshot_id: imported.body.snapshot_id, operation_id: null, status: "completed",
-        changed_files: 0, added_files: 0, deleted_files: 0, noop: true
+        snapshot_id: imported.body.snapshot_id,
+        operation_id: null,
+        status: "completed",
+        changed_files: 0,
+        added_files: 0,
+        deleted_files: 0,
+        noop: true
       })
 
       const target = "acme-engram-2222/src/domain/Anomaly.ts"
       const changed = entries.map((entry) => {
         const name = entry.name.replace("acme-engram-1111/", "acme-engram-2222/")
-        return name === target ? { name, data: `${Buffer.from(entry.data).toString("utf8")}\nexport const refreshMarker = 1\n` } : { ...entry, name }
+        return name === target
+          ? { name, data: `${Buffer.from(entry.data).toString("utf8")}\nexport const refreshMarker = 1\n` }
+          : { ...entry, name }
       })
       host.push("2222", makeZip(changed))
       const refreshed = (yield* server.request("POST", `${base}/${id}/refresh`, { json: {} })).body
@@ -163,7 +200,9 @@ layer(guarded, { excludeTestServices: true })("git host on a private network", (
       const server = yield* TestServer
       const host = yield* GitHost
       host.push("1111", makeZip([{ name: "x/a.ts", data: "export const a = 1\n" }]))
-      const response = yield* server.request("POST", `${codebasesPath("cb-guard")}/import/githost`, { json: { owner: "acme", repo: "engram" } })
+      const response = yield* server.request("POST", `${codebasesPath("cb-guard")}/import/githost`, {
+        json: { owner: "acme", repo: "engram" }
+      })
       assert.strictEqual(response.status, 400, response.text)
       assert.include(response.body.detail, "not a public address")
       assert.deepStrictEqual(host.requests, [])

@@ -15,7 +15,7 @@ import { builtInRules } from "../../src/memory/consolidation/LlmConsolidator.ts"
 import { trigramEmbeddings } from "../support/FakeModels.ts"
 import type { ScriptedOpenAi } from "../support/ScriptedOpenAi.ts"
 import { scriptedOpenAi } from "../support/ScriptedOpenAi.ts"
-import { TestServer, testApp } from "../support/TestServer.ts"
+import { testApp, TestServer } from "../support/TestServer.ts"
 import { eventually } from "../support/TestTasks.ts"
 
 class Scripted extends Context.Service<Scripted, ScriptedOpenAi>()("test/http/consolidation-llm/Scripted") {}
@@ -33,7 +33,9 @@ const models = Layer.unwrap(Effect.gen(function*() {
 }))
 
 const events: Array<BankEvent> = []
-const captureEvents = BankEvents.listener(Effect.succeed((event: BankEvent) => Effect.sync(() => void events.push(event))))
+const captureEvents = BankEvents.listener(
+  Effect.succeed((event: BankEvent) => Effect.sync(() => void events.push(event)))
+)
 
 const app = testApp({ operationMaxAttempts: 1, operationRetryBase: Duration.millis(5) }, captureEvents, models).pipe(
   Layer.provideMerge(Layer.effect(Scripted, scriptedOpenAi))
@@ -48,8 +50,10 @@ const request = (method: string, path: string, json?: unknown) =>
   })
 
 const retain = (id: string, content: string) =>
-  Effect.tap(request("POST", `${bank(id)}/memories`, { items: [{ content, timestamp: "2024-03-01T09:00:00Z" }] }), (r) =>
-    Effect.sync(() => assert.strictEqual(r.status, 200, r.text)))
+  Effect.tap(
+    request("POST", `${bank(id)}/memories`, { items: [{ content, timestamp: "2024-03-01T09:00:00Z" }] }),
+    (r) => Effect.sync(() => assert.strictEqual(r.status, 200, r.text))
+  )
 
 /** Consolidates with the next scripted answer and returns the finished operation's result. */
 const consolidateWith = (id: string, answer: unknown) =>
@@ -97,7 +101,9 @@ layer(app, { excludeTestServices: true })("consolidation with a language model",
 
       // A weak model restates the observation instead of updating it: the two are merged, not multiplied.
       yield* retain("hr", "Alice is a software engineer at Google.")
-      const merged = yield* consolidateWith("hr", { creates: [{ text: "Alice is a software engineer at Google.", facts: ["F1"] }] })
+      const merged = yield* consolidateWith("hr", {
+        creates: [{ text: "Alice is a software engineer at Google.", facts: ["F1"] }]
+      })
       assert.include(merged.body.result, { observations_created: 0, observations_merged: 1 })
       assert.include((yield* lastPrompt).user, `O1: ${first.text}`, "related observations are shown")
       const afterMerge = yield* observations("hr")
@@ -107,7 +113,11 @@ layer(app, { excludeTestServices: true })("consolidation with a language model",
 
       yield* retain("hr", "Alice moved to Meta in 2024.")
       const updated = yield* consolidateWith("hr", {
-        updates: [{ observation: "O1", text: "Alice worked at Google as a software engineer and moved to Meta in 2024.", facts: ["F1"] }],
+        updates: [{
+          observation: "O1",
+          text: "Alice worked at Google as a software engineer and moved to Meta in 2024.",
+          facts: ["F1"]
+        }],
         creates: [{ text: "An observation about nothing shown.", facts: ["F9"] }]
       })
       assert.include(updated.body.result, { observations_updated: 1, observations_created: 0 })
@@ -135,11 +145,19 @@ layer(app, { excludeTestServices: true })("consolidation with a language model",
       })
       assert.strictEqual(recalled.body.results[0].id, final.id)
       assert.sameMembers(Object.keys(recalled.body.source_facts), final.source_fact_ids)
-      assert.isTrue(Object.values(recalled.body.source_facts).some((fact: any) => fact.text.startsWith("Alice moved to Meta")))
+      assert.isTrue(
+        Object.values(recalled.body.source_facts).some((fact: any) => fact.text.startsWith("Alice moved to Meta"))
+      )
 
       const completed = events.filter((event) => event.type === "consolidation.completed" && event.bankId === "hr")
       assert.deepStrictEqual(
-        completed.map((event) => [event.data["observations_created"], event.data["observations_merged"], event.data["observations_updated"]]),
+        completed.map((
+          event
+        ) => [
+          event.data["observations_created"],
+          event.data["observations_merged"],
+          event.data["observations_updated"]
+        ]),
         [[1, 0, 0], [0, 1, 0], [0, 0, 1]]
       )
       assert.strictEqual(completed[2]!.eventId, `consolidation.completed:${completed[2]!.data["operation_id"]}`)
@@ -147,9 +165,14 @@ layer(app, { excludeTestServices: true })("consolidation with a language model",
 
   it.effect("the built-in rules, mission and disposition reach the prompt; a change of them regenerates", () =>
     Effect.gen(function*() {
-      yield* request("PUT", bank("rules"), { enable_observations: false, disposition: { skepticism: 5, literalism: 5, empathy: 1 } })
+      yield* request("PUT", bank("rules"), {
+        enable_observations: false,
+        disposition: { skepticism: 5, literalism: 5, empathy: 1 }
+      })
       yield* retain("rules", "Bob says he might move to Lisbon next year.")
-      const result = yield* consolidateWith("rules", { creates: [{ text: "Bob is considering a move to Lisbon.", facts: ["F1"] }] })
+      const result = yield* consolidateWith("rules", {
+        creates: [{ text: "Bob is considering a move to Lisbon.", facts: ["F1"] }]
+      })
       assert.strictEqual(result.body.status, "completed")
       const prompt = yield* lastPrompt
       for (const rule of builtInRules) assert.include(prompt.system, rule)
@@ -158,7 +181,9 @@ layer(app, { excludeTestServices: true })("consolidation with a language model",
       assert.include(prompt.system, "Leave feelings out")
 
       const scripted = yield* Scripted
-      scripted.script({ content: JSON.stringify({ creates: [{ text: "Bob may move to Lisbon in 2025.", facts: ["F1"] }] }) })
+      scripted.script({
+        content: JSON.stringify({ creates: [{ text: "Bob may move to Lisbon in 2025.", facts: ["F1"] }] })
+      })
       yield* request("PATCH", bank("rules"), { enable_observations: true, reflect_mission: "Track relocation plans." })
       const regenerate = yield* request("GET", `${bank("rules")}/operations?task_type=regenerate_observations`)
       assert.strictEqual(regenerate.body.operations.length, 1)
@@ -190,17 +215,23 @@ layer(app, { excludeTestServices: true })("consolidation with a language model",
       const scripted = yield* Scripted
       scripted.script({ status: 503, body: { error: { message: "upstream overloaded" } } })
       const queued = yield* request("POST", `${bank("outage")}/consolidate`)
-      const failed = yield* eventually(request("GET", `${bank("outage")}/operations/${queued.body.operation_id}`), (r) =>
-        r.body.status === "failed")
+      const failed = yield* eventually(
+        request("GET", `${bank("outage")}/operations/${queued.body.operation_id}`),
+        (r) => r.body.status === "failed"
+      )
       assert.include(failed.body.error_message, "language model")
       const stats = yield* request("GET", `${bank("outage")}/stats`)
       assert.strictEqual(stats.body.pending_consolidation, 1)
       assert.strictEqual(stats.body.total_observations, 0)
 
-      scripted.script({ content: JSON.stringify({ creates: [{ text: "Dan runs a chess club on Thursdays.", facts: ["F1"] }] }) })
+      scripted.script({
+        content: JSON.stringify({ creates: [{ text: "Dan runs a chess club on Thursdays.", facts: ["F1"] }] })
+      })
       const retried = yield* request("POST", `${bank("outage")}/operations/${queued.body.operation_id}/retry`)
       assert.strictEqual(retried.status, 200, retried.text)
       yield* eventually(request("GET", `${bank("outage")}/stats`), (r) => r.body.pending_consolidation === 0)
-      assert.deepStrictEqual((yield* observations("outage")).map((o) => o.text), ["Dan runs a chess club on Thursdays."])
+      assert.deepStrictEqual((yield* observations("outage")).map((o) => o.text), [
+        "Dan runs a chess club on Thursdays."
+      ])
     }))
 })

@@ -11,7 +11,7 @@ import type { BankEvent } from "../../src/events/BankEvents.ts"
 import { BankEvents } from "../../src/events/BankEvents.ts"
 import { MemoryUnits } from "../../src/memory/MemoryUnits.ts"
 import { Operations } from "../../src/bank/Operations.ts"
-import { TestServer, testApp } from "../support/TestServer.ts"
+import { testApp, TestServer } from "../support/TestServer.ts"
 import { eventually, TestTaskHandlers, TestTasks } from "../support/TestTasks.ts"
 
 const bank = (id: string) => `/v1/default/banks/${id}`
@@ -40,7 +40,9 @@ const session2 = turns(2, "2023-05-25T13:14:00Z", [
 ])
 
 const events: Array<BankEvent> = []
-const captureEvents = BankEvents.listener(Effect.succeed((event: BankEvent) => Effect.sync(() => void events.push(event))))
+const captureEvents = BankEvents.listener(
+  Effect.succeed((event: BankEvent) => Effect.sync(() => void events.push(event)))
+)
 
 const app = testApp({ enableObservations: true }, Layer.mergeAll(TestTaskHandlers, captureEvents))
 
@@ -52,23 +54,31 @@ const request = (method: string, path: string, json?: unknown) =>
 
 /** Waits until the bank has no queued work and no fact waiting for consolidation. */
 const settled = (id: string) =>
-  eventually(request("GET", `${bank(id)}/stats`), (r) =>
-    r.body.pending_consolidation === 0 && r.body.pending_operations === 0)
+  eventually(
+    request("GET", `${bank(id)}/stats`),
+    (r) => r.body.pending_consolidation === 0 && r.body.pending_operations === 0
+  )
 
 const retain = (id: string, items: ReadonlyArray<unknown>) =>
-  Effect.tap(request("POST", `${bank(id)}/memories`, { items }), (r) =>
-    Effect.sync(() => assert.strictEqual(r.status, 200, r.text)))
+  Effect.tap(
+    request("POST", `${bank(id)}/memories`, { items }),
+    (r) => Effect.sync(() => assert.strictEqual(r.status, 200, r.text))
+  )
 
 const observations = (id: string) =>
   Effect.map(request("GET", `${bank(id)}/memories/list?type=observation&limit=1000`), (r) => r.body.items as Array<any>)
 
 const facts = (id: string) =>
-  Effect.map(request("GET", `${bank(id)}/memories/list?limit=1000`), (r) =>
-    (r.body.items as Array<any>).filter((item) => item.type !== "observation"))
+  Effect.map(
+    request("GET", `${bank(id)}/memories/list?limit=1000`),
+    (r) => (r.body.items as Array<any>).filter((item) => item.type !== "observation")
+  )
 
 const finished = (id: string, operationId: string) =>
-  eventually(request("GET", `${bank(id)}/operations/${operationId}/result`), (r) =>
-    r.body.status === "completed" || r.body.status === "failed")
+  eventually(
+    request("GET", `${bank(id)}/operations/${operationId}/result`),
+    (r) => r.body.status === "completed" || r.body.status === "failed"
+  )
 
 /**
  * The two chat sessions retained into a bank of the caller's own, each consolidated: every test that reads or
@@ -150,7 +160,10 @@ layer(app, { excludeTestServices: true })("consolidation (offline)", (it) => {
       const history = yield* request("GET", `${bank("chat-history")}/memories/${group.id}/history`)
       assert.strictEqual(history.status, 200, history.text)
       assert.strictEqual(history.body.fact_type, "observation")
-      assert.deepStrictEqual(history.body.history.map((entry: any) => [entry.version, entry.change]), [[1, "created"], [2, "updated"]])
+      assert.deepStrictEqual(history.body.history.map((entry: any) => [entry.version, entry.change]), [[1, "created"], [
+        2,
+        "updated"
+      ]])
       const [created, updated] = history.body.history
       assert.strictEqual(created.new_facts.length, 2)
       assert.include(updated.new_facts[0].text, "support group again last night")
@@ -172,8 +185,13 @@ layer(app, { excludeTestServices: true })("consolidation (offline)", (it) => {
       const operations = yield* Operations
       const before = yield* observations("chat-delta")
       // Hold the bank's worker so the requests below find the first one still waiting.
-      const blocker = yield* operations.submit({ bankId: "chat-delta", taskType: "test_block", payload: { key: "hold-chat-delta" } })
-      yield* eventually(request("GET", `${bank("chat-delta")}/operations/${blocker.id}`), (r) => r.body.status === "running")
+      const blocker = yield* operations.submit({
+        bankId: "chat-delta",
+        taskType: "test_block",
+        payload: { key: "hold-chat-delta" }
+      })
+      yield* eventually(request("GET", `${bank("chat-delta")}/operations/${blocker.id}`), (r) =>
+        r.body.status === "running")
       const first = yield* request("POST", `${bank("chat-delta")}/consolidate`)
       const second = yield* request("POST", `${bank("chat-delta")}/consolidate`)
       assert.strictEqual(first.status, 200, first.text)
@@ -226,7 +244,9 @@ layer(app, { excludeTestServices: true })("consolidation (offline)", (it) => {
       yield* request("PATCH", bank("chat-rules"), { name: "Friends" })
       const untouched = yield* request("GET", `${bank("chat-rules")}/operations?task_type=regenerate_observations`)
       assert.strictEqual(untouched.body.operations.length, 0)
-      const patched = yield* request("PATCH", bank("chat-rules"), { observations_mission: "Keep track of family and art." })
+      const patched = yield* request("PATCH", bank("chat-rules"), {
+        observations_mission: "Keep track of family and art."
+      })
       assert.strictEqual(patched.status, 200)
       const queued = yield* request("GET", `${bank("chat-rules")}/operations?task_type=regenerate_observations`)
       assert.strictEqual(queued.body.operations.length, 1)
@@ -324,8 +344,15 @@ layer(app, { excludeTestServices: true })("consolidation (offline)", (it) => {
     Effect.gen(function*() {
       const operations = yield* Operations
       yield* request("PUT", bank("toggle"), {})
-      const blocker = yield* operations.submit({ bankId: "toggle", taskType: "test_block", payload: { key: "hold-toggle" } })
-      yield* eventually(request("GET", `${bank("toggle")}/operations/${blocker.id}`), (r) => r.body.status === "running")
+      const blocker = yield* operations.submit({
+        bankId: "toggle",
+        taskType: "test_block",
+        payload: { key: "hold-toggle" }
+      })
+      yield* eventually(
+        request("GET", `${bank("toggle")}/operations/${blocker.id}`),
+        (r) => r.body.status === "running"
+      )
       yield* retain("toggle", session2)
       const off = yield* request("PATCH", bank("toggle"), { enable_observations: false })
       assert.strictEqual(off.status, 200, off.text)

@@ -36,13 +36,26 @@ const app = testApp({ operationMaxAttempts: 1, operationRetryBase: Duration.mill
 const texts = (...values: Array<string>) => ({ content: JSON.stringify({ texts: values }) })
 
 const typoRows = [
-  { messages: [{ role: "user", content: "Wher is the Eiffel towr?" }, { role: "assistant", content: "It is in Paris, Frnace." }] },
-  { messages: [{ role: "user", content: "Wat is water made of?" }, { role: "assistant", content: "Hydrogen and oxygn." }] }
+  {
+    messages: [{ role: "user", content: "Wher is the Eiffel towr?" }, {
+      role: "assistant",
+      content: "It is in Paris, Frnace."
+    }]
+  },
+  {
+    messages: [{ role: "user", content: "Wat is water made of?" }, {
+      role: "assistant",
+      content: "Hydrogen and oxygn."
+    }]
+  }
 ]
 
 const finished = (bankId: string, operationId: string) =>
-  eventually(request("GET", `/v1/default/banks/${bankId}/operations/${operationId}/result`), (r) =>
-    r.body.status === "completed" || r.body.status === "failed", Duration.seconds(30))
+  eventually(
+    request("GET", `/v1/default/banks/${bankId}/operations/${operationId}/result`),
+    (r) => r.body.status === "completed" || r.body.status === "failed",
+    Duration.seconds(30)
+  )
 
 layer(app, { excludeTestServices: true })("datasets with a language model", (it) => {
   it.effect("round trip: import → spellfix → variants → retain → export, every exported line valid", () =>
@@ -55,7 +68,10 @@ layer(app, { excludeTestServices: true })("datasets with a language model", (it)
         texts("Where is the Eiffel Tower?", "It is in Paris, France."),
         texts("What is water made of?", "Hydrogen and oxygen.")
       )
-      const fixed = yield* request("POST", `${taste("trip")}/transform`, { dataset_id: id, ops: [{ op: "raw" }, { op: "spellfix_llm" }] })
+      const fixed = yield* request("POST", `${taste("trip")}/transform`, {
+        dataset_id: id,
+        ops: [{ op: "raw" }, { op: "spellfix_llm" }]
+      })
       assert.strictEqual(fixed.status, 200, fixed.text)
       assert.strictEqual(fixed.body.async, false)
       assert.strictEqual(fixed.body.updated_count, 2)
@@ -66,7 +82,10 @@ layer(app, { excludeTestServices: true })("datasets with a language model", (it)
       assert.include(sent.messages[1].content, "\"Wher is the Eiffel towr?\"")
 
       const seed = (yield* request("GET", `${taste("trip")}/sets/${sets[0].id}`)).body
-      assert.deepStrictEqual(seed.working_payload.messages.map((m: any) => m.content), ["Where is the Eiffel Tower?", "It is in Paris, France."])
+      assert.deepStrictEqual(seed.working_payload.messages.map((m: any) => m.content), [
+        "Where is the Eiffel Tower?",
+        "It is in Paris, France."
+      ])
       assert.deepStrictEqual(seed.source_payload, typoRows[0], "the seed never changes")
       // A chain logs every op: raw (hash unchanged, no model), then spellfix from where raw left off.
       assert.deepStrictEqual(seed.transform_log.map((entry: any) => entry.op), ["raw", "spellfix_llm"])
@@ -79,7 +98,10 @@ layer(app, { excludeTestServices: true })("datasets with a language model", (it)
       // Preview changes nothing.
       scripted.script(texts("Where's the Eiffel Tower?", "Paris."))
       const preview = yield* request("POST", `${taste("trip")}/transform`, {
-        dataset_id: id, set_ids: [sets[0].id], preview: true, ops: [{ op: "tone_shift", params: { tone: "concise" } }]
+        dataset_id: id,
+        set_ids: [sets[0].id],
+        preview: true,
+        ops: [{ op: "tone_shift", params: { tone: "concise" } }]
       })
       assert.strictEqual(preview.body.items[0].after.messages[1].content, "Paris.")
       assert.strictEqual(scripted.chatRequests().at(-1)!.body.temperature, 0.4)
@@ -95,7 +117,10 @@ layer(app, { excludeTestServices: true })("datasets with a language model", (it)
           ]
         })
       })
-      const generated = yield* request("POST", `${taste("trip")}/datasets/${id}/generate`, { set_ids: [sets[0].id], count: 2 })
+      const generated = yield* request("POST", `${taste("trip")}/datasets/${id}/generate`, {
+        set_ids: [sets[0].id],
+        count: 2
+      })
       assert.strictEqual(generated.status, 200, generated.text)
       assert.strictEqual(generated.body.created_count, 2)
       for (const [index, variant] of generated.body.sets.entries()) {
@@ -107,7 +132,9 @@ layer(app, { excludeTestServices: true })("datasets with a language model", (it)
         assert.strictEqual(variant.transform_log[0].before_hash, seed.transform_log[1].after_hash)
       }
       assert.strictEqual(scripted.chatRequests().at(-1)!.body.temperature, 0.7)
-      const fromVariant = yield* request("POST", `${taste("trip")}/datasets/${id}/generate`, { set_ids: [generated.body.sets[0].id] })
+      const fromVariant = yield* request("POST", `${taste("trip")}/datasets/${id}/generate`, {
+        set_ids: [generated.body.sets[0].id]
+      })
       assert.strictEqual(fromVariant.status, 400)
       assert.include(fromVariant.body.detail, "is a variant")
 
@@ -122,7 +149,11 @@ layer(app, { excludeTestServices: true })("datasets with a language model", (it)
       const lines = checkChatLines(exported.body.content)
       assert.strictEqual(lines.length, 4)
       const current = (yield* request("GET", `${taste("trip")}/datasets/${id}/sets`)).body.sets as Array<any>
-      assert.deepStrictEqual(lines, current.map((set) => set.working_payload), "exactly the working messages, in set order")
+      assert.deepStrictEqual(
+        lines,
+        current.map((set) => set.working_payload),
+        "exactly the working messages, in set order"
+      )
       assert.strictEqual(exported.body.lineage.variant_count, 2)
       const atr = yield* request("POST", `${taste("trip")}/export`, { dataset_id: id, adapter_id: "atr_jsonl" })
       const records = (atr.body.content as string).trim().split("\n").map((line) => JSON.parse(line))
@@ -134,25 +165,44 @@ layer(app, { excludeTestServices: true })("datasets with a language model", (it)
     Effect.gen(function*() {
       const scripted = yield* Scripted
       const id = yield* createDataset("shape", "chat_messages")
-      const third = { messages: [{ role: "user", content: "Hw old is the sun?" }, { role: "assistant", content: "About 4.6 billion yers." }] }
+      const third = {
+        messages: [{ role: "user", content: "Hw old is the sun?" }, {
+          role: "assistant",
+          content: "About 4.6 billion yers."
+        }]
+      }
       const sets = yield* importJsonl("shape", id, [...typoRows, third])
       // Set 1: one text for a two-message example. Set 2: no JSON at all, twice (the model gets one corrective
       // retry for an answer that does not parse). Set 3: a good answer.
-      scripted.script(texts("Only one text"), { content: "Sure! Here you go." }, { content: "no json, sorry" },
-        texts("How old is the sun?", "About 4.6 billion years."))
+      scripted.script(
+        texts("Only one text"),
+        { content: "Sure! Here you go." },
+        { content: "no json, sorry" },
+        texts("How old is the sun?", "About 4.6 billion years.")
+      )
       const result = yield* request("POST", `${taste("shape")}/transform`, {
-        dataset_id: id, ops: [{ op: "tone_shift", params: { tone: "formal" } }]
+        dataset_id: id,
+        ops: [{ op: "tone_shift", params: { tone: "formal" } }]
       })
       assert.strictEqual(result.status, 200, result.text)
       assert.strictEqual(result.body.updated_count, 1)
       assert.strictEqual(result.body.failed_count, 2)
-      assert.include(result.body.items[0].error, "tone_shift answer does not fit the example: it returned 1 texts for the 2")
+      assert.include(
+        result.body.items[0].error,
+        "tone_shift answer does not fit the example: it returned 1 texts for the 2"
+      )
       assert.isNull(result.body.items[0].after)
       assert.include(result.body.items[1].error, "tone_shift failed")
       assert.include(result.body.items[1].error, "did not produce a valid rewritten_texts")
-      assert.deepStrictEqual((yield* request("GET", `${taste("shape")}/sets/${sets[0].id}`)).body.working_payload, typoRows[0])
+      assert.deepStrictEqual(
+        (yield* request("GET", `${taste("shape")}/sets/${sets[0].id}`)).body.working_payload,
+        typoRows[0]
+      )
       assert.deepStrictEqual((yield* request("GET", `${taste("shape")}/sets/${sets[1].id}`)).body.transform_log, [])
-      assert.strictEqual((yield* request("GET", `${taste("shape")}/sets/${sets[2].id}`)).body.working_payload.messages[1].content, "About 4.6 billion years.")
+      assert.strictEqual(
+        (yield* request("GET", `${taste("shape")}/sets/${sets[2].id}`)).body.working_payload.messages[1].content,
+        "About 4.6 billion years."
+      )
     }))
 
   it.effect("large batches run as operations: progress in the stage, a hung set fails alone, variants in bulk", () =>
@@ -161,14 +211,24 @@ layer(app, { excludeTestServices: true })("datasets with a language model", (it)
       const id = yield* createDataset("bulk", "qa_pair")
       const rows = Array.from({ length: 5 }, (_, n) => ({ question: `Question nmber ${n}?`, answer: `Answr ${n}.` }))
       const sets = yield* importJsonl("bulk", id, rows)
-      scripted.script(texts("Question number 0?", "Answer 0."), texts("Question number 1?", "Answer 1."), { hang: true },
-        texts("Question number 3?", "Answer 3."), texts("Question number 4?", "Answer 4."))
-      const queued = yield* request("POST", `${taste("bulk")}/transform`, { dataset_id: id, ops: [{ op: "spellfix_llm" }] })
+      scripted.script(
+        texts("Question number 0?", "Answer 0."),
+        texts("Question number 1?", "Answer 1."),
+        { hang: true },
+        texts("Question number 3?", "Answer 3."),
+        texts("Question number 4?", "Answer 4.")
+      )
+      const queued = yield* request("POST", `${taste("bulk")}/transform`, {
+        dataset_id: id,
+        ops: [{ op: "spellfix_llm" }]
+      })
       assert.strictEqual(queued.status, 200, queued.text)
       assert.strictEqual(queued.body.async, true)
       const operationId = queued.body.operation_id as string
-      const midway = yield* eventually(request("GET", `/v1/default/banks/bulk/operations/${operationId}`), (r) =>
-        r.body.progress?.done === 2)
+      const midway = yield* eventually(
+        request("GET", `/v1/default/banks/bulk/operations/${operationId}`),
+        (r) => r.body.progress?.done === 2
+      )
       assert.strictEqual(midway.body.stage, "transform")
       assert.include(midway.body.progress, { done: 2, total: 5, processed: 2 })
       assert.strictEqual(midway.body.task_type, "taste_transform")
@@ -181,13 +241,20 @@ layer(app, { excludeTestServices: true })("datasets with a language model", (it)
       const detail = yield* request("GET", `/v1/default/banks/bulk/operations/${operationId}`)
       assert.strictEqual(detail.body.stage, "completed")
       assert.include(detail.body.progress, { done: 5, total: 5, processed: 5 })
-      assert.strictEqual((yield* request("GET", `${taste("bulk")}/sets/${sets[4].id}`)).body.working_payload.answer, "Answer 4.")
+      assert.strictEqual(
+        (yield* request("GET", `${taste("bulk")}/sets/${sets[4].id}`)).body.working_payload.answer,
+        "Answer 4."
+      )
 
       const variants = (n: number) => ({
-        content: JSON.stringify({ variants: Array.from({ length: 8 }, (_, k) => [`Q${n} variant ${k}?`, `A${n} variant ${k}.`]) })
+        content: JSON.stringify({
+          variants: Array.from({ length: 8 }, (_, k) => [`Q${n} variant ${k}?`, `A${n} variant ${k}.`])
+        })
       })
       scripted.script(variants(0), variants(1))
-      const generate = yield* request("POST", `${taste("bulk")}/datasets/${id}/generate`, { set_ids: [sets[0].id, sets[1].id] })
+      const generate = yield* request("POST", `${taste("bulk")}/datasets/${id}/generate`, {
+        set_ids: [sets[0].id, sets[1].id]
+      })
       assert.strictEqual(generate.body.async, true, generate.text)
       const generated = yield* finished("bulk", generate.body.operation_id)
       assert.strictEqual(generated.body.status, "completed", generated.text)

@@ -13,7 +13,11 @@ export const request = (method: string, path: string, json?: unknown) =>
 
 export const createDataset = (bankId: string, schemaType: string, tags: ReadonlyArray<string> = []) =>
   Effect.gen(function*() {
-    const created = yield* request("POST", `${taste(bankId)}/datasets`, { name: `${schemaType} set`, schema_type: schemaType, taste_tags: tags })
+    const created = yield* request("POST", `${taste(bankId)}/datasets`, {
+      name: `${schemaType} set`,
+      schema_type: schemaType,
+      taste_tags: tags
+    })
     assert.strictEqual(created.status, 200, created.text)
     return created.body.id as string
   })

@@ -10,9 +10,22 @@ import { testApp } from "../support/TestServer.ts"
 import { checkChatLines, createDataset, importJsonl, request, taste } from "./datasets-support.ts"
 
 const chatRows = [
-  { messages: [{ role: "system", content: "You are terse." }, { role: "user", content: "What is the capital of France?" }, { role: "assistant", content: "Paris." }] },
-  { messages: [{ role: "user", content: "Who wrote Hamlet?" }, { role: "assistant", content: "William Shakespeare.", name: "tutor" }] },
-  { messages: [{ role: "user", content: "How many legs does a spider have?" }, { role: "assistant", content: "Eight." }] }
+  {
+    messages: [{ role: "system", content: "You are terse." }, {
+      role: "user",
+      content: "What is the capital of France?"
+    }, { role: "assistant", content: "Paris." }]
+  },
+  {
+    messages: [{ role: "user", content: "Who wrote Hamlet?" }, {
+      role: "assistant",
+      content: "William Shakespeare.",
+      name: "tutor"
+    }]
+  },
+  {
+    messages: [{ role: "user", content: "How many legs does a spider have?" }, { role: "assistant", content: "Eight." }]
+  }
 ]
 
 layer(testApp(), { excludeTestServices: true })("datasets offline", (it) => {
@@ -20,12 +33,24 @@ layer(testApp(), { excludeTestServices: true })("datasets offline", (it) => {
     Effect.gen(function*() {
       const catalog = yield* request("GET", `${taste("cat")}/catalog`)
       assert.strictEqual(catalog.status, 200, catalog.text)
-      assert.deepStrictEqual(catalog.body.schema_types.map((type: any) => type.id), ["chat_messages", "qa_pair", "custom"])
-      assert.deepStrictEqual(catalog.body.transform_ops.map((op: any) => op.op_id), ["spellfix_llm", "tone_shift", "raw"])
+      assert.deepStrictEqual(catalog.body.schema_types.map((type: any) => type.id), [
+        "chat_messages",
+        "qa_pair",
+        "custom"
+      ])
+      assert.deepStrictEqual(catalog.body.transform_ops.map((op: any) => op.op_id), [
+        "spellfix_llm",
+        "tone_shift",
+        "raw"
+      ])
       assert.deepStrictEqual(catalog.body.exporters.map((e: any) => e.adapter_id), ["chat_messages_jsonl", "atr_jsonl"])
       assert.strictEqual(catalog.body.llm_available, false)
 
-      const created = yield* request("POST", `${taste("crud")}/datasets`, { name: " Support ", schema_type: "openai_chat", taste_tags: ["support", "support"] })
+      const created = yield* request("POST", `${taste("crud")}/datasets`, {
+        name: " Support ",
+        schema_type: "openai_chat",
+        taste_tags: ["support", "support"]
+      })
       assert.strictEqual(created.status, 200, created.text)
       assert.strictEqual(created.body.schema_type, "chat_messages")
       assert.strictEqual(created.body.name, "Support")
@@ -36,7 +61,10 @@ layer(testApp(), { excludeTestServices: true })("datasets offline", (it) => {
       const refused = yield* request("PATCH", `${taste("crud")}/datasets/${id}`, { schema_type: "qa_pair" })
       assert.strictEqual(refused.status, 400)
       assert.include(refused.body.detail, "schema_type")
-      const renamed = yield* request("PATCH", `${taste("crud")}/datasets/${id}`, { name: "Support v2", taste_profile: { voice: "warm" } })
+      const renamed = yield* request("PATCH", `${taste("crud")}/datasets/${id}`, {
+        name: "Support v2",
+        taste_profile: { voice: "warm" }
+      })
       assert.strictEqual(renamed.body.name, "Support v2")
       assert.strictEqual(renamed.body.schema_type, "chat_messages")
       assert.deepStrictEqual(renamed.body.taste_profile, { voice: "warm" })
@@ -72,7 +100,11 @@ layer(testApp(), { excludeTestServices: true })("datasets offline", (it) => {
       const bad = yield* request("POST", `${taste("imp")}/datasets/${id}/sets`, { jsonl })
       assert.strictEqual(bad.status, 400, bad.text)
       assert.include(bad.body.detail, "3 invalid rows, nothing was imported")
-      assert.deepStrictEqual(bad.body.errors.map((error: any) => error.field), ["jsonl line 2", "jsonl line 3", "jsonl line 5"])
+      assert.deepStrictEqual(bad.body.errors.map((error: any) => error.field), [
+        "jsonl line 2",
+        "jsonl line 3",
+        "jsonl line 5"
+      ])
       assert.include(bad.body.errors[0].message, "not valid JSON")
       assert.include(bad.body.errors[1].message, "messages must be a non-empty array")
       assert.include(bad.body.errors[2].message, "messages[0].content must be a non-empty string")
@@ -81,12 +113,16 @@ layer(testApp(), { excludeTestServices: true })("datasets offline", (it) => {
       const both = yield* request("POST", `${taste("imp")}/datasets/${id}/sets`, { jsonl: "", sets: [] })
       assert.strictEqual(both.status, 400)
       assert.include(both.body.detail, "exactly one of jsonl or sets")
-      const badArray = yield* request("POST", `${taste("imp")}/datasets/${id}/sets`, { sets: [chatRows[0], { question: "q" }] })
+      const badArray = yield* request("POST", `${taste("imp")}/datasets/${id}/sets`, {
+        sets: [chatRows[0], { question: "q" }]
+      })
       assert.strictEqual(badArray.status, 400)
       assert.strictEqual(badArray.body.errors[0].field, "sets[1]")
 
       const qa = yield* createDataset("imp", "qa_pair")
-      const qaBad = yield* request("POST", `${taste("imp")}/datasets/${qa}/sets`, { sets: [{ question: "Why?", answer: " " }] })
+      const qaBad = yield* request("POST", `${taste("imp")}/datasets/${qa}/sets`, {
+        sets: [{ question: "Why?", answer: " " }]
+      })
       assert.include(qaBad.body.detail, "answer must be a non-empty string")
       const imported = yield* request("POST", `${taste("imp")}/datasets/${qa}/sets`, {
         sets: [{ question: "Why is the sky blue?", answer: "Rayleigh scattering." }, { question: "2+2?", answer: "4" }],
@@ -96,14 +132,18 @@ layer(testApp(), { excludeTestServices: true })("datasets offline", (it) => {
       assert.strictEqual(imported.status, 200, imported.text)
       assert.deepStrictEqual(imported.body.sets.map((set: any) => set.set_key), ["faq_0001", "faq_0002"])
       assert.deepStrictEqual(imported.body.sets[0].taste_tags, ["physics"])
-      const next = yield* request("POST", `${taste("imp")}/datasets/${qa}/sets`, { jsonl: JSON.stringify({ question: "a?", answer: "b" }) })
+      const next = yield* request("POST", `${taste("imp")}/datasets/${qa}/sets`, {
+        jsonl: JSON.stringify({ question: "a?", answer: "b" })
+      })
       assert.strictEqual(next.body.sets[0].set_key, "set_0003")
       const page = yield* request("GET", `${taste("imp")}/datasets/${qa}/sets?limit=2&offset=1`)
       assert.strictEqual(page.body.total, 3)
       assert.deepStrictEqual(page.body.sets.map((set: any) => set.set_key), ["faq_0002", "set_0003"])
 
       // Escaped inside the JSONL string, a NUL and a lone surrogate get the same cleaning as request bodies.
-      const odd = yield* request("POST", `${taste("imp")}/datasets/${qa}/sets`, { jsonl: '{"question":"nul\\u0000here?","answer":"\\ud800 lone"}' })
+      const odd = yield* request("POST", `${taste("imp")}/datasets/${qa}/sets`, {
+        jsonl: "{\"question\":\"nul\\u0000here?\",\"answer\":\"\\ud800 lone\"}"
+      })
       assert.strictEqual(odd.status, 200, odd.text)
       assert.deepStrictEqual(odd.body.sets[0].working_payload, { question: "nulhere?", answer: "\ufffd lone" })
     }))
@@ -113,11 +153,15 @@ layer(testApp(), { excludeTestServices: true })("datasets offline", (it) => {
       const id = yield* createDataset("edit", "chat_messages")
       const [first] = yield* importJsonl("edit", id, chatRows.slice(0, 1))
       const path = `${taste("edit")}/sets/${first.id}`
-      const invalid = yield* request("PATCH", path, { working_payload: { messages: [{ role: "wizard", content: "hi" }] } })
+      const invalid = yield* request("PATCH", path, {
+        working_payload: { messages: [{ role: "wizard", content: "hi" }] }
+      })
       assert.strictEqual(invalid.status, 400)
       assert.include(invalid.body.detail, "messages[0].role must be one of")
 
-      const edited = { messages: [{ role: "user", content: "Capital of France?" }, { role: "assistant", content: "Paris." }] }
+      const edited = {
+        messages: [{ role: "user", content: "Capital of France?" }, { role: "assistant", content: "Paris." }]
+      }
       const patched = yield* request("PATCH", path, { working_payload: edited, taste_tags: ["geo"], status: "ready" })
       assert.strictEqual(patched.status, 200, patched.text)
       assert.deepStrictEqual(patched.body.working_payload, edited)
@@ -147,17 +191,27 @@ layer(testApp(), { excludeTestServices: true })("datasets offline", (it) => {
     Effect.gen(function*() {
       const id = yield* createDataset("off", "chat_messages")
       const sets = yield* importJsonl("off", id, chatRows)
-      const spellfix = yield* request("POST", `${taste("off")}/transform`, { dataset_id: id, ops: [{ op: "spellfix_llm" }] })
+      const spellfix = yield* request("POST", `${taste("off")}/transform`, {
+        dataset_id: id,
+        ops: [{ op: "spellfix_llm" }]
+      })
       assert.strictEqual(spellfix.status, 400)
       assert.include(spellfix.body.detail, "SERVICE_API_LLM_PROVIDER")
       const generate = yield* request("POST", `${taste("off")}/datasets/${id}/generate`, { set_ids: [sets[0].id] })
       assert.strictEqual(generate.status, 400)
       assert.include(generate.body.detail, "SERVICE_API_LLM_PROVIDER")
-      const badTone = yield* request("POST", `${taste("off")}/transform`, { dataset_id: id, ops: [{ op: "tone_shift", params: { tone: "angry" } }] })
+      const badTone = yield* request("POST", `${taste("off")}/transform`, {
+        dataset_id: id,
+        ops: [{ op: "tone_shift", params: { tone: "angry" } }]
+      })
       assert.strictEqual(badTone.status, 400)
       assert.include(badTone.body.detail, "ops[0].params.tone")
 
-      const raw = yield* request("POST", `${taste("off")}/transform`, { dataset_id: id, set_ids: [sets[1].id], ops: [{ op: "raw" }] })
+      const raw = yield* request("POST", `${taste("off")}/transform`, {
+        dataset_id: id,
+        set_ids: [sets[1].id],
+        ops: [{ op: "raw" }]
+      })
       assert.strictEqual(raw.status, 200, raw.text)
       assert.strictEqual(raw.body.updated_count, 1)
       assert.deepStrictEqual(raw.body.items[0].after, chatRows[1])
@@ -166,7 +220,11 @@ layer(testApp(), { excludeTestServices: true })("datasets offline", (it) => {
       assert.strictEqual(after.body.transform_log[0].before_hash, after.body.transform_log[0].after_hash)
 
       const other = yield* createDataset("off", "chat_messages")
-      const foreign = yield* request("POST", `${taste("off")}/transform`, { dataset_id: other, set_ids: [sets[0].id], ops: [{ op: "raw" }] })
+      const foreign = yield* request("POST", `${taste("off")}/transform`, {
+        dataset_id: other,
+        set_ids: [sets[0].id],
+        ops: [{ op: "raw" }]
+      })
       assert.strictEqual(foreign.status, 400)
       assert.include(foreign.body.detail, "belongs to dataset")
     }))
@@ -188,12 +246,19 @@ layer(testApp(), { excludeTestServices: true })("datasets offline", (it) => {
       }
       const unit = yield* request("GET", `/v1/default/banks/ret/memories/${retained.body.sets[0].memory_unit_ids[0]}`)
       assert.strictEqual(unit.status, 200, unit.text)
-      assert.includeMembers(unit.body.tags, ["trivia", `taste:dataset:${id}`, "taste:set:set_0001", "source:taste_studio"])
+      assert.includeMembers(unit.body.tags, [
+        "trivia",
+        `taste:dataset:${id}`,
+        "taste:set:set_0001",
+        "source:taste_studio"
+      ])
 
       const again = yield* request("POST", `${taste("ret")}/retain`, { set_ids: [sets[0].id] })
       assert.strictEqual(again.status, 400)
       assert.include(again.body.detail, "already retained")
-      const edit = yield* request("PATCH", `${taste("ret")}/sets/${sets[0].id}`, { working_payload: { question: "a", answer: "b" } })
+      const edit = yield* request("PATCH", `${taste("ret")}/sets/${sets[0].id}`, {
+        working_payload: { question: "a", answer: "b" }
+      })
       assert.strictEqual(edit.status, 400)
       assert.include(edit.body.detail, "retained")
     }))
@@ -203,14 +268,21 @@ layer(testApp(), { excludeTestServices: true })("datasets offline", (it) => {
       const id = yield* createDataset("exp", "chat_messages")
       const sets = yield* importJsonl("exp", id, chatRows)
       yield* request("PATCH", `${taste("exp")}/sets/${sets[2].id}`, { status: "archived" })
-      const chat = yield* request("POST", `${taste("exp")}/export`, { dataset_id: id, adapter_id: "chat_messages_jsonl" })
+      const chat = yield* request("POST", `${taste("exp")}/export`, {
+        dataset_id: id,
+        adapter_id: "chat_messages_jsonl"
+      })
       assert.strictEqual(chat.status, 200, chat.text)
       assert.strictEqual(chat.body.record_count, 2, "archived sets stay out of a whole-dataset export")
       const lines = checkChatLines(chat.body.content)
       assert.deepStrictEqual(lines, chatRows.slice(0, 2))
       assert.strictEqual(chat.body.quality_summary.pass_rate, 1)
 
-      const alias = yield* request("POST", `${taste("exp")}/export`, { dataset_id: id, adapter_id: "openai_chat_jsonl", set_ids: [sets[2].id] })
+      const alias = yield* request("POST", `${taste("exp")}/export`, {
+        dataset_id: id,
+        adapter_id: "openai_chat_jsonl",
+        set_ids: [sets[2].id]
+      })
       assert.deepStrictEqual(checkChatLines(alias.body.content), [chatRows[2]])
 
       const atr = yield* request("POST", `${taste("exp")}/export`, { dataset_id: id, adapter_id: "atr_jsonl" })
@@ -231,5 +303,3 @@ layer(testApp(), { excludeTestServices: true })("datasets offline", (it) => {
       assert.deepStrictEqual(held.body.quality_summary.issue_counts, { not_chat_shaped: 1 })
     }))
 })
-
-

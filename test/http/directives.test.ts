@@ -4,7 +4,7 @@
  */
 import { assert, layer } from "@effect/vitest"
 import { Effect } from "effect"
-import { TestServer, testApp } from "../support/TestServer.ts"
+import { testApp, TestServer } from "../support/TestServer.ts"
 
 const directives = (bank: string) => `/v1/default/banks/${bank}/directives`
 
@@ -35,7 +35,8 @@ layer(testApp(), { excludeTestServices: true })("directives", (it) => {
       yield* make({ name: "mid", priority: 5, tags: ["a"] })
       yield* make({ name: "off", priority: 20, is_active: false })
 
-      const names = (path: string) => Effect.map(server.request("GET", path), (r) => r.body.items.map((d: any) => d.name))
+      const names = (path: string) =>
+        Effect.map(server.request("GET", path), (r) => r.body.items.map((d: any) => d.name))
       assert.deepStrictEqual(yield* names(directives("list")), ["high", "mid", "low"])
       assert.deepStrictEqual(yield* names(`${directives("list")}?active_only=false`), ["off", "high", "mid", "low"])
       assert.deepStrictEqual(yield* names(`${directives("list")}?tags=a`), ["high", "mid"])
@@ -77,7 +78,11 @@ layer(testApp(), { excludeTestServices: true })("directives", (it) => {
       assert.include(bank.body.detail, "nobody")
       yield* server.request("PUT", "/v1/default/banks/empty", { json: {} })
       for (const method of ["GET", "PATCH", "DELETE"]) {
-        const missing = yield* server.request(method, `${directives("empty")}/no-such-id`, method === "PATCH" ? { json: {} } : {})
+        const missing = yield* server.request(
+          method,
+          `${directives("empty")}/no-such-id`,
+          method === "PATCH" ? { json: {} } : {}
+        )
         assert.strictEqual(missing.status, 404, `${method}: ${missing.text}`)
         assert.include(missing.body.detail, "no-such-id")
       }
@@ -91,7 +96,10 @@ layer(testApp(), { excludeTestServices: true })("directives", (it) => {
           assert.strictEqual(response.status, 400, response.text)
           return response.body.errors.map((issue: any) => issue.field)
         })
-      assert.include(yield* fieldOf("POST", directives("bad"), { name: "n", content: "c", priority: "high" }), "priority")
+      assert.include(
+        yield* fieldOf("POST", directives("bad"), { name: "n", content: "c", priority: "high" }),
+        "priority"
+      )
       assert.include(yield* fieldOf("POST", directives("bad"), { name: "n", content: "c", priority: 1.5 }), "priority")
       assert.include(yield* fieldOf("POST", directives("bad"), { content: "c" }), "name")
       assert.include(yield* fieldOf("POST", directives("bad"), { name: "n", content: "  " }), "content")
@@ -99,10 +107,18 @@ layer(testApp(), { excludeTestServices: true })("directives", (it) => {
       const created = yield* server.request("POST", directives("bad"), { json: { name: "n", content: "c" } })
       assert.include(yield* fieldOf("PATCH", `${directives("bad")}/${created.body.id}`, { priority: "1" }), "priority")
       // The column is a 32-bit integer.
-      assert.include(yield* fieldOf("POST", directives("bad"), { name: "n", content: "c", priority: 2 ** 31 }), "priority")
-      assert.include(yield* fieldOf("POST", directives("bad"), { name: "n", content: "c", priority: -(2 ** 31) - 1 }), "priority")
+      assert.include(
+        yield* fieldOf("POST", directives("bad"), { name: "n", content: "c", priority: 2 ** 31 }),
+        "priority"
+      )
+      assert.include(
+        yield* fieldOf("POST", directives("bad"), { name: "n", content: "c", priority: -(2 ** 31) - 1 }),
+        "priority"
+      )
       assert.include(yield* fieldOf("PATCH", `${directives("bad")}/${created.body.id}`, { priority: 1e12 }), "priority")
-      const largest = yield* server.request("POST", directives("bad"), { json: { name: "n", content: "c", priority: 2 ** 31 - 1 } })
+      const largest = yield* server.request("POST", directives("bad"), {
+        json: { name: "n", content: "c", priority: 2 ** 31 - 1 }
+      })
       assert.strictEqual(largest.status, 200, largest.text)
       assert.strictEqual(largest.body.priority, 2 ** 31 - 1)
       assert.include(yield* fieldOf("GET", `${directives("bad")}?limit=0`), "limit")

@@ -8,7 +8,7 @@ import { assert, layer } from "@effect/vitest"
 import { Effect, Option, Redacted } from "effect"
 import { createClient, createConfig, HindsightClient, sdk } from "@vectorize-io/hindsight-client"
 import { bankPath, call, ok, operationFinished, settled } from "../support/HttpCalls.ts"
-import { TestServer, testApp } from "../support/TestServer.ts"
+import { testApp, TestServer } from "../support/TestServer.ts"
 
 const source = "docs-source"
 const target = "docs-target"
@@ -37,8 +37,10 @@ const seed = Effect.gen(function*() {
 })
 
 const memoriesOf = (bankId: string, documentId: string) =>
-  Effect.map(call("GET", `${bankPath(bankId)}/memories/list?limit=1000`), (response) =>
-    (response.body.items as Array<any>).filter((memory) => memory.document_id === documentId))
+  Effect.map(
+    call("GET", `${bankPath(bankId)}/memories/list?limit=1000`),
+    (response) => (response.body.items as Array<any>).filter((memory) => memory.document_id === documentId)
+  )
 
 const state = (bankId: string) =>
   Effect.gen(function*() {
@@ -80,7 +82,8 @@ layer(testApp(), { excludeTestServices: true })("document operations of the 0.9 
     Effect.gen(function*() {
       const { raw } = yield* clients
       const response = yield* promise(() =>
-        sdk.listDocumentChunks({ client: raw, path: { bank_id: source, document_id: "alice-notes" } }))
+        sdk.listDocumentChunks({ client: raw, path: { bank_id: source, document_id: "alice-notes" } })
+      )
       assert.strictEqual(response.response.status, 200)
       const page = response.data!
       assert.isAbove(page.total, 0)
@@ -100,7 +103,8 @@ layer(testApp(), { excludeTestServices: true })("document operations of the 0.9 
           client: raw,
           path: { bank_id: source, document_id: "alice-notes" },
           query: { limit: 1, offset: 0 }
-        }))
+        })
+      )
       assert.strictEqual(second.data!.items.length, 1)
       assert.strictEqual(second.data!.limit, 1)
     }))
@@ -110,7 +114,8 @@ layer(testApp(), { excludeTestServices: true })("document operations of the 0.9 
       const { raw } = yield* clients
       const before = yield* memoriesOf(source, "alice-notes")
       const response = yield* promise(() =>
-        sdk.reprocessDocument({ client: raw, path: { bank_id: source, document_id: "alice-notes" } }))
+        sdk.reprocessDocument({ client: raw, path: { bank_id: source, document_id: "alice-notes" } })
+      )
       assert.strictEqual(response.response.status, 200)
       const body = response.data!
       assert.strictEqual(body.success, true)
@@ -144,7 +149,8 @@ layer(testApp(), { excludeTestServices: true })("document operations of the 0.9 
       assert.strictEqual(meta.documents_count, 2)
       assert.match(meta.download_url, /^\/v1\/default\/files\/download\/export-[0-9a-f-]{36}\.zip$/)
       const downloaded = yield* promise(() =>
-        sdk.downloadFile({ client: raw, path: { key: meta.storage_key }, parseAs: "arrayBuffer" }))
+        sdk.downloadFile({ client: raw, path: { key: meta.storage_key }, parseAs: "arrayBuffer" })
+      )
       assert.strictEqual(downloaded.response.status, 200)
       assert.strictEqual(downloaded.response.headers.get("content-type"), "application/zip")
       const bytes = new Uint8Array(downloaded.data as ArrayBuffer)
@@ -153,11 +159,13 @@ layer(testApp(), { excludeTestServices: true })("document operations of the 0.9 
 
       // The client's own blocking helper: submit, poll the operation, fetch download_url.
       const viaHelper = yield* promise(() =>
-        client.exportDocuments(source, { documentIds: ["bob-notes"], pollIntervalMs: 50, timeoutMs: 30_000 }))
+        client.exportDocuments(source, { documentIds: ["bob-notes"], pollIntervalMs: 50, timeoutMs: 30_000 })
+      )
       assert.deepStrictEqual([...viaHelper.slice(0, 2)], [0x50, 0x4b])
 
       const imported = yield* promise(() =>
-        sdk.importDocuments({ client: raw, path: { bank_id: target }, body: { file: new Blob([bytes]) } }))
+        sdk.importDocuments({ client: raw, path: { bank_id: target }, body: { file: new Blob([bytes]) } })
+      )
       assert.strictEqual(imported.response.status, 202, JSON.stringify(imported.error))
       assert.strictEqual(imported.data!.status, "pending")
       const importDone = yield* operationFinished(target, imported.data!.operation_id)
@@ -172,7 +180,8 @@ layer(testApp(), { excludeTestServices: true })("document operations of the 0.9 
       )
       // The same archive again: existing documents are skipped by default.
       const again = yield* promise(() =>
-        sdk.importDocuments({ client: raw, path: { bank_id: target }, body: { file: new Blob([bytes]) } }))
+        sdk.importDocuments({ client: raw, path: { bank_id: target }, body: { file: new Blob([bytes]) } })
+      )
       const againDone = yield* operationFinished(target, again.data!.operation_id)
       assert.strictEqual(againDone.result_metadata.skipped, 2)
       assert.strictEqual(againDone.result_metadata.imported, 0)
@@ -183,7 +192,8 @@ layer(testApp(), { excludeTestServices: true })("document operations of the 0.9 
           path: { bank_id: target },
           query: { on_conflict: "new-id" },
           body: { file: new Blob([bytes]) }
-        }))
+        })
+      )
       const renamedDone = yield* operationFinished(target, renamed.data!.operation_id)
       assert.strictEqual(renamedDone.result_metadata.imported, 2)
       const documents = yield* call("GET", `${bankPath(target)}/documents`)
@@ -215,10 +225,20 @@ layer(testApp(), { excludeTestServices: true })("document operations of the 0.9 
         ["GET", `${bankPath(source)}/documents/nope/chunks`, undefined, 404, undefined],
         ["POST", `${bankPath(source)}/documents/nope/reprocess`, undefined, 404, undefined],
         ["POST", `${bankPath(source)}/document-transfer/export?document_id=nope`, undefined, 404, undefined],
-        ["POST", `${bankPath(source)}/document-transfer/export?document_id=alice-notes&include_observations=true`,
-          undefined, 400, "include_observations"],
-        ["POST", `${bankPath(source)}/document-transfer/export?include_observations=maybe`, undefined, 400,
-          "include_observations"],
+        [
+          "POST",
+          `${bankPath(source)}/document-transfer/export?document_id=alice-notes&include_observations=true`,
+          undefined,
+          400,
+          "include_observations"
+        ],
+        [
+          "POST",
+          `${bankPath(source)}/document-transfer/export?include_observations=maybe`,
+          undefined,
+          400,
+          "include_observations"
+        ],
         ["GET", "/v1/default/files/download/..%2F..%2Fetc%2Fpasswd", undefined, 400, "key"],
         ["GET", "/v1/default/files/download/export-00000000-0000-0000-0000-000000000000.zip", undefined, 404, undefined]
       ]
@@ -234,7 +254,8 @@ layer(testApp(), { excludeTestServices: true })("document operations of the 0.9 
       const dotted = yield* call("GET", "/v1/default/files/download/../../../etc/passwd")
       assert.isTrue(dotted.status === 404 || dotted.status === 400, dotted.text)
       const notZip = yield* promise(() =>
-        sdk.importDocuments({ client: raw, path: { bank_id: source }, body: { file: new Blob(["not a zip"]) } }))
+        sdk.importDocuments({ client: raw, path: { bank_id: source }, body: { file: new Blob(["not a zip"]) } })
+      )
       assert.strictEqual(notZip.response.status, 400)
       assert.deepStrictEqual((notZip.error as any).errors.map((e: any) => e.field), ["file"])
       const badConflict = yield* promise(() =>
@@ -243,7 +264,8 @@ layer(testApp(), { excludeTestServices: true })("document operations of the 0.9 
           path: { bank_id: source },
           query: { on_conflict: "merge" },
           body: { file: new Blob(["x"]) }
-        }))
+        })
+      )
       assert.strictEqual(badConflict.response.status, 400)
       assert.isString((badConflict.error as any).detail)
       assert.deepStrictEqual(yield* state(source), before)
@@ -270,8 +292,16 @@ layer(scoped, { excludeTestServices: true })("stored files with bank-scoped keys
       yield* promise(() => bob.retain("bob", "Bob's locker code is 4512.", { documentId: "locker" }))
       const archive = yield* promise(() => bob.exportDocuments("bob", { pollIntervalMs: 50, timeoutMs: 30_000 }))
       assert.deepStrictEqual([...archive.slice(0, 2)], [0x50, 0x4b])
-      const operations = yield* server.request("GET", `${bankPath("bob")}/operations?task_type=document_export`, as(bobKey))
-      const done = yield* server.request("GET", `${bankPath("bob")}/operations/${operations.body.operations[0].id}`, as(bobKey))
+      const operations = yield* server.request(
+        "GET",
+        `${bankPath("bob")}/operations?task_type=document_export`,
+        as(bobKey)
+      )
+      const done = yield* server.request(
+        "GET",
+        `${bankPath("bob")}/operations/${operations.body.operations[0].id}`,
+        as(bobKey)
+      )
       const url = done.body.result_metadata.download_url
       assert.strictEqual((yield* server.request("GET", url, as(bobKey))).status, 200)
       const refused = yield* server.request("GET", url, as(aliceKey))

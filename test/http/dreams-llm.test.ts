@@ -67,15 +67,31 @@ const answerFor = (evidenceIds: ReadonlyArray<string>) => ({
     supporting_evidence_ids: [evidenceIds[0], "invented-id"]
   }],
   predicted_state_changes: ["Priya moves from market stall to shop owner."],
-  growth_hypotheses: [{ title: "From stall to shop", description: "The stall is a test bed for the bakery.", confidence: 0.6 }],
+  growth_hypotheses: [{
+    title: "From stall to shop",
+    description: "The stall is a test bed for the bakery.",
+    confidence: 0.6
+  }],
   risks: ["The loan may be refused."],
   opportunities: ["Tomas could join the bakery after his course."],
   recommended_validations: ["Ask Priya whether the loan application went in."],
   promotion_proposals: [
-    { proposal_type: "mental_model", title: "Priya's bakery plan", content: "What is Priya's plan for her bakery?", confidence: 0.7 },
-    { proposal_type: "observation", title: "Sourdough demand", content: "Priya's sourdough reliably sells out at the Saturday market.", confidence: 0.8, tags: ["market"] }
+    {
+      proposal_type: "mental_model",
+      title: "Priya's bakery plan",
+      content: "What is Priya's plan for her bakery?",
+      confidence: 0.7
+    },
+    {
+      proposal_type: "observation",
+      title: "Sourdough demand",
+      content: "Priya's sourdough reliably sells out at the Saturday market.",
+      confidence: 0.8,
+      tags: ["market"]
+    }
   ],
-  narrative: "<script>alert(1)</script> Because demand is steady, the next step is the loan; validation: ask about it. " +
+  narrative:
+    "<script>alert(1)</script> Because demand is steady, the next step is the loan; validation: ask about it. " +
     "Risk: refusal. Opportunity: Tomas. Growth: stall to shop. Prediction confidence is moderate."
 })
 
@@ -136,8 +152,13 @@ layer(app, { excludeTestServices: true, timeout: "4 minutes" })("dreams with a l
       yield* ok("POST", `${bank(id)}/dreams/proposals/${observation.id}/review`, { action: "approve" })
       const again = yield* call("POST", `${bank(id)}/dreams/proposals/${observation.id}/review`, { action: "approve" })
       assert.strictEqual(again.status, 400, again.text)
-      const recalled = yield* ok("POST", `${bank(id)}/memories/recall`, { query: "sourdough sells out Saturday market" })
-      assert.isTrue(recalled.body.results.some((r: any) => (r.tags ?? []).includes(`dream_run:${run.run_id}`)), recalled.text)
+      const recalled = yield* ok("POST", `${bank(id)}/memories/recall`, {
+        query: "sourdough sells out Saturday market"
+      })
+      assert.isTrue(
+        recalled.body.results.some((r: any) => (r.tags ?? []).includes(`dream_run:${run.run_id}`)),
+        recalled.text
+      )
 
       const stats = (yield* ok("GET", `${bank(id)}/dreams/stats`)).body
       assert.deepInclude(stats, { total_runs: 1, avg_tokens: 1200, avg_output_tokens: 300, distilled_count: 2 })
@@ -188,8 +209,16 @@ layer(app, { excludeTestServices: true, timeout: "4 minutes" })("dreams with a l
       assert.isTrue(third.body.deduplicated)
       const during = yield* timedRecalls(id, 40)
       const waiting = yield* ok("GET", `${bank(id)}/operations/${queued.body.operation_id}`)
-      assert.strictEqual(waiting.body.status, "running", "all 40 recalls answered while the dream still waited on the model")
-      console.log(`recall p95 during a dream waiting on its model ${percentile(during, 95).toFixed(1)} ms (ratio target: bench/dreams.ts)`)
+      assert.strictEqual(
+        waiting.body.status,
+        "running",
+        "all 40 recalls answered while the dream still waited on the model"
+      )
+      console.log(
+        `recall p95 during a dream waiting on its model ${
+          percentile(during, 95).toFixed(1)
+        } ms (ratio target: bench/dreams.ts)`
+      )
       scripted.setFallback((body: any) => ({ content: answer(body) }))
       assert.strictEqual((yield* finished(id, queued.body.operation_id)).status, "completed")
       assert.strictEqual((yield* finished(id, second.body.operation_id)).status, "completed")

@@ -11,7 +11,7 @@ import * as LlmLive from "../../layers/models/llm/LlmLive.ts"
 import { trigramEmbeddings } from "../support/FakeModels.ts"
 import type { ScriptedOpenAi } from "../support/ScriptedOpenAi.ts"
 import { scriptedOpenAi } from "../support/ScriptedOpenAi.ts"
-import { TestServer, testApp } from "../support/TestServer.ts"
+import { testApp, TestServer } from "../support/TestServer.ts"
 import { eventually } from "../support/TestTasks.ts"
 
 const bank = (id: string) => `/v1/default/banks/${id}`
@@ -33,8 +33,10 @@ const retain = (id: string, sentences: ReadonlyArray<string>) =>
   })
 
 const finished = (id: string, operationId: string) =>
-  eventually(request("GET", `${bank(id)}/operations/${operationId}/result`), (r) =>
-    r.body.status === "completed" || r.body.status === "failed")
+  eventually(
+    request("GET", `${bank(id)}/operations/${operationId}/result`),
+    (r) => r.body.status === "completed" || r.body.status === "failed"
+  )
 
 const recomputeIntelligence = (id: string) =>
   Effect.gen(function*() {
@@ -76,11 +78,19 @@ layer(testApp(), { excludeTestServices: true })("entity intelligence offline", (
       assert.strictEqual(first.prompt_version, "offline-entity-map-v1")
       assert.include(first.delta_metadata, { mode: "offline" })
       assert.strictEqual(first.structured_content.version, 1)
-      assert.includeMembers(sectionIds(first.structured_content), ["digital-person", "people-circles", "relationship-graph", "current-states"])
+      assert.includeMembers(sectionIds(first.structured_content), [
+        "digital-person",
+        "people-circles",
+        "relationship-graph",
+        "current-states"
+      ])
       // The report speaks of this bank: its most mentioned entity and its strongest connection, with counts.
       assert.match(first.content, /^## Snapshot\n\nThis bank knows \d+ entities: \d+ people, /)
       assert.include(first.content, "The most mentioned are Alice (5 mentions)")
-      assert.match(first.content, /- (Alice and Acme Corp|Acme Corp and Alice): named together in 3 facts, last on 2024-03-05/)
+      assert.match(
+        first.content,
+        /- (Alice and Acme Corp|Acme Corp and Alice): named together in 3 facts, last on 2024-03-05/
+      )
       assert.include(first.content, "No entity has a trajectory yet")
       const context = first.entity_context
       assert.strictEqual(context.entities[0].name, "Alice")
@@ -134,8 +144,18 @@ const llmApp = testApp({ operationMaxAttempts: 1, operationRetryBase: Duration.m
 const fullDocument = {
   version: 1,
   sections: [
-    { id: "digital-person", heading: "Who this is", level: 2, blocks: [{ type: "paragraph", text: "Alice, an engineer at Acme Corp." }] },
-    { id: "people-circles", heading: "People", level: 2, blocks: [{ type: "bullet_list", items: ["Bob: colleague", "Carol: contact"] }] }
+    {
+      id: "digital-person",
+      heading: "Who this is",
+      level: 2,
+      blocks: [{ type: "paragraph", text: "Alice, an engineer at Acme Corp." }]
+    },
+    {
+      id: "people-circles",
+      heading: "People",
+      level: 2,
+      blocks: [{ type: "bullet_list", items: ["Bob: colleague", "Carol: contact"] }]
+    }
   ]
 }
 
@@ -150,7 +170,10 @@ layer(llmApp, { excludeTestServices: true })("entity intelligence with a languag
       assert.strictEqual(full.prompt_version, "v1-entity-map")
       assert.include(full.delta_metadata, { mode: "full", delta_attempted: false })
       assert.deepStrictEqual(full.structured_content, fullDocument)
-      assert.strictEqual(full.content, "## Who this is\n\nAlice, an engineer at Acme Corp.\n\n## People\n\n- Bob: colleague\n- Carol: contact\n")
+      assert.strictEqual(
+        full.content,
+        "## Who this is\n\nAlice, an engineer at Acme Corp.\n\n## People\n\n- Bob: colleague\n- Carol: contact\n"
+      )
       const fullRequest = scripted.chatRequests().at(-1)!.body
       const [system, user] = fullRequest.messages as Array<{ content: string }>
       assert.include(system!.content, "Use only what the inventory says")
@@ -165,7 +188,11 @@ layer(llmApp, { excludeTestServices: true })("entity intelligence with a languag
       scripted.script({
         content: JSON.stringify({
           operations: [
-            { op: "append_block", section_id: "digital-person", block: { type: "paragraph", text: "She now runs Zenith Labs." } },
+            {
+              op: "append_block",
+              section_id: "digital-person",
+              block: { type: "paragraph", text: "She now runs Zenith Labs." }
+            },
             { op: "remove_section", id: "no-such-section" }
           ]
         })

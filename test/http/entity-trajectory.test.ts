@@ -11,7 +11,7 @@ import * as LlmLive from "../../layers/models/llm/LlmLive.ts"
 import { trigramEmbeddings } from "../support/FakeModels.ts"
 import type { ScriptedOpenAi } from "../support/ScriptedOpenAi.ts"
 import { scriptedOpenAi } from "../support/ScriptedOpenAi.ts"
-import { TestServer, testApp } from "../support/TestServer.ts"
+import { testApp, TestServer } from "../support/TestServer.ts"
 import { eventually } from "../support/TestTasks.ts"
 
 const bank = (id: string) => `/v1/default/banks/${id}`
@@ -42,8 +42,10 @@ const entityId = (id: string, name: string) =>
   })
 
 const finished = (id: string, operationId: string) =>
-  eventually(request("GET", `${bank(id)}/operations/${operationId}/result`), (r) =>
-    r.body.status === "completed" || r.body.status === "failed")
+  eventually(
+    request("GET", `${bank(id)}/operations/${operationId}/result`),
+    (r) => r.body.status === "completed" || r.body.status === "failed"
+  )
 
 const recompute = (id: string, entity: string) =>
   Effect.gen(function*() {
@@ -79,7 +81,11 @@ layer(testApp(), { excludeTestServices: true })("entity trajectories offline", (
       assert.include(unknown.body.detail, "entity 'nobody' not found")
 
       const result = yield* recompute("traj", alice)
-      assert.deepStrictEqual(result.entities, [{ entity_id: alice, current_state: result.entities[0].current_state, facts: 6 }])
+      assert.deepStrictEqual(result.entities, [{
+        entity_id: alice,
+        current_state: result.entities[0].current_state,
+        facts: 6
+      }])
       const trajectory = (yield* request("GET", `${bank("traj")}/entities/${alice}/trajectory`)).body
       assert.strictEqual(trajectory.entity_id, alice)
       assert.strictEqual(trajectory.bank_id, "traj")
@@ -93,7 +99,10 @@ layer(testApp(), { excludeTestServices: true })("entity trajectories offline", (
       // The path runs over the six facts, oldest first, and starts and ends in different states.
       const path: Array<any> = trajectory.viterbi_path
       assert.deepStrictEqual(path.map((step) => step.fact_preview.split(" [")[0]), aliceFacts)
-      assert.deepStrictEqual(path.map((step) => step.occurred_sort_at), [...path.map((step) => step.occurred_sort_at)].sort())
+      assert.deepStrictEqual(
+        path.map((step) => step.occurred_sort_at),
+        [...path.map((step) => step.occurred_sort_at)].sort()
+      )
       assert.notStrictEqual(path[0].state, path[5].state, `${JSON.stringify(path.map((step) => step.state))}`)
       assert.strictEqual(trajectory.current_state, path[5].state)
       assert.match(trajectory.current_state, /ACME|SOFTWARE|ENGINEER/)
@@ -119,13 +128,15 @@ layer(testApp(), { excludeTestServices: true })("entity trajectories offline", (
   it.effect("settings are validated, shown in the config and drive the automatic recompute after retains", () =>
     Effect.gen(function*() {
       yield* request("PUT", bank("auto"), {})
-      for (const [field, value] of [
-        ["entity_trajectory_forecast_horizon", 0],
-        ["entity_trajectory_forecast_horizon", 51],
-        ["entity_trajectory_laplace_alpha", 0],
-        ["entity_trajectory_min_facts", 1],
-        ["enable_entity_trajectories", "yes"]
-      ] as const) {
+      for (
+        const [field, value] of [
+          ["entity_trajectory_forecast_horizon", 0],
+          ["entity_trajectory_forecast_horizon", 51],
+          ["entity_trajectory_laplace_alpha", 0],
+          ["entity_trajectory_min_facts", 1],
+          ["enable_entity_trajectories", "yes"]
+        ] as const
+      ) {
         const bad = yield* request("PATCH", `${bank("auto")}/config`, { updates: { [field]: value } })
         assert.strictEqual(bad.status, 400, `${field}=${value}: ${bad.text}`)
         assert.include(bad.body.detail, field)
@@ -143,16 +154,26 @@ layer(testApp(), { excludeTestServices: true })("entity trajectories offline", (
       // Off by default: retains compute nothing.
       yield* retainDays("auto", 1, ["Bob plays chess in Paris.", "Bob wins a chess tournament in Paris."])
       const patched = yield* request("PATCH", `${bank("auto")}/config`, {
-        updates: { enable_entity_trajectories: true, entity_trajectory_forecast_horizon: 3, entity_trajectory_laplace_alpha: 0.5 }
+        updates: {
+          enable_entity_trajectories: true,
+          entity_trajectory_forecast_horizon: 3,
+          entity_trajectory_laplace_alpha: 0.5
+        }
       })
       assert.strictEqual(patched.status, 200, patched.text)
-      assert.include(patched.body.overrides, { enable_entity_trajectories: true, entity_trajectory_forecast_horizon: 3 })
+      assert.include(patched.body.overrides, {
+        enable_entity_trajectories: true,
+        entity_trajectory_forecast_horizon: 3
+      })
       const bob = yield* entityId("auto", "Bob")
       assert.strictEqual((yield* request("GET", `${bank("auto")}/entities/${bob}/trajectory`)).status, 404)
 
       // The third fact about Bob makes him eligible; the retain queues the recompute by itself.
       yield* retainDays("auto", 3, ["Bob moves to Berlin to teach chess."])
-      const computed = yield* eventually(request("GET", `${bank("auto")}/entities/${bob}/trajectory`), (r) => r.status === 200)
+      const computed = yield* eventually(
+        request("GET", `${bank("auto")}/entities/${bob}/trajectory`),
+        (r) => r.status === 200
+      )
       assert.strictEqual(computed.body.forecast_horizon, 3)
       assert.lengthOf(computed.body.viterbi_path, 3)
       const operations = yield* request("GET", `${bank("auto")}/operations?task_type=entity_trajectory_recompute`)
@@ -160,8 +181,10 @@ layer(testApp(), { excludeTestServices: true })("entity trajectories offline", (
 
       // Another fact makes the stored trajectory stale; the next retain recomputes it over four facts.
       yield* retainDays("auto", 4, ["Bob opens a chess school in Berlin."])
-      const updated = yield* eventually(request("GET", `${bank("auto")}/entities/${bob}/trajectory`), (r) =>
-        r.body.viterbi_path.length === 4)
+      const updated = yield* eventually(
+        request("GET", `${bank("auto")}/entities/${bob}/trajectory`),
+        (r) => r.body.viterbi_path.length === 4
+      )
       assert.include(updated.body.viterbi_path[3].fact_preview, "chess school")
     }))
 })
@@ -208,7 +231,12 @@ layer(llmApp, { excludeTestServices: true })("entity trajectories with a languag
         [0.1 / 2.2, 2.1 / 2.2].map((p) => Number(p.toFixed(6)))
       ])
       assert.deepStrictEqual(trajectory.viterbi_path.map((step: any) => step.state), [
-        "STUDYING", "STUDYING", "STUDYING", "EMPLOYED_AT_ACME", "EMPLOYED_AT_ACME", "EMPLOYED_AT_ACME"
+        "STUDYING",
+        "STUDYING",
+        "STUDYING",
+        "EMPLOYED_AT_ACME",
+        "EMPLOYED_AT_ACME",
+        "EMPLOYED_AT_ACME"
       ])
 
       const first = scripted.chatRequests().at(-1)!.body
@@ -223,10 +251,15 @@ layer(llmApp, { excludeTestServices: true })("entity trajectories with a languag
       assert.notInclude(user!.content, "States used for this entity before")
 
       // The second labelling sees the states used before, so the vocabulary can stay stable.
-      scripted.script({ content: JSON.stringify({ state_vocabulary: ["STUDYING", "EMPLOYED_AT_ACME"], labels: ["STUDYING"] }) })
+      scripted.script({
+        content: JSON.stringify({ state_vocabulary: ["STUDYING", "EMPLOYED_AT_ACME"], labels: ["STUDYING"] })
+      })
       yield* recompute("llm", alice)
       const again = scripted.chatRequests().at(-1)!.body.messages[1].content as string
-      assert.include(again, `States used for this entity before (reuse them while they still fit, add new ones when they do not): ["STUDYING","EMPLOYED_AT_ACME"]`)
+      assert.include(
+        again,
+        `States used for this entity before (reuse them while they still fit, add new ones when they do not): ["STUDYING","EMPLOYED_AT_ACME"]`
+      )
       const padded = (yield* request("GET", `${bank("llm")}/entities/${alice}/trajectory`)).body
       assert.lengthOf(padded.viterbi_path, 6, "a short label list is padded to one label per fact")
     }))

@@ -5,7 +5,7 @@
 import { assert, layer } from "@effect/vitest"
 import { Effect } from "effect"
 import { html, markdown, pdf } from "../fixtures/files/documents.ts"
-import { TestServer, testApp } from "../support/TestServer.ts"
+import { testApp, TestServer } from "../support/TestServer.ts"
 import { eventually } from "../support/TestTasks.ts"
 
 const bank = "/v1/default/banks/files"
@@ -14,7 +14,13 @@ const upload = (files: ReadonlyArray<{ name: string; type: string; bytes: Uint8A
   Effect.gen(function*() {
     const server = yield* TestServer
     const form = new FormData()
-    for (const file of files) form.append("files", new Blob([typeof file.bytes === "string" ? file.bytes : Buffer.from(file.bytes)], { type: file.type }), file.name)
+    for (const file of files) {
+      form.append(
+        "files",
+        new Blob([typeof file.bytes === "string" ? file.bytes : Buffer.from(file.bytes)], { type: file.type }),
+        file.name
+      )
+    }
     if (request !== undefined) form.append("request", typeof request === "string" ? request : JSON.stringify(request))
     return yield* Effect.promise(async () => {
       const response = await fetch(`${server.url}${bank}/files/retain`, { method: "POST", body: form })
@@ -45,7 +51,11 @@ layer(testApp(), { excludeTestServices: true })("file retain", (it) => {
         assert.strictEqual(done.body.task_type, "file_retain")
       }
       const documents = yield* server.request("GET", `${bank}/documents`)
-      assert.deepStrictEqual(documents.body.items.map((d: any) => d.document_id).sort(), ["books", "page.html", "report.pdf"])
+      assert.deepStrictEqual(documents.body.items.map((d: any) => d.document_id).sort(), [
+        "books",
+        "page.html",
+        "report.pdf"
+      ])
       const report = yield* server.request("GET", `${bank}/documents/report.pdf`)
       assert.deepStrictEqual(report.body.tags.sort(), ["finance", "imported"])
       assert.strictEqual(report.body.metadata.source, "scanner")
@@ -64,7 +74,9 @@ layer(testApp(), { excludeTestServices: true })("file retain", (it) => {
       const server = yield* TestServer
       yield* server.request("PUT", bank, { json: {} })
       const before = yield* server.request("GET", `${bank}/operations`)
-      const notEnabled = yield* upload([{ name: "a.txt", type: "text/plain", bytes: "hello" }], { parser: "markitdown" })
+      const notEnabled = yield* upload([{ name: "a.txt", type: "text/plain", bytes: "hello" }], {
+        parser: "markitdown"
+      })
       assert.strictEqual(notEnabled.status, 400)
       assert.include(notEnabled.body.detail, "markitdown")
       assert.deepStrictEqual(notEnabled.body.errors.map((e: any) => e.field), ["request.parser"])
@@ -88,7 +100,11 @@ layer(testApp(), { excludeTestServices: true })("file retain", (it) => {
   it.effect("a file no parser of the chain can read fails its operation with a clear message", () =>
     Effect.gen(function*() {
       const server = yield* TestServer
-      const response = yield* upload([{ name: "blob.bin", type: "application/octet-stream", bytes: new Uint8Array([0, 159, 146, 150, 0, 1]) }], {
+      const response = yield* upload([{
+        name: "blob.bin",
+        type: "application/octet-stream",
+        bytes: new Uint8Array([0, 159, 146, 150, 0, 1])
+      }], {
         parser: "text"
       })
       assert.strictEqual(response.status, 200)

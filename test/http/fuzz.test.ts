@@ -31,7 +31,7 @@ import {
 import { almostMatchingPaths, capBodies, pathologicalGlobs } from "../support/fuzz/Hostile.ts"
 import { makeResolver } from "../support/fuzz/JsonSchemaArbitrary.ts"
 import { requestArbitrary, routesOf, type WireRequest } from "../support/fuzz/RestRequests.ts"
-import { TestServer, testApp } from "../support/TestServer.ts"
+import { testApp, TestServer } from "../support/TestServer.ts"
 import { makeZip } from "../support/ZipWriter.ts"
 
 const target = "fuzz-target"
@@ -54,86 +54,118 @@ const send = async (base: string, request: WireRequest): Promise<string | undefi
 }
 
 layer(testApp(), { excludeTestServices: true })("fuzzing the REST API", (it) => {
-  it.effect("no route answers 5xx or a 4xx without detail; the server stays healthy; the sentinel is untouched", () =>
-    Effect.gen(function*() {
-      const server = yield* TestServer
-      const document = (yield* server.request("GET", "/openapi.json")).body
-      const routes = routesOf(document)
-      assert.isAbove(routes.length, 50, "the OpenAPI document lists the routes")
-      const resolve = makeResolver(document)
+  it.effect(
+    "no route answers 5xx or a 4xx without detail; the server stays healthy; the sentinel is untouched",
+    () =>
+      Effect.gen(function*() {
+        const server = yield* TestServer
+        const document = (yield* server.request("GET", "/openapi.json")).body
+        const routes = routesOf(document)
+        assert.isAbove(routes.length, 50, "the OpenAPI document lists the routes")
+        const resolve = makeResolver(document)
 
-      yield* seedBank(sentinel)
-      yield* seedBank(target)
-      const sentinelIds = yield* idPools(sentinel)
-      assert.isAbove(sentinelIds["memory_id"]!.length, 0, "the sentinel has memories")
-      const checkAfter = yield* watchSentinel(sentinel)
+        yield* seedBank(sentinel)
+        yield* seedBank(target)
+        const sentinelIds = yield* idPools(sentinel)
+        assert.isAbove(sentinelIds["memory_id"]!.length, 0, "the sentinel has memories")
+        const checkAfter = yield* watchSentinel(sentinel)
 
-      const findings: Array<Finding> = []
-      for (const route of routes) {
-        const name = `${route.method} ${route.template}`
+        const findings: Array<Finding> = []
+        for (const route of routes) {
+          const name = `${route.method} ${route.template}`
+          yield* ensureSeeded(target)
+          const pools = fuzzPools(target, yield* idPools(target), sentinelIds)
+          const arbitrary = requestArbitrary(route, { resolve, pools, sentinel })
+          const finding = yield* Effect.promise(() =>
+            fuzzTarget(name, arbitrary, (request) => send(server.url, request))
+          )
+          if (finding !== undefined) findings.push(finding)
+          findings.push(...yield* checkAfter(name))
+        }
+        const total = [...statuses.values()].reduce((sum, count) => sum + count, 0)
+        const accepted = [...statuses].filter(([status]) => status < 300).reduce((sum, [, count]) => sum + count, 0)
+        console.log(
+          `fuzzed ${routes.length} routes with ${total} requests; answers by status:`,
+          Object.fromEntries(statuses)
+        )
+        assert.strictEqual(findings.length, 0, describeFindings(findings))
+        // Fuzzing that never gets past validation would prove little: some mutated requests must be accepted.
+        assert.isAbove(accepted, total * 0.05, "share of fuzzed requests answered 2xx")
+      }),
+    600_000
+  )
+
+  it.effect(
+    "bodies past the caps and pathological globs are answered while /health answers within 100 ms",
+    () =>
+      Effect.gen(function*() {
+        const server = yield* TestServer
+        const routes = routesOf((yield* server.request("GET", "/openapi.json")).body)
+          .filter((route) => route.body?.mediaType.includes("json") === true)
+        assert.isAbove(routes.length, 30, "routes with a JSON body")
         yield* ensureSeeded(target)
-        const pools = fuzzPools(target, yield* idPools(target), sentinelIds)
-        const arbitrary = requestArbitrary(route, { resolve, pools, sentinel })
-        const finding = yield* Effect.promise(() => fuzzTarget(name, arbitrary, (request) => send(server.url, request)))
-        if (finding !== undefined) findings.push(finding)
-        findings.push(...yield* checkAfter(name))
-      }
-      const total = [...statuses.values()].reduce((sum, count) => sum + count, 0)
-      const accepted = [...statuses].filter(([status]) => status < 300).reduce((sum, [, count]) => sum + count, 0)
-      console.log(`fuzzed ${routes.length} routes with ${total} requests; answers by status:`, Object.fromEntries(statuses))
-      assert.strictEqual(findings.length, 0, describeFindings(findings))
-      // Fuzzing that never gets past validation would prove little: some mutated requests must be accepted.
-      assert.isAbove(accepted, total * 0.05, "share of fuzzed requests answered 2xx")
-    }), 600_000)
+        const budget = yield* Effect.promise(() => healthBudgetMs(server.url))
+        const findings: Array<string> = []
+        const check = (
+          name: string,
+          answer: { status: number; text: string; contentType: string | null },
+          slowest: number
+        ) => {
+          const problem = httpProblem(answer.status, answer.contentType, answer.text)
+          if (problem !== undefined) findings.push(`${name}: ${problem}`)
+          if (slowest >= budget) findings.push(`${name}: /health took ${slowest.toFixed(0)} ms`)
+        }
+        let slowestOverall = 0
+        for (const route of routes) {
+          const path = route.template.replace(/\{(\w+)\}/g, (_, name: string) => (name === "bank_id" ? target : "x"))
+          for (const hostile of capBodies) {
+            const { result, slowestHealthMs } = yield* Effect.promise(() =>
+              withHealthTimed(server.url, () =>
+                rawPost(
+                  server.url,
+                  path,
+                  hostile.body,
+                  hostile.declared === undefined ? {} : { declared: hostile.declared }
+                ))
+            )
+            slowestOverall = Math.max(slowestOverall, slowestHealthMs)
+            const name = `${route.method} ${route.template} with ${hostile.name}`
+            if (result.status < 400) findings.push(`${name}: accepted (${result.status})`)
+            check(name, result, slowestHealthMs)
+          }
+        }
 
-  it.effect("bodies past the caps and pathological globs are answered while /health answers within 100 ms", () =>
-    Effect.gen(function*() {
-      const server = yield* TestServer
-      const routes = routesOf((yield* server.request("GET", "/openapi.json")).body)
-        .filter((route) => route.body?.mediaType.includes("json") === true)
-      assert.isAbove(routes.length, 30, "routes with a JSON body")
-      yield* ensureSeeded(target)
-      const budget = yield* Effect.promise(() => healthBudgetMs(server.url))
-      const findings: Array<string> = []
-      const check = (name: string, answer: { status: number; text: string; contentType: string | null }, slowest: number) => {
-        const problem = httpProblem(answer.status, answer.contentType, answer.text)
-        if (problem !== undefined) findings.push(`${name}: ${problem}`)
-        if (slowest >= budget) findings.push(`${name}: /health took ${slowest.toFixed(0)} ms`)
-      }
-      let slowestOverall = 0
-      for (const route of routes) {
-        const path = route.template.replace(/\{(\w+)\}/g, (_, name: string) => (name === "bank_id" ? target : "x"))
-        for (const hostile of capBodies) {
+        const zip = makeZip(
+          almostMatchingPaths.map((name) => ({ name, data: new TextEncoder().encode("export const a = 1\n") }))
+        )
+        const boundary = "engram-fuzz-globs"
+        for (const glob of pathologicalGlobs) {
+          const request = JSON.stringify({ name: `globs-${glob.length}`, include_globs: [glob], exclude_globs: [glob] })
+          const body = Buffer.concat([
+            Buffer.from(
+              `--${boundary}\r\nContent-Disposition: form-data; name="archive"; filename="a.zip"\r\n` +
+                "Content-Type: application/zip\r\n\r\n"
+            ),
+            Buffer.from(zip),
+            Buffer.from(
+              `\r\n--${boundary}\r\nContent-Disposition: form-data; name="request"\r\n\r\n${request}\r\n--${boundary}--\r\n`
+            )
+          ])
           const { result, slowestHealthMs } = yield* Effect.promise(() =>
             withHealthTimed(server.url, () =>
-              rawPost(server.url, path, hostile.body, hostile.declared === undefined ? {} : { declared: hostile.declared })))
+              rawPost(server.url, `/v1/default/banks/${target}/codebases/import/zip`, body, {
+                contentType: `multipart/form-data; boundary=${boundary}`
+              }))
+          )
           slowestOverall = Math.max(slowestOverall, slowestHealthMs)
-          const name = `${route.method} ${route.template} with ${hostile.name}`
-          if (result.status < 400) findings.push(`${name}: accepted (${result.status})`)
-          check(name, result, slowestHealthMs)
+          check(`zip import with glob ${glob}`, result, slowestHealthMs)
         }
-      }
-
-      const zip = makeZip(almostMatchingPaths.map((name) => ({ name, data: new TextEncoder().encode("export const a = 1\n") })))
-      const boundary = "engram-fuzz-globs"
-      for (const glob of pathologicalGlobs) {
-        const request = JSON.stringify({ name: `globs-${glob.length}`, include_globs: [glob], exclude_globs: [glob] })
-        const body = Buffer.concat([
-          Buffer.from(`--${boundary}\r\nContent-Disposition: form-data; name="archive"; filename="a.zip"\r\n` +
-            "Content-Type: application/zip\r\n\r\n"),
-          Buffer.from(zip),
-          Buffer.from(`\r\n--${boundary}\r\nContent-Disposition: form-data; name="request"\r\n\r\n${request}\r\n--${boundary}--\r\n`)
-        ])
-        const { result, slowestHealthMs } = yield* Effect.promise(() =>
-          withHealthTimed(server.url, () =>
-            rawPost(server.url, `/v1/default/banks/${target}/codebases/import/zip`, body, {
-              contentType: `multipart/form-data; boundary=${boundary}`
-            })))
-        slowestOverall = Math.max(slowestOverall, slowestHealthMs)
-        check(`zip import with glob ${glob}`, result, slowestHealthMs)
-      }
-      console.log(`cap bodies: ${routes.length} routes × ${capBodies.length} bodies, ${pathologicalGlobs.length} globs; ` +
-        `slowest /health ${slowestOverall.toFixed(1)} ms (budget ${budget.toFixed(0)} ms)`)
-      assert.deepStrictEqual(findings, [])
-    }), 600_000)
+        console.log(
+          `cap bodies: ${routes.length} routes × ${capBodies.length} bodies, ${pathologicalGlobs.length} globs; ` +
+            `slowest /health ${slowestOverall.toFixed(1)} ms (budget ${budget.toFixed(0)} ms)`
+        )
+        assert.deepStrictEqual(findings, [])
+      }),
+    600_000
+  )
 })

@@ -6,7 +6,7 @@
  */
 import { assert, layer } from "@effect/vitest"
 import { Clock, Effect, Layer } from "effect"
-import { TestServer, testApp } from "../support/TestServer.ts"
+import { testApp, TestServer } from "../support/TestServer.ts"
 
 const bank = "graph-intel"
 const base = `/v1/default/banks/${bank}`
@@ -41,7 +41,9 @@ const storyBank = Layer.effectDiscard(retainStory(base))
 
 /** The ids of the memories whose text contains `text`. */
 const idsOf = (text: string) =>
-  request("GET", `/graph?q=${encodeURIComponent(text)}`).pipe(Effect.map((graph) => graph.body.nodes.map((n: any) => n.id) as Array<string>))
+  request("GET", `/graph?q=${encodeURIComponent(text)}`).pipe(
+    Effect.map((graph) => graph.body.nodes.map((n: any) => n.id) as Array<string>)
+  )
 
 layer(Layer.provideMerge(storyBank, testApp()), { excludeTestServices: true })("graph intelligence", (it) => {
   it.effect("intelligence shows Alice changed or contradictory, with the evidence and a change event", () =>
@@ -71,10 +73,13 @@ layer(Layer.provideMerge(storyBank, testApp()), { excludeTestServices: true })("
       assert.isAbove(alice.change_score, carol.change_score)
       assert.include(answer.body.nodes.map((node: any) => node.id), "topic:work")
       const coOccurs = answer.body.edges.find((edge: any) =>
-        edge.relation_type === "co_occurs" && [edge.source_id, edge.target_id].sort().join() === "entity:acme,entity:alice"
+        edge.relation_type === "co_occurs" &&
+        [edge.source_id, edge.target_id].sort().join() === "entity:acme,entity:alice"
       )
       assert.strictEqual(coOccurs?.evidence_count, 2)
-      assert.isTrue(answer.body.edges.some((edge: any) => edge.relation_type === "tagged_with" && edge.target_id === "topic:work"))
+      assert.isTrue(
+        answer.body.edges.some((edge: any) => edge.relation_type === "tagged_with" && edge.target_id === "topic:work")
+      )
       assert.strictEqual(answer.body.total_nodes, answer.body.nodes.length)
 
       const entitiesOnly = yield* request("GET", "/graph/intelligence?node_kind=entity&limit=2")
@@ -115,7 +120,10 @@ layer(Layer.provideMerge(storyBank, testApp()), { excludeTestServices: true })("
       const alice = summary.body.top_nodes.find((node: any) => node.id === "entity:alice")
       assert.include(["changed", "contradictory"], alice.status_tone)
       assert.strictEqual(alice.cluster_membership, `cluster:state:${alice.status_tone}:entity`)
-      assert.strictEqual(summary.body.clusters.reduce((sum: number, c: any) => sum + c.member_count, 0), summary.body.total_nodes)
+      assert.strictEqual(
+        summary.body.clusters.reduce((sum: number, c: any) => sum + c.member_count, 0),
+        summary.body.total_nodes
+      )
       assert.isTrue(summary.body.clusters.every((c: any) => c.id.startsWith("cluster:state:")))
       assert.deepStrictEqual(summary.body.initial_focus_ids, summary.body.top_nodes.slice(0, 3).map((n: any) => n.id))
 
@@ -152,7 +160,9 @@ layer(Layer.provideMerge(storyBank, testApp()), { excludeTestServices: true })("
       assert.isFalse((yield* get("/graph/summary?node_kind=entity")).body.cached)
       assert.isTrue((yield* get("/graph/summary?node_kind=entity")).body.cached)
 
-      const retained = yield* request("POST", "/memories", { items: [{ content: "Alice joined Initech as a manager." }] }, own)
+      const retained = yield* request("POST", "/memories", {
+        items: [{ content: "Alice joined Initech as a manager." }]
+      }, own)
       assert.strictEqual(retained.status, 200, retained.text)
       const after = yield* get("/graph/intelligence?node_kind=entity")
       assert.isFalse(after.body.cached)
@@ -165,25 +175,29 @@ layer(Layer.provideMerge(storyBank, testApp()), { excludeTestServices: true })("
   it.effect("bad parameters answer 400 naming the field, unknown banks 404", () =>
     Effect.gen(function*() {
       const server = yield* TestServer
-      for (const [method, path, body, field] of [
-        ["GET", "/graph/neighborhood?depth=4", undefined, "depth"],
-        ["GET", "/graph/neighborhood?limit_nodes=500", undefined, "limit_nodes"],
-        ["GET", "/graph/intelligence?confidence_min=2", undefined, "confidence_min"],
-        ["GET", "/graph/intelligence?window_days=-1", undefined, "window_days"],
-        ["GET", "/graph/intelligence?node_kind=person", undefined, "node_kind"],
-        ["GET", "/graph/intelligence?limit=0", undefined, "limit"],
-        ["GET", "/graph/summary?surface=both", undefined, "surface"],
-        ["POST", "/graph/investigate", {}, "query"],
-        ["POST", "/graph/investigate", { query: "Alice", limit: 101 }, "limit"],
-        ["POST", "/graph/investigate", { query: "Alice", confidence_min: 2 }, "confidence_min"]
-      ] as const) {
+      for (
+        const [method, path, body, field] of [
+          ["GET", "/graph/neighborhood?depth=4", undefined, "depth"],
+          ["GET", "/graph/neighborhood?limit_nodes=500", undefined, "limit_nodes"],
+          ["GET", "/graph/intelligence?confidence_min=2", undefined, "confidence_min"],
+          ["GET", "/graph/intelligence?window_days=-1", undefined, "window_days"],
+          ["GET", "/graph/intelligence?node_kind=person", undefined, "node_kind"],
+          ["GET", "/graph/intelligence?limit=0", undefined, "limit"],
+          ["GET", "/graph/summary?surface=both", undefined, "surface"],
+          ["POST", "/graph/investigate", {}, "query"],
+          ["POST", "/graph/investigate", { query: "Alice", limit: 101 }, "limit"],
+          ["POST", "/graph/investigate", { query: "Alice", confidence_min: 2 }, "confidence_min"]
+        ] as const
+      ) {
         const bad = yield* request(method, path, body)
         assert.strictEqual(bad.status, 400, `${method} ${path}`)
         assert.deepStrictEqual(bad.body.errors.map((e: any) => e.field), [field], bad.text)
       }
       const missing = yield* server.request("GET", "/v1/default/banks/no-such-bank/graph/intelligence")
       assert.strictEqual(missing.status, 404)
-      const nobody = yield* server.request("POST", "/v1/default/banks/no-such-bank/graph/investigate", { json: { query: "x" } })
+      const nobody = yield* server.request("POST", "/v1/default/banks/no-such-bank/graph/investigate", {
+        json: { query: "x" }
+      })
       assert.strictEqual(nobody.status, 404)
     }))
 })

@@ -6,16 +6,28 @@
 import { assert, layer } from "@effect/vitest"
 import { Effect, Layer } from "effect"
 import { SqlClient } from "effect/sql"
-import { TestServer, testApp } from "../support/TestServer.ts"
+import { testApp, TestServer } from "../support/TestServer.ts"
 
 const bank = "graph-a"
 const base = `/v1/default/banks/${bank}`
 
 const items = [
-  { content: "Alice joined Acme Corp in Berlin as a search engineer.", tags: ["team-a"], timestamp: "2024-01-10T09:00:00Z" },
+  {
+    content: "Alice joined Acme Corp in Berlin as a search engineer.",
+    tags: ["team-a"],
+    timestamp: "2024-01-10T09:00:00Z"
+  },
   { content: "The weather in Berlin was cold and grey that week.", timestamp: "2024-01-11T09:00:00Z" },
-  { content: "Alice and Bob shipped the Acme search feature together.", tags: ["team-a", "team-b"], timestamp: "2024-02-15T09:00:00Z" },
-  { content: "Bob moved to Lisbon to open the Acme office there.", tags: ["team-b"], timestamp: "2024-03-20T09:00:00Z" },
+  {
+    content: "Alice and Bob shipped the Acme search feature together.",
+    tags: ["team-a", "team-b"],
+    timestamp: "2024-02-15T09:00:00Z"
+  },
+  {
+    content: "Bob moved to Lisbon to open the Acme office there.",
+    tags: ["team-b"],
+    timestamp: "2024-03-20T09:00:00Z"
+  },
   { content: "Carol keeps a garden of rare orchids.", tags: ["team-c"], timestamp: "unset" }
 ]
 
@@ -173,7 +185,10 @@ layer(Layer.provideMerge(graphBank, testApp()), { excludeTestServices: true })("
       const evidence = yield* get("/graph/summary?surface=evidence&confidence_min=0")
       assert.strictEqual(evidence.body.surface, "evidence")
       assert.strictEqual(evidence.body.total_nodes, (yield* get("/graph")).body.total_units)
-      assert.strictEqual(evidence.body.total_edges, (yield* storedLinks((yield* get("/graph")).body.nodes.map((n: any) => n.id))).length)
+      assert.strictEqual(
+        evidence.body.total_edges,
+        (yield* storedLinks((yield* get("/graph")).body.nodes.map((n: any) => n.id))).length
+      )
       const clusterIds = evidence.body.clusters.map((cluster: any) => cluster.id)
       for (const bundle of evidence.body.bundled_edges) {
         assert.include(clusterIds, bundle.source_id)
@@ -207,7 +222,9 @@ layer(Layer.provideMerge(graphBank, testApp()), { excludeTestServices: true })("
       assert.isFalse(around.body.has_more)
       assert.isNull(around.body.cursor)
 
-      const bounded = yield* get(`/graph/neighborhood?surface=evidence&confidence_min=0&focus_ids=${alice}&limit_nodes=2&limit_edges=1`)
+      const bounded = yield* get(
+        `/graph/neighborhood?surface=evidence&confidence_min=0&focus_ids=${alice}&limit_nodes=2&limit_edges=1`
+      )
       assert.strictEqual(bounded.body.nodes.length, 2)
       assert.isAtMost(bounded.body.edges.length, 1)
       assert.isTrue(bounded.body.has_more)
@@ -262,18 +279,23 @@ layer(Layer.provideMerge(graphBank, testApp()), { excludeTestServices: true })("
       assert.include(missing.body.detail, "no-graph-here")
       assert.strictEqual((yield* server.request("GET", "/v1/default/banks/no-graph-here/timeline")).status, 404)
       assert.strictEqual((yield* server.request("GET", "/v1/default/banks/no-graph-here/graph/summary")).status, 404)
-      assert.strictEqual((yield* server.request("GET", "/v1/default/banks/no-graph-here/graph/neighborhood")).status, 404)
-      for (const [path, field] of [
-        ["/graph?limit=0", "limit"],
-        ["/graph?type=gossip", "type"],
-        ["/timeline?tags_match=some", "tags_match"],
-        ["/graph/summary?surface=both", "surface"],
-        ["/graph/summary?confidence_min=1.5", "confidence_min"],
-        ["/graph/summary?node_kind=person", "node_kind"],
-        ["/graph/neighborhood?depth=4", "depth"],
-        ["/graph/neighborhood?limit_nodes=121", "limit_nodes"],
-        ["/graph/neighborhood?limit_edges=301", "limit_edges"]
-      ]) {
+      assert.strictEqual(
+        (yield* server.request("GET", "/v1/default/banks/no-graph-here/graph/neighborhood")).status,
+        404
+      )
+      for (
+        const [path, field] of [
+          ["/graph?limit=0", "limit"],
+          ["/graph?type=gossip", "type"],
+          ["/timeline?tags_match=some", "tags_match"],
+          ["/graph/summary?surface=both", "surface"],
+          ["/graph/summary?confidence_min=1.5", "confidence_min"],
+          ["/graph/summary?node_kind=person", "node_kind"],
+          ["/graph/neighborhood?depth=4", "depth"],
+          ["/graph/neighborhood?limit_nodes=121", "limit_nodes"],
+          ["/graph/neighborhood?limit_edges=301", "limit_edges"]
+        ]
+      ) {
         const bad = yield* get(path!)
         assert.strictEqual(bad.status, 400, path)
         assert.deepStrictEqual(bad.body.errors.map((e: any) => e.field), [field])

@@ -14,7 +14,7 @@ import { operationFinished, settled } from "../support/HttpCalls.ts"
 import { badInputsFor } from "../support/clientTypes/BadInputs.ts"
 import { ContractCalls } from "../support/clientTypes/ContractCalls.ts"
 import { checker, sdkOperations, successTypes } from "../support/clientTypes/HindsightClientTypes.ts"
-import { TestServer, testApp } from "../support/TestServer.ts"
+import { testApp, TestServer } from "../support/TestServer.ts"
 import { eventually, TestTaskHandlers, TestTasks } from "../support/TestTasks.ts"
 import { startReceiver } from "../support/WebhookReceiver.ts"
 
@@ -84,10 +84,16 @@ layer(app, { excludeTestServices: true })(
         yield* valid("getBankTemplateSchema")
 
         // The bank, its profile and configuration.
-        yield* valid("createOrUpdateBank", { ...path(), body: { name: "Contract", mission: "Remember what Alice drinks." } })
+        yield* valid("createOrUpdateBank", {
+          ...path(),
+          body: { name: "Contract", mission: "Remember what Alice drinks." }
+        })
         yield* valid("updateBank", { ...path(), body: { reflect_mission: "Answer briefly.", enable_reranking: false } })
         yield* valid("getBankProfile", path())
-        yield* valid("updateBankDisposition", { ...path(), body: { disposition: { skepticism: 2, literalism: 3, empathy: 4 } } })
+        yield* valid("updateBankDisposition", {
+          ...path(),
+          body: { disposition: { skepticism: 2, literalism: 3, empathy: 4 } }
+        })
         yield* valid("addBankBackground", { ...path(), body: { content: "Alice lives in Lisbon." } })
         yield* valid("getBankConfig", path())
         yield* valid("updateBankConfig", { ...path(), body: { updates: { retain_chunk_size: 4000 } } })
@@ -117,16 +123,28 @@ layer(app, { excludeTestServices: true })(
         })
         const queued = yield* valid("retainMemories", {
           ...path(),
-          body: { items: [{ content: "Carol runs along the river on Sundays.", document_id: "carol-notes", tags: ["sport"], observation_scopes: [["sport"]] }], async: true }
+          body: {
+            items: [{
+              content: "Carol runs along the river on Sundays.",
+              document_id: "carol-notes",
+              tags: ["sport"],
+              observation_scopes: [["sport"]]
+            }],
+            async: true
+          }
         })
         const filed = yield* valid("fileRetain", {
           ...path(),
           body: {
-            files: [new File(["# Reading\n\nDune is Alice's favourite novel.\n"], "reading.md", { type: "text/markdown" })],
+            files: [
+              new File(["# Reading\n\nDune is Alice's favourite novel.\n"], "reading.md", { type: "text/markdown" })
+            ],
             request: JSON.stringify({ tags: ["books"] })
           }
         })
-        for (const id of [queued?.operation_id, ...(filed?.operation_ids ?? [])].filter((id) => typeof id === "string")) {
+        for (
+          const id of [queued?.operation_id, ...(filed?.operation_ids ?? [])].filter((id) => typeof id === "string")
+        ) {
           yield* operationFinished(bank, id)
         }
         yield* settled(bank)
@@ -137,7 +155,12 @@ layer(app, { excludeTestServices: true })(
         yield* valid("getObservationHistory", path({ memory_id: memoryId }))
         yield* valid("recallMemories", {
           ...path(),
-          body: { query: "What does Alice drink?", max_tokens: 2048, include: { entities: {}, chunks: {} }, trace: true }
+          body: {
+            query: "What does Alice drink?",
+            max_tokens: 2048,
+            include: { entities: {}, chunks: {} },
+            trace: true
+          }
         })
         yield* valid("dryRunExtractMemories", { ...path(), body: { content: "Dana plays the cello every evening." } })
         yield* valid("getAgentStats", path())
@@ -155,7 +178,10 @@ layer(app, { excludeTestServices: true })(
         yield* valid("listDocuments", { ...path(), query: { limit: 10 } })
         yield* valid("getDocument", path({ document_id: "alice-notes" }))
         yield* valid("updateDocument", { ...path({ document_id: "alice-notes" }), body: { tags: ["drinks", "alice"] } })
-        const chunks = yield* valid("listDocumentChunks", { ...path({ document_id: "alice-notes" }), query: { limit: 10 } })
+        const chunks = yield* valid("listDocumentChunks", {
+          ...path({ document_id: "alice-notes" }),
+          query: { limit: 10 }
+        })
         yield* valid("getChunk", { path: { chunk_id: chunks.items[0].chunk_id } })
         const reprocessed = yield* valid("reprocessDocument", path({ document_id: "bob-notes" }))
         yield* operationFinished(bank, reprocessed.operation_id)
@@ -186,7 +212,12 @@ layer(app, { excludeTestServices: true })(
         // Mental models.
         const model = yield* valid("createMentalModel", {
           ...path(),
-          body: { id: "alice-drinks", name: "Alice's drinks", source_query: "What does Alice drink?", trigger: { keep_trace: true } }
+          body: {
+            id: "alice-drinks",
+            name: "Alice's drinks",
+            source_query: "What does Alice drink?",
+            trigger: { keep_trace: true }
+          }
         })
         yield* operationFinished(bank, model.operation_id)
         yield* valid("listMentalModels", { ...path(), query: { detail: "full" } })
@@ -196,7 +227,10 @@ layer(app, { excludeTestServices: true })(
         yield* operationFinished(bank, refreshed.operation_id)
         yield* valid("getMentalModelHistory", path({ mental_model_id: "alice-drinks" }))
         // With a mental model built, reflect shows it among what it was based on.
-        yield* valid("reflect", { ...path(), body: { query: "What does Alice drink?", include: { facts: {}, tool_calls: {} } } })
+        yield* valid("reflect", {
+          ...path(),
+          body: { query: "What does Alice drink?", include: { facts: {}, tool_calls: {} } }
+        })
         yield* valid("dryRunRefreshMentalModel", path({ mental_model_id: "alice-drinks" }))
         yield* valid("clearMentalModel", path({ mental_model_id: "alice-drinks" }))
 
@@ -224,7 +258,10 @@ layer(app, { excludeTestServices: true })(
         yield* valid("importBankTemplate", { ...path(), query: { dry_run: true }, body: manifest })
         const exported = yield* valid("exportDocuments", path())
         const exportDone = yield* operationFinished(bank, exported.operation_id)
-        const downloaded = yield* valid("downloadFile", { path: { key: exportDone.result_metadata.storage_key }, parseAs: "arrayBuffer" })
+        const downloaded = yield* valid("downloadFile", {
+          path: { key: exportDone.result_metadata.storage_key },
+          parseAs: "arrayBuffer"
+        })
         const imported = yield* valid("importDocuments", {
           path: { bank_id: "contract-copy" },
           body: { file: new Blob([downloaded as ArrayBuffer]) }
@@ -237,13 +274,23 @@ layer(app, { excludeTestServices: true })(
         // A retain of more items than one sub-batch holds: a parent operation with children and progress.
         const batch = yield* valid("retainMemories", {
           path: { bank_id: "contract-ops" },
-          body: { items: Array.from({ length: 30 }, (_, i) => ({ content: `Sensor ${i} reads ${20 + (i % 5)} degrees.` })), async: true }
+          body: {
+            items: Array.from({ length: 30 }, (_, i) => ({ content: `Sensor ${i} reads ${20 + (i % 5)} degrees.` })),
+            async: true
+          }
         })
         yield* operationFinished("contract-ops", batch.operation_id)
         yield* valid("getOperationStatus", { path: { bank_id: "contract-ops", operation_id: batch.operation_id } })
         const operations = yield* Operations
-        const held = yield* operations.submit({ bankId: "contract-ops", taskType: "test_block", payload: { key: "contract-hold" } })
-        yield* valid("getOperationStatus", { path: { bank_id: "contract-ops", operation_id: held.id }, query: { include_payload: true } })
+        const held = yield* operations.submit({
+          bankId: "contract-ops",
+          taskType: "test_block",
+          payload: { key: "contract-hold" }
+        })
+        yield* valid("getOperationStatus", {
+          path: { bank_id: "contract-ops", operation_id: held.id },
+          query: { include_payload: true }
+        })
         yield* valid("cancelOperation", { path: { bank_id: "contract-ops", operation_id: held.id } })
         yield* valid("retryOperation", { path: { bank_id: "contract-ops", operation_id: held.id } })
         yield* eventually(Effect.sync(() => TestTasks.blockers.get("contract-hold")), (gate) => gate !== undefined)
@@ -254,9 +301,20 @@ layer(app, { excludeTestServices: true })(
         // No language model runs in this offline app, so one model call is recorded where the model layer records them.
         const traces = yield* LlmTraceStore
         yield* traces.record({
-          bankId: bank, operationId: undefined, purpose: "reflect", scope: "reflect.answer", provider: "openai", model: "m",
-          status: "success", errorReason: undefined, errorMessage: undefined, attempt: 1, durationMs: 12,
-          usage: { inputTokens: 10, outputTokens: 5, totalTokens: 15 }, input: "question", output: "answer",
+          bankId: bank,
+          operationId: undefined,
+          purpose: "reflect",
+          scope: "reflect.answer",
+          provider: "openai",
+          model: "m",
+          status: "success",
+          errorReason: undefined,
+          errorMessage: undefined,
+          attempt: 1,
+          durationMs: 12,
+          usage: { inputTokens: 10, outputTokens: 5, totalTokens: 15 },
+          input: "question",
+          output: "answer",
           createdAt: new Date()
         })
 
@@ -279,14 +337,20 @@ layer(app, { excludeTestServices: true })(
         for (const operation of sdkOperations) {
           const options = calls.validOptions.get(operation.name)
           if (options === undefined) continue
-          for (const bad of badInputsFor(operation, options as Record<string, unknown>, multipart.has(operation.name))) {
+          for (
+            const bad of badInputsFor(operation, options as Record<string, unknown>, multipart.has(operation.name))
+          ) {
             refused.add(operation.name)
             const answer = yield* calls.raw(operation.name, bad.options)
             const status = answer.response.status
             const error = answer.error as { detail?: unknown } | undefined
             const named = JSON.stringify(error ?? "").includes(bad.field)
             if (status < 400 || status >= 500 || status === 404 || typeof error?.detail !== "string" || !named) {
-              refusals.push(`${operation.name} (${bad.label}): ${status} ${JSON.stringify(answer.error ?? answer.data).slice(0, 200)}`)
+              refusals.push(
+                `${operation.name} (${bad.label}): ${status} ${
+                  JSON.stringify(answer.error ?? answer.data).slice(0, 200)
+                }`
+              )
             }
           }
         }

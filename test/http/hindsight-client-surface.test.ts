@@ -8,7 +8,7 @@
 import { assert, layer } from "@effect/vitest"
 import { createClient, createConfig, sdk } from "@vectorize-io/hindsight-client"
 import { Effect } from "effect"
-import { TestServer, testApp } from "../support/TestServer.ts"
+import { testApp, TestServer } from "../support/TestServer.ts"
 
 interface ClientOperation {
   readonly name: string
@@ -48,7 +48,11 @@ layer(testApp(), { excludeTestServices: true })("the published Hindsight client'
       const client = createClient(createConfig({ baseUrl: server.url }))
       const failures: Array<string> = []
       for (const op of operations) {
-        const ids = Object.fromEntries([...op.path.matchAll(/\{([^}]+)\}/g)].map(([, id]) => [id!, id === "bank_id" ? "client-surface" : "no-such-id"]))
+        const ids = Object.fromEntries(
+          [...op.path.matchAll(/\{([^}]+)\}/g)].map((
+            [, id]
+          ) => [id!, id === "bank_id" ? "client-surface" : "no-such-id"])
+        )
         const call = (sdk as unknown as Record<string, (options: object) => Promise<{ response: Response }>>)[op.name]!
         const outcome = yield* Effect.promise(() =>
           call({ client, path: ids, body: op.method === "GET" || op.method === "DELETE" ? undefined : {} })

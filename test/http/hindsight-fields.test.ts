@@ -9,10 +9,17 @@
  */
 import { assert, layer } from "@effect/vitest"
 import { Effect, Option } from "effect"
-import { HindsightClient, type MentalModelDryRunRefreshResult, type MentalModelResponse, sdk, createClient, createConfig } from "@vectorize-io/hindsight-client"
+import {
+  createClient,
+  createConfig,
+  HindsightClient,
+  type MentalModelDryRunRefreshResult,
+  type MentalModelResponse,
+  sdk
+} from "@vectorize-io/hindsight-client"
 import { OperationStore } from "../../src/bank/OperationStore.ts"
 import { bankPath, call, ok, operationFinished, settled } from "../support/HttpCalls.ts"
-import { TestServer, testApp } from "../support/TestServer.ts"
+import { testApp, TestServer } from "../support/TestServer.ts"
 
 const fieldsOf = (body: any): Array<string> => body.errors.map((error: any) => error.field)
 
@@ -43,14 +50,16 @@ layer(testApp({ enableObservations: true }), { excludeTestServices: true })("hin
       assert.isNull(before.config.memory_defense)
       assert.notProperty(before.overrides, "enable_graph_retrieval")
 
-      for (const [body, field] of [
-        [{ updates: { enable_graph_retrieval: "no" } }, "updates.enable_graph_retrieval"],
-        [{ recall_max_tokens: 0 }, "recall_max_tokens"],
-        [{ recall_include_chunks: 3 }, "recall_include_chunks"],
-        [{ memory_defense: { rules: [{ on: "prompt_injection", action: "block" }] } }, "memory_defense.rules.0.on"],
-        [{ memory_defense: { rules: [{ on: "sensitive_data", action: "shred" }] } }, "memory_defense.rules.0.action"],
-        [{ memory_defense: "on" }, "memory_defense"]
-      ] as const) {
+      for (
+        const [body, field] of [
+          [{ updates: { enable_graph_retrieval: "no" } }, "updates.enable_graph_retrieval"],
+          [{ recall_max_tokens: 0 }, "recall_max_tokens"],
+          [{ recall_include_chunks: 3 }, "recall_include_chunks"],
+          [{ memory_defense: { rules: [{ on: "prompt_injection", action: "block" }] } }, "memory_defense.rules.0.on"],
+          [{ memory_defense: { rules: [{ on: "sensitive_data", action: "shred" }] } }, "memory_defense.rules.0.action"],
+          [{ memory_defense: "on" }, "memory_defense"]
+        ] as const
+      ) {
         const refused = yield* call("PATCH", `${bankPath(bank)}/config`, body)
         assert.strictEqual(refused.status, 400, refused.text)
         assert.isString(refused.body.detail)
@@ -80,7 +89,8 @@ layer(testApp({ enableObservations: true }), { excludeTestServices: true })("hin
       yield* ok("PUT", bankPath(bank), { enable_observations: false })
       yield* retainAll(bank, facts)
       yield* settled(bank)
-      const recall = (body: Record<string, unknown>) => Effect.map(ok("POST", `${bankPath(bank)}/memories/recall`, body), (r) => r.body)
+      const recall = (body: Record<string, unknown>) =>
+        Effect.map(ok("POST", `${bankPath(bank)}/memories/recall`, body), (r) => r.body)
       const query = "What did Alice Novak do in March 2024?"
 
       const full = yield* recall({ query, trace: true })
@@ -155,9 +165,14 @@ layer(testApp({ enableObservations: true }), { excludeTestServices: true })("hin
       const stored = (yield* ok("GET", `${bankPath(bank)}/memories/list`)).body.items
       assert.isAbove(stored.length, 0)
       assert.isFalse(JSON.stringify(stored).includes(key))
-      assert.isTrue(stored.some((memory: any) => memory.text.includes("[REDACTED:aws_access_key]")), JSON.stringify(stored))
+      assert.isTrue(
+        stored.some((memory: any) => memory.text.includes("[REDACTED:aws_access_key]")),
+        JSON.stringify(stored)
+      )
 
-      yield* ok("PATCH", `${bankPath(bank)}/config`, { memory_defense: { rules: [{ on: "sensitive_data", action: "block" }] } })
+      yield* ok("PATCH", `${bankPath(bank)}/config`, {
+        memory_defense: { rules: [{ on: "sensitive_data", action: "block" }] }
+      })
       const before = (yield* ok("GET", `${bankPath(bank)}/memories/list`)).body.total
       yield* ok("POST", `${bankPath(bank)}/memories`, {
         items: [{ content: `Dave's GitHub token is ${token}.` }, { content: "Dave prefers tea over coffee." }]
@@ -168,7 +183,10 @@ layer(testApp({ enableObservations: true }), { excludeTestServices: true })("hin
       assert.isTrue(mixed.items.some((memory: any) => memory.text.includes("tea")))
 
       for (const async of [false, true]) {
-        const refused = yield* call("POST", `${bankPath(bank)}/memories`, { items: [{ content: `token ${token}` }], async })
+        const refused = yield* call("POST", `${bankPath(bank)}/memories`, {
+          items: [{ content: `token ${token}` }],
+          async
+        })
         assert.strictEqual(refused.status, 400, refused.text)
         assert.deepStrictEqual(fieldsOf(refused.body), ["items"])
         assert.include(refused.body.detail, "github_token")
@@ -208,11 +226,14 @@ layer(testApp({ enableObservations: true }), { excludeTestServices: true })("hin
 
       // Observations now exist: a tiny source-facts budget says it cut some, an unlimited one that it did not.
       const recall = (maxTokens: number) =>
-        Effect.map(ok("POST", `${bankPath(bank)}/memories/recall`, {
-          query: "Alice Novak",
-          types: ["observation"],
-          include: { source_facts: { max_tokens: maxTokens } }
-        }), (r) => r.body)
+        Effect.map(
+          ok("POST", `${bankPath(bank)}/memories/recall`, {
+            query: "Alice Novak",
+            types: ["observation"],
+            include: { source_facts: { max_tokens: maxTokens } }
+          }),
+          (r) => r.body
+        )
       const cut = yield* recall(1)
       assert.isAbove(cut.results.length, 0)
       assert.strictEqual(cut.source_facts_truncated, true)
@@ -278,7 +299,12 @@ layer(testApp({ enableObservations: true }), { excludeTestServices: true })("hin
       })).body
       yield* operationFinished(bank, created.operation_id)
       const model = (yield* ok("GET", `${models}/alice`)).body
-      assert.deepStrictEqual(model.trigger, { mode: "delta", refresh_after_consolidation: false, keep_trace: true, response_schema: schema })
+      assert.deepStrictEqual(model.trigger, {
+        mode: "delta",
+        refresh_after_consolidation: false,
+        keep_trace: true,
+        response_schema: schema
+      })
       assert.notStrictEqual(model.content, "")
       // Offline, the refresh is today's deterministic synthesis; no structured output is made up.
       assert.isNull(model.reflect_response.structured_output)
@@ -346,8 +372,14 @@ layer(testApp({ enableObservations: true }), { excludeTestServices: true })("hin
         assert.isString(missing.body.detail)
       }
       // null removes the schema; keep_trace off stops keeping a trace.
-      const updated = (yield* ok("PATCH", `${models}/alice`, { trigger: { response_schema: null, keep_trace: false } })).body
-      assert.deepStrictEqual(updated.trigger, { mode: "delta", refresh_after_consolidation: false, keep_trace: false, response_schema: null })
+      const updated =
+        (yield* ok("PATCH", `${models}/alice`, { trigger: { response_schema: null, keep_trace: false } })).body
+      assert.deepStrictEqual(updated.trigger, {
+        mode: "delta",
+        refresh_after_consolidation: false,
+        keep_trace: false,
+        response_schema: null
+      })
     }))
 
   it.effect("the published Hindsight client 0.9.1: config fields, clear, dry-run refresh, recover and deleteOperation", () =>
@@ -361,7 +393,9 @@ layer(testApp({ enableObservations: true }), { excludeTestServices: true })("hin
 
       yield* run(() => client.createBank(bank, { name: "Client bank" }))
       yield* run(() => client.retainBatch(bank, facts.map((content) => ({ content }))))
-      const config = yield* run(() => client.updateBankConfig(bank, { enableGraphRetrieval: false, enableReranking: false }))
+      const config = yield* run(() =>
+        client.updateBankConfig(bank, { enableGraphRetrieval: false, enableReranking: false })
+      )
       assert.strictEqual(config.config["enable_graph_retrieval"], false)
       assert.strictEqual(config.config["enable_reranking"], false)
       assert.strictEqual(config.config["enable_temporal_retrieval"], true)
@@ -371,7 +405,9 @@ layer(testApp({ enableObservations: true }), { excludeTestServices: true })("hin
       const banks = yield* run(() => sdk.listBanks({ client: raw }))
       assert.isString(banks.data?.banks.find((item) => item.bank_id === bank)?.last_write_at)
 
-      const created = yield* run(() => client.createMentalModel(bank, "Alice", "What do we know about Alice Novak?", { id: "alice" }))
+      const created = yield* run(() =>
+        client.createMentalModel(bank, "Alice", "What do we know about Alice Novak?", { id: "alice" })
+      )
       yield* operationFinished(bank, created.operation_id!)
 
       const dry: MentalModelDryRunRefreshResult = yield* run(() => client.dryRunRefreshMentalModel(bank, "alice"))
@@ -379,7 +415,12 @@ layer(testApp({ enableObservations: true }), { excludeTestServices: true })("hin
       assert.strictEqual(dry.name, "Alice")
       assert.oneOf(dry.requested_mode, ["full", "delta"])
       assert.oneOf(dry.effective_mode, ["full", "delta"])
-      assert.oneOf(dry.outcome, ["content_written", "content_preserved_no_new_facts", "refresh_failed_empty_candidate", "refresh_failed_delta_not_applied"])
+      assert.oneOf(dry.outcome, [
+        "content_written",
+        "content_preserved_no_new_facts",
+        "refresh_failed_empty_candidate",
+        "refresh_failed_delta_not_applied"
+      ])
       assert.isBoolean(dry.would_persist)
       assert.oneOf(dry.scope.tags_match, ["any", "all", "any_strict", "all_strict", "exact"])
       assert.isBoolean(dry.scope.exclude_mental_models)
@@ -414,7 +455,9 @@ layer(testApp({ enableObservations: true }), { excludeTestServices: true })("hin
 
       const finished = (yield* ok("GET", `${bankPath(bank)}/operations`)).body.operations
         .find((operation: any) => operation.status === "completed")
-      const deleted = yield* run(() => sdk.deleteOperation({ client: raw, path: { bank_id: bank, operation_id: finished.id } }))
+      const deleted = yield* run(() =>
+        sdk.deleteOperation({ client: raw, path: { bank_id: bank, operation_id: finished.id } })
+      )
       assert.strictEqual(deleted.response.status, 200)
       assert.strictEqual(deleted.data?.success, true)
       assert.strictEqual(deleted.data?.operation_id, finished.id)
@@ -422,7 +465,9 @@ layer(testApp({ enableObservations: true }), { excludeTestServices: true })("hin
       // The operation is stored without waking the bank's actor: it stays pending.
       yield* ok("PUT", bankPath("hs-client-idle"), {})
       const waiting = yield* store.create({ bankId: "hs-client-idle", taskType: "hs_hold", payload: {} })
-      const refused = yield* run(() => sdk.deleteOperation({ client: raw, path: { bank_id: "hs-client-idle", operation_id: waiting.id } }))
+      const refused = yield* run(() =>
+        sdk.deleteOperation({ client: raw, path: { bank_id: "hs-client-idle", operation_id: waiting.id } })
+      )
       assert.strictEqual(refused.response.status, 409)
       assert.isString((refused.error as { detail?: unknown }).detail)
     }))

@@ -17,7 +17,7 @@ import {
 } from "@vectorize-io/hindsight-client"
 import { Duration, Effect } from "effect"
 import { bankPath, call, ok, operationFinished } from "../support/HttpCalls.ts"
-import { TestServer, testApp } from "../support/TestServer.ts"
+import { testApp, TestServer } from "../support/TestServer.ts"
 import { eventually } from "../support/TestTasks.ts"
 
 const kb = (bank: string) => `${bankPath(bank)}/knowledge-base`
@@ -64,7 +64,9 @@ layer(testApp({ operationRetryBase: Duration.millis(5) }), { excludeTestServices
       const { client } = yield* clients
       yield* ok("PUT", bankPath("kb-client"), {})
       yield* ok("POST", `${bankPath("kb-client")}/memories`, {
-        items: [{ content: "Alice prefers green tea in the morning." }, { content: "Alice drinks espresso after lunch." }]
+        items: [{ content: "Alice prefers green tea in the morning." }, {
+          content: "Alice drinks espresso after lunch."
+        }]
       })
 
       const guides = yield* run(() => client.createKnowledgeFolder("kb-client", "Guides"))
@@ -135,7 +137,11 @@ layer(testApp({ operationRetryBase: Duration.millis(5) }), { excludeTestServices
       assert.strictEqual(after.roots[0]!.children![0]!.children![0]!.is_stale, true)
 
       const renamed = yield* run(() =>
-        client.updateKnowledgeNode("kb-client", created.page_id, { name: "Alice: drinks", parentId: null, tags: ["tea"] })
+        client.updateKnowledgeNode("kb-client", created.page_id, {
+          name: "Alice: drinks",
+          parentId: null,
+          tags: ["tea"]
+        })
       )
       assertNode(renamed, "page")
       assert.strictEqual(renamed.name, "Alice: drinks")
@@ -164,7 +170,10 @@ layer(testApp({ operationRetryBase: Duration.millis(5) }), { excludeTestServices
       assert.strictEqual(changed.body.description, "What stays?")
       // The new question is built in the background: the model's history gains a build for it.
       yield* eventually(
-        Effect.map(call("GET", `${bankPath("kb-delete")}/mental-models/${kept.mental_model_id}/history`), (r) => r.body),
+        Effect.map(
+          call("GET", `${bankPath("kb-delete")}/mental-models/${kept.mental_model_id}/history`),
+          (r) => r.body
+        ),
         (history: any) => Array.isArray(history) && history.some((entry: any) => entry.source_query === "What stays?"),
         Duration.seconds(60)
       )
@@ -197,8 +206,9 @@ layer(testApp({ operationRetryBase: Duration.millis(5) }), { excludeTestServices
       const outer = yield* folder("Outer")
       const middle = yield* folder("Middle", outer)
       const deepest = yield* folder("Deepest", middle)
-      const page = (yield* ok("POST", `${kb("kb-rules")}/pages`, { name: "P", source_query: "What?", parent_id: outer }))
-        .body.page_id as string
+      const page =
+        (yield* ok("POST", `${kb("kb-rules")}/pages`, { name: "P", source_query: "What?", parent_id: outer }))
+          .body.page_id as string
 
       const refused = (path: string, json: unknown, field: string, text: string) =>
         Effect.gen(function*() {
@@ -214,7 +224,12 @@ layer(testApp({ operationRetryBase: Duration.millis(5) }), { excludeTestServices
       yield* refused(node(middle), { parent_id: page }, "parent_id", "is a page")
       yield* refused(node(middle), { parent_id: "no-such-folder" }, "parent_id", "no folder 'no-such-folder'")
       yield* refused(`${kb("kb-rules")}/folders`, { name: "X", parent_id: page }, "parent_id", "is a page")
-      yield* refused(`${kb("kb-rules")}/pages`, { name: "X", source_query: "Q?", parent_id: "gone" }, "parent_id", "no folder")
+      yield* refused(
+        `${kb("kb-rules")}/pages`,
+        { name: "X", source_query: "Q?", parent_id: "gone" },
+        "parent_id",
+        "no folder"
+      )
       yield* refused(`${kb("kb-rules")}/folders`, { name: "   " }, "name", "must not be empty")
       yield* refused(`${kb("kb-rules")}/folders`, { name: "two\nlines" }, "name", "single line")
       yield* refused(`${kb("kb-rules")}/pages`, { name: "X", source_query: "" }, "source_query", "must not be empty")
@@ -235,11 +250,17 @@ layer(testApp({ operationRetryBase: Duration.millis(5) }), { excludeTestServices
 
       // The same refusals through the published client's generated functions: a 4xx with `detail`.
       const cycle = yield* run(() =>
-        sdk.updateKnowledgeNode({ client: raw, path: { bank_id: "kb-rules", node_id: deepest }, body: { parent_id: middle } })
+        sdk.updateKnowledgeNode({
+          client: raw,
+          path: { bank_id: "kb-rules", node_id: deepest },
+          body: { parent_id: middle }
+        })
       )
       assert.strictEqual(cycle.response.status, 400)
       assert.include((cycle.error as any).detail, "parent_id")
-      const search = yield* run(() => sdk.searchKnowledgeBase({ client: raw, path: { bank_id: "kb-rules" }, query: { q: "" } }))
+      const search = yield* run(() =>
+        sdk.searchKnowledgeBase({ client: raw, path: { bank_id: "kb-rules" }, query: { q: "" } })
+      )
       assert.strictEqual(search.response.status, 400)
       assert.deepStrictEqual((search.error as any).errors.map((e: any) => [e.field, e.location]), [["q", "query"]])
       const limit = yield* run(() =>

@@ -13,7 +13,9 @@ import { testApp } from "../support/TestServer.ts"
 const people = ["Alice Novak", "Bob Stone", "Carla Diaz", "Dan Ito"]
 
 const turn = (n: number, documentId?: string) => ({
-  content: `${people[n % people.length]} met ${people[(n + 1) % people.length]} in Lisbon to plan the garden project, step ${n}.`,
+  content: `${people[n % people.length]} met ${
+    people[(n + 1) % people.length]
+  } in Lisbon to plan the garden project, step ${n}.`,
   timestamp: new Date(Date.UTC(2024, 0, 1) + n * 60_000).toISOString(),
   ...(documentId === undefined ? {} : { document_id: documentId })
 })
@@ -21,7 +23,10 @@ const turn = (n: number, documentId?: string) => ({
 const stats = (bank: string) =>
   Effect.map(ok("GET", `${bankPath(bank)}/stats`), (response) => ({
     total: response.body.total_links as number,
-    fromLiveMemories: Object.values(response.body.links_by_fact_type as Record<string, number>).reduce((a, b) => a + b, 0)
+    fromLiveMemories: Object.values(response.body.links_by_fact_type as Record<string, number>).reduce(
+      (a, b) => a + b,
+      0
+    )
   }))
 
 /** Links of the whole database (every bank) with an end that is no memory: what a missed clean-up leaves. */

@@ -8,23 +8,24 @@ import { assert, layer } from "@effect/vitest"
 import { Effect } from "effect"
 import { createClient, createConfig, sdk } from "@vectorize-io/hindsight-client"
 import { bankPath, call, ok, settled } from "../support/HttpCalls.ts"
-import { TestServer, testApp } from "../support/TestServer.ts"
+import { testApp, TestServer } from "../support/TestServer.ts"
 import { eventually } from "../support/TestTasks.ts"
 
 const rawClient = Effect.map(TestServer, (server) => createClient(createConfig({ baseUrl: server.url })))
 const promise = <A>(run: () => Promise<A>) => Effect.promise(run)
 
 /** Each test seeds a bank of its own, so that it runs alone and no test reads what another wrote. */
-const seed = (bank: string) => ok("POST", `${bankPath(bank)}/memories`, {
-  items: [
-    {
-      content: "Alice and Bob founded a bakery in Porto. The bakery sells sourdough bread every morning.",
-      entities: [{ text: "Alice" }, { text: "Bob" }],
-      tags: ["team"]
-    },
-    { content: "The deploy server srv-04 runs PostgreSQL 14.", tags: ["infra"] }
-  ]
-})
+const seed = (bank: string) =>
+  ok("POST", `${bankPath(bank)}/memories`, {
+    items: [
+      {
+        content: "Alice and Bob founded a bakery in Porto. The bakery sells sourdough bread every morning.",
+        entities: [{ text: "Alice" }, { text: "Bob" }],
+        tags: ["team"]
+      },
+      { content: "The deploy server srv-04 runs PostgreSQL 14.", tags: ["infra"] }
+    ]
+  })
 
 const listed = (bank: string) =>
   Effect.map(call("GET", `${bankPath(bank)}/memories/list?limit=1000`), (r) => r.body.items as Array<any>)
@@ -50,7 +51,8 @@ const seedAndEdit = (bank: string) =>
           entities: ["srv-04", "PostgreSQL"],
           context: ""
         }
-      }))
+      })
+    )
     assert.strictEqual(edited.response.status, 200, JSON.stringify(edited.error))
     return { server, edited: edited.data as any }
   })
@@ -102,7 +104,8 @@ layer(testApp(), { excludeTestServices: true })("memory operations of the 0.9 cl
           client: raw,
           path: { bank_id: bank, memory_id: fact.id },
           body: { state: "invalidated", reason: "server decommissioned" }
-        }))
+        })
+      )
       assert.strictEqual(invalidated.response.status, 200, JSON.stringify(invalidated.error))
       const body = invalidated.data as any
       assert.strictEqual(body.state, "invalidated")
@@ -122,7 +125,8 @@ layer(testApp(), { excludeTestServices: true })("memory operations of the 0.9 cl
       assert.isString(conflict.body.detail)
 
       const restored = yield* promise(() =>
-        sdk.updateMemory({ client: raw, path: { bank_id: bank, memory_id: fact.id }, body: { state: "valid" } }))
+        sdk.updateMemory({ client: raw, path: { bank_id: bank, memory_id: fact.id }, body: { state: "valid" } })
+      )
       assert.strictEqual(restored.response.status, 200, JSON.stringify(restored.error))
       assert.strictEqual((restored.data as any).state, "valid")
       assert.deepStrictEqual([...(restored.data as any).entities].sort(), ["PostgreSQL", "srv-04"])
@@ -147,7 +151,8 @@ layer(testApp(), { excludeTestServices: true })("memory operations of the 0.9 cl
             timestamp: "2023-05-01T10:00:00Z",
             retain_extraction_mode: "verbose"
           }
-        }))
+        })
+      )
       assert.strictEqual(response.response.status, 200, JSON.stringify(response.error))
       const result = response.data!
       assert.isAbove(result.facts!.length, 0)
@@ -180,7 +185,12 @@ layer(testApp(), { excludeTestServices: true })("memory operations of the 0.9 cl
       const last = series.buckets!.at(-1)!
       assert.strictEqual(last.world! + last.experience! + last.observation!, total)
       const hour = yield* promise(() =>
-        sdk.getMemoriesTimeseries({ client: raw, path: { bank_id: bank }, query: { period: "1h", time_field: "mentioned_at" } }))
+        sdk.getMemoriesTimeseries({
+          client: raw,
+          path: { bank_id: bank },
+          query: { period: "1h", time_field: "mentioned_at" }
+        })
+      )
       assert.strictEqual(hour.data!.trunc, "minute")
       assert.strictEqual(hour.data!.buckets!.length, 60)
       assert.strictEqual(hour.data!.time_field, "mentioned_at")
@@ -203,7 +213,8 @@ layer(testApp(), { excludeTestServices: true })("memory operations of the 0.9 cl
       assert.strictEqual(graph.total_edges, graph.edges.length)
       for (const edge of graph.edges) assert.isAtLeast((edge as any).cooccurrence_count, 1)
       const limited = yield* promise(() =>
-        sdk.getEntityGraph({ client: raw, path: { bank_id: bank }, query: { limit: 1, min_count: 1 } }))
+        sdk.getEntityGraph({ client: raw, path: { bank_id: bank }, query: { limit: 1, min_count: 1 } })
+      )
       assert.strictEqual(limited.data!.edges.length, 1)
       assert.strictEqual(limited.data!.total_edges, graph.total_edges)
     }))
@@ -228,10 +239,20 @@ layer(testApp(), { excludeTestServices: true })("memory operations of the 0.9 cl
         ["PATCH", `${bankPath("no-such-bank")}/memories/nope`, { state: "invalidated" }, 404, undefined],
         ["POST", `${bankPath(bank)}/memories/dry-run-extract`, { content: "" }, 400, "content"],
         ["POST", `${bankPath(bank)}/memories/dry-run-extract`, {}, 400, "content"],
-        ["POST", `${bankPath(bank)}/memories/dry-run-extract`, { content: "x", retain_chunk_size: 1 }, 400,
-          "retain_chunk_size"],
-        ["POST", `${bankPath(bank)}/memories/dry-run-extract`, { content: "x", retain_extraction_mode: "wild" }, 400,
-          "retain_extraction_mode"],
+        [
+          "POST",
+          `${bankPath(bank)}/memories/dry-run-extract`,
+          { content: "x", retain_chunk_size: 1 },
+          400,
+          "retain_chunk_size"
+        ],
+        [
+          "POST",
+          `${bankPath(bank)}/memories/dry-run-extract`,
+          { content: "x", retain_extraction_mode: "wild" },
+          400,
+          "retain_extraction_mode"
+        ],
         ["POST", `${bankPath("no-such-bank")}/memories/dry-run-extract`, { content: "x" }, 404, undefined],
         ["GET", `${bankPath(bank)}/stats/memories-timeseries?period=2d`, undefined, 400, "period"],
         ["GET", `${bankPath(bank)}/stats/memories-timeseries?time_field=updated_at`, undefined, 400, "time_field"],
@@ -274,10 +295,15 @@ layer(testApp({ enableObservations: true }), { excludeTestServices: true })("obs
       const scopes = response.data!.scopes
       assert.strictEqual(scopes.reduce((sum, scope) => sum + scope.count, 0), observations.length)
       for (const scope of scopes) assert.deepStrictEqual(scope.tags, [...scope.tags].sort())
-      assert.deepStrictEqual(scopes.map((scope) => scope.count), scopes.map((scope) => scope.count).sort((a, b) => b - a))
+      assert.deepStrictEqual(
+        scopes.map((scope) => scope.count),
+        scopes.map((scope) => scope.count).sort((a, b) => b - a)
+      )
       assert.isTrue(scopes.some((scope) => JSON.stringify(scope.tags) === JSON.stringify(["drinks", "user:dana"])))
       // Observations are derived: they are not curated by hand.
-      const refused = yield* call("PATCH", `${bankPath("scopes")}/memories/${observations[0].id}`, { state: "invalidated" })
+      const refused = yield* call("PATCH", `${bankPath("scopes")}/memories/${observations[0].id}`, {
+        state: "invalidated"
+      })
       assert.strictEqual(refused.status, 400)
       assert.deepStrictEqual(refused.body.errors.map((e: any) => e.field), ["memory_id"])
     }))

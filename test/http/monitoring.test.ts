@@ -2,15 +2,23 @@
 import { assert, layer } from "@effect/vitest"
 import { Deferred, Effect, Fiber } from "effect"
 import { SqlClient } from "effect/sql"
-import { databaseTier, TestServer, testApp } from "../support/TestServer.ts"
+import { databaseTier, testApp, TestServer } from "../support/TestServer.ts"
 
 const requiredRoutes = [
-  "get /version", "get /health", "get /metrics",
-  "get /v1/default/banks", "put /v1/default/banks/{bank_id}", "patch /v1/default/banks/{bank_id}",
-  "delete /v1/default/banks/{bank_id}", "get /v1/default/banks/{bank_id}/profile",
-  "put /v1/default/banks/{bank_id}/profile", "get /v1/default/banks/{bank_id}/stats",
-  "get /v1/default/banks/{bank_id}/config", "patch /v1/default/banks/{bank_id}/config",
-  "delete /v1/default/banks/{bank_id}/config", "get /v1/default/banks/{bank_id}/operations",
+  "get /version",
+  "get /health",
+  "get /metrics",
+  "get /v1/default/banks",
+  "put /v1/default/banks/{bank_id}",
+  "patch /v1/default/banks/{bank_id}",
+  "delete /v1/default/banks/{bank_id}",
+  "get /v1/default/banks/{bank_id}/profile",
+  "put /v1/default/banks/{bank_id}/profile",
+  "get /v1/default/banks/{bank_id}/stats",
+  "get /v1/default/banks/{bank_id}/config",
+  "patch /v1/default/banks/{bank_id}/config",
+  "delete /v1/default/banks/{bank_id}/config",
+  "get /v1/default/banks/{bank_id}/operations",
   "get /v1/default/banks/{bank_id}/operations/{operation_id}",
   "get /v1/default/banks/{bank_id}/operations/{operation_id}/result",
   "delete /v1/default/banks/{bank_id}/operations/{operation_id}",
@@ -29,9 +37,21 @@ layer(testApp({ maxRequestBytes: 64 * 1024 }), { excludeTestServices: true })("m
       assert.isTrue(version.body.features.bank_config_api)
       // The specification's nine flags, and the six more that Hindsight 0.9 clients require.
       assert.deepStrictEqual(Object.keys(version.body.features).sort(), [
-        "audit_log", "bank_config_api", "bank_llm_health", "brain_import_export", "brain_runtime", "document_export_api",
-        "document_import_api", "file_upload_api", "llm_trace", "mcp", "observations", "store_document_text",
-        "sub_routine", "timeline_v2", "worker"
+        "audit_log",
+        "bank_config_api",
+        "bank_llm_health",
+        "brain_import_export",
+        "brain_runtime",
+        "document_export_api",
+        "document_import_api",
+        "file_upload_api",
+        "llm_trace",
+        "mcp",
+        "observations",
+        "store_document_text",
+        "sub_routine",
+        "timeline_v2",
+        "worker"
       ])
       // Readiness is /health under the probe name; liveness answers without asking the database.
       const ready = yield* server.request("GET", "/health/ready")
@@ -67,7 +87,11 @@ layer(testApp({ maxRequestBytes: 64 * 1024 }), { excludeTestServices: true })("m
       yield* Fiber.join(long)
       assert.isAbove(during.length, 0, "health answered while the statement ran")
       assert.include(during, databaseTier === "pglite" ? "busy" : "ok")
-      for (let attempt = 0; attempt < 50 && (yield* server.request("GET", "/health")).body.database !== "ok"; attempt++) {
+      for (
+        let attempt = 0;
+        attempt < 50 && (yield* server.request("GET", "/health")).body.database !== "ok";
+        attempt++
+      ) {
         yield* Effect.sleep("20 millis")
       }
       assert.strictEqual((yield* server.request("GET", "/health")).body.database, "ok")
@@ -93,7 +117,11 @@ layer(testApp({ maxRequestBytes: 64 * 1024 }), { excludeTestServices: true })("m
       const server = yield* TestServer
       // Counters are cumulative for the process (other tests may share it): the request adds exactly one.
       const statsRequests = (text: string) =>
-        Number(text.match(/engram_http_requests_total\{method="GET",route="\/v1\/default\/banks\/\{bank_id\}\/stats",status="200"\} (\d+)/)?.[1] ?? 0)
+        Number(
+          text.match(
+            /engram_http_requests_total\{method="GET",route="\/v1\/default\/banks\/\{bank_id\}\/stats",status="200"\} (\d+)/
+          )?.[1] ?? 0
+        )
       const before = statsRequests((yield* server.request("GET", "/metrics")).text)
       yield* server.request("PUT", "/v1/default/banks/metered", { json: {} })
       yield* server.request("GET", "/v1/default/banks/metered/stats")

@@ -2,8 +2,8 @@
 import { assert, layer } from "@effect/vitest"
 import { Deferred, Duration, Effect } from "effect"
 import { Operations } from "../../src/bank/Operations.ts"
-import { TestServer, testApp } from "../support/TestServer.ts"
-import { TestTaskHandlers, TestTasks, eventually } from "../support/TestTasks.ts"
+import { testApp, TestServer } from "../support/TestServer.ts"
+import { eventually, TestTaskHandlers, TestTasks } from "../support/TestTasks.ts"
 
 const ops = (bank: string) => `/v1/default/banks/${bank}/operations`
 
@@ -27,7 +27,12 @@ layer(app, { excludeTestServices: true })("operations", (it) => {
       const server = yield* TestServer
       const operations = yield* Operations
       yield* server.request("PUT", "/v1/default/banks/ops-a", { json: {} })
-      const op = yield* operations.submit({ bankId: "ops-a", taskType: "test_echo", payload: { hello: "world" }, itemsCount: 1 })
+      const op = yield* operations.submit({
+        bankId: "ops-a",
+        taskType: "test_echo",
+        payload: { hello: "world" },
+        itemsCount: 1
+      })
       const done = yield* eventually(statusOf("ops-a", op.id), (r) => r.body.status === "completed")
       assert.strictEqual(done.body.task_type, "test_echo")
       assert.strictEqual(done.body.attempts, 1)
@@ -36,7 +41,13 @@ layer(app, { excludeTestServices: true })("operations", (it) => {
       const list = yield* server.request("GET", ops("ops-a"))
       assert.strictEqual(list.body.operations[0].id, op.id)
       assert.deepStrictEqual(Object.keys(list.body.operations[0]).sort(), [
-        "created_at", "document_id", "error_message", "id", "items_count", "status", "task_type"
+        "created_at",
+        "document_id",
+        "error_message",
+        "id",
+        "items_count",
+        "status",
+        "task_type"
       ])
       const filtered = yield* server.request("GET", `${ops("ops-a")}?status=failed`)
       assert.strictEqual(filtered.body.operations.length, 0)

@@ -7,8 +7,12 @@
 import { assert, layer } from "@effect/vitest"
 import { Effect, Layer } from "effect"
 import { SqlClient } from "effect/sql"
-import { probe as probeRequest, type RecordedStatement as Recorded, recordStatements } from "../support/StatementProbe.ts"
-import { TestServer, testApp } from "../support/TestServer.ts"
+import {
+  probe as probeRequest,
+  type RecordedStatement as Recorded,
+  recordStatements
+} from "../support/StatementProbe.ts"
+import { testApp, TestServer } from "../support/TestServer.ts"
 
 const bank = "read-statements"
 const base = `/v1/default/banks/${bank}`
@@ -29,7 +33,9 @@ const places = ["Lisbon", "Berlin", "Oslo", "Kyoto"]
 const item = (n: number) => ({
   content: n % 5 === 0
     ? `the coffee machine was cleaned and the plants were watered, entry ${n}.`
-    : `${people[n % people.length]} met ${people[(n + 2) % people.length]} in ${places[n % places.length]} about the harbour project, entry ${n}.`,
+    : `${people[n % people.length]} met ${people[(n + 2) % people.length]} in ${
+      places[n % places.length]
+    } about the harbour project, entry ${n}.`,
   timestamp: new Date(Date.UTC(2024, 0, 1) + n * 3_600_000).toISOString()
 })
 
@@ -39,7 +45,9 @@ const runsSubqueryPerRow = (statement: Recorded) =>
     const sql = yield* SqlClient.SqlClient
     const rows = yield* sql.unsafe(`EXPLAIN (FORMAT JSON) ${statement.sql}`, statement.params).pipe(Effect.orDie)
     const plan = Object.values(rows[0] as Record<string, unknown>)[0]
-    return JSON.stringify(typeof plan === "string" ? JSON.parse(plan) : plan).includes('"Parent Relationship":"SubPlan"')
+    return JSON.stringify(typeof plan === "string" ? JSON.parse(plan) : plan).includes(
+      "\"Parent Relationship\":\"SubPlan\""
+    )
   })
 
 const readsMemories = (statement: Recorded) => /memory_units|unit_entities|memory_links/.test(statement.sql)

@@ -12,7 +12,7 @@ import { GloveWords } from "../../layers/models/embeddings/GloveWords.ts"
 import { Llm } from "../../src/models/Llm.ts"
 import { WordVectors } from "../../src/models/WordVectors.ts"
 import { sharedGloveCacheDir } from "../layers/models/embeddings/GloveCacheDir.ts"
-import { TestServer, testApp } from "../support/TestServer.ts"
+import { testApp, TestServer } from "../support/TestServer.ts"
 
 const wordVectors = Layer.effect(
   WordVectors,
@@ -36,22 +36,27 @@ const memories = [
   "Tim repaired the old bicycle his grandfather gave him."
 ]
 
-layer(testApp({}, undefined, models), { excludeTestServices: true, timeout: "2 minutes" })("recall with query expansion", (it) => {
-  it.effect("answers with the memory the query is about, the same when its words are new and when remembered", () =>
-    Effect.gen(function*() {
-      const server = yield* TestServer
-      const retained = yield* server.request("POST", `${bank}/memories`, { json: { items: memories.map((content) => ({ content })) } })
-      assert.strictEqual(retained.status, 200, retained.text)
-      const recall = (query: string) =>
-        server.request("POST", `${bank}/memories/recall`, { json: { query, budget: "mid" } }).pipe(
-          Effect.tap((response) => Effect.sync(() => assert.strictEqual(response.status, 200, response.text))),
-          Effect.map((response) => (response.body.results as Array<{ text: string }>).map((result) => result.text))
-        )
-      const query = "Which painting did Melanie create on the school building?"
-      const first = yield* recall(query)
-      assert.include(first[0] ?? "", "Melanie painted a mural", JSON.stringify(first))
-      assert.deepStrictEqual(yield* recall(query), first)
-      const kitten = yield* recall("Who adopted a cat from the animal shelter?")
-      assert.include(kitten[0] ?? "", "kitten", JSON.stringify(kitten))
-    }))
-})
+layer(testApp({}, undefined, models), { excludeTestServices: true, timeout: "2 minutes" })(
+  "recall with query expansion",
+  (it) => {
+    it.effect("answers with the memory the query is about, the same when its words are new and when remembered", () =>
+      Effect.gen(function*() {
+        const server = yield* TestServer
+        const retained = yield* server.request("POST", `${bank}/memories`, {
+          json: { items: memories.map((content) => ({ content })) }
+        })
+        assert.strictEqual(retained.status, 200, retained.text)
+        const recall = (query: string) =>
+          server.request("POST", `${bank}/memories/recall`, { json: { query, budget: "mid" } }).pipe(
+            Effect.tap((response) => Effect.sync(() => assert.strictEqual(response.status, 200, response.text))),
+            Effect.map((response) => (response.body.results as Array<{ text: string }>).map((result) => result.text))
+          )
+        const query = "Which painting did Melanie create on the school building?"
+        const first = yield* recall(query)
+        assert.include(first[0] ?? "", "Melanie painted a mural", JSON.stringify(first))
+        assert.deepStrictEqual(yield* recall(query), first)
+        const kitten = yield* recall("Who adopted a cat from the animal shelter?")
+        assert.include(kitten[0] ?? "", "kitten", JSON.stringify(kitten))
+      }))
+  }
+)

@@ -9,9 +9,9 @@ import * as Path from "node:path"
 import { onnx } from "../../layers/models/RerankerLive.ts"
 import type { Embeddings } from "../../src/models/Embeddings.ts"
 import type { Llm } from "../../src/models/Llm.ts"
-import { RerankError, Reranker } from "../../src/models/Reranker.ts"
+import { Reranker, RerankError } from "../../src/models/Reranker.ts"
 import { OfflineTestModels } from "../support/FakeModels.ts"
-import { TestServer, testApp } from "../support/TestServer.ts"
+import { testApp, TestServer } from "../support/TestServer.ts"
 
 const facts = [
   "Caroline researched adoption agencies for months.",
@@ -48,18 +48,21 @@ const standIn = onnx({
   timeout: "10 seconds"
 })
 
-layer(withReranker(standIn), { excludeTestServices: true, timeout: 120_000 })("recall with the ONNX cross-encoder", (it) => {
-  it.effect("reranks at most the candidate cap and reports it in the trace", () =>
-    Effect.gen(function*() {
-      const body = yield* recallTraced("reranked")
-      assert.strictEqual(body.trace.reranker.outcome, "reranked")
-      assert.strictEqual(body.trace.reranker.model, "standin-random-crossencoder-minilm-l6")
-      assert.strictEqual(body.trace.reranker.candidates, 4)
-      assert.isAbove(body.results.length, 4)
-      const scores: Array<number> = body.results.map((r: { score: number }) => r.score)
-      assert.deepStrictEqual(scores, [...scores].sort((a, b) => b - a))
-    }))
-})
+layer(withReranker(standIn), { excludeTestServices: true, timeout: 120_000 })(
+  "recall with the ONNX cross-encoder",
+  (it) => {
+    it.effect("reranks at most the candidate cap and reports it in the trace", () =>
+      Effect.gen(function*() {
+        const body = yield* recallTraced("reranked")
+        assert.strictEqual(body.trace.reranker.outcome, "reranked")
+        assert.strictEqual(body.trace.reranker.model, "standin-random-crossencoder-minilm-l6")
+        assert.strictEqual(body.trace.reranker.candidates, 4)
+        assert.isAbove(body.results.length, 4)
+        const scores: Array<number> = body.results.map((r: { score: number }) => r.score)
+        assert.deepStrictEqual(scores, [...scores].sort((a, b) => b - a))
+      }))
+  }
+)
 
 const failing = Layer.succeed(Reranker)(Reranker.of({
   identity: { provider: "test", model: "always-fails" },

@@ -8,7 +8,7 @@ import { assert, layer } from "@effect/vitest"
 import { Effect, Layer } from "effect"
 import { bankPath, settled } from "../support/HttpCalls.ts"
 import { probe, recordStatements } from "../support/StatementProbe.ts"
-import { TestServer, testApp } from "../support/TestServer.ts"
+import { testApp, TestServer } from "../support/TestServer.ts"
 
 const bank = "recall-statements"
 const base = bankPath(bank)
@@ -32,7 +32,8 @@ const items = [
     tags: ["work"]
   },
   {
-    content: "The quarterly report says revenue grew in the northern region. Bob Stone presented the report to the board.",
+    content:
+      "The quarterly report says revenue grew in the northern region. Bob Stone presented the report to the board.",
     document_id: "report-q1",
     timestamp: new Date(Date.UTC(2024, 3, 2)).toISOString()
   }
@@ -60,56 +61,85 @@ const requests: ReadonlyArray<readonly [string, Record<string, unknown>]> = [
   ["include source facts", { include: { source_facts: { max_tokens: -1 } } }]
 ]
 
-layer(Layer.provide(testApp({ enableObservations: true }), recordStatements), { excludeTestServices: true })("recall statements", (it) => {
-  it.effect("with the brain loaded, recall runs no statement, for every filter and include", () =>
-    Effect.gen(function*() {
-      const server = yield* TestServer
-      const retained = yield* server.request("POST", `${base}/memories`, { json: { items } })
-      assert.strictEqual(retained.status, 200, retained.text)
-      yield* settled(bank)
-      // The first recall builds the brain (from SQL); every later one reads it alone.
-      const warm = yield* probe("POST", `${base}/memories/recall`, { query: "Where does Alice work?" })
-      assert.strictEqual(warm.response.status, 200, warm.response.text)
-      for (const [name, options] of requests) {
-        for (const query of ["Where does Alice Novak work?", "What did Bob do in March 2024?", "lake sunrise painting"]) {
-          const recalled = yield* probe("POST", `${base}/memories/recall`, { query, ...options })
-          assert.strictEqual(recalled.response.status, 200, `${name}: ${recalled.response.text}`)
-          assert.deepStrictEqual(recalled.statements.map((statement) => statement.sql), [], `${name}, "${query}"`)
-        }
-      }
-      // The includes and filters found what they are about, so the absence of statements is not an empty answer.
-      const named = (yield* probe("POST", `${base}/memories/recall`, {
-        query: "Alice Novak",
-        include: { entities: { max_tokens: 2000 }, chunks: { max_tokens: 2000 }, source_facts: { max_tokens: -1 } },
-        types: ["world", "experience", "observation"]
-      })).body
-      assert.isAbove(named.results.length, 0)
-      assert.property(named.entities, "Alice Novak")
-      assert.isTrue(named.results.some((result: any) => result.type === "observation"), JSON.stringify(named.results))
-      assert.isAbove(Object.keys(named.source_facts).length, 0)
-      const report = (yield* probe("POST", `${base}/memories/recall`, {
-        query: "quarterly report revenue",
-        include: { chunks: { max_tokens: 2000 } }
-      })).body
-      assert.isTrue(Object.values(report.chunks).some((chunk: any) => chunk.text.includes("northern region")))
-      const strict = (yield* probe("POST", `${base}/memories/recall`, { query: "Bob", tags: ["home"], tags_match: "any_strict" })).body
-      assert.isAbove(strict.results.length, 0)
-      for (const result of strict.results) assert.include(result.tags, "home")
-    }), { timeout: 120_000 })
+layer(Layer.provide(testApp({ enableObservations: true }), recordStatements), { excludeTestServices: true })(
+  "recall statements",
+  (it) => {
+    it.effect(
+      "with the brain loaded, recall runs no statement, for every filter and include",
+      () =>
+        Effect.gen(function*() {
+          const server = yield* TestServer
+          const retained = yield* server.request("POST", `${base}/memories`, { json: { items } })
+          assert.strictEqual(retained.status, 200, retained.text)
+          yield* settled(bank)
+          // The first recall builds the brain (from SQL); every later one reads it alone.
+          const warm = yield* probe("POST", `${base}/memories/recall`, { query: "Where does Alice work?" })
+          assert.strictEqual(warm.response.status, 200, warm.response.text)
+          for (const [name, options] of requests) {
+            for (
+              const query of ["Where does Alice Novak work?", "What did Bob do in March 2024?", "lake sunrise painting"]
+            ) {
+              const recalled = yield* probe("POST", `${base}/memories/recall`, { query, ...options })
+              assert.strictEqual(recalled.response.status, 200, `${name}: ${recalled.response.text}`)
+              assert.deepStrictEqual(
+                recalled.statements.map((statement) => statement.sql),
+                [],
+                `${name}, "${query}"`
+              )
+            }
+          }
+          // The includes and filters found what they are about, so the absence of statements is not an empty answer.
+          const named = (yield* probe("POST", `${base}/memories/recall`, {
+            query: "Alice Novak",
+            include: { entities: { max_tokens: 2000 }, chunks: { max_tokens: 2000 }, source_facts: { max_tokens: -1 } },
+            types: ["world", "experience", "observation"]
+          })).body
+          assert.isAbove(named.results.length, 0)
+          assert.property(named.entities, "Alice Novak")
+          assert.isTrue(
+            named.results.some((result: any) => result.type === "observation"),
+            JSON.stringify(named.results)
+          )
+          assert.isAbove(Object.keys(named.source_facts).length, 0)
+          const report = (yield* probe("POST", `${base}/memories/recall`, {
+            query: "quarterly report revenue",
+            include: { chunks: { max_tokens: 2000 } }
+          })).body
+          assert.isTrue(Object.values(report.chunks).some((chunk: any) => chunk.text.includes("northern region")))
+          const strict = (yield* probe("POST", `${base}/memories/recall`, {
+            query: "Bob",
+            tags: ["home"],
+            tags_match: "any_strict"
+          }))
+            .body
+          assert.isAbove(strict.results.length, 0)
+          for (const result of strict.results) assert.include(result.tags, "home")
+        }),
+      { timeout: 120_000 }
+    )
 
-  it.effect("a recall right after an acknowledged retain finds what was retained", () =>
-    Effect.gen(function*() {
-      const server = yield* TestServer
-      const other = bankPath("recall-after-retain")
-      const first = yield* server.request("POST", `${other}/memories`, { json: { items: items.slice(0, 3) } })
-      assert.strictEqual(first.status, 200, first.text)
-      assert.strictEqual((yield* server.request("POST", `${other}/memories/recall`, { json: { query: "Alice" } })).status, 200)
-      for (let n = 0; n < 5; n++) {
-        const content = `Dmitri Petrov opened bakery number ${n} in Tallinn.`
-        const retained = yield* server.request("POST", `${other}/memories`, { json: { items: [{ content }] } })
-        assert.strictEqual(retained.status, 200, retained.text)
-        const recalled = yield* server.request("POST", `${other}/memories/recall`, { json: { query: `Dmitri bakery number ${n} Tallinn` } })
-        assert.isTrue(recalled.body.results.some((result: any) => result.text.includes(`bakery number ${n}`)), JSON.stringify(recalled.body))
-      }
-    }))
-})
+    it.effect("a recall right after an acknowledged retain finds what was retained", () =>
+      Effect.gen(function*() {
+        const server = yield* TestServer
+        const other = bankPath("recall-after-retain")
+        const first = yield* server.request("POST", `${other}/memories`, { json: { items: items.slice(0, 3) } })
+        assert.strictEqual(first.status, 200, first.text)
+        assert.strictEqual(
+          (yield* server.request("POST", `${other}/memories/recall`, { json: { query: "Alice" } })).status,
+          200
+        )
+        for (let n = 0; n < 5; n++) {
+          const content = `Dmitri Petrov opened bakery number ${n} in Tallinn.`
+          const retained = yield* server.request("POST", `${other}/memories`, { json: { items: [{ content }] } })
+          assert.strictEqual(retained.status, 200, retained.text)
+          const recalled = yield* server.request("POST", `${other}/memories/recall`, {
+            json: { query: `Dmitri bakery number ${n} Tallinn` }
+          })
+          assert.isTrue(
+            recalled.body.results.some((result: any) => result.text.includes(`bakery number ${n}`)),
+            JSON.stringify(recalled.body)
+          )
+        }
+      }))
+  }
+)

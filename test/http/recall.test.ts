@@ -4,7 +4,7 @@
  */
 import { assert, layer } from "@effect/vitest"
 import { Effect } from "effect"
-import { TestServer, testApp } from "../support/TestServer.ts"
+import { testApp, TestServer } from "../support/TestServer.ts"
 
 const bank = (id: string) => `/v1/default/banks/${id}`
 const recall = (id: string, json: unknown) =>
@@ -23,13 +23,27 @@ layer(testApp(), { excludeTestServices: true })("recall", (it) => {
   it.effect("finds the relevant memory first, with its metadata, entities and the spec's response shape", () =>
     Effect.gen(function*() {
       yield* retain("basic", [
-        { content: "Melanie painted a sunrise over the lake in 2022.", metadata: { dia_id: "D1:12" }, timestamp: "2023-05-08T10:00:00Z" },
-        { content: "Caroline researched adoption agencies last week.", metadata: { dia_id: "D2:8" }, timestamp: "2023-06-01T10:00:00Z" },
+        {
+          content: "Melanie painted a sunrise over the lake in 2022.",
+          metadata: { dia_id: "D1:12" },
+          timestamp: "2023-05-08T10:00:00Z"
+        },
+        {
+          content: "Caroline researched adoption agencies last week.",
+          metadata: { dia_id: "D2:8" },
+          timestamp: "2023-06-01T10:00:00Z"
+        },
         { content: "The team ordered pizza for the launch party.", timestamp: "2023-06-02T10:00:00Z" }
       ])
       const response = yield* recall("basic", { query: "What did Caroline research?" })
       assert.strictEqual(response.status, 200, response.text)
-      assert.deepStrictEqual(Object.keys(response.body).sort(), ["chunks", "entities", "results", "source_facts", "trace"])
+      assert.deepStrictEqual(Object.keys(response.body).sort(), [
+        "chunks",
+        "entities",
+        "results",
+        "source_facts",
+        "trace"
+      ])
       const top = response.body.results[0]
       assert.include(top.text, "adoption agencies")
       assert.deepStrictEqual(top.metadata, { dia_id: "D2:8" })
@@ -102,7 +116,11 @@ layer(testApp(), { excludeTestServices: true })("recall", (it) => {
       const timed = yield* recall("fields", { query: "what did I do in April 2024?", trace: true })
       assert.isDefined(timed.body.trace.strategies.temporal)
       assert.include(timed.body.results[0].text, "marathon")
-      const byTimestamp = yield* recall("fields", { query: "what happened", query_timestamp: "2024-02-01T12:00:00Z", trace: true })
+      const byTimestamp = yield* recall("fields", {
+        query: "what happened",
+        query_timestamp: "2024-02-01T12:00:00Z",
+        trace: true
+      })
       assert.isDefined(byTimestamp.body.trace.strategies.temporal)
       for (const budget of ["low", "mid", "high"]) {
         const response = yield* recall("fields", { query: "Boston", budget })
@@ -128,7 +146,10 @@ layer(testApp(), { excludeTestServices: true })("recall", (it) => {
     Effect.gen(function*() {
       const server = yield* TestServer
       yield* retain("busy", [{ content: "The lighthouse keeper logs the weather every morning." }])
-      const items = Array.from({ length: 300 }, (_, n) => ({ content: `Log entry ${n}: wind from the ${n % 2 ? "north" : "south"} at ${n % 40} knots.` }))
+      const items = Array.from(
+        { length: 300 },
+        (_, n) => ({ content: `Log entry ${n}: wind from the ${n % 2 ? "north" : "south"} at ${n % 40} knots.` })
+      )
       const queued = yield* server.request("POST", `${bank("busy")}/memories`, { json: { items, async: true } })
       let answered = 0
       let sawRunning = false

@@ -15,7 +15,7 @@ import { OpinionStore } from "../../src/reflect/opinions/OpinionStore.ts"
 import { trigramEmbeddings } from "../support/FakeModels.ts"
 import type { ScriptedOpenAi, ScriptedReply } from "../support/ScriptedOpenAi.ts"
 import { scriptedOpenAi } from "../support/ScriptedOpenAi.ts"
-import { TestServer, testApp } from "../support/TestServer.ts"
+import { testApp, TestServer } from "../support/TestServer.ts"
 import { eventually } from "../support/TestTasks.ts"
 
 class Scripted extends Context.Service<Scripted, ScriptedOpenAi>()("test/http/reflect/Scripted") {}
@@ -38,7 +38,9 @@ const systemOf = (body: any): string => String(body?.messages?.[0]?.content ?? "
 const route = (body: any): ScriptedReply => {
   if (replies.outage) return { status: 503, body: { error: { message: "upstream overloaded" } } }
   const last = lastUser(body)
-  const reply = (value: unknown): ScriptedReply => ({ content: typeof value === "string" ? value : JSON.stringify(value) })
+  const reply = (value: unknown): ScriptedReply => ({
+    content: typeof value === "string" ? value : JSON.stringify(value)
+  })
   if (systemOf(body).includes("You keep the opinions")) {
     const key = [...replies.opinions.keys()].find((phrase) => last.includes(phrase))
     return reply(key === undefined ? { opinions: [] } : replies.opinions.get(key))
@@ -122,9 +124,14 @@ layer(app, { excludeTestServices: true, timeout: "2 minutes" })("reflect with a 
       assert.deepStrictEqual(body.structured_output, { destination: "Lisbon", month: "March" })
 
       const memoryTexts = body.based_on.memories.map((memory: any) => memory.text)
-      assert.isTrue(hasText(memoryTexts, "Maria booked a flight to Lisbon for the conference in March."), memoryTexts.join("\n"))
+      assert.isTrue(
+        hasText(memoryTexts, "Maria booked a flight to Lisbon for the conference in March."),
+        memoryTexts.join("\n")
+      )
       assert.isTrue(hasText(memoryTexts, "The Lisbon conference is about marine biology."), memoryTexts.join("\n"))
-      for (const memory of body.based_on.memories) assert.hasAllKeys(memory, ["id", "text", "type", "context", "occurred_start", "occurred_end"])
+      for (const memory of body.based_on.memories) {
+        assert.hasAllKeys(memory, ["id", "text", "type", "context", "occurred_start", "occurred_end"])
+      }
       assert.deepStrictEqual(body.based_on.mental_models, [])
       assert.deepStrictEqual(body.based_on.directives, [])
 
@@ -142,10 +149,14 @@ layer(app, { excludeTestServices: true, timeout: "2 minutes" })("reflect with a 
       assert.deepStrictEqual(body.usage, { input_tokens: 40, output_tokens: 20, total_tokens: 60 })
 
       // The retry told the model what was wrong with its first JSON.
-      const retry = scripted.chatRequests().find((request) => lastUser(request.body).includes("exactly matching the JSON Schema"))
+      const retry = scripted.chatRequests().find((request) =>
+        lastUser(request.body).includes("exactly matching the JSON Schema")
+      )
       assert.include(lastUser(retry!.body), "month")
 
-      const plain = yield* server.request("POST", `${bank("trip")}/reflect`, { json: { query: "What is Maria allergic to?" } })
+      const plain = yield* server.request("POST", `${bank("trip")}/reflect`, {
+        json: { query: "What is Maria allergic to?" }
+      })
       assert.strictEqual(plain.status, 200, plain.text)
       assert.isNull(plain.body.based_on)
       assert.isNull(plain.body.trace)
@@ -163,7 +174,8 @@ layer(app, { excludeTestServices: true, timeout: "2 minutes" })("reflect with a 
         }
       })
       yield* retain("advisor", [{ content: "Tom stopped eating meat last year." }])
-      const directive = (json: Record<string, unknown>) => server.request("POST", `${bank("advisor")}/directives`, { json })
+      const directive = (json: Record<string, unknown>) =>
+        server.request("POST", `${bank("advisor")}/directives`, { json })
       yield* directive({ name: "Units", content: "Give quantities in grams.", priority: 1 })
       yield* directive({ name: "Safety", content: "Never recommend raw fish.", priority: 9 })
       yield* directive({ name: "Retired", content: "Mention the old menu.", priority: 50, is_active: false })
@@ -188,7 +200,9 @@ layer(app, { excludeTestServices: true, timeout: "2 minutes" })("reflect with a 
       assert.include(system, "Empathy 4/5")
 
       // A different disposition gives the model different instructions for the same question.
-      yield* server.request("PATCH", bank("advisor"), { json: { disposition: { skepticism: 1, literalism: 5, empathy: 1 } } })
+      yield* server.request("PATCH", bank("advisor"), {
+        json: { disposition: { skepticism: 1, literalism: 5, empathy: 1 } }
+      })
       const later = scripted.chatRequests().length
       replies.decisions.push({ tool: "answer", query: null, answer: "Vegetarian." })
       yield* server.request("POST", `${bank("advisor")}/reflect`, { json: { query: "What should we cook for Tom?" } })
@@ -230,7 +244,10 @@ layer(app, { excludeTestServices: true, timeout: "2 minutes" })("reflect with a 
       assert.deepStrictEqual(response.body.based_on.directives.map((d: any) => d.name), ["Team A style"])
       const prompt = decidePrompts(scripted, since)[0]!.body
       assert.include(systemOf(prompt), "Answer in bullet points.")
-      assert.include(lastUser(prompt), "When does Project Falcon ship?\n\nContext: We are team A planning a launch party.")
+      assert.include(
+        lastUser(prompt),
+        "When does Project Falcon ship?\n\nContext: We are team A planning a launch party."
+      )
       assert.notInclude(lastUser(prompt), "web app")
     }))
 
@@ -239,8 +256,12 @@ layer(app, { excludeTestServices: true, timeout: "2 minutes" })("reflect with a 
       const server = yield* TestServer
       yield* retain("opinions", [{ content: "Sam delivered the Q1 report two days early." }])
       replies.decisions.push({ tool: "answer", query: null, answer: "Sam tends to deliver early." })
-      replies.opinions.set("Sam tends to deliver early.", { opinions: [{ text: "Sam is a reliable colleague.", confidence: 0.6 }] })
-      const response = yield* server.request("POST", `${bank("opinions")}/reflect`, { json: { query: "Is Sam reliable?" } })
+      replies.opinions.set("Sam tends to deliver early.", {
+        opinions: [{ text: "Sam is a reliable colleague.", confidence: 0.6 }]
+      })
+      const response = yield* server.request("POST", `${bank("opinions")}/reflect`, {
+        json: { query: "Is Sam reliable?" }
+      })
       assert.strictEqual(response.status, 200, response.text)
 
       const opinion = yield* eventually(
@@ -256,7 +277,10 @@ layer(app, { excludeTestServices: true, timeout: "2 minutes" })("reflect with a 
       const confidenceAfter = (content: string, stance: string) =>
         Effect.gen(function*() {
           replies.stances.push({ stances: [{ fact: 1, stance }] })
-          const before = (yield* server.request("GET", `${bank("opinions")}/operations?task_type=reinforce_opinion&status=completed`)).body.total
+          const before = (yield* server.request(
+            "GET",
+            `${bank("opinions")}/operations?task_type=reinforce_opinion&status=completed`
+          )).body.total
           yield* retain("opinions", [{ content }])
           yield* eventually(
             server.request("GET", `${bank("opinions")}/operations?task_type=reinforce_opinion&status=completed`),
@@ -267,7 +291,10 @@ layer(app, { excludeTestServices: true, timeout: "2 minutes" })("reflect with a 
         })
       const raised = yield* confidenceAfter("Sam is a reliable colleague who finished the audit early.", "supports")
       assert.closeTo(raised, 0.6 + 0.4 * 0.1, 1e-6)
-      const lowered = yield* confidenceAfter("Sam is a reliable colleague but missed the audit deadline.", "contradicts")
+      const lowered = yield* confidenceAfter(
+        "Sam is a reliable colleague but missed the audit deadline.",
+        "contradicts"
+      )
       assert.closeTo(lowered, raised * 0.8, 1e-6)
     }))
 
@@ -365,7 +392,10 @@ layer(app, { excludeTestServices: true, timeout: "2 minutes" })("reflect with a 
       })
       assert.strictEqual(response.status, 200, response.text)
       assert.strictEqual(response.body.text, "Under the blue flowerpot.")
-      assert.deepStrictEqual(response.body.trace.llm_calls.map((call: any) => call.scope), ["reflect.decide", "reflect.answer"])
+      assert.deepStrictEqual(response.body.trace.llm_calls.map((call: any) => call.scope), [
+        "reflect.decide",
+        "reflect.answer"
+      ])
     }))
 
   it.effect("reflect/submit runs as a reflect operation whose result is the response", () =>
@@ -386,7 +416,9 @@ layer(app, { excludeTestServices: true, timeout: "2 minutes" })("reflect with a 
       assert.strictEqual(done.body.task_type, "reflect")
       const result = yield* server.request("GET", `${bank("queued")}/operations/${id}/result`)
       assert.strictEqual(result.body.result.text, "To Utrecht, in May.")
-      assert.isTrue(hasText(result.body.result.based_on.memories.map((m: any) => m.text), "The office moves to Utrecht in May."))
+      assert.isTrue(
+        hasText(result.body.result.based_on.memories.map((m: any) => m.text), "The office moves to Utrecht in May.")
+      )
     }))
 
   it.effect("bad input is a 400 naming the field; an unknown bank is a 404", () =>
@@ -401,12 +433,18 @@ layer(app, { excludeTestServices: true, timeout: "2 minutes" })("reflect with a 
       for (const path of [`${bank("strict")}/reflect`, `${bank("strict")}/reflect/submit`]) {
         assert.include(yield* fieldsOf(path, { query: "q", response_schema: "an object please" }), "response_schema")
         assert.include(yield* fieldsOf(path, { query: "q", response_schema: [1, 2] }), "response_schema")
-        assert.include(yield* fieldsOf(path, { query: "q", response_schema: { type: "array", contains: { type: "string" } } }), "response_schema")
+        assert.include(
+          yield* fieldsOf(path, { query: "q", response_schema: { type: "array", contains: { type: "string" } } }),
+          "response_schema"
+        )
         assert.include(yield* fieldsOf(path, { query: "q", tags: ["a"], tag_groups: [{ tags: ["b"] }] }), "tag_groups")
         assert.include(yield* fieldsOf(path, { query: "q", budget: "huge" }), "budget")
         assert.include(yield* fieldsOf(path, { query: "q", max_tokens: 0 }), "max_tokens")
         assert.include(yield* fieldsOf(path, { query: "  " }), "query")
-        assert.include(yield* fieldsOf(path, { query: "q", include: { tool_calls: { output: "yes" } } }), "include.tool_calls.output")
+        assert.include(
+          yield* fieldsOf(path, { query: "q", include: { tool_calls: { output: "yes" } } }),
+          "include.tool_calls.output"
+        )
       }
       const missing = yield* server.request("POST", `${bank("never-created")}/reflect`, { json: { query: "q" } })
       assert.strictEqual(missing.status, 404)
@@ -418,7 +456,9 @@ layer(app, { excludeTestServices: true, timeout: "2 minutes" })("reflect with a 
       const server = yield* TestServer
       yield* retain("outage", [{ content: "The printer on floor 2 is broken." }])
       replies.outage = true
-      const response = yield* server.request("POST", `${bank("outage")}/reflect`, { json: { query: "What is broken?" } })
+      const response = yield* server.request("POST", `${bank("outage")}/reflect`, {
+        json: { query: "What is broken?" }
+      })
       replies.outage = false
       assert.strictEqual(response.status, 503, response.text)
       assert.include(response.body.detail, "language model")

@@ -7,7 +7,7 @@ import { assert, layer } from "@effect/vitest"
 import { Effect } from "effect"
 import { SqlClient } from "effect/sql"
 import { settled } from "../support/HttpCalls.ts"
-import { TestServer, testApp } from "../support/TestServer.ts"
+import { testApp, TestServer } from "../support/TestServer.ts"
 
 const bankId = "repo-pointers"
 const bank = `/v1/default/banks/${bankId}`

@@ -9,7 +9,7 @@ import { SqlClient } from "effect/sql"
 import { Snapshots } from "../../src/repos/Snapshots.ts"
 import { forkTuning } from "../../src/repos/SlicedFork.ts"
 import { settled } from "../support/HttpCalls.ts"
-import { TestServer, testApp } from "../support/TestServer.ts"
+import { testApp, TestServer } from "../support/TestServer.ts"
 
 const bankId = "repo-fork-src"
 const bank = `/v1/default/banks/${bankId}`
@@ -33,18 +33,25 @@ layer(testApp(), { excludeTestServices: true })("memory repos: forks in slices",
         Effect.gen(function*() {
           const capture = yield* snapshots.capture({ bankId: id, workspace: false }, false)
           const rows = Object.fromEntries(
-            Object.entries(capture.tables).filter(([table]) => table !== "banks").map(([table, state]) => [table, state.rows])
+            Object.entries(capture.tables).filter(([table]) => table !== "banks").map((
+              [table, state]
+            ) => [table, state.rows])
           )
-          const texts = (yield* sql<{ text: string }>`SELECT text FROM memory_units WHERE bank_id = ${id}`).map((r) => r.text).sort()
-          const entities = (yield* sql<{ name: string }>`SELECT canonical_name AS name FROM entities WHERE bank_id = ${id}`)
-            .map((r) => r.name).sort()
+          const texts = (yield* sql<{ text: string }>`SELECT text FROM memory_units WHERE bank_id = ${id}`).map((r) =>
+            r.text
+          ).sort()
+          const entities =
+            (yield* sql<{ name: string }>`SELECT canonical_name AS name FROM entities WHERE bank_id = ${id}`)
+              .map((r) => r.name).sort()
           return { rows, texts, entities }
         })
 
       yield* ok("PUT", bank, { name: bankId })
       for (let batch = 0; batch < 4; batch++) {
         const items = Array.from({ length: 25 }, (_, i) => ({
-          content: `${people[(batch + i) % 8]} met ${people[(i * 3) % 8]} in ${places[(batch * 5 + i) % 8]} on day ${batch * 25 + i}.`
+          content: `${people[(batch + i) % 8]} met ${people[(i * 3) % 8]} in ${places[(batch * 5 + i) % 8]} on day ${
+            batch * 25 + i
+          }.`
         }))
         yield* ok("POST", `${bank}/memories`, { items })
         yield* settled(bankId)
@@ -86,7 +93,9 @@ layer(testApp(), { excludeTestServices: true })("memory repos: forks in slices",
       assert.deepStrictEqual(yield* contentOf("repo-fork-live"), live)
       const status = yield* ok("GET", `/v1/default/repos/${withWork.repo.repo_id}/status`)
       assert.strictEqual(status.dirty, false)
-      const again = yield* server.request("POST", `/v1/default/repos/${repo.repo_id}/fork-bank`, { json: { target_bank_id: "repo-fork-live" } })
+      const again = yield* server.request("POST", `/v1/default/repos/${repo.repo_id}/fork-bank`, {
+        json: { target_bank_id: "repo-fork-live" }
+      })
       assert.strictEqual(again.status, 409, again.text)
     }), 300_000)
 })

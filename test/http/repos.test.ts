@@ -6,7 +6,7 @@
 import { assert, layer } from "@effect/vitest"
 import { Effect } from "effect"
 import { recallResults, settled } from "../support/HttpCalls.ts"
-import { TestServer, testApp } from "../support/TestServer.ts"
+import { testApp, TestServer } from "../support/TestServer.ts"
 
 const bank = (id: string) => `/v1/default/banks/${id}`
 
@@ -43,11 +43,17 @@ layer(testApp(), { excludeTestServices: true })("memory repos", (it) => {
       assert.strictEqual(repo.name, "repo-basic repo")
       assert.strictEqual(repo.active_branch, "main")
       assert.strictEqual(repo.head_message, "Initial commit")
-      assert.deepStrictEqual(repo.branches.map((b: any) => [b.branch_name, b.is_active, b.dirty]), [["main", true, false]])
+      assert.deepStrictEqual(repo.branches.map((b: any) => [b.branch_name, b.is_active, b.dirty]), [[
+        "main",
+        true,
+        false
+      ]])
       const again = yield* server.request("POST", `${bank("repo-basic")}/repos/enable`)
       assert.strictEqual(again.body.repo_id, repo.repo_id)
 
-      const same = yield* server.request("POST", `/v1/default/repos/${repo.repo_id}/commit`, { json: { message: "nothing" } })
+      const same = yield* server.request("POST", `/v1/default/repos/${repo.repo_id}/commit`, {
+        json: { message: "nothing" }
+      })
       assert.strictEqual(same.status, 200, same.text)
       assert.strictEqual(same.body.created, false)
       assert.strictEqual(same.body.commit_id, repo.head_commit_id)
@@ -108,7 +114,10 @@ layer(testApp(), { excludeTestServices: true })("memory repos", (it) => {
   it.effect("a second commit stores only what changed; log walks back; diff between commits lists changed rows", () =>
     Effect.gen(function*() {
       const server = yield* TestServer
-      const facts = Array.from({ length: 40 }, (_, i) => `Fact number ${i}: station ${i} measures rainfall in valley ${i}.`)
+      const facts = Array.from(
+        { length: 40 },
+        (_, i) => `Fact number ${i}: station ${i} measures rainfall in valley ${i}.`
+      )
       const repo = yield* setup("repo-bytes", facts)
       const log0 = yield* server.request("GET", `/v1/default/repos/${repo.repo_id}/log`)
       const first = log0.body.commits[0]
@@ -158,7 +167,10 @@ layer(testApp(), { excludeTestServices: true })("memory repos", (it) => {
       })
       assert.strictEqual(unknown.status, 404)
       const listMain = yield* server.request("GET", `${bank("repo-branches")}/memories/list?branch_name=main`)
-      const listExperiment = yield* server.request("GET", `${bank("repo-branches")}/memories/list?branch_name=experiment`)
+      const listExperiment = yield* server.request(
+        "GET",
+        `${bank("repo-branches")}/memories/list?branch_name=experiment`
+      )
       assert.isAbove(listMain.body.total, listExperiment.body.total)
       const docs = yield* server.request("GET", `${bank("repo-branches")}/documents?branch_name=experiment`)
       assert.strictEqual(docs.status, 200, docs.text)
@@ -169,7 +181,9 @@ layer(testApp(), { excludeTestServices: true })("memory repos", (it) => {
       })
       assert.strictEqual(checkout.status, 200, checkout.text)
       assert.strictEqual(checkout.body.active_branch, "experiment")
-      assert.isFalse((yield* recall("repo-branches", "lavender honey jars")).some((r: any) => r.text.includes("lavender")))
+      assert.isFalse(
+        (yield* recall("repo-branches", "lavender honey jars")).some((r: any) => r.text.includes("lavender"))
+      )
       assert.isTrue(
         (yield* recall("repo-branches", "lavender honey jars", "main")).some((r: any) => r.text.includes("lavender"))
       )
@@ -189,7 +203,9 @@ layer(testApp(), { excludeTestServices: true })("memory repos", (it) => {
         ["experiment", true],
         ["main", false]
       ])
-      const back = yield* server.request("POST", `/v1/default/repos/${repo.repo_id}/checkout`, { json: { branch_name: "main" } })
+      const back = yield* server.request("POST", `/v1/default/repos/${repo.repo_id}/checkout`, {
+        json: { branch_name: "main" }
+      })
       assert.strictEqual(back.body.active_branch, "main")
       assert.deepStrictEqual(yield* recall("repo-branches", "lavender honey jars"), onMain)
     }))
@@ -246,7 +262,9 @@ layer(testApp(), { excludeTestServices: true })("memory repos", (it) => {
       const badCommit = yield* server.request("POST", `/v1/default/repos/${id}/commit`, { json: { message: "" } })
       assert.strictEqual(badCommit.status, 400)
       assert.include(badCommit.body.detail, "message")
-      const badBranch = yield* server.request("POST", `/v1/default/repos/${id}/branches`, { json: { branch_name: "../x" } })
+      const badBranch = yield* server.request("POST", `/v1/default/repos/${id}/branches`, {
+        json: { branch_name: "../x" }
+      })
       assert.strictEqual(badBranch.status, 400)
       assert.include(badBranch.body.detail, "branch_name")
       const dup = yield* server.request("POST", `/v1/default/repos/${id}/branches`, { json: { branch_name: "main" } })

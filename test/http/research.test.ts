@@ -21,7 +21,7 @@ import type { FakeWeb as FakeWebShape } from "../support/FakeWeb.ts"
 import { fakeWeb } from "../support/FakeWeb.ts"
 import type { ScriptedOpenAi } from "../support/ScriptedOpenAi.ts"
 import { scriptedOpenAi } from "../support/ScriptedOpenAi.ts"
-import { TestServer, testApp } from "../support/TestServer.ts"
+import { testApp, TestServer } from "../support/TestServer.ts"
 import { eventually } from "../support/TestTasks.ts"
 
 class Web extends Context.Service<Web, FakeWebShape>()("test/http/research/Web") {}
@@ -48,9 +48,21 @@ const withLlm = Layer.unwrap(Effect.gen(function*() {
   const scripted = yield* Scripted
   const models = Layer.mergeAll(
     trigramEmbeddings(),
-    LlmLive.layerWith(llmSettings({ provider: "openai", baseUrl: scripted.baseUrl, model: "scripted", maxRetries: 0, timeout: "5 seconds" }))
+    LlmLive.layerWith(
+      llmSettings({
+        provider: "openai",
+        baseUrl: scripted.baseUrl,
+        model: "scripted",
+        maxRetries: 0,
+        timeout: "5 seconds"
+      })
+    )
   )
-  return testApp({ research: settingsFor(web, { provider: "searxng", baseUrl: Option.some("/searxng") }) }, undefined, models)
+  return testApp(
+    { research: settingsFor(web, { provider: "searxng", baseUrl: Option.some("/searxng") }) },
+    undefined,
+    models
+  )
 })).pipe(Layer.provideMerge(Layer.effect(Scripted, scriptedOpenAi)), Layer.provideMerge(Layer.effect(Web, fakeWeb)))
 
 layer(withLlm, { excludeTestServices: true })("internet research with SearXNG and a language model", (it) => {
@@ -66,7 +78,10 @@ layer(withLlm, { excludeTestServices: true })("internet research with SearXNG an
         { title: "Moved article", url: "/pages/moved", snippet: "the same tea article, moved" },
         { title: "A tea cup", url: "/pages/image.png", snippet: "Photo of a cup of sencha on a wooden table." }
       ])
-      scripted.setFallback({ content: "A cup of green tea has about 28 mg of caffeine [1].", usage: { prompt_tokens: 900, completion_tokens: 14 } })
+      scripted.setFallback({
+        content: "A cup of green tea has about 28 mg of caffeine [1].",
+        usage: { prompt_tokens: 900, completion_tokens: 14 }
+      })
       const modelCallsBefore = scripted.chatRequests().length
       const response = yield* server.request("POST", research("rs-answer"), {
         json: { query: "How much caffeine is in green tea?", budget: "high", include: { tool_calls: {} } }
@@ -100,7 +115,10 @@ layer(withLlm, { excludeTestServices: true })("internet research with SearXNG an
       assert.strictEqual(search.output.results.length, 4)
       const byUrl = new Map(rest.map((call: any) => [call.input.url, call.output]))
       assert.strictEqual((byUrl.get(`${web.origin}/pages/moved`) as any).final_url, `${web.origin}/pages/tea.html`)
-      assert.deepStrictEqual(byUrl.get(`${web.origin}/pages/image.png`), { read: false, reason: "image/png is not read" })
+      assert.deepStrictEqual(byUrl.get(`${web.origin}/pages/image.png`), {
+        read: false,
+        reason: "image/png is not read"
+      })
       assert.deepStrictEqual(response.body.trace.llm_calls.map((call: any) => call.scope), ["research.answer"])
 
       const stats = yield* server.request("GET", "/v1/default/banks/rs-answer/stats")
@@ -153,7 +171,9 @@ layer(withLlm, { excludeTestServices: true })("internet research with SearXNG an
       scripted.setFallback({ content: "About 28 mg [1]." })
       const pageRequests = () => web.requests.filter((request) => request.path === "/pages/tea.html").length
       const before = pageRequests()
-      const low = yield* server.request("POST", research("rs-budget"), { json: { query: "green tea caffeine", budget: "low" } })
+      const low = yield* server.request("POST", research("rs-budget"), {
+        json: { query: "green tea caffeine", budget: "low" }
+      })
       assert.strictEqual(low.status, 200, low.text)
       assert.strictEqual(pageRequests() - before, 2)
       assert.strictEqual(low.body.source_urls.length, 2)
@@ -163,7 +183,8 @@ layer(withLlm, { excludeTestServices: true })("internet research with SearXNG an
         json: { query: "green tea caffeine", budget: "low", include: { tool_calls: { output: false } } }
       })
       assert.isTrue(quiet.body.trace.tool_calls.every((call: any) => call.output === null))
-      const maxTokens = scripted.chatRequests().at(-1)!.body.max_tokens ?? scripted.chatRequests().at(-1)!.body.max_completion_tokens
+      const maxTokens = scripted.chatRequests().at(-1)!.body.max_tokens ??
+        scripted.chatRequests().at(-1)!.body.max_completion_tokens
       assert.strictEqual(maxTokens, 4096)
     }))
 
@@ -201,34 +222,40 @@ const offlineBrave = Layer.unwrap(Effect.gen(function*() {
   })
 })).pipe(Layer.provideMerge(Layer.effect(Web, fakeWeb)))
 
-layer(offlineBrave, { excludeTestServices: true })("internet research with Brave Search and no language model", (it) => {
-  it.effect("answers with a labelled, cited extract; the key goes only to the search API", () =>
-    Effect.gen(function*() {
-      const server = yield* TestServer
-      const web = yield* Web
-      yield* server.request("PUT", "/v1/default/banks/rs-offline", { json: {} })
-      web.setResults([
-        { title: "Field notes", url: "/pages/notes.txt", snippet: "notes" },
-        { title: "Green tea and caffeine", url: "/pages/tea.html", snippet: "tea" }
-      ])
-      const response = yield* server.request("POST", research("rs-offline"), {
-        json: { query: "How much caffeine does green tea contain?" }
-      })
-      assert.strictEqual(response.status, 200, response.text)
-      assert.match(response.body.text, /^_No language model is configured/)
-      assert.include(response.body.text, "about 28 milligrams of caffeine, roughly a third of a cup of coffee. [2]")
-      assert.deepStrictEqual(response.body.source_urls, [`${web.origin}/pages/notes.txt`, `${web.origin}/pages/tea.html`])
-      assert.deepStrictEqual(response.body.usage, { input_tokens: 0, output_tokens: 0, total_tokens: 0 })
+layer(offlineBrave, { excludeTestServices: true })(
+  "internet research with Brave Search and no language model",
+  (it) => {
+    it.effect("answers with a labelled, cited extract; the key goes only to the search API", () =>
+      Effect.gen(function*() {
+        const server = yield* TestServer
+        const web = yield* Web
+        yield* server.request("PUT", "/v1/default/banks/rs-offline", { json: {} })
+        web.setResults([
+          { title: "Field notes", url: "/pages/notes.txt", snippet: "notes" },
+          { title: "Green tea and caffeine", url: "/pages/tea.html", snippet: "tea" }
+        ])
+        const response = yield* server.request("POST", research("rs-offline"), {
+          json: { query: "How much caffeine does green tea contain?" }
+        })
+        assert.strictEqual(response.status, 200, response.text)
+        assert.match(response.body.text, /^_No language model is configured/)
+        assert.include(response.body.text, "about 28 milligrams of caffeine, roughly a third of a cup of coffee. [2]")
+        assert.deepStrictEqual(response.body.source_urls, [
+          `${web.origin}/pages/notes.txt`,
+          `${web.origin}/pages/tea.html`
+        ])
+        assert.deepStrictEqual(response.body.usage, { input_tokens: 0, output_tokens: 0, total_tokens: 0 })
 
-      const searches = web.requests.filter((request) => request.path === "/res/v1/web/search")
-      assert.strictEqual(searches.at(-1)!.headers["x-subscription-token"], web.apiKey)
-      assert.strictEqual(searches.at(-1)!.query.get("q"), "How much caffeine does green tea contain?")
-      const pages = web.requests.filter((request) => request.path.startsWith("/pages/"))
-      assert.isAbove(pages.length, 0)
-      for (const page of pages) assert.notInclude(JSON.stringify(page.headers), web.apiKey)
-      assert.notInclude(response.text, web.apiKey)
-    }))
-})
+        const searches = web.requests.filter((request) => request.path === "/res/v1/web/search")
+        assert.strictEqual(searches.at(-1)!.headers["x-subscription-token"], web.apiKey)
+        assert.strictEqual(searches.at(-1)!.query.get("q"), "How much caffeine does green tea contain?")
+        const pages = web.requests.filter((request) => request.path.startsWith("/pages/"))
+        assert.isAbove(pages.length, 0)
+        for (const page of pages) assert.notInclude(JSON.stringify(page.headers), web.apiKey)
+        assert.notInclude(response.text, web.apiKey)
+      }))
+  }
+)
 
 layer(testApp(), { excludeTestServices: true })("internet research not configured", (it) => {
   it.effect("is a 400 that says which setting to configure", () =>
@@ -253,28 +280,41 @@ layer(parts)("research parts", (it) => {
       const web = yield* Web
       const client = yield* HttpClient.HttpClient
       web.setResults([{ title: "Tea", url: "/pages/tea.html", snippet: "<b>green</b> tea &amp; caffeine" }])
-      const tavily = yield* makeWebSearch(settingsFor(web, {
-        provider: "tavily",
-        baseUrl: Option.some("/search"),
-        apiKey: Option.some(Redacted.make(web.apiKey))
-      }), client)
+      const tavily = yield* makeWebSearch(
+        settingsFor(web, {
+          provider: "tavily",
+          baseUrl: Option.some("/search"),
+          apiKey: Option.some(Redacted.make(web.apiKey))
+        }),
+        client
+      )
       const found = yield* tavily.search("green tea", 3)
-      assert.deepStrictEqual(found, [{ title: "Tea", url: `${web.origin}/pages/tea.html`, snippet: "green tea & caffeine" }])
+      assert.deepStrictEqual(found, [{
+        title: "Tea",
+        url: `${web.origin}/pages/tea.html`,
+        snippet: "green tea & caffeine"
+      }])
       assert.strictEqual(web.requests.at(-1)!.headers["authorization"], `Bearer ${web.apiKey}`)
       assert.deepStrictEqual(JSON.parse(web.requests.at(-1)!.body).max_results, 3)
 
       const wrongKey = "wrong-key-that-must-not-leak"
-      const brave = yield* makeWebSearch(settingsFor(web, {
-        provider: "brave",
-        baseUrl: Option.some("/res/v1/web/search"),
-        apiKey: Option.some(Redacted.make(wrongKey))
-      }), client)
+      const brave = yield* makeWebSearch(
+        settingsFor(web, {
+          provider: "brave",
+          baseUrl: Option.some("/res/v1/web/search"),
+          apiKey: Option.some(Redacted.make(wrongKey))
+        }),
+        client
+      )
       const refused = yield* Effect.flip(brave.search("green tea", 3))
       assert.strictEqual(refused._tag, "ResearchUpstreamError")
       assert.include(refused.detail, "refused the API key (HTTP 401)")
       assert.notInclude(refused.detail, wrongKey)
 
-      const searxng = yield* makeWebSearch(settingsFor(web, { provider: "searxng", baseUrl: Option.some("/searxng") }), client)
+      const searxng = yield* makeWebSearch(
+        settingsFor(web, { provider: "searxng", baseUrl: Option.some("/searxng") }),
+        client
+      )
       assert.strictEqual((yield* searxng.search("green tea", 5)).length, 1)
     }))
 
@@ -293,18 +333,40 @@ layer(parts)("research parts", (it) => {
       const web = yield* Web
       const guarded = settingsFor(web, { allowPrivateNetworks: false })
       const direct = yield* fetchPage(guarded, `${web.origin}/pages/tea.html`)
-      assert.deepStrictEqual(direct, { _tag: "PageFailure", url: `${web.origin}/pages/tea.html`, reason: "127.0.0.1 is not a public address" })
+      assert.deepStrictEqual(direct, {
+        _tag: "PageFailure",
+        url: `${web.origin}/pages/tea.html`,
+        reason: "127.0.0.1 is not a public address"
+      })
       const named = yield* fetchPage(guarded, `http://localhost:${new URL(web.origin).port}/pages/tea.html`)
       assert.strictEqual(named._tag, "PageFailure")
       const scheme = yield* fetchPage(guarded, "file:///etc/passwd")
-      assert.deepStrictEqual(scheme, { _tag: "PageFailure", url: "file:///etc/passwd", reason: "only http and https pages are read" })
+      assert.deepStrictEqual(scheme, {
+        _tag: "PageFailure",
+        url: "file:///etc/passwd",
+        reason: "only http and https pages are read"
+      })
       const allowed = yield* fetchPage(settingsFor(web, {}), `${web.origin}/pages/tea.html`)
       assert.strictEqual(allowed._tag, "FetchedPage")
 
-      for (const address of ["10.1.2.3", "127.0.0.1", "169.254.169.254", "192.168.1.1", "100.64.0.1", "::1", "fd00::1", "fe80::1", "::ffff:127.0.0.1"]) {
+      for (
+        const address of [
+          "10.1.2.3",
+          "127.0.0.1",
+          "169.254.169.254",
+          "192.168.1.1",
+          "100.64.0.1",
+          "::1",
+          "fd00::1",
+          "fe80::1",
+          "::ffff:127.0.0.1"
+        ]
+      ) {
         assert.isFalse(isPublicAddress(address), address)
       }
-      for (const address of ["8.8.8.8", "1.1.1.1", "2606:4700:4700::1111"]) assert.isTrue(isPublicAddress(address), address)
+      for (const address of ["8.8.8.8", "1.1.1.1", "2606:4700:4700::1111"]) {
+        assert.isTrue(isPublicAddress(address), address)
+      }
     }))
 
   it.effect("a name that resolves to a public address for the check and to loopback for the fetch is refused", () =>
@@ -317,7 +379,9 @@ layer(parts)("research parts", (it) => {
           Effect.sync(() => {
             const original = dnsPromises.lookup
             dnsPromises.lookup = ((host: string, options: unknown) =>
-              host === "localhost" ? Promise.resolve([{ address, family: 4 }]) : original(host, options as never)) as never
+              host === "localhost"
+                ? Promise.resolve([{ address, family: 4 }])
+                : original(host, options as never)) as never
             syncBuiltinESMExports()
             return original
           }),
@@ -332,7 +396,10 @@ layer(parts)("research parts", (it) => {
         fetchPage(settingsFor(web, { allowPrivateNetworks: false }), url)
       ))
       assert.strictEqual(outcome._tag, "PageFailure")
-      assert.match((outcome as { reason: string }).reason, /^localhost resolves to (127\.0\.0\.1|::1), not a public address$/)
+      assert.match(
+        (outcome as { reason: string }).reason,
+        /^localhost resolves to (127\.0\.0\.1|::1), not a public address$/
+      )
       // Allowed, the same page is read through the same client.
       const allowed = yield* fetchPage(settingsFor(web, {}), url)
       assert.strictEqual(allowed._tag, "FetchedPage")

@@ -10,7 +10,7 @@ import * as LlmLive from "../../layers/models/llm/LlmLive.ts"
 import { trigramEmbeddings } from "../support/FakeModels.ts"
 import type { ScriptedOpenAi } from "../support/ScriptedOpenAi.ts"
 import { scriptedOpenAi } from "../support/ScriptedOpenAi.ts"
-import { TestServer, testApp } from "../support/TestServer.ts"
+import { testApp, TestServer } from "../support/TestServer.ts"
 import { eventually } from "../support/TestTasks.ts"
 
 class Scripted extends Context.Service<Scripted, ScriptedOpenAi>()("test/http/retain-llm/Scripted") {}
@@ -28,12 +28,16 @@ const models = Layer.unwrap(Effect.gen(function*() {
   return Layer.mergeAll(trigramEmbeddings(), LlmLive.layerWith(settings))
 }))
 
-const app = testApp({
-  operationMaxAttempts: 1,
-  operationRetryBase: Duration.millis(5),
-  circuitBreakerFailures: 2,
-  circuitBreakerOpenFor: Duration.seconds(30)
-}, undefined, models).pipe(Layer.provideMerge(Layer.effect(Scripted, scriptedOpenAi)))
+const app = testApp(
+  {
+    operationMaxAttempts: 1,
+    operationRetryBase: Duration.millis(5),
+    circuitBreakerFailures: 2,
+    circuitBreakerOpenFor: Duration.seconds(30)
+  },
+  undefined,
+  models
+).pipe(Layer.provideMerge(Layer.effect(Scripted, scriptedOpenAi)))
 
 const bank = (id: string) => `/v1/default/banks/${id}`
 
@@ -61,10 +65,18 @@ layer(app, { excludeTestServices: true })("retain with a language model", (it) =
     Effect.gen(function*() {
       const server = yield* TestServer
       const scripted = yield* Scripted
-      yield* server.request("PUT", bank("llm"), { json: { retain_mission: "Track travel plans", retain_extraction_mode: "verbose" } })
+      yield* server.request("PUT", bank("llm"), {
+        json: { retain_mission: "Track travel plans", retain_extraction_mode: "verbose" }
+      })
       scripted.script({ content: JSON.stringify(extraction), usage: { prompt_tokens: 120, completion_tokens: 80 } })
       const response = yield* server.request("POST", `${bank("llm")}/memories`, {
-        json: { items: [{ content: "My flight got cancelled by the storm, so I rebooked for next week.", timestamp: "2024-03-03T09:00:00Z", metadata: { source: "sms" } }] }
+        json: {
+          items: [{
+            content: "My flight got cancelled by the storm, so I rebooked for next week.",
+            timestamp: "2024-03-03T09:00:00Z",
+            metadata: { source: "sms" }
+          }]
+        }
       })
       assert.strictEqual(response.status, 200, response.text)
       assert.deepStrictEqual(response.body.usage, { input_tokens: 120, output_tokens: 80, total_tokens: 200 })
@@ -95,12 +107,20 @@ layer(app, { excludeTestServices: true })("retain with a language model", (it) =
       const twice = {
         facts: [
           extraction.facts[0]!,
-          { ...extraction.facts[1]!, causal_relations: [{ target_index: 0, relation: "caused_by" }, { target_index: 0, relation: "caused_by" }] }
+          {
+            ...extraction.facts[1]!,
+            causal_relations: [{ target_index: 0, relation: "caused_by" }, { target_index: 0, relation: "caused_by" }]
+          }
         ]
       }
       scripted.script({ content: JSON.stringify(twice) })
       const response = yield* server.request("POST", `${bank("twice")}/memories`, {
-        json: { items: [{ content: "My flight got cancelled by the storm, so I rebooked for next week.", timestamp: "2024-03-03T09:00:00Z" }] }
+        json: {
+          items: [{
+            content: "My flight got cancelled by the storm, so I rebooked for next week.",
+            timestamp: "2024-03-03T09:00:00Z"
+          }]
+        }
       })
       assert.strictEqual(response.status, 200, response.text)
       const list = yield* server.request("GET", `${bank("twice")}/memories/list`)
@@ -114,21 +134,29 @@ layer(app, { excludeTestServices: true })("retain with a language model", (it) =
       const server = yield* TestServer
       const scripted = yield* Scripted
       scripted.script({
-        content: "<think>let me see</think>Sure! Here you go:\n```json\n{\"facts\": [{\"text\": \"Ada prefers tea.\", \"type\": \"world\",}]}\n```"
+        content:
+          "<think>let me see</think>Sure! Here you go:\n```json\n{\"facts\": [{\"text\": \"Ada prefers tea.\", \"type\": \"world\",}]}\n```"
       })
-      const repaired = yield* server.request("POST", `${bank("repair")}/memories`, { json: { items: [{ content: "Ada: tea please" }] } })
+      const repaired = yield* server.request("POST", `${bank("repair")}/memories`, {
+        json: { items: [{ content: "Ada: tea please" }] }
+      })
       assert.strictEqual(repaired.status, 200, repaired.text)
       scripted.script(
         { content: "{\"facts\": [{\"text\": \"Bob drinks coffee.\", \"type\": \"opinionated\"}]}" },
         { content: "{\"facts\": [{\"text\": \"Bob drinks coffee.\", \"type\": \"world\"}]}" }
       )
       const before = scripted.chatRequests().length
-      const retried = yield* server.request("POST", `${bank("repair")}/memories`, { json: { items: [{ content: "Bob: coffee" }] } })
+      const retried = yield* server.request("POST", `${bank("repair")}/memories`, {
+        json: { items: [{ content: "Bob: coffee" }] }
+      })
       assert.strictEqual(retried.status, 200, retried.text)
       assert.strictEqual(scripted.chatRequests().length, before + 2)
       assert.include(JSON.stringify(scripted.chatRequests().at(-1)!.body.messages), "opinionated")
       const list = yield* server.request("GET", `${bank("repair")}/memories/list`)
-      assert.deepStrictEqual(list.body.items.map((item: any) => item.text).sort(), ["Ada prefers tea.", "Bob drinks coffee."])
+      assert.deepStrictEqual(list.body.items.map((item: any) => item.text).sort(), [
+        "Ada prefers tea.",
+        "Bob drinks coffee."
+      ])
     }))
 
   it.effect("an outage fails the operation clearly, opens the circuit breaker, and reads keep working", () =>
@@ -136,7 +164,9 @@ layer(app, { excludeTestServices: true })("retain with a language model", (it) =
       const server = yield* TestServer
       const scripted = yield* Scripted
       scripted.setFallback({ status: 503, body: { error: { message: "upstream overloaded" } } })
-      const sync = yield* server.request("POST", `${bank("outage")}/memories`, { json: { items: [{ content: "Something happened." }] } })
+      const sync = yield* server.request("POST", `${bank("outage")}/memories`, {
+        json: { items: [{ content: "Something happened." }] }
+      })
       assert.strictEqual(sync.status, 503)
       assert.include(sync.body.detail, "language model")
       for (let attempt = 0; attempt < 2; attempt++) {
@@ -160,10 +190,12 @@ layer(app, { excludeTestServices: true })("retain with a language model", (it) =
       const list = yield* server.request("GET", `${bank("outage")}/memories/list`)
       assert.strictEqual(list.status, 200)
       yield* server.request("POST", `${bank("llm")}/memories/recall`, { json: { query: "Lisbon flight" } }).pipe(
-        Effect.tap((recalled) => Effect.sync(() => {
-          assert.strictEqual(recalled.status, 200, "recall keeps answering while the language model is down")
-          assert.include(recalled.body.results[0].text, "Lisbon")
-        }))
+        Effect.tap((recalled) =>
+          Effect.sync(() => {
+            assert.strictEqual(recalled.status, 200, "recall keeps answering while the language model is down")
+            assert.include(recalled.body.results[0].text, "Lisbon")
+          })
+        )
       )
       scripted.setFallback({ status: 500 })
     }))

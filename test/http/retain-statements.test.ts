@@ -30,19 +30,22 @@ const retained = (bank: string, from: number, count: number) =>
 /** What the statement is about (its verb and table), not its parameters or batch-sized lists. */
 const shape = (sql: string) => sql.replace(/\$\d+(, \$\d+)*/g, "$n").slice(0, 80)
 
-layer(Layer.provide(testApp({ enableObservations: false }), recordStatements), { excludeTestServices: true })("retain statements", (it) => {
-  it.effect("a retain of 100 items runs no more statements than a retain of one", () =>
-    Effect.gen(function*() {
-      const bank = "retain-statements"
-      // The first retain creates the bank; the bank then holds memories for the next ones to link to.
-      yield* retained(bank, 0, 20)
-      const one = yield* retained(bank, 1000, 1)
-      const hundred = yield* retained(bank, 2000, 100)
-      assert.deepStrictEqual(hundred.map(shape), one.map(shape))
-      // Every memory-graph table is written once per batch at most.
-      for (const table of ["memory_units", "memory_links", "unit_entities", "entity_aliases", "chunks"]) {
-        const writes = hundred.filter((sql) => new RegExp(`^(WITH .*)?INSERT INTO ${table}\\b`).test(sql))
-        assert.isAtMost(writes.length, 1, `${table}: ${writes.join("\n")}`)
-      }
-    }))
-})
+layer(Layer.provide(testApp({ enableObservations: false }), recordStatements), { excludeTestServices: true })(
+  "retain statements",
+  (it) => {
+    it.effect("a retain of 100 items runs no more statements than a retain of one", () =>
+      Effect.gen(function*() {
+        const bank = "retain-statements"
+        // The first retain creates the bank; the bank then holds memories for the next ones to link to.
+        yield* retained(bank, 0, 20)
+        const one = yield* retained(bank, 1000, 1)
+        const hundred = yield* retained(bank, 2000, 100)
+        assert.deepStrictEqual(hundred.map(shape), one.map(shape))
+        // Every memory-graph table is written once per batch at most.
+        for (const table of ["memory_units", "memory_links", "unit_entities", "entity_aliases", "chunks"]) {
+          const writes = hundred.filter((sql) => new RegExp(`^(WITH .*)?INSERT INTO ${table}\\b`).test(sql))
+          assert.isAtMost(writes.length, 1, `${table}: ${writes.join("\n")}`)
+        }
+      }))
+  }
+)

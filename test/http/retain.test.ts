@@ -4,7 +4,7 @@
  */
 import { assert, layer } from "@effect/vitest"
 import { Effect } from "effect"
-import { TestServer, testApp } from "../support/TestServer.ts"
+import { testApp, TestServer } from "../support/TestServer.ts"
 import { eventually } from "../support/TestTasks.ts"
 
 const bank = (id: string) => `/v1/default/banks/${id}`
@@ -12,7 +12,10 @@ const bank = (id: string) => `/v1/default/banks/${id}`
 const conversation = [
   { speaker: "Caroline", text: "I went to a LGBTQ support group yesterday and it was so powerful." },
   { speaker: "Melanie", text: "That's great, Caroline! I painted a lake sunrise last year, it's special to me." },
-  { speaker: "Caroline", text: "Caroline Smith is my full name, by the way. My friend Jolene moved to Paris last May." },
+  {
+    speaker: "Caroline",
+    text: "Caroline Smith is my full name, by the way. My friend Jolene moved to Paris last May."
+  },
   { speaker: "Melanie", text: "She must love it there. I'm taking the kids camping next month." }
 ].map((turn, index) => ({
   content: `${turn.speaker}: ${turn.text}`,
@@ -100,7 +103,9 @@ layer(testApp(), { excludeTestServices: true })("retain", (it) => {
   it.effect("re-sending the same facts does not create second memories", () =>
     Effect.gen(function*() {
       const server = yield* TestServer
-      const items = [{ content: "The office coffee machine is on the third floor." }, { content: "Lunch is served at noon." }]
+      const items = [{ content: "The office coffee machine is on the third floor." }, {
+        content: "Lunch is served at noon."
+      }]
       const first = yield* server.request("POST", `${bank("dedup")}/memories`, { json: { items } })
       assert.strictEqual(first.body.memories_created, 2)
       const again = yield* server.request("POST", `${bank("dedup")}/memories`, { json: { items } })
@@ -118,10 +123,12 @@ layer(testApp(), { excludeTestServices: true })("retain", (it) => {
     Effect.gen(function*() {
       const server = yield* TestServer
       yield* server.request("POST", `${bank("times")}/memories`, {
-        json: { items: [{ content: "Water boils at 100 degrees Celsius at sea level.", timestamp: "unset" }, {
-          content: "I bought a new bike today.",
-          timestamp: null
-        }] }
+        json: {
+          items: [{ content: "Water boils at 100 degrees Celsius at sea level.", timestamp: "unset" }, {
+            content: "I bought a new bike today.",
+            timestamp: null
+          }]
+        }
       })
       const list = yield* server.request("GET", `${bank("times")}/memories/list`)
       const timeless = list.body.items.find((item: any) => item.text.includes("boils"))
@@ -133,7 +140,8 @@ layer(testApp(), { excludeTestServices: true })("retain", (it) => {
   it.effect("documents: replace swaps changed content but keeps unchanged chunks; append adds; delete removes", () =>
     Effect.gen(function*() {
       const server = yield* TestServer
-      const v1 = "The project is called Falcon and the platform team runs it.\n\nFalcon ships in March after the security review."
+      const v1 =
+        "The project is called Falcon and the platform team runs it.\n\nFalcon ships in March after the security review."
       yield* server.request("PUT", bank("docs"), { json: { retain_chunk_size: 16 } })
       yield* server.request("POST", `${bank("docs")}/memories`, {
         json: { items: [{ content: v1, document_id: "plan", metadata: { owner: "ana" }, tags: ["roadmap"] }] }
@@ -142,8 +150,11 @@ layer(testApp(), { excludeTestServices: true })("retain", (it) => {
       assert.strictEqual(before.body.total, 2)
       const kept = before.body.items.find((item: any) => item.text.includes("called Falcon"))
 
-      const v2 = "The project is called Falcon and the platform team runs it.\n\nFalcon ships in June after the security review."
-      yield* server.request("POST", `${bank("docs")}/memories`, { json: { items: [{ content: v2, document_id: "plan" }] } })
+      const v2 =
+        "The project is called Falcon and the platform team runs it.\n\nFalcon ships in June after the security review."
+      yield* server.request("POST", `${bank("docs")}/memories`, {
+        json: { items: [{ content: v2, document_id: "plan" }] }
+      })
       const after = yield* server.request("GET", `${bank("docs")}/memories/list`)
       const texts = after.body.items.map((item: any) => item.text)
       assert.strictEqual(after.body.total, 2)
@@ -218,7 +229,9 @@ layer(testApp(), { excludeTestServices: true })("retain", (it) => {
       const server = yield* TestServer
       yield* server.request("PUT", bank("clear"), { json: { name: "Keep me" } })
       yield* server.request("POST", `${bank("clear")}/memories`, {
-        json: { items: [{ content: "I ran five kilometres this morning." }, { content: "Rome is the capital of Italy." }] }
+        json: {
+          items: [{ content: "I ran five kilometres this morning." }, { content: "Rome is the capital of Italy." }]
+        }
       })
       const cleared = yield* server.request("DELETE", `${bank("clear")}/memories?type=experience`)
       assert.strictEqual(cleared.body.deleted_count, 1)

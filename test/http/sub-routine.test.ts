@@ -10,7 +10,7 @@ import { SqlClient } from "effect/sql"
 import { defaultBrainSettings } from "../../src/brain/BrainSettings.ts"
 import { Operations } from "../../src/bank/Operations.ts"
 import { eventually, TestTaskHandlers, TestTasks } from "../support/TestTasks.ts"
-import { freshDatabaseSettings, TestServer, testApp } from "../support/TestServer.ts"
+import { freshDatabaseSettings, testApp, TestServer } from "../support/TestServer.ts"
 
 const bank = "activity"
 const base = `/v1/default/banks/${bank}`
@@ -29,20 +29,24 @@ const request = (method: string, path: string, json?: unknown) =>
   })
 
 /** Five reads at 19:xx UTC, written to the telemetry table as recalls would have been. */
-const seedEveningReads = (bank: string) => Effect.gen(function*() {
-  const sql = yield* SqlClient.SqlClient
-  const memory = (yield* sql<{ id: string }>`SELECT id FROM memory_units WHERE bank_id = ${bank} LIMIT 1`)[0]!
-  for (let day = 1; day <= 5; day++) {
-    const at = new Date(Date.UTC(2024, 3, day, 19, 15))
-    yield* sql`INSERT INTO memory_access_events (bank_id, access_id, source, item_type, item_id, score, accessed_at)
+const seedEveningReads = (bank: string) =>
+  Effect.gen(function*() {
+    const sql = yield* SqlClient.SqlClient
+    const memory = (yield* sql<{ id: string }>`SELECT id FROM memory_units WHERE bank_id = ${bank} LIMIT 1`)[0]!
+    for (let day = 1; day <= 5; day++) {
+      const at = new Date(Date.UTC(2024, 3, day, 19, 15))
+      yield* sql`INSERT INTO memory_access_events (bank_id, access_id, source, item_type, item_id, score, accessed_at)
       VALUES (${bank}, ${`seed-${day}`}, 'recall', 'memory', ${memory.id}, 0.5, ${at})`
-  }
-}).pipe(Effect.orDie)
+    }
+  }).pipe(Effect.orDie)
 
 const sharesOf = (body: any) => new Map<number, number>(body.histogram.map((p: any) => [p.hour_utc, p.score]))
 
 const finished = (id: string, base: string) =>
-  eventually(request("GET", `${base}/operations/${id}`), (r) => r.body.status === "completed" || r.body.status === "failed")
+  eventually(
+    request("GET", `${base}/operations/${id}`),
+    (r) => r.body.status === "completed" || r.body.status === "failed"
+  )
 
 const resultOf = (id: string, base: string) =>
   Effect.gen(function*() {
@@ -137,13 +141,18 @@ layer(testApp({}, TestTaskHandlers), { excludeTestServices: true, timeout: "2 mi
       const bank = "activity-reuse"
       const base = yield* seeded(bank)
       // Hold the bank's worker so the requests below find the first one still waiting.
-      const held = (yield* operations.submit({ bankId: bank, taskType: "test_block", payload: { key: "hold-activity" } })).id
+      const held =
+        (yield* operations.submit({ bankId: bank, taskType: "test_block", payload: { key: "hold-activity" } })).id
       yield* eventually(request("GET", `${base}/operations/${held}`), (r) => r.body.status === "running")
       const first = yield* request("POST", `${base}/sub-routine`, { mode: "warmup", horizon_hours: 6 })
       const second = yield* request("POST", `${base}/sub-routine`, { mode: "warmup", horizon_hours: 6 })
       const other = yield* request("POST", `${base}/sub-routine`, { mode: "warmup", horizon_hours: 12 })
       assert.strictEqual(first.status, 200, first.text)
-      assert.deepStrictEqual([first.body.deduplicated, second.body.deduplicated, other.body.deduplicated], [false, true, false])
+      assert.deepStrictEqual([first.body.deduplicated, second.body.deduplicated, other.body.deduplicated], [
+        false,
+        true,
+        false
+      ])
       assert.strictEqual(second.body.operation_id, first.body.operation_id)
       assert.notStrictEqual(other.body.operation_id, first.body.operation_id)
       assert.strictEqual(first.body.status, "pending")
@@ -227,19 +236,27 @@ layer(testApp({}, TestTaskHandlers), { excludeTestServices: true, timeout: "2 mi
 
 const brainOff = { ...defaultBrainSettings, enabled: false }
 
-layer(testApp({ brain: brainOff }), { excludeTestServices: true, timeout: "2 minutes" })("sub-routine, brain off", (it) => {
-  it.effect("the routes answer 404 naming SERVICE_API_BRAIN_ENABLED and /version says false", () =>
-    Effect.gen(function*() {
-      assert.strictEqual((yield* request("PUT", base, {})).status, 200)
-      for (const [method, path] of [["GET", "/sub-routine/histogram"], ["GET", "/sub-routine/predictions"], ["POST", "/sub-routine"], ["GET", "/brain/influence"]] as const) {
-        const response = yield* request(method, `${base}${path}`, method === "POST" ? {} : undefined)
-        assert.strictEqual(response.status, 404, `${path}: ${response.text}`)
-        assert.include(response.body.detail, "SERVICE_API_BRAIN_ENABLED")
-      }
-      const version = yield* request("GET", "/version")
-      assert.strictEqual(version.body.features.sub_routine, false)
-    }))
-})
+layer(testApp({ brain: brainOff }), { excludeTestServices: true, timeout: "2 minutes" })(
+  "sub-routine, brain off",
+  (it) => {
+    it.effect("the routes answer 404 naming SERVICE_API_BRAIN_ENABLED and /version says false", () =>
+      Effect.gen(function*() {
+        assert.strictEqual((yield* request("PUT", base, {})).status, 200)
+        for (
+          const [method, path] of [["GET", "/sub-routine/histogram"], ["GET", "/sub-routine/predictions"], [
+            "POST",
+            "/sub-routine"
+          ], ["GET", "/brain/influence"]] as const
+        ) {
+          const response = yield* request(method, `${base}${path}`, method === "POST" ? {} : undefined)
+          assert.strictEqual(response.status, 404, `${path}: ${response.text}`)
+          assert.include(response.body.detail, "SERVICE_API_BRAIN_ENABLED")
+        }
+        const version = yield* request("GET", "/version")
+        assert.strictEqual(version.body.features.sub_routine, false)
+      }))
+  }
+)
 
 layer(Layer.empty, { excludeTestServices: true, timeout: "2 minutes" })("sub-routine, start-up warm-up", (it) => {
   it.effect("with SERVICE_API_BRAIN_STARTUP_WARMUP every bank gets a warm-up sub-routine when the service starts", () =>
@@ -254,7 +271,9 @@ layer(Layer.empty, { excludeTestServices: true, timeout: "2 minutes" })("sub-rou
         yield* server.request("POST", "/v1/default/banks/warm-a/memories", { json: { items: morningFacts } })
       }))
       yield* Effect.scoped(Effect.gen(function*() {
-        const context = yield* Layer.build(testApp({ ...database, brain: { ...defaultBrainSettings, startupWarmup: true } }))
+        const context = yield* Layer.build(
+          testApp({ ...database, brain: { ...defaultBrainSettings, startupWarmup: true } })
+        )
         const server = Context.get(context, TestServer)
         for (const name of ["warm-a", "warm-b"]) {
           const listed = yield* eventually(
@@ -270,7 +289,10 @@ layer(Layer.empty, { excludeTestServices: true, timeout: "2 minutes" })("sub-rou
     }))
 })
 
-layer(testApp({ brain: { ...defaultBrainSettings, predictionMode: "kalman_lite" } }), { excludeTestServices: true, timeout: "2 minutes" })(
+layer(testApp({ brain: { ...defaultBrainSettings, predictionMode: "kalman_lite" } }), {
+  excludeTestServices: true,
+  timeout: "2 minutes"
+})(
   "sub-routine, kalman_lite",
   (it) => {
     it.effect("SERVICE_API_BRAIN_PREDICTION_MODE=kalman_lite smooths the hourly shares from build to build", () =>

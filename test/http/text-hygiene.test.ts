@@ -6,7 +6,7 @@
 import { assert, layer } from "@effect/vitest"
 import { Effect } from "effect"
 import { connectMcp } from "../support/McpClient.ts"
-import { TestServer, testApp } from "../support/TestServer.ts"
+import { testApp, TestServer } from "../support/TestServer.ts"
 
 const bank = (id: string) => `/v1/default/banks/${id}`
 
@@ -70,7 +70,9 @@ layer(testApp(), { excludeTestServices: true })("text hygiene", (it) => {
   it.effect("identifiers with control characters are refused with 400 naming the field, and nothing changes", () =>
     Effect.gen(function*() {
       const server = yield* TestServer
-      yield* server.request("POST", `${bank("ids")}/memories`, { json: { items: [{ content: "Wen grows tomatoes." }] } })
+      yield* server.request("POST", `${bank("ids")}/memories`, {
+        json: { items: [{ content: "Wen grows tomatoes." }] }
+      })
       const before = yield* texts("ids")
 
       const refusals = [
@@ -143,7 +145,10 @@ layer(testApp(), { excludeTestServices: true })("text hygiene", (it) => {
       assert.include(stored.join(" "), "Ana plays the cello")
       const recalled = yield* mcp.ok("recall", { bank_id: "mcp-nul", query: "cel\u0000lo" })
       assert.include(JSON.stringify(recalled), "cello")
-      assert.include(yield* mcp.fails("retain", { bank_id: "mcp-nul", content: "x", document_id: "a\u0000" }), "document_id")
+      assert.include(
+        yield* mcp.fails("retain", { bank_id: "mcp-nul", content: "x", document_id: "a\u0000" }),
+        "document_id"
+      )
       assert.include(yield* mcp.fails("get_bank", { bank_id: "mcp\u0000nul" }), "bank_id")
       assert.deepStrictEqual(yield* texts("mcp-nul"), stored)
     })))

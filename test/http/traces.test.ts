@@ -13,13 +13,18 @@ import { LlmTraceStore } from "../../src/traces/LlmTraceStore.ts"
 import { trigramEmbeddings } from "../support/FakeModels.ts"
 import type { ScriptedOpenAi } from "../support/ScriptedOpenAi.ts"
 import { scriptedOpenAi } from "../support/ScriptedOpenAi.ts"
-import { TestServer, testApp } from "../support/TestServer.ts"
+import { testApp, TestServer } from "../support/TestServer.ts"
 
 class Scripted extends Context.Service<Scripted, ScriptedOpenAi>()("test/http/traces/Scripted") {}
 
 const models = Layer.unwrap(Effect.gen(function*() {
   const server = yield* Scripted
-  const settings = llmSettings({ provider: "openai", baseUrl: server.baseUrl, model: "trace-model", retryBase: "5 millis" })
+  const settings = llmSettings({
+    provider: "openai",
+    baseUrl: server.baseUrl,
+    model: "trace-model",
+    retryBase: "5 millis"
+  })
   return Layer.mergeAll(trigramEmbeddings(), LlmLive.layerWith(settings))
 }))
 
@@ -93,12 +98,42 @@ layer(app, { excludeTestServices: true })("llm traces", (it) => {
       const [newest, failed, oldest] = list.body.items
       assert.strictEqual(list.body.bank_id, "tr-a")
       assert.deepStrictEqual(Object.keys(newest).sort(), [
-        "attempt", "bank_id", "cached_tokens", "created_at", "duration_ms", "ended_at", "error", "error_reason", "id",
-        "input", "input_tokens", "llm_info", "metadata", "model", "operation", "operation_id", "output", "output_tokens",
-        "parent_span_id", "provider", "purpose", "scope", "span_id", "started_at", "status", "total_tokens", "trace_id"
+        "attempt",
+        "bank_id",
+        "cached_tokens",
+        "created_at",
+        "duration_ms",
+        "ended_at",
+        "error",
+        "error_reason",
+        "id",
+        "input",
+        "input_tokens",
+        "llm_info",
+        "metadata",
+        "model",
+        "operation",
+        "operation_id",
+        "output",
+        "output_tokens",
+        "parent_span_id",
+        "provider",
+        "purpose",
+        "scope",
+        "span_id",
+        "started_at",
+        "status",
+        "total_tokens",
+        "trace_id"
       ])
       // The names Hindsight clients read: the purpose as operation, the operation as trace, the call as span.
-      assert.include(newest, { operation: "retain", trace_id: "op-2", span_id: newest.id, parent_span_id: null, cached_tokens: null })
+      assert.include(newest, {
+        operation: "retain",
+        trace_id: "op-2",
+        span_id: newest.id,
+        parent_span_id: null,
+        cached_tokens: null
+      })
       assert.strictEqual(newest.started_at, newest.created_at)
       assert.strictEqual(Date.parse(newest.ended_at) - Date.parse(newest.started_at), newest.duration_ms)
       assert.deepStrictEqual(newest.llm_info, { provider: "openai", model: "trace-model", attempt: 2 })
@@ -139,7 +174,9 @@ layer(app, { excludeTestServices: true })("llm traces", (it) => {
           yield* store.record(trace("tr-b", yield* hoursAgo(i), scope))
         }
         yield* store.record(trace("tr-b", now, { status: "error", errorReason: "timeout", errorMessage: "too slow" }))
-        yield* store.record(trace("tr-b", now, { purpose: "consolidation", scope: "consolidation.merge", input: "x".repeat(40_000) }))
+        yield* store.record(
+          trace("tr-b", now, { purpose: "consolidation", scope: "consolidation.merge", input: "x".repeat(40_000) })
+        )
       }))
 
       const byScope = yield* server.request("GET", traces("tr-b", "?scope=retain.extract_facts"))
@@ -151,7 +188,10 @@ layer(app, { excludeTestServices: true })("llm traces", (it) => {
       assert.strictEqual(byOperation.body.items.length, 2)
       assert.deepStrictEqual([byOperation.body.limit, byOperation.body.offset], [2, 1])
       const all = yield* server.request("GET", traces("tr-b", "?operation_id=op-b"))
-      assert.deepStrictEqual(byOperation.body.items.map((item: any) => item.id), all.body.items.slice(1, 3).map((item: any) => item.id))
+      assert.deepStrictEqual(
+        byOperation.body.items.map((item: any) => item.id),
+        all.body.items.slice(1, 3).map((item: any) => item.id)
+      )
       const byPurpose = yield* server.request("GET", traces("tr-b", "?purpose=consolidation"))
       assert.strictEqual(byPurpose.body.total, 1)
       const input: string = byPurpose.body.items[0].input
@@ -159,7 +199,10 @@ layer(app, { excludeTestServices: true })("llm traces", (it) => {
       assert.include(input, "24000 characters omitted")
       // Hindsight clients filter by the same two under their names.
       const byHindsightNames = yield* server.request("GET", traces("tr-b", "?operation=consolidation"))
-      assert.deepStrictEqual(byHindsightNames.body.items.map((item: any) => item.id), byPurpose.body.items.map((item: any) => item.id))
+      assert.deepStrictEqual(
+        byHindsightNames.body.items.map((item: any) => item.id),
+        byPurpose.body.items.map((item: any) => item.id)
+      )
       assert.strictEqual((yield* server.request("GET", traces("tr-b", "?trace_id=op-b"))).body.total, 5)
       const beyond = yield* server.request("GET", traces("tr-b", "?offset=50"))
       assert.deepStrictEqual([beyond.body.items.length, beyond.body.total], [0, 7])
@@ -174,7 +217,9 @@ layer(app, { excludeTestServices: true })("llm traces", (it) => {
         const now = yield* hoursAgo(0)
         const twoHoursAgo = yield* hoursAgo(2)
         for (const durationMs of [100, 200, 300]) yield* store.record(trace("tr-c", twoHoursAgo, { durationMs }))
-        yield* store.record(trace("tr-c", now, { status: "error", usage: { inputTokens: 7, outputTokens: 0, totalTokens: 7 } }))
+        yield* store.record(
+          trace("tr-c", now, { status: "error", usage: { inputTokens: 7, outputTokens: 0, totalTokens: 7 } })
+        )
         yield* store.record(trace("tr-c", now, { durationMs: 500 }))
         yield* store.record(trace("tr-c", yield* hoursAgo(30)))
       }))
@@ -187,7 +232,11 @@ layer(app, { excludeTestServices: true })("llm traces", (it) => {
       assert.strictEqual(new Date(earlier.time).getUTCMinutes(), 0)
       assert.deepStrictEqual([earlier.total, earlier.statuses], [3, { success: 3, error: 0 }])
       assert.deepStrictEqual(earlier.tokens, { input: 30, output: 15, cached: 0, total: 45 })
-      assert.deepStrictEqual([earlier.duration_ms.avg, earlier.duration_ms.p50, earlier.duration_ms.max], [200, 200, 300])
+      assert.deepStrictEqual([earlier.duration_ms.avg, earlier.duration_ms.p50, earlier.duration_ms.max], [
+        200,
+        200,
+        300
+      ])
       assert.closeTo(earlier.duration_ms.p95, 290, 0.001)
       assert.deepStrictEqual([latest.total, latest.statuses], [2, { success: 1, error: 1 }])
       assert.deepStrictEqual(latest.tokens, { input: 17, output: 5, cached: 0, total: 22 })
@@ -200,13 +249,17 @@ layer(app, { excludeTestServices: true })("llm traces", (it) => {
 
       const daily = yield* server.request("GET", "/v1/default/banks/tr-c/llm-requests/stats?period_hours=48&trunc=day")
       assert.include(daily.body, { period: "48h", trunc: "day" })
-      const sum = (field: (item: any) => number) => daily.body.items.reduce((total: number, item: any) => total + field(item), 0)
+      const sum = (field: (item: any) => number) =>
+        daily.body.items.reduce((total: number, item: any) => total + field(item), 0)
       assert.strictEqual(sum((item) => item.total), 6)
       assert.strictEqual(sum((item) => item.statuses.error), 1)
       assert.strictEqual(sum((item) => item.tokens.total), 82)
       for (const item of daily.body.items) assert.match(item.time, /T00:00:00\.000Z$/)
 
-      const empty = yield* server.request("GET", "/v1/default/banks/tr-c/llm-requests/stats?period_hours=1&trunc=minute")
+      const empty = yield* server.request(
+        "GET",
+        "/v1/default/banks/tr-c/llm-requests/stats?period_hours=1&trunc=minute"
+      )
       assert.strictEqual(empty.body.items.length, 1)
     }))
 

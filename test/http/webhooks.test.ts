@@ -11,8 +11,8 @@ import { BankEvents } from "../../src/events/BankEvents.ts"
 import { Operations } from "../../src/bank/Operations.ts"
 import { verify } from "../../src/webhooks/WebhookPayload.ts"
 import { WebhookStore } from "../../src/webhooks/WebhookStore.ts"
-import { TestServer, testApp } from "../support/TestServer.ts"
-import { TestTaskHandlers, eventually } from "../support/TestTasks.ts"
+import { testApp, TestServer } from "../support/TestServer.ts"
+import { eventually, TestTaskHandlers } from "../support/TestTasks.ts"
 import { startReceiver } from "../support/WebhookReceiver.ts"
 
 const hooks = (bank: string) => `/v1/default/banks/${bank}/webhooks`
@@ -102,7 +102,10 @@ layer(testApp({}, TestTaskHandlers), { excludeTestServices: true })("webhooks", 
       const again = yield* server.request("DELETE", `${hooks("wh-crud")}/${created.id}`)
       assert.strictEqual(again.status, 404)
       assert.isString(again.body.detail)
-      assert.strictEqual((yield* server.request("PATCH", `${hooks("wh-crud")}/${created.id}`, { json: {} })).status, 404)
+      assert.strictEqual(
+        (yield* server.request("PATCH", `${hooks("wh-crud")}/${created.id}`, { json: {} })).status,
+        404
+      )
       assert.strictEqual((yield* deliveries("wh-crud", created.id)).status, 404)
       const unknownBank = yield* server.request("GET", hooks("no-such-bank"))
       assert.strictEqual(unknownBank.status, 404)
@@ -158,7 +161,11 @@ layer(testApp({}, TestTaskHandlers), { excludeTestServices: true })("webhooks", 
       assert.isUndefined(request.headers["x-team"])
       const target = new URL(request.path, receiver.url)
       assert.strictEqual(target.pathname, "/in")
-      assert.deepStrictEqual(Object.fromEntries(target.searchParams), { api_key: "param-key-123", source: "engram", page: "2" })
+      assert.deepStrictEqual(Object.fromEntries(target.searchParams), {
+        api_key: "param-key-123",
+        source: "engram",
+        page: "2"
+      })
     })))
 
   it.effect("saving a webhook deleted since it was read finds nothing, so PATCH answers 404 instead of crashing", () =>
@@ -205,9 +212,15 @@ layer(testApp({}, TestTaskHandlers), { excludeTestServices: true })("webhooks", 
         assert.strictEqual(badCursor.status, 400, cursor)
         assert.deepStrictEqual(fieldsOf(badCursor), ["cursor"])
       }
-      const isoCursor = yield* deliveries("wh-bad", hook.id, `?cursor=${encodeURIComponent("2030-01-01T00:00:00.123456+02:00")}`)
+      const isoCursor = yield* deliveries(
+        "wh-bad",
+        hook.id,
+        `?cursor=${encodeURIComponent("2030-01-01T00:00:00.123456+02:00")}`
+      )
       assert.strictEqual(isoCursor.status, 200, isoCursor.text)
-      const badPatch = yield* server.request("PATCH", `${hooks("wh-bad")}/${hook.id}`, { json: { url: "file:///etc/passwd" } })
+      const badPatch = yield* server.request("PATCH", `${hooks("wh-bad")}/${hook.id}`, {
+        json: { url: "file:///etc/passwd" }
+      })
       assert.strictEqual(badPatch.status, 400)
       assert.deepStrictEqual(fieldsOf(badPatch), ["url"])
     }))
@@ -273,7 +286,9 @@ layer(testApp({}, TestTaskHandlers), { excludeTestServices: true })("webhooks", 
       )
       assert.strictEqual(received!.body.event, "consolidation.completed")
       assert.strictEqual(received!.body.bank_id, "wh-consolidate")
-      assert.isTrue(verify("consolidation-secret", received!.rawBody, received!.headers["x-engram-signature"] as string))
+      assert.isTrue(
+        verify("consolidation-secret", received!.rawBody, received!.headers["x-engram-signature"] as string)
+      )
       assert.isTrue(receiver.received.every((r) => r.body.event === "consolidation.completed"))
     })))
 
@@ -299,7 +314,9 @@ layer(testApp({}, TestTaskHandlers), { excludeTestServices: true })("webhooks", 
       // The same signed bytes went out every time, after a growing wait.
       assert.strictEqual(receiver.received.length, 3)
       assert.strictEqual(new Set(receiver.received.map((r) => r.rawBody)).size, 1)
-      for (const r of receiver.received) assert.isTrue(verify("k", r.rawBody, r.headers["x-engram-signature"] as string))
+      for (const r of receiver.received) {
+        assert.isTrue(verify("k", r.rawBody, r.headers["x-engram-signature"] as string))
+      }
       const [first, second, third] = receiver.received.map((r) => r.at) as [number, number, number]
       assert.isAtLeast(second - first, 40)
       assert.isAtLeast(third - second, 90)
@@ -402,7 +419,9 @@ layer(testApp({}, TestTaskHandlers), { excludeTestServices: true })("webhooks", 
       yield* events.emit("wh-once", "consolidation.completed", {}, "evt-2")
       yield* events.emit("wh-once", "consolidation.completed", {}, "evt-2")
       // The outbox is written when the event is emitted: one row, so one delivery, however long one waits.
-      assert.deepStrictEqual((yield* deliveries("wh-once", hook.id)).body.items.map((item: any) => item.event_id), ["evt-2"])
+      assert.deepStrictEqual((yield* deliveries("wh-once", hook.id)).body.items.map((item: any) => item.event_id), [
+        "evt-2"
+      ])
       yield* eventually(Effect.sync(() => receiver.received.length), (count) => count >= 1)
       yield* Effect.sleep(Duration.millis(300))
       assert.deepStrictEqual(receiver.received.map((r) => r.body.id), ["evt-2"])
@@ -419,9 +438,17 @@ layer(testApp({}, TestTaskHandlers), { excludeTestServices: true })("webhooks", 
       const first = yield* deliveries("wh-page", hook.id, "?limit=2")
       assert.deepStrictEqual(first.body.items.map((item: any) => item.event_id), ["page-5", "page-4"])
       assert.strictEqual(first.body.next_cursor, first.body.items[1].created_at)
-      const second = yield* deliveries("wh-page", hook.id, `?limit=2&cursor=${encodeURIComponent(first.body.next_cursor)}`)
+      const second = yield* deliveries(
+        "wh-page",
+        hook.id,
+        `?limit=2&cursor=${encodeURIComponent(first.body.next_cursor)}`
+      )
       assert.deepStrictEqual(second.body.items.map((item: any) => item.event_id), ["page-3", "page-2"])
-      const third = yield* deliveries("wh-page", hook.id, `?limit=2&cursor=${encodeURIComponent(second.body.next_cursor)}`)
+      const third = yield* deliveries(
+        "wh-page",
+        hook.id,
+        `?limit=2&cursor=${encodeURIComponent(second.body.next_cursor)}`
+      )
       assert.deepStrictEqual(third.body.items.map((item: any) => item.event_id), ["page-1"])
       assert.isNull(third.body.next_cursor)
       const all = yield* deliveries("wh-page", hook.id)
@@ -430,41 +457,51 @@ layer(testApp({}, TestTaskHandlers), { excludeTestServices: true })("webhooks", 
     })))
 })
 
-layer(testApp({ webhookDenyPrivate: true }), { excludeTestServices: true })("webhooks with private destinations denied", (it) => {
-  it.effect("private, loopback and link-local destinations are refused at registration", () =>
-    Effect.gen(function*() {
-      const server = yield* TestServer
-      yield* createBank("wh-ssrf")
-      for (const url of [
-        "http://127.0.0.1:8080/hook",
-        "http://localhost/hook",
-        "http://[::1]/hook",
-        "http://10.1.2.3/hook",
-        "http://169.254.169.254/latest/meta-data",
-        "http://[::ffff:192.168.0.1]/hook"
-      ]) {
-        const refused = yield* server.request("POST", hooks("wh-ssrf"), { json: { url } })
-        assert.strictEqual(refused.status, 400, url)
-        assert.deepStrictEqual(fieldsOf(refused), ["url"])
-        assert.include(refused.body.detail, "SERVICE_API_WEBHOOK_DENY_PRIVATE")
-      }
-      const publicAddress = yield* server.request("POST", hooks("wh-ssrf"), { json: { url: "https://93.184.216.34/hook" } })
-      assert.strictEqual(publicAddress.status, 201)
-    }))
+layer(testApp({ webhookDenyPrivate: true }), { excludeTestServices: true })(
+  "webhooks with private destinations denied",
+  (it) => {
+    it.effect("private, loopback and link-local destinations are refused at registration", () =>
+      Effect.gen(function*() {
+        const server = yield* TestServer
+        yield* createBank("wh-ssrf")
+        for (
+          const url of [
+            "http://127.0.0.1:8080/hook",
+            "http://localhost/hook",
+            "http://[::1]/hook",
+            "http://10.1.2.3/hook",
+            "http://169.254.169.254/latest/meta-data",
+            "http://[::ffff:192.168.0.1]/hook"
+          ]
+        ) {
+          const refused = yield* server.request("POST", hooks("wh-ssrf"), { json: { url } })
+          assert.strictEqual(refused.status, 400, url)
+          assert.deepStrictEqual(fieldsOf(refused), ["url"])
+          assert.include(refused.body.detail, "SERVICE_API_WEBHOOK_DENY_PRIVATE")
+        }
+        const publicAddress = yield* server.request("POST", hooks("wh-ssrf"), {
+          json: { url: "https://93.184.216.34/hook" }
+        })
+        assert.strictEqual(publicAddress.status, 201)
+      }))
 
-  it.effect("a stored destination that is private is refused again at delivery", () =>
-    Effect.scoped(Effect.gen(function*() {
-      const receiver = yield* startReceiver()
-      const sql = yield* SqlClient.SqlClient
-      const events = yield* BankEvents
-      yield* createBank("wh-ssrf-2")
-      // As if the host had resolved to a public address at registration and to loopback now.
-      yield* sql`INSERT INTO webhooks (id, bank_id, url, event_types, http_config)
+    it.effect("a stored destination that is private is refused again at delivery", () =>
+      Effect.scoped(Effect.gen(function*() {
+        const receiver = yield* startReceiver()
+        const sql = yield* SqlClient.SqlClient
+        const events = yield* BankEvents
+        yield* createBank("wh-ssrf-2")
+        // As if the host had resolved to a public address at registration and to loopback now.
+        yield* sql`INSERT INTO webhooks (id, bank_id, url, event_types, http_config)
         VALUES ('hook-private', 'wh-ssrf-2', ${receiver.url}, ARRAY['consolidation.completed'],
           ${JSON.stringify({ retry_backoff_seconds: 0.05, max_attempts: 2 })}::jsonb)`
-      yield* events.emit("wh-ssrf-2", "consolidation.completed", {})
-      const list = yield* eventually(deliveries("wh-ssrf-2", "hook-private"), (r) => r.body.items[0]?.status === "failed")
-      assert.include(list.body.items[0].last_error, "SERVICE_API_WEBHOOK_DENY_PRIVATE")
-      assert.strictEqual(receiver.received.length, 0)
-    })))
-})
+        yield* events.emit("wh-ssrf-2", "consolidation.completed", {})
+        const list = yield* eventually(
+          deliveries("wh-ssrf-2", "hook-private"),
+          (r) => r.body.items[0]?.status === "failed"
+        )
+        assert.include(list.body.items[0].last_error, "SERVICE_API_WEBHOOK_DENY_PRIVATE")
+        assert.strictEqual(receiver.received.length, 0)
+      })))
+  }
+)

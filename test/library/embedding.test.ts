@@ -18,7 +18,8 @@ describe("library", () => {
       const op = yield* operations.submit({ bankId: "embedded", taskType: "double", payload: { n: 21 } })
       const record = yield* eventually(
         operations.result("embedded", op.id),
-        (record) => record.status === "completed" || record.status === "failed",
+        (record) =>
+          record.status === "completed" || record.status === "failed",
         "30 seconds",
         { what: "the task finished" }
       )
@@ -28,5 +29,4 @@ describe("library", () => {
       const missing = yield* Effect.flip(banks.get("nope"))
       assert.strictEqual(missing._tag, "NotFound")
     }).pipe(Effect.provide(engramWith(freshDatabaseSettings()))), 60_000)
-
 })

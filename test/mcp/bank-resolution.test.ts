@@ -5,7 +5,7 @@
 import { assert, layer } from "@effect/vitest"
 import { Effect } from "effect"
 import { connectMcp, rawMcpPost } from "../support/McpClient.ts"
-import { TestServer, testApp } from "../support/TestServer.ts"
+import { testApp, TestServer } from "../support/TestServer.ts"
 
 const memoriesOf = (bank: string) =>
   Effect.gen(function*() {

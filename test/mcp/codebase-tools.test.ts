@@ -9,7 +9,7 @@ import { Context, Duration, Effect, Layer } from "effect"
 import { defaultCodebaseSettings } from "../../src/codebases/CodebaseSettings.ts"
 import { type FakeGitHost, fakeGitHost } from "../support/FakeGitHost.ts"
 import { connectMcp, type McpSession } from "../support/McpClient.ts"
-import { TestServer, testApp } from "../support/TestServer.ts"
+import { testApp, TestServer } from "../support/TestServer.ts"
 import { eventually } from "../support/TestTasks.ts"
 import { makeZip } from "../support/ZipWriter.ts"
 
@@ -18,7 +18,13 @@ class GitHost extends Context.Service<GitHost, FakeGitHost>()("test/mcp/codebase
 const app = Layer.unwrap(Effect.gen(function*() {
   const host = yield* GitHost
   return testApp({
-    codebases: { ...defaultCodebaseSettings, githostApiUrl: host.origin, githostAllowPrivateNetworks: true, parseWorkers: 1, mcpTools: true }
+    codebases: {
+      ...defaultCodebaseSettings,
+      githostApiUrl: host.origin,
+      githostAllowPrivateNetworks: true,
+      parseWorkers: 1,
+      mcpTools: true
+    }
   })
 })).pipe(Layer.provideMerge(Layer.effect(GitHost, fakeGitHost("acme", "shop"))))
 
@@ -39,13 +45,21 @@ export const hashPassword = (password: string) => createHash("sha256").update(pa
 }
 
 const codebaseTools = [
-  "import_codebase", "list_codebases", "search_codebase_chunks", "search_codebase_symbols", "codebase_impact",
-  "route_codebase_chunks", "approve_codebase"
+  "import_codebase",
+  "list_codebases",
+  "search_codebase_chunks",
+  "search_codebase_symbols",
+  "codebase_impact",
+  "route_codebase_chunks",
+  "approve_codebase"
 ]
 
 const settledOperation = (mcp: McpSession, operationId: string) =>
-  eventually(mcp.ok("get_operation", { operation_id: operationId }), (detail) =>
-    ["completed", "failed"].includes(detail.status), Duration.seconds(60))
+  eventually(
+    mcp.ok("get_operation", { operation_id: operationId }),
+    (detail) => ["completed", "failed"].includes(detail.status),
+    Duration.seconds(60)
+  )
 
 layer(app, { excludeTestServices: true })("codebase MCP tools", (it) => {
   it.effect("are listed on /mcp/ (with bank_id) and /mcp/{bank_id}/ on top of the spec's tools", () =>
@@ -71,7 +85,10 @@ layer(app, { excludeTestServices: true })("codebase MCP tools", (it) => {
     Effect.scoped(Effect.gen(function*() {
       const server = yield* TestServer
       const host = yield* GitHost
-      host.push("abc1", makeZip(Object.entries(sources).map(([name, data]) => ({ name: `acme-shop-abc1/${name}`, data }))))
+      host.push(
+        "abc1",
+        makeZip(Object.entries(sources).map(([name, data]) => ({ name: `acme-shop-abc1/${name}`, data })))
+      )
       const mcp = yield* connectMcp(`${server.url}/mcp/cb-mcp/`)
 
       assert.include(yield* mcp.fails("import_codebase", {}), "owner and repo (or repo_url) are required")
@@ -82,39 +99,70 @@ layer(app, { excludeTestServices: true })("codebase MCP tools", (it) => {
       const codebaseId = imported.codebase_id
 
       const listed = (yield* mcp.ok("list_codebases")).items
-      assert.deepStrictEqual(listed.map((item: any) => [item.id, item.name, item.snapshot_status]), [[codebaseId, "acme/shop", "review_required"]])
+      assert.deepStrictEqual(listed.map((item: any) => [item.id, item.name, item.snapshot_status]), [[
+        codebaseId,
+        "acme/shop",
+        "review_required"
+      ]])
 
       const symbols = (yield* mcp.ok("search_codebase_symbols", { codebase_id: codebaseId, q: "login" })).items
       assert.strictEqual(symbols[0].path, "shop/auth.ts")
       assert.strictEqual(symbols[0].name, "login")
       assert.include(yield* mcp.fails("search_codebase_symbols", { codebase_id: codebaseId, q: "" }), "q")
-      assert.include(yield* mcp.fails("search_codebase_symbols", { codebase_id: "no-such-codebase", q: "login" }), "not found")
+      assert.include(
+        yield* mcp.fails("search_codebase_symbols", { codebase_id: "no-such-codebase", q: "login" }),
+        "not found"
+      )
 
-      const chunks = yield* mcp.ok("search_codebase_chunks", { codebase_id: codebaseId, q: "hashPassword", order_by: "path" })
+      const chunks = yield* mcp.ok("search_codebase_chunks", {
+        codebase_id: codebaseId,
+        q: "hashPassword",
+        order_by: "path"
+      })
       assert.isAbove(chunks.items.length, 0)
       assert.isTrue(chunks.items.every((item: any) => item.path.startsWith("shop/")))
-      const pythonOnly = (yield* mcp.ok("search_codebase_chunks", { codebase_id: codebaseId, language: "python" })).items
+      const pythonOnly =
+        (yield* mcp.ok("search_codebase_chunks", { codebase_id: codebaseId, language: "python" })).items
       assert.deepStrictEqual([...new Set(pythonOnly.map((item: any) => item.path))], ["shop/cart.py"])
       assert.include(yield* mcp.fails("search_codebase_chunks", { codebase_id: codebaseId, limit: 0 }), "limit")
 
       const impact = yield* mcp.ok("codebase_impact", { codebase_id: codebaseId, path: "shop/crypto.ts" })
       assert.include(impact.impacted_files.map((file: any) => file.path), "shop/auth.ts")
       assert.isString(impact.explanation)
-      assert.include(yield* mcp.fails("codebase_impact", { codebase_id: codebaseId, path: "shop/crypto.ts", symbol: "login" }), "exactly one")
+      assert.include(
+        yield* mcp.fails("codebase_impact", { codebase_id: codebaseId, path: "shop/crypto.ts", symbol: "login" }),
+        "exactly one"
+      )
 
       const login = chunks.items.find((item: any) => item.path === "shop/auth.ts") ??
         (yield* mcp.ok("search_codebase_chunks", { codebase_id: codebaseId, q: "login" })).items[0]
-      const routed = yield* mcp.ok("route_codebase_chunks", { codebase_id: codebaseId, item_ids: [login.id], target: "memory" })
+      const routed = yield* mcp.ok("route_codebase_chunks", {
+        codebase_id: codebaseId,
+        item_ids: [login.id],
+        target: "memory"
+      })
       assert.strictEqual(routed.updated_count, 1)
-      assert.include(yield* mcp.fails("route_codebase_chunks", { codebase_id: codebaseId, item_ids: [login.id], target: "trash" }), "target")
+      assert.include(
+        yield* mcp.fails("route_codebase_chunks", { codebase_id: codebaseId, item_ids: [login.id], target: "trash" }),
+        "target"
+      )
 
       const approved = yield* mcp.ok("approve_codebase", { codebase_id: codebaseId })
       assert.strictEqual(approved.memory_ingest_mode, "direct")
       assert.strictEqual((yield* settledOperation(mcp, approved.operation_id)).status, "completed")
       const memories = (yield* mcp.ok("list_memories", { q: "hashPassword" })).items
       assert.isAbove(memories.length, 0)
-      assert.isTrue(memories.some((memory: any) => JSON.stringify(memory).includes("shop/auth.ts:")), JSON.stringify(memories[0]))
-      assert.include(yield* mcp.fails("approve_codebase", { codebase_id: codebaseId, snapshot_id: "no-such-snapshot" }), "not found")
-      assert.include(yield* mcp.fails("approve_codebase", { codebase_id: codebaseId, memory_ingest_mode: "later" }), "memory_ingest_mode")
+      assert.isTrue(
+        memories.some((memory: any) => JSON.stringify(memory).includes("shop/auth.ts:")),
+        JSON.stringify(memories[0])
+      )
+      assert.include(
+        yield* mcp.fails("approve_codebase", { codebase_id: codebaseId, snapshot_id: "no-such-snapshot" }),
+        "not found"
+      )
+      assert.include(
+        yield* mcp.fails("approve_codebase", { codebase_id: codebaseId, memory_ingest_mode: "later" }),
+        "memory_ingest_mode"
+      )
     })))
 })

@@ -6,7 +6,7 @@
 import { assert, layer } from "@effect/vitest"
 import { Effect } from "effect"
 import { connectMcp } from "../support/McpClient.ts"
-import { TestServer, testApp } from "../support/TestServer.ts"
+import { testApp, TestServer } from "../support/TestServer.ts"
 
 const bank = "mcp-curation"
 
@@ -24,8 +24,14 @@ layer(testApp(), { excludeTestServices: true })("mcp curation tools", (it) => {
       assert.strictEqual(chunks.total, 1)
       assert.strictEqual(chunks.items[0].chunk_index, 0)
       assert.include(chunks.items[0].chunk_text, "Frankfurt")
-      assert.include(yield* mcp.fails("list_document_chunks", { bank_id: bank, document_id: "nope" }), "document 'nope' not found")
-      assert.include(yield* mcp.fails("list_document_chunks", { bank_id: bank, document_id: "infra-notes", limit: 0 }), "limit")
+      assert.include(
+        yield* mcp.fails("list_document_chunks", { bank_id: bank, document_id: "nope" }),
+        "document 'nope' not found"
+      )
+      assert.include(
+        yield* mcp.fails("list_document_chunks", { bank_id: bank, document_id: "infra-notes", limit: 0 }),
+        "limit"
+      )
 
       const listed = yield* mcp.ok("list_memories", { bank_id: bank })
       const fact = listed.items[0]
@@ -51,6 +57,9 @@ layer(testApp(), { excludeTestServices: true })("mcp curation tools", (it) => {
       assert.strictEqual((yield* mcp.ok("list_memories", { bank_id: bank })).total, listed.total)
       assert.include(yield* mcp.fails("update_memory", { bank_id: bank, memory_id: fact.id }), "at least one field")
       assert.include(yield* mcp.fails("update_memory", { bank_id: bank, memory_id: fact.id, state: "gone" }), "state")
-      assert.include(yield* mcp.fails("update_memory", { bank_id: bank, memory_id: "nope", state: "valid" }), "memory 'nope' not found")
+      assert.include(
+        yield* mcp.fails("update_memory", { bank_id: bank, memory_id: "nope", state: "valid" }),
+        "memory 'nope' not found"
+      )
     })))
 })

@@ -16,23 +16,54 @@ import { Llm } from "../../src/models/Llm.ts"
 import { sharedGloveCacheDir } from "../layers/models/embeddings/GloveCacheDir.ts"
 import { bankPath, call, ok, operationFinished, settled } from "../support/HttpCalls.ts"
 import { connectMcp, type McpSession } from "../support/McpClient.ts"
-import { TestServer, testApp } from "../support/TestServer.ts"
+import { testApp, TestServer } from "../support/TestServer.ts"
 
 const featureTools: Record<string, ReadonlyArray<string>> = {
   dreams: ["trigger_dream", "list_dreams", "get_dream_stats", "record_prediction_outcome", "review_dream_proposal"],
   repos: [
-    "enable_repo", "get_repo", "list_repo_branches", "repo_status", "commit_repo", "repo_log", "create_repo_branch",
-    "checkout_repo_branch", "repo_diff", "reset_repo", "fork_repo_bank"
+    "enable_repo",
+    "get_repo",
+    "list_repo_branches",
+    "repo_status",
+    "commit_repo",
+    "repo_log",
+    "create_repo_branch",
+    "checkout_repo_branch",
+    "repo_diff",
+    "reset_repo",
+    "fork_repo_bank"
   ],
   datasets: [
-    "dataset_catalog", "list_datasets", "create_dataset", "get_dataset", "update_dataset", "delete_dataset",
-    "list_dataset_sets", "import_dataset_sets", "update_dataset_set", "transform_dataset_sets",
-    "generate_dataset_variants", "retain_dataset_sets", "export_dataset"
+    "dataset_catalog",
+    "list_datasets",
+    "create_dataset",
+    "get_dataset",
+    "update_dataset",
+    "delete_dataset",
+    "list_dataset_sets",
+    "import_dataset_sets",
+    "update_dataset_set",
+    "transform_dataset_sets",
+    "generate_dataset_variants",
+    "retain_dataset_sets",
+    "export_dataset"
   ],
   graph: ["graph_intelligence", "investigate_graph"],
   anomalies: ["list_anomalies", "acknowledge_anomaly", "resolve_anomaly", "suppress_anomaly"],
-  entities: ["get_entity_trajectory", "recompute_entity_trajectory", "get_entity_intelligence", "recompute_entity_intelligence"],
-  brain: ["brain_status", "run_sub_routine", "get_activity_histogram", "predict_activity", "get_brain_influence", "learn_from_remote"],
+  entities: [
+    "get_entity_trajectory",
+    "recompute_entity_trajectory",
+    "get_entity_intelligence",
+    "recompute_entity_intelligence"
+  ],
+  brain: [
+    "brain_status",
+    "run_sub_routine",
+    "get_activity_histogram",
+    "predict_activity",
+    "get_brain_influence",
+    "learn_from_remote"
+  ],
   forgetting: ["forget", "get_retention", "set_retention"]
 }
 const allFeatureTools = Object.values(featureTools).flat()
@@ -64,7 +95,11 @@ const withoutKeys = (value: any, volatile: ReadonlyArray<string>): any =>
   Array.isArray(value)
     ? value.map((item) => withoutKeys(item, volatile))
     : typeof value === "object" && value !== null
-    ? Object.fromEntries(Object.entries(value).filter(([key]) => !volatile.includes(key)).map(([key, item]) => [key, withoutKeys(item, volatile)]))
+    ? Object.fromEntries(
+      Object.entries(value).filter(([key]) => !volatile.includes(key)).map((
+        [key, item]
+      ) => [key, withoutKeys(item, volatile)])
+    )
     : value
 
 /**
@@ -114,7 +149,10 @@ const viaMulti = (at: Endpoints, tool: string, args: Record<string, unknown> = {
   at.multi.ok(tool, { bank_id: at.bank, ...args })
 
 const completed = (bank: string, operationId: string) =>
-  Effect.map(operationFinished(bank, operationId), (detail) => assert.strictEqual(detail.status, "completed", JSON.stringify(detail)))
+  Effect.map(
+    operationFinished(bank, operationId),
+    (detail) => assert.strictEqual(detail.status, "completed", JSON.stringify(detail))
+  )
 
 const retain = (bank: string, contents: ReadonlyArray<string>, extra: Record<string, unknown> = {}) =>
   Effect.gen(function*() {
@@ -219,14 +257,22 @@ layer(app, { excludeTestServices: true, timeout: "3 minutes" })("feature-family 
       })
       assert.strictEqual(outcome.prediction.id, prediction.id)
       assert.strictEqual(outcome.outcome.status, "confirmed")
-      const after = (yield* ok("GET", `${bankPath(at.bank)}/dreams`)).body.items.find((item: any) => item.run_id === run.run_id)
+      const after = (yield* ok("GET", `${bankPath(at.bank)}/dreams`)).body.items.find((item: any) =>
+        item.run_id === run.run_id
+      )
       assert.deepStrictEqual(after.predictions.find((p: any) => p.id === prediction.id), outcome.prediction)
 
       const proposal = run.promotion_proposals[0]
       assert.isDefined(proposal, JSON.stringify(run))
-      const reviewed = yield* at.single.ok("review_dream_proposal", { proposal_id: proposal.id, action: "reject", note: "not yet" })
+      const reviewed = yield* at.single.ok("review_dream_proposal", {
+        proposal_id: proposal.id,
+        action: "reject",
+        note: "not yet"
+      })
       assert.strictEqual(reviewed.review_status, "rejected")
-      const reread = (yield* ok("GET", `${bankPath(at.bank)}/dreams`)).body.items.find((item: any) => item.run_id === run.run_id)
+      const reread = (yield* ok("GET", `${bankPath(at.bank)}/dreams`)).body.items.find((item: any) =>
+        item.run_id === run.run_id
+      )
       assert.deepStrictEqual(reread.promotion_proposals.find((p: any) => p.id === proposal.id), reviewed)
 
       yield* refused(at, "trigger_dream", { run_type: "nap" }, "run_type")
@@ -234,8 +280,13 @@ layer(app, { excludeTestServices: true, timeout: "3 minutes" })("feature-family 
       yield* refused(at, "get_dream_stats", { verbose: true }, "verbose: unknown argument")
       yield* refused(at, "record_prediction_outcome", { prediction_id: prediction.id, status: "maybe" }, "status")
       yield* refused(at, "review_dream_proposal", { proposal_id: proposal.id, action: "merge" }, "action")
-      yield* sameErrorAsRest(at, "record_prediction_outcome", { prediction_id: "no-such-prediction", status: "confirmed" }, [
-        "POST", "/dreams/predictions/no-such-prediction/outcome", { status: "confirmed" }
+      yield* sameErrorAsRest(at, "record_prediction_outcome", {
+        prediction_id: "no-such-prediction",
+        status: "confirmed"
+      }, [
+        "POST",
+        "/dreams/predictions/no-such-prediction/outcome",
+        { status: "confirmed" }
       ], 404)
       assert.include(yield* at.multi.fails("list_dreams", { bank_id: "mcp-no-such-bank" }), "not found")
     })))
@@ -272,7 +323,10 @@ layer(app, { excludeTestServices: true, timeout: "3 minutes" })("feature-family 
       assert.deepStrictEqual(log.commits.map((commit: any) => commit.message), ["Bob's cello", "Initial commit"])
       assert.strictEqual(log.commits[0].commit_id, committed.commit_id)
 
-      const branch = yield* at.single.ok("create_repo_branch", { branch_name: "experiment", from_commit_id: committed.commit_id })
+      const branch = yield* at.single.ok("create_repo_branch", {
+        branch_name: "experiment",
+        from_commit_id: committed.commit_id
+      })
       assert.strictEqual(branch.branch_name, "experiment")
       const branches = yield* sameAsRest(at, "list_repo_branches", {}, ["GET", "/repo/branches"])
       assert.sameMembers(branches.branches.map((b: any) => b.branch_name), ["main", "experiment"])
@@ -293,9 +347,14 @@ layer(app, { excludeTestServices: true, timeout: "3 minutes" })("feature-family 
       const texts = (yield* ok("GET", `${bankPath(at.bank)}/memories/list`)).body.items.map((item: any) => item.text)
       assert.notInclude(texts.join(" "), "cello")
 
-      const fork = yield* viaMulti(at, "fork_repo_bank", { target_bank_id: "mcp-repo-fork", source_commit_id: committed.commit_id })
+      const fork = yield* viaMulti(at, "fork_repo_bank", {
+        target_bank_id: "mcp-repo-fork",
+        source_commit_id: committed.commit_id
+      })
       assert.strictEqual(fork.bank_id, "mcp-repo-fork")
-      const forked = (yield* ok("GET", `${bankPath("mcp-repo-fork")}/memories/list`)).body.items.map((item: any) => item.text)
+      const forked = (yield* ok("GET", `${bankPath("mcp-repo-fork")}/memories/list`)).body.items.map((item: any) =>
+        item.text
+      )
       assert.include(forked.join(" "), "cello")
 
       yield* refused(at, "enable_repo", { repo_name: 5 }, "repo_name")
@@ -321,23 +380,42 @@ layer(app, { excludeTestServices: true, timeout: "3 minutes" })("feature-family 
       assert.deepStrictEqual(yield* at.multi.ok("dataset_catalog"), catalog)
       assert.deepStrictEqual(yield* at.single.ok("dataset_catalog"), catalog)
 
-      const created = yield* viaMulti(at, "create_dataset", { name: "Team trivia", schema_type: "qa_pair", taste_tags: ["team"] })
+      const created = yield* viaMulti(at, "create_dataset", {
+        name: "Team trivia",
+        schema_type: "qa_pair",
+        taste_tags: ["team"]
+      })
       assert.strictEqual(created.schema_type, "qa_pair")
       const datasetId = created.id
-      const read = yield* sameAsRest(at, "get_dataset", { dataset_id: datasetId }, ["GET", `${taste}/datasets/${datasetId}`])
+      const read = yield* sameAsRest(at, "get_dataset", { dataset_id: datasetId }, [
+        "GET",
+        `${taste}/datasets/${datasetId}`
+      ])
       assert.strictEqual(read.name, "Team trivia")
-      const updated = yield* at.single.ok("update_dataset", { dataset_id: datasetId, description: "Questions about the team." })
+      const updated = yield* at.single.ok("update_dataset", {
+        dataset_id: datasetId,
+        description: "Questions about the team."
+      })
       assert.deepStrictEqual(updated, (yield* ok("GET", `${bankPath(at.bank)}${taste}/datasets/${datasetId}`)).body)
       assert.strictEqual(updated.description, "Questions about the team.")
 
-      const questions = ["Where does Priya live?", "What does Tomás drink?", "Who runs the book club?", "What is Priya's job?", "Where was the trip?"]
+      const questions = [
+        "Where does Priya live?",
+        "What does Tomás drink?",
+        "Who runs the book club?",
+        "What is Priya's job?",
+        "Where was the trip?"
+      ]
       const imported = yield* viaMulti(at, "import_dataset_sets", {
         dataset_id: datasetId,
         sets: questions.map((question) => ({ question, answer: "Ask the team." })),
         set_key_prefix: "trivia"
       })
       assert.strictEqual(imported.imported_count, 5)
-      const sets = yield* sameAsRest(at, "list_dataset_sets", { dataset_id: datasetId }, ["GET", `${taste}/datasets/${datasetId}/sets`])
+      const sets = yield* sameAsRest(at, "list_dataset_sets", { dataset_id: datasetId }, [
+        "GET",
+        `${taste}/datasets/${datasetId}/sets`
+      ])
       assert.strictEqual(sets.total, 5)
       const listed = yield* sameAsRest(at, "list_datasets", {}, ["GET", `${taste}/datasets`])
       assert.deepStrictEqual(listed.datasets.map((d: any) => d.id), [datasetId])
@@ -347,7 +425,12 @@ layer(app, { excludeTestServices: true, timeout: "3 minutes" })("feature-family 
       assert.strictEqual(ready.status, "ready")
       assert.deepStrictEqual(ready, (yield* ok("GET", `${bankPath(at.bank)}${taste}/sets/${first.id}`)).body)
 
-      const preview = yield* viaMulti(at, "transform_dataset_sets", { dataset_id: datasetId, set_ids: [first.id], ops: [{ op: "raw" }], preview: true })
+      const preview = yield* viaMulti(at, "transform_dataset_sets", {
+        dataset_id: datasetId,
+        set_ids: [first.id],
+        ops: [{ op: "raw" }],
+        preview: true
+      })
       assert.strictEqual(preview.items.length, 1)
       assert.deepStrictEqual(preview.items[0].before, preview.items[0].after)
       // More than three sets: the transform is queued, not run while the call waits.
@@ -356,24 +439,42 @@ layer(app, { excludeTestServices: true, timeout: "3 minutes" })("feature-family 
       yield* completed(at.bank, large.operation_id)
 
       // No language model offline: the tool reports what REST reports for the same call.
-      yield* sameErrorAsRest(at, "generate_dataset_variants", { dataset_id: datasetId, set_ids: [second.id], count: 2 }, [
-        "POST", `${taste}/datasets/${datasetId}/generate`, { set_ids: [second.id], count: 2 }
-      ], 400)
+      yield* sameErrorAsRest(
+        at,
+        "generate_dataset_variants",
+        { dataset_id: datasetId, set_ids: [second.id], count: 2 },
+        [
+          "POST",
+          `${taste}/datasets/${datasetId}/generate`,
+          { set_ids: [second.id], count: 2 }
+        ],
+        400
+      )
 
-      const exported = yield* sameAsRest(at, "export_dataset", { dataset_id: datasetId }, ["POST", `${taste}/export`, { dataset_id: datasetId }], ["exported_at"])
+      const exported = yield* sameAsRest(at, "export_dataset", { dataset_id: datasetId }, ["POST", `${taste}/export`, {
+        dataset_id: datasetId
+      }], ["exported_at"])
       assert.include(exported.content, "Where does Priya live?")
 
       const retained = yield* viaMulti(at, "retain_dataset_sets", { set_ids: [first.id] })
       assert.strictEqual(retained.retained_count, 1)
       yield* settled(at.bank)
       const memories = (yield* ok("GET", `${bankPath(at.bank)}/memories/list`)).body.items
-      assert.isTrue(memories.some((memory: any) => memory.tags.includes(`taste:dataset:${datasetId}`)), JSON.stringify(memories))
+      assert.isTrue(
+        memories.some((memory: any) => memory.tags.includes(`taste:dataset:${datasetId}`)),
+        JSON.stringify(memories)
+      )
 
       yield* refused(at, "dataset_catalog", { verbose: true }, "verbose: unknown argument")
       yield* refused(at, "list_datasets", { verbose: true }, "verbose: unknown argument")
       yield* refused(at, "create_dataset", { name: "   " }, "name")
       yield* refused(at, "get_dataset", { dataset_id: "no-such-dataset" }, "not found")
-      yield* refused(at, "update_dataset", { dataset_id: datasetId, schema_type: "custom" }, "schema_type: unknown argument")
+      yield* refused(
+        at,
+        "update_dataset",
+        { dataset_id: datasetId, schema_type: "custom" },
+        "schema_type: unknown argument"
+      )
       yield* refused(at, "list_dataset_sets", { dataset_id: datasetId, limit: 501 }, "limit")
       yield* refused(at, "import_dataset_sets", { dataset_id: datasetId, sets: [{ prompt: "no answer" }] }, "answer")
       yield* refused(at, "update_dataset_set", { set_id: first.id, status: "shipped" }, "status")
@@ -424,8 +525,12 @@ layer(app, { excludeTestServices: true, timeout: "3 minutes" })("feature-family 
         "Carol keeps a garden of rare orchids.",
         "Dave bought a new bicycle for his commute."
       ])
-      yield* ok("POST", `${bankPath(at.bank)}/memories`, { items: [{ content: "Alice works at Acme.", timestamp: "2024-01-10T09:00:00Z" }] })
-      yield* ok("POST", `${bankPath(at.bank)}/memories`, { items: [{ content: "Alice no longer works at Acme.", timestamp: "2024-06-01T09:00:00Z" }] })
+      yield* ok("POST", `${bankPath(at.bank)}/memories`, {
+        items: [{ content: "Alice works at Acme.", timestamp: "2024-01-10T09:00:00Z" }]
+      })
+      yield* ok("POST", `${bankPath(at.bank)}/memories`, {
+        items: [{ content: "Alice no longer works at Acme.", timestamp: "2024-06-01T09:00:00Z" }]
+      })
       yield* settled(at.bank)
 
       const report = yield* sameAsRest(at, "list_anomalies", {}, ["POST", "/anomaly/intelligence", {}])
@@ -440,7 +545,10 @@ layer(app, { excludeTestServices: true, timeout: "3 minutes" })("feature-family 
       )
 
       const statusOf = (id: string) =>
-        Effect.map(ok("POST", `${bankPath(at.bank)}/anomaly/intelligence`, {}), (r) => r.body.events.find((e: any) => e.id === id))
+        Effect.map(
+          ok("POST", `${bankPath(at.bank)}/anomaly/intelligence`, {}),
+          (r) => r.body.events.find((e: any) => e.id === id)
+        )
       const acknowledged = yield* viaMulti(at, "acknowledge_anomaly", { event_id: event.id, note: "seen" })
       assert.strictEqual(acknowledged.status, "acknowledged")
       assert.deepStrictEqual(yield* statusOf(event.id), acknowledged)
@@ -470,11 +578,17 @@ layer(app, { excludeTestServices: true, timeout: "3 minutes" })("feature-family 
       const alice = entities.find((entity: any) => entity.canonical_name === "Alice")
       assert.isDefined(alice, JSON.stringify(entities))
 
-      yield* sameErrorAsRest(at, "get_entity_trajectory", { entity_id: alice.id }, ["GET", `/entities/${alice.id}/trajectory`], 404)
+      yield* sameErrorAsRest(at, "get_entity_trajectory", { entity_id: alice.id }, [
+        "GET",
+        `/entities/${alice.id}/trajectory`
+      ], 404)
       const queued = yield* at.single.ok("recompute_entity_trajectory", { entity_id: alice.id })
       assert.strictEqual(queued.status, "pending")
       yield* completed(at.bank, queued.operation_id)
-      const trajectory = yield* sameAsRest(at, "get_entity_trajectory", { entity_id: alice.id }, ["GET", `/entities/${alice.id}/trajectory`])
+      const trajectory = yield* sameAsRest(at, "get_entity_trajectory", { entity_id: alice.id }, [
+        "GET",
+        `/entities/${alice.id}/trajectory`
+      ])
       assert.strictEqual(trajectory.entity_id, alice.id)
 
       yield* sameErrorAsRest(at, "get_entity_intelligence", {}, ["GET", "/entity-intelligence"], 404)
@@ -504,7 +618,10 @@ layer(app, { excludeTestServices: true, timeout: "3 minutes" })("feature-family 
       assert.isTrue(status.enabled)
       const histogram = yield* sameAsRest(at, "get_activity_histogram", {}, ["GET", "/sub-routine/histogram"])
       assert.strictEqual(histogram.histogram.length, 24)
-      yield* sameAsRest(at, "predict_activity", { horizon_hours: 6 }, ["GET", "/sub-routine/predictions?horizon_hours=6"], ["generated_at"])
+      yield* sameAsRest(at, "predict_activity", { horizon_hours: 6 }, [
+        "GET",
+        "/sub-routine/predictions?horizon_hours=6"
+      ], ["generated_at"])
       yield* sameAsRest(
         at,
         "get_brain_influence",
@@ -516,11 +633,18 @@ layer(app, { excludeTestServices: true, timeout: "3 minutes" })("feature-family 
       // This server is the remote: the learn is a queued operation that stores the remote bank's memories here.
       const remote = "mcp-brain-remote"
       yield* retain(remote, ["Ines repairs old bicycles in her garage every weekend."])
-      const learning = yield* viaMulti(at, "learn_from_remote", { remote_endpoint: server.url, remote_bank_id: remote, learning_type: "raw_mirror" })
+      const learning = yield* viaMulti(at, "learn_from_remote", {
+        remote_endpoint: server.url,
+        remote_bank_id: remote,
+        learning_type: "raw_mirror"
+      })
       assert.deepInclude(learning, { deduplicated: false })
       yield* completed(at.bank, learning.operation_id)
       const learned = (yield* ok("GET", `${bankPath(at.bank)}/memories/list?limit=100`)).body.items
-      assert.isTrue(learned.some((memory: any) => memory.text.includes("Ines") && memory.tags.includes("brain-learn")), JSON.stringify(learned))
+      assert.isTrue(
+        learned.some((memory: any) => memory.text.includes("Ines") && memory.tags.includes("brain-learn")),
+        JSON.stringify(learned)
+      )
 
       yield* refused(at, "brain_status", { verbose: true }, "verbose: unknown argument")
       yield* refused(at, "run_sub_routine", { mode: "turbo" }, "mode")

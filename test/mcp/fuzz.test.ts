@@ -15,7 +15,7 @@ import { ensureSeeded, fuzzPools, idPools, seedBank, watchSentinel } from "../su
 import { describeFindings, type Finding, fuzzTarget } from "../support/fuzz/FuzzRun.ts"
 import { hostileSegments } from "../support/fuzz/Hostile.ts"
 import { type McpMessage, mcpProblem, type McpToolListing, toolCallArbitrary } from "../support/fuzz/McpRequests.ts"
-import { TestServer, testApp } from "../support/TestServer.ts"
+import { testApp, TestServer } from "../support/TestServer.ts"
 
 const target = "fuzz-target"
 const sentinel = "fuzz-sentinel"
@@ -42,39 +42,53 @@ const listTools = (url: string) =>
   })
 
 layer(testApp({ mcpToolFamilies }), { excludeTestServices: true })("fuzzing the MCP tools", (it) => {
-  it.effect("no tool call answers 5xx or an internal error; the server stays healthy; the sentinel is untouched", () =>
-    Effect.gen(function*() {
-      const server = yield* TestServer
-      yield* seedBank(sentinel)
-      yield* seedBank(target)
-      const sentinelIds = yield* idPools(sentinel)
-      const checkAfter = yield* watchSentinel(sentinel)
-      const findings: Array<Finding> = []
+  it.effect(
+    "no tool call answers 5xx or an internal error; the server stays healthy; the sentinel is untouched",
+    () =>
+      Effect.gen(function*() {
+        const server = yield* TestServer
+        yield* seedBank(sentinel)
+        yield* seedBank(target)
+        const sentinelIds = yield* idPools(sentinel)
+        const checkAfter = yield* watchSentinel(sentinel)
+        const findings: Array<Finding> = []
 
-      for (const endpoint of ["/mcp/", `/mcp/${target}/`]) {
-        const tools = yield* listTools(server.url + endpoint)
-        assert.isAbove(tools.length, 60, `${endpoint} lists its tools, the feature families' too`)
-        for (const tool of tools) {
-          const name = `${endpoint} ${tool.name}`
-          yield* ensureSeeded(target)
-          const context = { pools: fuzzPools(target, yield* idPools(target), sentinelIds), sentinel }
-          const finding = yield* Effect.promise(() =>
-            fuzzTarget(name, toolCallArbitrary(tool, context), (message) => send(server.url + endpoint, message))
-          )
-          if (finding !== undefined) findings.push(finding)
-          findings.push(...yield* checkAfter(name))
+        for (const endpoint of ["/mcp/", `/mcp/${target}/`]) {
+          const tools = yield* listTools(server.url + endpoint)
+          assert.isAbove(tools.length, 60, `${endpoint} lists its tools, the feature families' too`)
+          for (const tool of tools) {
+            const name = `${endpoint} ${tool.name}`
+            yield* ensureSeeded(target)
+            const context = { pools: fuzzPools(target, yield* idPools(target), sentinelIds), sentinel }
+            const finding = yield* Effect.promise(() =>
+              fuzzTarget(name, toolCallArbitrary(tool, context), (message) => send(server.url + endpoint, message))
+            )
+            if (finding !== undefined) findings.push(finding)
+            findings.push(...yield* checkAfter(name))
+          }
         }
-      }
 
-      // The single-bank endpoint with a hostile bank id in its path: refused before any tool runs.
-      const listMemories = JSON.stringify({ jsonrpc: "2.0", id: 1, method: "tools/call", params: { name: "list_memories", arguments: {} } })
-      const finding = yield* Effect.promise(() =>
-        fuzzTarget("/mcp/{bank_id}/", fc.constantFrom(...hostileSegments(sentinel)), (segment) =>
-          send(`${server.url}/mcp/${segment}/`, { text: listMemories, mutations: `path bank_id=${segment.slice(0, 40)}` }))
-      )
-      if (finding !== undefined) findings.push(finding)
-      findings.push(...yield* checkAfter("/mcp/{bank_id}/"))
+        // The single-bank endpoint with a hostile bank id in its path: refused before any tool runs.
+        const listMemories = JSON.stringify({
+          jsonrpc: "2.0",
+          id: 1,
+          method: "tools/call",
+          params: { name: "list_memories", arguments: {} }
+        })
+        const finding = yield* Effect.promise(() =>
+          fuzzTarget("/mcp/{bank_id}/", fc.constantFrom(...hostileSegments(sentinel)), (segment) =>
+            send(`${server.url}/mcp/${segment}/`, {
+              text: listMemories,
+              mutations: `path bank_id=${segment.slice(0, 40)}`
+            }))
+        )
+        if (finding !== undefined) {
+          findings.push(finding)
+        }
+        findings.push(...yield* checkAfter("/mcp/{bank_id}/"))
 
-      assert.strictEqual(findings.length, 0, describeFindings(findings))
-    }), 600_000)
+        assert.strictEqual(findings.length, 0, describeFindings(findings))
+      }),
+    600_000
+  )
 })

@@ -10,7 +10,7 @@ import { mkdtempSync } from "node:fs"
 import { tmpdir } from "node:os"
 import { join } from "node:path"
 import { fileURLToPath } from "node:url"
-import { TestServer, testApp } from "../support/TestServer.ts"
+import { testApp, TestServer } from "../support/TestServer.ts"
 
 const root = fileURLToPath(new URL("../../", import.meta.url))
 const node = join(root, "node_modules/.bin/node")
@@ -40,7 +40,15 @@ layer(testApp(), { excludeTestServices: true })("mcp tooling", (it) => {
 
       const call = (tool: string, ...args: Array<string>) =>
         runNode([
-          inspector, "--cli", url, "--transport", "http", "--method", "tools/call", "--tool-name", tool,
+          inspector,
+          "--cli",
+          url,
+          "--transport",
+          "http",
+          "--method",
+          "tools/call",
+          "--tool-name",
+          tool,
           ...args.flatMap((arg) => ["--tool-arg", arg])
         ])
       const retained = yield* call("retain", "content=Noor waters the office ferns every Monday.")

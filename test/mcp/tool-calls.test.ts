@@ -7,8 +7,8 @@ import { assert, layer } from "@effect/vitest"
 import { Effect } from "effect"
 import { Operations } from "../../src/bank/Operations.ts"
 import { connectMcp } from "../support/McpClient.ts"
-import { TestServer, testApp } from "../support/TestServer.ts"
-import { TestTaskHandlers, eventually } from "../support/TestTasks.ts"
+import { testApp, TestServer } from "../support/TestServer.ts"
+import { eventually, TestTaskHandlers } from "../support/TestTasks.ts"
 
 const bank = "mcp-all"
 
@@ -56,13 +56,16 @@ layer(testApp({}, TestTaskHandlers), { excludeTestServices: true })("mcp tool ca
       const mcp = yield* connectMcp(`${server.url}/mcp/`)
       const inBank = (args: Record<string, unknown> = {}) => ({ bank_id: bank, ...args })
 
-      const retained = yield* mcp.ok("retain", inBank({
-        content: "Priya moved to Lisbon in March 2024 and now works as a cartographer.",
-        tags: ["team:maps"],
-        document_id: "priya-notes",
-        timestamp: "2024-04-02T10:00:00Z",
-        metadata: { source: "mcp-test" }
-      }))
+      const retained = yield* mcp.ok(
+        "retain",
+        inBank({
+          content: "Priya moved to Lisbon in March 2024 and now works as a cartographer.",
+          tags: ["team:maps"],
+          document_id: "priya-notes",
+          timestamp: "2024-04-02T10:00:00Z",
+          metadata: { source: "mcp-test" }
+        })
+      )
       assert.isAbove(retained.memories_created, 0)
       assert.strictEqual(retained.bank_id, bank)
       yield* mcp.ok("retain", inBank({ content: "Tomás prefers green tea to coffee." }))

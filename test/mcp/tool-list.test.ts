@@ -8,7 +8,7 @@ import { assert, layer } from "@effect/vitest"
 import type { Tool } from "@modelcontextprotocol/sdk/types.js"
 import { Effect } from "effect"
 import { connectMcp } from "../support/McpClient.ts"
-import { TestServer, testApp } from "../support/TestServer.ts"
+import { testApp, TestServer } from "../support/TestServer.ts"
 
 /** The spec's table: parameters in order, the required ones, and the tool defaults. */
 const spec: Record<string, { params: Array<string>; required?: Array<string>; defaults?: Record<string, unknown> }> = {
@@ -51,10 +51,24 @@ const spec: Record<string, { params: Array<string>; required?: Array<string>; de
   get_memory: { params: ["memory_id", "branch_name"], required: ["memory_id"] },
   delete_memory: { params: ["memory_id"], required: ["memory_id"] },
   update_memory: {
-    params: ["memory_id", "text", "context", "occurred_start", "occurred_end", "fact_type", "entities", "state", "reason"],
+    params: [
+      "memory_id",
+      "text",
+      "context",
+      "occurred_start",
+      "occurred_end",
+      "fact_type",
+      "entities",
+      "state",
+      "reason"
+    ],
     required: ["memory_id"]
   },
-  list_document_chunks: { params: ["document_id", "limit", "offset"], required: ["document_id"], defaults: { limit: 100, offset: 0 } },
+  list_document_chunks: {
+    params: ["document_id", "limit", "offset"],
+    required: ["document_id"],
+    defaults: { limit: 100, offset: 0 }
+  },
   list_documents: { params: ["q", "limit"], defaults: { limit: 100 } },
   get_document: { params: ["document_id"], required: ["document_id"] },
   delete_document: { params: ["document_id"], required: ["document_id"] },

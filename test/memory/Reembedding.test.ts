@@ -5,7 +5,7 @@
 import { assert, describe, it } from "@effect/vitest"
 import { Effect, Layer } from "effect"
 import { SqlClient } from "effect/sql"
-import { Llm, Operations, Retain, engramWith } from "../../src/index.ts"
+import { engramWith, Llm, Operations, Retain } from "../../src/index.ts"
 import { trigramEmbeddings } from "../support/FakeModels.ts"
 import { eventually } from "../support/Eventually.ts"
 import { freshDatabaseSettings } from "../support/TestServer.ts"
@@ -41,7 +41,10 @@ describe("re-embedding", () => {
         assert.deepStrictEqual(record.result, { reembedded: 2, embedding_model: "test:trigram-32" })
         const rows = yield* sql<{ model: string; dims: number }>`
           SELECT embedding_model AS model, vector_dims(embedding) AS dims FROM memory_units WHERE bank_id = 'vectors'`
-        assert.deepStrictEqual(rows.map((row) => [row.model, row.dims]), [["test:trigram-32", 32], ["test:trigram-32", 32]])
+        assert.deepStrictEqual(rows.map((row) => [row.model, row.dims]), [["test:trigram-32", 32], [
+          "test:trigram-32",
+          32
+        ]])
       }).pipe(Effect.provide(engramWith(settings, after)))
     }), 60_000)
 })

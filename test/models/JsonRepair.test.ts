@@ -19,8 +19,12 @@ describe("JsonRepair", () => {
   it("finds the value among prose, code fences and reasoning blocks", () => {
     assert.deepStrictEqual(parsed("Sure! Here it is:\n{\"facts\": [\"a\"]}\nAnything else?"), { facts: ["a"] })
     assert.deepStrictEqual(parsed("```json\n{\"facts\": [\"b\"]}\n```"), { facts: ["b"] })
-    assert.deepStrictEqual(parsed("<think>maybe {\"facts\": [\"draft\"]}?</think>\n{\"facts\": [\"c\"]}"), { facts: ["c"] })
-    assert.deepStrictEqual(parsed("the prompt opened the block, so only the close shows </think> {\"facts\": []}"), { facts: [] })
+    assert.deepStrictEqual(parsed("<think>maybe {\"facts\": [\"draft\"]}?</think>\n{\"facts\": [\"c\"]}"), {
+      facts: ["c"]
+    })
+    assert.deepStrictEqual(parsed("the prompt opened the block, so only the close shows </think> {\"facts\": []}"), {
+      facts: []
+    })
     assert.deepStrictEqual(parsed("[Note] the answer: {\"facts\": [\"d\"]}"), { facts: ["d"] })
   })
 
@@ -50,7 +54,10 @@ describe("JsonRepair", () => {
   })
 
   it("reports answers without JSON", () => {
-    assert.deepStrictEqual(extractJson("I cannot help with that.", facts), Result.fail("the answer contained no JSON value"))
+    assert.deepStrictEqual(
+      extractJson("I cannot help with that.", facts),
+      Result.fail("the answer contained no JSON value")
+    )
     assert.deepStrictEqual(extractJson("<think>only thinking", facts), Result.fail("the answer was empty"))
   })
 

@@ -16,7 +16,7 @@ import type { OtlpReceiver, ReceivedSpan } from "../support/OtlpReceiver.ts"
 import { otlpReceiver } from "../support/OtlpReceiver.ts"
 import type { ScriptedOpenAi } from "../support/ScriptedOpenAi.ts"
 import { scriptedOpenAi } from "../support/ScriptedOpenAi.ts"
-import { TestServer, testApp } from "../support/TestServer.ts"
+import { testApp, TestServer } from "../support/TestServer.ts"
 import { eventually } from "../support/TestTasks.ts"
 
 class Scripted extends Context.Service<Scripted, ScriptedOpenAi>()("test/observability/otlp/Scripted") {}
@@ -33,7 +33,12 @@ const models = Layer.unwrap(Effect.gen(function*() {
   const server = yield* Scripted
   const llm = llmSettings({ provider: "openai", baseUrl: server.baseUrl, model: "extractor", apiKey, maxRetries: 0 })
   return Layer.mergeAll(
-    EmbeddingsLive.openai({ baseUrl: server.baseUrl, apiKey: Redacted.make(apiKey), model: "embedder", dimensions: 16 }),
+    EmbeddingsLive.openai({
+      baseUrl: server.baseUrl,
+      apiKey: Redacted.make(apiKey),
+      model: "embedder",
+      dimensions: 16
+    }),
     LlmLive.layerWith(llm)
   )
 }))
@@ -86,25 +91,35 @@ describe("trace settings", () => {
   it.effect("are off unless an endpoint is set, and follow the OpenTelemetry variables", () =>
     Effect.gen(function*() {
       assert.isTrue(Option.isNone(yield* settingsFrom({})))
-      assert.isTrue(Option.isNone(yield* settingsFrom({ OTEL_EXPORTER_OTLP_ENDPOINT: "http://c:4318", OTEL_SDK_DISABLED: "true" })))
-      assert.isTrue(Option.isNone(yield* settingsFrom({ OTEL_EXPORTER_OTLP_ENDPOINT: "http://c:4318", OTEL_TRACES_EXPORTER: "none" })))
+      assert.isTrue(
+        Option.isNone(yield* settingsFrom({ OTEL_EXPORTER_OTLP_ENDPOINT: "http://c:4318", OTEL_SDK_DISABLED: "true" }))
+      )
+      assert.isTrue(
+        Option.isNone(
+          yield* settingsFrom({ OTEL_EXPORTER_OTLP_ENDPOINT: "http://c:4318", OTEL_TRACES_EXPORTER: "none" })
+        )
+      )
 
       const base = Option.getOrThrow(yield* settingsFrom({ OTEL_EXPORTER_OTLP_ENDPOINT: "http://collector:4318/" }))
       assert.strictEqual(base.url, "http://collector:4318/v1/traces")
       assert.strictEqual(base.protocol, "http/protobuf")
       assert.strictEqual(base.serviceName, "engram")
 
-      const specific = Option.getOrThrow(yield* settingsFrom({
-        OTEL_EXPORTER_OTLP_ENDPOINT: "http://collector:4318",
-        OTEL_EXPORTER_OTLP_TRACES_ENDPOINT: "https://vendor.example/otlp/traces",
-        OTEL_EXPORTER_OTLP_HEADERS: "authorization=Bearer%20abc,x-team=memory",
-        OTEL_EXPORTER_OTLP_TRACES_PROTOCOL: "http/json"
-      }))
+      const specific = Option.getOrThrow(
+        yield* settingsFrom({
+          OTEL_EXPORTER_OTLP_ENDPOINT: "http://collector:4318",
+          OTEL_EXPORTER_OTLP_TRACES_ENDPOINT: "https://vendor.example/otlp/traces",
+          OTEL_EXPORTER_OTLP_HEADERS: "authorization=Bearer%20abc,x-team=memory",
+          OTEL_EXPORTER_OTLP_TRACES_PROTOCOL: "http/json"
+        })
+      )
       assert.strictEqual(specific.url, "https://vendor.example/otlp/traces")
       assert.deepStrictEqual(specific.headers, { authorization: "Bearer abc", "x-team": "memory" })
       assert.strictEqual(specific.protocol, "http/json")
 
-      const grpc = yield* Effect.flip(settingsFrom({ OTEL_EXPORTER_OTLP_ENDPOINT: "http://c:4317", OTEL_EXPORTER_OTLP_PROTOCOL: "grpc" }))
+      const grpc = yield* Effect.flip(
+        settingsFrom({ OTEL_EXPORTER_OTLP_ENDPOINT: "http://c:4317", OTEL_EXPORTER_OTLP_PROTOCOL: "grpc" })
+      )
       assert.include(grpc.message, "http/protobuf")
     }))
 })
@@ -121,7 +136,9 @@ layer(app, { excludeTestServices: true })("OTLP trace export", (it) => {
         json: { items: [{ content: `Note to self: the office vault code is ${marker}. Ines changes it every March.` }] }
       })
       assert.strictEqual(retained.status, 200, retained.text)
-      const recalled = yield* server.request("POST", `${bank}/memories/recall`, { json: { query: "Who changes the vault code?" } })
+      const recalled = yield* server.request("POST", `${bank}/memories/recall`, {
+        json: { query: "Who changes the vault code?" }
+      })
       assert.strictEqual(recalled.status, 200, recalled.text)
       assert.isAbove(recalled.body.results.length, 0)
       // A search text in the query string is redacted from the request span's URL.
@@ -153,7 +170,9 @@ layer(app, { excludeTestServices: true })("OTLP trace export", (it) => {
       assert.strictEqual(batch.attributes["gen_ai.request.model"], "embedder")
       assert.strictEqual(batch.attributes["engram.embeddings.texts"], 2)
       const statements = retain.all.filter((span) => typeof span.attributes["db.query.text"] === "string")
-      assert.isTrue(statements.some((span) => String(span.attributes["db.query.text"]).includes("INSERT INTO memory_units")))
+      assert.isTrue(
+        statements.some((span) => String(span.attributes["db.query.text"]).includes("INSERT INTO memory_units"))
+      )
 
       const recall = traceOf(spans, requestSpan(recallName)(spans)!)
       assert.isAbove(recall.named("Recall.recall").length, 0)

@@ -28,7 +28,9 @@ const freshProject = (directory: string) => {
     if (name === ".bin" || name === "engram" || name.startsWith(".")) continue
     if (name.startsWith("@")) {
       mkdirSync(join(modules, name))
-      for (const scoped of readdirSync(join(installed, name))) symlinkSync(join(installed, name, scoped), join(modules, name, scoped))
+      for (const scoped of readdirSync(join(installed, name))) {
+        symlinkSync(join(installed, name, scoped), join(modules, name, scoped))
+      }
     } else {
       symlinkSync(join(installed, name), join(modules, name))
     }
@@ -45,12 +47,24 @@ describe.skipIf(databaseTier !== "pglite")("the packed package", () => {
     const paths = tarball.files.map((file) => file.path)
     assert.include(paths, "dist/src/index.js")
     assert.include(paths, "dist/src/index.d.ts")
-    assert.deepStrictEqual(paths.filter((path) => path.endsWith(".ts") && !path.endsWith(".d.ts")), [], "no TypeScript sources")
+    assert.deepStrictEqual(
+      paths.filter((path) => path.endsWith(".ts") && !path.endsWith(".d.ts")),
+      [],
+      "no TypeScript sources"
+    )
 
     const project = join(work, "consumer")
     freshProject(project)
-    await run("npm", ["install", "--offline", "--ignore-scripts", "--no-audit", "--no-fund", "--omit=dev", "--no-package-lock",
-      join(work, tarball.filename)], { cwd: project })
+    await run("npm", [
+      "install",
+      "--offline",
+      "--ignore-scripts",
+      "--no-audit",
+      "--no-fund",
+      "--omit=dev",
+      "--no-package-lock",
+      join(work, tarball.filename)
+    ], { cwd: project })
     const manifest = JSON.parse(readFileSync(join(project, "node_modules", "engram", "package.json"), "utf8"))
     assert.deepStrictEqual(manifest.exports["."], { types: "./dist/src/index.d.ts", import: "./dist/src/index.js" })
     assert.isFalse(existsSync(join(project, "node_modules", "engram", "src")), "the sources are not installed")
@@ -58,19 +72,29 @@ describe.skipIf(databaseTier !== "pglite")("the packed package", () => {
     // Its declarations type a consumer's TypeScript (the fixture is kept as .txt: in this repository "engram" would
     // resolve to its own dist/, which does not exist before a build, and `npm run check` would fail on it).
     writeFileSync(join(project, "consumer.ts"), readFileSync(join(import.meta.dirname, "fixtures", "consumer.ts.txt")))
-    writeFileSync(join(project, "tsconfig.json"), JSON.stringify({
-      compilerOptions: {
-        target: "es2024", module: "nodenext", moduleResolution: "nodenext", strict: true, noEmit: true, skipLibCheck: true,
-        types: []
-      },
-      files: ["consumer.ts"]
-    }))
+    writeFileSync(
+      join(project, "tsconfig.json"),
+      JSON.stringify({
+        compilerOptions: {
+          target: "es2024",
+          module: "nodenext",
+          moduleResolution: "nodenext",
+          strict: true,
+          noEmit: true,
+          skipLibCheck: true,
+          types: []
+        },
+        files: ["consumer.ts"]
+      })
+    )
     await run(join(installed, ".bin", "tsc"), ["-p", "tsconfig.json"], { cwd: project })
 
     const program = join(project, "program.mjs")
     writeFileSync(program, readFileSync(join(import.meta.dirname, "fixtures", "program.mjs")))
-    const { stdout } = await run(process.execPath, ["--no-experimental-strip-types", program, join(work, "data")],
-      { cwd: project, env: { ...process.env, NODE_OPTIONS: "" } })
+    const { stdout } = await run(process.execPath, ["--no-experimental-strip-types", program, join(work, "data")], {
+      cwd: project,
+      env: { ...process.env, NODE_OPTIONS: "" }
+    })
     const lines = stdout.trim().split("\n")
     const answer = JSON.parse(lines[lines.length - 1]!) as { recalled: Array<string> }
     assert.isTrue(answer.recalled.some((text) => text.includes("Alice brews green tea")), stdout)

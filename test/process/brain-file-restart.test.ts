@@ -39,79 +39,83 @@ const stopped = (child: Child, signal: NodeJS.Signals) =>
   })
 
 describe("the brain kept in its file", () => {
-  it.live("is loaded and caught up after a SIGKILL, and written on a graceful stop", () =>
-    Effect.scoped(Effect.gen(function*() {
-      const port = yield* freePort
-      const url = `http://127.0.0.1:${port}`
-      const env = freshServiceEnv({
-        SERVICE_API_PORT: String(port),
-        SERVICE_API_ENABLE_OBSERVATIONS: "false",
-        SERVICE_API_BRAIN_KEEP_FILES_MIN_MEMORIES: "20"
-      })
-      const start = Effect.gen(function*() {
-        const child = yield* spawnService("src/main.ts", env)
-        yield* waitForHealth(url, child)
-        return child
-      })
+  it.live(
+    "is loaded and caught up after a SIGKILL, and written on a graceful stop",
+    () =>
+      Effect.scoped(Effect.gen(function*() {
+        const port = yield* freePort
+        const url = `http://127.0.0.1:${port}`
+        const env = freshServiceEnv({
+          SERVICE_API_PORT: String(port),
+          SERVICE_API_ENABLE_OBSERVATIONS: "false",
+          SERVICE_API_BRAIN_KEEP_FILES_MIN_MEMORIES: "20"
+        })
+        const start = Effect.gen(function*() {
+          const child = yield* spawnService("src/main.ts", env)
+          yield* waitForHealth(url, child)
+          return child
+        })
 
-      const first = yield* start
-      yield* request(url, "POST", "/memories", {
-        items: Array.from({ length: 40 }, (_, n) => ({
-          content: `Greenhouse ${n % 7} grew ${n * 3} tomatoes in week ${n} under lamp ${n % 5}.`
-        }))
-      })
-      yield* recall(url, "tomatoes in greenhouse 3")
-      // The file a brain is kept in is written on release (after idle minutes), at a stop, or as here by an export.
-      const exported = yield* Effect.promise(() => fetch(`${url}/v1/default/banks/${bank}/brain/export`))
-      assert.strictEqual(exported.status, 200)
-      yield* Effect.promise(() => exported.arrayBuffer())
-      const written = yield* status(url)
-      assert.isNull(written.compatibility_reason)
-      assert.strictEqual(written.metrics.builds, 1)
-      assert.strictEqual(written.metrics.file_writes, 1)
+        const first = yield* start
+        yield* request(url, "POST", "/memories", {
+          items: Array.from({ length: 40 }, (_, n) => ({
+            content: `Greenhouse ${n % 7} grew ${n * 3} tomatoes in week ${n} under lamp ${n % 5}.`
+          }))
+        })
+        yield* recall(url, "tomatoes in greenhouse 3")
+        // The file a brain is kept in is written on release (after idle minutes), at a stop, or as here by an export.
+        const exported = yield* Effect.promise(() => fetch(`${url}/v1/default/banks/${bank}/brain/export`))
+        assert.strictEqual(exported.status, 200)
+        yield* Effect.promise(() => exported.arrayBuffer())
+        const written = yield* status(url)
+        assert.isNull(written.compatibility_reason)
+        assert.strictEqual(written.metrics.builds, 1)
+        assert.strictEqual(written.metrics.file_writes, 1)
 
-      // After the file: a new memory and a deleted document, then a crash (no file written at stop).
-      yield* request(url, "POST", "/memories", {
-        items: [
-          { content: "The pumpkin patch behind greenhouse 9 flooded on Tuesday." },
-          { content: "Basil seedlings were moved into greenhouse 4 by Marguerite.", document_id: "doomed" }
-        ]
-      })
-      yield* request(url, "DELETE", "/documents/doomed")
-      const pumpkins = yield* recall(url, "pumpkin patch flooded")
-      const tomatoes = yield* recall(url, "tomatoes in greenhouse 3")
-      const basil = yield* recall(url, "basil seedlings Marguerite")
-      yield* stopped(first, "SIGKILL")
+        // After the file: a new memory and a deleted document, then a crash (no file written at stop).
+        yield* request(url, "POST", "/memories", {
+          items: [
+            { content: "The pumpkin patch behind greenhouse 9 flooded on Tuesday." },
+            { content: "Basil seedlings were moved into greenhouse 4 by Marguerite.", document_id: "doomed" }
+          ]
+        })
+        yield* request(url, "DELETE", "/documents/doomed")
+        const pumpkins = yield* recall(url, "pumpkin patch flooded")
+        const tomatoes = yield* recall(url, "tomatoes in greenhouse 3")
+        const basil = yield* recall(url, "basil seedlings Marguerite")
+        yield* stopped(first, "SIGKILL")
 
-      const second = yield* start
-      assert.deepStrictEqual(yield* recall(url, "pumpkin patch flooded"), pumpkins)
-      assert.deepStrictEqual(yield* recall(url, "tomatoes in greenhouse 3"), tomatoes)
-      assert.deepStrictEqual(yield* recall(url, "basil seedlings Marguerite"), basil)
-      const loaded = yield* status(url)
-      assert.strictEqual(loaded.metrics.builds, 0, "the brain was built from the tables instead of loaded")
-      assert.strictEqual(loaded.metrics.file_loads, 1)
-      assert.isAtLeast(loaded.metrics.incremental_updates, 1, "the file was not caught up")
-      assert.isNotNull(loaded.compatibility_reason, "the file should still be behind the bank")
-      yield* stopped(second, "SIGTERM")
+        const second = yield* start
+        assert.deepStrictEqual(yield* recall(url, "pumpkin patch flooded"), pumpkins)
+        assert.deepStrictEqual(yield* recall(url, "tomatoes in greenhouse 3"), tomatoes)
+        assert.deepStrictEqual(yield* recall(url, "basil seedlings Marguerite"), basil)
+        const loaded = yield* status(url)
+        assert.strictEqual(loaded.metrics.builds, 0, "the brain was built from the tables instead of loaded")
+        assert.strictEqual(loaded.metrics.file_loads, 1)
+        assert.isAtLeast(loaded.metrics.incremental_updates, 1, "the file was not caught up")
+        assert.isNotNull(loaded.compatibility_reason, "the file should still be behind the bank")
+        yield* stopped(second, "SIGTERM")
 
-      // The graceful stop wrote the file: the next start loads it with nothing to catch up.
-      const third = yield* start
-      assert.isNull((yield* status(url)).compatibility_reason)
-      assert.deepStrictEqual(yield* recall(url, "pumpkin patch flooded"), pumpkins)
-      const current = yield* status(url)
-      assert.strictEqual(current.metrics.builds, 0)
-      assert.strictEqual(current.metrics.file_loads, 1)
-      assert.strictEqual(current.metrics.incremental_updates, 0)
-      yield* stopped(third, "SIGTERM")
+        // The graceful stop wrote the file: the next start loads it with nothing to catch up.
+        const third = yield* start
+        assert.isNull((yield* status(url)).compatibility_reason)
+        assert.deepStrictEqual(yield* recall(url, "pumpkin patch flooded"), pumpkins)
+        const current = yield* status(url)
+        assert.strictEqual(current.metrics.builds, 0)
+        assert.strictEqual(current.metrics.file_loads, 1)
+        assert.strictEqual(current.metrics.incremental_updates, 0)
+        yield* stopped(third, "SIGTERM")
 
-      // A damaged file costs a build, never a wrong answer or a failed recall.
-      writeFileSync(join(env["SERVICE_API_DATA_DIR"]!, "brain", current.file_path), "not a brain file")
-      const fourth = yield* start
-      assert.deepStrictEqual(yield* recall(url, "pumpkin patch flooded"), pumpkins)
-      const rebuilt = yield* status(url)
-      assert.strictEqual(rebuilt.metrics.builds, 1)
-      assert.strictEqual(rebuilt.metrics.file_loads, 0)
-      assert.strictEqual(rebuilt.metrics.sql_fallbacks, 0)
-      yield* stopped(fourth, "SIGTERM")
-    })), 180_000)
+        // A damaged file costs a build, never a wrong answer or a failed recall.
+        writeFileSync(join(env["SERVICE_API_DATA_DIR"]!, "brain", current.file_path), "not a brain file")
+        const fourth = yield* start
+        assert.deepStrictEqual(yield* recall(url, "pumpkin patch flooded"), pumpkins)
+        const rebuilt = yield* status(url)
+        assert.strictEqual(rebuilt.metrics.builds, 1)
+        assert.strictEqual(rebuilt.metrics.file_loads, 0)
+        assert.strictEqual(rebuilt.metrics.sql_fallbacks, 0)
+        yield* stopped(fourth, "SIGTERM")
+      })),
+    180_000
+  )
 })

@@ -23,7 +23,10 @@ const importZip = (url: string, bankId: string, name: string, bytes: Uint8Array)
     const form = new FormData()
     form.append("archive", new Blob([Buffer.from(bytes)]), `${name}.zip`)
     form.append("request", JSON.stringify({ name }))
-    const response = await fetch(`${url}/v1/default/banks/${bankId}/codebases/import/zip`, { method: "POST", body: form })
+    const response = await fetch(`${url}/v1/default/banks/${bankId}/codebases/import/zip`, {
+      method: "POST",
+      body: form
+    })
     const body = await response.json() as any
     if (response.status !== 200) throw new Error(`import -> ${response.status}: ${JSON.stringify(body)}`)
     return body
@@ -43,39 +46,46 @@ const modules = (count: number) =>
     name: `app/src/module${n}.ts`,
     data: `import { step${Math.max(0, n - 1)} } from "./module${Math.max(0, n - 1)}.ts"\n` +
       Array.from({ length: 8 }, (_, f) =>
-        `export function step${n}_${f}(input: number): number {\n  let total = 0\n  for (let i = 0; i < input; i++) total += i % 3 === 0 ? step${Math.max(0, n - 1)}(i) : -i\n  return total\n}\n`).join("") +
+        `export function step${n}_${f}(input: number): number {\n  let total = 0\n  for (let i = 0; i < input; i++) total += i % 3 === 0 ? step${
+          Math.max(0, n - 1)
+        }(i) : -i\n  return total\n}\n`).join("") +
       `export const step${n} = (x: number) => step${n}_0(x)\n`
   })))
 
 describe("codebase import across a crash", () => {
-  it.live("SIGKILL right after the import is accepted: the restarted service builds it from the stored archive", () =>
-    Effect.scoped(Effect.gen(function*() {
-      const env = { ...tierEnv(), SERVICE_API_PORT: String(yield* freePort) }
-      const url = `http://127.0.0.1:${env["SERVICE_API_PORT"]}`
-      const first = yield* spawnService("src/main.ts", env)
-      yield* waitForHealth(url, first)
+  it.live(
+    "SIGKILL right after the import is accepted: the restarted service builds it from the stored archive",
+    () =>
+      Effect.scoped(Effect.gen(function*() {
+        const env = { ...tierEnv(), SERVICE_API_PORT: String(yield* freePort) }
+        const url = `http://127.0.0.1:${env["SERVICE_API_PORT"]}`
+        const first = yield* spawnService("src/main.ts", env)
+        yield* waitForHealth(url, first)
 
-      const accepted = yield* importZip(url, "kill-cb", "app", modules(300))
-      first.process.kill("SIGKILL")
-      yield* Effect.promise(() => first.exited)
+        const accepted = yield* importZip(url, "kill-cb", "app", modules(300))
+        first.process.kill("SIGKILL")
+        yield* Effect.promise(() => first.exited)
 
-      const second = yield* spawnService("src/main.ts", env)
-      yield* waitForHealth(url, second)
-      const operation = yield* settled(url, "kill-cb", accepted.operation_id)
-      assert.strictEqual(operation.status, "completed", JSON.stringify(operation))
-      const codebase = (yield* json(url, `/v1/default/banks/kill-cb/codebases/${accepted.codebase_id}`)).body
-      assert.strictEqual(codebase.snapshot_status, "review_required")
-      assert.strictEqual(codebase.current_snapshot_id, accepted.snapshot_id)
-      assert.strictEqual(codebase.stats.indexed_files, 300)
-      assert.strictEqual(codebase.stats.source_from, "stored_archive")
-      const symbols = (yield* json(url, `/v1/default/banks/kill-cb/codebases/${accepted.codebase_id}/symbols?q=step299_7`)).body
-      assert.strictEqual(symbols.items[0].fq_name, "step299_7")
+        const second = yield* spawnService("src/main.ts", env)
+        yield* waitForHealth(url, second)
+        const operation = yield* settled(url, "kill-cb", accepted.operation_id)
+        assert.strictEqual(operation.status, "completed", JSON.stringify(operation))
+        const codebase = (yield* json(url, `/v1/default/banks/kill-cb/codebases/${accepted.codebase_id}`)).body
+        assert.strictEqual(codebase.snapshot_status, "review_required")
+        assert.strictEqual(codebase.current_snapshot_id, accepted.snapshot_id)
+        assert.strictEqual(codebase.stats.indexed_files, 300)
+        assert.strictEqual(codebase.stats.source_from, "stored_archive")
+        const symbols =
+          (yield* json(url, `/v1/default/banks/kill-cb/codebases/${accepted.codebase_id}/symbols?q=step299_7`)).body
+        assert.strictEqual(symbols.items[0].fq_name, "step299_7")
 
-      // Without a crash the task takes the request's files and never reads the archive back.
-      const again = yield* importZip(url, "kill-cb", "small", modules(3))
-      assert.strictEqual((yield* settled(url, "kill-cb", again.operation_id)).status, "completed")
-      const small = (yield* json(url, `/v1/default/banks/kill-cb/codebases/${again.codebase_id}`)).body
-      assert.strictEqual(small.stats.source_from, "request")
-      assert.strictEqual(small.stats.indexed_files, 3)
-    })), 180_000)
+        // Without a crash the task takes the request's files and never reads the archive back.
+        const again = yield* importZip(url, "kill-cb", "small", modules(3))
+        assert.strictEqual((yield* settled(url, "kill-cb", again.operation_id)).status, "completed")
+        const small = (yield* json(url, `/v1/default/banks/kill-cb/codebases/${again.codebase_id}`)).body
+        assert.strictEqual(small.stats.source_from, "request")
+        assert.strictEqual(small.stats.indexed_files, 3)
+      })),
+    180_000
+  )
 })

@@ -53,7 +53,10 @@ const consistent = (url: string) =>
     const entities = (yield* call(url, "GET", `${bank}/entities?limit=1000`)).items as Array<any>
     const named = new Set(all.flatMap((item) => (item.entities ?? []).map((entity: string) => entity.toLowerCase())))
     for (const entity of entities) {
-      assert.isTrue(named.has(entity.canonical_name.toLowerCase()), `entity ${entity.canonical_name} is named by no memory`)
+      assert.isTrue(
+        named.has(entity.canonical_name.toLowerCase()),
+        `entity ${entity.canonical_name} is named by no memory`
+      )
     }
     const listed = new Set(entities.map((entity) => entity.canonical_name.toLowerCase()))
     for (const entityName of named) assert.isTrue(listed.has(entityName), `a memory names ${entityName}, which is gone`)
@@ -61,73 +64,91 @@ const consistent = (url: string) =>
   })
 
 describe("forgetting under SIGKILL", () => {
-  it.live("a forget and a retention sweep killed midway leave each memory whole or gone", () =>
-    Effect.scoped(Effect.gen(function*() {
-      const env = { ...freshServiceEnv({ SERVICE_API_ENABLE_OBSERVATIONS: "true" }), SERVICE_API_PORT: String(yield* freePort) }
-      const url = `http://127.0.0.1:${env["SERVICE_API_PORT"]}`
-      const first = yield* spawnService("src/main.ts", env)
-      yield* waitForHealth(url, first)
+  it.live(
+    "a forget and a retention sweep killed midway leave each memory whole or gone",
+    () =>
+      Effect.scoped(Effect.gen(function*() {
+        const env = {
+          ...freshServiceEnv({ SERVICE_API_ENABLE_OBSERVATIONS: "true" }),
+          SERVICE_API_PORT: String(yield* freePort)
+        }
+        const url = `http://127.0.0.1:${env["SERVICE_API_PORT"]}`
+        const first = yield* spawnService("src/main.ts", env)
+        yield* waitForHealth(url, first)
 
-      yield* call(url, "PUT", bank, { name: "killed" })
-      yield* call(url, "POST", `${bank}/memories`, { items: about(300) })
-      yield* call(url, "POST", `${bank}/memories`, { items: facts("a", 150) })
-      yield* settled(url)
-      const zephyrine = (all: Array<any>) => all.filter((item) => item.fact_type !== "observation" && item.text.includes("Zephyrine"))
-      const before = zephyrine(yield* consistent(url))
-      assert.strictEqual(before.length, 300)
+        yield* call(url, "PUT", bank, { name: "killed" })
+        yield* call(url, "POST", `${bank}/memories`, { items: about(300) })
+        yield* call(url, "POST", `${bank}/memories`, { items: facts("a", 150) })
+        yield* settled(url)
+        const zephyrine = (all: Array<any>) =>
+          all.filter((item) => item.fact_type !== "observation" && item.text.includes("Zephyrine"))
+        const before = zephyrine(yield* consistent(url))
+        assert.strictEqual(before.length, 300)
 
-      // A dry run does the forget's work and rolls it back: it times the forget the kill lands halfway through.
-      const started = performance.now()
-      const dry = yield* call(url, "POST", `${bank}/forget`, { entity: name, dry_run: true })
-      const took = performance.now() - started
-      assert.strictEqual(dry.removed.memories >= 300, true)
-      const forget = fetch(`${url}${bank}/forget`, {
-        method: "POST",
-        headers: { "content-type": "application/json" },
-        body: JSON.stringify({ entity: name })
-      }).catch(() => undefined)
-      yield* sleep(Math.max(5, took / 2))
-      first.process.kill("SIGKILL")
-      yield* Effect.promise(() => first.exited)
-      yield* Effect.promise(() => forget)
+        // A dry run does the forget's work and rolls it back: it times the forget the kill lands halfway through.
+        const started = performance.now()
+        const dry = yield* call(url, "POST", `${bank}/forget`, { entity: name, dry_run: true })
+        const took = performance.now() - started
+        assert.strictEqual(dry.removed.memories >= 300, true)
+        const forget = fetch(`${url}${bank}/forget`, {
+          method: "POST",
+          headers: { "content-type": "application/json" },
+          body: JSON.stringify({ entity: name })
+        }).catch(() => undefined)
+        yield* sleep(Math.max(5, took / 2))
+        first.process.kill("SIGKILL")
+        yield* Effect.promise(() => first.exited)
+        yield* Effect.promise(() => forget)
 
-      const second = yield* spawnService("src/main.ts", env)
-      yield* waitForHealth(url, second)
-      yield* settled(url)
-      const afterForget = yield* consistent(url)
-      const left = zephyrine(afterForget).length
-      assert.isTrue(left === 0 || left === 300, `a forget killed midway left ${left} of 300 memories`)
-      const entity = (yield* call(url, "GET", `${bank}/entities?limit=1000`)).items.some((item: any) => item.canonical_name === name)
-      assert.strictEqual(entity, left === 300, "the entity goes with its memories, and only with them")
-      yield* Effect.logInfo(`forget took ${Math.round(took)} ms; killed at half: ${left === 0 ? "forget landed" : "rolled back"}`)
+        const second = yield* spawnService("src/main.ts", env)
+        yield* waitForHealth(url, second)
+        yield* settled(url)
+        const afterForget = yield* consistent(url)
+        const left = zephyrine(afterForget).length
+        assert.isTrue(left === 0 || left === 300, `a forget killed midway left ${left} of 300 memories`)
+        const entity = (yield* call(url, "GET", `${bank}/entities?limit=1000`)).items.some((item: any) =>
+          item.canonical_name === name
+        )
+        assert.strictEqual(entity, left === 300, "the entity goes with its memories, and only with them")
+        yield* Effect.logInfo(
+          `forget took ${Math.round(took)} ms; killed at half: ${left === 0 ? "forget landed" : "rolled back"}`
+        )
 
-      // A retention sweep down to 40 facts (2 to 4 slices), queued by the config change and killed as soon as its first
-      // slice is audited (committed), so the kill lands between or inside the later ones.
-      // Whichever way the forget went, the bank gets enough facts for a sweep of several slices.
-      yield* call(url, "POST", `${bank}/memories`, { items: facts("b", 300) })
-      yield* settled(url)
-      const factsNow = (yield* consistent(url)).filter((item) => item.fact_type !== "observation").length
-      yield* call(url, "PATCH", `${bank}/config`, { updates: { retention: { max_memories: 40 } } })
-      for (let attempt = 0; attempt < 3000; attempt++) {
-        const audited = yield* call(url, "GET", `${bank}/audit-logs?action=memories.retention_sweep&limit=1`)
-        if (audited.total > 0) break
-        yield* sleep(10)
-      }
-      const killedAt = new Date()
-      second.process.kill("SIGKILL")
-      yield* Effect.promise(() => second.exited)
+        // A retention sweep down to 40 facts (2 to 4 slices), queued by the config change and killed as soon as its first
+        // slice is audited (committed), so the kill lands between or inside the later ones.
+        // Whichever way the forget went, the bank gets enough facts for a sweep of several slices.
+        yield* call(url, "POST", `${bank}/memories`, { items: facts("b", 300) })
+        yield* settled(url)
+        const factsNow = (yield* consistent(url)).filter((item) => item.fact_type !== "observation").length
+        yield* call(url, "PATCH", `${bank}/config`, { updates: { retention: { max_memories: 40 } } })
+        for (let attempt = 0; attempt < 3000; attempt++) {
+          const audited = yield* call(url, "GET", `${bank}/audit-logs?action=memories.retention_sweep&limit=1`)
+          if (audited.total > 0) break
+          yield* sleep(10)
+        }
+        const killedAt = new Date()
+        second.process.kill("SIGKILL")
+        yield* Effect.promise(() => second.exited)
 
-      const third = yield* spawnService("src/main.ts", env)
-      yield* waitForHealth(url, third)
-      yield* settled(url)
-      const afterSweep = yield* consistent(url)
-      assert.strictEqual(afterSweep.filter((item) => item.fact_type !== "observation").length, 40)
-      // The slices the killed process committed are audited before the kill; the recovered sweep did the rest.
-      const slices = (yield* call(url, "GET", `${bank}/audit-logs?action=memories.retention_sweep&limit=100`)).items as Array<any>
-      const beforeKill = slices.filter((entry) => new Date(entry.started_at) < killedAt).length
-      yield* Effect.logInfo(`sweep from ${factsNow} facts to 40: ${beforeKill} of ${slices.length} slices committed before the kill`)
-      const sweeps = (yield* call(url, "GET", `${bank}/operations?limit=100`)).operations
-        .filter((op: any) => op.task_type === "retention_sweep")
-      assert.isTrue(sweeps.length >= 1 && sweeps.every((op: any) => op.status === "completed"), JSON.stringify(sweeps))
-    })), 480_000)
+        const third = yield* spawnService("src/main.ts", env)
+        yield* waitForHealth(url, third)
+        yield* settled(url)
+        const afterSweep = yield* consistent(url)
+        assert.strictEqual(afterSweep.filter((item) => item.fact_type !== "observation").length, 40)
+        // The slices the killed process committed are audited before the kill; the recovered sweep did the rest.
+        const slices = (yield* call(url, "GET", `${bank}/audit-logs?action=memories.retention_sweep&limit=100`))
+          .items as Array<any>
+        const beforeKill = slices.filter((entry) => new Date(entry.started_at) < killedAt).length
+        yield* Effect.logInfo(
+          `sweep from ${factsNow} facts to 40: ${beforeKill} of ${slices.length} slices committed before the kill`
+        )
+        const sweeps = (yield* call(url, "GET", `${bank}/operations?limit=100`)).operations
+          .filter((op: any) => op.task_type === "retention_sweep")
+        assert.isTrue(
+          sweeps.length >= 1 && sweeps.every((op: any) => op.status === "completed"),
+          JSON.stringify(sweeps)
+        )
+      })),
+    480_000
+  )
 })

@@ -76,7 +76,8 @@ const backgroundDone = Effect.gen(function*() {
   const { bank } = yield* IdleServer
   yield* until(
     () => fetch(`${bank}/operations`).then((r) => r.json() as Promise<any>),
-    (list) => list.operations.every((operation: any) => operation.status !== "pending" && operation.status !== "running"),
+    (list) =>
+      list.operations.every((operation: any) => operation.status !== "pending" && operation.status !== "running"),
     "background operations to finish"
   )
 })
@@ -90,11 +91,15 @@ const retainOne = (content: string) =>
   })
 
 layer(IdleServerLive, { excludeTestServices: true, timeout: "3 minutes" })("an idle server", (it) => {
-  it.effect.skipIf(process.platform !== "linux")("uses under 2 % of a core over 10 idle seconds", () =>
-    Effect.gen(function*() {
-      const share = yield* idleCpuShare
-      assert.isBelow(share, idleShare, `idle CPU ${(share * 100).toFixed(1)} % of a core`)
-    }), 60_000)
+  it.effect.skipIf(process.platform !== "linux")(
+    "uses under 2 % of a core over 10 idle seconds",
+    () =>
+      Effect.gen(function*() {
+        const share = yield* idleCpuShare
+        assert.isBelow(share, idleShare, `idle CPU ${(share * 100).toFixed(1)} % of a core`)
+      }),
+    60_000
+  )
 
   it.effect.skipIf(process.platform !== "linux")(
     "uses under 2 % of a core after a webhook delivery, and delivers the next event at once",
@@ -120,13 +125,16 @@ layer(IdleServerLive, { excludeTestServices: true, timeout: "3 minutes" })("an i
 
         // Still working, and woken by the write: each delivery arrives well inside the 5 s safety poll (three in a
         // row, so a worker that only polled would be caught with near certainty).
-        for (const [n, content] of [
-          "The ferry's captain noted fog near the lighthouse.",
-          "A crate of oranges was unloaded at the north pier.",
-          "The harbour master closed the port for the storm."
-        ].entries()) {
+        for (
+          const [n, content] of [
+            "The ferry's captain noted fog near the lighthouse.",
+            "A crate of oranges was unloaded at the north pier.",
+            "The harbour master closed the port for the storm."
+          ].entries()
+        ) {
           const retained = yield* retainOne(content)
-          const arrived = (yield* until(async () => receiver.received[n + 1], (request) => request !== undefined, "a delivery"))!
+          const arrived = (yield* until(async () => receiver.received[n + 1], (request) =>
+            request !== undefined, "a delivery"))!
           assert.strictEqual(arrived.body.event, "retain.completed")
           assert.isBelow(arrived.at - retained, promptDelivery, `delivery ${n + 1} took ${arrived.at - retained} ms`)
         }

@@ -9,45 +9,55 @@ import { freePort, spawnService, waitForHealth } from "../support/ChildService.t
 import { call, facts, memoryIds, repoServiceEnv } from "../support/RepoKillFixtures.ts"
 
 describe("memory repo enable", () => {
-  it.live("SIGKILL mid-enable leaves no repo or one that the next enable finishes", () =>
-    Effect.scoped(Effect.gen(function*() {
-      const env = { ...repoServiceEnv(), SERVICE_API_PORT: String(yield* freePort) }
-      const url = `http://127.0.0.1:${env["SERVICE_API_PORT"]}`
-      const first = yield* spawnService("src/main.ts", env)
-      yield* waitForHealth(url, first)
+  it.live(
+    "SIGKILL mid-enable leaves no repo or one that the next enable finishes",
+    () =>
+      Effect.scoped(Effect.gen(function*() {
+        const env = { ...repoServiceEnv(), SERVICE_API_PORT: String(yield* freePort) }
+        const url = `http://127.0.0.1:${env["SERVICE_API_PORT"]}`
+        const first = yield* spawnService("src/main.ts", env)
+        yield* waitForHealth(url, first)
 
-      // Time the enable of one bank, then kill the service half way through the enable of a bank like it.
-      for (const bank of ["timed", "killed"]) {
-        yield* call(url, "PUT", `/v1/default/banks/${bank}`, { name: bank })
-        yield* call(url, "POST", `/v1/default/banks/${bank}/memories`, { items: facts("a", 200) })
-      }
-      const started = performance.now()
-      yield* call(url, "POST", "/v1/default/banks/timed/repos/enable", {})
-      const took = performance.now() - started
-      const before = yield* memoryIds(url, "killed")
-      const enabling = fetch(`${url}/v1/default/banks/killed/repos/enable`, {
-        method: "POST",
-        headers: { "content-type": "application/json" },
-        body: "{}"
-      }).catch(() => undefined)
-      yield* Effect.promise(() => new Promise((resolve) => setTimeout(resolve, Math.max(5, took / 2))))
-      first.process.kill("SIGKILL")
-      yield* Effect.promise(() => first.exited)
-      yield* Effect.promise(() => enabling)
+        // Time the enable of one bank, then kill the service half way through the enable of a bank like it.
+        for (const bank of ["timed", "killed"]) {
+          yield* call(url, "PUT", `/v1/default/banks/${bank}`, { name: bank })
+          yield* call(url, "POST", `/v1/default/banks/${bank}/memories`, { items: facts("a", 200) })
+        }
+        const started = performance.now()
+        yield* call(url, "POST", "/v1/default/banks/timed/repos/enable", {})
+        const took = performance.now() - started
+        const before = yield* memoryIds(url, "killed")
+        const enabling = fetch(`${url}/v1/default/banks/killed/repos/enable`, {
+          method: "POST",
+          headers: { "content-type": "application/json" },
+          body: "{}"
+        }).catch(() => undefined)
+        yield* Effect.promise(() => new Promise((resolve) => setTimeout(resolve, Math.max(5, took / 2))))
+        first.process.kill("SIGKILL")
+        yield* Effect.promise(() => first.exited)
+        yield* Effect.promise(() => enabling)
 
-      const second = yield* spawnService("src/main.ts", env)
-      yield* waitForHealth(url, second)
-      const found = yield* call(url, "GET", "/v1/default/banks/killed/repo")
-      yield* Effect.logInfo(`enable took ${Math.round(took)} ms; killed at half: ${found.repo === null ? "no repo yet" : "repo part-way or done"}`)
-      const repo = yield* call(url, "POST", "/v1/default/banks/killed/repos/enable", {})
-      assert.isString(repo.head_commit_id)
-      const status = yield* call(url, "GET", `/v1/default/repos/${repo.repo_id}/status`)
-      assert.strictEqual(status.dirty, false)
-      assert.isUndefined(status.enabling)
-      const again = yield* call(url, "POST", `/v1/default/repos/${repo.repo_id}/commit`, { message: "nothing changed" })
-      assert.strictEqual(again.created, false)
-      assert.strictEqual(yield* memoryIds(url, "killed"), before)
-      const log = yield* call(url, "GET", `/v1/default/repos/${repo.repo_id}/log`)
-      assert.strictEqual(log.total, 1)
-    })), 240_000)
+        const second = yield* spawnService("src/main.ts", env)
+        yield* waitForHealth(url, second)
+        const found = yield* call(url, "GET", "/v1/default/banks/killed/repo")
+        yield* Effect.logInfo(
+          `enable took ${Math.round(took)} ms; killed at half: ${
+            found.repo === null ? "no repo yet" : "repo part-way or done"
+          }`
+        )
+        const repo = yield* call(url, "POST", "/v1/default/banks/killed/repos/enable", {})
+        assert.isString(repo.head_commit_id)
+        const status = yield* call(url, "GET", `/v1/default/repos/${repo.repo_id}/status`)
+        assert.strictEqual(status.dirty, false)
+        assert.isUndefined(status.enabling)
+        const again = yield* call(url, "POST", `/v1/default/repos/${repo.repo_id}/commit`, {
+          message: "nothing changed"
+        })
+        assert.strictEqual(again.created, false)
+        assert.strictEqual(yield* memoryIds(url, "killed"), before)
+        const log = yield* call(url, "GET", `/v1/default/repos/${repo.repo_id}/log`)
+        assert.strictEqual(log.total, 1)
+      })),
+    240_000
+  )
 })

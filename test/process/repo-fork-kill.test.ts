@@ -20,7 +20,11 @@ describe("memory repo fork", () => {
   it.live("SIGKILL mid-fork: the same fork call finishes it", () =>
     Effect.scoped(Effect.gen(function*() {
       // Small slices, so the fork of this bank is many transactions.
-      const env = { ...repoServiceEnv(), SERVICE_API_PORT: String(yield* freePort), SERVICE_API_REPO_FORK_SLICE_ROWS: "100" }
+      const env = {
+        ...repoServiceEnv(),
+        SERVICE_API_PORT: String(yield* freePort),
+        SERVICE_API_REPO_FORK_SLICE_ROWS: "100"
+      }
       const url = `http://127.0.0.1:${env["SERVICE_API_PORT"]}`
       const first = yield* spawnService("src/main.ts", env)
       yield* waitForHealth(url, first)
@@ -49,7 +53,9 @@ describe("memory repo fork", () => {
       yield* waitForHealth(url, second)
       const partial = yield* Effect.promise(() => fetch(`${url}/v1/default/banks/killed/memories/list?limit=1000`))
       const before = partial.status === 200 ? ((yield* Effect.promise(() => partial.json())) as any).items.length : -1
-      yield* Effect.logInfo(`fork took ${Math.round(took)} ms; killed at half: ${before < 0 ? "no bank yet" : `${before} memories copied`}`)
+      yield* Effect.logInfo(
+        `fork took ${Math.round(took)} ms; killed at half: ${before < 0 ? "no bank yet" : `${before} memories copied`}`
+      )
       // The same call resumes a fork cut short; one the kill came too late for has finished (its bank exists: 409).
       const resumed = yield* Effect.promise(() =>
         fetch(`${url}/v1/default/repos/${repo.repo_id}/fork-bank`, {

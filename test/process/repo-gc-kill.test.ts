@@ -21,76 +21,80 @@ const waitForLog = (child: Child, text: string, seen: number) =>
   })
 
 describe("memory repo garbage collection", () => {
-  it.live("SIGKILL mid-collection loses nothing a branch reaches, and the next start finishes it", () =>
-    Effect.scoped(Effect.gen(function*() {
-      // Tiny slices, so a collection of this bank takes many of them; and no wait after a request.
-      const env = {
-        ...repoServiceEnv(),
-        SERVICE_API_PORT: String(yield* freePort),
-        SERVICE_API_REPO_GC_DELAY: "10 millis",
-        SERVICE_API_REPO_GC_SLICE: "100",
-        SERVICE_API_REPO_GC_ORPHAN_GRACE: "0 millis"
-      }
-      const url = `http://127.0.0.1:${env["SERVICE_API_PORT"]}`
-      const repos = `${url}/v1/default/repos`
-      const first = yield* spawnService("src/main.ts", env)
-      yield* waitForHealth(url, first)
-
-      yield* call(url, "PUT", "/v1/default/banks/killed", { name: "killed" })
-      yield* call(url, "POST", "/v1/default/banks/killed/memories", { items: facts("a", 120) })
-      const repo = yield* call(url, "POST", "/v1/default/banks/killed/repos/enable", {})
-      const atFirst = yield* memoryIds(url, "killed")
-      yield* call(url, "POST", "/v1/default/banks/killed/memories", { items: facts("b", 60) })
-      const second = yield* call(url, "POST", `/v1/default/repos/${repo.repo_id}/commit`, { message: "b" })
-      const atSecond = yield* memoryIds(url, "killed")
-      yield* call(url, "POST", `/v1/default/repos/${repo.repo_id}/branches`, { branch_name: "side" })
-      yield* call(url, "POST", "/v1/default/banks/killed/memories", { items: facts("c", 60) })
-      const third = yield* call(url, "POST", `/v1/default/repos/${repo.repo_id}/commit`, { message: "c" })
-
-      // The commits asked for collections too: let those end first (each start is followed by its finish).
-      yield* Effect.promise(async () => {
-        while (count(first, "repo garbage collection started") > count(first, "repo garbage collection finished")) {
-          await new Promise((resolve) => setTimeout(resolve, 20))
+  it.live(
+    "SIGKILL mid-collection loses nothing a branch reaches, and the next start finishes it",
+    () =>
+      Effect.scoped(Effect.gen(function*() {
+        // Tiny slices, so a collection of this bank takes many of them; and no wait after a request.
+        const env = {
+          ...repoServiceEnv(),
+          SERVICE_API_PORT: String(yield* freePort),
+          SERVICE_API_REPO_GC_DELAY: "10 millis",
+          SERVICE_API_REPO_GC_SLICE: "100",
+          SERVICE_API_REPO_GC_ORPHAN_GRACE: "0 millis"
         }
-      })
-      // The reset orphans the third commit and asks for a collection; kill the service once it is under way.
-      const started = count(first, "repo garbage collection started")
-      const finished = count(first, "repo garbage collection finished")
-      yield* Effect.promise(() =>
-        fetch(`${repos}/${repo.repo_id}/reset-hard`, {
-          method: "POST",
-          headers: { "content-type": "application/json" },
-          body: JSON.stringify({ commit_id: repo.head_commit_id, force: true })
+        const url = `http://127.0.0.1:${env["SERVICE_API_PORT"]}`
+        const repos = `${url}/v1/default/repos`
+        const first = yield* spawnService("src/main.ts", env)
+        yield* waitForHealth(url, first)
+
+        yield* call(url, "PUT", "/v1/default/banks/killed", { name: "killed" })
+        yield* call(url, "POST", "/v1/default/banks/killed/memories", { items: facts("a", 120) })
+        const repo = yield* call(url, "POST", "/v1/default/banks/killed/repos/enable", {})
+        const atFirst = yield* memoryIds(url, "killed")
+        yield* call(url, "POST", "/v1/default/banks/killed/memories", { items: facts("b", 60) })
+        const second = yield* call(url, "POST", `/v1/default/repos/${repo.repo_id}/commit`, { message: "b" })
+        const atSecond = yield* memoryIds(url, "killed")
+        yield* call(url, "POST", `/v1/default/repos/${repo.repo_id}/branches`, { branch_name: "side" })
+        yield* call(url, "POST", "/v1/default/banks/killed/memories", { items: facts("c", 60) })
+        const third = yield* call(url, "POST", `/v1/default/repos/${repo.repo_id}/commit`, { message: "c" })
+
+        // The commits asked for collections too: let those end first (each start is followed by its finish).
+        yield* Effect.promise(async () => {
+          while (count(first, "repo garbage collection started") > count(first, "repo garbage collection finished")) {
+            await new Promise((resolve) => setTimeout(resolve, 20))
+          }
         })
-      )
-      yield* waitForLog(first, "repo garbage collection started", started)
-      first.process.kill("SIGKILL")
-      yield* Effect.promise(() => first.exited)
-      const midway = count(first, "repo garbage collection finished") === finished
-      yield* Effect.logInfo(first.output().split("\n").filter((line) => line.includes("garbage")).join("\n"))
-      yield* Effect.logInfo(`killed ${midway ? "mid-collection" : "after the collection finished"}`)
-      assert.isTrue(midway, "the kill landed after the collection: make the slices smaller")
+        // The reset orphans the third commit and asks for a collection; kill the service once it is under way.
+        const started = count(first, "repo garbage collection started")
+        const finished = count(first, "repo garbage collection finished")
+        yield* Effect.promise(() =>
+          fetch(`${repos}/${repo.repo_id}/reset-hard`, {
+            method: "POST",
+            headers: { "content-type": "application/json" },
+            body: JSON.stringify({ commit_id: repo.head_commit_id, force: true })
+          })
+        )
+        yield* waitForLog(first, "repo garbage collection started", started)
+        first.process.kill("SIGKILL")
+        yield* Effect.promise(() => first.exited)
+        const midway = count(first, "repo garbage collection finished") === finished
+        yield* Effect.logInfo(first.output().split("\n").filter((line) => line.includes("garbage")).join("\n"))
+        yield* Effect.logInfo(`killed ${midway ? "mid-collection" : "after the collection finished"}`)
+        assert.isTrue(midway, "the kill landed after the collection: make the slices smaller")
 
-      const restarted = yield* spawnService("src/main.ts", env)
-      yield* waitForHealth(url, restarted)
-      yield* waitForLog(restarted, "repo garbage collection finished", 0)
+        const restarted = yield* spawnService("src/main.ts", env)
+        yield* waitForHealth(url, restarted)
+        yield* waitForLog(restarted, "repo garbage collection finished", 0)
 
-      assert.strictEqual(yield* memoryIds(url, "killed"), atFirst)
-      const status = yield* call(url, "GET", `/v1/default/repos/${repo.repo_id}/status`)
-      assert.strictEqual(status.dirty, false)
-      const orphan = yield* Effect.promise(() =>
-        fetch(`${repos}/${repo.repo_id}/diff?from_commit_id=${third.commit_id}&to_commit_id=${repo.head_commit_id}`)
-      )
-      assert.strictEqual(orphan.status, 404, "the commit the reset orphaned is collected")
-      const log = yield* call(url, "GET", `/v1/default/repos/${repo.repo_id}/log`)
-      assert.strictEqual(log.total, 1)
-      yield* call(url, "POST", `/v1/default/repos/${repo.repo_id}/checkout`, { branch_name: "side" })
-      assert.strictEqual(yield* memoryIds(url, "killed"), atSecond)
-      const sideStatus = yield* call(url, "GET", `/v1/default/repos/${repo.repo_id}/status`)
-      assert.strictEqual(sideStatus.dirty, false)
-      yield* call(url, "POST", `/v1/default/repos/${repo.repo_id}/reset-hard`, { commit_id: repo.head_commit_id })
-      assert.strictEqual(yield* memoryIds(url, "killed"), atFirst)
-      yield* call(url, "POST", `/v1/default/repos/${repo.repo_id}/reset-hard`, { commit_id: second.commit_id })
-      assert.strictEqual(yield* memoryIds(url, "killed"), atSecond)
-    })), 900_000)
+        assert.strictEqual(yield* memoryIds(url, "killed"), atFirst)
+        const status = yield* call(url, "GET", `/v1/default/repos/${repo.repo_id}/status`)
+        assert.strictEqual(status.dirty, false)
+        const orphan = yield* Effect.promise(() =>
+          fetch(`${repos}/${repo.repo_id}/diff?from_commit_id=${third.commit_id}&to_commit_id=${repo.head_commit_id}`)
+        )
+        assert.strictEqual(orphan.status, 404, "the commit the reset orphaned is collected")
+        const log = yield* call(url, "GET", `/v1/default/repos/${repo.repo_id}/log`)
+        assert.strictEqual(log.total, 1)
+        yield* call(url, "POST", `/v1/default/repos/${repo.repo_id}/checkout`, { branch_name: "side" })
+        assert.strictEqual(yield* memoryIds(url, "killed"), atSecond)
+        const sideStatus = yield* call(url, "GET", `/v1/default/repos/${repo.repo_id}/status`)
+        assert.strictEqual(sideStatus.dirty, false)
+        yield* call(url, "POST", `/v1/default/repos/${repo.repo_id}/reset-hard`, { commit_id: repo.head_commit_id })
+        assert.strictEqual(yield* memoryIds(url, "killed"), atFirst)
+        yield* call(url, "POST", `/v1/default/repos/${repo.repo_id}/reset-hard`, { commit_id: second.commit_id })
+        assert.strictEqual(yield* memoryIds(url, "killed"), atSecond)
+      })),
+    900_000
+  )
 })

@@ -24,7 +24,10 @@ describe("memory repo restore", () => {
       // Time a reset that throws away 150 memories, then set up the same reset again.
       yield* call(url, "POST", "/v1/default/banks/killed/memories", { items: facts("b", 150) })
       const started = performance.now()
-      yield* call(url, "POST", `/v1/default/repos/${repo.repo_id}/reset-hard`, { commit_id: repo.head_commit_id, force: true })
+      yield* call(url, "POST", `/v1/default/repos/${repo.repo_id}/reset-hard`, {
+        commit_id: repo.head_commit_id,
+        force: true
+      })
       const took = performance.now() - started
       assert.strictEqual(yield* memoryIds(url, "killed"), committed)
       yield* call(url, "POST", "/v1/default/banks/killed/memories", { items: facts("c", 150) })
@@ -45,7 +48,9 @@ describe("memory repo restore", () => {
       yield* waitForHealth(url, second)
       const after = yield* memoryIds(url, "killed")
       assert.isTrue(after === committed || after === dirty, "the bank holds a mix of the old and the new state")
-      yield* Effect.logInfo(`reset took ${Math.round(took)} ms; killed at half: ${after === committed ? "reset landed" : "rolled back"}`)
+      yield* Effect.logInfo(
+        `reset took ${Math.round(took)} ms; killed at half: ${after === committed ? "reset landed" : "rolled back"}`
+      )
       // Whichever state survived, the repo still works on it.
       const status = yield* call(url, "GET", `/v1/default/repos/${repo.repo_id}/status`)
       assert.strictEqual(status.dirty, after === dirty)

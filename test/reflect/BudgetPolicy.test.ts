@@ -5,7 +5,8 @@ import { reflectBounds } from "../../src/reflect/BudgetPolicy.ts"
 describe("reflect budget policy", () => {
   it("grows searches, evidence tokens and wall time with the budget", () => {
     const [low, mid, high] = (["low", "mid", "high"] as const).map((budget) =>
-      reflectBounds({ budget, maxTokens: 4096, baseWallMs: 60_000, structured: false }))
+      reflectBounds({ budget, maxTokens: 4096, baseWallMs: 60_000, structured: false })
+    )
     assert.isBelow(low!.searchTurns, mid!.searchTurns)
     assert.isBelow(mid!.searchTurns, high!.searchTurns)
     assert.isBelow(low!.contextTokens, mid!.contextTokens)

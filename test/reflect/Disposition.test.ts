@@ -6,7 +6,8 @@ describe("disposition instructions", () => {
   it("each level of each trait reads differently", () => {
     for (const trait of [0, 1, 2]) {
       const lines = [1, 2, 3, 4, 5].map((level) =>
-        dispositionInstructions({ skepticism: level, literalism: level, empathy: level })[trait]!)
+        dispositionInstructions({ skepticism: level, literalism: level, empathy: level })[trait]!
+      )
       assert.strictEqual(new Set(lines).size, 5)
       lines.forEach((line, index) => assert.include(line, `${index + 1}/5`))
     }

@@ -5,7 +5,7 @@
  */
 import { assert, layer } from "@effect/vitest"
 import { Effect } from "effect"
-import { TestServer, testApp } from "../support/TestServer.ts"
+import { testApp, TestServer } from "../support/TestServer.ts"
 import { eventually } from "../support/TestTasks.ts"
 
 const bank = (id: string) => `/v1/default/banks/${id}`
@@ -53,7 +53,9 @@ layer(testApp(), { excludeTestServices: true })("offline reflect", (it) => {
   it.effect("says plainly when nothing matches, and reads only within the tag scope", () =>
     Effect.gen(function*() {
       const server = yield* TestServer
-      yield* server.request("POST", `${bank("scoped")}/directives`, { json: { name: "Formal", content: "Answer formally." } })
+      yield* server.request("POST", `${bank("scoped")}/directives`, {
+        json: { name: "Formal", content: "Answer formally." }
+      })
       yield* server.request("POST", `${bank("scoped")}/memories`, {
         json: { items: [{ content: "The launch is scheduled for Friday.", tags: ["secret"] }] }
       })
@@ -74,8 +76,12 @@ layer(testApp(), { excludeTestServices: true })("offline reflect", (it) => {
   it.effect("reflect/submit works offline too and its result is retrievable", () =>
     Effect.gen(function*() {
       const server = yield* TestServer
-      yield* server.request("POST", `${bank("later")}/memories`, { json: { items: [{ content: "Olu runs every morning." }] } })
-      const submitted = yield* server.request("POST", `${bank("later")}/reflect/submit`, { json: { query: "Does Olu exercise?" } })
+      yield* server.request("POST", `${bank("later")}/memories`, {
+        json: { items: [{ content: "Olu runs every morning." }] }
+      })
+      const submitted = yield* server.request("POST", `${bank("later")}/reflect/submit`, {
+        json: { query: "Does Olu exercise?" }
+      })
       assert.strictEqual(submitted.status, 200, submitted.text)
       yield* eventually(
         server.request("GET", `${bank("later")}/operations/${submitted.body.operation_id}`),
@@ -89,7 +95,9 @@ layer(testApp(), { excludeTestServices: true })("offline reflect", (it) => {
     Effect.gen(function*() {
       const server = yield* TestServer
       yield* server.request("POST", `${bank("models")}/memories`, {
-        json: { items: [{ content: "Jun waters the orchids every Sunday." }, { content: "The orchids bloom in February." }] }
+        json: {
+          items: [{ content: "Jun waters the orchids every Sunday." }, { content: "The orchids bloom in February." }]
+        }
       })
       const created = yield* server.request("POST", `${bank("models")}/mental-models`, {
         json: { id: "orchid-care", name: "Orchid care", source_query: "How are the orchids looked after?" }

@@ -13,7 +13,7 @@ import * as LlmLive from "../../layers/models/llm/LlmLive.ts"
 import { trigramEmbeddings } from "../support/FakeModels.ts"
 import type { ScriptedOpenAi, ScriptedReply } from "../support/ScriptedOpenAi.ts"
 import { scriptedOpenAi } from "../support/ScriptedOpenAi.ts"
-import { TestServer, testApp } from "../support/TestServer.ts"
+import { testApp, TestServer } from "../support/TestServer.ts"
 import { eventually } from "../support/TestTasks.ts"
 
 class Scripted extends Context.Service<Scripted, ScriptedOpenAi>()("test/reflect/ReflectDeadline/Scripted") {}
@@ -22,7 +22,9 @@ const behaviour = { answer: "hang" as "hang" | "reply" }
 
 const route = (body: any): ScriptedReply => {
   const last = String(body?.messages?.at(-1)?.content ?? "")
-  if (last.includes("Answer the question now") && behaviour.answer === "reply") return { content: "The kettle is in the attic." }
+  if (last.includes("Answer the question now") && behaviour.answer === "reply") {
+    return { content: "The kettle is in the attic." }
+  }
   return { hang: true }
 }
 
@@ -50,7 +52,9 @@ const bank = "/v1/default/banks/slow"
 const modelHasReceived = (count: number) =>
   Effect.gen(function*() {
     const scripted = yield* Scripted
-    yield* TestClock.withLive(eventually(Effect.sync(() => scripted.chatRequests().length), (received) => received >= count))
+    yield* TestClock.withLive(
+      eventually(Effect.sync(() => scripted.chatRequests().length), (received) => received >= count)
+    )
   })
 
 const chatRequestsSoFar = Effect.gen(function*() {
@@ -68,7 +72,9 @@ layer(onTestClock, { excludeTestServices: true })("reflect deadline", (it) => {
   it.effect("a silent model yields a labelled summary within the time budget", () =>
     Effect.gen(function*() {
       const server = yield* TestServer
-      yield* server.request("POST", `${bank}/memories`, { json: { items: [{ content: "The old kettle is stored in the attic." }] } })
+      yield* server.request("POST", `${bank}/memories`, {
+        json: { items: [{ content: "The old kettle is stored in the attic." }] }
+      })
       behaviour.answer = "hang"
       const before = yield* chatRequestsSoFar
       const reflecting = yield* Effect.forkChild(server.request("POST", `${bank}/reflect`, {
@@ -84,7 +90,10 @@ layer(onTestClock, { excludeTestServices: true })("reflect deadline", (it) => {
       assert.strictEqual(response.status, 200, response.text)
       assert.match(response.body.text, /^> \*\*Partial answer\*\*/)
       assert.include(response.body.text, "The old kettle is stored in the attic.")
-      assert.deepStrictEqual(response.body.trace.llm_calls.map((call: any) => call.scope), ["reflect.decide", "reflect.answer"])
+      assert.deepStrictEqual(response.body.trace.llm_calls.map((call: any) => call.scope), [
+        "reflect.decide",
+        "reflect.answer"
+      ])
       const [decide, answer] = response.body.trace.llm_calls
       // Gathering ends at half the wall time; the answer gets the rest.
       assert.strictEqual(decide.duration_ms, 2_000)
@@ -105,6 +114,9 @@ layer(onTestClock, { excludeTestServices: true })("reflect deadline", (it) => {
       const response = yield* Fiber.join(reflecting)
       assert.strictEqual(response.status, 200, response.text)
       assert.strictEqual(response.body.text, "The kettle is in the attic.")
-      assert.deepStrictEqual(response.body.trace.llm_calls.map((call: any) => call.scope), ["reflect.decide", "reflect.answer"])
+      assert.deepStrictEqual(response.body.trace.llm_calls.map((call: any) => call.scope), [
+        "reflect.decide",
+        "reflect.answer"
+      ])
     }))
 })

@@ -5,14 +5,21 @@ import { responseValidator } from "../../src/reflect/StructuredOutput.ts"
 
 const schema = {
   type: "object",
-  properties: { name: { type: "string" }, score: { type: "integer", minimum: 0, maximum: 10 }, tags: { type: "array", items: { type: "string" } } },
+  properties: {
+    name: { type: "string" },
+    score: { type: "integer", minimum: 0, maximum: 10 },
+    tags: { type: "array", items: { type: "string" } }
+  },
   required: ["name", "score"]
 }
 
 describe("structured output", () => {
   it("accepts a matching answer, even fenced or surrounded by prose", () => {
     const validator = Result.getOrThrow(responseValidator(schema))
-    assert.deepStrictEqual(Result.getOrThrow(validator.validate("{\"name\": \"Ada\", \"score\": 7}")), { name: "Ada", score: 7 })
+    assert.deepStrictEqual(Result.getOrThrow(validator.validate("{\"name\": \"Ada\", \"score\": 7}")), {
+      name: "Ada",
+      score: 7
+    })
     const fenced = validator.validate("Here it is:\n```json\n{\"name\": \"Ada\", \"score\": 7, \"tags\": [\"x\"]}\n```")
     assert.deepStrictEqual(Result.getOrThrow(fenced), { name: "Ada", score: 7, tags: ["x"] })
   })

@@ -6,7 +6,7 @@
 import { assert, layer } from "@effect/vitest"
 import { Effect, Option, Redacted } from "effect"
 import { connectMcp, rawMcpPost } from "../support/McpClient.ts"
-import { TestServer, testApp } from "../support/TestServer.ts"
+import { testApp, TestServer } from "../support/TestServer.ts"
 
 const adminKey = "k-admin-0123456789"
 const aliceKey = "k-alice-0123456789"
@@ -59,8 +59,10 @@ layer(app, { excludeTestServices: true })("bank-scoped API keys", (it) => {
       assert.deepStrictEqual(listed.body.items.map((item: any) => item.text), ["Bob's locker code is 4512."])
 
       const ids = (key: string) =>
-        Effect.map(call(key, "GET", "/v1/default/banks"), (response) =>
-          response.body.banks.map((entry: any) => entry.bank_id).sort())
+        Effect.map(
+          call(key, "GET", "/v1/default/banks"),
+          (response) => response.body.banks.map((entry: any) => entry.bank_id).sort()
+        )
       assert.deepStrictEqual(yield* ids(aliceKey), ["alice-notes"])
       assert.deepStrictEqual(yield* ids(bobKey), ["bob"])
       assert.deepStrictEqual(yield* ids(adminKey), ["alice-notes", "bob"])

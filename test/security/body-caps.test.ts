@@ -10,7 +10,7 @@ import { assert, layer } from "@effect/vitest"
 import { Effect, Option, Redacted } from "effect"
 import { bodyFile, sendFromChild } from "../support/ChildSender.ts"
 import { healthBudgetMs, withHealthTimed } from "../support/fuzz/FuzzRun.ts"
-import { TestServer, testApp } from "../support/TestServer.ts"
+import { testApp, TestServer } from "../support/TestServer.ts"
 
 const key = "k-body-caps-0123456789"
 const auth = { authorization: `Bearer ${key}` }
@@ -26,13 +26,20 @@ const retainPath = "/v1/default/banks/caps/memories"
 const wide = Buffer.from(`[${`"ab",`.repeat(5_000_000 - 1)}"ab"]`)
 const deep = Buffer.from(`{"items":${"[".repeat(100_000)}${"]".repeat(100_000)}}`)
 const oversized = Buffer.from(`{"items":[{"content":"${"x".repeat(maxRequestBytes)}"}]}`)
-const files = { wide: bodyFile("wide", wide), deep: bodyFile("deep", deep), oversized: bodyFile("oversized", oversized) }
+const files = {
+  wide: bodyFile("wide", wide),
+  deep: bodyFile("deep", deep),
+  oversized: bodyFile("oversized", oversized)
+}
 
 /** Sends a hostile body from a child process (see above). */
-const sendHostile = (url: string, file: string, headers: Record<string, string>, mode: "declared" | "chunked" = "declared") =>
-  Effect.promise(() =>
-    sendFromChild(url + retainPath, file, { "content-type": "application/json", ...headers }, mode)
-  )
+const sendHostile = (
+  url: string,
+  file: string,
+  headers: Record<string, string>,
+  mode: "declared" | "chunked" = "declared"
+) =>
+  Effect.promise(() => sendFromChild(url + retainPath, file, { "content-type": "application/json", ...headers }, mode))
 
 interface Sent {
   readonly status: number
@@ -40,7 +47,12 @@ interface Sent {
   readonly ms: number
 }
 
-const send = (url: string, body: Uint8Array | ReadableStream<Uint8Array>, headers: Record<string, string>, init: Partial<RequestInit> = {}) =>
+const send = (
+  url: string,
+  body: Uint8Array | ReadableStream<Uint8Array>,
+  headers: Record<string, string>,
+  init: Partial<RequestInit> = {}
+) =>
   Effect.promise(async (): Promise<Sent> => {
     const started = performance.now()
     const response = await fetch(url + retainPath, {
@@ -50,7 +62,11 @@ const send = (url: string, body: Uint8Array | ReadableStream<Uint8Array>, header
       ...init
     })
     const text = await response.text()
-    return { status: response.status, body: text === "" ? undefined : JSON.parse(text), ms: performance.now() - started }
+    return {
+      status: response.status,
+      body: text === "" ? undefined : JSON.parse(text),
+      ms: performance.now() - started
+    }
   })
 
 /** Runs `during` while /health is asked back to back; its result, the slowest /health and the budget for it. */
@@ -77,7 +93,10 @@ layer(app, { excludeTestServices: true })("body caps", (it) => {
   it.effect("with the key, the same wide body answers 413 naming the element cap", () =>
     Effect.gen(function*() {
       const server = yield* TestServer
-      const { result, healthMax, budget } = yield* withHealthProbe(server.url, sendHostile(server.url, files.wide, auth))
+      const { result, healthMax, budget } = yield* withHealthProbe(
+        server.url,
+        sendHostile(server.url, files.wide, auth)
+      )
       assert.strictEqual(result.status, 413)
       assert.deepStrictEqual(result.body.errors, [{
         field: "body",
@@ -91,10 +110,16 @@ layer(app, { excludeTestServices: true })("body caps", (it) => {
   it.effect("a body nested 100k deep answers 400 naming the depth cap", () =>
     Effect.gen(function*() {
       const server = yield* TestServer
-      const { result, healthMax, budget } = yield* withHealthProbe(server.url, sendHostile(server.url, files.deep, auth))
+      const { result, healthMax, budget } = yield* withHealthProbe(
+        server.url,
+        sendHostile(server.url, files.deep, auth)
+      )
       assert.strictEqual(result.status, 400)
       assert.strictEqual(result.body.errors[0].field, "body")
-      assert.strictEqual(result.body.errors[0].message, "is nested more than 64 levels deep (SERVICE_API_MAX_BODY_DEPTH)")
+      assert.strictEqual(
+        result.body.errors[0].message,
+        "is nested more than 64 levels deep (SERVICE_API_MAX_BODY_DEPTH)"
+      )
       assert.isBelow(healthMax, budget, "/health stayed responsive")
     }))
 

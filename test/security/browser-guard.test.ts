@@ -6,7 +6,7 @@
  */
 import { assert, layer } from "@effect/vitest"
 import { Effect } from "effect"
-import { TestServer, testApp } from "../support/TestServer.ts"
+import { testApp, TestServer } from "../support/TestServer.ts"
 
 const base = "/v1/default/banks/browser-guard"
 const item = JSON.stringify({ items: [{ content: "Planted by a web page." }] })
@@ -38,16 +38,24 @@ layer(testApp({ enableObservations: false }), { excludeTestServices: true })("br
         new Promise<number>((resolve) => {
           const { hostname, port } = new URL(server.url)
           void import("node:http").then(({ request }) => {
-            const sent = request({ hostname, port, path: "/v1/default/banks", headers: { host: "evil.example" } }, (response) => {
-              response.resume()
-              resolve(response.statusCode ?? 0)
-            })
+            const sent = request(
+              { hostname, port, path: "/v1/default/banks", headers: { host: "evil.example" } },
+              (response) => {
+                response.resume()
+                resolve(response.statusCode ?? 0)
+              }
+            )
             sent.end()
           })
-        }))
+        })
+      )
       assert.strictEqual(rebound, 403)
       // The same write from the service's own origin, and from a client that is not a browser, is served.
-      const sameOrigin = yield* raw(url, { method: "POST", headers: { "content-type": "application/json", origin: server.url }, body: item })
+      const sameOrigin = yield* raw(url, {
+        method: "POST",
+        headers: { "content-type": "application/json", origin: server.url },
+        body: item
+      })
       assert.strictEqual(sameOrigin.status, 200, sameOrigin.text)
       const listed = yield* server.request("GET", `${base}/memories/list`)
       assert.strictEqual(listed.body.total, 1)

@@ -55,10 +55,24 @@ describe("JsonShapeScanner", () => {
 
   it("flags exactly the strings the text rules act on", () => {
     const flagged = (text: string) => scanned(text, 2).mayNeedCleaning
-    for (const text of [`"a\\u0000"`, `"\\ud800"`, `"\\udc00x"`, `"\\ud83d\\ud83d"`, `"a\\nb"`, `"\\t"`, `"\\u001f"`, `"\\u007f"`, `"\u007f"`]) {
+    for (
+      const text of [
+        `"a\\u0000"`,
+        `"\\ud800"`,
+        `"\\udc00x"`,
+        `"\\ud83d\\ud83d"`,
+        `"a\\nb"`,
+        `"\\t"`,
+        `"\\u001f"`,
+        `"\\u007f"`,
+        `"\u007f"`
+      ]
+    ) {
       assert.isTrue(flagged(text), text)
     }
-    for (const text of [`"plain"`, `"\\ud83d\\ude00"`, `"\\u00e9 \\" \\\\ \\/"`, `"💥"`, `{"a":1}`]) assert.isFalse(flagged(text), text)
+    for (const text of [`"plain"`, `"\\ud83d\\ude00"`, `"\\u00e9 \\" \\\\ \\/"`, `"💥"`, `{"a":1}`]) {
+      assert.isFalse(flagged(text), text)
+    }
   })
 })
 

@@ -10,7 +10,7 @@ import { defaultBrainSettings } from "../../src/brain/BrainSettings.ts"
 import { BrainLearn } from "../../src/learn/BrainLearn.ts"
 import { bankPath, call, ok, operationFinished } from "../support/HttpCalls.ts"
 import { type HostileRemote, hostileRemote } from "../support/HostileRemote.ts"
-import { TestServer, testApp } from "../support/TestServer.ts"
+import { testApp, TestServer } from "../support/TestServer.ts"
 import { eventually } from "../support/TestTasks.ts"
 
 class Remote extends Context.Service<Remote, HostileRemote>()("test/security/learn-keys/Remote") {}

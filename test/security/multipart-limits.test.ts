@@ -7,7 +7,7 @@ import { assert, layer } from "@effect/vitest"
 import { Effect } from "effect"
 import { defaultCodebaseSettings } from "../../src/codebases/CodebaseSettings.ts"
 import { codebasesPath, upload } from "../support/CodebaseClient.ts"
-import { TestServer, testApp } from "../support/TestServer.ts"
+import { testApp, TestServer } from "../support/TestServer.ts"
 
 const app = testApp({ codebases: { ...defaultCodebaseSettings, parseWorkers: 1 } })
 
@@ -33,7 +33,10 @@ layer(app, { excludeTestServices: true })("multipart limits", (it) => {
 
       const tooMany = yield* post(server, path, filesForm(200))
       assert.strictEqual(tooMany.status, 413, JSON.stringify(tooMany.body))
-      assert.strictEqual(tooMany.body.detail, "files: more than 64 parts in the multipart/form-data body; send at most 63 files per request")
+      assert.strictEqual(
+        tooMany.body.detail,
+        "files: more than 64 parts in the multipart/form-data body; send at most 63 files per request"
+      )
       assert.deepStrictEqual(tooMany.body.errors.map((issue: any) => issue.field), ["files"])
 
       const bigField = yield* post(server, path, filesForm(1, JSON.stringify({ context: "x".repeat(1536 * 1024) })))
@@ -53,8 +56,14 @@ layer(app, { excludeTestServices: true })("multipart limits", (it) => {
       const server = yield* TestServer
       const bankId = "multipart-file"
       const cap = defaultCodebaseSettings.archive.maxFileBytes
-      const tooLarge = yield* upload(server, `${codebasesPath(bankId)}/import/file`, "file", "big.ts",
-        "x".repeat(cap + 512 * 1024), { name: "big" })
+      const tooLarge = yield* upload(
+        server,
+        `${codebasesPath(bankId)}/import/file`,
+        "file",
+        "big.ts",
+        "x".repeat(cap + 512 * 1024),
+        { name: "big" }
+      )
       assert.strictEqual(tooLarge.status, 413, tooLarge.text)
       assert.strictEqual(tooLarge.body.detail, `file: a file part may hold at most ${cap} bytes`)
       const listed = yield* server.request("GET", codebasesPath(bankId))

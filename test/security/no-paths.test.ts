@@ -11,7 +11,7 @@ import { join } from "node:path"
 import { defaultBrainSettings } from "../../src/brain/BrainSettings.ts"
 import { EngramConfig } from "../../src/config/EngramConfig.ts"
 import { bankPath, ok } from "../support/HttpCalls.ts"
-import { TestServer, testApp } from "../support/TestServer.ts"
+import { testApp, TestServer } from "../support/TestServer.ts"
 
 const facts = [
   "Ines keeps the spare keys of the boathouse in a blue tin.",

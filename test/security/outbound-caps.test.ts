@@ -89,7 +89,10 @@ layer(app, { excludeTestServices: true, timeout: "3 minutes" })("outbound reads 
       })
       const done = yield* operationFinished("caps-brain", submitted.body.operation_id, Duration.seconds(50))
       assert.strictEqual(done.status, "failed", JSON.stringify(done))
-      assert.match(done.error_message, /larger than SERVICE_API_BRAIN_MAX_FILE_BYTES \(1048576 bytes\); reading stopped there/)
+      assert.match(
+        done.error_message,
+        /larger than SERVICE_API_BRAIN_MAX_FILE_BYTES \(1048576 bytes\); reading stopped there/
+      )
       assert.isBelow(elapsedSince(started), 25)
       yield* cutOff(remote, exportPath, maxFileBytes)
     }))
@@ -102,7 +105,10 @@ layer(app, { excludeTestServices: true, timeout: "3 minutes" })("outbound reads 
       const started = Date.now()
       const answered = yield* call("POST", `${bankPath("caps-research")}/internet/research`, { query: "endless tea?" })
       assert.strictEqual(answered.status, 502, answered.text)
-      assert.match(answered.body.detail, new RegExp(`answered more than ${maxAnswerBytes} bytes; reading stopped there`))
+      assert.match(
+        answered.body.detail,
+        new RegExp(`answered more than ${maxAnswerBytes} bytes; reading stopped there`)
+      )
       assert.isBelow(elapsedSince(started), 25)
       yield* cutOff(remote, "/searxng/search", maxAnswerBytes)
     }))
@@ -114,10 +120,15 @@ layer(app, { excludeTestServices: true, timeout: "3 minutes" })("outbound reads 
       yield* ok("PUT", bankPath("caps-git"), {})
 
       // The host misbehaves: 503, not a refusal of the caller's repository.
-      remote.route("/repos/acme/chatty", { endless: { contentType: "application/json", prefix: "{\"default_branch\":\"" } })
+      remote.route("/repos/acme/chatty", {
+        endless: { contentType: "application/json", prefix: "{\"default_branch\":\"" }
+      })
       const chatty = yield* call("POST", base, { owner: "acme", repo: "chatty" })
       assert.strictEqual(chatty.status, 503, chatty.text)
-      assert.match(chatty.body.detail, /the git host's API answer is larger than the 2 MiB cap \(2097152 bytes\); reading stopped there/)
+      assert.match(
+        chatty.body.detail,
+        /the git host's API answer is larger than the 2 MiB cap \(2097152 bytes\); reading stopped there/
+      )
       yield* cutOff(remote, "/repos/acme/chatty", 2 * 1024 * 1024)
 
       // The repository is too big for this service: 400 on `repo`, naming the setting.

@@ -27,7 +27,9 @@ const webhookOf = (bankId: string) =>
 const httpConfigOf = (bankId: string) =>
   Effect.gen(function*() {
     const sql = yield* SqlClient.SqlClient
-    const rows = yield* sql<{ config: string }>`SELECT http_config::text AS config FROM webhooks WHERE bank_id = ${bankId}`
+    const rows = yield* sql<
+      { config: string }
+    >`SELECT http_config::text AS config FROM webhooks WHERE bank_id = ${bankId}`
       .pipe(Effect.orDie)
     assert.strictEqual(rows.length, 1)
     return JSON.parse(rows[0]!.config)
@@ -65,7 +67,11 @@ layer(testApp(), { excludeTestServices: true, timeout: "2 minutes" })("repo comm
       // Changing only the URL or the HTTP settings changes nothing a commit holds.
       yield* ok("PATCH", `${bankPath(bankId)}/webhooks/${webhook.body.id}`, {
         url: `${url}-rotated`,
-        http_config: { timeout_seconds: 9, headers: { Authorization: token, "X-Custom": custom }, params: { token: param } }
+        http_config: {
+          timeout_seconds: 9,
+          headers: { Authorization: token, "X-Custom": custom },
+          params: { token: param }
+        }
       })
       const status = yield* ok("GET", `/v1/default/repos/${repoId}/status`)
       assert.isFalse(status.body.dirty, status.text)
@@ -96,7 +102,10 @@ layer(testApp(), { excludeTestServices: true, timeout: "2 minutes" })("repo comm
       assert.strictEqual((yield* webhookOf(bankId)).url, `${url}-rotated`)
 
       // A fork is another bank: the webhook comes without its URL and HTTP settings.
-      yield* ok("POST", `/v1/default/repos/${repoId}/fork-bank`, { target_bank_id: "repo-secrets-fork", source_commit_id: initial.commit_id })
+      yield* ok("POST", `/v1/default/repos/${repoId}/fork-bank`, {
+        target_bank_id: "repo-secrets-fork",
+        source_commit_id: initial.commit_id
+      })
       const forked = yield* httpConfigOf("repo-secrets-fork")
       assert.deepStrictEqual(forked, {})
       assert.strictEqual((yield* webhookOf("repo-secrets-fork")).url, "")

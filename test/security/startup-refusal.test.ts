@@ -21,12 +21,18 @@ describe("EngramConfig", () => {
       assert.isTrue(refused._tag === "Failure")
       assert.include(JSON.stringify(refused), "SERVICE_API_TENANT_API_KEY")
       assert.include(JSON.stringify(refused), "SERVICE_API_ALLOW_UNAUTHENTICATED")
-      for (const env of [
-        {},
-        { SERVICE_API_HOST: "::1" },
-        { SERVICE_API_HOST: "0.0.0.0", SERVICE_API_TENANT_EXTENSION: "api_key", SERVICE_API_TENANT_API_KEY: "k-0123456789" },
-        { SERVICE_API_HOST: "0.0.0.0", SERVICE_API_ALLOW_UNAUTHENTICATED: "true" }
-      ]) {
+      for (
+        const env of [
+          {},
+          { SERVICE_API_HOST: "::1" },
+          {
+            SERVICE_API_HOST: "0.0.0.0",
+            SERVICE_API_TENANT_EXTENSION: "api_key",
+            SERVICE_API_TENANT_API_KEY: "k-0123456789"
+          },
+          { SERVICE_API_HOST: "0.0.0.0", SERVICE_API_ALLOW_UNAUTHENTICATED: "true" }
+        ]
+      ) {
         assert.strictEqual((yield* load(env))._tag, "Success", JSON.stringify(env))
       }
     }))

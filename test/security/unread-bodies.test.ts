@@ -9,7 +9,7 @@
 import { assert, layer } from "@effect/vitest"
 import { Effect, Option, Redacted } from "effect"
 import { connect } from "node:net"
-import { TestServer, testApp } from "../support/TestServer.ts"
+import { testApp, TestServer } from "../support/TestServer.ts"
 
 const key = "k-unread-bodies-0123456789"
 const app = testApp({ tenantExtension: "api_key", tenantApiKey: Option.some(Redacted.make(key)) })

@@ -55,20 +55,24 @@ describe.skipIf(tier !== undefined && tier !== "pglite")("TableStatistics on PGl
       assert.strictEqual(after.estimate, 800)
     }).pipe(Effect.scoped, Effect.provide(database)), { timeout: 60_000 })
 
-  it.live("maintains the tables once they grew by a fifth, within the write that crossed the line", () =>
-    Effect.gen(function*() {
-      const context = yield* Layer.build(statisticsLayer)
-      const statistics = Context.get(context, TableStatistics)
-      yield* insertUnits("growing", 400)
-      yield* statistics.noteWrites(400)
-      assert.isFalse((yield* maintenanceFacts).analyzed)
-      yield* insertUnits("growing-more", 300)
-      yield* statistics.noteWrites(300)
-      const after = yield* maintenanceFacts
-      assert.isTrue(after.analyzed)
-      assert.isAbove(after.allVisible, 0)
-      assert.strictEqual(after.estimate, 700)
-    }).pipe(Effect.scoped, Effect.provide(database)), { timeout: 60_000 })
+  it.live(
+    "maintains the tables once they grew by a fifth, within the write that crossed the line",
+    () =>
+      Effect.gen(function*() {
+        const context = yield* Layer.build(statisticsLayer)
+        const statistics = Context.get(context, TableStatistics)
+        yield* insertUnits("growing", 400)
+        yield* statistics.noteWrites(400)
+        assert.isFalse((yield* maintenanceFacts).analyzed)
+        yield* insertUnits("growing-more", 300)
+        yield* statistics.noteWrites(300)
+        const after = yield* maintenanceFacts
+        assert.isTrue(after.analyzed)
+        assert.isAbove(after.allVisible, 0)
+        assert.strictEqual(after.estimate, 700)
+      }).pipe(Effect.scoped, Effect.provide(database)),
+    { timeout: 60_000 }
+  )
 
   it.live("does nothing below the threshold", () =>
     Effect.gen(function*() {

@@ -25,19 +25,28 @@ const inTenant = <A>(schema: string, effect: Effect.Effect<A, unknown, Banks | S
   Effect.scoped(Layer.build(tenant(schema)).pipe(Effect.flatMap((context) => Effect.provide(effect, context))))
 
 describe.skipIf(databaseTier === "pglite")("tenant schemas in one database", () => {
-  it.live("a tenant beside an engram in public gets its own tables and sees none of public's banks", () =>
-    Effect.gen(function*() {
-      const marker = `public-tenant-${crypto.randomUUID().slice(0, 8)}`
-      yield* inTenant("public", Effect.flatMap(Banks, (banks) => banks.ensure(marker)))
-      const schema = freshSchemaName()
-      const seen = yield* inTenant(schema, Effect.gen(function*() {
-        const sql = yield* SqlClient.SqlClient
-        const tables = yield* sql<{ n: number }>`SELECT count(*)::int AS n FROM information_schema.tables WHERE table_schema = ${schema}`
-        const banks = yield* (yield* Banks).list
-        return { tables: tables[0]!.n, banks: banks.map((bank) => bank.bankId) }
-      }))
-      assert.isAbove(seen.tables, 40, "the tenant's tables were not created in its schema")
-      assert.notInclude(seen.banks, marker)
-      yield* inTenant("public", Effect.flatMap(Banks, (banks) => banks.remove(marker).pipe(Effect.ignore)))
-    }), 120_000)
+  it.live(
+    "a tenant beside an engram in public gets its own tables and sees none of public's banks",
+    () =>
+      Effect.gen(function*() {
+        const marker = `public-tenant-${crypto.randomUUID().slice(0, 8)}`
+        yield* inTenant("public", Effect.flatMap(Banks, (banks) => banks.ensure(marker)))
+        const schema = freshSchemaName()
+        const seen = yield* inTenant(
+          schema,
+          Effect.gen(function*() {
+            const sql = yield* SqlClient.SqlClient
+            const tables = yield* sql<
+              { n: number }
+            >`SELECT count(*)::int AS n FROM information_schema.tables WHERE table_schema = ${schema}`
+            const banks = yield* (yield* Banks).list
+            return { tables: tables[0]!.n, banks: banks.map((bank) => bank.bankId) }
+          })
+        )
+        assert.isAbove(seen.tables, 40, "the tenant's tables were not created in its schema")
+        assert.notInclude(seen.banks, marker)
+        yield* inTenant("public", Effect.flatMap(Banks, (banks) => banks.remove(marker).pipe(Effect.ignore)))
+      }),
+    120_000
+  )
 })

@@ -27,7 +27,10 @@ export const officeBomb = (kind: "docx" | "xlsx", parts: ReadonlyArray<ZipEntry>
   makeZip([
     { name: "[Content_Types].xml", data: contentTypes },
     kind === "docx"
-      ? { name: "word/document.xml", data: "<w:document><w:body><w:p><w:r><w:t>Hello</w:t></w:r></w:p></w:body></w:document>" }
+      ? {
+        name: "word/document.xml",
+        data: "<w:document><w:body><w:p><w:r><w:t>Hello</w:t></w:r></w:p></w:body></w:document>"
+      }
       : { name: "xl/workbook.xml", data: "<workbook><sheets><sheet name=\"S\" sheetId=\"1\"/></sheets></workbook>" },
     ...parts
   ])

@@ -76,7 +76,14 @@ export const makeCluster = (databaseUrl: string, shards: number, extra: Record<s
 
 /** Waits until the runners together own every shard and each owns some. */
 export const shardsSpread = (runners: ReadonlyArray<ClusterNodeProcess>, shards: number) =>
-  until("shards spread over the runners", async () => {
-    const owned = await Promise.all(runners.map(async (runner) => (await health(runner.url)).cluster?.shards_owned ?? 0))
-    return owned.every((count) => count > 0) && owned.reduce((a, b) => a + b, 0) === shards ? true : undefined
-  }, 60_000, runners.at(-1)?.child)
+  until(
+    "shards spread over the runners",
+    async () => {
+      const owned = await Promise.all(
+        runners.map(async (runner) => (await health(runner.url)).cluster?.shards_owned ?? 0)
+      )
+      return owned.every((count) => count > 0) && owned.reduce((a, b) => a + b, 0) === shards ? true : undefined
+    },
+    60_000,
+    runners.at(-1)?.child
+  )

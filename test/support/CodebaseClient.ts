@@ -31,7 +31,12 @@ export const upload = (
   })
 
 /** Waits until the operation completed or failed, and returns its detail. */
-export const settled = (server: typeof TestServer.Service, bankId: string, operationId: string, timeout = Duration.seconds(90)) =>
+export const settled = (
+  server: typeof TestServer.Service,
+  bankId: string,
+  operationId: string,
+  timeout = Duration.seconds(90)
+) =>
   eventually(
     server.request("GET", `/v1/default/banks/${bankId}/operations/${operationId}`),
     (response) => ["completed", "failed", "cancelled"].includes(response.body?.status),

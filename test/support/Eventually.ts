@@ -30,7 +30,11 @@ export const eventually = <A, E, R>(
       if (Date.now() > deadline) {
         const context = options.context === undefined ? "" : `\n${options.context()}`
         return yield* Effect.die(
-          new Error(`${options.what ?? "condition"} not reached within ${Duration.format(Duration.fromInputUnsafe(timeout))}: ${JSON.stringify(value)}${context}`)
+          new Error(
+            `${options.what ?? "condition"} not reached within ${Duration.format(Duration.fromInputUnsafe(timeout))}: ${
+              JSON.stringify(value)
+            }${context}`
+          )
         )
       }
       yield* Effect.sleep(interval)

@@ -68,10 +68,18 @@ export const fakeWeb = Effect.acquireRelease(
       const server = createServer(async (request, response) => {
         const url = new URL(request.url ?? "/", "http://localhost")
         const body = await readBody(request)
-        requests.push({ method: request.method ?? "GET", path: url.pathname, query: url.searchParams, headers: request.headers, body })
+        requests.push({
+          method: request.method ?? "GET",
+          path: url.pathname,
+          query: url.searchParams,
+          headers: request.headers,
+          body
+        })
         switch (url.pathname) {
           case "/res/v1/web/search": {
-            if (request.headers["x-subscription-token"] !== apiKey) return json(response, 401, { error: `bad token ${request.headers["x-subscription-token"]}` })
+            if (request.headers["x-subscription-token"] !== apiKey) {
+              return json(response, 401, { error: `bad token ${request.headers["x-subscription-token"]}` })
+            }
             const count = Number(url.searchParams.get("count") ?? "10")
             return json(response, 200, {
               type: "search",
@@ -85,7 +93,9 @@ export const fakeWeb = Effect.acquireRelease(
             })
           }
           case "/search": {
-            if (request.headers["authorization"] !== `Bearer ${apiKey}`) return json(response, 401, { detail: { error: "Unauthorized" } })
+            if (request.headers["authorization"] !== `Bearer ${apiKey}`) {
+              return json(response, 401, { detail: { error: "Unauthorized" } })
+            }
             const parsed = JSON.parse(body) as { max_results?: number }
             return json(response, 200, {
               query: "q",
@@ -102,7 +112,12 @@ export const fakeWeb = Effect.acquireRelease(
             return json(response, 200, {
               query: url.searchParams.get("q"),
               number_of_results: results.length,
-              results: results.map((result) => ({ title: result.title, url: absolute(result.url), content: result.snippet, engine: "fake" }))
+              results: results.map((result) => ({
+                title: result.title,
+                url: absolute(result.url),
+                content: result.snippet,
+                engine: "fake"
+              }))
             })
           }
           case "/pages/tea.html":

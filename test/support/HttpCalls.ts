@@ -17,11 +17,20 @@ export const call = (method: string, path: string, json?: unknown) =>
 
 /** The call, asserted to answer 2xx (the failure message carries the answer). */
 export const ok = (method: string, path: string, json?: unknown) =>
-  Effect.tap(call(method, path, json), (response) =>
-    Effect.sync(() => assert.isTrue(response.status >= 200 && response.status < 300, `${method} ${path}: ${response.text}`)))
+  Effect.tap(
+    call(method, path, json),
+    (response) =>
+      Effect.sync(() =>
+        assert.isTrue(response.status >= 200 && response.status < 300, `${method} ${path}: ${response.text}`)
+      )
+  )
 
 /** The operation's detail once it completed or failed. */
-export const operationFinished = (bankId: string, operationId: string, timeout: Duration.Duration = Duration.seconds(60)) =>
+export const operationFinished = (
+  bankId: string,
+  operationId: string,
+  timeout: Duration.Duration = Duration.seconds(60)
+) =>
   eventually(
     Effect.map(call("GET", `${bankPath(bankId)}/operations/${operationId}`), (r) => r.body),
     (detail) => detail.status === "completed" || detail.status === "failed",
@@ -31,7 +40,10 @@ export const operationFinished = (bankId: string, operationId: string, timeout: 
 /** A recall's results as `{ id, text }`, optionally on a repo branch: what "the same answer" means in repo tests. */
 export const recallResults = (bankId: string, query: string, branch?: string) =>
   Effect.map(
-    ok("POST", `${bankPath(bankId)}/memories/recall`, { query, ...(branch === undefined ? {} : { branch_name: branch }) }),
+    ok("POST", `${bankPath(bankId)}/memories/recall`, {
+      query,
+      ...(branch === undefined ? {} : { branch_name: branch })
+    }),
     (response) => response.body.results.map((result: any) => ({ id: result.id, text: result.text }))
   )
 

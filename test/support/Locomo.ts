@@ -9,7 +9,11 @@ import { resolve } from "node:path"
 export const locomoPath = resolve(import.meta.dirname, "../../../shared/data/locomo/locomo-dev.json")
 export const locomoAvailable = existsSync(locomoPath)
 
-export interface LocomoTurn { readonly speaker: string; readonly dia_id: string; readonly text: string }
+export interface LocomoTurn {
+  readonly speaker: string
+  readonly dia_id: string
+  readonly text: string
+}
 export interface LocomoQuestion {
   readonly question: string
   readonly answer?: unknown
@@ -24,8 +28,20 @@ export interface LocomoSample {
 
 export const loadLocomo = (): ReadonlyArray<LocomoSample> => JSON.parse(readFileSync(locomoPath, "utf8"))
 
-const months = ["january", "february", "march", "april", "may", "june", "july", "august", "september", "october",
-  "november", "december"]
+const months = [
+  "january",
+  "february",
+  "march",
+  "april",
+  "may",
+  "june",
+  "july",
+  "august",
+  "september",
+  "october",
+  "november",
+  "december"
+]
 
 /** "1:56 pm on 8 May, 2023" → 2023-05-08T13:56:00Z */
 export const sessionTimestamp = (text: string): string => {
@@ -47,14 +63,18 @@ export interface LocomoSession {
 
 export const sessionsOf = (sample: LocomoSample): ReadonlyArray<LocomoSession> => {
   const sessions: Array<LocomoSession> = []
-  for (let index = 1; ; index++) {
+  for (let index = 1;; index++) {
     const turns = sample.conversation[`session_${index}`] as ReadonlyArray<LocomoTurn> | undefined
     const date = sample.conversation[`session_${index}_date_time`] as string | undefined
     if (turns === undefined || date === undefined) break
     const timestamp = sessionTimestamp(date)
     sessions.push({
       timestamp,
-      items: turns.map((turn) => ({ content: `${turn.speaker}: ${turn.text}`, timestamp, metadata: { dia_id: turn.dia_id } }))
+      items: turns.map((turn) => ({
+        content: `${turn.speaker}: ${turn.text}`,
+        timestamp,
+        metadata: { dia_id: turn.dia_id }
+      }))
     })
   }
   return sessions

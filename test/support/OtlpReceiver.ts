@@ -32,12 +32,18 @@ export interface OtlpReceiver {
 }
 
 const valueOf = (value: any): unknown =>
-  value === undefined || value === null ? undefined
-    : "stringValue" in value ? value.stringValue
-    : "intValue" in value ? Number(value.intValue)
-    : "doubleValue" in value ? value.doubleValue
-    : "boolValue" in value ? value.boolValue
-    : "arrayValue" in value ? (value.arrayValue.values ?? []).map(valueOf)
+  value === undefined || value === null ?
+    undefined
+    : "stringValue" in value ?
+    value.stringValue
+    : "intValue" in value ?
+    Number(value.intValue)
+    : "doubleValue" in value ?
+    value.doubleValue
+    : "boolValue" in value ?
+    value.boolValue
+    : "arrayValue" in value ?
+    (value.arrayValue.values ?? []).map(valueOf)
     : value
 
 const attributesOf = (list: ReadonlyArray<any> | undefined): Record<string, unknown> =>

@@ -26,4 +26,7 @@ export const memoryIds = (url: string, bank: string) =>
   )
 
 export const facts = (tag: string, n: number) =>
-  Array.from({ length: n }, (_, i) => ({ content: `Batch ${tag} fact ${i}: sensor ${i} in hall ${tag} reads ${i * 7} units.` }))
+  Array.from(
+    { length: n },
+    (_, i) => ({ content: `Batch ${tag} fact ${i}: sensor ${i} in hall ${tag} reads ${i * 7} units.` })
+  )

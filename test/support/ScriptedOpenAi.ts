@@ -81,7 +81,11 @@ const completion = (model: string, content: string, usage?: { prompt_tokens: num
   }
 })
 
-const anthropicMessage = (model: string, content: string, usage?: { prompt_tokens: number; completion_tokens: number }) => ({
+const anthropicMessage = (
+  model: string,
+  content: string,
+  usage?: { prompt_tokens: number; completion_tokens: number }
+) => ({
   id: `msg_${Math.random().toString(36).slice(2)}`,
   type: "message",
   role: "assistant",
@@ -91,7 +95,11 @@ const anthropicMessage = (model: string, content: string, usage?: { prompt_token
   usage: { input_tokens: usage?.prompt_tokens ?? 10, output_tokens: usage?.completion_tokens ?? 5 }
 })
 
-const geminiAnswer = (model: string, content: string, usage?: { prompt_tokens: number; completion_tokens: number }) => ({
+const geminiAnswer = (
+  model: string,
+  content: string,
+  usage?: { prompt_tokens: number; completion_tokens: number }
+) => ({
   candidates: [{ content: { role: "model", parts: [{ text: content }] }, finishReason: "STOP", index: 0 }],
   usageMetadata: {
     promptTokenCount: usage?.prompt_tokens ?? 10,
@@ -107,7 +115,10 @@ export const scriptedOpenAi = Effect.acquireRelease(
     new Promise<ScriptedOpenAi & { close: () => Promise<void> }>((resolve) => {
       const queue: Array<ScriptedReply> = []
       const requests: Array<RecordedRequest> = []
-      let fallback: ScriptedReply | ((body: any) => ScriptedReply) = { status: 500, body: { error: { message: "no scripted reply" } } }
+      let fallback: ScriptedReply | ((body: any) => ScriptedReply) = {
+        status: 500,
+        body: { error: { message: "no scripted reply" } }
+      }
       let dimensions = 16
       const hanging = new Set<ServerResponse>()
       const server = createServer(async (request, response) => {
@@ -125,7 +136,11 @@ export const scriptedOpenAi = Effect.acquireRelease(
           return send(response, 200, {
             object: "list",
             model: body?.model ?? "fake-embedding",
-            data: inputs.map((input, index) => ({ object: "embedding", index, embedding: fakeEmbedding(input, body?.dimensions ?? dimensions) })),
+            data: inputs.map((input, index) => ({
+              object: "embedding",
+              index,
+              embedding: fakeEmbedding(input, body?.dimensions ?? dimensions)
+            })),
             usage: { prompt_tokens: inputs.length * 3, total_tokens: inputs.length * 3 }
           })
         }
@@ -136,9 +151,15 @@ export const scriptedOpenAi = Effect.acquireRelease(
           return
         }
         if ("raw" in next) return send(response, 200, next.raw)
-        if ("status" in next) return send(response, next.status, next.body ?? { error: { message: `status ${next.status}` } })
-        if (next.delayMs !== undefined) await new Promise((resolve) => setTimeout(resolve, next.delayMs))
-        if (path.endsWith("/messages")) return send(response, 200, anthropicMessage(body?.model ?? "scripted", next.content, next.usage))
+        if ("status" in next) {
+          return send(response, next.status, next.body ?? { error: { message: `status ${next.status}` } })
+        }
+        if (next.delayMs !== undefined) {
+          await new Promise((resolve) => setTimeout(resolve, next.delayMs))
+        }
+        if (path.endsWith("/messages")) {
+          return send(response, 200, anthropicMessage(body?.model ?? "scripted", next.content, next.usage))
+        }
         if (path.endsWith(":generateContent")) {
           const model = path.slice(path.lastIndexOf("/") + 1, path.lastIndexOf(":"))
           return send(response, 200, geminiAnswer(model, next.content, next.usage))

@@ -36,6 +36,9 @@ export const probe = (method: string, path: string, json?: unknown) =>
   Effect.gen(function*() {
     const server = yield* TestServer
     const id = `probe-${++probes}`
-    const response = yield* server.request(method, path, { headers: { [probeHeader]: id }, ...(json === undefined ? {} : { json }) })
+    const response = yield* server.request(method, path, {
+      headers: { [probeHeader]: id },
+      ...(json === undefined ? {} : { json })
+    })
     return { response, body: response.body, statements: recorded.get(id) ?? [] }
   })

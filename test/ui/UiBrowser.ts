@@ -16,7 +16,8 @@ export const artifactsDir = join(repoRoot, "test-artifacts", "ui")
 export const chromiumPath = [process.env["ENGRAM_TEST_CHROMIUM"], "/usr/bin/chromium", "/usr/bin/chromium-browser"]
   .find((path): path is string => path !== undefined && path !== "" && existsSync(path))
 
-export const skipReason = "no Chromium found at /usr/bin/chromium (apt-get install chromium, or set ENGRAM_TEST_CHROMIUM)"
+export const skipReason =
+  "no Chromium found at /usr/bin/chromium (apt-get install chromium, or set ENGRAM_TEST_CHROMIUM)"
 
 /** Builds the UI once when the checkout has no build (a fresh clone where `npm install` has not run `prepare`). */
 export const ensureUiBuilt = Effect.promise(async () => {
@@ -32,7 +33,11 @@ export class UiBrowser extends Context.Service<UiBrowser, Browser>()("test/UiBro
       Effect.promise(async () => {
         const { chromium } = await import("playwright-core")
         // Root in a container has no user namespaces for Chromium's sandbox.
-        return chromium.launch({ executablePath: chromiumPath!, headless: true, args: ["--no-sandbox", "--disable-gpu"] })
+        return chromium.launch({
+          executablePath: chromiumPath!,
+          headless: true,
+          args: ["--no-sandbox", "--disable-gpu"]
+        })
       }),
       (browser) => Effect.promise(() => browser.close())
     )
@@ -63,6 +68,7 @@ export const openPage = (viewport = { width: 1280, height: 800 }) =>
     return {
       page,
       errors,
-      screenshot: (name: string) => page.screenshot({ path: join(artifactsDir, `${name}.png`), fullPage: true }).then(() => undefined)
+      screenshot: (name: string) =>
+        page.screenshot({ path: join(artifactsDir, `${name}.png`), fullPage: true }).then(() => undefined)
     } satisfies OpenPage
   })

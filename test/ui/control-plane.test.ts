@@ -6,7 +6,7 @@
 import { assert, describe, layer } from "@effect/vitest"
 import { Effect, Layer, Option, Redacted } from "effect"
 import { Operations } from "../../src/bank/Operations.ts"
-import { TestServer, testApp } from "../support/TestServer.ts"
+import { testApp, TestServer } from "../support/TestServer.ts"
 import { eventually } from "../support/Eventually.ts"
 import { TestTaskHandlers, TestTasks } from "../support/TestTasks.ts"
 import { chromiumPath, ensureUiBuilt, openPage, skipReason, UiBrowser } from "./UiBrowser.ts"
@@ -25,8 +25,25 @@ if (chromiumPath === undefined) console.warn(`test/ui/control-plane: skipped: ${
 
 const app = Layer.merge(testApp({}, TestTaskHandlers), UiBrowser.layer)
 
-const pages = ["memories", "documents", "recall", "reflect", "graph", "operations", "settings", "mental-models",
-  "directives", "webhooks", "llm-traces", "anomalies", "dreams", "brain", "codebases", "datasets", "repos"]
+const pages = [
+  "memories",
+  "documents",
+  "recall",
+  "reflect",
+  "graph",
+  "operations",
+  "settings",
+  "mental-models",
+  "directives",
+  "webhooks",
+  "llm-traces",
+  "anomalies",
+  "dreams",
+  "brain",
+  "codebases",
+  "datasets",
+  "repos"
+]
 
 /** Polls an operation until it leaves pending/running; fails the test if it did not complete. */
 const waitForOperation = (server: TestServer["Service"], id: string) =>
@@ -110,9 +127,13 @@ describe.skipIf(chromiumPath === undefined)("web control plane in Chromium", () 
     it.effect("the recall debugger shows each strategy's candidates, the fused ranking and stage timings", () =>
       Effect.gen(function*() {
         const server = yield* uiBank
-        yield* server.request("POST", `/v1/default/banks/${bank}/memories`, { json: { items: facts.slice(1).map((content) => ({ content })) } })
+        yield* server.request("POST", `/v1/default/banks/${bank}/memories`, {
+          json: { items: facts.slice(1).map((content) => ({ content })) }
+        })
         const query = "Where does Alice work?"
-        const api = yield* server.request("POST", `/v1/default/banks/${bank}/memories/recall`, { json: { query, trace: true } })
+        const api = yield* server.request("POST", `/v1/default/banks/${bank}/memories/recall`, {
+          json: { query, trace: true }
+        })
         const { page, errors, screenshot } = yield* openPage()
         const shown = yield* Effect.promise(async () => {
           await page.goto(`${server.url}/ui/banks/${bank}/recall`)
@@ -147,7 +168,9 @@ describe.skipIf(chromiumPath === undefined)("web control plane in Chromium", () 
           const nodeButtons = page.locator("[data-node-id]")
           await nodeButtons.first().waitFor()
           const target = (await nodeButtons.first().getAttribute("data-node-id"))!
-          const expansion = page.waitForResponse((r) => r.url().includes("/graph/neighborhood") && r.url().includes(`focus_ids=${target}`))
+          const expansion = page.waitForResponse((r) =>
+            r.url().includes("/graph/neighborhood") && r.url().includes(`focus_ids=${target}`)
+          )
           await nodeButtons.first().click()
           const body = await (await expansion).json()
           await page.getByRole("region", { name: "Node panel" }).getByText(/Links \(\d+\)/).waitFor()
@@ -165,7 +188,12 @@ describe.skipIf(chromiumPath === undefined)("web control plane in Chromium", () 
       Effect.gen(function*() {
         const server = yield* uiBank
         const operations = yield* Operations
-        const op = yield* operations.submit({ bankId: bank, taskType: "test_block", payload: { key: "ui-cancel" }, itemsCount: 1 })
+        const op = yield* operations.submit({
+          bankId: bank,
+          taskType: "test_block",
+          payload: { key: "ui-cancel" },
+          itemsCount: 1
+        })
         const { page, errors, screenshot } = yield* openPage()
         yield* Effect.promise(async () => {
           await page.goto(`${server.url}/ui/banks/${bank}/operations`)
@@ -187,9 +215,16 @@ describe.skipIf(chromiumPath === undefined)("web control plane in Chromium", () 
         const server = yield* uiBank
         const imported = yield* Effect.promise(async () => {
           const form = new FormData()
-          form.append("file", new Blob(["export const discount = (total: number) => total > 100 ? total * 0.9 : total\n"]), "pricing.ts")
+          form.append(
+            "file",
+            new Blob(["export const discount = (total: number) => total > 100 ? total * 0.9 : total\n"]),
+            "pricing.ts"
+          )
           form.append("request", JSON.stringify({ name: "pricing" }))
-          const response = await fetch(`${server.url}/v1/default/banks/${bank}/codebases/import/file`, { method: "POST", body: form })
+          const response = await fetch(`${server.url}/v1/default/banks/${bank}/codebases/import/file`, {
+            method: "POST",
+            body: form
+          })
           return response.json() as Promise<any>
         })
         yield* waitForOperation(server, imported.operation_id)
@@ -206,32 +241,45 @@ describe.skipIf(chromiumPath === undefined)("web control plane in Chromium", () 
           await screenshot("codebase-review")
           return /operation (\S+):/.exec((await queued.textContent()) ?? "")?.[1] ?? ""
         })
-        const chunks = yield* server.request("GET", `/v1/default/banks/${bank}/codebases/${imported.codebase_id}/chunks?route_target=memory`)
-        assert.isTrue(chunks.body.items.some((chunk: any) => chunk.label.includes("discount")), JSON.stringify(chunks.body))
+        const chunks = yield* server.request(
+          "GET",
+          `/v1/default/banks/${bank}/codebases/${imported.codebase_id}/chunks?route_target=memory`
+        )
+        assert.isTrue(
+          chunks.body.items.some((chunk: any) => chunk.label.includes("discount")),
+          JSON.stringify(chunks.body)
+        )
         yield* waitForOperation(server, approval)
         const stored = yield* server.request("GET", `/v1/default/banks/${bank}/memories/list?q=discount`)
-        assert.isTrue(stored.body.items.some((memory: any) => memory.text.includes("discount")), JSON.stringify(stored.body))
+        assert.isTrue(
+          stored.body.items.some((memory: any) => memory.text.includes("discount")),
+          JSON.stringify(stored.body)
+        )
         assert.deepStrictEqual(errors, [])
       }))
 
-    it.effect("every page renders without console errors at 1280×800 and on a narrow screen", () =>
-      Effect.gen(function*() {
-        const server = yield* uiBank
-        for (const viewport of [{ width: 1280, height: 800 }, { width: 390, height: 844 }]) {
-          const { page, errors, screenshot } = yield* openPage(viewport)
-          yield* Effect.promise(async () => {
-            for (const name of pages) {
-              await page.goto(`${server.url}/ui/banks/${bank}/${name}`)
-              await page.locator("main h1").waitFor()
-              await page.waitForLoadState("networkidle")
-              const width = await page.evaluate<number>("document.documentElement.scrollWidth")
-              if (width > viewport.width + 1) errors.push(`${name}: page is ${width}px wide at ${viewport.width}px`)
-              await screenshot(`${viewport.width}-${name}`)
-            }
-          })
-          assert.deepStrictEqual(errors, [], `at ${viewport.width}px`)
-        }
-      }), { timeout: 240_000 })
+    it.effect(
+      "every page renders without console errors at 1280×800 and on a narrow screen",
+      () =>
+        Effect.gen(function*() {
+          const server = yield* uiBank
+          for (const viewport of [{ width: 1280, height: 800 }, { width: 390, height: 844 }]) {
+            const { page, errors, screenshot } = yield* openPage(viewport)
+            yield* Effect.promise(async () => {
+              for (const name of pages) {
+                await page.goto(`${server.url}/ui/banks/${bank}/${name}`)
+                await page.locator("main h1").waitFor()
+                await page.waitForLoadState("networkidle")
+                const width = await page.evaluate<number>("document.documentElement.scrollWidth")
+                if (width > viewport.width + 1) errors.push(`${name}: page is ${width}px wide at ${viewport.width}px`)
+                await screenshot(`${viewport.width}-${name}`)
+              }
+            })
+            assert.deepStrictEqual(errors, [], `at ${viewport.width}px`)
+          }
+        }),
+      { timeout: 240_000 }
+    )
 
     it.effect("API errors are shown with the API's detail", () =>
       Effect.gen(function*() {
@@ -248,14 +296,20 @@ describe.skipIf(chromiumPath === undefined)("web control plane in Chromium", () 
       }))
   })
 
-  const keyed = Layer.merge(testApp({ tenantExtension: "api_key", tenantApiKey: Option.some(Redacted.make(apiKey)) }), UiBrowser.layer)
+  const keyed = Layer.merge(
+    testApp({ tenantExtension: "api_key", tenantApiKey: Option.some(Redacted.make(apiKey)) }),
+    UiBrowser.layer
+  )
 
   layer(keyed, { excludeTestServices: true, timeout: "120 seconds" })("control plane with an API key", (it) => {
     it.effect("asks for the key, keeps it for the tab and sends it as a bearer token", () =>
       Effect.gen(function*() {
         yield* ensureUiBuilt
         const server = yield* TestServer
-        yield* server.request("PUT", "/v1/default/banks/keyed-bank", { json: {}, headers: { authorization: `Bearer ${apiKey}` } })
+        yield* server.request("PUT", "/v1/default/banks/keyed-bank", {
+          json: {},
+          headers: { authorization: `Bearer ${apiKey}` }
+        })
         const { page } = yield* openPage()
         const stored = yield* Effect.promise(async () => {
           await page.goto(`${server.url}/ui/`)

@@ -9,7 +9,7 @@ import { tmpdir } from "node:os"
 import { join } from "node:path"
 import { uiRoutes } from "../../layers/http/UiLive.ts"
 import { resolveAsset } from "../../src/http/ui/StaticAssets.ts"
-import { TestServer, testApp } from "../support/TestServer.ts"
+import { testApp, TestServer } from "../support/TestServer.ts"
 import { ensureUiBuilt } from "./UiBrowser.ts"
 
 const key = "ui-static-test-key"
@@ -81,7 +81,10 @@ layer(notBuilt)("web UI not built", (it) => {
       if (address._tag === "UnixPathAddress") return assert.fail("expected a TCP address")
       const base = `http://127.0.0.1:${address.port}`
       const page = yield* Effect.promise(() =>
-        fetch(`${base}/ui/banks/x`).then(async (r) => ({ status: r.status, body: await r.json() as { detail: string } }))
+        fetch(`${base}/ui/banks/x`).then(async (r) => ({
+          status: r.status,
+          body: await r.json() as { detail: string }
+        }))
       )
       assert.strictEqual(page.status, 503)
       assert.include(page.body.detail, "npm run build:ui")

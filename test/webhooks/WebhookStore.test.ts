@@ -7,7 +7,7 @@ import { assert, layer } from "@effect/vitest"
 import { Effect, Option } from "effect"
 import { SqlClient } from "effect/sql"
 import { WebhookStore } from "../../src/webhooks/WebhookStore.ts"
-import { TestServer, testApp } from "../support/TestServer.ts"
+import { testApp, TestServer } from "../support/TestServer.ts"
 
 const minute = 60_000
 
@@ -18,7 +18,9 @@ const insertDelivery = (id: string, timing: { readonly dueInMinutes: number; rea
         next_attempt_at, claimed_at)
       VALUES (${id}, 'hook-due', 'wh-due', ${id}, 'retain.completed', '{}', 'pending',
         now() + ${timing.dueInMinutes} * interval '1 minute',
-        ${timing.claimedMinutesAgo === undefined ? null : sql`now() - ${timing.claimedMinutesAgo} * interval '1 minute'`})`
+        ${
+      timing.claimedMinutesAgo === undefined ? null : sql`now() - ${timing.claimedMinutesAgo} * interval '1 minute'`
+    })`
   })
 
 layer(testApp(), { excludeTestServices: true })("the webhook outbox's next due time", (it) => {

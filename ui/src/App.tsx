@@ -33,7 +33,10 @@ export const App = () => {
   const [needKey, setNeedKey] = useState(false)
   const [keyVersion, setKeyVersion] = useState(0)
   useEffect(() => onUnauthorized(() => setNeedKey(true)), [])
-  const banks = useResource(() => get<{ banks: Array<{ bank_id: string; name: string | null }> }>("/v1/default/banks"), [keyVersion, route.bank])
+  const banks = useResource(
+    () => get<{ banks: Array<{ bank_id: string; name: string | null }> }>("/v1/default/banks"),
+    [keyVersion, route.bank]
+  )
   const current = bankPages.find(([page]) => page === route.page)
   const title = route.bank === null ? "Banks" : current?.[1] ?? "Not found"
   useEffect(() => {
@@ -52,17 +55,30 @@ export const App = () => {
             value={route.bank ?? ""}
             onChange={(event) => {
               const bank = event.currentTarget.value
-              navigate(bank === "" ? hrefOf(null, "banks") : hrefOf(bank, route.bank === null ? "memories" : route.page))
+              navigate(
+                bank === "" ? hrefOf(null, "banks") : hrefOf(bank, route.bank === null ? "memories" : route.page)
+              )
             }}
           >
             <option value="">All banks</option>
             {route.bank !== null && !banks.data?.banks.some((bank) => bank.bank_id === route.bank) &&
               <option value={route.bank}>{route.bank}</option>}
-            {banks.data?.banks.map((bank) => <option value={bank.bank_id}>{bank.name ? `${bank.name} (${bank.bank_id})` : bank.bank_id}</option>)}
+            {banks.data?.banks.map((bank) => (
+              <option value={bank.bank_id}>{bank.name ? `${bank.name} (${bank.bank_id})` : bank.bank_id}</option>
+            ))}
           </select>
         </label>
         {apiKey.get() !== null && (
-          <button type="button" class="link" onClick={() => { apiKey.clear(); setKeyVersion((v) => v + 1) }}>Forget key</button>
+          <button
+            type="button"
+            class="link"
+            onClick={() => {
+              apiKey.clear()
+              setKeyVersion((v) => v + 1)
+            }}
+          >
+            Forget key
+          </button>
         )}
       </header>
       <div class="body">
@@ -71,14 +87,20 @@ export const App = () => {
             <ul>
               {bankPages.map(([page, label]) => (
                 <li>
-                  <a href={hrefOf(route.bank, page)} onClick={linkHandler} aria-current={page === route.page ? "page" : undefined}>{label}</a>
+                  <a
+                    href={hrefOf(route.bank, page)}
+                    onClick={linkHandler}
+                    aria-current={page === route.page ? "page" : undefined}
+                  >
+                    {label}
+                  </a>
                 </li>
               ))}
             </ul>
           </nav>
         )}
         <main id="main" tabIndex={-1}>
-          <h1>{title}{route.bank !== null && <span class="muted"> · {route.bank}</span>}</h1>
+          <h1>{title}{route.bank !== null && <span class="muted">· {route.bank}</span>}</h1>
           {route.bank === null
             ? <BanksPage onChanged={banks.reload} />
             : current === undefined
@@ -86,7 +108,14 @@ export const App = () => {
             : <div key={`${route.bank}/${route.page}`}>{current[2](route.bank)}</div>}
         </main>
       </div>
-      {needKey && <KeyPrompt onSaved={() => { setNeedKey(false); setKeyVersion((v) => v + 1) }} />}
+      {needKey && (
+        <KeyPrompt
+          onSaved={() => {
+            setNeedKey(false)
+            setKeyVersion((v) => v + 1)
+          }}
+        />
+      )}
     </div>
   )
 }

@@ -14,7 +14,9 @@ export interface Route {
 }
 
 export const parseRoute = (location: Location): Route => {
-  const parts = location.pathname.replace(/^\/ui\/?/, "").split("/").filter((part) => part !== "").map(decodeURIComponent)
+  const parts = location.pathname.replace(/^\/ui\/?/, "").split("/").filter((part) => part !== "").map(
+    decodeURIComponent
+  )
   const params = new URLSearchParams(location.search)
   if (parts[0] === "banks" && parts[1] !== undefined) return { page: parts[2] ?? "memories", bank: parts[1], params }
   return { page: "banks", bank: null, params }
@@ -49,7 +51,7 @@ export const useRoute = (): Route => {
 
 /** A same-page link: a real <a href> (open in a new tab works), navigated without a reload. */
 export const linkHandler = (event: MouseEvent) => {
-  const anchor = (event.currentTarget as HTMLAnchorElement)
+  const anchor = event.currentTarget as HTMLAnchorElement
   if (event.button !== 0 || event.metaKey || event.ctrlKey || event.shiftKey || event.altKey) return
   event.preventDefault()
   navigate(anchor.getAttribute("href") ?? base)

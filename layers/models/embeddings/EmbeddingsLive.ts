@@ -123,9 +123,10 @@ export const GloveEmbeddingsLive: Layer.Layer<EmbeddingServices, EmbeddingError 
   fromEmbeddings(GloveEmbedder.make).pipe(Layer.provide(GloveTableLive))
 
 /** GloVe word vectors and neighbours (for query expansion), whatever the embeddings provider. */
-export const GloveWordsLive: Layer.Layer<GloveWords, EmbeddingError | Config.ConfigError, EngramConfig> = GloveWords.layer().pipe(
-  Layer.provide(GloveTableLive)
-)
+export const GloveWordsLive: Layer.Layer<GloveWords, EmbeddingError | Config.ConfigError, EngramConfig> = GloveWords
+  .layer().pipe(
+    Layer.provide(GloveTableLive)
+  )
 
 const optional = <A>(config: Config.Config<A>) => Config.option(config).pipe(Config.map(Option.getOrUndefined))
 
@@ -155,7 +156,8 @@ const checkDimensions = (expected: number | undefined) =>
     const { dimensions, model, provider } = embeddings.identity
     if (expected !== undefined && expected !== dimensions) {
       return yield* new EmbeddingError({
-        message: `SERVICE_API_EMBEDDINGS_DIMENSIONS=${expected} but ${provider}:${model} produces ${dimensions}-dimensional vectors`,
+        message:
+          `SERVICE_API_EMBEDDINGS_DIMENSIONS=${expected} but ${provider}:${model} produces ${dimensions}-dimensional vectors`,
         retryable: false
       })
     }

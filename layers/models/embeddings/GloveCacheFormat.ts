@@ -140,7 +140,9 @@ export const decodeHead = (bytes: Uint8Array, layout: GloveCacheLayout): GloveCa
   } catch (error) {
     throw new GloveCacheInvalid(`vocabulary: ${error instanceof Error ? error.message : String(error)}`)
   }
-  if (vocabulary.size !== layout.size) throw new GloveCacheInvalid(`${vocabulary.size} words where the header says ${layout.size}`)
+  if (vocabulary.size !== layout.size) {
+    throw new GloveCacheInvalid(`${vocabulary.size} words where the header says ${layout.size}`)
+  }
   const floats = (from: number, count: number) => floatsAt(bytes, from, count)
   return {
     vocabulary,

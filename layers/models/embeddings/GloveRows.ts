@@ -59,7 +59,13 @@ export class GloveRows {
     const bytes = new Uint8Array(4 * this.dimensions * (to - from))
     let done = 0
     while (done < bytes.length) {
-      const read = readSync(this.fd, bytes, done, bytes.length - done, this.vectorsAt + 4 * this.dimensions * from + done)
+      const read = readSync(
+        this.fd,
+        bytes,
+        done,
+        bytes.length - done,
+        this.vectorsAt + 4 * this.dimensions * from + done
+      )
       if (read === 0) throw new Error(`GloveRows: the file ends inside rows ${from}..${to}`)
       done += read
     }

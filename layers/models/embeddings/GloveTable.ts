@@ -12,7 +12,15 @@ import { createRequire } from "node:module"
 import * as Path from "node:path"
 import { EmbeddingError } from "../../../src/models/Embeddings.ts"
 import { exclusive } from "./ConversionLock.ts"
-import { decodeHead, encode, floatsAt, FORMAT_VERSION, type GloveTableData, headerBytes, readLayout } from "./GloveCacheFormat.ts"
+import {
+  decodeHead,
+  encode,
+  floatsAt,
+  FORMAT_VERSION,
+  type GloveTableData,
+  headerBytes,
+  readLayout
+} from "./GloveCacheFormat.ts"
 import { GloveRows } from "./GloveRows.ts"
 import type { GloveVocabulary } from "./GloveVocabulary.ts"
 import { DEFAULT_SIF_A, sentenceDirections, zipfProbabilities } from "./SifStatistics.ts"
@@ -48,8 +56,9 @@ const OLDER_CACHE = /^glove-wink-sg-100d\.v\d+\.bin$/
 const STALE_TEMPORARY_MILLIS = 60 * 60 * 1000
 
 export class GloveTable extends Context.Service<GloveTable, GloveTableShape>()("engram/models/embeddings/GloveTable") {
-  static readonly layer = (options: GloveTableOptions): Layer.Layer<GloveTable, EmbeddingError, FileSystem.FileSystem> =>
-    Layer.effect(GloveTable, load(options))
+  static readonly layer = (
+    options: GloveTableOptions
+  ): Layer.Layer<GloveTable, EmbeddingError, FileSystem.FileSystem> => Layer.effect(GloveTable, load(options))
 }
 
 const failure = (message: string) => new EmbeddingError({ message: `GloVe table: ${message}`, retryable: false })
@@ -80,7 +89,9 @@ export const load = Effect.fn("GloveTable.load")(function*(options: GloveTableOp
   if (cached !== undefined) {
     const table = withOrigin(cached, cachePath, "cache")
     const finished = yield* Clock.currentTimeMillis
-    yield* Effect.logInfo(`GloVe table loaded from ${cachePath}: ${table.vocabulary.size} words in ${finished - started} ms`)
+    yield* Effect.logInfo(
+      `GloVe table loaded from ${cachePath}: ${table.vocabulary.size} words in ${finished - started} ms`
+    )
     return table
   }
   if (source === undefined || sourceBytes === undefined) {
@@ -90,7 +101,9 @@ export const load = Effect.fn("GloveTable.load")(function*(options: GloveTableOp
   // converting twice; re-read the cache only once the file has been replaced.
   const seen = yield* modifiedAt(cachePath)
   const fresherCache = modifiedAt(cachePath).pipe(
-    Effect.flatMap((modified) => modified === seen ? Effect.succeed(undefined) : readCache(cachePath, sourceBytes, options)),
+    Effect.flatMap((modified) =>
+      modified === seen ? Effect.succeed(undefined) : readCache(cachePath, sourceBytes, options)
+    ),
     Effect.map((data) => Option.fromUndefinedOr(data).pipe(Option.map((data) => withOrigin(data, cachePath, "cache"))))
   )
   return yield* exclusive({
@@ -105,7 +118,9 @@ export const load = Effect.fn("GloveTable.load")(function*(options: GloveTableOp
           : Effect.succeed(withOrigin(data, cachePath, "converted"))
       )
     )
-  }).pipe(Effect.catchTag("PlatformError", (error) => Effect.fail(failure(`cannot lock ${cachePath}: ${error.message}`))))
+  }).pipe(
+    Effect.catchTag("PlatformError", (error) => Effect.fail(failure(`cannot lock ${cachePath}: ${error.message}`)))
+  )
 })
 
 /** The file's modification time, or -1 when it does not exist. */
@@ -122,31 +137,33 @@ type CachedTable = Omit<GloveTableShape, "cachePath" | "origin">
  * The cached table, or nothing when it is missing, unreadable, of another format or from another source. The file
  * stays open, for the rows not held in memory, until the caller's scope closes.
  */
-const readCache = Effect.fnUntraced(function*(cachePath: string, sourceBytes: number | undefined, options: GloveTableOptions) {
-  const fs = yield* FileSystem.FileSystem
-  if (!(yield* fs.exists(cachePath).pipe(Effect.orElseSucceed(() => false)))) return undefined
-  return yield* Effect.uninterruptible(Effect.gen(function*() {
-    const opened = yield* Effect.result(Effect.try({ try: () => openSync(cachePath, "r"), catch: describe }))
-    if (Result.isFailure(opened)) {
-      yield* Effect.logWarning(`GloVe cache ${cachePath} unusable (${opened.failure}); reconverting`)
-      return undefined
-    }
-    const fd = opened.success
-    const read = yield* Effect.result(Effect.try({ try: () => readOpenCache(fd, options), catch: describe }))
-    if (Result.isFailure(read)) {
-      closeSync(fd)
-      yield* Effect.logWarning(`GloVe cache ${cachePath} unusable (${read.failure}); reconverting`)
-      return undefined
-    }
-    if (sourceBytes !== undefined && read.success.sourceBytes !== sourceBytes) {
-      closeSync(fd)
-      yield* Effect.logWarning(`GloVe cache ${cachePath} was built from another package version; reconverting`)
-      return undefined
-    }
-    yield* Effect.addFinalizer(() => Effect.sync(() => closeSync(fd)))
-    return read.success
-  }))
-})
+const readCache = Effect.fnUntraced(
+  function*(cachePath: string, sourceBytes: number | undefined, options: GloveTableOptions) {
+    const fs = yield* FileSystem.FileSystem
+    if (!(yield* fs.exists(cachePath).pipe(Effect.orElseSucceed(() => false)))) return undefined
+    return yield* Effect.uninterruptible(Effect.gen(function*() {
+      const opened = yield* Effect.result(Effect.try({ try: () => openSync(cachePath, "r"), catch: describe }))
+      if (Result.isFailure(opened)) {
+        yield* Effect.logWarning(`GloVe cache ${cachePath} unusable (${opened.failure}); reconverting`)
+        return undefined
+      }
+      const fd = opened.success
+      const read = yield* Effect.result(Effect.try({ try: () => readOpenCache(fd, options), catch: describe }))
+      if (Result.isFailure(read)) {
+        closeSync(fd)
+        yield* Effect.logWarning(`GloVe cache ${cachePath} unusable (${read.failure}); reconverting`)
+        return undefined
+      }
+      if (sourceBytes !== undefined && read.success.sourceBytes !== sourceBytes) {
+        closeSync(fd)
+        yield* Effect.logWarning(`GloVe cache ${cachePath} was built from another package version; reconverting`)
+        return undefined
+      }
+      yield* Effect.addFinalizer(() => Effect.sync(() => closeSync(fd)))
+      return read.success
+    }))
+  }
+)
 
 /** Reads the head and the resident rows of the open cache file; throws `GloveCacheInvalid` when it is not one. */
 const readOpenCache = (fd: number, options: GloveTableOptions): CachedTable => {
@@ -229,7 +246,9 @@ const writeAtomically = Effect.fnUntraced(function*(path: string, sections: Read
     yield* file.sync
   })).pipe(
     Effect.andThen(fs.rename(temporary, path)),
-    Effect.onExit((exit) => Exit.isSuccess(exit) ? Effect.void : fs.remove(temporary, { force: true }).pipe(Effect.ignore))
+    Effect.onExit((exit) =>
+      Exit.isSuccess(exit) ? Effect.void : fs.remove(temporary, { force: true }).pipe(Effect.ignore)
+    )
   )
 })
 

@@ -88,7 +88,7 @@ export class GloveVocabulary implements WordIndex {
     const start = this.starts[row]!
     const end = this.starts[row + 1]! - 1
     const mask = this.slots.length - 1
-    for (let slot = hashOf(this.bytes, start, end) & mask; ; slot = (slot + 1) & mask) {
+    for (let slot = hashOf(this.bytes, start, end) & mask;; slot = (slot + 1) & mask) {
       const held = this.slots[slot]! - 1
       if (held < 0 || this.equals(held, this.bytes, start, end)) {
         this.slots[slot] = row + 1
@@ -100,7 +100,7 @@ export class GloveVocabulary implements WordIndex {
   /** The row whose word is `query[start .. end)`, or -1. */
   private find(query: Uint8Array, start: number, end: number): number {
     const mask = this.slots.length - 1
-    for (let slot = hashOf(query, start, end) & mask; ; slot = (slot + 1) & mask) {
+    for (let slot = hashOf(query, start, end) & mask;; slot = (slot + 1) & mask) {
       const held = this.slots[slot]! - 1
       if (held < 0) return -1
       if (this.equals(held, query, start, end)) return held

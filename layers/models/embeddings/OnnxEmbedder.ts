@@ -40,11 +40,16 @@ export interface OnnxOptions {
 const RETRIEVAL_INSTRUCTION = "Represent this sentence for searching relevant passages: "
 
 /** Query/document prefixes a model family was trained with; matched on the model id. */
-const FAMILY_PREFIXES: ReadonlyArray<{ readonly pattern: RegExp; readonly query: string; readonly document: string }> = [
-  { pattern: /bge-[a-z]+-en-v1\.5|snowflake-arctic-embed|mxbai-embed-large/i, query: RETRIEVAL_INSTRUCTION, document: "" },
-  { pattern: /(^|\/)(multilingual-)?e5-/i, query: "query: ", document: "passage: " },
-  { pattern: /nomic-embed-text/i, query: "search_query: ", document: "search_document: " }
-]
+const FAMILY_PREFIXES: ReadonlyArray<{ readonly pattern: RegExp; readonly query: string; readonly document: string }> =
+  [
+    {
+      pattern: /bge-[a-z]+-en-v1\.5|snowflake-arctic-embed|mxbai-embed-large/i,
+      query: RETRIEVAL_INSTRUCTION,
+      document: ""
+    },
+    { pattern: /(^|\/)(multilingual-)?e5-/i, query: "query: ", document: "passage: " },
+    { pattern: /nomic-embed-text/i, query: "search_query: ", document: "search_document: " }
+  ]
 
 const CLS_FAMILIES = /bge|snowflake-arctic-embed|mxbai-embed/i
 
@@ -72,7 +77,13 @@ const resolvePooling = Effect.fnUntraced(function*(options: OnnxOptions) {
   return fallback
 })
 
-const loadPipeline = (transformers: Transformers, modelId: string, fileOptions: FileOptions, options: OnnxOptions, dtype: OnnxDtype) =>
+const loadPipeline = (
+  transformers: Transformers,
+  modelId: string,
+  fileOptions: FileOptions,
+  options: OnnxOptions,
+  dtype: OnnxDtype
+) =>
   Effect.tryPromise({
     try: () =>
       transformers.pipeline("feature-extraction", modelId, {

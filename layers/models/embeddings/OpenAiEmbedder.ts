@@ -122,7 +122,10 @@ export const make = Effect.fnUntraced(function*(options: OpenAiOptions) {
     }
     const decoded = yield* decodeResponse(body).pipe(
       Effect.mapError((error) =>
-        new EmbeddingError({ message: `${shownUrl} answered with an unexpected body: ${scrub(error.message)}`, retryable: false })
+        new EmbeddingError({
+          message: `${shownUrl} answered with an unexpected body: ${scrub(error.message)}`,
+          retryable: false
+        })
       )
     )
     if (decoded.data.length !== inputs.length) {
@@ -142,7 +145,10 @@ export const make = Effect.fnUntraced(function*(options: OpenAiOptions) {
     (yield* request([PROBE_TEXT], undefined).pipe(
       Effect.map(([vector]) => vector!.length),
       Effect.mapError((error) =>
-        new EmbeddingError({ message: `discovering the embedding dimension: ${error.message}`, retryable: error.retryable })
+        new EmbeddingError({
+          message: `discovering the embedding dimension: ${error.message}`,
+          retryable: error.retryable
+        })
       )
     ))
 

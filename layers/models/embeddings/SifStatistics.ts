@@ -72,7 +72,9 @@ export const sentenceDirections = (
   const common = dot(top.vector, mean) < 0 ? top.vector.map((value) => -value) : top.vector
   const shifted = new Float64Array(dimensions * dimensions)
   for (let i = 0; i < dimensions; i++) {
-    for (let j = 0; j < dimensions; j++) shifted[i * dimensions + j] = (i === j ? top.value : 0) - moment[i * dimensions + j]!
+    for (let j = 0; j < dimensions; j++) {
+      shifted[i * dimensions + j] = (i === j ? top.value : 0) - moment[i * dimensions + j]!
+    }
   }
   const start = normalised(new Float64Array(dimensions).map((_, i) => 1 + i / dimensions))
   const bottom = powerIteration(shifted, dimensions, start, 20_000).vector

@@ -350,7 +350,9 @@ export class WinkVectorsParser {
     // Up to 15 digits the mantissa is exact and dividing by an exact power of ten rounds once, so the package's
     // 8-digit decimals convert exactly as JSON.parse would; longer ones may differ in the last bit of a double,
     // far below the float32 the table stores.
-    const magnitude = scale >= 0 ? this.mantissa * POW10[Math.min(scale, 399)]! : this.mantissa / POW10[Math.min(-scale, 399)]!
+    const magnitude = scale >= 0
+      ? this.mantissa * POW10[Math.min(scale, 399)]!
+      : this.mantissa / POW10[Math.min(-scale, 399)]!
     return this.negative ? -magnitude : magnitude
   }
 }

@@ -9,7 +9,15 @@ import { HttpClient } from "effect/http"
 import type { ProviderSettings } from "./LlmConfig.ts"
 import { postJson } from "./ProviderHttp.ts"
 import type { ChatMessage, ProviderModel } from "./ProviderParts.ts"
-import { chatMessages, GenerationOptions, jsonInstruction, jsonSchemaOf, responseParts, splitSystem, streamOnce } from "./ProviderParts.ts"
+import {
+  chatMessages,
+  GenerationOptions,
+  jsonInstruction,
+  jsonSchemaOf,
+  responseParts,
+  splitSystem,
+  streamOnce
+} from "./ProviderParts.ts"
 
 const MessagesResponse = Schema.Struct({
   model: Schema.optional(Schema.String),
@@ -64,7 +72,11 @@ export const make = Effect.fnUntraced(function*(settings: ProviderSettings) {
     onSome: (key) => ({ "x-api-key": Redacted.value(key) })
   })
   const invalid = (description: string) =>
-    AiError.make({ module: "anthropic", method: "generateText", reason: new AiError.InvalidResponseError({ description }) })
+    AiError.make({
+      module: "anthropic",
+      method: "generateText",
+      reason: new AiError.InvalidResponseError({ description })
+    })
 
   const generate = Effect.fnUntraced(function*(options: LanguageModel.ProviderOptions) {
     const generation = yield* GenerationOptions
@@ -103,8 +115,10 @@ export const make = Effect.fnUntraced(function*(settings: ProviderSettings) {
     const usage = message.usage
     const cached = (usage?.cache_creation_input_tokens ?? 0) + (usage?.cache_read_input_tokens ?? 0)
     return responseParts({
-      text: message.content.flatMap((block) => block.type === "text" && block.text !== undefined ? [block.text] : []).join(""),
-      reasoning: message.content.flatMap((block) => block.thinking === undefined ? [] : [block.thinking]).join("\n") || undefined,
+      text: message.content.flatMap((block) => block.type === "text" && block.text !== undefined ? [block.text] : [])
+        .join(""),
+      reasoning: message.content.flatMap((block) => block.thinking === undefined ? [] : [block.thinking]).join("\n") ||
+        undefined,
       finishReason: stopReasons[message.stop_reason ?? ""] ?? "unknown",
       inputTokens: usage?.input_tokens === undefined ? undefined : usage.input_tokens + cached,
       outputTokens: usage?.output_tokens,

@@ -9,7 +9,15 @@ import { HttpClient } from "effect/http"
 import type { ProviderSettings } from "./LlmConfig.ts"
 import { postJson } from "./ProviderHttp.ts"
 import type { ProviderModel } from "./ProviderParts.ts"
-import { chatMessages, GenerationOptions, jsonInstruction, jsonSchemaOf, responseParts, splitSystem, streamOnce } from "./ProviderParts.ts"
+import {
+  chatMessages,
+  GenerationOptions,
+  jsonInstruction,
+  jsonSchemaOf,
+  responseParts,
+  splitSystem,
+  streamOnce
+} from "./ProviderParts.ts"
 
 const GenerateResponse = Schema.Struct({
   candidates: Schema.optional(Schema.Array(Schema.Struct({
@@ -81,7 +89,9 @@ export const toGeminiSchema = (schema: Node, root: Node = schema, depth = 0): No
   if (typeof schema["const"] === "string") out["enum"] = [schema["const"]]
   if (isNode(schema["properties"])) {
     out["properties"] = Object.fromEntries(
-      Object.entries(schema["properties"]).map(([name, value]) => [name, isNode(value) ? toGeminiSchema(value, root, depth + 1) : {}])
+      Object.entries(schema["properties"]).map((
+        [name, value]
+      ) => [name, isNode(value) ? toGeminiSchema(value, root, depth + 1) : {}])
     )
     if (Array.isArray(schema["required"])) out["required"] = schema["required"]
   }
@@ -122,27 +132,36 @@ export const make = Effect.fnUntraced(function*(settings: ProviderSettings) {
       headers: keyHeader,
       secret: settings.apiKey,
       body: {
-        contents: turns.map((turn) => ({ role: turn.role === "assistant" ? "model" : "user", parts: [{ text: turn.content }] })),
+        contents: turns.map((turn) => ({
+          role: turn.role === "assistant" ? "model" : "user",
+          parts: [{ text: turn.content }]
+        })),
         ...(systemPrompt === "" ? {} : { systemInstruction: { parts: [{ text: systemPrompt }] } }),
         ...(Object.keys(config).length === 0 ? {} : { generationConfig: config })
       }
     })
     const answer = yield* decodeGenerate(raw).pipe(
-      Effect.mapError(() => fail(new AiError.InvalidResponseError({ description: "the answer did not have the expected shape" })))
+      Effect.mapError(() =>
+        fail(new AiError.InvalidResponseError({ description: "the answer did not have the expected shape" }))
+      )
     )
     const candidate = answer.candidates?.[0]
     if (candidate === undefined) {
       const blocked = answer.promptFeedback?.blockReason
-      return yield* fail(blocked === undefined
-        ? new AiError.InvalidResponseError({ description: "the answer had no candidates" })
-        : new AiError.ContentPolicyError({ description: `the prompt was blocked (${blocked})` }))
+      return yield* fail(
+        blocked === undefined
+          ? new AiError.InvalidResponseError({ description: "the answer had no candidates" })
+          : new AiError.ContentPolicyError({ description: `the prompt was blocked (${blocked})` })
+      )
     }
     const parts = candidate.content?.parts ?? []
     const usage = answer.usageMetadata
     const thoughts = usage?.thoughtsTokenCount ?? 0
     return responseParts({
       text: parts.flatMap((part) => part.thought === true || part.text === undefined ? [] : [part.text]).join(""),
-      reasoning: parts.flatMap((part) => part.thought === true && part.text !== undefined ? [part.text] : []).join("\n") || undefined,
+      reasoning: parts.flatMap((part) =>
+        part.thought === true && part.text !== undefined ? [part.text] : []
+      ).join("\n") || undefined,
       finishReason: finishReasons[candidate.finishReason ?? ""] ?? "unknown",
       inputTokens: usage?.promptTokenCount,
       // Thinking tokens are billed as output.

@@ -37,11 +37,13 @@ export interface LlmSettings {
   readonly retryBase: Duration.Duration
 }
 
-export const providerDefaults: Readonly<Record<Exclude<LlmProviderName, "none">, {
-  readonly baseUrl: string
-  readonly model: string
-  readonly structuredOutput: StructuredOutputMode
-}>> = {
+export const providerDefaults: Readonly<
+  Record<Exclude<LlmProviderName, "none">, {
+    readonly baseUrl: string
+    readonly model: string
+    readonly structuredOutput: StructuredOutputMode
+  }>
+> = {
   openai: { baseUrl: "https://api.openai.com/v1", model: "gpt-4o-mini", structuredOutput: "json_schema" },
   anthropic: { baseUrl: "https://api.anthropic.com/v1", model: "claude-haiku-4-5", structuredOutput: "prompt" },
   gemini: {
@@ -74,7 +76,8 @@ export const providerSettings = (input: ProviderInput): ProviderSettings => {
   return {
     provider: input.provider,
     baseUrl: (input.baseUrl ?? defaults.baseUrl).replace(/\/+$/, ""),
-    apiKey: key === undefined || key === "" ? Option.none()
+    apiKey: key === undefined || key === "" ?
+      Option.none()
       : Option.some(typeof key === "string" ? Redacted.make(key) : key),
     model: input.model ?? defaults.model,
     structuredOutput: input.structuredOutput ?? defaults.structuredOutput
@@ -85,12 +88,14 @@ export const providerSettings = (input: ProviderInput): ProviderSettings => {
  * Settings for code and tests: one provider for every purpose unless `purposes` replaces it for some.
  * Defaults: 120 s timeout, 3 retries, 500 ms backoff base.
  */
-export const llmSettings = (input: ProviderInput & {
-  readonly timeout?: Duration.Input | undefined
-  readonly maxRetries?: number | undefined
-  readonly retryBase?: Duration.Input | undefined
-  readonly purposes?: Partial<Record<LlmPurpose, ProviderInput>> | undefined
-}): LlmSettings => {
+export const llmSettings = (
+  input: ProviderInput & {
+    readonly timeout?: Duration.Input | undefined
+    readonly maxRetries?: number | undefined
+    readonly retryBase?: Duration.Input | undefined
+    readonly purposes?: Partial<Record<LlmPurpose, ProviderInput>> | undefined
+  }
+): LlmSettings => {
   const base = providerSettings(input)
   const purpose = (name: LlmPurpose) => {
     const override = input.purposes?.[name]

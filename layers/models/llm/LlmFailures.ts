@@ -40,7 +40,11 @@ export const toLlmError = (settings: ProviderSettings, error: AiError.AiError): 
     case "RateLimitError":
       return make("rate_limited", `${label} is rate limiting requests (HTTP 429)`, true)
     case "AuthenticationError":
-      return make("provider", `${label} rejected the credentials (${reason.description ?? reason.kind}); check the API key`, false)
+      return make(
+        "provider",
+        `${label} rejected the credentials (${reason.description ?? reason.kind}); check the API key`,
+        false
+      )
     case "InternalProviderError":
       return make("provider", `${label} failed (${reason.description})`, true)
     case "NetworkError":

@@ -96,7 +96,10 @@ export const make = Effect.fnUntraced(function*(settings: LlmSettings) {
 
   const build = Effect.fnUntraced(function*(config: ProviderSettings) {
     const provider = providerFor(config)
-    return { settings: config, provider: provider === undefined ? Option.none() : Option.some(yield* provider) } satisfies Target
+    return {
+      settings: config,
+      provider: provider === undefined ? Option.none() : Option.some(yield* provider)
+    } satisfies Target
   })
   const targets: Record<LlmPurpose, Target> = {
     retain: yield* build(settings.purposes.retain),
@@ -142,7 +145,10 @@ export const make = Effect.fnUntraced(function*(settings: LlmSettings) {
           }))
       return yield* call.pipe(
         Effect.mapError((error) => toLlmError(target.settings, error)),
-        Effect.timeoutOrElse({ duration: settings.timeout, orElse: () => Effect.fail(timedOut(target.settings, settings.timeout)) }),
+        Effect.timeoutOrElse({
+          duration: settings.timeout,
+          orElse: () => Effect.fail(timedOut(target.settings, settings.timeout))
+        }),
         Effect.onExit(record),
         Effect.tapError((error) =>
           isTransient(error) && attempt <= settings.maxRetries
@@ -187,7 +193,11 @@ export const make = Effect.fnUntraced(function*(settings: LlmSettings) {
     const { target, provider } = yield* providerOf(request.purpose)
     const call = Effect.map(
       provider.model.generateText({ prompt: toPrompt(request.messages) }),
-      (response): Answer<void> => ({ text: response.text, usage: usageOf(response.usage), value: Result.succeed(undefined) })
+      (response): Answer<void> => ({
+        text: response.text,
+        usage: usageOf(response.usage),
+        value: Result.succeed(undefined)
+      })
     )
     const answer = yield* send(target, request, request.messages, call)
     return { text: stripReasoning(answer.text), usage: answer.usage }
@@ -207,7 +217,9 @@ export const make = Effect.fnUntraced(function*(settings: LlmSettings) {
           retryable: false
         })
     })
-    const decode = Schema.decodeUnknownEffect(codec as unknown as Schema.Codec<S["Type"], unknown, S["DecodingServices"]>)
+    const decode = Schema.decodeUnknownEffect(
+      codec as unknown as Schema.Codec<S["Type"], unknown, S["DecodingServices"]>
+    )
 
     /** Extracts, reshapes and validates; the failure text is what the corrective retry tells the model. */
     const repair = (text: string) => {
@@ -215,8 +227,10 @@ export const make = Effect.fnUntraced(function*(settings: LlmSettings) {
       if (Result.isFailure(candidate)) return Effect.succeed(Result.fail(candidate.failure))
       return decode(candidate.success, { errors: "all" }).pipe(
         Effect.map((value) => Result.succeed(value)),
-        Effect.catchTag("SchemaError", (error) =>
-          Effect.succeed(Result.fail(`the JSON did not match the schema: ${bound(error.message, 1500)}`)))
+        Effect.catchTag(
+          "SchemaError",
+          (error) => Effect.succeed(Result.fail(`the JSON did not match the schema: ${bound(error.message, 1500)}`))
+        )
       )
     }
 
@@ -240,8 +254,11 @@ export const make = Effect.fnUntraced(function*(settings: LlmSettings) {
           usage: usageOf(response.usage),
           value: Result.succeed(response.value)
         })),
-        Effect.catchReason("AiError", "StructuredOutputError", () =>
-          Effect.map(repair(seen.text), (value): Answer<S["Type"]> => ({ ...seen, value }))),
+        Effect.catchReason(
+          "AiError",
+          "StructuredOutputError",
+          () => Effect.map(repair(seen.text), (value): Answer<S["Type"]> => ({ ...seen, value }))
+        ),
         Effect.provideService(Telemetry.CurrentSpanTransformer, observe)
       )
       return yield* send(target, request, messages, call)
@@ -279,15 +296,18 @@ export const make = Effect.fnUntraced(function*(settings: LlmSettings) {
       onSome: (provider) =>
         Effect.gen(function*() {
           const started = yield* Clock.currentTimeMillis
-          const outcome = yield* provider.model.generateText({ prompt: [{ role: "user", content: "Reply with: ok" }] }).pipe(
-            Effect.provideService(GenerationOptions, { maxOutputTokens: 5, temperature: 0 }),
-            Effect.as<LlmProbe["status"]>("connected"),
-            Effect.catch((error: AiError.AiError) =>
-              Effect.succeed<LlmProbe["status"]>(error.reason._tag === "AuthenticationError" ? "auth_failed" : "unreachable")
-            ),
-            Effect.timeoutOrElse({ duration: timeout, orElse: () => Effect.succeed<LlmProbe["status"]>("timeout") }),
-            Effect.catchDefect(() => Effect.succeed<LlmProbe["status"]>("unreachable"))
-          )
+          const outcome = yield* provider.model.generateText({ prompt: [{ role: "user", content: "Reply with: ok" }] })
+            .pipe(
+              Effect.provideService(GenerationOptions, { maxOutputTokens: 5, temperature: 0 }),
+              Effect.as<LlmProbe["status"]>("connected"),
+              Effect.catch((error: AiError.AiError) =>
+                Effect.succeed<LlmProbe["status"]>(
+                  error.reason._tag === "AuthenticationError" ? "auth_failed" : "unreachable"
+                )
+              ),
+              Effect.timeoutOrElse({ duration: timeout, orElse: () => Effect.succeed<LlmProbe["status"]>("timeout") }),
+              Effect.catchDefect(() => Effect.succeed<LlmProbe["status"]>("unreachable"))
+            )
           const ended = yield* Clock.currentTimeMillis
           return { status: outcome, latencyMs: ended - started }
         })
@@ -295,10 +315,15 @@ export const make = Effect.fnUntraced(function*(settings: LlmSettings) {
 
   /** Purposes served by the same provider, endpoint, model and key share one probe. */
   const sameModel = (settings: ProviderSettings) =>
-    [settings.provider, settings.baseUrl, settings.model, Option.match(settings.apiKey, {
-      onNone: () => "",
-      onSome: Redacted.value
-    })].join("\u0000")
+    [
+      settings.provider,
+      settings.baseUrl,
+      settings.model,
+      Option.match(settings.apiKey, {
+        onNone: () => "",
+        onSome: Redacted.value
+      })
+    ].join("\u0000")
 
   const probe = Effect.fn("Llm.probe")(function*(timeout: Duration.Input) {
     // Never longer than a real request may take.
@@ -313,7 +338,10 @@ export const make = Effect.fnUntraced(function*(settings: LlmSettings) {
       (purpose) => shared.get(sameModel(targets[purpose].settings))!,
       { concurrency: "unbounded" }
     )
-    return Object.fromEntries(purposes.map((purpose, index) => [purpose, results[index]!])) as Record<LlmPurpose, LlmProbe>
+    return Object.fromEntries(purposes.map((purpose, index) => [purpose, results[index]!])) as Record<
+      LlmPurpose,
+      LlmProbe
+    >
   })
 
   return Llm.of({
@@ -326,7 +354,8 @@ export const make = Effect.fnUntraced(function*(settings: LlmSettings) {
 })
 
 /** `Llm` for the given settings, over the app's `HttpClient`; traces go to the app's database. */
-export const layerWith = (settings: LlmSettings) => Layer.effect(Llm, make(settings)).pipe(Layer.provide(LlmTraceStore.layer))
+export const layerWith = (settings: LlmSettings) =>
+  Layer.effect(Llm, make(settings)).pipe(Layer.provide(LlmTraceStore.layer))
 
 /** `Llm` configured from `SERVICE_API_LLM_*` and the per-purpose overrides. */
 export const layer = Layer.unwrap(Effect.map(llmSettingsFromEnv, layerWith))

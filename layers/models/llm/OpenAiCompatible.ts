@@ -10,7 +10,14 @@ import { HttpClient } from "effect/http"
 import type { ProviderSettings } from "./LlmConfig.ts"
 import { postJson } from "./ProviderHttp.ts"
 import type { ChatMessage, ProviderModel } from "./ProviderParts.ts"
-import { chatMessages, GenerationOptions, jsonInstruction, jsonSchemaOf, responseParts, streamOnce } from "./ProviderParts.ts"
+import {
+  chatMessages,
+  GenerationOptions,
+  jsonInstruction,
+  jsonSchemaOf,
+  responseParts,
+  streamOnce
+} from "./ProviderParts.ts"
 
 const ChatCompletion = Schema.Struct({
   model: Schema.optional(Schema.String),
@@ -63,7 +70,11 @@ export const make = Effect.fnUntraced(function*(settings: ProviderSettings) {
     onSome: (key) => ({ authorization: `Bearer ${Redacted.value(key)}` })
   })
   const invalid = (description: string) =>
-    AiError.make({ module: "openai", method: "generateText", reason: new AiError.InvalidResponseError({ description }) })
+    AiError.make({
+      module: "openai",
+      method: "generateText",
+      reason: new AiError.InvalidResponseError({ description })
+    })
 
   const generate = Effect.fnUntraced(function*(options: LanguageModel.ProviderOptions) {
     const generation = yield* GenerationOptions

@@ -39,7 +39,9 @@ const errorText = (body: string): string => {
     const parsed = JSON.parse(body) as Record<string, unknown>
     const error = parsed["error"]
     if (typeof error === "string") return error
-    if (typeof error === "object" && error !== null && typeof (error as Record<string, unknown>)["message"] === "string") {
+    if (
+      typeof error === "object" && error !== null && typeof (error as Record<string, unknown>)["message"] === "string"
+    ) {
       return (error as Record<string, string>)["message"]!
     }
     for (const key of ["message", "detail"]) if (typeof parsed[key] === "string") return parsed[key] as string
@@ -54,7 +56,11 @@ const retryAfterOf = (header: string | undefined): Duration.Duration | undefined
   return Number.isFinite(seconds) && seconds >= 0 ? Duration.seconds(seconds) : undefined
 }
 
-const reasonForStatus = (status: number, description: string, retryAfter: string | undefined): AiError.AiErrorReason => {
+const reasonForStatus = (
+  status: number,
+  description: string,
+  retryAfter: string | undefined
+): AiError.AiErrorReason => {
   const detail = description === "" ? `HTTP ${status}` : `HTTP ${status}: ${description}`
   if (status === 401) return new AiError.AuthenticationError({ kind: "InvalidKey", description: detail })
   if (status === 403) return new AiError.AuthenticationError({ kind: "InsufficientPermissions", description: detail })
@@ -70,8 +76,12 @@ const reasonForStatus = (status: number, description: string, retryAfter: string
 }
 
 /** POSTs `body` and returns the parsed JSON answer of a 2xx response. */
-export const postJson = (client: HttpClient.HttpClient, request: ProviderRequest): Effect.Effect<unknown, AiError.AiError> => {
-  const fail = (reason: AiError.AiErrorReason) => AiError.make({ module: request.provider, method: "generateText", reason })
+export const postJson = (
+  client: HttpClient.HttpClient,
+  request: ProviderRequest
+): Effect.Effect<unknown, AiError.AiError> => {
+  const fail = (reason: AiError.AiErrorReason) =>
+    AiError.make({ module: request.provider, method: "generateText", reason })
   const url = new URL(request.url)
   const where = `${url.origin}${url.pathname}`
   const transport = (description: string) =>
@@ -82,14 +92,21 @@ export const postJson = (client: HttpClient.HttpClient, request: ProviderRequest
         HttpClientRequest.setHeaders(request.headers),
         HttpClientRequest.bodyJsonUnsafe(request.body)
       )
-    ).pipe(Effect.mapError((error) => transport(`could not reach ${url.host}: ${scrub(error.message, request.secret)}`)))
-    const text = yield* response.text.pipe(Effect.mapError(() => transport(`${url.host} closed the connection mid-answer`)))
+    ).pipe(
+      Effect.mapError((error) => transport(`could not reach ${url.host}: ${scrub(error.message, request.secret)}`))
+    )
+    const text = yield* response.text.pipe(
+      Effect.mapError(() => transport(`${url.host} closed the connection mid-answer`))
+    )
     if (response.status < 200 || response.status >= 300) {
-      return yield* fail(reasonForStatus(response.status, scrub(errorText(text), request.secret), response.headers["retry-after"]))
+      return yield* fail(
+        reasonForStatus(response.status, scrub(errorText(text), request.secret), response.headers["retry-after"])
+      )
     }
     return yield* Effect.try({
       try: () => JSON.parse(text) as unknown,
-      catch: () => fail(new AiError.InvalidResponseError({ description: `${url.host} answered with something that is not JSON` }))
+      catch: () =>
+        fail(new AiError.InvalidResponseError({ description: `${url.host} answered with something that is not JSON` }))
     })
   })
 }

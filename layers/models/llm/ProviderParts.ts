@@ -65,7 +65,9 @@ export const jsonSchemaOf = (
       AiError.make({
         module: provider,
         method: "generateObject",
-        reason: new AiError.UnsupportedSchemaError({ description: error instanceof Error ? error.message : String(error) })
+        reason: new AiError.UnsupportedSchemaError({
+          description: error instanceof Error ? error.message : String(error)
+        })
       })
   })
 

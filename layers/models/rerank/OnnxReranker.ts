@@ -5,7 +5,7 @@
  * Pairs run in batches, one inference at a time. Local copies under `modelsDir` switch remote downloads off.
  */
 import { Duration, Effect, Semaphore } from "effect"
-import { RerankError, Reranker } from "../../../src/models/Reranker.ts"
+import { Reranker, RerankError } from "../../../src/models/Reranker.ts"
 import { loadTransformers } from "../Transformers.ts"
 
 export const DEFAULT_RERANKER_MODEL = "Xenova/ms-marco-MiniLM-L-6-v2"

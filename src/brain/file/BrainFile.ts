@@ -148,7 +148,10 @@ export function* writingBrainFile(
   if (records !== null) {
     const count = records.columns.ids.length
     for (let from = 0; from < count || recordSections === 0; from += recordsPerSection) {
-      sections.json(`records.columns.${recordSections++}`, columnsBetween(records.columns, from, from + recordsPerSection))
+      sections.json(
+        `records.columns.${recordSections++}`,
+        columnsBetween(records.columns, from, from + recordsPerSection)
+      )
       yield
     }
     sections.json("records.entity_names", records.columns.entityNames)
@@ -206,7 +209,9 @@ const dataVersionOf = (value: unknown): DataVersion | null => {
 export const summarize = (opened: OpenedBrainFile): BrainFileSummary => {
   const m = opened.manifest
   const bankId = text(m["bank_id"]) ?? text(m["bank"])
-  if (bankId === null) throw new BrainFileInvalid("invalid brain file payload: the manifest names no bank", opened.version)
+  if (bankId === null) {
+    throw new BrainFileInvalid("invalid brain file payload: the manifest names no bank", opened.version)
+  }
   return {
     formatVersion: opened.version,
     bankId,
@@ -224,8 +229,12 @@ const checkGraph = (graph: GraphParts) => {
   if (graph.offsets.length !== n + 1 || graph.offsets[0] !== 0 || graph.offsets[n] !== edges) {
     throw new SectionError("graph offsets do not match its nodes and edges")
   }
-  if (graph.weights.length !== edges || graph.types.length !== edges) throw new SectionError("graph edge arrays differ in length")
-  for (let i = 0; i < n; i++) if (graph.offsets[i + 1]! < graph.offsets[i]!) throw new SectionError("graph offsets go back")
+  if (graph.weights.length !== edges || graph.types.length !== edges) {
+    throw new SectionError("graph edge arrays differ in length")
+  }
+  for (let i = 0; i < n; i++) {
+    if (graph.offsets[i + 1]! < graph.offsets[i]!) throw new SectionError("graph offsets go back")
+  }
   for (let e = 0; e < edges; e++) {
     const target = graph.targets[e]!
     if (!(target >= 0 && target < n) || graph.types[e]! >= linkTypes.length || !(graph.weights[e]! > 0)) {
@@ -327,14 +336,23 @@ export function* readingBrainFile(opened: OpenedBrainFile): Sliced<BrainFileCont
       }
       : null
     const mentalModels = s.has("mental_models")
-      ? arrayOf<BrainMentalModel>(s.json("mental_models"), "mental_models", (item) =>
-        typeof item["id"] === "string" && typeof item["name"] === "string" && typeof item["source_query"] === "string" &&
-        typeof item["content"] === "string" && isStrings(item["tags"]))
+      ? arrayOf<BrainMentalModel>(
+        s.json("mental_models"),
+        "mental_models",
+        (item) =>
+          typeof item["id"] === "string" && typeof item["name"] === "string" &&
+          typeof item["source_query"] === "string" &&
+          typeof item["content"] === "string" && isStrings(item["tags"])
+      )
       : []
     const memories = s.has("memories")
-      ? arrayOf<BrainMemory>(s.json("memories"), "memories", (item) =>
-        typeof item["id"] === "string" && typeof item["text"] === "string" && typeof item["fact_type"] === "string" &&
-        isStrings(item["tags"]))
+      ? arrayOf<BrainMemory>(
+        s.json("memories"),
+        "memories",
+        (item) =>
+          typeof item["id"] === "string" && typeof item["text"] === "string" && typeof item["fact_type"] === "string" &&
+          isStrings(item["tags"])
+      )
       : []
     return {
       formatVersion: opened.version,

@@ -107,12 +107,19 @@ export const open = (file: Uint8Array, maxBytes: number): OpenedBrainFile => run
 
 /** `open` in slices (`Sliced.ts`). */
 export function* opening(file: Uint8Array, maxBytes: number): Sliced<OpenedBrainFile> {
-  if (file.length > maxBytes) throw new BrainFileInvalid(`file too large (${file.length} bytes > ${maxBytes} bytes max)`, null)
+  if (file.length > maxBytes) {
+    throw new BrainFileInvalid(`file too large (${file.length} bytes > ${maxBytes} bytes max)`, null)
+  }
   if (file.length < headerBytes) {
-    throw new BrainFileInvalid(`invalid brain file header: too short (${file.length} bytes, the header alone is ${headerBytes})`, null)
+    throw new BrainFileInvalid(
+      `invalid brain file header: too short (${file.length} bytes, the header alone is ${headerBytes})`,
+      null
+    )
   }
   for (let i = 0; i < magic.length; i++) {
-    if (file[i] !== magic[i]) throw new BrainFileInvalid("invalid brain file header: bad magic (not a .brain file)", null)
+    if (file[i] !== magic[i]) {
+      throw new BrainFileInvalid("invalid brain file header: bad magic (not a .brain file)", null)
+    }
   }
   const view = new DataView(file.buffer, file.byteOffset, file.byteLength)
   const version = view.getUint16(8, true)
@@ -143,7 +150,9 @@ export function* opening(file: Uint8Array, maxBytes: number): Sliced<OpenedBrain
   let bodyStart = 0
   let digest = ""
   if (version >= 2) {
-    if (payload.length < 36) throw new BrainFileInvalid("invalid brain file payload: truncated (no room for its sha256)", version)
+    if (payload.length < 36) {
+      throw new BrainFileInvalid("invalid brain file payload: truncated (no room for its sha256)", version)
+    }
     const computed = yield* sha256(payload.subarray(32))
     if (!computed.equals(payload.subarray(0, 32))) {
       throw new BrainFileInvalid("invalid brain file payload: checksum mismatch (sha256)", version)
@@ -185,7 +194,8 @@ const isSectionEntry = (value: unknown): value is SectionEntry => {
   if (typeof value !== "object" || value === null) return false
   const entry = value as Record<string, unknown>
   return typeof entry["name"] === "string" && typeof entry["kind"] === "string" && kinds.has(entry["kind"]) &&
-    Number.isSafeInteger(entry["offset"]) && Number.isSafeInteger(entry["length"]) && Number.isSafeInteger(entry["count"]) &&
+    Number.isSafeInteger(entry["offset"]) && Number.isSafeInteger(entry["length"]) &&
+    Number.isSafeInteger(entry["count"]) &&
     (entry["count"] as number) >= 0
 }
 

@@ -34,7 +34,12 @@ export class SectionWriter {
       ? "f64"
       : "u8"
     // Typed arrays are in the platform's byte order; every platform Node runs on is little-endian.
-    this.parts.push({ name, kind, bytes: new Uint8Array(array.buffer, array.byteOffset, array.byteLength), count: array.length })
+    this.parts.push({
+      name,
+      kind,
+      bytes: new Uint8Array(array.buffer, array.byteOffset, array.byteLength),
+      count: array.length
+    })
     return this
   }
 

@@ -159,12 +159,17 @@ export class GraphSnapshot {
    * A snapshot from adjacency lists that already follow the build rules (ordered, deduplicated, every target a
    * node): what `LiveGraph.compacted` produces by merging lists that are each in order, without sorting again.
    */
-  static fromAdjacency(ids: ReadonlyArray<string>, adjacency: {
-    readonly offsets: Int32Array
-    readonly targets: Int32Array
-    readonly weights: Float32Array
-    readonly types: Uint8Array
-  }, buildMillis: number, known?: { readonly indexOf: ReadonlyMap<string, number>; readonly droppedLinks: number }): GraphSnapshot {
+  static fromAdjacency(
+    ids: ReadonlyArray<string>,
+    adjacency: {
+      readonly offsets: Int32Array
+      readonly targets: Int32Array
+      readonly weights: Float32Array
+      readonly types: Uint8Array
+    },
+    buildMillis: number,
+    known?: { readonly indexOf: ReadonlyMap<string, number>; readonly droppedLinks: number }
+  ): GraphSnapshot {
     return new GraphSnapshot({
       ids,
       indexOf: known?.indexOf ?? new Map(ids.map((id, index) => [id, index])),

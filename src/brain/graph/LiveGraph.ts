@@ -175,7 +175,14 @@ export class LiveGraph {
       let weight: number
       let code: number
       const takeBase = d >= deltaLength || (e < baseEnd &&
-        before(base.weights[e]!, base.targets[e]!, base.types[e]!, list!.weights[d]!, list!.targets[d]!, list!.types[d]!))
+        before(
+          base.weights[e]!,
+          base.targets[e]!,
+          base.types[e]!,
+          list!.weights[d]!,
+          list!.targets[d]!,
+          list!.types[d]!
+        ))
       if (takeBase) {
         target = base.targets[e]!
         weight = base.weights[e]!
@@ -290,13 +297,17 @@ export class LiveGraph {
     const links: Array<IndexedLinkRow> = []
     const keep = (u: number, v: number, weight: number, code: number) => {
       // Each link sits in both ends' lists: keep it once, from its lower end.
-      if (u < v && newIndex[v]! >= 0) links.push({ from: newIndex[u]!, to: newIndex[v]!, linkType: linkTypes[code]!, weight })
+      if (u < v && newIndex[v]! >= 0) {
+        links.push({ from: newIndex[u]!, to: newIndex[v]!, linkType: linkTypes[code]!, weight })
+      }
     }
     const base = this.base
     for (let u = 0; u < this.ids.length; u++) {
       if (newIndex[u]! < 0) continue
       if (u < base.nodeCount) {
-        for (let e = base.offsets[u]!; e < base.offsets[u + 1]!; e++) keep(u, base.targets[e]!, base.weights[e]!, base.types[e]!)
+        for (let e = base.offsets[u]!; e < base.offsets[u + 1]!; e++) {
+          keep(u, base.targets[e]!, base.weights[e]!, base.types[e]!)
+        }
       }
       const list = this.delta.get(u)
       if (list !== undefined) {

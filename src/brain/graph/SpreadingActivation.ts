@@ -211,7 +211,10 @@ export const spread = (
 
   for (const seed of seeds) {
     const v = seed.index
-    check(Number.isInteger(v) && v >= 0 && v < n && !(live?.isRemoved(v) ?? false), `seed index ${v} is not a node of the snapshot`)
+    check(
+      Number.isInteger(v) && v >= 0 && v < n && !(live?.isRemoved(v) ?? false),
+      `seed index ${v} is not a node of the snapshot`
+    )
     if (!(seed.activation > 0)) continue
     if (seen[v]! <= base) {
       if (reached === room) regrow()

@@ -191,7 +191,9 @@ export class KeywordIndex {
     for (let position = 0; position < this.ids.length; position++) {
       if (this.typeCodes[position] === removedCode) continue
       const lexemes: Array<string> = []
-      for (let i = this.listStart[position]!; i < this.listStart[position + 1]!; i++) lexemes.push(lexemesOf.get(this.lists[i]!)!)
+      for (let i = this.listStart[position]!; i < this.listStart[position + 1]!; i++) {
+        lexemes.push(lexemesOf.get(this.lists[i]!)!)
+      }
       live.push({
         id: this.ids[position]!,
         seq: 0,
@@ -261,10 +263,14 @@ export class KeywordIndex {
       parts.listStart[count] !== parts.memoryLexemes.length || parts.typeNames.length >= removedCode
     ) throw new RangeError("KeywordIndex.fromParts: the parts do not fit together")
     for (const position of parts.postingPositions) {
-      if (!(position >= 0 && position < count)) throw new RangeError("KeywordIndex.fromParts: a posting is out of range")
+      if (!(position >= 0 && position < count)) {
+        throw new RangeError("KeywordIndex.fromParts: a posting is out of range")
+      }
     }
     for (const number of parts.memoryLexemes) {
-      if (!(number >= 0 && number < lexemeCount)) throw new RangeError("KeywordIndex.fromParts: a lexeme is out of range")
+      if (!(number >= 0 && number < lexemeCount)) {
+        throw new RangeError("KeywordIndex.fromParts: a lexeme is out of range")
+      }
     }
     index.typeNames.push(...parts.typeNames)
     for (const tags of parts.tagSets) {
@@ -290,7 +296,9 @@ export class KeywordIndex {
       const id = parts.ids[position]!
       const code = parts.typeCodes[position]!
       const tagSet = parts.tagSetOf[position]!
-      if (code >= parts.typeNames.length || !(tagSet >= 0 && tagSet < parts.tagSets.length) || index.positionOf.has(id)) {
+      if (
+        code >= parts.typeNames.length || !(tagSet >= 0 && tagSet < parts.tagSets.length) || index.positionOf.has(id)
+      ) {
         throw new RangeError("KeywordIndex.fromParts: a memory's type, tags or id is invalid")
       }
       index.positionOf.set(id, position)
@@ -383,7 +391,11 @@ export class KeywordIndex {
   private tagVerdicts(matches: SearchOptions["tags"]): Uint8Array | undefined {
     if (matches === undefined) return undefined
     const verdicts = new Uint8Array(this.tagSets.length)
-    for (let number = 0; number < this.tagSets.length; number++) verdicts[number] = matches(this.tagSets[number]!) ? 1 : 0
+    for (let number = 0; number < this.tagSets.length; number++) {
+      verdicts[number] = matches(this.tagSets[number]!)
+        ? 1
+        : 0
+    }
     return verdicts
   }
 

@@ -294,7 +294,11 @@ export class MemoryRecords {
     const scoped = ((): (slot: number) => boolean => {
       if (scope.tags === undefined) return (slot) => (allowed & (1 << typeCodes[slot]!)) !== 0
       const verdicts = new Uint8Array(this.tagSets.length)
-      for (let number = 0; number < this.tagSets.length; number++) verdicts[number] = scope.tags(this.tagSets[number]!) ? 1 : 0
+      for (let number = 0; number < this.tagSets.length; number++) {
+        verdicts[number] = scope.tags(this.tagSets[number]!)
+          ? 1
+          : 0
+      }
       return (slot) => (allowed & (1 << typeCodes[slot]!)) !== 0 && verdicts[tagSetOf[slot]!] === 1
     })()
     // Only a bank holding expiring memories pays for the test; NaN (never expires) fails `<=`.
@@ -335,7 +339,10 @@ export class MemoryRecords {
   }
 
   /** The query's similarity to each of `ids` that holds a vector, scored as `nearest` scores them. */
-  similarities(query: Float32Array, ids: ReadonlyArray<string>): Array<{ readonly id: string; readonly score: number }> {
+  similarities(
+    query: Float32Array,
+    ids: ReadonlyArray<string>
+  ): Array<{ readonly id: string; readonly score: number }> {
     const norm = Math.sqrt(query.reduce((sum, x) => sum + x * x, 0))
     return ids.flatMap((id) => {
       const slot = this.slotOf.get(id)
@@ -363,7 +370,9 @@ export class MemoryRecords {
       if (vectors === 0 || !allowed.has(group % 32)) continue
       const tagSet = Math.floor(group / 32)
       let verdict = verdicts.get(tagSet)
-      if (verdict === undefined) verdicts.set(tagSet, verdict = scope.tags === undefined || scope.tags(this.tagSets[tagSet]!))
+      if (verdict === undefined) {
+        verdicts.set(tagSet, verdict = scope.tags === undefined || scope.tags(this.tagSets[tagSet]!))
+      }
       if (verdict) count += vectors
     }
     return count
@@ -419,7 +428,10 @@ export class MemoryRecords {
       const start = startsAt[slot]!
       const end = endsAt[slot]!
       // NaN (no time at all) fails every comparison, as NULL does in SQL.
-      if (!(start <= window.end && end >= window.start && Math.min(start, end) <= window.end && Math.max(start, end) >= window.start)) continue
+      if (
+        !(start <= window.end && end >= window.start && Math.min(start, end) <= window.end &&
+          Math.max(start, end) >= window.start)
+      ) continue
       if (!test(slot)) continue
       found.push({ slot, score: 1 / (1 + Math.abs(start - middle) / 1000 / halfSpan) })
     }
@@ -443,7 +455,11 @@ export class MemoryRecords {
       for (const slot of this.mentionsOf.get(entity.id) ?? []) {
         const record = this.records[slot]!
         if (record.factType !== "observation" || this.expiresAt[slot]! <= now) continue
-        observations.push({ entityId: entity.id, slot, at: record.mentionedAt ?? record.createdAt ?? Number.NEGATIVE_INFINITY })
+        observations.push({
+          entityId: entity.id,
+          slot,
+          at: record.mentionedAt ?? record.createdAt ?? Number.NEGATIVE_INFINITY
+        })
       }
     }
     observations.sort((a, b) => b.at - a.at)
@@ -471,7 +487,8 @@ export class MemoryRecords {
         if ((type === "world" || type === "experience") && !(this.expiresAt[slot]! <= now)) slots.add(slot)
       }
     }
-    const at = (slot: number) => this.records[slot]!.occurredStart ?? this.records[slot]!.mentionedAt ?? Number.NEGATIVE_INFINITY
+    const at = (slot: number) =>
+      this.records[slot]!.occurredStart ?? this.records[slot]!.mentionedAt ?? Number.NEGATIVE_INFINITY
     return [...slots]
       .sort((a, b) => at(b) - at(a) || compareIds(this.idAt(a), this.idAt(b)))
       .slice(0, limit)
@@ -507,7 +524,9 @@ export class MemoryRecords {
   *inputs(): Generator<MemoryInput> {
     for (let slot = 0; slot < this.records.length; slot++) {
       const record = this.records[slot]
-      if (record !== undefined) yield { ...record, entityIds: this.entitiesOf[slot]!, embedding: this.vectors.get(slot) ?? null }
+      if (record !== undefined) {
+        yield { ...record, entityIds: this.entitiesOf[slot]!, embedding: this.vectors.get(slot) ?? null }
+      }
     }
   }
 
@@ -595,7 +614,11 @@ export class MemoryRecords {
 
 const dateOrNull = (millis: number | null): Date | null => (millis === null ? null : new Date(millis))
 
-const grown = <A extends Uint8Array | Int32Array | Float64Array>(array: A, length: number, make: (length: number) => A): A => {
+const grown = <A extends Uint8Array | Int32Array | Float64Array>(
+  array: A,
+  length: number,
+  make: (length: number) => A
+): A => {
   const larger = make(length)
   larger.set(array as never)
   return larger

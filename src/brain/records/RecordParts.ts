@@ -64,7 +64,10 @@ export function* recordsToPartsSliced(records: MemoryRecords): Sliced<RecordPart
     const input = inputs[i]!
     if (pause()) yield
     seqs[i] = input.seq
-    times.set([orNaN(input.occurredStart), orNaN(input.occurredEnd), orNaN(input.mentionedAt), orNaN(input.createdAt)], 4 * i)
+    times.set(
+      [orNaN(input.occurredStart), orNaN(input.occurredEnd), orNaN(input.mentionedAt), orNaN(input.createdAt)],
+      4 * i
+    )
     confidence[i] = orNaN(input.confidence)
     expiresAt[i] = orNaN(input.expiresAt)
     if (input.embedding !== null && input.embedding.length === dimensions) {
@@ -128,11 +131,27 @@ export const recordColumnsOf = (value: unknown): RecordColumns => {
     supersededBy: column("supersededBy", isNullableString),
     entityIds: column("entityIds", isStrings),
     entityNames: column("entityNames", (item) => Array.isArray(item) && item.length === 2 && item.every(isString)),
-    chunks: column("chunks", (item) =>
-      Array.isArray(item) && item.length === 3 && isString(item[0]) && Number.isInteger(item[1]) && isString(item[2]))
+    chunks: column(
+      "chunks",
+      (item) =>
+        Array.isArray(item) && item.length === 3 && isString(item[0]) && Number.isInteger(item[1]) && isString(item[2])
+    )
   }
   const n = columns.ids.length
-  for (const name of ["texts", "factTypes", "contexts", "documentIds", "chunkIds", "metadata", "tags", "sourceFactIds", "supersededBy", "entityIds"] as const) {
+  for (
+    const name of [
+      "texts",
+      "factTypes",
+      "contexts",
+      "documentIds",
+      "chunkIds",
+      "metadata",
+      "tags",
+      "sourceFactIds",
+      "supersededBy",
+      "entityIds"
+    ] as const
+  ) {
     if (columns[name].length !== n) throw new RangeError(`records: column ${name} does not have one entry per memory`)
   }
   if (new Set(columns.ids).size !== n) throw new RangeError("records: memory ids repeat")
@@ -152,7 +171,9 @@ export function* recordsFromPartsSliced(parts: RecordParts): Sliced<MemoryRecord
   ) throw new RangeError("records: the numeric parts do not have one entry per memory")
   const records = new MemoryRecords(dimensions)
   records.nameEntities(columns.entityNames)
-  records.addChunks(columns.chunks.map(([id, chunkIndex, text]): readonly [string, ChunkText] => [id, { chunkIndex, text }]))
+  records.addChunks(
+    columns.chunks.map(([id, chunkIndex, text]): readonly [string, ChunkText] => [id, { chunkIndex, text }])
+  )
   let inputs: Array<MemoryInput> = []
   for (let i = 0; i < n; i++) {
     if (inputs.length === 2_000) {

@@ -89,7 +89,8 @@ export class VectorStore {
     if (query.length !== this.dimensions || depth <= 0) return []
     const queryNorm = Math.sqrt(query.reduce((sum, x) => sum + x * x, 0))
     const kept: Array<ScoredSlot> = []
-    const better = (a: ScoredSlot, b: ScoredSlot) => a.score > b.score || (a.score === b.score && compareIds(idOf(a.slot), idOf(b.slot)) < 0)
+    const better = (a: ScoredSlot, b: ScoredSlot) =>
+      a.score > b.score || (a.score === b.score && compareIds(idOf(a.slot), idOf(b.slot)) < 0)
     const limit = Math.min(this.present.length, this.data.length / this.dimensions)
     for (let slot = 0; slot < limit; slot++) {
       if (this.present[slot] === 0 || !accept(slot)) continue
@@ -116,9 +117,14 @@ export class VectorStore {
     return { data: this.data.slice(0, slots * this.dimensions), present: this.present.slice(0, slots) }
   }
 
-  static fromParts(dimensions: number, parts: { readonly data: Float32Array; readonly present: Uint8Array }): VectorStore {
+  static fromParts(
+    dimensions: number,
+    parts: { readonly data: Float32Array; readonly present: Uint8Array }
+  ): VectorStore {
     const slots = parts.present.length
-    if (parts.data.length !== slots * dimensions) throw new RangeError("VectorStore.fromParts: the vectors do not fit the slots")
+    if (parts.data.length !== slots * dimensions) {
+      throw new RangeError("VectorStore.fromParts: the vectors do not fit the slots")
+    }
     const store = new VectorStore(dimensions, slots)
     for (let slot = 0; slot < slots; slot++) {
       if (parts.present[slot] === 1) store.set(slot, parts.data.subarray(slot * dimensions, (slot + 1) * dimensions))

@@ -14,13 +14,14 @@ const list = Command.make("list", {}, () =>
     yield* emit(body, () =>
       body.banks.length === 0 ? "no banks" : renderTable(
         ["bank_id", "name", "created_at", "mission"],
-        body.banks.map((bank: typeof BankListItem.Encoded) => [bank.bank_id, bank.name, bank.created_at, shorten(bank.mission ?? "", 60)])
+        body.banks.map((
+          bank: typeof BankListItem.Encoded
+        ) => [bank.bank_id, bank.name, bank.created_at, shorten(bank.mission ?? "", 60)])
       ))
-  }))
-).pipe(
-  Command.withDescription("List the banks"),
-  Command.withExamples([{ command: "engram banks list --json", description: "every bank as JSON" }])
-)
+  }))).pipe(
+    Command.withDescription("List the banks"),
+    Command.withExamples([{ command: "engram banks list --json", description: "every bank as JSON" }])
+  )
 
 const create = Command.make("create", {
   bankId: bankIdArgument,
@@ -38,19 +39,17 @@ const create = Command.make("create", {
       }
     })
     yield* emit(body, () => `bank ${body.bank_id} ready${body.name ? ` (${body.name})` : ""}`)
-  }))
-).pipe(
-  Command.withDescription("Create a bank, or update its name and mission if it exists"),
-  Command.withExamples([{ command: "engram banks create notes --name \"My notes\"", description: "create a bank" }])
-)
+  }))).pipe(
+    Command.withDescription("Create a bank, or update its name and mission if it exists"),
+    Command.withExamples([{ command: "engram banks create notes --name \"My notes\"", description: "create a bank" }])
+  )
 
 const remove = Command.make("delete", { bankId: bankIdArgument }, ({ bankId }) =>
   withClient(Effect.gen(function*() {
     const client = yield* EngramClient
     const body = yield* client.json("DELETE", bankPath(bankId))
     yield* emit(body, () => `bank ${bankId} deleted`)
-  }))
-).pipe(Command.withDescription("Delete a bank and everything it owns (memories, documents, operations)"))
+  }))).pipe(Command.withDescription("Delete a bank and everything it owns (memories, documents, operations)"))
 
 const stats = Command.make("stats", { bankId: bankIdArgument }, ({ bankId }) =>
   withClient(Effect.gen(function*() {
@@ -71,8 +70,7 @@ const stats = Command.make("stats", { bankId: bankIdArgument }, ({ bankId }) =>
         ["pending consolidation", body.pending_consolidation],
         ["last consolidated", body.last_consolidated_at]
       ]))
-  }))
-).pipe(Command.withDescription("Counts of a bank's memories, links, documents and operations"))
+  }))).pipe(Command.withDescription("Counts of a bank's memories, links, documents and operations"))
 
 export const banksCommand = Command.make("banks").pipe(
   Command.withDescription("List, create, delete and inspect banks"),

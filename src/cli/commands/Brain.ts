@@ -23,8 +23,7 @@ const exportBrain = Command.make("export", {
     const path = Option.getOrElse(out, () => `${bankId}.brain`)
     yield* writeBytes(path, bytes)
     yield* emit({ bank_id: bankId, path, size_bytes: bytes.length }, () => `wrote ${path} (${bytes.length} bytes)`)
-  }))
-).pipe(Command.withDescription("Write a bank's brain (graph, keyword index, mental models) to a .brain file"))
+  }))).pipe(Command.withDescription("Write a bank's brain (graph, keyword index, mental models) to a .brain file"))
 
 const importBrain = Command.make("import", {
   bankId: bankIdArgument,
@@ -53,8 +52,9 @@ const importBrain = Command.make("import", {
         ["installed", body.installed],
         ["install reason", body.install_reason]
       ]))
-  }))
-).pipe(Command.withDescription("Load a .brain file into a bank (installed at once when it matches the bank's data)"))
+  }))).pipe(
+    Command.withDescription("Load a .brain file into a bank (installed at once when it matches the bank's data)")
+  )
 
 export const brainCommand = Command.make("brain").pipe(
   Command.withDescription("Export and import a bank's .brain file"),

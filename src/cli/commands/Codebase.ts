@@ -13,10 +13,22 @@ const importCodebase = Command.make("import", {
   name: Flag.String("name").pipe(Flag.withDescription("the codebase's name (re-importing a name needs --refresh)")),
   zip: Flag.File("zip", { mustExist: true }).pipe(Flag.withDescription("a zip archive of the tree"), Flag.optional),
   file: Flag.File("file", { mustExist: true }).pipe(Flag.withDescription("a single source file"), Flag.optional),
-  repo: Flag.String("repo").pipe(Flag.withDescription("owner/name[@ref] on the git host (SERVICE_API_GITHOST_API_URL)"), Flag.optional),
-  repoUrl: Flag.String("repo-url").pipe(Flag.withDescription("https URL of a repository on the git host"), Flag.optional),
-  rootPath: Flag.String("root-path").pipe(Flag.withDescription("import only this folder of the archive"), Flag.optional),
-  refresh: Flag.Boolean("refresh").pipe(Flag.withDescription("replace an existing codebase of this name"), Flag.withDefault(false)),
+  repo: Flag.String("repo").pipe(
+    Flag.withDescription("owner/name[@ref] on the git host (SERVICE_API_GITHOST_API_URL)"),
+    Flag.optional
+  ),
+  repoUrl: Flag.String("repo-url").pipe(
+    Flag.withDescription("https URL of a repository on the git host"),
+    Flag.optional
+  ),
+  rootPath: Flag.String("root-path").pipe(
+    Flag.withDescription("import only this folder of the archive"),
+    Flag.optional
+  ),
+  refresh: Flag.Boolean("refresh").pipe(
+    Flag.withDescription("replace an existing codebase of this name"),
+    Flag.withDefault(false)
+  ),
   progress: progressFlag,
   noWait: waitFlag
 }, (input) =>
@@ -39,7 +51,9 @@ const importCodebase = Command.make("import", {
         return form
       })
     const body = Option.isSome(input.zip)
-      ? yield* client.json("POST", `${base}/zip`, { form: yield* upload("archive", input.zip.value, { ...common, ...rootPath }) })
+      ? yield* client.json("POST", `${base}/zip`, {
+        form: yield* upload("archive", input.zip.value, { ...common, ...rootPath })
+      })
       : Option.isSome(input.file)
       ? yield* client.json("POST", `${base}/file`, { form: yield* upload("file", input.file.value, common) })
       : yield* client.json("POST", `${base}/githost`, {
@@ -71,11 +85,13 @@ const importCodebase = Command.make("import", {
         ["status", input.noWait ? body.status : "imported (review it, then approve)"],
         ["files added / changed / deleted", `${body.added_files} / ${body.changed_files} / ${body.deleted_files}`]
       ]))
-  }))
-).pipe(
-  Command.withDescription("Import a codebase snapshot (zip, single file or git host) and wait for it to be built"),
-  Command.withExamples([{ command: "engram codebase import notes --name app --zip app.zip", description: "a zip archive" }])
-)
+  }))).pipe(
+    Command.withDescription("Import a codebase snapshot (zip, single file or git host) and wait for it to be built"),
+    Command.withExamples([{
+      command: "engram codebase import notes --name app --zip app.zip",
+      description: "a zip archive"
+    }])
+  )
 
 export const codebaseCommand = Command.make("codebase").pipe(
   Command.withDescription("Import codebases for review and approval into memory"),

@@ -12,7 +12,10 @@ const tastePath = (bankId: string, ...rest: ReadonlyArray<string>) => bankPath(b
 const importDataset = Command.make("import", {
   bankId: bankIdArgument,
   file: Argument.File("file", { mustExist: true }).pipe(Argument.withDescription("a JSONL file, one example per line")),
-  dataset: Flag.String("dataset").pipe(Flag.withDescription("id of an existing dataset to add the sets to"), Flag.optional),
+  dataset: Flag.String("dataset").pipe(
+    Flag.withDescription("id of an existing dataset to add the sets to"),
+    Flag.optional
+  ),
   name: Flag.String("name").pipe(Flag.withDescription("create a new dataset with this name instead"), Flag.optional),
   schemaType: Flag.Literals("schema-type", ["chat_messages", "openai_chat", "qa_pair", "custom"]).pipe(
     Flag.withDescription("schema type of a new dataset (default chat_messages)"),
@@ -37,17 +40,24 @@ const importDataset = Command.make("import", {
       }
     )).id
     const body = yield* client.json("POST", tastePath(input.bankId, "datasets", datasetId, "sets"), {
-      json: { jsonl, ...Option.match(input.prefix, { onNone: () => ({}), onSome: (set_key_prefix) => ({ set_key_prefix }) }) }
+      json: {
+        jsonl,
+        ...Option.match(input.prefix, { onNone: () => ({}), onSome: (set_key_prefix) => ({ set_key_prefix }) })
+      }
     })
     yield* emit({ dataset_id: body.dataset_id, imported_count: body.imported_count }, () =>
       `imported ${body.imported_count} sets into dataset ${body.dataset_id}`)
-  }))
-).pipe(
-  Command.withDescription("Import a JSONL file of examples as sets of a dataset (all or nothing; bad rows are named)"),
-  Command.withExamples([
-    { command: "engram dataset import notes qa.jsonl --name \"Support Q&A\" --schema-type qa_pair", description: "a new dataset" }
-  ])
-)
+  }))).pipe(
+    Command.withDescription(
+      "Import a JSONL file of examples as sets of a dataset (all or nothing; bad rows are named)"
+    ),
+    Command.withExamples([
+      {
+        command: "engram dataset import notes qa.jsonl --name \"Support Q&A\" --schema-type qa_pair",
+        description: "a new dataset"
+      }
+    ])
+  )
 
 const exportDataset = Command.make("export", {
   bankId: bankIdArgument,
@@ -57,7 +67,10 @@ const exportDataset = Command.make("export", {
     Flag.optional
   ),
   out: Flag.File("out").pipe(Flag.withDescription("write the JSONL here (default: stdout)"), Flag.optional),
-  qualityThreshold: Flag.Finite("quality-threshold").pipe(Flag.withDescription("0–1: hold back weaker records"), Flag.optional)
+  qualityThreshold: Flag.Finite("quality-threshold").pipe(
+    Flag.withDescription("0–1: hold back weaker records"),
+    Flag.optional
+  )
 }, (input) =>
   withClient(Effect.gen(function*() {
     const client = yield* EngramClient
@@ -85,8 +98,7 @@ const exportDataset = Command.make("export", {
     }
     // Without --out the JSONL itself is the output (one record per line); --json wraps it with the summary.
     yield* emit(body, () => body.content.replace(/\n$/, ""))
-  }))
-).pipe(Command.withDescription("Export a dataset for fine-tuning as JSONL (to a file with --out, else stdout)"))
+  }))).pipe(Command.withDescription("Export a dataset for fine-tuning as JSONL (to a file with --out, else stdout)"))
 
 export const datasetCommand = Command.make("dataset").pipe(
   Command.withDescription("Import and export training datasets (forge/taste)"),

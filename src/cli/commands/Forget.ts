@@ -13,11 +13,20 @@ const optionalField = <A>(name: string, value: Option.Option<A>) =>
 
 export const forgetCommand = Command.make("forget", {
   bankId: bankIdArgument,
-  entity: Flag.String("entity").pipe(Flag.withDescription("every memory naming this entity, and the entity"), Flag.optional),
+  entity: Flag.String("entity").pipe(
+    Flag.withDescription("every memory naming this entity, and the entity"),
+    Flag.optional
+  ),
   memoryIds: Flag.String("memory-id").pipe(Flag.withDescription("a memory id; repeatable"), Flag.atLeast(0)),
-  document: Flag.String("document").pipe(Flag.withDescription("a document id: its memories and the document"), Flag.optional),
+  document: Flag.String("document").pipe(
+    Flag.withDescription("a document id: its memories and the document"),
+    Flag.optional
+  ),
   tag: Flag.String("tag").pipe(Flag.withDescription("every memory carrying this tag"), Flag.optional),
-  dryRun: Flag.Boolean("dry-run").pipe(Flag.withDescription("report what would go; change nothing"), Flag.withDefault(false)),
+  dryRun: Flag.Boolean("dry-run").pipe(
+    Flag.withDescription("report what would go; change nothing"),
+    Flag.withDefault(false)
+  ),
   purgeHistory: Flag.Boolean("purge-history").pipe(
     Flag.withDescription("also rewrite the memory repo commits that hold it (commit ids change)"),
     Flag.withDefault(false)
@@ -41,15 +50,24 @@ export const forgetCommand = Command.make("forget", {
       (body.repo_commits.rewrites === undefined
         ? `\nrepo commits that may still hold it: ${body.repo_commits.commit_ids.length} (not rewritten)`
         : `\nrepo commits ${body.dry_run ? "that would be " : ""}rewritten: ${body.repo_commits.rewrites.length}` +
-          (body.repo_commits.rewrites.length === 0 ? "" : `\n${
-            renderTable(["old commit", "new commit"], (body.repo_commits.rewrites as ReadonlyArray<{ old_commit_id: string; new_commit_id: string }>).map((r) => [r.old_commit_id, r.new_commit_id]))
-          }`)))
-  }))
-).pipe(
-  Command.withDescription("Forget memories (an entity, ids, a document or a tag) and everything derived from them"),
-  Command.withExamples([
-    { command: "engram forget notes --entity \"Alice Novak\" --dry-run", description: "what would go" },
-    { command: "engram forget notes --entity \"Alice Novak\"", description: "forget her, everywhere" },
-    { command: "engram forget notes --entity \"Alice Novak\" --purge-history", description: "and out of every repo commit" }
-  ])
-)
+          (body.repo_commits.rewrites.length === 0 ?
+            "" :
+            `\n${
+              renderTable(
+                ["old commit", "new commit"],
+                (body.repo_commits.rewrites as ReadonlyArray<{ old_commit_id: string; new_commit_id: string }>).map((
+                  r
+                ) => [r.old_commit_id, r.new_commit_id])
+              )
+            }`)))
+  }))).pipe(
+    Command.withDescription("Forget memories (an entity, ids, a document or a tag) and everything derived from them"),
+    Command.withExamples([
+      { command: "engram forget notes --entity \"Alice Novak\" --dry-run", description: "what would go" },
+      { command: "engram forget notes --entity \"Alice Novak\"", description: "forget her, everywhere" },
+      {
+        command: "engram forget notes --entity \"Alice Novak\" --purge-history",
+        description: "and out of every repo commit"
+      }
+    ])
+  )

@@ -24,7 +24,9 @@ const list = Command.make("list", {
       query: { limit, status: Option.getOrUndefined(status), task_type: Option.getOrUndefined(taskType) }
     })
     yield* emit(body, () =>
-      `${body.total} operations; worker ${body.worker.active ? "active" : "idle"}, circuit ${body.worker.circuit_state}\n` +
+      `${body.total} operations; worker ${
+        body.worker.active ? "active" : "idle"
+      }, circuit ${body.worker.circuit_state}\n` +
       renderTable(
         ["operation_id", "task_type", "status", "items", "created_at", "error"],
         body.operations.map((operation: typeof OperationListEntry.Encoded) => [
@@ -36,29 +38,36 @@ const list = Command.make("list", {
           operation.error_message === null ? null : shorten(operation.error_message, 60)
         ])
       ))
-  }))
-).pipe(Command.withDescription("List a bank's operations, newest first"))
+  }))).pipe(Command.withDescription("List a bank's operations, newest first"))
 
-const watch = Command.make("watch", { bankId: bankIdArgument, operationId: operationIdArgument, progress: progressFlag },
-  ({ bankId, operationId, progress }) =>
-    withClient(Effect.gen(function*() {
-      const [detail] = yield* watchOperations(bankId, [operationId], { label: operationId, mode: progress })
-      yield* emit(detail, () => `operation ${operationId} ${detail?.status}`)
-    }))
-).pipe(Command.withDescription("Follow an operation until it settles; exit 1 if it failed or was cancelled"))
-
-const cancel = Command.make("cancel", { bankId: bankIdArgument, operationId: operationIdArgument }, ({ bankId, operationId }) =>
+const watch = Command.make("watch", {
+  bankId: bankIdArgument,
+  operationId: operationIdArgument,
+  progress: progressFlag
+}, ({ bankId, operationId, progress }) =>
   withClient(Effect.gen(function*() {
-    const client = yield* EngramClient
-    const body = yield* client.json("DELETE", bankPath(bankId, "operations", operationId))
-    yield* emit(body, () => `operation ${operationId} ${body.status}`)
-  }))
+    const [detail] = yield* watchOperations(bankId, [operationId], { label: operationId, mode: progress })
+    yield* emit(detail, () => `operation ${operationId} ${detail?.status}`)
+  }))).pipe(Command.withDescription("Follow an operation until it settles; exit 1 if it failed or was cancelled"))
+
+const cancel = Command.make(
+  "cancel",
+  { bankId: bankIdArgument, operationId: operationIdArgument },
+  ({ bankId, operationId }) =>
+    withClient(Effect.gen(function*() {
+      const client = yield* EngramClient
+      const body = yield* client.json("DELETE", bankPath(bankId, "operations", operationId))
+      yield* emit(body, () => `operation ${operationId} ${body.status}`)
+    }))
 ).pipe(Command.withDescription("Cancel a pending or running operation (409, exit 3, when it has already finished)"))
 
 const retry = Command.make("retry", {
   bankId: bankIdArgument,
   operationId: operationIdArgument,
-  wait: Flag.Boolean("wait").pipe(Flag.withDescription("follow the retried operation until it settles"), Flag.withDefault(false)),
+  wait: Flag.Boolean("wait").pipe(
+    Flag.withDescription("follow the retried operation until it settles"),
+    Flag.withDefault(false)
+  ),
   progress: progressFlag
 }, ({ bankId, operationId, progress, wait }) =>
   withClient(Effect.gen(function*() {
@@ -67,8 +76,7 @@ const retry = Command.make("retry", {
     if (!wait) return yield* emit(body, () => `operation ${operationId} ${body.status} again`)
     const [detail] = yield* watchOperations(bankId, [operationId], { label: operationId, mode: progress })
     yield* emit(detail, () => `operation ${operationId} ${detail?.status}`)
-  }))
-).pipe(Command.withDescription("Run a failed or cancelled operation again"))
+  }))).pipe(Command.withDescription("Run a failed or cancelled operation again"))
 
 export const operationsCommand = Command.make("operations").pipe(
   Command.withDescription("List, follow, cancel and retry a bank's background operations"),

@@ -23,9 +23,18 @@ export const recallCommand = Command.make("recall", {
     Flag.withDescription("memory type to search (world, experience, observation, opinion); repeatable"),
     Flag.atLeast(0)
   ),
-  tags: Flag.String("tag").pipe(Flag.withDescription("only memories with this tag (tags_match any); repeatable"), Flag.atLeast(0)),
-  limit: Flag.Int("limit").pipe(Flag.withDescription("show at most this many results (the table only)"), Flag.withDefault(10)),
-  trace: Flag.Boolean("trace").pipe(Flag.withDescription("ask for the per-strategy trace (printed with --json)"), Flag.withDefault(false))
+  tags: Flag.String("tag").pipe(
+    Flag.withDescription("only memories with this tag (tags_match any); repeatable"),
+    Flag.atLeast(0)
+  ),
+  limit: Flag.Int("limit").pipe(
+    Flag.withDescription("show at most this many results (the table only)"),
+    Flag.withDefault(10)
+  ),
+  trace: Flag.Boolean("trace").pipe(
+    Flag.withDescription("ask for the per-strategy trace (printed with --json)"),
+    Flag.withDefault(false)
+  )
 }, (input) =>
   withClient(Effect.gen(function*() {
     const client = yield* EngramClient
@@ -50,11 +59,13 @@ export const recallCommand = Command.make("recall", {
           shorten(result.text, 120)
         ])
       ))
-  }))
-).pipe(
-  Command.withDescription("Recall the memories of a bank that answer a query"),
-  Command.withExamples([{ command: "engram recall notes \"Where does Alice live?\"", description: "best memories first" }])
-)
+  }))).pipe(
+    Command.withDescription("Recall the memories of a bank that answer a query"),
+    Command.withExamples([{
+      command: "engram recall notes \"Where does Alice live?\"",
+      description: "best memories first"
+    }])
+  )
 
 export const reflectCommand = Command.make("reflect", {
   bankId: bankIdArgument,
@@ -69,8 +80,12 @@ export const reflectCommand = Command.make("reflect", {
     })
     const memories = body.based_on?.memories?.length ?? 0
     yield* emit(body, () => `${body.text}\n\n(based on ${memories} memories)`)
-  }))
-).pipe(
-  Command.withDescription("Ask a bank a question; it answers from its memories (offline: a deterministic answer that says so)"),
-  Command.withExamples([{ command: "engram reflect notes \"What do I know about Alice?\"", description: "an answer with its evidence" }])
-)
+  }))).pipe(
+    Command.withDescription(
+      "Ask a bank a question; it answers from its memories (offline: a deterministic answer that says so)"
+    ),
+    Command.withExamples([{
+      command: "engram reflect notes \"What do I know about Alice?\"",
+      description: "an answer with its evidence"
+    }])
+  )

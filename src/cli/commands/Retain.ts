@@ -10,7 +10,7 @@ import { conversationItems, type RetainItem } from "../ConversationLines.ts"
 import { bankPath, EngramClient, withClient } from "../EngramClient.ts"
 import { readBytes, readText, retainableFilesIn } from "../LocalFiles.ts"
 import { emit, renderTable } from "../Output.ts"
-import { type ProgressMode, progressFlag, waitFlag, watchOperations } from "../Progress.ts"
+import { progressFlag, type ProgressMode, waitFlag, watchOperations } from "../Progress.ts"
 import { bankIdArgument } from "./Banks.ts"
 
 /** Items per asynchronous request: well under the API's 10,000 and its request-size limit. */
@@ -36,9 +36,15 @@ const settle = (common: Common, operationIds: ReadonlyArray<string>, label: stri
       ? operationIds.map((operation_id) => ({ operation_id, status: "pending" }))
       : yield* watchOperations(common.bankId, operationIds, { label, unit, mode: common.progress })
     const operations = details.map((detail) => ({ operation_id: detail.operation_id, status: detail.status }))
-    yield* emit({ bank_id: common.bankId, items_count: items, async: true, operations }, () =>
-      `${common.noWait ? "queued" : "retained"} ${items} ${unit} into ${common.bankId}\n` +
-      renderTable(["operation_id", "status"], operations.map((operation) => [operation.operation_id, operation.status])))
+    yield* emit(
+      { bank_id: common.bankId, items_count: items, async: true, operations },
+      () =>
+        `${common.noWait ? "queued" : "retained"} ${items} ${unit} into ${common.bankId}\n` +
+        renderTable(
+          ["operation_id", "status"],
+          operations.map((operation) => [operation.operation_id, operation.status])
+        )
+    )
   })
 
 const retainItems = (common: Common, items: ReadonlyArray<RetainItem>, label: string) =>
@@ -75,12 +81,15 @@ const retainFiles = (common: Common, files: ReadonlyArray<LocalDocument>) =>
       if (batch.length === 0) return
       const form = new FormData()
       for (const file of batch) form.append("files", new Blob([file.data]), path.basename(file.name))
-      form.append("request", JSON.stringify({
-        ...Option.match(common.context, { onNone: () => ({}), onSome: (context) => ({ context }) }),
-        ...(common.tags.length > 0 ? { tags: common.tags } : {}),
-        // The relative path names the document, so two README.md in different folders stay two documents.
-        files_metadata: batch.map((file) => ({ document_id: file.name }))
-      }))
+      form.append(
+        "request",
+        JSON.stringify({
+          ...Option.match(common.context, { onNone: () => ({}), onSome: (context) => ({ context }) }),
+          ...(common.tags.length > 0 ? { tags: common.tags } : {}),
+          // The relative path names the document, so two README.md in different folders stay two documents.
+          files_metadata: batch.map((file) => ({ document_id: file.name }))
+        })
+      )
       const body = yield* client.json("POST", bankPath(common.bankId, "files", "retain"), { form })
       operationIds.push(...body.operation_ids)
       batch = []
@@ -106,22 +115,33 @@ export const retainCommand = Command.make("retain", {
     Flag.atLeast(0)
   ),
   dir: Flag.Directory("dir", { mustExist: true }).pipe(
-    Flag.withDescription("retain every convertible document under this directory (hidden folders and node_modules skipped)"),
+    Flag.withDescription(
+      "retain every convertible document under this directory (hidden folders and node_modules skipped)"
+    ),
     Flag.optional
   ),
   jsonl: Flag.File("jsonl", { mustExist: true }).pipe(
-    Flag.withDescription("a JSONL conversation: per line a retain item {content,...}, a turn {speaker,text}, or {messages:[...]}"),
+    Flag.withDescription(
+      "a JSONL conversation: per line a retain item {content,...}, a turn {speaker,text}, or {messages:[...]}"
+    ),
     Flag.optional
   ),
-  context: Flag.String("context").pipe(Flag.withDescription("context for every item (e.g. where it came from)"), Flag.optional),
+  context: Flag.String("context").pipe(
+    Flag.withDescription("context for every item (e.g. where it came from)"),
+    Flag.optional
+  ),
   tags: Flag.String("tag").pipe(Flag.withDescription("a tag for every item; repeatable"), Flag.atLeast(0)),
-  async: Flag.Boolean("async").pipe(Flag.withDescription("retain TEXT as a background operation and wait for it"), Flag.withDefault(false)),
+  async: Flag.Boolean("async").pipe(
+    Flag.withDescription("retain TEXT as a background operation and wait for it"),
+    Flag.withDefault(false)
+  ),
   progress: progressFlag,
   noWait: waitFlag
 }, (input) =>
   withClient(Effect.gen(function*() {
-    const sources = [Option.isSome(input.text), input.files.length > 0, Option.isSome(input.dir), Option.isSome(input.jsonl)]
-      .filter(Boolean).length
+    const sources =
+      [Option.isSome(input.text), input.files.length > 0, Option.isSome(input.dir), Option.isSome(input.jsonl)]
+        .filter(Boolean).length
     if (sources !== 1) {
       return yield* CliFailure.usage("give exactly one of TEXT, --file (repeatable), --dir or --jsonl")
     }
@@ -130,26 +150,33 @@ export const retainCommand = Command.make("retain", {
     if (Option.isSome(input.jsonl)) {
       const { errors, items } = conversationItems(yield* readText(input.jsonl.value))
       if (errors.length > 0) {
-        return yield* CliFailure.usage(`${input.jsonl.value}: ${errors.slice(0, 10).join("; ")}` +
-          (errors.length > 10 ? ` (and ${errors.length - 10} more)` : ""))
+        return yield* CliFailure.usage(
+          `${input.jsonl.value}: ${errors.slice(0, 10).join("; ")}` +
+            (errors.length > 10 ? ` (and ${errors.length - 10} more)` : "")
+        )
       }
       if (items.length === 0) return yield* CliFailure.usage(`${input.jsonl.value} holds no items`)
       return yield* retainItems(common, items, `retain ${input.bankId}`)
     }
     if (Option.isSome(input.dir)) {
       const files = yield* retainableFilesIn(input.dir.value)
-      if (files.length === 0) return yield* CliFailure.usage(`${input.dir.value} holds no document file retain can read`)
+      if (files.length === 0) {
+        return yield* CliFailure.usage(`${input.dir.value} holds no document file retain can read`)
+      }
       const root = input.dir.value
       return yield* retainFiles(common, files.map((file) => ({ path: path.join(root, file), documentId: file })))
     }
     if (input.files.length > 0) {
       // A file below the working directory keeps its relative path as id (two README.md stay two documents);
       // one elsewhere is named by its file name, not by a ../../ path.
-      return yield* retainFiles(common, input.files.map((file) => {
-        const relative = path.relative(".", path.resolve(file))
-        const outside = relative.startsWith("..") || path.isAbsolute(relative)
-        return { path: file, documentId: outside ? path.basename(file) : relative }
-      }))
+      return yield* retainFiles(
+        common,
+        input.files.map((file) => {
+          const relative = path.relative(".", path.resolve(file))
+          const outside = relative.startsWith("..") || path.isAbsolute(relative)
+          return { path: file, documentId: outside ? path.basename(file) : relative }
+        })
+      )
     }
     const text = Option.getOrThrow(input.text)
     if (input.async) return yield* retainItems(common, [{ content: text }], `retain ${input.bankId}`)
@@ -166,12 +193,11 @@ export const retainCommand = Command.make("retain", {
     yield* emit(body, () =>
       `retained into ${input.bankId}: ${body.memories_created ?? "?"} memories created` +
       (body.duplicates_skipped ? `, ${body.duplicates_skipped} duplicates skipped` : ""))
-  }))
-).pipe(
-  Command.withDescription("Retain text, documents, a directory or a JSONL conversation into a bank"),
-  Command.withExamples([
-    { command: "engram retain notes \"Alice moved to Lisbon in May.\"", description: "one memory, at once" },
-    { command: "engram retain notes --jsonl chat.jsonl --progress=plain", description: "a conversation, in batches" },
-    { command: "engram retain notes --dir ./docs", description: "every document under ./docs" }
-  ])
-)
+  }))).pipe(
+    Command.withDescription("Retain text, documents, a directory or a JSONL conversation into a bank"),
+    Command.withExamples([
+      { command: "engram retain notes \"Alice moved to Lisbon in May.\"", description: "one memory, at once" },
+      { command: "engram retain notes --jsonl chat.jsonl --progress=plain", description: "a conversation, in batches" },
+      { command: "engram retain notes --dir ./docs", description: "every document under ./docs" }
+    ])
+  )

@@ -19,7 +19,9 @@ const maxAges = (pairs: ReadonlyArray<string>): Record<string, unknown> =>
 export const retentionCommand = Command.make("retention", {
   bankId: bankIdArgument,
   maxAge: Flag.String("max-age").pipe(
-    Flag.withDescription("TYPE=DAYS: keep facts of TYPE (world, experience, observation, opinion) this many days; repeatable"),
+    Flag.withDescription(
+      "TYPE=DAYS: keep facts of TYPE (world, experience, observation, opinion) this many days; repeatable"
+    ),
     Flag.atLeast(0)
   ),
   maxMemories: Flag.Int("max-memories").pipe(
@@ -54,12 +56,11 @@ export const retentionCommand = Command.make("retention", {
         ["max memories", shown(effective.max_memories)],
         ["recency half-life (days)", shown(effective.recency_half_life_days)]
       ]))
-  }))
-).pipe(
-  Command.withDescription("Show or change a bank's retention policy (maximum ages, maximum count, recency decay)"),
-  Command.withExamples([
-    { command: "engram retention notes", description: "the current policy" },
-    { command: "engram retention notes --max-age experience=30 --max-memories 10000", description: "set limits" },
-    { command: "engram retention notes --max-memories 0", description: "remove the count limit" }
-  ])
-)
+  }))).pipe(
+    Command.withDescription("Show or change a bank's retention policy (maximum ages, maximum count, recency decay)"),
+    Command.withExamples([
+      { command: "engram retention notes", description: "the current policy" },
+      { command: "engram retention notes --max-age experience=30 --max-memories 10000", description: "set limits" },
+      { command: "engram retention notes --max-memories 0", description: "remove the count limit" }
+    ])
+  )

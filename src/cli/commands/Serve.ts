@@ -18,8 +18,7 @@ export const serveCommand = Command.make("serve", {
     })
     const { serve } = yield* Effect.promise(() => import("../../main.ts"))
     return yield* serve
-  })
-).pipe(
-  Command.withDescription("Run the engram service (same settings as `npm start`); stops on Ctrl-C"),
-  Command.withExamples([{ command: "engram serve --port 8888", description: "serve on 127.0.0.1:8888" }])
-)
+  })).pipe(
+    Command.withDescription("Run the engram service (same settings as `npm start`); stops on Ctrl-C"),
+    Command.withExamples([{ command: "engram serve --port 8888", description: "serve on 127.0.0.1:8888" }])
+  )

@@ -103,20 +103,28 @@ export const makeImportResolver = (paths: ReadonlyArray<string>): ImportResolver
   const resolve = (fromPath: string, language: string, specifier: string): string | null => {
     if (!isParsedLanguage(language)) return null
     switch (language) {
-      case "typescript": case "tsx": case "javascript": case "jsx":
+      case "typescript":
+      case "tsx":
+      case "javascript":
+      case "jsx":
         return script(fromPath, specifier)
       case "python":
         return python(fromPath, specifier)
       case "ruby":
         return specifier.startsWith(".") ? relative(fromPath, specifier, [".rb"]) : null
-      case "c": case "cpp":
+      case "c":
+      case "cpp":
         return relative(fromPath, specifier, []) ?? bySuffix(fromPath, stripSuffix(specifier).split("/"))
       case "rust": {
-        const path = specifier.replace(/::\{.*$/, "").split("::").filter((part) => !["crate", "self", "super"].includes(part))
+        const path = specifier.replace(/::\{.*$/, "").split("::").filter((part) =>
+          !["crate", "self", "super"].includes(part)
+        )
         return bySuffix(fromPath, path) ?? bySuffix(fromPath, [...path, "mod"])
       }
       case "php":
-        return specifier.includes(".php") ? relative(fromPath, specifier, []) : bySuffix(fromPath, specifier.split("\\").filter((part) => part !== ""))
+        return specifier.includes(".php")
+          ? relative(fromPath, specifier, [])
+          : bySuffix(fromPath, specifier.split("\\").filter((part) => part !== ""))
       case "go": {
         const segments = specifier.split("/")
         for (let start = 0; start < segments.length; start++) {

@@ -22,6 +22,10 @@ export const normalise = (values: ArrayLike<number>): Float64Array => {
     min = Math.min(min, values[index]!)
     max = Math.max(max, values[index]!)
   }
-  for (let index = 0; index < values.length; index++) out[index] = max === min ? 0.5 : (values[index]! - min) / (max - min)
+  for (let index = 0; index < values.length; index++) {
+    out[index] = max === min
+      ? 0.5
+      : (values[index]! - min) / (max - min)
+  }
   return out
 }

@@ -30,8 +30,9 @@ const purposeOf = (lines: ReadonlyArray<string>, start: number, end: number, lan
   const comment: Array<string> = []
   for (let line = start - 2; line >= 0 && comment.length < 30; line--) {
     const text = lines[line]!.trim()
-    if (/^(\/\/|\/\*|\*|#(?!include)|\/\/\/)/.test(text)) comment.unshift(text.replace(/^(\/\*\*?|\*\/?|\/\/\/?|#)\s?/, "").replace(/\*\/$/, ""))
-    else if (text.startsWith("@")) continue
+    if (/^(\/\/|\/\*|\*|#(?!include)|\/\/\/)/.test(text)) {
+      comment.unshift(text.replace(/^(\/\*\*?|\*\/?|\/\/\/?|#)\s?/, "").replace(/\*\/$/, ""))
+    } else if (text.startsWith("@")) continue
     else break
   }
   return comment.join(" ").replace(/\s+/g, " ").trim().slice(0, 400)
@@ -64,7 +65,9 @@ export const buildArtifacts = (
     bump(callees, edge.fromSymbol!, edge.toSymbol!)
   }
   const top5 = (map: Map<string, number> | undefined) =>
-    [...(map ?? new Map<string, number>())].sort((a, b) => b[1] - a[1] || (a[0] < b[0] ? -1 : 1)).slice(0, 5).map(([name]) => name)
+    [...(map ?? new Map<string, number>())].sort((a, b) => b[1] - a[1] || (a[0] < b[0] ? -1 : 1)).slice(0, 5).map((
+      [name]
+    ) => name)
   const bestChunk = new Map<string, ChunkRow>()
   for (const chunk of chunks) {
     const key = `${chunk.path}\u0000${chunk.parentFqName ?? chunk.label}`
@@ -77,19 +80,33 @@ export const buildArtifacts = (
     const lines = texts.get(symbol.path) ?? []
     const chunk = bestChunk.get(`${symbol.path}\u0000${symbol.fqName}`)
     return {
-      fq_name: symbol.fqName, name: symbol.name, kind: symbol.kind, language: symbol.language, path: symbol.path,
-      start_line: symbol.startLine, end_line: symbol.endLine,
+      fq_name: symbol.fqName,
+      name: symbol.name,
+      kind: symbol.kind,
+      language: symbol.language,
+      path: symbol.path,
+      start_line: symbol.startLine,
+      end_line: symbol.endLine,
       signature: signatureOf(lines, symbol.startLine, symbol.language),
       purpose: purposeOf(lines, symbol.startLine, symbol.endLine, symbol.language),
-      top_callers: top5(callers.get(symbol.fqName)), top_callees: top5(callees.get(symbol.fqName)),
-      cyclomatic_complexity: symbol.complexity, nloc: symbol.endLine - symbol.startLine + 1,
-      safety_tags: chunk?.safetyTags ?? [], pagerank: symbol.pagerank, fanin: symbol.fanin,
-      significance_score: chunk?.significanceScore ?? 0, cluster_id: chunk?.clusterId ?? null,
-      chunk_key: chunk?.chunkKey ?? null, chunk_id: chunk?.id ?? null, change_kind: chunk?.changeKind ?? null,
+      top_callers: top5(callers.get(symbol.fqName)),
+      top_callees: top5(callees.get(symbol.fqName)),
+      cyclomatic_complexity: symbol.complexity,
+      nloc: symbol.endLine - symbol.startLine + 1,
+      safety_tags: chunk?.safetyTags ?? [],
+      pagerank: symbol.pagerank,
+      fanin: symbol.fanin,
+      significance_score: chunk?.significanceScore ?? 0,
+      cluster_id: chunk?.clusterId ?? null,
+      chunk_key: chunk?.chunkKey ?? null,
+      chunk_id: chunk?.id ?? null,
+      change_kind: chunk?.changeKind ?? null,
       exported: symbol.exported
     }
-  }).sort((a, b) => 0.6 * b.pagerank + 0.4 * b.significance_score - (0.6 * a.pagerank + 0.4 * a.significance_score) ||
-    (a.fq_name < b.fq_name ? -1 : 1)).slice(0, 200)
+  }).sort((a, b) =>
+    0.6 * b.pagerank + 0.4 * b.significance_score - (0.6 * a.pagerank + 0.4 * a.significance_score) ||
+    (a.fq_name < b.fq_name ? -1 : 1)
+  ).slice(0, 200)
 
   const fileRole = new Map(files.map((file) => [file.path, file]))
   const modules = new Map<string, { files: Array<FileRow>; cards: Array<(typeof cards)[number]> }>()
@@ -116,10 +133,15 @@ export const buildArtifacts = (
     const languages = [...new Set(entry.files.map((file) => file.language))].sort()
     const purpose = entry.cards.find((card) => card.purpose.length > 20)?.purpose.slice(0, 200) ??
       `Module containing ${entry.files.length} files (${languages.join(", ")}).`
-    const dependencies = [...moduleEdges].filter(([key]) => key.startsWith(`${module}\u0000`)).map(([key]) => key.split("\u0000")[1]!)
-    const consumers = [...moduleEdges].filter(([key]) => key.endsWith(`\u0000${module}`)).map(([key]) => key.split("\u0000")[0]!)
+    const dependencies = [...moduleEdges].filter(([key]) => key.startsWith(`${module}\u0000`)).map(([key]) =>
+      key.split("\u0000")[1]!
+    )
+    const consumers = [...moduleEdges].filter(([key]) => key.endsWith(`\u0000${module}`)).map(([key]) =>
+      key.split("\u0000")[0]!
+    )
     return {
-      module, purpose,
+      module,
+      purpose,
       public_surface: entry.cards.filter((card) => card.exported).slice(0, 10).map((card) => card.fq_name),
       internal_dependencies: dependencies.sort().slice(0, 25),
       external_consumers: consumers.sort().slice(0, 25),
@@ -128,7 +150,9 @@ export const buildArtifacts = (
       dominant_language: dominant(entry.files.map((file) => file.language)),
       dominant_role: dominant(entry.files.map((file) => fileRole.get(file.path)!.role))
     }
-  }).sort((a, b) => b.public_surface.length - a.public_surface.length || b.file_count - a.file_count || (a.module < b.module ? -1 : 1))
+  }).sort((a, b) =>
+    b.public_surface.length - a.public_surface.length || b.file_count - a.file_count || (a.module < b.module ? -1 : 1)
+  )
     .slice(0, 60)
 
   const complexities = symbols.map((symbol) => symbol.complexity).sort((a, b) => a - b)
@@ -138,8 +162,15 @@ export const buildArtifacts = (
   for (const file of files) if (file.chunkCount > 0) languages[file.language] = (languages[file.language] ?? 0) + 1
   const repoMap = {
     top_symbols: cards.slice(0, 100).map((card) => ({
-      fq_name: card.fq_name, name: card.name, kind: card.kind, language: card.language, path: card.path,
-      start_line: card.start_line, signature: card.signature, pagerank: card.pagerank, fanin: card.fanin,
+      fq_name: card.fq_name,
+      name: card.name,
+      kind: card.kind,
+      language: card.language,
+      path: card.path,
+      start_line: card.start_line,
+      signature: card.signature,
+      pagerank: card.pagerank,
+      fanin: card.fanin,
       safety_tags: card.safety_tags
     })),
     module_edges: [...moduleEdges].sort((a, b) => b[1] - a[1]).slice(0, 150).map(([key, weight]) => {
@@ -152,7 +183,9 @@ export const buildArtifacts = (
       safety_summary: safety,
       complexity: {
         max_cyclomatic: complexities[complexities.length - 1] ?? 0,
-        p95_cyclomatic: complexities.length === 0 ? 0 : complexities[Math.max(0, Math.ceil(0.95 * complexities.length) - 1)],
+        p95_cyclomatic: complexities.length === 0
+          ? 0
+          : complexities[Math.max(0, Math.ceil(0.95 * complexities.length) - 1)],
         samples: complexities.length
       }
     }

@@ -49,13 +49,23 @@ export const chunkFile = (
   lines: ReadonlyArray<string>,
   symbols: ReadonlyArray<ParsedSymbol>
 ): Array<ChunkDraft> => {
-  const make = (kind: string, label: string, start: number, end: number, confidence: number, symbol: number): ChunkDraft => {
+  const make = (
+    kind: string,
+    label: string,
+    start: number,
+    end: number,
+    confidence: number,
+    symbol: number
+  ): ChunkDraft => {
     const body = lines.slice(start - 1, end).join("\n").trim()
     const contentText = `# ${path}  lines ${start}-${end}\n${body}`
     const owner = symbol >= 0 ? symbols[symbol]! : undefined
     return {
       chunkKey: sha1(`${path}|${kind}|${label}|${start}|${end}`).slice(0, 24),
-      path, language, kind, label,
+      path,
+      language,
+      kind,
+      label,
       container: owner?.container ?? null,
       parentSymbol: owner?.name ?? null,
       parentFqName: owner?.fqName ?? null,
@@ -69,13 +79,18 @@ export const chunkFile = (
   }
   const order = symbols.map((_, index) => index).sort((a, b) =>
     symbols[a]!.startLine - symbols[b]!.startLine || symbols[a]!.endLine - symbols[b]!.endLine ||
-    (symbols[a]!.fqName < symbols[b]!.fqName ? -1 : 1))
+    (symbols[a]!.fqName < symbols[b]!.fqName ? -1 : 1)
+  )
   const chunks = order.map((index) => {
     const symbol = symbols[index]!
     return make(symbol.kind, symbol.fqName, symbol.startLine, Math.min(symbol.endLine, lines.length), 1, index)
   })
   const covered = new Uint8Array(lines.length + 2)
-  for (const symbol of symbols) for (let line = symbol.startLine; line <= Math.min(symbol.endLine, lines.length); line++) covered[line] = 1
+  for (const symbol of symbols) {
+    for (let line = symbol.startLine; line <= Math.min(symbol.endLine, lines.length); line++) {
+      covered[line] = 1
+    }
+  }
   const name = path.slice(path.lastIndexOf("/") + 1)
   const confidence = symbols.length > 0 ? 0.72 : 0.55
   let section = 0
@@ -85,7 +100,9 @@ export const chunkFile = (
     if (runStart < 0) return
     for (let start = runStart; start <= runEnd; start += regionLines) {
       section++
-      chunks.push(make("region", `${name} section ${section}`, start, Math.min(runEnd, start + regionLines - 1), confidence, -1))
+      chunks.push(
+        make("region", `${name} section ${section}`, start, Math.min(runEnd, start + regionLines - 1), confidence, -1)
+      )
     }
     runStart = -1
   }

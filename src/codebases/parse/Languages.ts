@@ -26,11 +26,28 @@ export const grammarFiles = {
 export type ParsedLanguage = keyof typeof grammarFiles
 
 const bySuffix: Record<string, string> = {
-  ".ts": "typescript", ".mts": "typescript", ".cts": "typescript", ".tsx": "tsx",
-  ".js": "javascript", ".mjs": "javascript", ".cjs": "javascript", ".jsx": "jsx",
-  ".py": "python", ".go": "go", ".rs": "rust", ".java": "java",
-  ".c": "c", ".h": "c", ".cc": "cpp", ".cpp": "cpp", ".cxx": "cpp", ".hpp": "cpp", ".hh": "cpp",
-  ".cs": "csharp", ".rb": "ruby", ".php": "php"
+  ".ts": "typescript",
+  ".mts": "typescript",
+  ".cts": "typescript",
+  ".tsx": "tsx",
+  ".js": "javascript",
+  ".mjs": "javascript",
+  ".cjs": "javascript",
+  ".jsx": "jsx",
+  ".py": "python",
+  ".go": "go",
+  ".rs": "rust",
+  ".java": "java",
+  ".c": "c",
+  ".h": "c",
+  ".cc": "cpp",
+  ".cpp": "cpp",
+  ".cxx": "cpp",
+  ".hpp": "cpp",
+  ".hh": "cpp",
+  ".cs": "csharp",
+  ".rb": "ruby",
+  ".php": "php"
 }
 
 export const suffixOf = (path: string): string => {

@@ -7,10 +7,24 @@
 import type { SymbolKind } from "./SyntaxRules.ts"
 import type { FileParse } from "./SyntaxExtractor.ts"
 
-type PackedSymbol = [name: string, kind: SymbolKind, container: string | null, exported: 0 | 1, startLine: number, endLine: number, complexity: number]
+type PackedSymbol = [
+  name: string,
+  kind: SymbolKind,
+  container: string | null,
+  exported: 0 | 1,
+  startLine: number,
+  endLine: number,
+  complexity: number
+]
 type PackedImport = [specifier: string, label: string | null]
 type PackedCall = [callee: string, line: number, caller: number]
-type PackedParse = [format: 1, symbols: Array<PackedSymbol>, imports: Array<PackedImport>, calls: Array<PackedCall>, hasErrors: 0 | 1]
+type PackedParse = [
+  format: 1,
+  symbols: Array<PackedSymbol>,
+  imports: Array<PackedImport>,
+  calls: Array<PackedCall>,
+  hasErrors: 0 | 1
+]
 
 export const packParse = (parse: FileParse): PackedParse => [
   1,
@@ -26,8 +40,14 @@ export const unpackParse = (stored: unknown): FileParse | null => {
   const [, symbols, imports, calls, hasErrors] = stored as PackedParse
   return {
     symbols: symbols.map(([name, kind, container, exported, startLine, endLine, complexity]) => ({
-      name, kind, container, fqName: container === null ? name : `${container}.${name}`, exported: exported === 1,
-      startLine, endLine, complexity
+      name,
+      kind,
+      container,
+      fqName: container === null ? name : `${container}.${name}`,
+      exported: exported === 1,
+      startLine,
+      endLine,
+      complexity
     })),
     imports: imports.map(([specifier, label]) => ({ specifier, label: label ?? specifier })),
     calls: calls.map(([callee, line, caller]) => ({ callee, line, caller })),

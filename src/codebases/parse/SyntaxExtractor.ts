@@ -44,8 +44,13 @@ export interface FileParse {
 
 const identifierLike = /^[A-Za-z_$][\w$]*$/
 const stringTypes = new Set([
-  "string", "string_literal", "interpreted_string_literal", "raw_string_literal", "system_lib_string",
-  "encapsed_string", "string_content"
+  "string",
+  "string_literal",
+  "interpreted_string_literal",
+  "raw_string_literal",
+  "system_lib_string",
+  "encapsed_string",
+  "string_content"
 ])
 
 const unquote = (text: string) => text.replace(/^[@rbuf]*["'`<]+/i, "").replace(/["'`>]+$/, "")
@@ -66,7 +71,10 @@ const nameOf = (node: Node): string | null => {
   if (named !== null) return named.text
   let declarator = node.childForFieldName("declarator")
   for (let hops = 0; declarator !== null && hops < 6; hops++) {
-    if (/identifier$/.test(declarator.type) || declarator.type === "operator_name" || declarator.type === "destructor_name") {
+    if (
+      /identifier$/.test(declarator.type) || declarator.type === "operator_name" ||
+      declarator.type === "destructor_name"
+    ) {
       const text = declarator.text
       return text.slice(text.lastIndexOf(":") + 1)
     }
@@ -104,7 +112,10 @@ const calleeOf = (node: Node, language: ParsedLanguage): string | null => {
 /** Specifiers of an import-like node; empty when the node is not an import after all (a plain call). */
 const importsOf = (node: Node, language: ParsedLanguage): Array<ParsedImport> => {
   switch (language) {
-    case "typescript": case "tsx": case "javascript": case "jsx": {
+    case "typescript":
+    case "tsx":
+    case "javascript":
+    case "jsx": {
       if (node.type === "call_expression") {
         const fn = node.childForFieldName("function")
         if (fn === null || (fn.text !== "require" && fn.type !== "import")) return []
@@ -114,13 +125,17 @@ const importsOf = (node: Node, language: ParsedLanguage): Array<ParsedImport> =>
       const source = node.childForFieldName("source")
       if (source === null) return []
       const spec = unquote(source.text)
-      const clause = node.namedChildren.find((child) => child?.type === "import_clause" || child?.type === "export_clause")
+      const clause = node.namedChildren.find((child) =>
+        child?.type === "import_clause" || child?.type === "export_clause"
+      )
       return [{ specifier: spec, label: clause ? clause.text.replace(/\s+/g, " ").slice(0, 120) : spec }]
     }
     case "python": {
       if (node.type === "import_statement") {
         return node.namedChildren.filter((child) => child !== null).map((child) => {
-          const name = child!.type === "aliased_import" ? child!.childForFieldName("name")?.text ?? child!.text : child!.text
+          const name = child!.type === "aliased_import"
+            ? child!.childForFieldName("name")?.text ?? child!.text
+            : child!.text
           return { specifier: name, label: name }
         })
       }
@@ -137,12 +152,16 @@ const importsOf = (node: Node, language: ParsedLanguage): Array<ParsedImport> =>
       const spec = firstString(node.childForFieldName("arguments") ?? node)
       return spec === null ? [] : [{ specifier: method === "require_relative" ? `./${spec}` : spec, label: spec }]
     }
-    case "go": case "c": case "cpp": {
+    case "go":
+    case "c":
+    case "cpp": {
       const spec = firstString(node)
       return spec === null ? [] : [{ specifier: spec, label: spec }]
     }
     case "php": {
-      if (node.type === "namespace_use_clause") return [{ specifier: node.text.split(/\s+as\s+/i)[0]!.trim(), label: node.text }]
+      if (node.type === "namespace_use_clause") {
+        return [{ specifier: node.text.split(/\s+as\s+/i)[0]!.trim(), label: node.text }]
+      }
       const spec = firstString(node)
       return spec === null ? [] : [{ specifier: spec, label: spec }]
     }
@@ -169,7 +188,9 @@ const kindOf = (node: Node, base: SymbolKind, language: ParsedLanguage): SymbolK
     const type = node.childForFieldName("type")?.type
     return type === "struct_type" ? "class" : type === "interface_type" ? "interface" : "type"
   }
-  if ((language === "c" || language === "cpp") && base !== "function" && node.childForFieldName("body") === null) return null
+  if ((language === "c" || language === "cpp") && base !== "function" && node.childForFieldName("body") === null) {
+    return null
+  }
   return base
 }
 
@@ -195,7 +216,9 @@ const declaredNames = (node: Node, language: ParsedLanguage): Array<{ name: stri
     if (child === null) continue
     if (child.type === "variable_declarator" || child.type === "var_spec" || child.type === "const_spec") {
       const name = child.childForFieldName("name")
-      if (name !== null && identifierLike.test(name.text)) out.push({ name: name.text, kind: valueKind(child.childForFieldName("value")) })
+      if (name !== null && identifierLike.test(name.text)) {
+        out.push({ name: name.text, kind: valueKind(child.childForFieldName("value")) })
+      }
     }
   }
   if (language === "rust") {
@@ -213,8 +236,17 @@ const watchedTypesOf = (language: ParsedLanguage): Array<string> => {
   let types = watchedTypes.get(language)
   if (types === undefined) {
     const rule = rules[language]
-    types = [...new Set([...Object.keys(rule.symbols), "impl_item", ...rule.variables, ...decisionTypes, ...booleanTypes,
-      ...rule.imports, ...rule.calls])]
+    types = [
+      ...new Set([
+        ...Object.keys(rule.symbols),
+        "impl_item",
+        ...rule.variables,
+        ...decisionTypes,
+        ...booleanTypes,
+        ...rule.imports,
+        ...rule.calls
+      ])
+    ]
     watchedTypes.set(language, types)
   }
   return types
@@ -232,13 +264,16 @@ export const extractSyntax = (tree: Tree, language: ParsedLanguage): FileParse =
     const enclosing = scopes.length > 0 ? scopes[scopes.length - 1]! : undefined
     const parent = enclosing === undefined ? undefined : symbols[enclosing.symbol]
     const container = containerOverride ?? enclosing?.fqName ?? null
-    const finalKind: SymbolKind = kind === "function" && (enclosing?.classLike === true || containerOverride !== null) ? "method" : kind
+    const finalKind: SymbolKind = kind === "function" && (enclosing?.classLike === true || containerOverride !== null)
+      ? "method"
+      : kind
     const startLine = node.startPosition.row + 1
     const key = `${name}\u0000${finalKind}\u0000${startLine}`
     if (seen.has(key)) return -1
     seen.add(key)
     // Members of a class are as visible as the class, narrowed by their own modifiers where a language has them.
-    const modifierLanguages = language === "java" || language === "csharp" || language === "php" || language === "python"
+    const modifierLanguages = language === "java" || language === "csharp" || language === "php" ||
+      language === "python"
     const exported = finalKind === "method" && parent !== undefined
       ? parent.exported && (!modifierLanguages || rule.exported(node, name))
       : rule.exported(node, name)
@@ -256,7 +291,9 @@ export const extractSyntax = (tree: Tree, language: ParsedLanguage): FileParse =
   }
 
   const innermostSymbol = (): number => {
-    for (let index = scopes.length - 1; index >= 0; index--) if (scopes[index]!.symbol >= 0) return scopes[index]!.symbol
+    for (let index = scopes.length - 1; index >= 0; index--) {
+      if (scopes[index]!.symbol >= 0) return scopes[index]!.symbol
+    }
     return -1
   }
 
@@ -272,14 +309,26 @@ export const extractSyntax = (tree: Tree, language: ParsedLanguage): FileParse =
       const name = kind === null ? null : nameOf(node)
       if (kind !== null && name !== null && name !== "") {
         const index = addSymbol(node, name, kind, receiverOf(node))
-        if (index >= 0) scopes.push({ endIndex: node.endIndex, symbol: index, fqName: symbols[index]!.fqName, classLike: classLikeKinds.has(kind) })
+        if (index >= 0) {
+          scopes.push({
+            endIndex: node.endIndex,
+            symbol: index,
+            fqName: symbols[index]!.fqName,
+            classLike: classLikeKinds.has(kind)
+          })
+        }
       }
     } else if (type === "impl_item") {
       // Rust methods live in `impl Type { ... }`: a container scope without a symbol of its own.
       const name = node.childForFieldName("type")?.text
       if (name !== undefined) {
         const container = scopes.length > 0 ? `${scopes[scopes.length - 1]!.fqName}.` : ""
-        scopes.push({ endIndex: node.endIndex, symbol: -1, fqName: container + name.replace(/<.*$/, ""), classLike: true })
+        scopes.push({
+          endIndex: node.endIndex,
+          symbol: -1,
+          fqName: container + name.replace(/<.*$/, ""),
+          classLike: true
+        })
       }
     } else if (rule.variables.has(type) && scopes.length === 0) {
       if (node.parent !== null && moduleLevelParents.has(node.parent.type)) {
@@ -287,7 +336,12 @@ export const extractSyntax = (tree: Tree, language: ParsedLanguage): FileParse =
         const indexes = declared.map((entry) => addSymbol(node, entry.name, entry.kind))
         // A single declared name owns what its initializer calls (`export const layer = Layer.effect(...)`).
         if (declared.length === 1 && indexes[0]! >= 0) {
-          scopes.push({ endIndex: node.endIndex, symbol: indexes[0]!, fqName: symbols[indexes[0]!]!.fqName, classLike: false })
+          scopes.push({
+            endIndex: node.endIndex,
+            symbol: indexes[0]!,
+            fqName: symbols[indexes[0]!]!.fqName,
+            classLike: false
+          })
         }
       }
     }

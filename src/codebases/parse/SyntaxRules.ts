@@ -24,12 +24,45 @@ const set = (...types: ReadonlyArray<string>): ReadonlySet<string> => new Set(ty
 
 /** Node types that add one path through a function (lizard-style cyclomatic complexity). */
 export const decisionTypes = set(
-  "if_statement", "elif_clause", "else_if_clause", "for_statement", "for_in_statement", "enhanced_for_statement",
-  "foreach_statement", "while_statement", "do_statement", "catch_clause", "except_clause", "rescue",
-  "conditional_expression", "ternary_expression", "switch_case", "case_statement", "switch_label",
-  "expression_case", "type_case", "communication_case", "match_arm", "if_expression", "while_expression",
-  "for_expression", "if", "elsif", "unless", "while", "until", "for", "when", "conditional", "if_clause",
-  "switch_section", "case_clause", "if_modifier", "unless_modifier", "while_modifier", "until_modifier"
+  "if_statement",
+  "elif_clause",
+  "else_if_clause",
+  "for_statement",
+  "for_in_statement",
+  "enhanced_for_statement",
+  "foreach_statement",
+  "while_statement",
+  "do_statement",
+  "catch_clause",
+  "except_clause",
+  "rescue",
+  "conditional_expression",
+  "ternary_expression",
+  "switch_case",
+  "case_statement",
+  "switch_label",
+  "expression_case",
+  "type_case",
+  "communication_case",
+  "match_arm",
+  "if_expression",
+  "while_expression",
+  "for_expression",
+  "if",
+  "elsif",
+  "unless",
+  "while",
+  "until",
+  "for",
+  "when",
+  "conditional",
+  "if_clause",
+  "switch_section",
+  "case_clause",
+  "if_modifier",
+  "unless_modifier",
+  "while_modifier",
+  "until_modifier"
 )
 /** Binary nodes that add a branch when their operator is a short-circuit one. */
 export const booleanTypes = set("binary_expression", "boolean_operator")
@@ -51,9 +84,15 @@ const inExport = (node: Node): boolean => {
 
 const scriptRules: LanguageRules = {
   symbols: {
-    function_declaration: "function", generator_function_declaration: "function", class_declaration: "class",
-    abstract_class_declaration: "class", method_definition: "method", interface_declaration: "interface",
-    type_alias_declaration: "type", enum_declaration: "enum", internal_module: "module"
+    function_declaration: "function",
+    generator_function_declaration: "function",
+    class_declaration: "class",
+    abstract_class_declaration: "class",
+    method_definition: "method",
+    interface_declaration: "interface",
+    type_alias_declaration: "type",
+    enum_declaration: "enum",
+    internal_module: "module"
   },
   imports: set("import_statement", "export_statement", "call_expression"),
   calls: set("call_expression", "new_expression"),
@@ -82,8 +121,13 @@ export const rules: Readonly<Record<ParsedLanguage, LanguageRules>> = {
   },
   rust: {
     symbols: {
-      function_item: "function", struct_item: "class", enum_item: "enum", trait_item: "interface",
-      type_item: "type", mod_item: "module", union_item: "class"
+      function_item: "function",
+      struct_item: "class",
+      enum_item: "enum",
+      trait_item: "interface",
+      type_item: "type",
+      mod_item: "module",
+      union_item: "class"
     },
     imports: set("use_declaration"),
     calls: set("call_expression", "macro_invocation"),
@@ -92,8 +136,12 @@ export const rules: Readonly<Record<ParsedLanguage, LanguageRules>> = {
   },
   java: {
     symbols: {
-      class_declaration: "class", interface_declaration: "interface", enum_declaration: "enum",
-      record_declaration: "class", method_declaration: "method", constructor_declaration: "method"
+      class_declaration: "class",
+      interface_declaration: "interface",
+      enum_declaration: "enum",
+      record_declaration: "class",
+      method_declaration: "method",
+      constructor_declaration: "method"
     },
     imports: set("import_declaration"),
     calls: set("method_invocation", "object_creation_expression"),
@@ -104,9 +152,15 @@ export const rules: Readonly<Record<ParsedLanguage, LanguageRules>> = {
   cpp: cppRules(),
   csharp: {
     symbols: {
-      class_declaration: "class", interface_declaration: "interface", struct_declaration: "class",
-      enum_declaration: "enum", record_declaration: "class", method_declaration: "method",
-      constructor_declaration: "method", namespace_declaration: "module", file_scoped_namespace_declaration: "module"
+      class_declaration: "class",
+      interface_declaration: "interface",
+      struct_declaration: "class",
+      enum_declaration: "enum",
+      record_declaration: "class",
+      method_declaration: "method",
+      constructor_declaration: "method",
+      namespace_declaration: "module",
+      file_scoped_namespace_declaration: "module"
     },
     imports: set("using_directive"),
     calls: set("invocation_expression", "object_creation_expression"),
@@ -122,14 +176,27 @@ export const rules: Readonly<Record<ParsedLanguage, LanguageRules>> = {
   },
   php: {
     symbols: {
-      class_declaration: "class", interface_declaration: "interface", trait_declaration: "interface",
-      enum_declaration: "enum", function_definition: "function", method_declaration: "method",
+      class_declaration: "class",
+      interface_declaration: "interface",
+      trait_declaration: "interface",
+      enum_declaration: "enum",
+      function_definition: "function",
+      method_declaration: "method",
       namespace_definition: "module"
     },
-    imports: set("namespace_use_clause", "require_expression", "require_once_expression", "include_expression",
-      "include_once_expression"),
-    calls: set("function_call_expression", "member_call_expression", "scoped_call_expression",
-      "object_creation_expression"),
+    imports: set(
+      "namespace_use_clause",
+      "require_expression",
+      "require_once_expression",
+      "include_expression",
+      "include_once_expression"
+    ),
+    calls: set(
+      "function_call_expression",
+      "member_call_expression",
+      "scoped_call_expression",
+      "object_creation_expression"
+    ),
     variables: set(),
     exported: (node) => !/\b(private|protected)\b/.test(modifiersText(node))
   }
@@ -138,8 +205,12 @@ export const rules: Readonly<Record<ParsedLanguage, LanguageRules>> = {
 function cppRules(): LanguageRules {
   return {
     symbols: {
-      function_definition: "function", class_specifier: "class", struct_specifier: "class",
-      enum_specifier: "enum", namespace_definition: "module", union_specifier: "class"
+      function_definition: "function",
+      class_specifier: "class",
+      struct_specifier: "class",
+      enum_specifier: "enum",
+      namespace_definition: "module",
+      union_specifier: "class"
     },
     imports: set("preproc_include"),
     calls: set("call_expression"),

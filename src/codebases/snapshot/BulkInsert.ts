@@ -13,7 +13,7 @@
  */
 import { Effect } from "effect"
 import type { SqlClient } from "effect/sql"
-import { copyLoaderOf, type CopyLoader } from "../../storage/EmbeddedCopy.ts"
+import { type CopyLoader, copyLoaderOf } from "../../storage/EmbeddedCopy.ts"
 
 export type BulkType = "text" | "int" | "real" | "boolean" | "json" | "jsonb" | "text[]"
 
@@ -54,10 +54,12 @@ const batchesOf = <A>(rows: ReadonlyArray<A>, size: number) =>
 
 /** COPY's text format: a backslash escapes the separators and itself; `\N` is NULL. */
 const copyEscapes: Readonly<Record<string, string>> = { "\\": "\\\\", "\n": "\\n", "\r": "\\r", "\t": "\\t" }
-const escapeCopy = (text: string) => /[\\\n\r\t]/.test(text) ? text.replace(/[\\\n\r\t]/g, (char) => copyEscapes[char]!) : text
+const escapeCopy = (text: string) =>
+  /[\\\n\r\t]/.test(text) ? text.replace(/[\\\n\r\t]/g, (char) => copyEscapes[char]!) : text
 
 /** A text array as PostgreSQL's array literal, every element quoted. */
-const arrayLiteral = (items: ReadonlyArray<string>) => `{${items.map((item) => `"${item.replace(/["\\]/g, "\\$&")}"`).join(",")}}`
+const arrayLiteral = (items: ReadonlyArray<string>) =>
+  `{${items.map((item) => `"${item.replace(/["\\]/g, "\\$&")}"`).join(",")}}`
 
 /** How a column's values become fields of a COPY line (numbers and booleans hold nothing to escape). */
 const copyFieldOf = (type: BulkType): (value: unknown) => string => {
@@ -78,7 +80,9 @@ const copyInto = <A>(
   columns: ReadonlyArray<BulkColumn<A>>,
   rows: ReadonlyArray<A>
 ) => {
-  const statement = `COPY ${table} (${[...Object.keys(fixed), ...columns.map((c) => c.column)].join(", ")}) FROM '/dev/blob'`
+  const statement = `COPY ${table} (${
+    [...Object.keys(fixed), ...columns.map((c) => c.column)].join(", ")
+  }) FROM '/dev/blob'`
   const fixedFields = Object.values(fixed).map((value) => `${escapeCopy(value)}\t`).join("")
   const fields = columns.map((column) => copyFieldOf(column.type))
   return Effect.forEach(

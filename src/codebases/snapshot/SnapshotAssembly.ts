@@ -62,7 +62,15 @@ export const assembleSnapshot = (input: AssemblyInput): SnapshotRows => {
         if (targets.has(toPath)) continue
         targets.add(toPath)
       }
-      edges.push({ edgeType: "imports", fromPath: file.path, toPath, fromSymbol: null, toSymbol: null, targetRef: found.specifier, label: found.label })
+      edges.push({
+        edgeType: "imports",
+        fromPath: file.path,
+        toPath,
+        fromSymbol: null,
+        toSymbol: null,
+        targetRef: found.specifier,
+        label: found.label
+      })
     }
     importsOf.set(file.path, targets)
   }
@@ -103,9 +111,13 @@ export const assembleSnapshot = (input: AssemblyInput): SnapshotRows => {
       if (callPairs.has(pair)) continue
       callPairs.add(pair)
       edges.push({
-        edgeType: "calls", fromPath: file.path, toPath: symbols[target]!.path,
-        fromSymbol: symbols[caller]!.symbol.fqName, toSymbol: symbols[target]!.symbol.fqName,
-        targetRef: call.callee, label: `${symbols[caller]!.symbol.fqName} -> ${symbols[target]!.symbol.fqName}`
+        edgeType: "calls",
+        fromPath: file.path,
+        toPath: symbols[target]!.path,
+        fromSymbol: symbols[caller]!.symbol.fqName,
+        toSymbol: symbols[target]!.symbol.fqName,
+        targetRef: call.callee,
+        label: `${symbols[caller]!.symbol.fqName} -> ${symbols[target]!.symbol.fqName}`
       })
     }
   }
@@ -119,7 +131,9 @@ export const assembleSnapshot = (input: AssemblyInput): SnapshotRows => {
   }
   const symbolRank = normalise(pageRank(symbols.length, graphEdges))
   const rawFileRank = new Map<string, number>()
-  symbols.forEach((entry, index) => rawFileRank.set(entry.path, (rawFileRank.get(entry.path) ?? 0) + symbolRank[index]!))
+  symbols.forEach((entry, index) =>
+    rawFileRank.set(entry.path, (rawFileRank.get(entry.path) ?? 0) + symbolRank[index]!)
+  )
   const rankedPaths = [...rawFileRank.keys()]
   const fileRankValues = normalise(rankedPaths.map((path) => rawFileRank.get(path)!))
   const fileRank = new Map(rankedPaths.map((path, index) => [path, fileRankValues[index]!]))
@@ -149,23 +163,30 @@ export const assembleSnapshot = (input: AssemblyInput): SnapshotRows => {
     const directory = central.includes("/") ? central.slice(0, central.lastIndexOf("/")) : central
     const cluster = {
       id: sha1(`cluster|${central}`).slice(0, 16),
-      label: paths.length === 1 ? central : `${directory} (${top?.symbol.name ?? central.slice(central.lastIndexOf("/") + 1)}, ${paths.length} files)`
+      label: paths.length === 1
+        ? central
+        : `${directory} (${top?.symbol.name ?? central.slice(central.lastIndexOf("/") + 1)}, ${paths.length} files)`
     }
     for (const path of paths) clusterOfFile.set(path, cluster)
   }
 
   // Chunks with their code intelligence.
   const globalSymbolIndex = new Map<string, number>()
-  for (const [path, list] of symbolsOfFile) list.forEach((index, local) => globalSymbolIndex.set(`${path}\u0000${local}`, index))
+  for (const [path, list] of symbolsOfFile) {
+    list.forEach((index, local) => globalSymbolIndex.set(`${path}\u0000${local}`, index))
+  }
   const drafts = chunkedFiles.flatMap((file) => {
     const parse = input.parses.get(file.path)
     return chunkFile(file.path, file.language, input.lines.get(file.path) ?? [""], parse?.symbols ?? [])
       .map((draft) => ({ draft, file }))
   })
   const representative = new Map<string, string>()
-  for (const { draft, file } of [...drafts].sort((x, y) =>
-    Number(symbolKinds.has(y.draft.kind)) - Number(symbolKinds.has(x.draft.kind)) ||
-    (x.draft.path < y.draft.path ? -1 : x.draft.path > y.draft.path ? 1 : x.draft.startLine - y.draft.startLine))) {
+  for (
+    const { draft, file } of [...drafts].sort((x, y) =>
+      Number(symbolKinds.has(y.draft.kind)) - Number(symbolKinds.has(x.draft.kind)) ||
+      (x.draft.path < y.draft.path ? -1 : x.draft.path > y.draft.path ? 1 : x.draft.startLine - y.draft.startLine)
+    )
+  ) {
     const cluster = clusterOfFile.get(file.path)!.id
     if (!representative.has(cluster)) representative.set(cluster, draft.chunkKey)
   }
@@ -186,8 +207,12 @@ export const assembleSnapshot = (input: AssemblyInput): SnapshotRows => {
       neighbour(to, from)
     }
   }
-  const neighbourChunks = new Map([...neighbours].map(([path, set]) =>
-    [path, [...set].reduce((sum, other) => sum + Math.min(4, chunksOfFile.get(other) ?? 0), 0)]))
+  const neighbourChunks = new Map(
+    [...neighbours].map(([path, set]) => [
+      path,
+      [...set].reduce((sum, other) => sum + Math.min(4, chunksOfFile.get(other) ?? 0), 0)
+    ])
+  )
   const byFile = new Map<string, Array<number>>()
   drafts.forEach(({ draft }, index) => {
     const list = byFile.get(draft.path) ?? []
@@ -215,7 +240,12 @@ export const assembleSnapshot = (input: AssemblyInput): SnapshotRows => {
       kind: draft.kind,
       lines: draft.endLine - draft.startLine + 1,
       role: file.role,
-      exportness: exportness(file.language, draft.parentSymbol ?? draft.label, draft.contentText, symbol?.exported ?? null),
+      exportness: exportness(
+        file.language,
+        draft.parentSymbol ?? draft.label,
+        draft.contentText,
+        symbol?.exported ?? null
+      ),
       centrality,
       fanin: global === undefined ? 0 : fanin[global]!,
       complexity: symbol?.complexity ?? 1,
@@ -227,8 +257,10 @@ export const assembleSnapshot = (input: AssemblyInput): SnapshotRows => {
     const previous = input.previousRoutes.get(draft.chunkKey)
     const [routeTarget, routeSource] = previous !== undefined && previous.contentHash === draft.contentHash
       ? [previous.routeTarget, "inherited"]
-      : scored.hint === "dismiss" ? ["dismissed", "auto_triage_dismiss"]
-      : scored.hint === "memory" ? ["memory", "auto_triage_memory_pending"]
+      : scored.hint === "dismiss" ?
+      ["dismissed", "auto_triage_dismiss"]
+      : scored.hint === "memory" ?
+      ["memory", "auto_triage_memory_pending"]
       : ["unrouted", "auto_triage_review"]
     return {
       id: ids[index]!,

@@ -7,7 +7,7 @@ import type { FileParse } from "../parse/SyntaxExtractor.ts"
 import type { ParsedLanguage } from "../parse/Languages.ts"
 import type { SourceFile } from "../parse/SourceParser.ts"
 import { sha256 } from "../intel/Chunker.ts"
-import { classifyFile, type ClassifiedFile, fileRole, type FileRole } from "../source/FileClassifier.ts"
+import { type ClassifiedFile, classifyFile, type FileRole, fileRole } from "../source/FileClassifier.ts"
 import type { ArchiveEntry } from "../../archives/ZipReader.ts"
 
 export interface PreviousFile {
@@ -40,7 +40,9 @@ export const planSnapshot = (
     const contentHash = sha256(entry.bytes)
     const before = previous.get(entry.path)
     const changeKind = before === undefined ? "added" : before.contentHash === contentHash ? "unchanged" : "modified"
-    const reusedParse = !fullRebuild && changeKind === "unchanged" && classified.status === "indexed" ? before?.parse ?? null : null
+    const reusedParse = !fullRebuild && changeKind === "unchanged" && classified.status === "indexed"
+      ? before?.parse ?? null
+      : null
     if (classified.status === "indexed" && reusedParse === null) {
       toParse.push({ path: entry.path, language: classified.language as ParsedLanguage, text: classified.text ?? "" })
     }

@@ -8,21 +8,38 @@ import { Effect } from "effect"
 import type { SqlClient } from "effect/sql"
 import type { EdgeRow } from "./SnapshotRows.ts"
 
-type PackedEdge = [type: "imports" | "calls", toPath: string | null, fromSymbol: string | null, toSymbol: string | null, targetRef: string, label: string | null]
+type PackedEdge = [
+  type: "imports" | "calls",
+  toPath: string | null,
+  fromSymbol: string | null,
+  toSymbol: string | null,
+  targetRef: string,
+  label: string | null
+]
 
 /** A call edge's label names its two symbols, an import's usually repeats its specifier: stored only when not. */
-const derivedLabel = (edge: { edgeType: string; fromSymbol: string | null; toSymbol: string | null; targetRef: string }) =>
-  edge.edgeType === "calls" ? `${edge.fromSymbol} -> ${edge.toSymbol}` : edge.targetRef
+const derivedLabel = (
+  edge: { edgeType: string; fromSymbol: string | null; toSymbol: string | null; targetRef: string }
+) => edge.edgeType === "calls" ? `${edge.fromSymbol} -> ${edge.toSymbol}` : edge.targetRef
 
 export const packEdges = (edges: ReadonlyArray<EdgeRow>): Array<PackedEdge> | null =>
   edges.length === 0 ? null : edges.map((edge) => [
-    edge.edgeType, edge.toPath, edge.fromSymbol, edge.toSymbol, edge.targetRef,
+    edge.edgeType,
+    edge.toPath,
+    edge.fromSymbol,
+    edge.toSymbol,
+    edge.targetRef,
     edge.label === derivedLabel(edge) ? null : edge.label
   ])
 
 export const unpackEdges = (fromPath: string, stored: ReadonlyArray<PackedEdge>): Array<EdgeRow> =>
   stored.map(([edgeType, toPath, fromSymbol, toSymbol, targetRef, label]) => ({
-    edgeType, fromPath, toPath, fromSymbol, toSymbol, targetRef,
+    edgeType,
+    fromPath,
+    toPath,
+    fromSymbol,
+    toSymbol,
+    targetRef,
     label: label ?? derivedLabel({ edgeType, fromSymbol, toSymbol, targetRef })
   }))
 
@@ -34,7 +51,8 @@ export const snapshotEdges = (sql: SqlClient.SqlClient, snapshotId: string) =>
     Effect.map((rows) => rows.flatMap((row) => unpackEdges(row.path, row.edges)))
   )
 
-const nullsLast = (a: string | null, b: string | null) => a === b ? 0 : a === null ? 1 : b === null ? -1 : a < b ? -1 : 1
+const nullsLast = (a: string | null, b: string | null) =>
+  a === b ? 0 : a === null ? 1 : b === null ? -1 : a < b ? -1 : 1
 
 /** The order reads list edges in: by type, then source file, then target file (unresolved targets last). */
 export const byTypeAndPaths = (a: EdgeRow, b: EdgeRow) =>

@@ -54,7 +54,9 @@ export const selectEntries = Effect.fn("ArchiveSelection.selectEntries")(functio
       }
     }
     const entry = current[i]!
-    if ((include.length === 0 || matchesAny(entry.path, include)) && !matchesAny(entry.path, exclude)) selected.push(entry)
+    if ((include.length === 0 || matchesAny(entry.path, include)) && !matchesAny(entry.path, exclude)) {
+      selected.push(entry)
+    }
   }
   return selected.sort((a, b) => (a.path < b.path ? -1 : a.path > b.path ? 1 : 0))
 })

@@ -18,19 +18,97 @@ export interface ClassifiedFile {
 
 const excludedDirs = new Set([".git", ".next", "build", "coverage", "dist", "node_modules", "target", "vendor"])
 const binarySuffixes = new Set([
-  ".7z", ".a", ".bin", ".bmp", ".class", ".dll", ".dylib", ".exe", ".gif", ".gz", ".ico", ".jar", ".jpeg", ".jpg",
-  ".mp3", ".mp4", ".o", ".otf", ".pdf", ".png", ".pyc", ".pyd", ".so", ".svg", ".tar", ".tgz", ".ttf", ".wav",
-  ".webm", ".woff", ".woff2", ".zip", ".wasm"
+  ".7z",
+  ".a",
+  ".bin",
+  ".bmp",
+  ".class",
+  ".dll",
+  ".dylib",
+  ".exe",
+  ".gif",
+  ".gz",
+  ".ico",
+  ".jar",
+  ".jpeg",
+  ".jpg",
+  ".mp3",
+  ".mp4",
+  ".o",
+  ".otf",
+  ".pdf",
+  ".png",
+  ".pyc",
+  ".pyd",
+  ".so",
+  ".svg",
+  ".tar",
+  ".tgz",
+  ".ttf",
+  ".wav",
+  ".webm",
+  ".woff",
+  ".woff2",
+  ".zip",
+  ".wasm"
 ])
 const textSuffixes = new Set([
-  ".c", ".cc", ".cpp", ".cxx", ".cs", ".css", ".go", ".graphql", ".h", ".hh", ".hpp", ".html", ".java", ".js", ".json",
-  ".jsx", ".kt", ".md", ".mjs", ".cjs", ".mts", ".cts", ".php", ".py", ".rb", ".rs", ".scss", ".sh", ".sql", ".swift",
-  ".toml", ".ts", ".tsx", ".txt", ".vue", ".xml", ".yaml", ".yml"
+  ".c",
+  ".cc",
+  ".cpp",
+  ".cxx",
+  ".cs",
+  ".css",
+  ".go",
+  ".graphql",
+  ".h",
+  ".hh",
+  ".hpp",
+  ".html",
+  ".java",
+  ".js",
+  ".json",
+  ".jsx",
+  ".kt",
+  ".md",
+  ".mjs",
+  ".cjs",
+  ".mts",
+  ".cts",
+  ".php",
+  ".py",
+  ".rb",
+  ".rs",
+  ".scss",
+  ".sh",
+  ".sql",
+  ".swift",
+  ".toml",
+  ".ts",
+  ".tsx",
+  ".txt",
+  ".vue",
+  ".xml",
+  ".yaml",
+  ".yml"
 ])
 const manifestNames = new Set([
-  "package.json", "package-lock.json", "pnpm-lock.yaml", "yarn.lock", "pyproject.toml", "requirements.txt",
-  "requirements-dev.txt", "poetry.lock", "pipfile", "pipfile.lock", "cargo.toml", "cargo.lock", "go.mod", "go.sum",
-  "composer.json", "composer.lock"
+  "package.json",
+  "package-lock.json",
+  "pnpm-lock.yaml",
+  "yarn.lock",
+  "pyproject.toml",
+  "requirements.txt",
+  "requirements-dev.txt",
+  "poetry.lock",
+  "pipfile",
+  "pipfile.lock",
+  "cargo.toml",
+  "cargo.lock",
+  "go.mod",
+  "go.sum",
+  "composer.json",
+  "composer.lock"
 ])
 
 const maxTextBytes = 512 * 1024
@@ -60,8 +138,13 @@ export const classifyFile = (path: string, bytes: Uint8Array): ClassifiedFile =>
   const name = parts[parts.length - 1]!.toLowerCase()
   const suffix = suffixOf(path)
   const language = languageOf(path)
-  const result = (status: FileStatus, reason: string | null, text: string | null = null): ClassifiedFile =>
-    ({ path, language, status, reason, text })
+  const result = (status: FileStatus, reason: string | null, text: string | null = null): ClassifiedFile => ({
+    path,
+    language,
+    status,
+    reason,
+    text
+  })
   if (parts.slice(0, -1).some((part) => excludedDirs.has(part))) return result("excluded", "excluded_dir")
   if (binarySuffixes.has(suffix)) return result("excluded", "binary_extension")
   if (!textSuffixes.has(suffix) && !manifestNames.has(name)) return result("manifest_only", "unsupported_text_type")
@@ -69,33 +152,177 @@ export const classifyFile = (path: string, bytes: Uint8Array): ClassifiedFile =>
   if (name.endsWith(".min.js") || name.endsWith(".min.css")) return result("manifest_only", "minified")
   if (bytes.length > maxTextBytes) return result("manifest_only", "large_text_file")
   const text = decode(bytes)
-  if (text.split("\n").some((line) => line.length > maxLineLength)) return result("manifest_only", "generated_long_lines")
+  if (text.split("\n").some((line) => line.length > maxLineLength)) {
+    return result("manifest_only", "generated_long_lines")
+  }
   return isParsedLanguage(language) ? result("indexed", null, text) : result("retained", null, text)
 }
 
 export type FileRole =
-  | "vendored" | "generated" | "boilerplate" | "migration" | "fixture" | "test" | "docs" | "config" | "entrypoint"
-  | "api_route" | "schema_model" | "shared_util" | "public_lib" | "unknown"
+  | "vendored"
+  | "generated"
+  | "boilerplate"
+  | "migration"
+  | "fixture"
+  | "test"
+  | "docs"
+  | "config"
+  | "entrypoint"
+  | "api_route"
+  | "schema_model"
+  | "shared_util"
+  | "public_lib"
+  | "unknown"
 
 export const roleWeights: Readonly<Record<FileRole, number>> = {
-  entrypoint: 0.95, api_route: 0.90, schema_model: 0.85, config: 0.70, public_lib: 0.70, migration: 0.55,
-  shared_util: 0.50, unknown: 0.40, docs: 0.35, test: 0.20, fixture: 0.05, boilerplate: 0.05, generated: 0, vendored: 0
+  entrypoint: 0.95,
+  api_route: 0.90,
+  schema_model: 0.85,
+  config: 0.70,
+  public_lib: 0.70,
+  migration: 0.55,
+  shared_util: 0.50,
+  unknown: 0.40,
+  docs: 0.35,
+  test: 0.20,
+  fixture: 0.05,
+  boilerplate: 0.05,
+  generated: 0,
+  vendored: 0
 }
 export const dismissRoles: ReadonlySet<FileRole> = new Set(["generated", "vendored", "boilerplate"])
 export const highValueRoles: ReadonlySet<FileRole> = new Set([
-  "entrypoint", "api_route", "config", "schema_model", "migration", "public_lib"
+  "entrypoint",
+  "api_route",
+  "config",
+  "schema_model",
+  "migration",
+  "public_lib"
 ])
 
 const inSet = (values: ReadonlyArray<string>) => new Set(values)
-const vendoredParts = inSet(["node_modules", "vendor", "third_party", "third-party", ".venv", "venv", "site-packages", ".tox", ".eggs", "bower_components", "jspm_packages"])
-const generatedParts = inSet(["generated", "__generated__", "build", "dist", ".next", ".nuxt", ".turbo", ".svelte-kit", "out", "target", "coverage", "__pycache__", ".pytest_cache", ".mypy_cache", ".ruff_cache"])
-const boilerplateNames = inSet(["license", "licence", "license.md", "license.txt", "notice", "notice.md", ".gitignore", ".gitattributes", ".editorconfig", ".prettierrc", ".eslintrc", ".eslintrc.json", ".eslintrc.js", ".dockerignore", ".npmignore", "code_of_conduct.md", "contributing.md", "security.md", "changelog.md", "authors", "authors.md", ".gitkeep", "py.typed"])
+const vendoredParts = inSet([
+  "node_modules",
+  "vendor",
+  "third_party",
+  "third-party",
+  ".venv",
+  "venv",
+  "site-packages",
+  ".tox",
+  ".eggs",
+  "bower_components",
+  "jspm_packages"
+])
+const generatedParts = inSet([
+  "generated",
+  "__generated__",
+  "build",
+  "dist",
+  ".next",
+  ".nuxt",
+  ".turbo",
+  ".svelte-kit",
+  "out",
+  "target",
+  "coverage",
+  "__pycache__",
+  ".pytest_cache",
+  ".mypy_cache",
+  ".ruff_cache"
+])
+const boilerplateNames = inSet([
+  "license",
+  "licence",
+  "license.md",
+  "license.txt",
+  "notice",
+  "notice.md",
+  ".gitignore",
+  ".gitattributes",
+  ".editorconfig",
+  ".prettierrc",
+  ".eslintrc",
+  ".eslintrc.json",
+  ".eslintrc.js",
+  ".dockerignore",
+  ".npmignore",
+  "code_of_conduct.md",
+  "contributing.md",
+  "security.md",
+  "changelog.md",
+  "authors",
+  "authors.md",
+  ".gitkeep",
+  "py.typed"
+])
 const fixtureParts = inSet(["fixtures", "__fixtures__", "testdata", "test-data"])
 const testParts = inSet(["tests", "test", "__tests__", "spec", "specs"])
 const docsParts = inSet(["docs", "doc", "documentation"])
-const configNames = inSet(["settings.py", "config.py", "configuration.py", "conf.py", "pyproject.toml", "setup.py", "setup.cfg", "pipfile", "pipfile.lock", "poetry.lock", "package.json", "package-lock.json", "pnpm-lock.yaml", "yarn.lock", "tsconfig.json", "jsconfig.json", ".babelrc", "go.mod", "go.sum", "cargo.toml", "cargo.lock", "composer.json", "composer.lock", "dockerfile", "docker-compose.yml", "docker-compose.yaml", "makefile"])
-const entrypointNames = inSet(["main.py", "__main__.py", "app.py", "server.py", "cli.py", "manage.py", "run.py", "wsgi.py", "asgi.py", "index.ts", "index.tsx", "index.js", "index.jsx", "index.mjs", "main.ts", "main.tsx", "main.js", "main.go", "main.rs", "program.cs"])
-const apiParts = inSet(["api", "apis", "routes", "router", "routers", "controllers", "controller", "handlers", "endpoints", "views", "resolvers"])
+const configNames = inSet([
+  "settings.py",
+  "config.py",
+  "configuration.py",
+  "conf.py",
+  "pyproject.toml",
+  "setup.py",
+  "setup.cfg",
+  "pipfile",
+  "pipfile.lock",
+  "poetry.lock",
+  "package.json",
+  "package-lock.json",
+  "pnpm-lock.yaml",
+  "yarn.lock",
+  "tsconfig.json",
+  "jsconfig.json",
+  ".babelrc",
+  "go.mod",
+  "go.sum",
+  "cargo.toml",
+  "cargo.lock",
+  "composer.json",
+  "composer.lock",
+  "dockerfile",
+  "docker-compose.yml",
+  "docker-compose.yaml",
+  "makefile"
+])
+const entrypointNames = inSet([
+  "main.py",
+  "__main__.py",
+  "app.py",
+  "server.py",
+  "cli.py",
+  "manage.py",
+  "run.py",
+  "wsgi.py",
+  "asgi.py",
+  "index.ts",
+  "index.tsx",
+  "index.js",
+  "index.jsx",
+  "index.mjs",
+  "main.ts",
+  "main.tsx",
+  "main.js",
+  "main.go",
+  "main.rs",
+  "program.cs"
+])
+const apiParts = inSet([
+  "api",
+  "apis",
+  "routes",
+  "router",
+  "routers",
+  "controllers",
+  "controller",
+  "handlers",
+  "endpoints",
+  "views",
+  "resolvers"
+])
 const schemaParts = inSet(["models", "schemas", "types", "entities", "dto", "dtos", "interfaces", "domain"])
 const utilParts = inSet(["utils", "util", "helpers", "helper", "common", "shared", "lib"])
 
@@ -107,18 +334,29 @@ export const fileRole = (path: string): FileRole => {
   const suffix = suffixOf(name)
   const anyDir = (values: ReadonlySet<string>) => dirs.some((part) => values.has(part))
   if (anyDir(vendoredParts)) return "vendored"
-  if (anyDir(generatedParts) || /(\.min\.|\.bundle\.|\.generated\.|\.gen\.|_pb2\.|_pb\.|\.pb\.|\.tsbuildinfo$)/.test(name)) return "generated"
+  if (
+    anyDir(generatedParts) || /(\.min\.|\.bundle\.|\.generated\.|\.gen\.|_pb2\.|_pb\.|\.pb\.|\.tsbuildinfo$)/.test(name)
+  ) return "generated"
   if (boilerplateNames.has(name)) return "boilerplate"
   if ((dirs.includes("alembic") && dirs.includes("versions")) || dirs.includes("migrations")) return "migration"
   if (anyDir(fixtureParts)) return "fixture"
   if (anyDir(testParts) || /^(test_.*|.*_test\.[a-z]+|.*\.test\.[a-z]+|.*\.spec\.[a-z]+)$/.test(name)) return "test"
   if (anyDir(docsParts) || [".md", ".mdx", ".rst", ".txt", ".adoc"].includes(suffix)) return "docs"
-  if (configNames.has(name) || /^requirements.*\.txt$/.test(name) || /^(vite|next|tailwind|webpack|rollup|esbuild|babel)\.config\./.test(name) ||
-    [".toml", ".yaml", ".yml", ".ini", ".cfg", ".env"].includes(suffix)) return "config"
+  if (
+    configNames.has(name) || /^requirements.*\.txt$/.test(name) ||
+    /^(vite|next|tailwind|webpack|rollup|esbuild|babel)\.config\./.test(name) ||
+    [".toml", ".yaml", ".yml", ".ini", ".cfg", ".env"].includes(suffix)
+  ) return "config"
   if (entrypointNames.has(name)) return "entrypoint"
-  if (anyDir(apiParts) || /(routes?|router|controller|handler|endpoint|view|resolver|api)\.[a-z]+$/.test(name)) return "api_route"
-  if (anyDir(schemaParts) || /(models?|schemas?|types?|entities|entity|dto|interfaces?)\.[a-z]+$/.test(name)) return "schema_model"
+  if (anyDir(apiParts) || /(routes?|router|controller|handler|endpoint|view|resolver|api)\.[a-z]+$/.test(name)) {
+    return "api_route"
+  }
+  if (anyDir(schemaParts) || /(models?|schemas?|types?|entities|entity|dto|interfaces?)\.[a-z]+$/.test(name)) {
+    return "schema_model"
+  }
   if (anyDir(utilParts)) return "shared_util"
-  if (parts.length <= 2 && [".py", ".ts", ".tsx", ".js", ".jsx", ".go", ".rs", ".java"].includes(suffix)) return "public_lib"
+  if (parts.length <= 2 && [".py", ".ts", ".tsx", ".js", ".jsx", ".go", ".rs", ".java"].includes(suffix)) {
+    return "public_lib"
+  }
   return "unknown"
 }

@@ -36,7 +36,12 @@ interface BodyCap {
 }
 
 /** One API answer (repository, commit) is a few KiB; an endless or huge one is the host misbehaving. */
-const apiAnswerCap: BodyCap = { maxBytes: 2 * 1024 * 1024, what: "the git host's API answer", limit: "the 2 MiB cap", status: 502 }
+const apiAnswerCap: BodyCap = {
+  maxBytes: 2 * 1024 * 1024,
+  what: "the git host's API answer",
+  limit: "the 2 MiB cap",
+  status: 502
+}
 const userAgent = "engram-codebases/1.0"
 const lookup = guardedLookup((host, address) => `${host} resolves to ${address}, not a public address`)
 
@@ -72,13 +77,18 @@ export const makeGitHostClient = (settings: CodebaseSettings) => {
         const refused = yield* refusal(current, settings.githostAllowPrivateNetworks)
         if (refused !== undefined) return yield* fail(`git host refused: ${refused}`, 400)
         const response = yield* client.execute(
-          HttpClientRequest.get(current.toString()).pipe(HttpClientRequest.setHeaders({ "user-agent": userAgent, accept }))
+          HttpClientRequest.get(current.toString()).pipe(
+            HttpClientRequest.setHeaders({ "user-agent": userAgent, accept })
+          )
         ).pipe(
           Effect.provideService(HttpClient.TracerPropagationEnabled, false),
           Effect.mapError((error) => {
             const cause = error.reason._tag === "TransportError" ? error.reason.cause : undefined
             const denied = cause instanceof Error && (cause as NodeJS.ErrnoException).code === destinationDenied
-            return new GitHostError({ message: denied ? `git host refused: ${cause.message}` : `could not reach the git host ${current!.host}`, status: denied ? 400 : 502 })
+            return new GitHostError({
+              message: denied ? `git host refused: ${cause.message}` : `could not reach the git host ${current!.host}`,
+              status: denied ? 400 : 502
+            })
           })
         )
         const location = response.headers["location"]
@@ -90,7 +100,10 @@ export const makeGitHostClient = (settings: CodebaseSettings) => {
         const bytes = yield* cappedBytes(response.stream, maxBytes).pipe(
           Effect.mapError((error) =>
             error instanceof BodyTooLarge
-              ? new GitHostError({ message: `${what} is larger than ${limit} (${maxBytes} bytes); reading stopped there`, status })
+              ? new GitHostError({
+                message: `${what} is larger than ${limit} (${maxBytes} bytes); reading stopped there`,
+                status
+              })
               : new GitHostError({ message: "the git host closed the connection", status: 502 })
           )
         )
@@ -123,14 +136,23 @@ export const makeGitHostClient = (settings: CodebaseSettings) => {
   /** The commit sha a ref names (the default branch when `ref` is null). */
   const resolveCommit = Effect.fn("GitHost.resolveCommit")(function*(repo: RepoRef, ref: string | null) {
     const info = yield* json(repoPath(repo))
-    if (info.status === 404) return yield* fail(`repository '${repo.owner}/${repo.repo}' was not found on the git host`, 400)
-    if (info.status !== 200 || typeof info.body?.default_branch !== "string") return yield* fail(`the git host answered HTTP ${info.status} for the repository`)
+    if (info.status === 404) {
+      return yield* fail(`repository '${repo.owner}/${repo.repo}' was not found on the git host`, 400)
+    }
+    if (info.status !== 200 || typeof info.body?.default_branch !== "string") {
+      return yield* fail(`the git host answered HTTP ${info.status} for the repository`)
+    }
     const wanted = ref ?? info.body.default_branch
     const commit = yield* json(`${repoPath(repo)}/commits/${encodeURIComponent(wanted)}`)
     if (commit.status === 404 || commit.status === 422) {
-      return yield* fail(`ref '${wanted}' was not found in '${repo.owner}/${repo.repo}' (default branch: '${info.body.default_branch}')`, 400)
+      return yield* fail(
+        `ref '${wanted}' was not found in '${repo.owner}/${repo.repo}' (default branch: '${info.body.default_branch}')`,
+        400
+      )
     }
-    if (commit.status !== 200 || typeof commit.body?.sha !== "string") return yield* fail(`the git host answered HTTP ${commit.status} for ref '${wanted}'`)
+    if (commit.status !== 200 || typeof commit.body?.sha !== "string") {
+      return yield* fail(`the git host answered HTTP ${commit.status} for ref '${wanted}'`)
+    }
     return { ref: wanted, sha: commit.body.sha }
   })
 

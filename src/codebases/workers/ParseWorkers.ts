@@ -55,21 +55,33 @@ export const makeParseWorkers = Effect.fnUntraced(function*(
   const size = options.workers ?? defaultParseWorkers()
   const timeout = Duration.fromInputUnsafe(options.timeout ?? Duration.minutes(2))
   const batches = (files: ReadonlyArray<SourceFile>) =>
-    Array.from({ length: Math.ceil(files.length / batchSize) }, (_, index) => files.slice(index * batchSize, (index + 1) * batchSize))
+    Array.from(
+      { length: Math.ceil(files.length / batchSize) },
+      (_, index) => files.slice(index * batchSize, (index + 1) * batchSize)
+    )
 
   if (size <= 0) {
     return {
       parse: (files) =>
-        Effect.tryPromise({ try: () => parseSources(files), catch: (error) => new ParseFailure({ message: describe(error) }) }),
+        Effect.tryPromise({
+          try: () => parseSources(files),
+          catch: (error) => new ParseFailure({ message: describe(error) })
+        }),
       warm: Effect.void
     }
   }
-  const pool = yield* makeWorkerPool<ReadonlyArray<SourceFile>, Array<ParseOutcome>>({ script, size, memoryMb: 1024, timeout })
+  const pool = yield* makeWorkerPool<ReadonlyArray<SourceFile>, Array<ParseOutcome>>({
+    script,
+    size,
+    memoryMb: 1024,
+    timeout
+  })
   return {
     parse: (files) =>
-      Effect.forEach(batches(files), (batch) => Effect.mapError(pool.run(batch), failureOf), { concurrency: size }).pipe(
-        Effect.map((parts) => parts.flat())
-      ),
+      Effect.forEach(batches(files), (batch) => Effect.mapError(pool.run(batch), failureOf), { concurrency: size })
+        .pipe(
+          Effect.map((parts) => parts.flat())
+        ),
     warm: pool.warm
   }
 })

@@ -42,17 +42,69 @@ const typeCategories: ReadonlyArray<[ReadonlyArray<string>, Category]> = [
 
 const selfTerms = new Set(["i", "me", "myself", "self", "user"])
 const orgTerms = new Set([
-  "ai", "app", "bank", "company", "corp", "corporation", "github", "google", "inc", "labs", "llc", "ltd", "microsoft",
-  "nvidia", "openai", "organization", "platform", "studio", "team", "university", "school", "hospital"
+  "ai",
+  "app",
+  "bank",
+  "company",
+  "corp",
+  "corporation",
+  "github",
+  "google",
+  "inc",
+  "labs",
+  "llc",
+  "ltd",
+  "microsoft",
+  "nvidia",
+  "openai",
+  "organization",
+  "platform",
+  "studio",
+  "team",
+  "university",
+  "school",
+  "hospital"
 ])
 const toolTerms = new Set([
-  "api", "browser", "cli", "db", "docker", "embedding", "engine", "gpu", "json", "llm", "model", "postgres", "python",
-  "react", "server", "sql", "token", "tool", "typescript", "ui", "worker", "app"
+  "api",
+  "browser",
+  "cli",
+  "db",
+  "docker",
+  "embedding",
+  "engine",
+  "gpu",
+  "json",
+  "llm",
+  "model",
+  "postgres",
+  "python",
+  "react",
+  "server",
+  "sql",
+  "token",
+  "tool",
+  "typescript",
+  "ui",
+  "worker",
+  "app"
 ])
 const projectTerms = new Set(["agent", "feature", "pipeline", "project", "product", "prototype", "release"])
 const goalTerms = new Set([
-  "conference", "decision", "festival", "goal", "marriage", "meeting", "migration", "party", "plan", "release", "task",
-  "trip", "wedding", "workshop"
+  "conference",
+  "decision",
+  "festival",
+  "goal",
+  "marriage",
+  "meeting",
+  "migration",
+  "party",
+  "plan",
+  "release",
+  "task",
+  "trip",
+  "wedding",
+  "workshop"
 ])
 const honorifics = new Set(["mr", "mrs", "ms", "dr", "prof"])
 

@@ -94,7 +94,9 @@ export const loadEntityMap = Effect.fn("EntityMap.load")(function*(bankId: strin
       SELECT ue.entity_id, left(u.text, ${previewChars}) AS text,
         row_number() OVER (PARTITION BY ue.entity_id ORDER BY coalesce(u.occurred_start, u.mentioned_at, u.created_at) DESC, u.seq DESC) AS n
       FROM unit_entities ue JOIN memory_units u ON u.id = ue.unit_id
-      WHERE u.bank_id = ${bankId} AND u.fact_type IN ('world', 'experience') AND ue.entity_id IN ${sql.in(ids.slice(0, 200))}
+      WHERE u.bank_id = ${bankId} AND u.fact_type IN ('world', 'experience') AND ue.entity_id IN ${
+    sql.in(ids.slice(0, 200))
+  }
     ) ranked WHERE n <= 2 ORDER BY entity_id, n`
   const pairs = yield* sql<{ a: string; b: string; count: number; last: Date | null }>`
     SELECT x.entity_id AS a, y.entity_id AS b, count(*)::int AS count,
@@ -111,18 +113,23 @@ export const loadEntityMap = Effect.fn("EntityMap.load")(function*(bankId: strin
       SELECT anomaly_type, severity, description, entity_ids FROM anomaly_events
       WHERE bank_id = ${bankId} AND status = 'open' ORDER BY severity DESC, detected_at DESC LIMIT 40`
     : []
-  return buildContext(total?.count ?? 0, rows.map((row) => ({
-    id: row.id,
-    name: row.canonicalName.slice(0, 120),
-    entityType: row.entityType,
-    mentions: row.mentionCount,
-    firstSeen: row.firstSeen,
-    lastSeen: row.lastSeen,
-    state: row.currentState,
-    anomalyScore: row.anomalyScore,
-    forecast: topForecast(row.forecastDistribution),
-    recent: recent.filter((fact) => fact.entityId === row.id).map((fact) => fact.text)
-  })), pairs, anomalies)
+  return buildContext(
+    total?.count ?? 0,
+    rows.map((row) => ({
+      id: row.id,
+      name: row.canonicalName.slice(0, 120),
+      entityType: row.entityType,
+      mentions: row.mentionCount,
+      firstSeen: row.firstSeen,
+      lastSeen: row.lastSeen,
+      state: row.currentState,
+      anomalyScore: row.anomalyScore,
+      forecast: topForecast(row.forecastDistribution),
+      recent: recent.filter((fact) => fact.entityId === row.id).map((fact) => fact.text)
+    })),
+    pairs,
+    anomalies
+  )
 })
 
 interface EntityInput {
@@ -142,7 +149,9 @@ export const buildContext = (
   sourceCount: number,
   inputs: ReadonlyArray<EntityInput>,
   pairs: ReadonlyArray<{ a: string; b: string; count: number; last: Date | null }>,
-  anomalies: ReadonlyArray<{ anomalyType: string; severity: number; description: string; entityIds: ReadonlyArray<string> }>
+  anomalies: ReadonlyArray<
+    { anomalyType: string; severity: number; description: string; entityIds: ReadonlyArray<string> }
+  >
 ): EntityContext => {
   const entities: Array<MapEntity> = inputs.map((input) => {
     const category = categorize(input.name, input.entityType)
@@ -166,7 +175,14 @@ export const buildContext = (
     const b = byId.get(pair.b)
     return a === undefined || b === undefined
       ? []
-      : [{ a: a.name, a_category: a.category, b: b.name, b_category: b.category, count: pair.count, last: day(pair.last) }]
+      : [{
+        a: a.name,
+        a_category: a.category,
+        b: b.name,
+        b_category: b.category,
+        count: pair.count,
+        last: day(pair.last)
+      }]
   })
   const categoryCounts: Record<string, number> = {}
   const circles: Record<string, Array<string>> = {}
@@ -202,7 +218,11 @@ const tokensOf = (context: EntityContext) => Math.ceil(JSON.stringify(context).l
 /** Fits the context into the budget: first fact previews go, then forecasts, then the least-mentioned entities. */
 export const fitToBudget = (context: EntityContext, maxTokens: number, minEntities: number): EntityContext => {
   if (tokensOf(context) <= maxTokens) return context
-  const noRecent = { ...context, compaction: "dropped_recent_fact_previews", entities: context.entities.map(({ recent: _, ...e }) => e) }
+  const noRecent = {
+    ...context,
+    compaction: "dropped_recent_fact_previews",
+    entities: context.entities.map(({ recent: _, ...e }) => e)
+  }
   if (tokensOf(noRecent) <= maxTokens) return noRecent
   const noForecast = {
     ...noRecent,
@@ -229,7 +249,9 @@ export const snapshotHash = (context: EntityContext) => {
     Array.isArray(value)
       ? value.map(canonical)
       : typeof value === "object" && value !== null
-      ? Object.fromEntries(Object.keys(value).sort().map((key) => [key, canonical((value as Record<string, unknown>)[key])]))
+      ? Object.fromEntries(
+        Object.keys(value).sort().map((key) => [key, canonical((value as Record<string, unknown>)[key])])
+      )
       : value
   return createHash("sha256").update(JSON.stringify(canonical(context))).digest("hex").slice(0, 32)
 }

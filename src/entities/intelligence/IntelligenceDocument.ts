@@ -4,7 +4,7 @@
  * map alone when no language model is configured. The offline report states only what the map holds.
  */
 import { Schema } from "effect"
-import { type Category, categoryTitles, circleTitles, type Circle } from "./EntityCategories.ts"
+import { type Category, categoryTitles, type Circle, circleTitles } from "./EntityCategories.ts"
 import type { EntityContext, MapEntity } from "./EntityMap.ts"
 
 export const Block = Schema.Union([
@@ -36,9 +36,20 @@ export const renderMarkdown = (document: StructuredDocument): string =>
     return [heading, ...blocks].join("\n\n")
   }).join("\n\n") + "\n"
 
-const peopleCircles: ReadonlyArray<Circle> = ["self", "inner_people", "active_people", "peripheral_people", "named_others"]
+const peopleCircles: ReadonlyArray<Circle> = [
+  "self",
+  "inner_people",
+  "active_people",
+  "peripheral_people",
+  "named_others"
+]
 const worldCircles: ReadonlyArray<Circle> = [
-  "institutions_platforms", "projects_products", "operating_tools", "life_context", "artifacts_surfaces", "mind_themes"
+  "institutions_platforms",
+  "projects_products",
+  "operating_tools",
+  "life_context",
+  "artifacts_surfaces",
+  "mind_themes"
 ]
 
 const mentions = (entity: MapEntity) => `${entity.name} (${entity.mentions} mention${entity.mentions === 1 ? "" : "s"})`
@@ -49,7 +60,12 @@ const circleItems = (context: EntityContext, circles: ReadonlyArray<Circle>) =>
     return members.length === 0 ? [] : [`${circleTitles[circle]}: ${members.map(mentions).join(", ")}`]
   })
 
-const section = (id: string, heading: string, blocks: ReadonlyArray<Block>): Section => ({ id, heading, level: 2, blocks })
+const section = (id: string, heading: string, blocks: ReadonlyArray<Block>): Section => ({
+  id,
+  heading,
+  level: 2,
+  blocks
+})
 
 /** The report from the map alone: every sentence is a count, a name, a state or a fact the bank holds. */
 export const offlineDocument = (context: EntityContext): StructuredDocument => {
@@ -60,11 +76,15 @@ export const offlineDocument = (context: EntityContext): StructuredDocument => {
   const people = circleItems(context, peopleCircles)
   const world = circleItems(context, worldCircles)
   const relationships = context.digital_person_map.strong_relationships.slice(0, 12).map((r) =>
-    `${r.a} and ${r.b}: named together in ${r.count} fact${r.count === 1 ? "" : "s"}${r.last === null ? "" : `, last on ${r.last}`}`
+    `${r.a} and ${r.b}: named together in ${r.count} fact${r.count === 1 ? "" : "s"}${
+      r.last === null ? "" : `, last on ${r.last}`
+    }`
   )
   const withState = context.entities.filter((entity) => entity.state !== undefined).slice(0, 15)
   const states = withState.map((entity) =>
-    `${entity.name}: ${entity.state}${entity.forecast === undefined ? "" : ` (next: ${entity.forecast.replaceAll(",", ", ")})`}` +
+    `${entity.name}: ${entity.state}${
+      entity.forecast === undefined ? "" : ` (next: ${entity.forecast.replaceAll(",", ", ")})`
+    }` +
     `${entity.anomaly_score === undefined ? "" : `; unusualness ${entity.anomaly_score}`}`
   )
   const recent = context.entities.filter((entity) => entity.recent !== undefined).slice(0, 8)
@@ -78,30 +98,52 @@ export const offlineDocument = (context: EntityContext): StructuredDocument => {
       text: context.entities.length === 0
         ? "This bank holds no entities yet."
         : `This bank knows ${context.source_entity_count} entit${context.source_entity_count === 1 ? "y" : "ies"}` +
-          `${context.omitted_entity_count > 0 ? ` (the ${context.included_entity_count} most mentioned are mapped here)` : ""}: ` +
+          `${
+            context.omitted_entity_count > 0
+              ? ` (the ${context.included_entity_count} most mentioned are mapped here)`
+              : ""
+          }: ` +
           `${counts.join(", ")}. The most mentioned are ${top.map(mentions).join(", ")}.`
     }]),
-    section("people-circles", "People", people.length === 0
-      ? [{ type: "paragraph", text: "No people are named in this bank yet." }]
-      : [{ type: "bullet_list", items: people }]),
-    section("operating-system", "Organisations, projects, tools and places", world.length === 0
-      ? [{ type: "paragraph", text: "No organisations, projects, tools or places are named yet." }]
-      : [{ type: "bullet_list", items: world }]),
-    section("relationship-graph", "Connections", relationships.length === 0
-      ? [{ type: "paragraph", text: "No two entities are named in the same fact yet." }]
-      : [{ type: "bullet_list", items: relationships }]),
-    section("current-states", "Current states", states.length === 0
-      ? [{
-        type: "paragraph",
-        text: "No entity has a trajectory yet; turn on enable_entity_trajectories or POST …/trajectory/recompute."
-      }]
-      : [{ type: "bullet_list", items: states }])
+    section(
+      "people-circles",
+      "People",
+      people.length === 0
+        ? [{ type: "paragraph", text: "No people are named in this bank yet." }]
+        : [{ type: "bullet_list", items: people }]
+    ),
+    section(
+      "operating-system",
+      "Organisations, projects, tools and places",
+      world.length === 0
+        ? [{ type: "paragraph", text: "No organisations, projects, tools or places are named yet." }]
+        : [{ type: "bullet_list", items: world }]
+    ),
+    section(
+      "relationship-graph",
+      "Connections",
+      relationships.length === 0
+        ? [{ type: "paragraph", text: "No two entities are named in the same fact yet." }]
+        : [{ type: "bullet_list", items: relationships }]
+    ),
+    section(
+      "current-states",
+      "Current states",
+      states.length === 0
+        ? [{
+          type: "paragraph",
+          text: "No entity has a trajectory yet; turn on enable_entity_trajectories or POST …/trajectory/recompute."
+        }]
+        : [{ type: "bullet_list", items: states }]
+    )
   ]
   if (context.open_anomalies.length > 0) {
     sections.push(section("open-anomalies", "Open anomalies", [{
       type: "bullet_list",
       items: context.open_anomalies.slice(0, 10).map((anomaly) =>
-        `${anomaly.type} (severity ${anomaly.severity})${anomaly.entities.length === 0 ? "" : ` about ${anomaly.entities.join(", ")}`}: ` +
+        `${anomaly.type} (severity ${anomaly.severity})${
+          anomaly.entities.length === 0 ? "" : ` about ${anomaly.entities.join(", ")}`
+        }: ` +
         anomaly.description
       )
     }]))

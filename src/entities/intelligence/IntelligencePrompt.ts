@@ -13,8 +13,15 @@ export const promptVersion = "v1-entity-map"
 /** A bank-level written report, like reflect's answers: it uses the reflect model. */
 export const intelligencePurpose = "reflect" as const
 export const suggestedSections = [
-  "digital-person", "people-circles", "operating-system", "relationship-graph", "current-states", "mind-map",
-  "risks-and-blind-spots", "forward-possibilities", "what-to-watch-next"
+  "digital-person",
+  "people-circles",
+  "operating-system",
+  "relationship-graph",
+  "current-states",
+  "mind-map",
+  "risks-and-blind-spots",
+  "forward-possibilities",
+  "what-to-watch-next"
 ]
 
 export const fullSystemPrompt = [
@@ -87,7 +94,11 @@ export const applyDelta = (document: StructuredDocument, operations: ReadonlyArr
       else sections[index] = { ...sections[index]!, blocks: [...sections[index]!.blocks, operation.block] }
     }
   }
-  return { document: { version: 1, sections } satisfies StructuredDocument, applied: operations.length - skipped.length, skipped }
+  return {
+    document: { version: 1, sections } satisfies StructuredDocument,
+    applied: operations.length - skipped.length,
+    skipped
+  }
 }
 
 const common = (bankId: string, operationId: string) => ({
@@ -127,7 +138,10 @@ export const writeDelta = Effect.fn("EntityIntelligence.writeDelta")(function*(
     objectName: "entity_map_edits",
     schema: DeltaAnswer,
     temperature: 0.2,
-    messages: [{ role: "system", content: deltaSystemPrompt }, { role: "user", content: deltaUserPrompt(current, context) }]
+    messages: [{ role: "system", content: deltaSystemPrompt }, {
+      role: "user",
+      content: deltaUserPrompt(current, context)
+    }]
   })
   return { operations: value.operations, usage }
 })

@@ -47,31 +47,48 @@ export class EntityIntelligence extends Context.Service<EntityIntelligence, {
       const withSql = Effect.provideService(SqlClient.SqlClient, sql)
 
       const llmFailure = (error: LlmError) =>
-        new TaskFailure({ message: `the language model failed while writing entity intelligence: ${error.message}`, retryable: error.retryable })
+        new TaskFailure({
+          message: `the language model failed while writing entity intelligence: ${error.message}`,
+          retryable: error.retryable
+        })
 
       const run = Effect.fn("EntityIntelligence.run")(function*(operation: OperationRecord) {
         const bankId = operation.bankId
         yield* banks.get(bankId).pipe(
           Effect.mapError(() => new TaskFailure({ message: "the bank no longer exists", retryable: false }))
         )
-        const trigger = Option.match(decodePayload(operation.payload), { onNone: () => "manual", onSome: (p) => p.trigger ?? "manual" })
-        const context = fitToBudget(yield* loadEntityMap(bankId).pipe(withSql, Effect.orDie), maxContextTokens, minEntities)
+        const trigger = Option.match(decodePayload(operation.payload), {
+          onNone: () => "manual",
+          onSome: (p) => p.trigger ?? "manual"
+        })
+        const context = fitToBudget(
+          yield* loadEntityMap(bankId).pipe(withSql, Effect.orDie),
+          maxContextTokens,
+          minEntities
+        )
         const hash = snapshotHash(context)
         const previous = yield* findIntelligence(bankId).pipe(withSql, Effect.orDie)
         const useLlm = llm.available(intelligencePurpose)
         const model = useLlm ? llm.describe(intelligencePurpose) : "offline"
         // An automatic run over an unchanged bank would write the same document again; it stops here instead.
-        if (trigger !== "manual" && Option.isSome(previous) && previous.value.entity_snapshot_hash === hash &&
-          previous.value.llm_model === model) {
+        if (
+          trigger !== "manual" && Option.isSome(previous) && previous.value.entity_snapshot_hash === hash &&
+          previous.value.llm_model === model
+        ) {
           return { skipped: "the entity map has not changed since the last document", entity_snapshot_hash: hash }
         }
         const budget = { max_context_tokens: maxContextTokens, max_completion_tokens: maxCompletionTokens }
         const written = yield* Effect.gen(function*() {
           if (!useLlm) {
-            return { document: offlineDocument(context), metadata: { mode: "offline", delta_attempted: false, ...budget } }
+            return {
+              document: offlineDocument(context),
+              metadata: { mode: "offline", delta_attempted: false, ...budget }
+            }
           }
-          const before = Option.flatMap(previous, (row) =>
-            row.llm_model === "offline" ? Option.none() : decodeDocument(row.structured_content))
+          const before = Option.flatMap(
+            previous,
+            (row) => row.llm_model === "offline" ? Option.none() : decodeDocument(row.structured_content)
+          )
           let deltaError: string | undefined
           if (Option.isSome(before)) {
             const delta = yield* writeDelta(bankId, operation.id, before.value, context).pipe(Effect.result)
@@ -131,7 +148,9 @@ export class EntityIntelligence extends Context.Service<EntityIntelligence, {
 
       /** §8's trigger: enough entities, enough new ones since the last document, and no run already queued. */
       const shouldRecompute = Effect.fnUntraced(function*(bankId: string) {
-        const counted = yield* sql<{ count: number }>`SELECT count(*)::int AS count FROM entities WHERE bank_id = ${bankId}`
+        const counted = yield* sql<
+          { count: number }
+        >`SELECT count(*)::int AS count FROM entities WHERE bank_id = ${bankId}`
         const count = counted[0]?.count ?? 0
         if (count < minEntities) return false
         const previous = yield* findIntelligence(bankId).pipe(withSql)
@@ -155,7 +174,8 @@ export class EntityIntelligence extends Context.Service<EntityIntelligence, {
         const found = yield* findIntelligence(bankId).pipe(withSql, Effect.orDie)
         if (Option.isSome(found)) return found.value
         return yield* new NotFound({
-          detail: `entity intelligence not computed for bank '${bankId}' yet; POST {bank}/entity-intelligence/recompute ` +
+          detail:
+            `entity intelligence not computed for bank '${bankId}' yet; POST {bank}/entity-intelligence/recompute ` +
             "computes it",
           resource: "entity_intelligence",
           id: bankId

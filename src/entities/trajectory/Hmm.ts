@@ -71,7 +71,10 @@ export const logEmissions = (
   })
 
 /** Max-product decoding in log space from a uniform start; ties keep the lower state index. */
-export const viterbi = (logB: ReadonlyArray<ReadonlyArray<number>>, transitions: ReadonlyArray<ReadonlyArray<number>>) => {
+export const viterbi = (
+  logB: ReadonlyArray<ReadonlyArray<number>>,
+  transitions: ReadonlyArray<ReadonlyArray<number>>
+) => {
   const k = transitions.length
   if (logB.length === 0 || k === 0) return []
   const logA = transitions.map((row) => row.map(Math.log))

@@ -60,15 +60,17 @@ export const loadObservations = Effect.fn("Trajectory.loadObservations")(functio
   }))
 })
 
-export const fingerprintOf = Effect.fn("Trajectory.fingerprint")(function*(bankId: string, entityId: string, space: VectorSpace) {
-  const sql = yield* SqlClient.SqlClient
-  const rows = yield* sql<{ factCount: number; lastSeq: string | null }>`
+export const fingerprintOf = Effect.fn("Trajectory.fingerprint")(
+  function*(bankId: string, entityId: string, space: VectorSpace) {
+    const sql = yield* SqlClient.SqlClient
+    const rows = yield* sql<{ factCount: number; lastSeq: string | null }>`
     SELECT count(*)::int AS fact_count, max(u.seq)::text AS last_seq
     FROM unit_entities ue JOIN memory_units u ON u.id = ue.unit_id
     WHERE ue.entity_id = ${entityId} AND u.bank_id = ${bankId} AND u.fact_type IN ${sql.in(factTypes)}
       AND u.embedding IS NOT NULL AND u.embedding_model = ${space.model} AND vector_dims(u.embedding) = ${space.dimensions}`
-  return { factCount: rows[0]?.factCount ?? 0, lastSeq: Number(rows[0]?.lastSeq ?? 0) } satisfies FactFingerprint
-})
+    return { factCount: rows[0]?.factCount ?? 0, lastSeq: Number(rows[0]?.lastSeq ?? 0) } satisfies FactFingerprint
+  }
+)
 
 /**
  * Entities with at least `minFacts` facts whose trajectory is missing or was computed from other facts than they

@@ -79,7 +79,9 @@ export const clusterNames = (
   entityName: string
 ): Array<string> => {
   const nameWords = contentWords(entityName)
-  const words = texts.map((text) => [...contentWords(text)].filter((word) => !nameWords.has(word) && !/^\d+$/.test(word)))
+  const words = texts.map((text) =>
+    [...contentWords(text)].filter((word) => !nameWords.has(word) && !/^\d+$/.test(word))
+  )
   const names: Array<string> = []
   for (let cluster = 0; cluster < k; cluster++) {
     const inside = new Map<string, number>()

@@ -61,7 +61,10 @@ export class EntityTrajectories extends Context.Service<EntityTrajectories, {
         )
 
       const llmFailure = (error: LlmError) =>
-        new TaskFailure({ message: `the language model failed while labelling states: ${error.message}`, retryable: error.retryable })
+        new TaskFailure({
+          message: `the language model failed while labelling states: ${error.message}`,
+          retryable: error.retryable
+        })
 
       const computeOne = Effect.fnUntraced(function*(
         operation: OperationRecord,
@@ -70,9 +73,14 @@ export class EntityTrajectories extends Context.Service<EntityTrajectories, {
       ) {
         const bankId = operation.bankId
         const name = yield* entityName(bankId, entityId)
-        if (Option.isNone(name)) return { entity_id: entityId, skipped: "the entity no longer exists" } satisfies Outcome
+        if (Option.isNone(name)) {
+          return { entity_id: entityId, skipped: "the entity no longer exists" } satisfies Outcome
+        }
         const minFacts = Math.min(settings.trajectoryMinFacts, settings.trajectoryMaxFacts)
-        const observations = yield* loadObservations(bankId, entityId, space, settings.trajectoryMaxFacts).pipe(withSql, Effect.orDie)
+        const observations = yield* loadObservations(bankId, entityId, space, settings.trajectoryMaxFacts).pipe(
+          withSql,
+          Effect.orDie
+        )
         if (observations.length < minFacts) {
           return {
             entity_id: entityId,
@@ -80,7 +88,11 @@ export class EntityTrajectories extends Context.Service<EntityTrajectories, {
           } satisfies Outcome
         }
         const fingerprint = yield* fingerprintOf(bankId, entityId, space).pipe(withSql, Effect.orDie)
-        const offline = { labelling: offlineLabelling(observations, name.value), model: "offline", version: offlinePromptVersion }
+        const offline = {
+          labelling: offlineLabelling(observations, name.value),
+          model: "offline",
+          version: offlinePromptVersion
+        }
         const labelled = llm.available(labellingPurpose)
           ? yield* labelWithLlm({
             bankId,
@@ -92,10 +104,16 @@ export class EntityTrajectories extends Context.Service<EntityTrajectories, {
             }),
             facts: observations
           }).pipe(
-            Effect.map(({ labelling }) => ({ labelling, model: llm.describe(labellingPurpose), version: promptVersion })),
+            Effect.map(({ labelling }) => ({
+              labelling,
+              model: llm.describe(labellingPurpose),
+              version: promptVersion
+            })),
             // A model that keeps answering out of format must not leave the entity without a trajectory.
-            Effect.catchTag("LlmError", (error) =>
-              error.reason === "invalid_output" ? Effect.succeed(offline) : Effect.fail(llmFailure(error))),
+            Effect.catchTag(
+              "LlmError",
+              (error) => error.reason === "invalid_output" ? Effect.succeed(offline) : Effect.fail(llmFailure(error))
+            ),
             Effect.provideService(Llm, llm)
           )
           : offline
@@ -111,7 +129,11 @@ export class EntityTrajectories extends Context.Service<EntityTrajectories, {
           fingerprint
         })
         yield* saveTrajectory(trajectory).pipe(withSql, Effect.orDie)
-        return { entity_id: entityId, current_state: trajectory.current_state, facts: observations.length } satisfies Outcome
+        return {
+          entity_id: entityId,
+          current_state: trajectory.current_state,
+          facts: observations.length
+        } satisfies Outcome
       })
 
       const run = Effect.fn("EntityTrajectories.run")(function*(operation: OperationRecord) {
@@ -119,10 +141,16 @@ export class EntityTrajectories extends Context.Service<EntityTrajectories, {
           Effect.mapError(() => new TaskFailure({ message: "the bank no longer exists", retryable: false }))
         )
         const settings = effectiveEntitySettings(bank.entitySettings)
-        const asked = Option.flatMap(decodePayload(operation.payload), (payload) => Option.fromNullishOr(payload.entity_ids))
+        const asked = Option.flatMap(
+          decodePayload(operation.payload),
+          (payload) => Option.fromNullishOr(payload.entity_ids)
+        )
         const entityIds = Option.isSome(asked)
           ? asked.value
-          : yield* staleEntities(bank.bankId, space, settings.trajectoryMinFacts, entitiesPerRun).pipe(withSql, Effect.orDie)
+          : yield* staleEntities(bank.bankId, space, settings.trajectoryMinFacts, entitiesPerRun).pipe(
+            withSql,
+            Effect.orDie
+          )
         const outcomes: Array<Outcome> = []
         for (const entityId of entityIds) {
           outcomes.push(yield* computeOne(operation, entityId, settings))
@@ -169,15 +197,17 @@ export class EntityTrajectories extends Context.Service<EntityTrajectories, {
         })
       })
 
-      const requestRecompute = Effect.fn("EntityTrajectories.requestRecompute")(function*(bankId: string, entityId: string) {
-        yield* banks.get(bankId)
-        const name = yield* entityName(bankId, entityId)
-        if (Option.isNone(name)) return yield* NotFound.of("entity", entityId)
-        return yield* requests.request(bankId, trajectoryTask, `entity:${entityId}`, {
-          trigger: "manual",
-          entity_ids: [entityId]
-        })
-      })
+      const requestRecompute = Effect.fn("EntityTrajectories.requestRecompute")(
+        function*(bankId: string, entityId: string) {
+          yield* banks.get(bankId)
+          const name = yield* entityName(bankId, entityId)
+          if (Option.isNone(name)) return yield* NotFound.of("entity", entityId)
+          return yield* requests.request(bankId, trajectoryTask, `entity:${entityId}`, {
+            trigger: "manual",
+            entity_ids: [entityId]
+          })
+        }
+      )
 
       return EntityTrajectories.of({ get, requestRecompute })
     })

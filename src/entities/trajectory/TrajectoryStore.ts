@@ -68,6 +68,8 @@ export const saveTrajectory = Effect.fn("TrajectoryStore.save")(function*(trajec
     factCount: trajectory.factCount,
     lastSeq: trajectory.lastSeq
   }
-  yield* sql`INSERT INTO entity_trajectories ${sql.insert({ bankId: trajectory.bank_id, entityId: trajectory.entity_id, ...updated })}
+  yield* sql`INSERT INTO entity_trajectories ${
+    sql.insert({ bankId: trajectory.bank_id, entityId: trajectory.entity_id, ...updated })
+  }
     ON CONFLICT (bank_id, entity_id) DO UPDATE SET ${sql.update(updated)}, computed_at = now()`
 })

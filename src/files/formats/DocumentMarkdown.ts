@@ -7,7 +7,7 @@
  * web-tree-sitter, yauzl), a fresh server holds 14 MB less heap and 40-50 MiB less resident memory.
  */
 import { Effect } from "effect"
-import { describeCause, ParserError, type ParsedFile } from "../FileParser.ts"
+import { describeCause, type ParsedFile, ParserError } from "../FileParser.ts"
 import { decodeText, type FileType, officeTypes } from "../FileType.ts"
 
 export const documentTypes: ReadonlySet<FileType> = new Set<FileType>(["pdf", "docx", "html", ...officeTypes])

@@ -4,7 +4,7 @@
  */
 import { Effect } from "effect"
 import mammoth from "mammoth"
-import { describeCause, ParserError, type ParsedFile } from "../FileParser.ts"
+import { describeCause, type ParsedFile, ParserError } from "../FileParser.ts"
 import { htmlToMarkdown } from "./HtmlMarkdown.ts"
 
 // Word's own Title and Subtitle styles carry the document's name; mammoth would otherwise make them paragraphs.

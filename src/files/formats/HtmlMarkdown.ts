@@ -43,7 +43,8 @@ const isFirstRow = (row: DomNode) => {
 const cellCount = (row: DomNode) =>
   Array.from(row.childNodes).filter((child) => child.nodeName === "TH" || child.nodeName === "TD").length
 
-const safeHref = (href: string | null | undefined) => href !== null && href !== undefined && /^(https?:|mailto:|#|\/)/i.test(href.trim())
+const safeHref = (href: string | null | undefined) =>
+  href !== null && href !== undefined && /^(https?:|mailto:|#|\/)/i.test(href.trim())
 
 const service = (() => {
   const turndown = new TurndownService({
@@ -54,7 +55,24 @@ const service = (() => {
     emDelimiter: "*",
     strongDelimiter: "**"
   })
-  turndown.remove(["script", "style", "noscript", "template", "head", "iframe", "object", "embed", "svg", "canvas", "form", "button", "select", "title"] as Array<TurndownService.TagName>)
+  turndown.remove(
+    [
+      "script",
+      "style",
+      "noscript",
+      "template",
+      "head",
+      "iframe",
+      "object",
+      "embed",
+      "svg",
+      "canvas",
+      "form",
+      "button",
+      "select",
+      "title"
+    ] as Array<TurndownService.TagName>
+  )
   // turndown pads list markers to four columns; one space reads better and nests the same way in CommonMark.
   turndown.addRule("listItem", {
     filter: "li",

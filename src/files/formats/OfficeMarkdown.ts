@@ -7,7 +7,7 @@
 import { Effect } from "effect"
 import { OfficeGenerator, OfficeParser } from "officeparser"
 import type { OfficeContentNode, OfficeParserAST, SupportedFileType } from "officeparser"
-import { describeCause, ParserError, type ParsedFile } from "../FileParser.ts"
+import { describeCause, type ParsedFile, ParserError } from "../FileParser.ts"
 import type { FileType } from "../FileType.ts"
 
 const generatorConfig = { mdConfig: { fallbackToHtml: false, dialect: "github" } } as const
@@ -30,8 +30,7 @@ const clean = (markdown: string) =>
 /** PowerPoint's notes page carries a slide-number placeholder, which reads as a paragraph holding only a number. */
 const isNumberOnly = (node: OfficeContentNode) => /^\s*\d*\s*$/.test(plainText(node))
 
-const plainText = (node: OfficeContentNode): string =>
-  node.text ?? (node.children ?? []).map(plainText).join(" ")
+const plainText = (node: OfficeContentNode): string => node.text ?? (node.children ?? []).map(plainText).join(" ")
 
 const withoutNumberNotes = (node: OfficeContentNode): OfficeContentNode => {
   if (node.notes === undefined) return node

@@ -8,7 +8,7 @@
 import { Effect } from "effect"
 import { extractTextItems, getDocumentProxy, getResolvedPDFJS } from "unpdf"
 import type { StructuredTextItem } from "unpdf"
-import { describeCause, ParserError, type ParsedFile } from "../FileParser.ts"
+import { describeCause, type ParsedFile, ParserError } from "../FileParser.ts"
 
 interface Line {
   readonly text: string
@@ -45,7 +45,9 @@ const toLines = (items: ReadonlyArray<StructuredTextItem>): Array<Line> => {
       if (moved || endOfLine) flush()
       if (text === "") {
         y = item.y
-      } else if (lastEnd !== undefined && item.x - lastEnd > size * 0.15 && !/\s$/.test(text) && !/^\s/.test(item.str)) {
+      } else if (
+        lastEnd !== undefined && item.x - lastEnd > size * 0.15 && !/\s$/.test(text) && !/^\s/.test(item.str)
+      ) {
         text += " "
       }
       text += item.str
@@ -127,23 +129,33 @@ export const layoutPdf = (pages: ReadonlyArray<ReadonlyArray<StructuredTextItem>
     const last = blocks.at(-1)
     const first = pageBlocks[0]
     // A sentence that runs over the page break: no closing punctuation before, a lowercase word after.
-    if (last?.kind === "paragraph" && first?.kind === "paragraph" && sameSize(last.fontSize, first.fontSize) &&
-      !/[.!?:;"”)]$/.test(last.text) && /^[a-z]/.test(first.text)) {
+    if (
+      last?.kind === "paragraph" && first?.kind === "paragraph" && sameSize(last.fontSize, first.fontSize) &&
+      !/[.!?:;"”)]$/.test(last.text) && /^[a-z]/.test(first.text)
+    ) {
       last.text = joinLine(last.text, first.text)
       pageBlocks.shift()
     }
     blocks.push(...pageBlocks)
   }
-  const headingSizes = [...new Set(blocks.flatMap((block) => block.kind === "heading" ? [Math.round(block.fontSize)] : []))]
+  const headingSizes = [
+    ...new Set(blocks.flatMap((block) => block.kind === "heading" ? [Math.round(block.fontSize)] : []))
+  ]
     .sort((a, b) => b - a)
   const render = (block: Block) => {
-    if (block.kind === "heading") return `${"#".repeat(Math.min(6, headingSizes.indexOf(Math.round(block.fontSize)) + 1))} ${block.text}`
+    if (block.kind === "heading") {
+      return `${"#".repeat(Math.min(6, headingSizes.indexOf(Math.round(block.fontSize)) + 1))} ${block.text}`
+    }
     if (block.kind === "item") return `${block.marker} ${block.text}`
     return escapeStart(block.text)
   }
   // Consecutive list items form one list, so no blank line between them.
   return blocks
-    .map((block, index) => `${index === 0 ? "" : block.kind === "item" && blocks[index - 1]?.kind === "item" ? "\n" : "\n\n"}${render(block)}`)
+    .map((block, index) =>
+      `${index === 0 ? "" : block.kind === "item" && blocks[index - 1]?.kind === "item" ? "\n" : "\n\n"}${
+        render(block)
+      }`
+    )
     .join("")
     .trim()
 }
@@ -161,7 +173,9 @@ export const pdfToMarkdown = Effect.fnUntraced(function*(bytes: Uint8Array) {
   )
   const markdown = layoutPdf(pages.items)
   if (markdown === "") {
-    return yield* ParserError.failed(`the PDF has no text layer on its ${pages.totalPages} page(s); scanned PDFs are not OCRed`)
+    return yield* ParserError.failed(
+      `the PDF has no text layer on its ${pages.totalPages} page(s); scanned PDFs are not OCRed`
+    )
   }
   const parsed: ParsedFile = { markdown, pages: pages.totalPages }
   return parsed

@@ -28,7 +28,10 @@ export interface OcrEngine {
 }
 
 export const defaultLangPath = (): string =>
-  path.join(path.dirname(createRequire(import.meta.url).resolve("@tesseract.js-data/eng/package.json")), "4.0.0_best_int")
+  path.join(
+    path.dirname(createRequire(import.meta.url).resolve("@tesseract.js-data/eng/package.json")),
+    "4.0.0_best_int"
+  )
 
 interface Live {
   readonly worker: TesseractWorker
@@ -36,65 +39,69 @@ interface Live {
   readonly broken: { value: boolean }
 }
 
-export const makeOcrEngine = Effect.fnUntraced(function*(options: OcrOptions = {}): Effect.fn.Return<OcrEngine, never, Scope.Scope> {
-  const langPath = options.langPath ?? defaultLangPath()
-  const languages = options.languages ?? "eng"
-  const timeout = Duration.fromInputUnsafe(options.timeout ?? Duration.minutes(2))
-  const current = yield* Ref.make(Option.none<Live>())
-  const lock = yield* Semaphore.make(1)
+export const makeOcrEngine = Effect.fnUntraced(
+  function*(options: OcrOptions = {}): Effect.fn.Return<OcrEngine, never, Scope.Scope> {
+    const langPath = options.langPath ?? defaultLangPath()
+    const languages = options.languages ?? "eng"
+    const timeout = Duration.fromInputUnsafe(options.timeout ?? Duration.minutes(2))
+    const current = yield* Ref.make(Option.none<Live>())
+    const lock = yield* Semaphore.make(1)
 
-  const terminate = Effect.flatMap(Ref.getAndSet(current, Option.none()), (live) =>
-    Option.match(live, {
-      onNone: () => Effect.void,
-      onSome: ({ worker }) => Effect.asVoid(Effect.promise(() => worker.terminate().catch(() => undefined)))
-    }))
+    const terminate = Effect.flatMap(Ref.getAndSet(current, Option.none()), (live) =>
+      Option.match(live, {
+        onNone: () => Effect.void,
+        onSome: ({ worker }) => Effect.asVoid(Effect.promise(() => worker.terminate().catch(() => undefined)))
+      }))
 
-  yield* Effect.addFinalizer(() => terminate)
+    yield* Effect.addFinalizer(() => terminate)
 
-  // tesseract.js loads with the first image rather than with the server, which mostly never sees one.
-  const start = Effect.tryPromise({
-    try: () =>
-      import("tesseract.js").then(({ createWorker, OEM }) => createWorker(languages, OEM.LSTM_ONLY, {
-        langPath,
-        gzip: true,
-        cacheMethod: "none",
-        logger: () => undefined,
-        // Without a handler tesseract.js rethrows a failed job inside its message listener, crashing the process;
-        // the failure still reaches the job's promise.
-        errorHandler: () => undefined
-      })),
-    catch: (cause) => ParserError.failed(`the OCR engine could not start: ${describeCause(cause)}`)
-  }).pipe(
-    Effect.map((worker): Live => {
-      const broken = { value: false }
-      // A worker thread that dies emits `error`; unobserved, that would end the whole process.
-      const thread = (worker as unknown as { worker?: { on?: (event: string, listener: () => void) => void } }).worker
-      thread?.on?.("error", () => void (broken.value = true))
-      return { worker, broken }
-    })
-  )
-
-  const acquire = Effect.flatMap(Ref.get(current), (live) =>
-    Option.isSome(live) && !live.value.broken.value
-      ? Effect.succeed(live.value)
-      : terminate.pipe(Effect.andThen(start), Effect.tap((fresh) => Ref.set(current, Option.some(fresh)))))
-
-  const recognize = (image: Uint8Array) =>
-    lock.withPermits(1)(
-      Effect.flatMap(acquire, ({ worker }) =>
-        Effect.tryPromise({
-          try: () => worker.recognize(Buffer.from(image.buffer, image.byteOffset, image.byteLength)),
-          catch: (cause) => ParserError.failed(`OCR could not read the image: ${describeCause(cause)}`)
-        }).pipe(
-          // An abandoned recognition (time limit, interruption) keeps the worker busy: replace the worker rather
-          // than queue the next image behind it.
-          Effect.onInterrupt(() => terminate),
-          Effect.timeoutOrElse({
-            duration: timeout,
-            orElse: () => Effect.fail(ParserError.failed(`OCR took longer than ${Duration.format(timeout)}`))
+    // tesseract.js loads with the first image rather than with the server, which mostly never sees one.
+    const start = Effect.tryPromise({
+      try: () =>
+        import("tesseract.js").then(({ createWorker, OEM }) =>
+          createWorker(languages, OEM.LSTM_ONLY, {
+            langPath,
+            gzip: true,
+            cacheMethod: "none",
+            logger: () => undefined,
+            // Without a handler tesseract.js rethrows a failed job inside its message listener, crashing the process;
+            // the failure still reaches the job's promise.
+            errorHandler: () => undefined
           })
-        ))
-    ).pipe(Effect.map((result) => result.data.text.replace(/[ \t]+\n/g, "\n").replace(/\n{3,}/g, "\n\n").trim()))
+        ),
+      catch: (cause) => ParserError.failed(`the OCR engine could not start: ${describeCause(cause)}`)
+    }).pipe(
+      Effect.map((worker): Live => {
+        const broken = { value: false }
+        // A worker thread that dies emits `error`; unobserved, that would end the whole process.
+        const thread = (worker as unknown as { worker?: { on?: (event: string, listener: () => void) => void } }).worker
+        thread?.on?.("error", () => void (broken.value = true))
+        return { worker, broken }
+      })
+    )
 
-  return { recognize }
-})
+    const acquire = Effect.flatMap(Ref.get(current), (live) =>
+      Option.isSome(live) && !live.value.broken.value
+        ? Effect.succeed(live.value)
+        : terminate.pipe(Effect.andThen(start), Effect.tap((fresh) => Ref.set(current, Option.some(fresh)))))
+
+    const recognize = (image: Uint8Array) =>
+      lock.withPermits(1)(
+        Effect.flatMap(acquire, ({ worker }) =>
+          Effect.tryPromise({
+            try: () => worker.recognize(Buffer.from(image.buffer, image.byteOffset, image.byteLength)),
+            catch: (cause) => ParserError.failed(`OCR could not read the image: ${describeCause(cause)}`)
+          }).pipe(
+            // An abandoned recognition (time limit, interruption) keeps the worker busy: replace the worker rather
+            // than queue the next image behind it.
+            Effect.onInterrupt(() => terminate),
+            Effect.timeoutOrElse({
+              duration: timeout,
+              orElse: () => Effect.fail(ParserError.failed(`OCR took longer than ${Duration.format(timeout)}`))
+            })
+          ))
+      ).pipe(Effect.map((result) => result.data.text.replace(/[ \t]+\n/g, "\n").replace(/\n{3,}/g, "\n\n").trim()))
+
+    return { recognize }
+  }
+)

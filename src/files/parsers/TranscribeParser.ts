@@ -50,7 +50,9 @@ export const makeTranscribeParser = (client: HttpClient.HttpClient, options: Tra
       Effect.orElseSucceed(() => ""),
       Effect.flatMap((body) => {
         const detail = Option.getOrElse(errorMessage(body), () => body.slice(0, 200))
-        return Effect.fail(failed(`the transcription endpoint answered HTTP ${response.status}${detail === "" ? "" : `: ${detail}`}`))
+        return Effect.fail(
+          failed(`the transcription endpoint answered HTTP ${response.status}${detail === "" ? "" : `: ${detail}`}`)
+        )
       })
     )
 
@@ -77,4 +79,6 @@ export const makeTranscribeParser = (client: HttpClient.HttpClient, options: Tra
 const ErrorBody = Schema.Struct({ error: Schema.Struct({ message: Schema.String }) })
 
 const errorMessage = (body: string) =>
-  Schema.decodeUnknownOption(Schema.fromJsonString(ErrorBody))(body).pipe(Option.map((parsed) => parsed.error.message.slice(0, 200)))
+  Schema.decodeUnknownOption(Schema.fromJsonString(ErrorBody))(body).pipe(
+    Option.map((parsed) => parsed.error.message.slice(0, 200))
+  )

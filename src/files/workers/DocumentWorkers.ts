@@ -42,7 +42,9 @@ const documentWorkerScript = siblingScript(import.meta.url, "documentWorker")
 
 const fromReply = (reply: DocumentReply): Effect.Effect<ParsedFile, ParserError> =>
   reply.ok
-    ? Effect.succeed(reply.pages === undefined ? { markdown: reply.markdown } : { markdown: reply.markdown, pages: reply.pages })
+    ? Effect.succeed(
+      reply.pages === undefined ? { markdown: reply.markdown } : { markdown: reply.markdown, pages: reply.pages }
+    )
     : Effect.fail(new ParserError({ reason: reply.reason, message: reply.message }))
 
 const failureOf = (lost: WorkerLost) =>
@@ -71,7 +73,10 @@ export const makeDocumentWorkers = Effect.fnUntraced(function*(
   const tooSlow = () => Effect.fail(ParserError.failed(`the conversion took longer than ${Duration.format(timeout)}`))
 
   if (size <= 0) {
-    return { convert: (type, bytes) => documentToMarkdown(type, bytes).pipe(Effect.timeoutOrElse({ duration: timeout, orElse: tooSlow })) }
+    return {
+      convert: (type, bytes) =>
+        documentToMarkdown(type, bytes).pipe(Effect.timeoutOrElse({ duration: timeout, orElse: tooSlow }))
+    }
   }
 
   const pool = yield* makeWorkerPool<DocumentRequest, DocumentReply>({

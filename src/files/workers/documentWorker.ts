@@ -16,7 +16,11 @@ const reply = (exit: Exit.Exit<ParsedFile, ParserError>): DocumentReply => {
   }
   return Option.match(Cause.findErrorOption(exit.cause), {
     onSome: (error): DocumentReply => ({ ok: false, reason: error.reason, message: error.message }),
-    onNone: (): DocumentReply => ({ ok: false, reason: "failed", message: `internal error: ${describeCause(Cause.squash(exit.cause))}` })
+    onNone: (): DocumentReply => ({
+      ok: false,
+      reason: "failed",
+      message: `internal error: ${describeCause(Cause.squash(exit.cause))}`
+    })
   })
 }
 

@@ -44,5 +44,7 @@ export class AnomalyApi extends HttpApiGroup.make("anomaly")
       "Suppress an anomaly event (status `suppressed`): the same pair of statements is never reported again."
     )
   )
-  .annotateMerge(OpenApi.annotations({ title: "Anomalies", description: "Contradictions and flaws found at write time" }))
+  .annotateMerge(
+    OpenApi.annotations({ title: "Anomalies", description: "Contradictions and flaws found at write time" })
+  )
 {}

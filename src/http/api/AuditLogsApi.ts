@@ -31,7 +31,9 @@ export class AuditLogsApi extends HttpApiGroup.make("audit")
       params: bank,
       query: {
         action: Schema.optionalKey(Schema.String),
-        period: Schema.optionalKey(AuditStatsPeriod.annotate({ description: "1d (hourly buckets), 7d or 30d (daily); default 1d" }))
+        period: Schema.optionalKey(
+          AuditStatsPeriod.annotate({ description: "1d (hourly buckets), 7d or 30d (daily); default 1d" })
+        )
       },
       success: AuditLogStatsResponse,
       error: NotFound

@@ -21,7 +21,9 @@ export class BankTemplatesApi extends HttpApiGroup.make("templates")
     HttpApiEndpoint.post("importTemplate", "/v1/default/banks/:bank_id/import", {
       params: bank,
       query: {
-        dry_run: Schema.optionalKey(Schema.Boolean.annotate({ description: "validate and report only (default false)" }))
+        dry_run: Schema.optionalKey(
+          Schema.Boolean.annotate({ description: "validate and report only (default false)" })
+        )
       },
       payload: BankTemplateManifest,
       success: BankTemplateImportResponse,

@@ -78,5 +78,7 @@ export class BrainApi extends HttpApiGroup.make("brain")
         "REST. Remote memories are stored re-embedded, tagged `brain-learn` and `source:<remote bank>`, deduplicated."
     )
   )
-  .annotateMerge(OpenApi.annotations({ title: "Brain runtime", description: "The bank's brain as a file, and learning" }))
+  .annotateMerge(
+    OpenApi.annotations({ title: "Brain runtime", description: "The bank's brain as a file, and learning" })
+  )
 {}

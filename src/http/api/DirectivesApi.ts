@@ -20,9 +20,11 @@ export class DirectivesApi extends HttpApiGroup.make("directives")
     HttpApiEndpoint.get("list", "/v1/default/banks/:bank_id/directives", {
       params: bank,
       query: {
-        tags: Schema.optionalKey(Schema.Union([Schema.String, Schema.Array(Schema.String)]).annotate({
-          description: "repeat the parameter for several tags"
-        })),
+        tags: Schema.optionalKey(
+          Schema.Union([Schema.String, Schema.Array(Schema.String)]).annotate({
+            description: "repeat the parameter for several tags"
+          })
+        ),
         tags_match: Schema.optionalKey(DirectiveTagsMatch),
         active_only: Schema.optionalKey(Schema.Boolean.annotate({ description: "default true" })),
         limit: Schema.optionalKey(Limit),

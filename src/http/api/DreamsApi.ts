@@ -20,9 +20,11 @@ import { NotFound, ServiceUnavailable, ValidationError } from "../../domain/Erro
 const bank = { bank_id: BankId }
 
 const DreamListQuery = {
-  limit: Schema.optionalKey(Schema.Int.check(Schema.isBetween({ minimum: 1, maximum: 200 })).annotate({
-    description: "Newest runs to return (1-200, default 20)"
-  }))
+  limit: Schema.optionalKey(
+    Schema.Int.check(Schema.isBetween({ minimum: 1, maximum: 200 })).annotate({
+      description: "Newest runs to return (1-200, default 20)"
+    })
+  )
 }
 
 export class DreamsApi extends HttpApiGroup.make("dreams")
@@ -70,5 +72,7 @@ export class DreamsApi extends HttpApiGroup.make("dreams")
         "memory tagged `dream` and `dream_run:{run_id}`; approving an approved proposal is a 400."
     )
   )
-  .annotateMerge(OpenApi.annotations({ title: "Dreams", description: "Evidence-grounded foresight runs (dreams and trance)" }))
+  .annotateMerge(
+    OpenApi.annotations({ title: "Dreams", description: "Evidence-grounded foresight runs (dreams and trance)" })
+  )
 {}

@@ -227,12 +227,14 @@ export const GraphInvestigationResponse = Schema.Struct({
   focal_node_ids: Schema.Array(Schema.String),
   focal_edge_ids: Schema.Array(Schema.String),
   change_events: Schema.Array(GraphChangeEvent),
-  evidence_path: Schema.Array(Schema.Struct({
-    kind: Schema.Literals(["node", "event", "memory"]),
-    id: Schema.String,
-    label: Schema.String,
-    timestamp: Nullable
-  }).annotate({ identifier: "GraphEvidencePathStepResponse" })),
+  evidence_path: Schema.Array(
+    Schema.Struct({
+      kind: Schema.Literals(["node", "event", "memory"]),
+      id: Schema.String,
+      label: Schema.String,
+      timestamp: Nullable
+    }).annotate({ identifier: "GraphEvidencePathStepResponse" })
+  ),
   recommended_checks: Schema.Array(Schema.String)
 }).annotate({ identifier: "GraphInvestigationResponse" })
 
@@ -309,5 +311,7 @@ export class GraphApi extends HttpApiGroup.make("graph")
         "edges, their change events, an evidence path from node to event to memory, and recommended checks."
     )
   )
-  .annotateMerge(OpenApi.annotations({ title: "Graph", description: "Evidence graph, timeline and graph intelligence" }))
+  .annotateMerge(
+    OpenApi.annotations({ title: "Graph", description: "Evidence graph, timeline and graph intelligence" })
+  )
 {}

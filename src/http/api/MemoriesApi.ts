@@ -6,7 +6,14 @@ import { BankId, DeleteResponse } from "../../domain/Bank.ts"
 import { NotFound, ServiceUnavailable, ValidationError } from "../../domain/Errors.ts"
 import { FileRetainResponse } from "../../domain/Files.ts"
 import { RecallRequest, RecallResponse } from "../../domain/Recall.ts"
-import { ChunkResponse, FactType, MemoryDetail, MemoryListResponse, RetainRequest, RetainResponse } from "../../domain/Memory.ts"
+import {
+  ChunkResponse,
+  FactType,
+  MemoryDetail,
+  MemoryListResponse,
+  RetainRequest,
+  RetainResponse
+} from "../../domain/Memory.ts"
 
 const bank = { bank_id: BankId }
 export const Limit = Schema.Int.check(Schema.isBetween({ minimum: 1, maximum: 1000 }))

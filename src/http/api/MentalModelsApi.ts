@@ -71,7 +71,10 @@ export class MentalModelsApi extends HttpApiGroup.make("mentalModels")
       params: model,
       success: MentalModelHistoryResponse,
       error: NotFound
-    }).annotate(OpenApi.Description, "Refresh history, most recent first: full and delta refreshes with both versions."),
+    }).annotate(
+      OpenApi.Description,
+      "Refresh history, most recent first: full and delta refreshes with both versions."
+    ),
     HttpApiEndpoint.post("refresh", "/v1/default/banks/:bank_id/mental-models/:mental_model_id/refresh", {
       params: model,
       success: OperationAccepted,

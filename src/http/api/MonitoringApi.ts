@@ -29,7 +29,9 @@ export const VersionResponse = Schema.Struct({
   api_version: Schema.String,
   version: Schema.String,
   features: Features,
-  bank_presets: Schema.Array(Schema.String).annotate({ description: "values `bank_preset` accepts on bank create/update" })
+  bank_presets: Schema.Array(Schema.String).annotate({
+    description: "values `bank_preset` accepts on bank create/update"
+  })
 }).annotate({ identifier: "VersionResponse" })
 
 /** Present only when the node runs in a cluster (SERVICE_API_CLUSTER_MODE=runner|client). */
@@ -56,9 +58,15 @@ export class MonitoringApi extends HttpApiGroup.make("monitoring", { topLevel: t
     HttpApiEndpoint.get("version", "/version", { success: VersionResponse }),
     HttpApiEndpoint.get("health", "/health", { success: HealthResponse, error: ServiceUnavailable }),
     HttpApiEndpoint.get("ready", "/health/ready", { success: HealthResponse, error: ServiceUnavailable })
-      .annotate(OpenApi.Description, "Readiness: the same check as /health (the database is reachable), 503 otherwise."),
+      .annotate(
+        OpenApi.Description,
+        "Readiness: the same check as /health (the database is reachable), 503 otherwise."
+      ),
     HttpApiEndpoint.get("live", "/health/live", { success: LivenessResponse })
-      .annotate(OpenApi.Description, "Liveness: answers whenever the process can serve a request; touches no database."),
+      .annotate(
+        OpenApi.Description,
+        "Liveness: answers whenever the process can serve a request; touches no database."
+      ),
     HttpApiEndpoint.get("metrics", "/metrics", {
       success: Schema.String.pipe(HttpApiSchema.asText({ contentType: "text/plain; version=0.0.4" }))
     })

@@ -6,11 +6,11 @@ import { Conflict, NotFound } from "../../domain/Errors.ts"
 import {
   CancelResponse,
   DeleteOperationResponse,
-  RetryResponse,
   OperationDetail,
   OperationListResponse,
   OperationResultResponse,
-  OperationStatus
+  OperationStatus,
+  RetryResponse
 } from "../../domain/Operation.ts"
 
 const operation = { bank_id: BankId, operation_id: Schema.String }

@@ -34,23 +34,41 @@ const errors = [NotFound, ValidationError, Conflict]
 
 export class ReposApi extends HttpApiGroup.make("repos")
   .add(
-    HttpApiEndpoint.post("create", "/v1/default/repos", { payload: CreateRepoRequest, success: RepoSummary, error: errors })
-      .annotate(OpenApi.Description, "Create a memory repo on a bank (created if missing), optionally cloning `source_bank_id` into it first."),
+    HttpApiEndpoint.post("create", "/v1/default/repos", {
+      payload: CreateRepoRequest,
+      success: RepoSummary,
+      error: errors
+    })
+      .annotate(
+        OpenApi.Description,
+        "Create a memory repo on a bank (created if missing), optionally cloning `source_bank_id` into it first."
+      ),
     HttpApiEndpoint.get("list", "/v1/default/repos", { success: RepoListResponse }),
     HttpApiEndpoint.get("get", "/v1/default/repos/:repo_id", { params: repo, success: RepoSummary, error: NotFound }),
-    HttpApiEndpoint.get("bankRepo", "/v1/default/banks/:bank_id/repo", { params: bank, success: BankRepoResponse, error: NotFound }),
+    HttpApiEndpoint.get("bankRepo", "/v1/default/banks/:bank_id/repo", {
+      params: bank,
+      success: BankRepoResponse,
+      error: NotFound
+    }),
     HttpApiEndpoint.post("enable", "/v1/default/banks/:bank_id/repos/enable", {
       params: bank,
       payload: [EnableRepoRequest, Schema.Null],
       success: RepoSummary,
       error: errors
-    }).annotate(OpenApi.Description, "Turn repo mode on for a bank (idempotent): branch `main` with an initial commit."),
+    }).annotate(
+      OpenApi.Description,
+      "Turn repo mode on for a bank (idempotent): branch `main` with an initial commit."
+    ),
     HttpApiEndpoint.get("bankBranches", "/v1/default/banks/:bank_id/repo/branches", {
       params: bank,
       success: BranchListResponse,
       error: NotFound
     }),
-    HttpApiEndpoint.get("branches", "/v1/default/repos/:repo_id/branches", { params: repo, success: BranchListResponse, error: NotFound }),
+    HttpApiEndpoint.get("branches", "/v1/default/repos/:repo_id/branches", {
+      params: repo,
+      success: BranchListResponse,
+      error: NotFound
+    }),
     HttpApiEndpoint.post("createBranch", "/v1/default/repos/:repo_id/branches", {
       params: repo,
       payload: CreateBranchRequest,
@@ -64,13 +82,19 @@ export class ReposApi extends HttpApiGroup.make("repos")
       params: { ...repo, branch_name: BranchName },
       success: BranchListResponse,
       error: errors
-    }).annotate(OpenApi.Description, "Delete a branch that is not active; its commits stay in the log of the branches that reach them."),
+    }).annotate(
+      OpenApi.Description,
+      "Delete a branch that is not active; its commits stay in the log of the branches that reach them."
+    ),
     HttpApiEndpoint.post("checkout", "/v1/default/repos/:repo_id/checkout", {
       params: repo,
       payload: CheckoutRequest,
       success: RepoSummary,
       error: errors
-    }).annotate(OpenApi.Description, "Make a branch active: its working tree moves into the root bank in one transaction."),
+    }).annotate(
+      OpenApi.Description,
+      "Make a branch active: its working tree moves into the root bank in one transaction."
+    ),
     HttpApiEndpoint.post("fork", "/v1/default/repos/:repo_id/fork-bank", {
       params: repo,
       payload: ForkRequest,
@@ -82,7 +106,10 @@ export class ReposApi extends HttpApiGroup.make("repos")
       payload: CommitRequest,
       success: CommitResponse,
       error: errors
-    }).annotate(OpenApi.Description, "Commit the active workspace; with no change, HEAD is answered with `created: false`."),
+    }).annotate(
+      OpenApi.Description,
+      "Commit the active workspace; with no change, HEAD is answered with `created: false`."
+    ),
     HttpApiEndpoint.get("status", "/v1/default/repos/:repo_id/status", {
       params: repo,
       query: { branch_name: Schema.optionalKey(BranchName) },

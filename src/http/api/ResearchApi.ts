@@ -2,7 +2,12 @@
 import { HttpApiEndpoint, HttpApiGroup, OpenApi } from "effect/http-api"
 import { BankId } from "../../domain/Bank.ts"
 import { NotFound, ServiceUnavailable } from "../../domain/Errors.ts"
-import { ResearchNotConfigured, ResearchRequest, ResearchResponse, ResearchUpstreamError } from "../../domain/Research.ts"
+import {
+  ResearchNotConfigured,
+  ResearchRequest,
+  ResearchResponse,
+  ResearchUpstreamError
+} from "../../domain/Research.ts"
 
 export class ResearchApi extends HttpApiGroup.make("research")
   .add(

@@ -4,7 +4,13 @@ import { HttpApiEndpoint, HttpApiGroup, OpenApi } from "effect/http-api"
 import { BankId } from "../../domain/Bank.ts"
 import { NotFound } from "../../domain/Errors.ts"
 import { LlmPurpose } from "../../models/Llm.ts"
-import { LlmTraceListResponse, LlmTraceStatsResponse, LlmTraceStatus, StatsTrunc, TracePeriod } from "../../traces/LlmTrace.ts"
+import {
+  LlmTraceListResponse,
+  LlmTraceStatsResponse,
+  LlmTraceStatus,
+  StatsTrunc,
+  TracePeriod
+} from "../../traces/LlmTrace.ts"
 
 export class TracesApi extends HttpApiGroup.make("traces")
   .add(
@@ -28,12 +34,17 @@ export class TracesApi extends HttpApiGroup.make("traces")
       params: { bank_id: BankId },
       query: {
         period_hours: Schema.optionalKey(Schema.Int.check(Schema.isBetween({ minimum: 1, maximum: 2160 }))),
-        period: Schema.optionalKey(TracePeriod.annotate({ description: "Hindsight's window: 1d (hourly), 7d or 30d (daily)" })),
+        period: Schema.optionalKey(
+          TracePeriod.annotate({ description: "Hindsight's window: 1d (hourly), 7d or 30d (daily)" })
+        ),
         trunc: Schema.optionalKey(StatsTrunc)
       },
       success: LlmTraceStatsResponse,
       error: NotFound
-    }).annotate(OpenApi.Description, "Buckets of `trunc` (default hour) over the last `period_hours` (default 24), or over `period`.")
+    }).annotate(
+      OpenApi.Description,
+      "Buckets of `trunc` (default hour) over the last `period_hours` (default 24), or over `period`."
+    )
   )
   .annotateMerge(OpenApi.annotations({ title: "LLM traces", description: "Every request to a language model" }))
 {}

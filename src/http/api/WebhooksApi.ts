@@ -17,7 +17,8 @@ const webhook = { bank_id: BankId, webhook_id: Schema.String }
  * An ISO 8601 date-time with its zone, as `next_cursor` hands it out (microseconds kept). It goes to the database
  * as text, so it is checked strictly: `Date.parse` also takes "1" or "March 7", which PostgreSQL refuses.
  */
-const isoDateTime = /^(\d{4})-(\d{2})-(\d{2})T([01]\d|2[0-3]):[0-5]\d(:[0-5]\d(\.\d{1,9})?)?(Z|[+-](0\d|1[0-4]):?[0-5]\d)$/
+const isoDateTime =
+  /^(\d{4})-(\d{2})-(\d{2})T([01]\d|2[0-3]):[0-5]\d(:[0-5]\d(\.\d{1,9})?)?(Z|[+-](0\d|1[0-4]):?[0-5]\d)$/
 
 const isIsoDateTime = (value: string) => {
   const match = isoDateTime.exec(value)
@@ -28,9 +29,11 @@ const isIsoDateTime = (value: string) => {
   return date.getUTCFullYear() === year && date.getUTCMonth() === month - 1 && date.getUTCDate() === day
 }
 
-const DeliveryCursor = Schema.String.check(Schema.makeFilter((value: string) =>
-  isIsoDateTime(value) || "must be the created_at of the last delivery of the previous page (an ISO 8601 date-time)"
-))
+const DeliveryCursor = Schema.String.check(
+  Schema.makeFilter((value: string) =>
+    isIsoDateTime(value) || "must be the created_at of the last delivery of the previous page (an ISO 8601 date-time)"
+  )
+)
 
 export class WebhooksApi extends HttpApiGroup.make("webhooks")
   .add(

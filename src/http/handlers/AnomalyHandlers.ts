@@ -14,8 +14,10 @@ export const AnomalyHandlers = HttpApiBuilder.group(
       intelligence: ({ params, payload }) => anomalies.intelligence(params.bank_id, payload),
       acknowledge: ({ params, payload }) =>
         anomalies.act(params.bank_id, params.event_id, "acknowledge", payload?.note ?? null),
-      resolve: ({ params, payload }) => anomalies.act(params.bank_id, params.event_id, "resolve", payload?.note ?? null),
-      suppress: ({ params, payload }) => anomalies.act(params.bank_id, params.event_id, "suppress", payload?.note ?? null)
+      resolve: ({ params, payload }) =>
+        anomalies.act(params.bank_id, params.event_id, "resolve", payload?.note ?? null),
+      suppress: ({ params, payload }) =>
+        anomalies.act(params.bank_id, params.event_id, "suppress", payload?.note ?? null)
     })
   })
 )

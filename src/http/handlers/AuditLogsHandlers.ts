@@ -30,7 +30,11 @@ export const AuditLogsHandlers = HttpApiBuilder.group(
       auditLogStats: Effect.fn(function*({ params, query }) {
         yield* banks.get(params.bank_id)
         const period = query.period ?? "1d"
-        const stats = yield* audit.stats(params.bank_id, { period, action: query.action, now: yield* Clock.currentTimeMillis })
+        const stats = yield* audit.stats(params.bank_id, {
+          period,
+          action: query.action,
+          now: yield* Clock.currentTimeMillis
+        })
         return {
           bank_id: params.bank_id,
           period,

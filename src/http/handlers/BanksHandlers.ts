@@ -29,12 +29,17 @@ export const BanksHandlers = HttpApiBuilder.group(
       patch: ({ params, payload }) => view(banks.patch(params.bank_id, payload)),
       delete: ({ params }) =>
         banks.remove(params.bank_id).pipe(
-          Effect.as({ success: true, message: `bank '${params.bank_id}' and everything it owned deleted`, deleted_count: null })
+          Effect.as({
+            success: true,
+            message: `bank '${params.bank_id}' and everything it owned deleted`,
+            deleted_count: null
+          })
         ),
       getProfile: ({ params }) => Effect.map(banks.ensure(params.bank_id), toProfile),
       putProfile: ({ params, payload }) =>
         Effect.map(banks.put(params.bank_id, { disposition: payload.disposition }), toProfile),
-      stats: ({ params }) => Effect.map(banks.stats(params.bank_id), (stats) => ({ bank_id: params.bank_id, ...stats })),
+      stats: ({ params }) =>
+        Effect.map(banks.stats(params.bank_id), (stats) => ({ bank_id: params.bank_id, ...stats })),
       getConfig: ({ params }) => config(banks.get(params.bank_id)),
       patchConfig: ({ params, payload }) => {
         const { updates, ...fields } = payload

@@ -32,7 +32,9 @@ export const BrainHandlers = HttpApiBuilder.group(
     const filesOn = (route: string) =>
       Effect.andThen(
         runtimeOn(route),
-        settings.importExportEnabled ? Effect.void : Effect.fail(disabled(route, "SERVICE_API_BRAIN_IMPORT_EXPORT_ENABLED"))
+        settings.importExportEnabled
+          ? Effect.void
+          : Effect.fail(disabled(route, "SERVICE_API_BRAIN_IMPORT_EXPORT_ENABLED"))
       )
 
     /** The file's bytes, from a raw body or the multipart field `file` (already on disk). */
@@ -40,7 +42,10 @@ export const BrainHandlers = HttpApiBuilder.group(
       payload instanceof Uint8Array
         ? Effect.succeed(payload)
         : Effect.tryPromise({
-          try: () => readFile(payload.file.path).then((buffer) => new Uint8Array(buffer.buffer, buffer.byteOffset, buffer.byteLength)),
+          try: () =>
+            readFile(payload.file.path).then((buffer) =>
+              new Uint8Array(buffer.buffer, buffer.byteOffset, buffer.byteLength)
+            ),
           catch: () => new ServiceUnavailable({ detail: "the uploaded file could not be read" })
         })
 

@@ -13,7 +13,9 @@ import { EngramApi } from "../api/Api.ts"
 import { formRequestDecoder } from "./FormRequest.ts"
 
 const bytesOf = (path: string) =>
-  Effect.promise(() => readFile(path)).pipe(Effect.map((bytes) => new Uint8Array(bytes.buffer, bytes.byteOffset, bytes.byteLength)))
+  Effect.promise(() => readFile(path)).pipe(
+    Effect.map((bytes) => new Uint8Array(bytes.buffer, bytes.byteOffset, bytes.byteLength))
+  )
 
 export const CodebasesHandlers = HttpApiBuilder.group(
   EngramApi,
@@ -34,14 +36,25 @@ export const CodebasesHandlers = HttpApiBuilder.group(
       }),
       importFile: Effect.fn(function*({ params, payload }) {
         const request = yield* fileRequest(payload.request)
-        return yield* codebases.importFile(params.bank_id, payload.file.name, yield* bytesOf(payload.file.path), request)
+        return yield* codebases.importFile(
+          params.bank_id,
+          payload.file.name,
+          yield* bytesOf(payload.file.path),
+          request
+        )
       }),
       importGitHost: ({ params, payload }) => codebases.importGitHost(params.bank_id, payload),
       refresh: ({ params, payload }) => codebases.refresh(params.bank_id, params.codebase_id, payload ?? {}),
       approve: Effect.fn(function*({ params, payload }) {
         const mode = payload?.memory_ingest_mode ?? "direct"
         const queued = yield* codebases.approve(params.bank_id, params.codebase_id, payload?.snapshot_id ?? null, mode)
-        return { codebase_id: params.codebase_id, snapshot_id: queued.snapshot_id, operation_id: queued.operation_id, status: "pending", memory_ingest_mode: mode }
+        return {
+          codebase_id: params.codebase_id,
+          snapshot_id: queued.snapshot_id,
+          operation_id: queued.operation_id,
+          status: "pending",
+          memory_ingest_mode: mode
+        }
       }),
       list: ({ params }) => Effect.map(reads.list(params.bank_id), (items) => ({ items })),
       get: ({ params }) => reads.codebase(params.bank_id, params.codebase_id),
@@ -62,11 +75,23 @@ export const CodebasesHandlers = HttpApiBuilder.group(
         }
       }),
       research: ({ params, query }) =>
-        reads.chunks(params.bank_id, params.codebase_id, { route_target: "research", order_by: "path", limit: query.limit, cursor: query.cursor }),
+        reads.chunks(params.bank_id, params.codebase_id, {
+          route_target: "research",
+          order_by: "path",
+          limit: query.limit,
+          cursor: query.cursor
+        }),
       repoMap: ({ params, query }) => intelligence.repoMap(params.bank_id, params.codebase_id, query.snapshot_id),
-      modules: ({ params, query }) => intelligence.modules(params.bank_id, params.codebase_id, query.snapshot_id, query.limit ?? 100),
+      modules: ({ params, query }) =>
+        intelligence.modules(params.bank_id, params.codebase_id, query.snapshot_id, query.limit ?? 100),
       symbolCards: ({ params, query }) =>
-        intelligence.symbolCards(params.bank_id, params.codebase_id, query.snapshot_id, query.limit ?? 100, query.cursor),
+        intelligence.symbolCards(
+          params.bank_id,
+          params.codebase_id,
+          query.snapshot_id,
+          query.limit ?? 100,
+          query.cursor
+        ),
       symbolCard: ({ params, query }) =>
         intelligence.symbolCard(params.bank_id, params.codebase_id, params.symbol_id, query.snapshot_id),
       curate: ({ params, payload }) => intelligence.curate(params.bank_id, params.codebase_id, payload),
@@ -74,9 +99,15 @@ export const CodebasesHandlers = HttpApiBuilder.group(
       symbols: ({ params, query }) => reads.symbols(params.bank_id, params.codebase_id, query),
       files: ({ params, query }) => reads.files(params.bank_id, params.codebase_id, query),
       getTriage: ({ params }) =>
-        Effect.map(codebases.triage(params.bank_id, params.codebase_id), (settings) => ({ codebase_id: params.codebase_id, settings })),
+        Effect.map(
+          codebases.triage(params.bank_id, params.codebase_id),
+          (settings) => ({ codebase_id: params.codebase_id, settings })
+        ),
       putTriage: ({ params, payload }) =>
-        Effect.map(codebases.setTriage(params.bank_id, params.codebase_id, payload), (settings) => ({ codebase_id: params.codebase_id, settings }))
+        Effect.map(
+          codebases.setTriage(params.bank_id, params.codebase_id, payload),
+          (settings) => ({ codebase_id: params.codebase_id, settings })
+        )
     })
   })
 )

@@ -40,16 +40,20 @@ export const DocumentOpsHandlers = HttpApiBuilder.group(
           transfer.submitExport(params.bank_id, {
             documentIds: query.document_id === undefined
               ? undefined
-              : typeof query.document_id === "string" ? [query.document_id] : query.document_id,
+              : typeof query.document_id === "string"
+              ? [query.document_id]
+              : query.document_id,
             includeObservations: query.include_observations ?? false
           }),
           ({ operationId, status }) => ({ operation_id: operationId, status })
         ),
       exportRemoved: () =>
-        Effect.fail(new Gone({
-          detail: "the synchronous document export was removed: POST document-transfer/export runs it in the " +
-            "background and reports a download_url"
-        })),
+        Effect.fail(
+          new Gone({
+            detail: "the synchronous document export was removed: POST document-transfer/export runs it in the " +
+              "background and reports a download_url"
+          })
+        ),
       importDocuments: Effect.fn(function*({ params, query, payload }) {
         const bytes = yield* Effect.promise(() => readFile(payload.file.path))
         const submitted = yield* transfer.submitImport(

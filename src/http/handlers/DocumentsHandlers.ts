@@ -10,7 +10,6 @@ import { MemoryRepos } from "../../repos/MemoryRepos.ts"
 import { EngramApi } from "../api/Api.ts"
 import { paging } from "./Paging.ts"
 
-
 export const DocumentsHandlers = HttpApiBuilder.group(
   EngramApi,
   "documents",
@@ -21,7 +20,10 @@ export const DocumentsHandlers = HttpApiBuilder.group(
     return handlers.handleAll({
       list: Effect.fn(function*({ params, query }) {
         const page = paging(query)
-        const found = yield* documents.list(yield* repos.readBank(params.bank_id, query.branch_name), { q: query.q, ...page })
+        const found = yield* documents.list(yield* repos.readBank(params.bank_id, query.branch_name), {
+          q: query.q,
+          ...page
+        })
         return { items: found.items, total: found.total, ...page }
       }),
       get: ({ params }) => documents.get(params.bank_id, params.document_id),

@@ -57,7 +57,9 @@ export const GraphHandlers = HttpApiBuilder.group(
       // Both views are built in the declared shape from plain values, so they are written as JSON without the
       // schema's encoding pass over every node and link (for 1,000 nodes and 20k links it cost 120 ms of 600).
       graph: ({ params, query }) =>
-        view.graph(params.bank_id, filterOf(query, 1000)).pipe(Effect.map((graph) => HttpServerResponse.jsonUnsafe(graph))),
+        view.graph(params.bank_id, filterOf(query, 1000)).pipe(
+          Effect.map((graph) => HttpServerResponse.jsonUnsafe(graph))
+        ),
       timeline: ({ params, query }) =>
         view.timeline(params.bank_id, filterOf(query, 500)).pipe(
           Effect.map((timeline) => HttpServerResponse.jsonUnsafe(timeline))
@@ -70,7 +72,8 @@ export const GraphHandlers = HttpApiBuilder.group(
           limitNodes: query.limit_nodes ?? 60,
           limitEdges: query.limit_edges ?? 140
         }),
-      intelligence: ({ params, query }) => intelligence.intelligence(params.bank_id, overviewFilter(query), query.limit ?? 18),
+      intelligence: ({ params, query }) =>
+        intelligence.intelligence(params.bank_id, overviewFilter(query), query.limit ?? 18),
       investigate: ({ params, payload }) =>
         intelligence.investigate(
           params.bank_id,

@@ -30,14 +30,23 @@ export const MemoriesHandlers = HttpApiBuilder.group(
     const decodeRequest = formRequestDecoder(FileRetainRequest)
 
     const reachableChunk = (chunkId: string) =>
-      Effect.flatMap(units.chunk(chunkId), (chunk) =>
-        Effect.flatMap(reachesBank(chunk.bankId), (reaches) =>
-          reaches ? Effect.succeed(chunk) : Effect.fail(NotFound.of("chunk", chunkId))))
+      Effect.flatMap(
+        units.chunk(chunkId),
+        (chunk) =>
+          Effect.flatMap(reachesBank(chunk.bankId), (reaches) =>
+            reaches ? Effect.succeed(chunk) : Effect.fail(NotFound.of("chunk", chunkId)))
+      )
     return handlers.handleAll({
       retain: Effect.fn(function*({ params, payload }) {
         if (payload.async === true) {
           const { operationId } = yield* retain.retainLater(params.bank_id, payload)
-          return { success: true, bank_id: params.bank_id, items_count: payload.items.length, async: true, operation_id: operationId }
+          return {
+            success: true,
+            bank_id: params.bank_id,
+            items_count: payload.items.length,
+            async: true,
+            operation_id: operationId
+          }
         }
         const outcome = yield* retain.retainNow(params.bank_id, payload)
         return {
@@ -55,12 +64,15 @@ export const MemoriesHandlers = HttpApiBuilder.group(
         const request = payload.request === undefined || payload.request.trim() === ""
           ? {}
           : yield* decodeRequest(payload.request)
-        const files = yield* Effect.forEach(payload.files, (file) =>
-          Effect.promise(() => readFile(file.path)).pipe(Effect.map((bytes) => ({
-            filename: file.name,
-            contentType: file.contentType === "" ? undefined : file.contentType,
-            bytes: new Uint8Array(bytes.buffer, bytes.byteOffset, bytes.byteLength)
-          }))))
+        const files = yield* Effect.forEach(
+          payload.files,
+          (file) =>
+            Effect.promise(() => readFile(file.path)).pipe(Effect.map((bytes) => ({
+              filename: file.name,
+              contentType: file.contentType === "" ? undefined : file.contentType,
+              bytes: new Uint8Array(bytes.buffer, bytes.byteOffset, bytes.byteLength)
+            })))
+        )
         const operationIds = yield* fileRetain.submit(params.bank_id, files, request)
         return { operation_ids: operationIds, success: true, bank_id: params.bank_id, files_count: files.length }
       }),
@@ -70,16 +82,26 @@ export const MemoriesHandlers = HttpApiBuilder.group(
       }),
       list: Effect.fn(function*({ params, query }) {
         const { limit, offset } = paging(query)
-        const page = yield* units.list(yield* repos.readBank(params.bank_id, query.branch_name), { type: query.type, q: query.q, limit, offset })
+        const page = yield* units.list(yield* repos.readBank(params.bank_id, query.branch_name), {
+          type: query.type,
+          q: query.q,
+          limit,
+          offset
+        })
         return { items: page.items, total: page.total, limit, offset }
       }),
       // An invalidated memory is in the archive, not among the live ones; it still reads, with its state.
       get: ({ params, query }) =>
-        Effect.flatMap(repos.readBank(params.bank_id, query.branch_name), (bankId) =>
-          Effect.map(units.get(bankId, params.memory_id), (unit) => ({ ...unit, history: [] })).pipe(
-            Effect.catchTag("NotFound", (missing) =>
-              curation.get(bankId, params.memory_id).pipe(Effect.mapError(() => missing)))
-          )),
+        Effect.flatMap(
+          repos.readBank(params.bank_id, query.branch_name),
+          (bankId) =>
+            Effect.map(units.get(bankId, params.memory_id), (unit) => ({ ...unit, history: [] })).pipe(
+              Effect.catchTag(
+                "NotFound",
+                (missing) => curation.get(bankId, params.memory_id).pipe(Effect.mapError(() => missing))
+              )
+            )
+        ),
       clear: ({ params, query }) =>
         Effect.map(units.clear(params.bank_id, query.type), (deleted) => ({
           success: true,

@@ -19,7 +19,11 @@ export const MentalModelsHandlers = HttpApiBuilder.group(
     return handlers.handleAll({
       list: ({ params, query }) =>
         Effect.map(
-          models.list(params.bank_id, { tags: tagList(query.tags), tagsMatch: query.tags_match ?? "any", ...paging(query) }),
+          models.list(params.bank_id, {
+            tags: tagList(query.tags),
+            tagsMatch: query.tags_match ?? "any",
+            ...paging(query)
+          }),
           (items) => ({ items })
         ),
       create: ({ params, payload }) =>

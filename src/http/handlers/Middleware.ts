@@ -23,10 +23,13 @@ const locations: Record<HttpApiError.HttpApiSchemaError["kind"], IssueLocation> 
 }
 
 export const RequestValidationLive = Layer.succeed(RequestValidation)((httpEffect) =>
-  Effect.mapError(httpEffect, (error) =>
-    HttpApiError.HttpApiSchemaError.is(error) && error.kind !== "Body" && error.kind !== "ResponseHeaders"
-      ? ValidationError.fromSchemaError(error.cause, locations[error.kind])
-      : error)
+  Effect.mapError(
+    httpEffect,
+    (error) =>
+      HttpApiError.HttpApiSchemaError.is(error) && error.kind !== "Body" && error.kind !== "ResponseHeaders"
+        ? ValidationError.fromSchemaError(error.cause, locations[error.kind])
+        : error
+  )
 )
 
 /** Endpoints that answer without a key, so load balancers and clients can probe the service. */

@@ -42,7 +42,8 @@ export const ReposHandlers = HttpApiBuilder.group(
       bankBranches: ({ params }) => Effect.map(repos.branchesOfBank(params.bank_id), (branches) => ({ branches })),
       branches: ({ params }) =>
         inReachableRepo(params.repo_id, Effect.map(repos.branches(params.repo_id), (branches) => ({ branches }))),
-      createBranch: ({ params, payload }) => inReachableRepo(params.repo_id, repos.createBranch(params.repo_id, payload)),
+      createBranch: ({ params, payload }) =>
+        inReachableRepo(params.repo_id, repos.createBranch(params.repo_id, payload)),
       deleteBranch: ({ params }) =>
         inReachableRepo(
           params.repo_id,

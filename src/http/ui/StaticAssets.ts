@@ -19,7 +19,8 @@ const contentTypes: Record<string, string> = {
   ".txt": "text/plain; charset=utf-8"
 }
 
-export const contentTypeOf = (file: string): string => contentTypes[extname(file).toLowerCase()] ?? "application/octet-stream"
+export const contentTypeOf = (file: string): string =>
+  contentTypes[extname(file).toLowerCase()] ?? "application/octet-stream"
 
 export type AssetTarget =
   /** A file that must exist (it has an extension): a missing one is a 404. */

@@ -29,11 +29,13 @@ export const brainTools = Effect.gen(function*() {
 
   /** The same refusal as the REST routes' when the brain runtime is turned off. */
   const gate = <A, E>(tool: string, effect: Effect.Effect<A, E>) =>
-    config.brain.enabled ? effect : Effect.fail(new NotFound({
-      detail: `the brain tool ${tool} is disabled (SERVICE_API_BRAIN_ENABLED=false)`,
-      resource: "tool",
-      id: tool
-    }))
+    config.brain.enabled ? effect : Effect.fail(
+      new NotFound({
+        detail: `the brain tool ${tool} is disabled (SERVICE_API_BRAIN_ENABLED=false)`,
+        resource: "tool",
+        id: tool
+      })
+    )
 
   return [
     defineTool({
@@ -56,17 +58,24 @@ export const brainTools = Effect.gen(function*() {
       fields: {
         mode: withDefault(SubRoutineRequest.fields.mode, "incremental", "warmup, incremental (default) or full_copy."),
         horizon_hours: withDefault(SubRoutineRequest.fields.horizon_hours, 24, "Hours ahead to predict (1-168)."),
-        force_rebuild: withDefault(SubRoutineRequest.fields.force_rebuild, false, "Rebuild from the tables instead of folding in what is new.")
+        force_rebuild: withDefault(
+          SubRoutineRequest.fields.force_rebuild,
+          false,
+          "Rebuild from the tables instead of folding in what is new."
+        )
       },
       hints: { readOnlyHint: false, destructiveHint: false, idempotentHint: false },
       run: (bankId, { mode, horizon_hours, force_rebuild }) =>
         gate(
           "run_sub_routine",
-          Effect.map(subRoutine.request(bankId, { mode, horizonHours: horizon_hours, forceRebuild: force_rebuild }), (queued) => ({
-            operation_id: queued.operationId,
-            deduplicated: queued.deduplicated,
-            status: queued.status
-          }))
+          Effect.map(
+            subRoutine.request(bankId, { mode, horizonHours: horizon_hours, forceRebuild: force_rebuild }),
+            (queued) => ({
+              operation_id: queued.operationId,
+              deduplicated: queued.deduplicated,
+              status: queued.status
+            })
+          )
         )
     }),
     defineTool({
@@ -100,7 +109,10 @@ export const brainTools = Effect.gen(function*() {
       },
       hints: { readOnlyHint: true, idempotentHint: true },
       run: (bankId, { window_days, top_k, entity_type }) =>
-        gate("get_brain_influence", influence.analytics(bankId, { windowDays: window_days, topK: top_k, entityType: entity_type }))
+        gate(
+          "get_brain_influence",
+          influence.analytics(bankId, { windowDays: window_days, topK: top_k, entityType: entity_type })
+        )
     }),
     defineTool({
       name: "learn_from_remote",
@@ -111,10 +123,19 @@ export const brainTools = Effect.gen(function*() {
         "`deduplicated: true` when the same learn was already waiting). Private and loopback addresses are refused " +
         "unless the server allows them.",
       fields: {
-        remote_endpoint: described(learn.remote_endpoint, "The remote engram's base URL, e.g. https://memory.example.com."),
+        remote_endpoint: described(
+          learn.remote_endpoint,
+          "The remote engram's base URL, e.g. https://memory.example.com."
+        ),
         remote_bank_id: described(learn.remote_bank_id, "The bank to learn from on the remote."),
-        remote_api_key: described(learn.remote_api_key, "The remote's API key, if it needs one (sent only to the remote, never stored)."),
-        learning_type: described(learn.learning_type, "auto (default), distilled, structured or raw_mirror (memories only)."),
+        remote_api_key: described(
+          learn.remote_api_key,
+          "The remote's API key, if it needs one (sent only to the remote, never stored)."
+        ),
+        learning_type: described(
+          learn.learning_type,
+          "auto (default), distilled, structured or raw_mirror (memories only)."
+        ),
         mode: described(learn.mode, "incremental (default) or full_copy."),
         horizon_hours: described(learn.horizon_hours, "Hours of the remote's activity to learn (1-8760, default 24).")
       },

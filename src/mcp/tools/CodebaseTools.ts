@@ -8,7 +8,14 @@ import { Effect, Schema } from "effect"
 import { CodebaseReads } from "../../codebases/CodebaseReads.ts"
 import { Codebases } from "../../codebases/Codebases.ts"
 import { CodeIntelligence } from "../../codebases/CodeIntelligence.ts"
-import { ChunkOrder, GitHostImportRequest, ImpactRequest, IngestMode, RouteRequest, RouteTarget } from "../../domain/Codebase.ts"
+import {
+  ChunkOrder,
+  GitHostImportRequest,
+  ImpactRequest,
+  IngestMode,
+  RouteRequest,
+  RouteTarget
+} from "../../domain/Codebase.ts"
 import { defineTool, described, optional, withDefault } from "../McpTool.ts"
 
 const between = (minimum: number, maximum: number) => Schema.Int.check(Schema.isBetween({ minimum, maximum }))
@@ -31,7 +38,10 @@ export const codebaseTools = Effect.gen(function*() {
         owner: described(importFields.owner, "The repository's owner, e.g. 'effect-ts' (or give repo_url)."),
         repo: described(importFields.repo, "The repository's name, e.g. 'effect' (or give repo_url)."),
         ref: described(importFields.ref, "Branch, tag or commit; default the repository's default branch."),
-        repo_url: described(importFields.repo_url, "The repository's URL, e.g. https://github.com/owner/repo/tree/main."),
+        repo_url: described(
+          importFields.repo_url,
+          "The repository's URL, e.g. https://github.com/owner/repo/tree/main."
+        ),
         root_path: described(importFields.root_path, "Import only this folder of the repository."),
         include_globs: described(importFields.include_globs, "Only files matching one of these globs, e.g. 'src/**'."),
         exclude_globs: described(importFields.exclude_globs, "Leave out files matching one of these globs."),
@@ -114,7 +124,10 @@ export const codebaseTools = Effect.gen(function*() {
       hints: { readOnlyHint: false, destructiveHint: false, idempotentHint: true },
       run: (bankId, { codebase_id, item_ids, target }) =>
         Effect.map(codebases.route(bankId, codebase_id, { item_ids, target }), (routed) => ({
-          codebase_id, snapshot_id: routed.snapshot_id, updated_count: routed.updated_count, target
+          codebase_id,
+          snapshot_id: routed.snapshot_id,
+          updated_count: routed.updated_count,
+          target
         }))
     }),
     defineTool({
@@ -131,7 +144,10 @@ export const codebaseTools = Effect.gen(function*() {
       hints: { readOnlyHint: false, destructiveHint: false, idempotentHint: false },
       run: (bankId, { codebase_id, snapshot_id, memory_ingest_mode }) =>
         Effect.map(codebases.approve(bankId, codebase_id, snapshot_id ?? null, memory_ingest_mode), (queued) => ({
-          codebase_id, snapshot_id: queued.snapshot_id, operation_id: queued.operation_id, status: "pending",
+          codebase_id,
+          snapshot_id: queued.snapshot_id,
+          operation_id: queued.operation_id,
+          status: "pending",
           memory_ingest_mode
         }))
     })

@@ -106,7 +106,11 @@ export const datasetTools = Effect.gen(function*() {
       fields: {
         ...datasetId,
         status: optional(SetStatus, "Only sets with this status."),
-        limit: withDefault(Schema.Int.check(Schema.isBetween({ minimum: 1, maximum: 500 })), 100, "How many sets to return (1-500)."),
+        limit: withDefault(
+          Schema.Int.check(Schema.isBetween({ minimum: 1, maximum: 500 })),
+          100,
+          "How many sets to return (1-500)."
+        ),
         offset: withDefault(Offset, 0, "How many sets to skip (paging).")
       },
       hints: { readOnlyHint: true, idempotentHint: true },
@@ -120,9 +124,15 @@ export const datasetTools = Effect.gen(function*() {
         "the error names every bad line or index.",
       fields: {
         ...datasetId,
-        sets: described(SetImport.fields.sets, "The payloads, e.g. [{\"question\": \"…\", \"answer\": \"…\"}] for qa_pair."),
+        sets: described(
+          SetImport.fields.sets,
+          "The payloads, e.g. [{\"question\": \"…\", \"answer\": \"…\"}] for qa_pair."
+        ),
         jsonl: described(SetImport.fields.jsonl, "The payloads as JSON Lines (instead of sets)."),
-        set_key_prefix: described(SetImport.fields.set_key_prefix, "Prefix of the set keys ({prefix}_0001, …); default 'set'."),
+        set_key_prefix: described(
+          SetImport.fields.set_key_prefix,
+          "Prefix of the set keys ({prefix}_0001, …); default 'set'."
+        ),
         taste_tags: described(SetImport.fields.taste_tags, tasteTags)
       },
       hints: { readOnlyHint: false, destructiveHint: false, idempotentHint: false },
@@ -136,7 +146,10 @@ export const datasetTools = Effect.gen(function*() {
         "retain_dataset_sets).",
       fields: {
         set_id: described(Schema.String, "The set's id (see list_dataset_sets)."),
-        working_payload: described(SetUpdate.fields.working_payload, "The edited payload, in the dataset's schema type."),
+        working_payload: described(
+          SetUpdate.fields.working_payload,
+          "The edited payload, in the dataset's schema type."
+        ),
         taste_tags: described(SetUpdate.fields.taste_tags, tasteTags),
         status: described(SetUpdate.fields.status, "draft, ready or archived.")
       },
@@ -152,7 +165,10 @@ export const datasetTools = Effect.gen(function*() {
       fields: {
         dataset_id: described(TransformRequest.fields.dataset_id, "The dataset's id (see list_datasets)."),
         set_ids: described(TransformRequest.fields.set_ids, "The sets to transform; default every set of the dataset."),
-        ops: described(TransformRequest.fields.ops, "The ops in order (1-10), e.g. [{\"op\": \"tone_shift\", \"params\": {\"tone\": \"formal\"}}]."),
+        ops: described(
+          TransformRequest.fields.ops,
+          "The ops in order (1-10), e.g. [{\"op\": \"tone_shift\", \"params\": {\"tone\": \"formal\"}}]."
+        ),
         preview: described(TransformRequest.fields.preview, "Show the result without saving it (default false).")
       },
       hints: { readOnlyHint: false, destructiveHint: false, idempotentHint: false },
@@ -189,8 +205,14 @@ export const datasetTools = Effect.gen(function*() {
         "openai_chat_jsonl is the same) or atr_jsonl. `content` holds the JSONL, with a quality summary.",
       fields: {
         dataset_id: described(ExportRequest.fields.dataset_id, "The dataset's id (see list_datasets)."),
-        adapter_id: described(ExportRequest.fields.adapter_id, "chat_messages_jsonl (default), openai_chat_jsonl or atr_jsonl."),
-        set_ids: described(ExportRequest.fields.set_ids, "Only these sets; default the whole dataset without archived sets."),
+        adapter_id: described(
+          ExportRequest.fields.adapter_id,
+          "chat_messages_jsonl (default), openai_chat_jsonl or atr_jsonl."
+        ),
+        set_ids: described(
+          ExportRequest.fields.set_ids,
+          "Only these sets; default the whole dataset without archived sets."
+        ),
         options: described(ExportRequest.fields.options, "{quality_threshold (0-1), include_archived}.")
       },
       hints: { readOnlyHint: true, idempotentHint: true },

@@ -4,7 +4,12 @@
  * is a background operation, so triggering answers with the queued operation and never waits for it.
  */
 import { Effect, Schema } from "effect"
-import { DreamRunType, DreamTriggerSource, PredictionOutcomeRequest, ProposalReviewRequest } from "../../domain/Dream.ts"
+import {
+  DreamRunType,
+  DreamTriggerSource,
+  PredictionOutcomeRequest,
+  ProposalReviewRequest
+} from "../../domain/Dream.ts"
 import { Dreams } from "../../dreams/Dreams.ts"
 import { defineTool, described, withDefault } from "../McpTool.ts"
 
@@ -24,7 +29,11 @@ export const dreamTools = Effect.gen(function*() {
         "as skipped.",
       fields: {
         run_type: withDefault(DreamRunType, "dream", "dream (default) or trance."),
-        trigger_source: withDefault(DreamTriggerSource, "manual", "What asked for the run: manual (default), event or cron.")
+        trigger_source: withDefault(
+          DreamTriggerSource,
+          "manual",
+          "What asked for the run: manual (default), event or cron."
+        )
       },
       hints: { readOnlyHint: false, destructiveHint: false, idempotentHint: false },
       run: (bankId, { run_type, trigger_source }) => dreams.trigger(bankId, trigger_source, run_type)
@@ -35,7 +44,11 @@ export const dreamTools = Effect.gen(function*() {
       description: "The bank's dream runs, newest first: each with its status, summary, narrative, predictions (with " +
         "their ids, for record_prediction_outcome), promotion proposals (ids for review_dream_proposal) and scores.",
       fields: {
-        limit: withDefault(Schema.Int.check(Schema.isBetween({ minimum: 1, maximum: 200 })), 20, "Newest runs to return (1-200).")
+        limit: withDefault(
+          Schema.Int.check(Schema.isBetween({ minimum: 1, maximum: 200 })),
+          20,
+          "Newest runs to return (1-200)."
+        )
       },
       hints: { readOnlyHint: true, idempotentHint: true },
       run: (bankId, { limit }) => Effect.map(dreams.list(bankId, limit), (items) => ({ items }))
@@ -58,7 +71,10 @@ export const dreamTools = Effect.gen(function*() {
         prediction_id: described(Schema.String, "The prediction's id (see list_dreams)."),
         status: described(PredictionOutcomeRequest.fields.status, "confirmed, contradicted or request_more_evidence."),
         note: described(PredictionOutcomeRequest.fields.note, note),
-        evidence_ids: described(PredictionOutcomeRequest.fields.evidence_ids, "Memory ids that show the outcome (at most 200).")
+        evidence_ids: described(
+          PredictionOutcomeRequest.fields.evidence_ids,
+          "Memory ids that show the outcome (at most 200)."
+        )
       },
       hints: { readOnlyHint: false, destructiveHint: false, idempotentHint: false },
       run: (bankId, { prediction_id, ...request }) => dreams.recordOutcome(bankId, prediction_id, request)

@@ -9,7 +9,9 @@ import { EntityIntelligence } from "../../entities/intelligence/IntelligenceServ
 import { EntityTrajectories } from "../../entities/trajectory/TrajectoryService.ts"
 import { defineTool, described } from "../McpTool.ts"
 
-const entityId = { entity_id: described(Schema.String, "The entity's id (list_entities or a memory's entities show it).") }
+const entityId = {
+  entity_id: described(Schema.String, "The entity's id (list_entities or a memory's entities show it).")
+}
 
 const queued = (recompute: { readonly operationId: string; readonly status: string }) => ({
   operation_id: recompute.operationId,

@@ -32,7 +32,10 @@ export const forgetTools = Effect.gen(function*() {
         document_id: described(ForgetRequest.fields.document_id, "A document id: its memories and the document."),
         tag: described(ForgetRequest.fields.tag, "Every memory carrying this tag."),
         dry_run: described(Schema.optionalKey(Schema.Boolean), "true: report what would go and change nothing."),
-        purge_history: described(Schema.optionalKey(Schema.Boolean), "true: also rewrite the memory repo commits that hold it.")
+        purge_history: described(
+          Schema.optionalKey(Schema.Boolean),
+          "true: also rewrite the memory repo commits that hold it."
+        )
       },
       hints: { readOnlyHint: false, destructiveHint: true, idempotentHint: true },
       run: (bankId, request) => forgetting.forget(bankId, request)
@@ -52,12 +55,18 @@ export const forgetTools = Effect.gen(function*() {
       description: "Change the bank's retention policy, key by key (absent or null: unchanged; 0: off). A maximum " +
         "age or count deletes, at once and for good, the memories past it with what was derived from them.",
       fields: {
-        max_age_days: described(RetentionSettingsUpdate.fields.max_age_days,
-          "Days each fact type (world, experience, observation, opinion) is kept after it was stored; 0 removes the limit."),
-        max_memories: described(RetentionSettingsUpdate.fields.max_memories,
-          "Most facts the bank keeps; the least influential go first; 0 removes the limit."),
-        recency_half_life_days: described(RetentionSettingsUpdate.fields.recency_half_life_days,
-          "Recall prefers recent memories: the recency half of a score halves every this many days; 0 switches it off.")
+        max_age_days: described(
+          RetentionSettingsUpdate.fields.max_age_days,
+          "Days each fact type (world, experience, observation, opinion) is kept after it was stored; 0 removes the limit."
+        ),
+        max_memories: described(
+          RetentionSettingsUpdate.fields.max_memories,
+          "Most facts the bank keeps; the least influential go first; 0 removes the limit."
+        ),
+        recency_half_life_days: described(
+          RetentionSettingsUpdate.fields.recency_half_life_days,
+          "Recall prefers recent memories: the recency half of a score halves every this many days; 0 switches it off."
+        )
       },
       hints: { readOnlyHint: false, destructiveHint: true, idempotentHint: true },
       run: (bankId, update) =>

@@ -64,7 +64,9 @@ export const knowledgeBaseTools = Effect.gen(function*() {
       title: "Read a knowledge page",
       description: "Read one knowledge page: its markdown body (null until first built), question, tags and type, " +
         "and the whole page as a markdown document with frontmatter.",
-      fields: { page_id: described(KnowledgeNodeId, "The page's id (see get_knowledge_tree or search_knowledge_base).") },
+      fields: {
+        page_id: described(KnowledgeNodeId, "The page's id (see get_knowledge_tree or search_knowledge_base).")
+      },
       hints: { readOnlyHint: true, idempotentHint: true },
       run: (bankId, { page_id }) => knowledge.page(bankId, page_id)
     }),
@@ -97,7 +99,10 @@ export const knowledgeBaseTools = Effect.gen(function*() {
       fields: {
         ...nodeId,
         name: described(UpdateNodeRequest.fields.name, "New name."),
-        parent_id: described(UpdateNodeRequest.fields.parent_id, "The folder to move it into; null moves it to the root."),
+        parent_id: described(
+          UpdateNodeRequest.fields.parent_id,
+          "The folder to move it into; null moves it to the root."
+        ),
         source_query: described(UpdateNodeRequest.fields.source_query, "Pages only: the new question."),
         tags: described(UpdateNodeRequest.fields.tags, `Pages only: ${pageTags}`),
         max_tokens: described(UpdateNodeRequest.fields.max_tokens, "Pages only: maximum length in tokens (256-8192).")
@@ -108,7 +113,8 @@ export const knowledgeBaseTools = Effect.gen(function*() {
     defineTool({
       name: "delete_knowledge_node",
       title: "Delete a knowledge node",
-      description: "Delete a folder or page and everything under it; the deleted pages' mental models go too. Irreversible.",
+      description:
+        "Delete a folder or page and everything under it; the deleted pages' mental models go too. Irreversible.",
       fields: nodeId,
       hints: { readOnlyHint: false, destructiveHint: true, idempotentHint: false },
       run: (bankId, { node_id }) => knowledge.remove(bankId, node_id)

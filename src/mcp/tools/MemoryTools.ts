@@ -156,8 +156,11 @@ export const memoryTools = Effect.gen(function*() {
       },
       hints: { readOnlyHint: true, idempotentHint: true },
       run: (bankId, { limit, offset, branch_name, ...filter }) =>
-        Effect.flatMap(repos.readBank(bankId, branch_name), (readBank) =>
-          Effect.map(units.list(readBank, { ...filter, limit, offset }), (page) => ({ ...page, limit, offset })))
+        Effect.flatMap(
+          repos.readBank(bankId, branch_name),
+          (readBank) =>
+            Effect.map(units.list(readBank, { ...filter, limit, offset }), (page) => ({ ...page, limit, offset }))
+        )
     }),
     defineTool({
       name: "get_memory",
@@ -183,8 +186,14 @@ export const memoryTools = Effect.gen(function*() {
         occurred_start: described(UpdateMemoryRequest.fields.occurred_start, "When it started, ISO 8601; \"\" clears."),
         occurred_end: described(UpdateMemoryRequest.fields.occurred_end, "When it ended, ISO 8601; \"\" clears."),
         fact_type: described(UpdateMemoryRequest.fields.fact_type, "Reclassify: world or experience."),
-        entities: described(UpdateMemoryRequest.fields.entities, "Replace its entities with these names (taken literally)."),
-        state: described(UpdateMemoryRequest.fields.state, "`invalidated` retires it (reversible); `valid` restores it."),
+        entities: described(
+          UpdateMemoryRequest.fields.entities,
+          "Replace its entities with these names (taken literally)."
+        ),
+        state: described(
+          UpdateMemoryRequest.fields.state,
+          "`invalidated` retires it (reversible); `valid` restores it."
+        ),
         reason: described(UpdateMemoryRequest.fields.reason, "Why it was invalidated, kept with it.")
       },
       hints: { readOnlyHint: false, destructiveHint: false, idempotentHint: true },

@@ -29,11 +29,13 @@ export const repoTools = Effect.gen(function*() {
   const repoOf = (bankId: string) =>
     Effect.flatMap(repos.forBank(bankId), (repo) =>
       repo === null
-        ? Effect.fail(new NotFound({
-          detail: `bank '${bankId}' has no memory repo: enable_repo turns repo mode on`,
-          resource: "memory repo",
-          id: bankId
-        }))
+        ? Effect.fail(
+          new NotFound({
+            detail: `bank '${bankId}' has no memory repo: enable_repo turns repo mode on`,
+            resource: "memory repo",
+            id: bankId
+          })
+        )
         : Effect.succeed(repo.repo_id))
 
   const inRepo = <A, E>(bankId: string, use: (repoId: string) => Effect.Effect<A, E>) =>
@@ -45,7 +47,9 @@ export const repoTools = Effect.gen(function*() {
       title: "Turn on the bank's memory repo",
       description: "Turn repo mode on for the bank: git-like versioning of its memories with a branch `main` and an " +
         "initial commit. Idempotent: on a bank that has a repo it returns that repo.",
-      fields: { repo_name: described(EnableRepoRequest.fields.repo_name, "A name for the repo; default the bank's id.") },
+      fields: {
+        repo_name: described(EnableRepoRequest.fields.repo_name, "A name for the repo; default the bank's id.")
+      },
       hints: { readOnlyHint: false, destructiveHint: false, idempotentHint: true },
       run: (bankId, { repo_name }) => repos.enable(bankId, repo_name)
     }),
@@ -108,7 +112,10 @@ export const repoTools = Effect.gen(function*() {
         "working tree. The branch's working tree is kept apart until checkout_repo_branch makes it active.",
       fields: {
         branch_name: described(CreateBranchRequest.fields.branch_name, "The new branch's name, e.g. 'experiment'."),
-        from_commit_id: described(CreateBranchRequest.fields.from_commit_id, "The commit to branch from; default the active working tree.")
+        from_commit_id: described(
+          CreateBranchRequest.fields.from_commit_id,
+          "The commit to branch from; default the active working tree."
+        )
       },
       hints: { readOnlyHint: false, destructiveHint: false, idempotentHint: false },
       run: (bankId, request) => inRepo(bankId, (repoId) => repos.createBranch(repoId, request))
@@ -162,9 +169,15 @@ export const repoTools = Effect.gen(function*() {
       fields: {
         target_bank_id: described(ForkRequest.fields.target_bank_id, "The new bank's id."),
         target_bank_name: described(ForkRequest.fields.target_bank_name, "The new bank's name."),
-        source_branch: described(ForkRequest.fields.source_branch, "Fork this branch's head (or give source_commit_id)."),
+        source_branch: described(
+          ForkRequest.fields.source_branch,
+          "Fork this branch's head (or give source_commit_id)."
+        ),
         source_commit_id: described(ForkRequest.fields.source_commit_id, "Fork this commit."),
-        include_workspace: described(ForkRequest.fields.include_workspace, "Fork the branch's working tree, uncommitted changes included."),
+        include_workspace: described(
+          ForkRequest.fields.include_workspace,
+          "Fork the branch's working tree, uncommitted changes included."
+        ),
         enable_repo: described(ForkRequest.fields.enable_repo, "Turn repo mode on in the new bank."),
         repo_name: described(ForkRequest.fields.repo_name, "The new bank's repo name, with enable_repo.")
       },

@@ -29,11 +29,15 @@ export const templateTools = Effect.gen(function*() {
     defineTool({
       name: "import_bank_template",
       title: "Import a template into the bank",
-      description: "Apply a template manifest (from export_bank_template) to the bank, creating it if needed: settings " +
+      description:
+        "Apply a template manifest (from export_bank_template) to the bank, creating it if needed: settings " +
         "become the bank's overrides, directives are updated by name and mental models by id, or created. All or " +
         "nothing: a bad field is reported and nothing changes. Use dry_run to check a manifest first.",
       fields: {
-        manifest: described(BankTemplateManifest, "The template manifest: {version: '1', bank?, directives?, mental_models?}."),
+        manifest: described(
+          BankTemplateManifest,
+          "The template manifest: {version: '1', bank?, directives?, mental_models?}."
+        ),
         dry_run: withDefault(
           Schema.Boolean,
           false,

@@ -157,7 +157,9 @@ export class Anomalies extends Context.Service<Anomalies, {
         // Resolving records when and by whom; leaving `resolved` for another status clears that again.
         const rows = yield* sql<EventRow>`
           UPDATE anomaly_events SET status = ${status}, note = ${note},
-            resolved_at = ${status === "resolved" ? now : null}::timestamptz, resolved_by = ${status === "resolved" ? "user" : null}
+            resolved_at = ${status === "resolved" ? now : null}::timestamptz, resolved_by = ${
+          status === "resolved" ? "user" : null
+        }
           WHERE bank_id = ${bankId} AND id = ${eventId}
           RETURNING ${columns}`.pipe(Effect.orDie)
         const row = rows[0]

@@ -30,7 +30,10 @@ export const judgeEntityPair = (
   if (left.tokenCount < 2 || right.tokenCount < 2) return null
   const names = new Set(shared.names.flatMap((name) => name.toLowerCase().split(/\s+/)))
   const words = bestClauses(fresh.text, stored.text, names)
-  if (words === null || !words.opposite || words.shared.length < policy.minSharedWords || words.ratio < policy.minSharedRatio) {
+  if (
+    words === null || !words.opposite || words.shared.length < policy.minSharedWords ||
+    words.ratio < policy.minSharedRatio
+  ) {
     return null
   }
   const severity = clamp01(policy.severityScale * similarity)

@@ -22,29 +22,232 @@ const contractions: ReadonlyArray<readonly [RegExp, string]> = [
 ]
 
 const negations = new Set([
-  "not", "no", "never", "cannot", "cant", "won't", "wont", "don't", "dont", "didn't", "didnt", "isn't", "isnt",
-  "aren't", "arent", "wasn't", "wasnt", "weren't", "werent", "doesnt", "hasnt", "havent", "n't", "neither", "nor",
-  "none", "without", "non", "deprecated", "disabled", "decommissioned", "revoked", "terminated", "blocked",
-  "forbidden", "prohibited", "denied", "stopped", "quit", "left", "resigned", "retired", "ended", "cancelled",
-  "abandoned", "removed", "deleted", "closed", "rejected", "former", "ex", "previously"
+  "not",
+  "no",
+  "never",
+  "cannot",
+  "cant",
+  "won't",
+  "wont",
+  "don't",
+  "dont",
+  "didn't",
+  "didnt",
+  "isn't",
+  "isnt",
+  "aren't",
+  "arent",
+  "wasn't",
+  "wasnt",
+  "weren't",
+  "werent",
+  "doesnt",
+  "hasnt",
+  "havent",
+  "n't",
+  "neither",
+  "nor",
+  "none",
+  "without",
+  "non",
+  "deprecated",
+  "disabled",
+  "decommissioned",
+  "revoked",
+  "terminated",
+  "blocked",
+  "forbidden",
+  "prohibited",
+  "denied",
+  "stopped",
+  "quit",
+  "left",
+  "resigned",
+  "retired",
+  "ended",
+  "cancelled",
+  "abandoned",
+  "removed",
+  "deleted",
+  "closed",
+  "rejected",
+  "former",
+  "ex",
+  "previously"
 ])
 
 /** Words that carry no subject: sharing them says nothing about two statements being about the same thing. */
 const stopwords = new Set([
-  "the", "an", "at", "in", "on", "of", "to", "for", "and", "or", "is", "are", "was", "were", "be", "been", "being",
-  "it", "its", "this", "that", "these", "those", "with", "as", "by", "from", "he", "she", "they", "we", "you", "my",
-  "his", "her", "their", "our", "your", "me", "him", "them", "us", "do", "does", "did", "has", "have", "had", "will",
-  "would", "so", "but", "just", "about", "also", "very", "really", "there", "here", "what", "when", "which", "who",
-  "how", "then", "than", "into", "out", "up", "all", "any", "some", "more", "most", "can", "could", "should", "may",
-  "might", "must", "im", "i'm", "ive", "i've", "it's", "that's", "yes", "oh", "too", "longer", "anymore",
+  "the",
+  "an",
+  "at",
+  "in",
+  "on",
+  "of",
+  "to",
+  "for",
+  "and",
+  "or",
+  "is",
+  "are",
+  "was",
+  "were",
+  "be",
+  "been",
+  "being",
+  "it",
+  "its",
+  "this",
+  "that",
+  "these",
+  "those",
+  "with",
+  "as",
+  "by",
+  "from",
+  "he",
+  "she",
+  "they",
+  "we",
+  "you",
+  "my",
+  "his",
+  "her",
+  "their",
+  "our",
+  "your",
+  "me",
+  "him",
+  "them",
+  "us",
+  "do",
+  "does",
+  "did",
+  "has",
+  "have",
+  "had",
+  "will",
+  "would",
+  "so",
+  "but",
+  "just",
+  "about",
+  "also",
+  "very",
+  "really",
+  "there",
+  "here",
+  "what",
+  "when",
+  "which",
+  "who",
+  "how",
+  "then",
+  "than",
+  "into",
+  "out",
+  "up",
+  "all",
+  "any",
+  "some",
+  "more",
+  "most",
+  "can",
+  "could",
+  "should",
+  "may",
+  "might",
+  "must",
+  "im",
+  "i'm",
+  "ive",
+  "i've",
+  "it's",
+  "that's",
+  "yes",
+  "oh",
+  "too",
+  "longer",
+  "anymore",
   // Chat filler: greetings, praise and hedges that two turns share without being about the same thing.
-  "wow", "hey", "hi", "hello", "thanks", "thank", "yeah", "yep", "ok", "okay", "cool", "awesome", "great", "nice",
-  "good", "amazing", "glad", "sure", "totally", "definitely", "super", "lol", "haha", "sounds", "looks", "seems",
-  "feel", "feels", "think", "know", "got", "get", "gonna", "wanna", "lot", "lots", "thing", "things", "stuff",
-  "much", "many", "one", "like", "what's", "let's", "you're", "i'll", "i'd", "that", "way", "well", "even", "still",
+  "wow",
+  "hey",
+  "hi",
+  "hello",
+  "thanks",
+  "thank",
+  "yeah",
+  "yep",
+  "ok",
+  "okay",
+  "cool",
+  "awesome",
+  "great",
+  "nice",
+  "good",
+  "amazing",
+  "glad",
+  "sure",
+  "totally",
+  "definitely",
+  "super",
+  "lol",
+  "haha",
+  "sounds",
+  "looks",
+  "seems",
+  "feel",
+  "feels",
+  "think",
+  "know",
+  "got",
+  "get",
+  "gonna",
+  "wanna",
+  "lot",
+  "lots",
+  "thing",
+  "things",
+  "stuff",
+  "much",
+  "many",
+  "one",
+  "like",
+  "what's",
+  "let's",
+  "you're",
+  "i'll",
+  "i'd",
+  "that",
+  "way",
+  "well",
+  "even",
+  "still",
   // Pronouns and light verbs: in chat they join any two turns.
-  "anything", "something", "everything", "nothing", "someone", "anyone", "everyone", "let", "need", "want", "make",
-  "go", "going", "come", "see", "say", "said", "tell", "take", "keep", "if", "because", "though", "back"
+  "anything",
+  "something",
+  "everything",
+  "nothing",
+  "someone",
+  "anyone",
+  "everyone",
+  "let",
+  "need",
+  "want",
+  "make",
+  "go",
+  "going",
+  "come",
+  "see",
+  "say",
+  "said",
+  "tell",
+  "take",
+  "keep",
+  "if",
+  "because",
+  "though",
+  "back"
 ])
 
 /** A name set off by a comma at the end of a clause ("No worries, Jon!"): who is spoken to, not the subject. */
@@ -54,9 +257,12 @@ const vocative = /,\s*\p{Lu}\p{L}+(?=\s*[,!?.])/gu
  * Phrases whose negation asserts nothing negative: "can't wait" is eagerness, "don't give up" encouragement.
  * Measured on LoCoMo conversations, where these made most of the false contradictions.
  */
-const idioms = new RegExp("\\b(?:can'?t wait|cannot wait|(?:can'?t|couldn'?t) agree more|long time no (?:see|talk|chat)|" +
-  "no matter|not only|not just|never mind|no (?:problem|worries|doubt)s?|why not|you never know|" +
-  "(?:don'?t|do not|never|won'?t|will not|not) (?:give up|quit|stop|let (?:you|me|them|us) down))\\b", "giu")
+const idioms = new RegExp(
+  "\\b(?:can'?t wait|cannot wait|(?:can'?t|couldn'?t) agree more|long time no (?:see|talk|chat)|" +
+    "no matter|not only|not just|never mind|no (?:problem|worries|doubt)s?|why not|you never know|" +
+    "(?:don'?t|do not|never|won'?t|will not|not) (?:give up|quit|stop|let (?:you|me|them|us) down))\\b",
+  "giu"
+)
 
 /** The date notes the offline extractor appends ("[yesterday: 2024-05-01]") and a transcript's speaker label. */
 const dateNote = /\s\[[^\]]*\]$/
@@ -66,7 +272,9 @@ const speakerLabel = /^[A-Z][\p{L}'.-]*(?:\s[A-Z][\p{L}'.-]*){0,3}:\s+/u
 export const tokens = (text: string): Array<string> => {
   let lower = text.toLowerCase().replace(/[\u2018\u2019]/g, "'")
   for (const [pattern, replacement] of contractions) lower = lower.replace(pattern, replacement)
-  return (lower.match(/[a-z0-9_']+/g) ?? []).map((token) => token.replace(/^'+|'+$/g, "")).filter((token) => token.length > 1)
+  return (lower.match(/[a-z0-9_']+/g) ?? []).map((token) => token.replace(/^'+|'+$/g, "")).filter((token) =>
+    token.length > 1
+  )
 }
 
 export const isNegated = (tokenList: ReadonlyArray<string>): boolean =>
@@ -91,7 +299,11 @@ export const overlap = (left: ReadonlySet<string>, right: ReadonlySet<string>): 
   const shared = [...left].filter((word) => right.has(word)).sort()
   const smaller = Math.min(left.size, right.size)
   const union = left.size + right.size - shared.length
-  return { shared, ratio: smaller === 0 ? 0 : shared.length / smaller, jaccard: union === 0 ? 0 : shared.length / union }
+  return {
+    shared,
+    ratio: smaller === 0 ? 0 : shared.length / smaller,
+    jaccard: union === 0 ? 0 : shared.length / union
+  }
 }
 
 /** What a detector knows of one statement. */
@@ -132,17 +344,24 @@ export interface ClauseMatch extends Overlap {
 }
 
 /** The pair of clauses, one from each statement, that share the most subject words (ties: the larger share). */
-export const bestClauses = (left: string, right: string, exclude: ReadonlySet<string> = new Set()): ClauseMatch | null => {
+export const bestClauses = (
+  left: string,
+  right: string,
+  exclude: ReadonlySet<string> = new Set()
+): ClauseMatch | null => {
   let best: ClauseMatch | null = null
-  const without = (words: ReadonlySet<string>) => exclude.size === 0 ? words : new Set([...words].filter((w) => !exclude.has(w)))
+  const without = (words: ReadonlySet<string>) =>
+    exclude.size === 0 ? words : new Set([...words].filter((w) => !exclude.has(w)))
   // Each clause's words once, not once per clause pair.
   const rights = clausesOf(right).map((b) => ({ negated: b.negated, words: without(b.words) }))
   for (const a of clausesOf(left)) {
     const words = without(a.words)
     for (const b of rights) {
       const shared = overlap(words, b.words)
-      if (best === null || shared.shared.length > best.shared.length ||
-        (shared.shared.length === best.shared.length && shared.ratio > best.ratio)) {
+      if (
+        best === null || shared.shared.length > best.shared.length ||
+        (shared.shared.length === best.shared.length && shared.ratio > best.ratio)
+      ) {
         best = { ...shared, opposite: a.negated !== b.negated }
       }
     }

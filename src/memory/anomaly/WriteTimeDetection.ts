@@ -22,9 +22,11 @@ const toStatement = (row: StatementRow): Statement => ({ ...row, seq: Number(row
 
 /** The columns of a statement, on the given alias. */
 const statementColumns = (sql: SqlClient.SqlClient, alias: string) =>
-  sql.literal(["id", "text", "fact_type", "occurred_start", "confidence", "content_hash", "superseded_by"]
-    .map((column) => `${alias}.${column}`).join(", ") +
-    `, coalesce(${alias}.mentioned_at, ${alias}.occurred_start, ${alias}.created_at) AS said, ${alias}.seq::float8 AS seq`)
+  sql.literal(
+    ["id", "text", "fact_type", "occurred_start", "confidence", "content_hash", "superseded_by"]
+      .map((column) => `${alias}.${column}`).join(", ") +
+      `, coalesce(${alias}.mentioned_at, ${alias}.occurred_start, ${alias}.created_at) AS said, ${alias}.seq::float8 AS seq`
+  )
 
 export const detectWriteTimeAnomalies = Effect.fn("Anomalies.detect")(function*(input: {
   readonly bankId: string
@@ -42,7 +44,9 @@ export const detectWriteTimeAnomalies = Effect.fn("Anomalies.detect")(function*(
 
   // Each linked pair once, seen from its new unit (a pair of two new units from either), with its similarity;
   // the statements on both sides are read once each afterwards (many new units share recent neighbours).
-  const pairs = yield* sql<{ readonly freshId: string; readonly id: string; readonly semantic: boolean; readonly similarity: number | null }>`
+  const pairs = yield* sql<
+    { readonly freshId: string; readonly id: string; readonly semantic: boolean; readonly similarity: number | null }
+  >`
     WITH pairs AS (
       SELECT from_id AS fresh_id, to_id AS other_id, link_type FROM memory_links
       WHERE from_id IN ${sql.in(unitIds)} AND link_type IN ('semantic', 'entity')
@@ -63,13 +67,19 @@ export const detectWriteTimeAnomalies = Effect.fn("Anomalies.detect")(function*(
     JOIN memory_units u ON u.id = g.fresh_id
     JOIN memory_units o ON o.id = g.other_id
     WHERE o.fact_type IN ('world', 'experience', 'opinion') AND o.embedding_model = ${input.embeddingModel}`
-    .pipe(Effect.map((rows) => rows.flatMap((row) => row.similarity === null ? [] : [{ ...row, similarity: row.similarity }])))
+    .pipe(
+      Effect.map((rows) =>
+        rows.flatMap((row) => row.similarity === null ? [] : [{ ...row, similarity: row.similarity }])
+      )
+    )
 
   // The new statements and those on the other side of their pairs, in one read.
   const involved = [...new Set([...unitIds, ...pairs.map((pair) => pair.id)])]
   const statements = new Map<string, Statement>()
-  for (const row of yield* sql<StatementRow>`SELECT ${statementColumns(sql, "o")} FROM memory_units o
-    WHERE o.id IN ${sql.in(involved)}`) statements.set(row.id, toStatement(row))
+  for (
+    const row of yield* sql<StatementRow>`SELECT ${statementColumns(sql, "o")} FROM memory_units o
+    WHERE o.id IN ${sql.in(involved)}`
+  ) statements.set(row.id, toStatement(row))
   const fresh = unitIds.flatMap((id) => statements.get(id) ?? [])
 
   const found: Array<Detected> = []

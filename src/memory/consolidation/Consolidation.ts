@@ -25,10 +25,10 @@ import { GraphRecall } from "../recall/GraphRecall.ts"
 import { modelKey } from "../Reembedding.ts"
 import type { ConsolidationFact, ObservationDraft } from "./ConsolidationFact.ts"
 import {
+  autoConsolidates,
+  consolidateTask,
   type ConsolidationRequest,
   type ConsolidationTrigger,
-  consolidateTask,
-  autoConsolidates,
   isAutomatic,
   makeConsolidationRequests,
   observationsEnabled,
@@ -39,7 +39,7 @@ import { memoryHistory } from "./ObservationHistory.ts"
 import { mergeNearDuplicates } from "./ObservationMerge.ts"
 import { pendingFacts, relatedObservations, type VectorSpace } from "./ObservationReads.ts"
 import { resetBank, resetFactObservations } from "./ObservationResets.ts"
-import { scopeKey, scopesOf, type Scope } from "./ObservationScopes.ts"
+import { type Scope, scopeKey, scopesOf } from "./ObservationScopes.ts"
 import { writeObservations, type WriteOutcome } from "./ObservationWriter.ts"
 import { missionTerms, offlineMergedText, planOffline } from "./OfflineConsolidator.ts"
 
@@ -132,7 +132,10 @@ export class Consolidation extends Context.Service<Consolidation, {
           scope,
           facts,
           missionTerms: missionTerms(bank.observationsMission)
-        }).pipe(Effect.map((drafts) => ({ drafts, usage: null as LlmUsage | null })), Effect.catchTag("SqlError", Effect.die))
+        }).pipe(
+          Effect.map((drafts) => ({ drafts, usage: null as LlmUsage | null })),
+          Effect.catchTag("SqlError", Effect.die)
+        )
         if (!useLlm) return yield* offline
         const observations = yield* relatedObservations({
           bankId: bank.bankId,
@@ -160,10 +163,12 @@ export class Consolidation extends Context.Service<Consolidation, {
           Effect.catchTag("LlmError", (error) =>
             error.reason === "invalid_output"
               ? offline
-              : Effect.fail(new TaskFailure({
-                message: `the language model failed during consolidation: ${error.message}`,
-                retryable: error.retryable
-              })))
+              : Effect.fail(
+                new TaskFailure({
+                  message: `the language model failed during consolidation: ${error.message}`,
+                  retryable: error.retryable
+                })
+              ))
         )
       })
 
@@ -244,13 +249,16 @@ export class Consolidation extends Context.Service<Consolidation, {
             mergedText: useLlm ? (survivor) => Effect.succeed(survivor.text) : offlineMergedText(bankId),
             embed: embedOne
           }).pipe(Effect.provideService(SqlClient.SqlClient, sql), Effect.catchTag("SqlError", Effect.die))
-          const outcome: WriteOutcome = yield* write(bankId, writeObservations({
+          const outcome: WriteOutcome = yield* write(
             bankId,
-            operationId: operation.id,
-            space,
-            drafts: merged,
-            factIds: facts.map((fact) => fact.id)
-          })).pipe(Effect.orDie)
+            writeObservations({
+              bankId,
+              operationId: operation.id,
+              space,
+              drafts: merged,
+              factIds: facts.map((fact) => fact.id)
+            })
+          ).pipe(Effect.orDie)
           // Each batch's observations reach recall's brain as soon as they are written, not at the end of the run.
           yield* graph.changed(bankId)
           // A batch is a bounded slice: the next one waits for a lull between requests. Observations are the most
@@ -270,8 +278,11 @@ export class Consolidation extends Context.Service<Consolidation, {
           WHERE bank_id = ${bankId} AND fact_type = 'observation'`.pipe(Effect.orDie)
         const done = { ...result(), total_observations: count[0]?.count ?? 0 }
         // Emitted before the task completes: a crash re-runs the task and re-emits, with the same event id.
-        yield* events.emit(bankId, "consolidation.completed", { operation_id: operation.id, status: "completed", ...done },
-          `consolidation.completed:${operation.id}`)
+        yield* events.emit(bankId, "consolidation.completed", {
+          operation_id: operation.id,
+          status: "completed",
+          ...done
+        }, `consolidation.completed:${operation.id}`)
         return done
       })
 
@@ -294,11 +305,14 @@ export class Consolidation extends Context.Service<Consolidation, {
           })
         }
         const all = yield* banks.list
-        return yield* Effect.forEach(all, (bank) =>
-          Effect.map(requests.request(bank.bankId, consolidateTask, "admin"), (queued) => ({
-            ...queued,
-            bankId: bank.bankId
-          })))
+        return yield* Effect.forEach(
+          all,
+          (bank) =>
+            Effect.map(requests.request(bank.bankId, consolidateTask, "admin"), (queued) => ({
+              ...queued,
+              bankId: bank.bankId
+            }))
+        )
       })
 
       const resetMemory = Effect.fn("Consolidation.resetMemory")(function*(bankId: string, memoryId: string) {
@@ -332,7 +346,9 @@ export class Consolidation extends Context.Service<Consolidation, {
         const tasks = [consolidateTask, regenerateTask]
         const failed = yield* sql<{ taskType: string }>`
           SELECT f.task_type FROM operations f
-          WHERE f.bank_id = ${bankId} AND f.parent_id IS NULL AND f.status = 'failed' AND f.task_type IN ${sql.in(tasks)}
+          WHERE f.bank_id = ${bankId} AND f.parent_id IS NULL AND f.status = 'failed' AND f.task_type IN ${
+          sql.in(tasks)
+        }
             AND NOT EXISTS (SELECT 1 FROM operations c
               WHERE c.bank_id = f.bank_id AND c.parent_id IS NULL AND c.task_type IN ${sql.in(tasks)}
                 AND c.status = 'completed' AND c.created_at > f.created_at)

@@ -37,19 +37,115 @@ const dateNotes = /\s\[([^\]]*)\]$/u
 
 /** Words that carry no durable content in conversation: greetings, reactions, politeness. */
 const filler = new Set([
-  "hey", "hi", "hello", "wow", "oh", "yeah", "yes", "yep", "no", "ok", "okay", "thanks", "thank", "lol", "haha",
-  "omg", "cool", "awesome", "great", "good", "nice", "sweet", "amazing", "totally", "agree", "really", "glad", "sure",
-  "congrats", "congratulations", "bye", "soon", "see", "talk", "well", "gonna", "wanna", "kinda", "lot", "pretty",
-  "awww", "aww", "super", "definitely", "absolutely", "true", "right", "hear", "happy", "love", "fun", "stuff",
-  "sound", "seem", "look", "glad"
+  "hey",
+  "hi",
+  "hello",
+  "wow",
+  "oh",
+  "yeah",
+  "yes",
+  "yep",
+  "no",
+  "ok",
+  "okay",
+  "thanks",
+  "thank",
+  "lol",
+  "haha",
+  "omg",
+  "cool",
+  "awesome",
+  "great",
+  "good",
+  "nice",
+  "sweet",
+  "amazing",
+  "totally",
+  "agree",
+  "really",
+  "glad",
+  "sure",
+  "congrats",
+  "congratulations",
+  "bye",
+  "soon",
+  "see",
+  "talk",
+  "well",
+  "gonna",
+  "wanna",
+  "kinda",
+  "lot",
+  "pretty",
+  "awww",
+  "aww",
+  "super",
+  "definitely",
+  "absolutely",
+  "true",
+  "right",
+  "hear",
+  "happy",
+  "love",
+  "fun",
+  "stuff",
+  "sound",
+  "seem",
+  "look",
+  "glad"
 ])
 
 /** Nouns too general to name a topic. */
 const generic = new Set([
-  "thing", "stuff", "time", "day", "week", "month", "year", "today", "yesterday", "tomorrow", "tonight", "lot", "way",
-  "kind", "bit", "people", "person", "guy", "one", "something", "anything", "everything", "nothing", "bunch",
-  "moment", "life", "world", "part", "fact", "sort", "type", "idea", "reason", "place", "end", "couple", "piece",
-  "side", "point", "matter", "friend", "morning", "evening", "night", "weekend", "minute", "hour", "line", "start"
+  "thing",
+  "stuff",
+  "time",
+  "day",
+  "week",
+  "month",
+  "year",
+  "today",
+  "yesterday",
+  "tomorrow",
+  "tonight",
+  "lot",
+  "way",
+  "kind",
+  "bit",
+  "people",
+  "person",
+  "guy",
+  "one",
+  "something",
+  "anything",
+  "everything",
+  "nothing",
+  "bunch",
+  "moment",
+  "life",
+  "world",
+  "part",
+  "fact",
+  "sort",
+  "type",
+  "idea",
+  "reason",
+  "place",
+  "end",
+  "couple",
+  "piece",
+  "side",
+  "point",
+  "matter",
+  "friend",
+  "morning",
+  "evening",
+  "night",
+  "weekend",
+  "minute",
+  "hour",
+  "line",
+  "start"
 ])
 
 const leadingInterjection =
@@ -60,18 +156,82 @@ const firstPersonWords = /\b(?:i|i'm|i've|i'd|i'll|me|my|mine|myself|we|we're|we
 
 /** Base-form verbs that follow "I" often enough to be worth agreeing with a third-person subject. */
 const verbs = new Set([
-  "want", "love", "like", "need", "know", "think", "feel", "hope", "miss", "guess", "have", "do", "go", "get", "make",
-  "take", "see", "try", "plan", "enjoy", "believe", "mean", "wish", "remember", "appreciate", "agree", "work", "live",
-  "play", "paint", "read", "run", "teach", "study", "cherish", "look", "find", "say", "keep", "volunteer", "care",
-  "practice", "learn", "start", "write", "cook", "walk", "visit", "watch", "listen", "use", "own", "prefer", "hate",
-  "collect", "train", "swim", "dance", "sing", "draw", "spend", "struggle", "admire", "support", "help", "build"
+  "want",
+  "love",
+  "like",
+  "need",
+  "know",
+  "think",
+  "feel",
+  "hope",
+  "miss",
+  "guess",
+  "have",
+  "do",
+  "go",
+  "get",
+  "make",
+  "take",
+  "see",
+  "try",
+  "plan",
+  "enjoy",
+  "believe",
+  "mean",
+  "wish",
+  "remember",
+  "appreciate",
+  "agree",
+  "work",
+  "live",
+  "play",
+  "paint",
+  "read",
+  "run",
+  "teach",
+  "study",
+  "cherish",
+  "look",
+  "find",
+  "say",
+  "keep",
+  "volunteer",
+  "care",
+  "practice",
+  "learn",
+  "start",
+  "write",
+  "cook",
+  "walk",
+  "visit",
+  "watch",
+  "listen",
+  "use",
+  "own",
+  "prefer",
+  "hate",
+  "collect",
+  "train",
+  "swim",
+  "dance",
+  "sing",
+  "draw",
+  "spend",
+  "struggle",
+  "admire",
+  "support",
+  "help",
+  "build"
 ])
 
 const thirdForm = (verb: string) =>
-  verb === "have" ? "has" : verb === "do" ? "does" : verb === "go" ? "goes" : verb === "say" ? "says"
-  : /[^aeiou]y$/.test(verb) ? `${verb.slice(0, -1)}ies`
-  : /(?:s|sh|ch|x|z)$/.test(verb) ? `${verb}es`
-  : `${verb}s`
+  verb === "have" ? "has" : verb === "do" ? "does" : verb === "go" ? "goes" : verb === "say" ?
+    "says"
+    : /[^aeiou]y$/.test(verb) ?
+    `${verb.slice(0, -1)}ies`
+    : /(?:s|sh|ch|x|z)$/.test(verb) ?
+    `${verb}es`
+    : `${verb}s`
 
 const escape = (text: string) => text.replace(/[.*+?^${}()|[\]\\]/g, "\\$&")
 
@@ -112,8 +272,7 @@ const capWords = (text: string): string => {
 }
 
 /** Where the entity is first named in the text (by its first name), or -1. */
-const position = (text: string, name: string) =>
-  text.search(new RegExp(`\\b${escape(name.split(" ")[0]!)}\\b`, "iu"))
+const position = (text: string, name: string) => text.search(new RegExp(`\\b${escape(name.split(" ")[0]!)}\\b`, "iu"))
 
 const subjectOf = (fact: ConsolidationFact, speaker: string | null) => {
   const lower = speaker?.toLowerCase()
@@ -198,8 +357,10 @@ const readSentences = (
     }
     words.forEach((word, index) => {
       const lemma = lemmas[index]!.toLowerCase()
-      if (/\p{L}{2,}/u.test(word) && !stop[index] && !filler.has(lemma) && !subjectWords.has(word.toLowerCase()) &&
-        !vocative(index)) {
+      if (
+        /\p{L}{2,}/u.test(word) && !stop[index] && !filler.has(lemma) && !subjectWords.has(word.toLowerCase()) &&
+        !vocative(index)
+      ) {
         contentWords++
       }
       if ((tags[index] === "NOUN" || tags[index] === "PROPN") && !notATopic(index)) run.push(index)
@@ -223,8 +384,10 @@ export const analyzeFact = (fact: ConsolidationFact): AnalyzedFact => {
     ...(speaker?.toLowerCase().split(" ") ?? [])
   ])
   // Statements only: questions and reactions say nothing the bank should keep.
-  const typedNames = new Set(fact.entities.filter((entity) => entity.type !== null)
-    .flatMap((entity) => entity.name.toLowerCase().split(" ")))
+  const typedNames = new Set(
+    fact.entities.filter((entity) => entity.type !== null)
+      .flatMap((entity) => entity.name.toLowerCase().split(" "))
+  )
   const kept = readSentences(body, subjectWords, { conversational: speaker !== null, typedNames }).filter((sentence) =>
     sentence.text !== "" && !sentence.text.endsWith("?") && !sentence.addressed && sentence.contentWords >= 2
   )

@@ -43,17 +43,24 @@ export interface BankGuidance {
   readonly disposition: DispositionTraits
 }
 
-const dispositionLines = (traits: DispositionTraits): Array<string> => [
-  traits.skepticism >= 4
-    ? "Be skeptical: when facts conflict or rest on hearsay, say so in the observation instead of asserting it."
-    : traits.skepticism <= 2 ? "Take the facts at face value." : "",
-  traits.literalism >= 4
-    ? "Stay literal: record only what the facts state; do not infer motives or generalise."
-    : traits.literalism <= 2 ? "You may state reasonable inferences that the facts clearly support." : "",
-  traits.empathy >= 4
-    ? "Keep the feelings and emotional context the facts express."
-    : traits.empathy <= 2 ? "Leave feelings out; record facts and states." : ""
-].filter((line) => line !== "")
+const dispositionLines = (traits: DispositionTraits): Array<string> =>
+  [
+    traits.skepticism >= 4
+      ? "Be skeptical: when facts conflict or rest on hearsay, say so in the observation instead of asserting it."
+      : traits.skepticism <= 2
+      ? "Take the facts at face value."
+      : "",
+    traits.literalism >= 4
+      ? "Stay literal: record only what the facts state; do not infer motives or generalise."
+      : traits.literalism <= 2
+      ? "You may state reasonable inferences that the facts clearly support."
+      : "",
+    traits.empathy >= 4
+      ? "Keep the feelings and emotional context the facts express."
+      : traits.empathy <= 2
+      ? "Leave feelings out; record facts and states."
+      : ""
+  ].filter((line) => line !== "")
 
 export const systemPrompt = (guidance: BankGuidance) =>
   [
@@ -117,8 +124,10 @@ export const planWithLlm = Effect.fn("LlmConsolidator.plan")(function*(options: 
     ]
   })
   const factIds = (handles: ReadonlyArray<string> | undefined) => [
-    ...new Set((handles ?? []).map((handle) => handleIndex(handle, "F", options.facts.length))
-      .filter((index) => index !== undefined).map((index) => options.facts[index]!.id))
+    ...new Set(
+      (handles ?? []).map((handle) => handleIndex(handle, "F", options.facts.length))
+        .filter((index) => index !== undefined).map((index) => options.facts[index]!.id)
+    )
   ]
 
   // Several updates of one observation become one: the last text, every fact.

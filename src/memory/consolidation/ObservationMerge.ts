@@ -74,7 +74,9 @@ export const mergeNearDuplicates = Effect.fn("ObservationMerge.merge")(function*
   }
 
   // Then against what the scope already holds.
-  const claimed = new Set(merged.flatMap((draft) => [...(draft.targetId ? [draft.targetId] : []), ...draft.absorbedIds]))
+  const claimed = new Set(
+    merged.flatMap((draft) => [...(draft.targetId ? [draft.targetId] : []), ...draft.absorbedIds])
+  )
   const out: Array<EmbeddedDraft> = []
   for (const draft of merged) {
     const nearest = yield* nearestObservations({
@@ -101,12 +103,14 @@ export const mergeNearDuplicates = Effect.fn("ObservationMerge.merge")(function*
       out.push({ ...folded, change: "merged" })
     } else {
       // An update that now repeats another stored observation absorbs it.
-      out.push(yield* fold(draft, {
-        text: twin.text,
-        sourceFactIds: twin.sourceFactIds,
-        addedFactIds: [],
-        absorbedIds: [twin.id]
-      }))
+      out.push(
+        yield* fold(draft, {
+          text: twin.text,
+          sourceFactIds: twin.sourceFactIds,
+          addedFactIds: [],
+          absorbedIds: [twin.id]
+        })
+      )
     }
   }
   return out

@@ -62,7 +62,8 @@ export const toObservation = (row: ObservationRow): StoredObservation => ({
 export const textArray = (sql: SqlClient.SqlClient, values: ReadonlyArray<string>) =>
   values.length === 0 ? sql`'{}'::text[]` : sql`${[...values]}::text[]`
 
-const factColumns = (sql: SqlClient.SqlClient) => sql`
+const factColumns = (sql: SqlClient.SqlClient) =>
+  sql`
   u.id, u.text, u.fact_type, u.tags, u.observation_scopes, u.mentioned_at, u.occurred_start, u.seq::float8 AS seq,
   coalesce((SELECT jsonb_agg(jsonb_build_object('id', e.id, 'name', e.canonical_name, 'type', e.entity_type)
               ORDER BY e.canonical_name)
@@ -80,14 +81,16 @@ export const pendingFacts = Effect.fn("ObservationReads.pendingFacts")(function*
   return rows.map(toFact)
 })
 
-export const factsByIds = Effect.fn("ObservationReads.factsByIds")(function*(bankId: string, ids: ReadonlyArray<string>) {
-  const sql = yield* SqlClient.SqlClient
-  if (ids.length === 0) return [] as Array<ConsolidationFact>
-  const rows = yield* sql<FactRow>`SELECT ${factColumns(sql)} FROM memory_units u
+export const factsByIds = Effect.fn("ObservationReads.factsByIds")(
+  function*(bankId: string, ids: ReadonlyArray<string>) {
+    const sql = yield* SqlClient.SqlClient
+    if (ids.length === 0) return [] as Array<ConsolidationFact>
+    const rows = yield* sql<FactRow>`SELECT ${factColumns(sql)} FROM memory_units u
     WHERE u.bank_id = ${bankId} AND u.id IN ${sql.in([...ids])} AND u.fact_type IN ('world', 'experience')
     ORDER BY u.seq`
-  return rows.map(toFact)
-})
+    return rows.map(toFact)
+  }
+)
 
 const inScope = (sql: SqlClient.SqlClient, bankId: string, scope: Scope) =>
   sql`o.bank_id = ${bankId} AND o.fact_type = 'observation' AND o.tags = ${textArray(sql, scope)}`
@@ -144,7 +147,9 @@ export const relatedObservations = Effect.fn("ObservationReads.relatedObservatio
   const byEntity = options.entityIds.length === 0 ? [] : yield* sql<ObservationRow>`
     SELECT ${observationColumns(sql)} FROM memory_units o
     WHERE ${inScope(sql, bankId, scope)}
-      AND EXISTS (SELECT 1 FROM unit_entities ue WHERE ue.unit_id = o.id AND ue.entity_id IN ${sql.in([...options.entityIds])})
+      AND EXISTS (SELECT 1 FROM unit_entities ue WHERE ue.unit_id = o.id AND ue.entity_id IN ${
+    sql.in([...options.entityIds])
+  })
     ORDER BY o.updated_at DESC LIMIT ${options.limit}`
   const seen = new Set<string>()
   return [...ranked, ...byEntity.map(toObservation)].filter((observation) => {
@@ -166,7 +171,9 @@ export const nearestObservations = Effect.fn("ObservationReads.nearestObservatio
   const sql = yield* SqlClient.SqlClient
   const d = sql.literal(String(Math.trunc(options.space.dimensions)))
   const rows = yield* sql<ObservationRow & { similarity: number }>`
-    SELECT ${observationColumns(sql)}, 1 - (o.embedding::vector(${d}) <=> ${param(options.vector)}::vector(${d})) AS similarity
+    SELECT ${observationColumns(sql)}, 1 - (o.embedding::vector(${d}) <=> ${
+    param(options.vector)
+  }::vector(${d})) AS similarity
     FROM memory_units o
     WHERE ${inScope(sql, options.bankId, options.scope)} AND o.embedding_model = ${options.space.model}
       AND vector_dims(o.embedding) = ${d} AND NOT (o.id = ANY(${textArray(sql, options.exclude)}))

@@ -10,7 +10,9 @@ import { SqlClient } from "effect/sql"
 /** Facts go back to "waiting for consolidation". */
 const requeue = (sql: SqlClient.SqlClient, bankId: string, ids: ReadonlyArray<string>) =>
   ids.length === 0 ? Effect.void : sql`UPDATE memory_units SET consolidated_at = NULL
-    WHERE bank_id = ${bankId} AND id IN ${sql.in([...ids])} AND fact_type IN ('world', 'experience')`.pipe(Effect.asVoid)
+    WHERE bank_id = ${bankId} AND id IN ${sql.in([...ids])} AND fact_type IN ('world', 'experience')`.pipe(
+    Effect.asVoid
+  )
 
 /** Deletes the given observations and requeues every fact they rested on; returns how many went. */
 const dropAndRequeue = Effect.fnUntraced(function*(
@@ -40,27 +42,34 @@ export const releaseObservationsOf = Effect.fn("ObservationResets.releaseObserva
     SELECT o.id, o.source_fact_ids FROM memory_units o
     WHERE o.bank_id = ${bankId} AND o.fact_type = 'observation' AND o.source_fact_ids && ${[...deletedFactIds]}::text[]`
   const gone = new Set(deletedFactIds)
-  return yield* dropAndRequeue(sql, bankId, broken.map((row) => ({
-    id: row.id,
-    sourceFactIds: (row.sourceFactIds ?? []).filter((id) => !gone.has(id))
-  })))
+  return yield* dropAndRequeue(
+    sql,
+    bankId,
+    broken.map((row) => ({
+      id: row.id,
+      sourceFactIds: (row.sourceFactIds ?? []).filter((id) => !gone.has(id))
+    }))
+  )
 })
 
 /** The observations resting on one fact; they go and all their facts (this one included) are requeued. */
-export const resetFactObservations = Effect.fn("ObservationResets.resetFact")(function*(bankId: string, factId: string) {
-  const sql = yield* SqlClient.SqlClient
-  const observations = yield* sql<{ id: string; sourceFactIds: ReadonlyArray<string> | null }>`
+export const resetFactObservations = Effect.fn("ObservationResets.resetFact")(
+  function*(bankId: string, factId: string) {
+    const sql = yield* SqlClient.SqlClient
+    const observations = yield* sql<{ id: string; sourceFactIds: ReadonlyArray<string> | null }>`
     SELECT o.id, o.source_fact_ids FROM memory_units o
     WHERE o.bank_id = ${bankId} AND o.fact_type = 'observation' AND o.source_fact_ids @> ARRAY[${factId}]::text[]`
-  const deleted = yield* dropAndRequeue(sql, bankId, observations)
-  yield* requeue(sql, bankId, [factId])
-  return deleted
-})
+    const deleted = yield* dropAndRequeue(sql, bankId, observations)
+    yield* requeue(sql, bankId, [factId])
+    return deleted
+  }
+)
 
 /** Every observation of the bank goes and every fact waits for consolidation again. */
 export const resetBank = Effect.fn("ObservationResets.resetBank")(function*(bankId: string) {
   const sql = yield* SqlClient.SqlClient
-  const deleted = yield* sql`DELETE FROM memory_units WHERE bank_id = ${bankId} AND fact_type = 'observation' RETURNING id`
+  const deleted =
+    yield* sql`DELETE FROM memory_units WHERE bank_id = ${bankId} AND fact_type = 'observation' RETURNING id`
   yield* sql`UPDATE memory_units SET consolidated_at = NULL
     WHERE bank_id = ${bankId} AND fact_type IN ('world', 'experience') AND consolidated_at IS NOT NULL`
   return deleted.length

@@ -17,8 +17,33 @@ export const textPolicy = {
 const chronological = (a: AnalyzedFact, b: AnalyzedFact) => a.time - b.time || a.seq - b.seq
 
 /** Words that open a sentence but not a name: lower-cased when the clause is not the first one. */
-const openers = new Set(["the", "a", "an", "this", "that", "these", "those", "it", "it's", "its", "there", "they",
-  "we", "our", "he", "she", "his", "her", "their", "some", "all", "every", "each", "what", "when"])
+const openers = new Set([
+  "the",
+  "a",
+  "an",
+  "this",
+  "that",
+  "these",
+  "those",
+  "it",
+  "it's",
+  "its",
+  "there",
+  "they",
+  "we",
+  "our",
+  "he",
+  "she",
+  "his",
+  "her",
+  "their",
+  "some",
+  "all",
+  "every",
+  "each",
+  "what",
+  "when"
+])
 
 const continued = (clause: string) => {
   const first = clause.split(/\s/)[0]!
@@ -38,8 +63,10 @@ export const topicLabel = (head: string, facts: ReadonlyArray<AnalyzedFact>): st
       if (topic.head === head) counts.set(topic.phrase, (counts.get(topic.phrase) ?? 0) + 1)
     }
   }
-  const best = [...counts.entries()].sort((a, b) => b[1] - a[1] || b[0].split(" ").length - a[0].split(" ").length ||
-    a[0].localeCompare(b[0]))[0]
+  const best = [...counts.entries()].sort((a, b) =>
+    b[1] - a[1] || b[0].split(" ").length - a[0].split(" ").length ||
+    a[0].localeCompare(b[0])
+  )[0]
   return best?.[0] ?? head
 }
 

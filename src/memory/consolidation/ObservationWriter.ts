@@ -42,12 +42,15 @@ export const writeObservations = Effect.fn("ObservationWriter.write")(function*(
   const absorbed = [...new Set(batch.drafts.flatMap((draft) => draft.absorbedIds))]
   // An observation deleted while this batch was planned (DELETE observations, a reset) is created anew.
   const targets = batch.drafts.flatMap((draft) => draft.targetId === null ? [] : [draft.targetId])
-  const present = new Set(targets.length === 0 ? [] : (yield* sql<{ id: string }>`SELECT id FROM memory_units
-    WHERE bank_id = ${bankId} AND fact_type = 'observation' AND id IN ${sql.in(targets)}`).map((row) => row.id))
+  const present = new Set(
+    targets.length === 0 ? [] : (yield* sql<{ id: string }>`SELECT id FROM memory_units
+    WHERE bank_id = ${bankId} AND fact_type = 'observation' AND id IN ${sql.in(targets)}`).map((row) => row.id)
+  )
   const drafts = batch.drafts.map((draft): ObservationDraft & { readonly embedding: Float32Array } =>
     draft.targetId === null || present.has(draft.targetId)
       ? draft
-      : { ...draft, targetId: null, change: "created", previousText: null, addedFactIds: draft.sourceFactIds })
+      : { ...draft, targetId: null, change: "created", previousText: null, addedFactIds: draft.sourceFactIds }
+  )
   if (absorbed.length > 0) {
     yield* sql`DELETE FROM memory_units WHERE bank_id = ${bankId} AND fact_type = 'observation'
       AND id IN ${sql.in(absorbed)}`

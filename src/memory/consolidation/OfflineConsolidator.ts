@@ -21,17 +21,19 @@ const headOf = (key: string) => key.slice(key.lastIndexOf("|") + 1)
 export const missionTerms = (mission: string | null): ReadonlySet<string> =>
   mission === null
     ? new Set()
-    : new Set(analyzeFact({
-      id: "mission",
-      text: mission,
-      factType: "world",
-      tags: [],
-      observationScopes: null,
-      mentionedAt: null,
-      occurredStart: null,
-      seq: 0,
-      entities: []
-    }).topics.map((topic) => topic.head))
+    : new Set(
+      analyzeFact({
+        id: "mission",
+        text: mission,
+        factType: "world",
+        tags: [],
+        observationScopes: null,
+        mentionedAt: null,
+        occurredStart: null,
+        seq: 0,
+        entities: []
+      }).topics.map((topic) => topic.head)
+    )
 
 const mostCommon = (values: ReadonlyArray<string>): string | null => {
   const counts = new Map<string, number>()
@@ -49,11 +51,13 @@ export const renderGroup = (head: string, facts: ReadonlyArray<AnalyzedFact>): s
 
 /** Re-renders a merged offline observation from all its sources (the offline `MergedText`). */
 export const offlineMergedText = (bankId: string) =>
-  Effect.fnUntraced(function*(survivor: { readonly text: string; readonly key: string | null }, sources: ReadonlyArray<string>) {
-    if (survivor.key === null) return survivor.text
-    const facts = (yield* factsByIds(bankId, sources)).map(analyzeFact)
-    return facts.some((fact) => fact.clause !== null) ? renderGroup(headOf(survivor.key), facts) : survivor.text
-  })
+  Effect.fnUntraced(
+    function*(survivor: { readonly text: string; readonly key: string | null }, sources: ReadonlyArray<string>) {
+      if (survivor.key === null) return survivor.text
+      const facts = (yield* factsByIds(bankId, sources)).map(analyzeFact)
+      return facts.some((fact) => fact.clause !== null) ? renderGroup(headOf(survivor.key), facts) : survivor.text
+    }
+  )
 
 export const planOffline = Effect.fn("OfflineConsolidator.plan")(function*(options: {
   readonly bankId: string
@@ -86,7 +90,9 @@ export const planOffline = Effect.fn("OfflineConsolidator.plan")(function*(optio
     const subject = subjectKey(fact)
     const score = (head: string) =>
       (options.missionTerms.has(head) ? 1000 : 0) +
-      (existing.has(keyOf(subject, head)) ? 100 + Math.min(existing.get(keyOf(subject, head))!.sourceFactIds.length, 50) : 0) +
+      (existing.has(keyOf(subject, head))
+        ? 100 + Math.min(existing.get(keyOf(subject, head))!.sourceFactIds.length, 50)
+        : 0) +
       (frequency.get(subject)?.get(head) ?? 0)
     // Highest score; on a tie a phrase head over a modifier, then the noun said first.
     const head = fact.topics.reduce((best, topic) => {

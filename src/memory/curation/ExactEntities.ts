@@ -14,7 +14,9 @@ export const setEntitiesExactly = Effect.fn("ExactEntities.set")(function*(
   names: ReadonlyArray<string>
 ) {
   const sql = yield* SqlClient.SqlClient
-  const before = yield* sql<{ entityId: string }>`DELETE FROM unit_entities WHERE unit_id = ${unitId} RETURNING entity_id`
+  const before = yield* sql<
+    { entityId: string }
+  >`DELETE FROM unit_entities WHERE unit_id = ${unitId} RETURNING entity_id`
   yield* sql`DELETE FROM memory_links WHERE bank_id = ${bankId} AND link_type = 'entity'
     AND (from_id = ${unitId} OR to_id = ${unitId})`
   const wanted = [...new Map(names.map((name) => [name.trim().toLowerCase(), name.trim()])).values()]

@@ -68,8 +68,11 @@ const archivedView = (row: ArchivedRow): CuratedMemory => {
 }
 
 export class MemoryCuration extends Context.Service<MemoryCuration, {
-  readonly update: (bankId: string, memoryId: string, request: UpdateMemoryRequest) =>
-    Effect.Effect<CuratedMemory, NotFound | ValidationError | Conflict | ServiceUnavailable>
+  readonly update: (
+    bankId: string,
+    memoryId: string,
+    request: UpdateMemoryRequest
+  ) => Effect.Effect<CuratedMemory, NotFound | ValidationError | Conflict | ServiceUnavailable>
   /** A memory, live or invalidated, with its curation state. */
   readonly get: (bankId: string, memoryId: string) => Effect.Effect<CuratedMemory, NotFound>
 }>()("engram/memory/curation/MemoryCuration") {
@@ -91,9 +94,18 @@ export class MemoryCuration extends Context.Service<MemoryCuration, {
       const get = Effect.fn("MemoryCuration.get")(function*(bankId: string, memoryId: string) {
         const live = yield* units.get(bankId, memoryId).pipe(Effect.option)
         if (live._tag === "Some") {
-          return { ...live.value, state: "valid", invalidation_reason: null, invalidated_at: null, history: [] } as CuratedMemory
+          return {
+            ...live.value,
+            state: "valid",
+            invalidation_reason: null,
+            invalidated_at: null,
+            history: []
+          } as CuratedMemory
         }
-        const archived = yield* findArchived(bankId, memoryId).pipe(Effect.provideService(SqlClient.SqlClient, sql), Effect.orDie)
+        const archived = yield* findArchived(bankId, memoryId).pipe(
+          Effect.provideService(SqlClient.SqlClient, sql),
+          Effect.orDie
+        )
         if (archived === undefined) return yield* NotFound.of("memory", memoryId)
         return archivedView(archived)
       })
@@ -117,11 +129,15 @@ export class MemoryCuration extends Context.Service<MemoryCuration, {
             AND (from_id = ${memoryId} OR to_id = ${memoryId})`
         }
         if (given(request.context)) {
-          yield* sql`UPDATE memory_units SET context = ${request.context === "" ? null : request.context}, updated_at = now()
+          yield* sql`UPDATE memory_units SET context = ${
+            request.context === "" ? null : request.context
+          }, updated_at = now()
             WHERE bank_id = ${bankId} AND id = ${memoryId}`
         }
         if (given(request.occurred_start)) {
-          yield* sql`UPDATE memory_units SET occurred_start = ${at(request.occurred_start)}::timestamptz, updated_at = now()
+          yield* sql`UPDATE memory_units SET occurred_start = ${
+            at(request.occurred_start)
+          }::timestamptz, updated_at = now()
             WHERE bank_id = ${bankId} AND id = ${memoryId}`
         }
         if (given(request.occurred_end)) {
@@ -160,8 +176,10 @@ export class MemoryCuration extends Context.Service<MemoryCuration, {
         if (given(request.expires_at) && request.expires_at !== "" && Date.parse(request.expires_at) <= now) {
           return yield* ValidationError.single("expires_at", "must be in the future, or \"\" to clear it")
         }
-        if (given(request.occurred_start) && given(request.occurred_end) && request.occurred_start !== "" &&
-          request.occurred_end !== "" && Date.parse(request.occurred_end) < Date.parse(request.occurred_start)) {
+        if (
+          given(request.occurred_start) && given(request.occurred_end) && request.occurred_start !== "" &&
+          request.occurred_end !== "" && Date.parse(request.occurred_end) < Date.parse(request.occurred_start)
+        ) {
           return yield* ValidationError.single("occurred_end", "must not be before occurred_start")
         }
         // An expired memory is gone for every read, so for an edit too (the sweep deletes it).
@@ -190,28 +208,31 @@ export class MemoryCuration extends Context.Service<MemoryCuration, {
           ))[0]
           : undefined
         const observationsOn = observationsEnabled(bank, config.enableObservations)
-        const wake = yield* inTransaction(bankId, Effect.gen(function*() {
-          if (archived !== undefined) {
-            if (request.state === "invalidated") {
-              // Already archived: only the recorded reason can change.
-              if (given(request.reason)) {
-                yield* sql`UPDATE memory_unit_archive SET reason = ${request.reason}
+        const wake = yield* inTransaction(
+          bankId,
+          Effect.gen(function*() {
+            if (archived !== undefined) {
+              if (request.state === "invalidated") {
+                // Already archived: only the recorded reason can change.
+                if (given(request.reason)) {
+                  yield* sql`UPDATE memory_unit_archive SET reason = ${request.reason}
                   WHERE bank_id = ${bankId} AND unit_id = ${memoryId}`
+                }
+                return false
               }
-              return false
+              yield* restoreFromArchive(bankId, memoryId)
             }
-            yield* restoreFromArchive(bankId, memoryId)
-          }
-          yield* applyEdits(bankId, memoryId, request, vector)
-          if (request.state === "invalidated") {
-            const deleted = yield* moveToArchive(bankId, memoryId, request.reason ?? null)
-            return yield* consolidation.enqueueAfterFactsDeleted(bankId, deleted)
-          }
-          if (archived === undefined && edits.length === 0) return false
-          const dims = sql.literal(String(Math.trunc(embeddings.identity.dimensions)))
-          if (archived !== undefined) yield* linkNew(bankId, [memoryId], modelKey(embeddings.identity), dims)
-          return yield* requeueEditedFacts(consolidation, bankId, [memoryId], observationsOn)
-        })).pipe(Effect.orDie)
+            yield* applyEdits(bankId, memoryId, request, vector)
+            if (request.state === "invalidated") {
+              const deleted = yield* moveToArchive(bankId, memoryId, request.reason ?? null)
+              return yield* consolidation.enqueueAfterFactsDeleted(bankId, deleted)
+            }
+            if (archived === undefined && edits.length === 0) return false
+            const dims = sql.literal(String(Math.trunc(embeddings.identity.dimensions)))
+            if (archived !== undefined) yield* linkNew(bankId, [memoryId], modelKey(embeddings.identity), dims)
+            return yield* requeueEditedFacts(consolidation, bankId, [memoryId], observationsOn)
+          })
+        ).pipe(Effect.orDie)
         yield* graph.changed(bankId)
         if (wake) yield* consolidation.wake(bankId)
         if (given(request.expires_at) && request.expires_at !== "") yield* expiries.notify

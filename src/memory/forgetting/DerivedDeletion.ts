@@ -39,7 +39,12 @@ export const deleteWithDerived = Effect.fn("Forgetting.deleteWithDerived")(funct
 ) {
   const sql = yield* SqlClient.SqlClient
   if (ids.length === 0) {
-    return { memories: [], observationsReleased: 0, entitiesPruned: 0, consolidationQueued: false } satisfies DerivedDeletion
+    return {
+      memories: [],
+      observationsReleased: 0,
+      entitiesPruned: 0,
+      consolidationQueued: false
+    } satisfies DerivedDeletion
   }
   const memories = yield* deleteUnitsAndRecount(bankId, sql`id IN ${sql.in([...ids])}`)
   const released = yield* releaseObservationsOf(bankId, memories)
@@ -92,7 +97,9 @@ export const deleteEverythingDerived = Effect.fn("Forgetting.deleteEverythingDer
   // Derived state that names the memories by id, read before they go (their rows cite them).
   const chunkIds = idList === null ? [] : (yield* sql<{ chunkId: string }>`SELECT DISTINCT chunk_id FROM memory_units
     WHERE id IN ${sql.in(idList)} AND chunk_id IS NOT NULL`).map((row) => row.chunkId)
-  const documentIds = idList === null ? [] : (yield* sql<{ documentId: string }>`SELECT DISTINCT document_id FROM memory_units
+  const documentIds = idList === null ?
+    [] :
+    (yield* sql<{ documentId: string }>`SELECT DISTINCT document_id FROM memory_units
     WHERE id IN ${sql.in(idList)} AND document_id IS NOT NULL`).map((row) => row.documentId)
   const cites = (column: string) => idList === null ? none : sql`${sql.literal(column)} && ${idList}::text[]`
   const names = (column: string) =>
@@ -100,8 +107,12 @@ export const deleteEverythingDerived = Effect.fn("Forgetting.deleteEverythingDer
 
   const modelRows = yield* sql<{ id: string }>`UPDATE mental_models
     SET content = '', reflect_response = NULL, last_refreshed_at = NULL, updated_at = now()
-    WHERE bank_id = ${bankId} AND (${names("content")} OR ${sql.or([
-      ...ids.slice(0, 2_000).map((id) => sql`reflect_response::text LIKE ${likePattern(id)}`), none])})
+    WHERE bank_id = ${bankId} AND (${names("content")} OR ${
+    sql.or([
+      ...ids.slice(0, 2_000).map((id) => sql`reflect_response::text LIKE ${likePattern(id)}`),
+      none
+    ])
+  })
     RETURNING id`
   const dreamRuns = yield* sql`DELETE FROM dream_runs WHERE bank_id = ${bankId}
     AND (${cites("evidence_ids")} OR ${names("coalesce(summary, '') || coalesce(narrative_html, '')")}) RETURNING id`
@@ -115,14 +126,18 @@ export const deleteEverythingDerived = Effect.fn("Forgetting.deleteEverythingDer
       ${selection.entityIds.length === 0 ? sql`` : sql`OR entity_ids && ${selection.entityIds}::text[]`}) RETURNING id`
   const accesses = idList === null ? [] : yield* sql`DELETE FROM memory_access_events
     WHERE bank_id = ${bankId} AND item_type = 'memory' AND item_id IN ${sql.in(idList)} RETURNING seq`
-  const datasetSets = yield* sql`DELETE FROM taste_sets WHERE bank_id = ${bankId} AND ${cites("memory_unit_ids")} RETURNING id`
+  const datasetSets = yield* sql`DELETE FROM taste_sets WHERE bank_id = ${bankId} AND ${
+    cites("memory_unit_ids")
+  } RETURNING id`
   // Histories that quote the memories: an observation's versions, a model's refresh records, anomaly corrections.
   yield* sql`DELETE FROM observation_history WHERE bank_id = ${bankId} AND (${cites("source_fact_ids")}
     OR ${cites("added_fact_ids")} OR ${idList === null ? none : sql`observation_id IN ${sql.in(idList)}`}
     OR ${names("coalesce(text, '') || ' ' || coalesce(previous_text, '')")})`
   yield* sql`DELETE FROM mental_model_refreshes WHERE bank_id = ${bankId} AND (${cites("new_fact_ids")}
     OR ${names("coalesce(previous_content, '') || ' ' || coalesce(content, '')")})`
-  if (idList !== null) yield* sql`DELETE FROM anomaly_corrections WHERE bank_id = ${bankId} AND target_unit_id IN ${sql.in(idList)}`
+  if (idList !== null) {
+    yield* sql`DELETE FROM anomaly_corrections WHERE bank_id = ${bankId} AND target_unit_id IN ${sql.in(idList)}`
+  }
   const archived = selection.archived.length === 0 ? [] : yield* sql`DELETE FROM memory_unit_archive
     WHERE bank_id = ${bankId} AND unit_id IN ${sql.in(selection.archived)} RETURNING unit_id`
 
@@ -133,7 +148,9 @@ export const deleteEverythingDerived = Effect.fn("Forgetting.deleteEverythingDer
     WHERE bank_id = ${bankId} AND id IN ${sql.in(selection.entityIds)} RETURNING id`
   const deleted = yield* deleteWithDerived(consolidation, bankId, ids)
   const chunks = chunkIds.length === 0 ? [] : yield* sql`DELETE FROM chunks c WHERE c.bank_id = ${bankId}
-    AND c.id IN ${sql.in(chunkIds)} AND NOT EXISTS (SELECT 1 FROM memory_units u WHERE u.chunk_id = c.id) RETURNING c.id`
+    AND c.id IN ${
+    sql.in(chunkIds)
+  } AND NOT EXISTS (SELECT 1 FROM memory_units u WHERE u.chunk_id = c.id) RETURNING c.id`
   const documents = yield* sql`DELETE FROM documents d WHERE d.bank_id = ${bankId}
     AND (d.document_id IN ${sql.in(documentIds.length === 0 ? [""] : documentIds)}
       ${selection.documentId == null ? sql`` : sql`OR d.document_id = ${selection.documentId}`})

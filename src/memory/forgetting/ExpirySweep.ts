@@ -37,70 +37,75 @@ const longestSleepMillis = 3_600_000
  */
 const clusterResyncMillis = 60_000
 
-export const ExpirySweepTask = TaskRegistry.handler(expirySweepTask, Effect.gen(function*() {
-  const sql = yield* SqlClient.SqlClient
-  const locks = yield* BankLocks
-  const graph = yield* GraphRecall
-  const audit = yield* AuditLogs
-  const consolidation = yield* makeConsolidationRequests
-  const models = yield* MentalModels
-  const keptBrainFile = yield* makeKeptBrainFile
+export const ExpirySweepTask = TaskRegistry.handler(
+  expirySweepTask,
+  Effect.gen(function*() {
+    const sql = yield* SqlClient.SqlClient
+    const locks = yield* BankLocks
+    const graph = yield* GraphRecall
+    const audit = yield* AuditLogs
+    const consolidation = yield* makeConsolidationRequests
+    const models = yield* MentalModels
+    const keptBrainFile = yield* makeKeptBrainFile
 
-  /**
-   * One slice: the oldest expired memories, deleted with everything derived from them (forget's own path) and
-   * audited, in one transaction.
-   */
-  const slice = (bankId: string) =>
-    locks.withWriteLock(bankId)(Effect.gen(function*() {
-      const startedAt = new Date(yield* Clock.currentTimeMillis)
-      const due = yield* sql<{ id: string }>`SELECT id FROM memory_units
+    /**
+     * One slice: the oldest expired memories, deleted with everything derived from them (forget's own path) and
+     * audited, in one transaction.
+     */
+    const slice = (bankId: string) =>
+      locks.withWriteLock(bankId)(
+        Effect.gen(function*() {
+          const startedAt = new Date(yield* Clock.currentTimeMillis)
+          const due = yield* sql<{ id: string }>`SELECT id FROM memory_units
         WHERE bank_id = ${bankId} AND expires_at <= ${startedAt} ORDER BY expires_at, id LIMIT ${sweepSlice}`
-      const derived = yield* deleteEverythingDerived(consolidation, bankId, sweptOnly(due.map((row) => row.id)))
-      const deleted = derived.deletion
-      if (deleted.memories.length > 0) {
-        yield* audit.record({
-          bankId,
-          action: "memories.expiry_sweep",
-          transport: "system",
-          method: "SWEEP",
-          route: `expired memories deleted: ${deleted.memories.length}`,
-          status: 200,
-          actor: "system",
-          startedAt,
-          endedAt: new Date(yield* Clock.currentTimeMillis)
-        })
-      }
-      return { due: due.length, derived }
-    }).pipe(sql.withTransaction, Effect.orDie, Effect.provideService(SqlClient.SqlClient, sql)))
+          const derived = yield* deleteEverythingDerived(consolidation, bankId, sweptOnly(due.map((row) => row.id)))
+          const deleted = derived.deletion
+          if (deleted.memories.length > 0) {
+            yield* audit.record({
+              bankId,
+              action: "memories.expiry_sweep",
+              transport: "system",
+              method: "SWEEP",
+              route: `expired memories deleted: ${deleted.memories.length}`,
+              status: 200,
+              actor: "system",
+              startedAt,
+              endedAt: new Date(yield* Clock.currentTimeMillis)
+            })
+          }
+          return { due: due.length, derived }
+        }).pipe(sql.withTransaction, Effect.orDie, Effect.provideService(SqlClient.SqlClient, sql))
+      )
 
-  return (operation) =>
-    Effect.gen(function*() {
-      const bankId = operation.bankId
-      let removed = noneRemoved
-      let wake = false
-      const staleModels = new Set<string>()
-      while (true) {
-        const { due, derived } = yield* slice(bankId)
-        removed = addRemoved(removed, derived.removed)
-        wake ||= derived.deletion.consolidationQueued
-        for (const id of derived.models) staleModels.add(id)
-        if (derived.deletion.memories.length > 0) yield* graph.changed(bankId)
-        if (due < sweepSlice) break
-        // Other fibers (requests, other banks) run between slices.
-        yield* Effect.yieldNow
-      }
-      if (wake) yield* consolidation.wake(bankId)
-      yield* Effect.forEach(staleModels, (id) => Effect.ignore(models.refresh(bankId, id)), { discard: true })
-      const brain = removed.memories > 0 ? yield* keptBrainFile(bankId) : { updated: false, file_rewritten: false }
-      return {
-        memories_deleted: removed.memories,
-        observations_released: removed.observations,
-        mental_models_marked_stale: staleModels.size,
-        removed,
-        brain_file_rewritten: brain.file_rewritten
-      }
-    })
-}))
+    return (operation) =>
+      Effect.gen(function*() {
+        const bankId = operation.bankId
+        let removed = noneRemoved
+        let wake = false
+        const staleModels = new Set<string>()
+        while (true) {
+          const { due, derived } = yield* slice(bankId)
+          removed = addRemoved(removed, derived.removed)
+          wake ||= derived.deletion.consolidationQueued
+          for (const id of derived.models) staleModels.add(id)
+          if (derived.deletion.memories.length > 0) yield* graph.changed(bankId)
+          if (due < sweepSlice) break
+          // Other fibers (requests, other banks) run between slices.
+          yield* Effect.yieldNow
+        }
+        if (wake) yield* consolidation.wake(bankId)
+        yield* Effect.forEach(staleModels, (id) => Effect.ignore(models.refresh(bankId, id)), { discard: true })
+        const brain = removed.memories > 0 ? yield* keptBrainFile(bankId) : { updated: false, file_rewritten: false }
+        return {
+          memories_deleted: removed.memories,
+          observations_released: removed.observations,
+          mental_models_marked_stale: staleModels.size,
+          removed,
+          brain_file_rewritten: brain.file_rewritten
+        }
+      })
+  })
+)
 
 export const ExpiryScheduler = Layer.effectDiscard(Effect.gen(function*() {
   const sql = yield* SqlClient.SqlClient

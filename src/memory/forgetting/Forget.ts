@@ -58,104 +58,121 @@ export class Forget extends Context.Service<Forget, {
           WHERE e.bank_id = ${bankId} AND (lower(e.canonical_name) = lower(${request.entity}) OR lower(a.alias) = lower(${request.entity}))`
         const entityIds = entities.map((row) => row.id)
         const conditions = [
-          ...(entityIds.length === 0 ? [] : [sql`id IN (SELECT unit_id FROM unit_entities WHERE entity_id IN ${sql.in(entityIds)})`]),
+          ...(entityIds.length === 0
+            ? []
+            : [sql`id IN (SELECT unit_id FROM unit_entities WHERE entity_id IN ${sql.in(entityIds)})`]),
           ...(request.entity == null ? [] : [sql`text ILIKE ${likePattern(request.entity)}`]),
-          ...(request.memory_ids == null || request.memory_ids.length === 0 ? [] : [sql`id IN ${sql.in([...request.memory_ids])}`]),
+          ...(request.memory_ids == null || request.memory_ids.length === 0
+            ? []
+            : [sql`id IN ${sql.in([...request.memory_ids])}`]),
           ...(request.document_id == null ? [] : [sql`document_id = ${request.document_id}`]),
           ...(request.tag == null ? [] : [sql`${request.tag} = ANY(tags)`])
         ]
         const memories = yield* sql<{ id: string; createdAt: Date | null }>`
           SELECT id, created_at FROM memory_units WHERE bank_id = ${bankId} AND (${sql.or(conditions)})`
         const archived = yield* sql<{ id: string }>`
-          SELECT unit_id AS id FROM memory_unit_archive WHERE bank_id = ${bankId} AND (${sql.or([
+          SELECT unit_id AS id FROM memory_unit_archive WHERE bank_id = ${bankId} AND (${
+          sql.or([
             ...(request.entity == null ? [] : [
               sql`unit->>'text' ILIKE ${likePattern(request.entity)}`,
               sql`EXISTS (SELECT 1 FROM unnest(entity_names) n WHERE lower(n) = lower(${request.entity}))`
             ]),
-            ...(request.memory_ids == null || request.memory_ids.length === 0 ? [] : [sql`unit_id IN ${sql.in([...request.memory_ids])}`]),
+            ...(request.memory_ids == null || request.memory_ids.length === 0
+              ? []
+              : [sql`unit_id IN ${sql.in([...request.memory_ids])}`]),
             ...(request.document_id == null ? [] : [sql`unit->>'document_id' = ${request.document_id}`]),
             ...(request.tag == null ? [] : [sql`unit->'tags' ? ${request.tag}`])
-          ])})`
+          ])
+        })`
         return { memories, archived: archived.map((row) => row.id), entityIds }
       })
 
       /** Everything, in the caller's transaction. */
-      const forgetInTransaction = Effect.fn("Forget.run")(function*(bankId: string, request: ForgetRequest): Effect.fn.Return<Forgotten, SqlError, SqlClient.SqlClient> {
-        const selected = yield* select(bankId, request)
-        const ids = selected.memories.map((row) => row.id)
-        const earliest = selected.memories.reduce<Date | null>((first, row) =>
-          row.createdAt !== null && (first === null || row.createdAt < first) ? row.createdAt : first, null)
-        const derived = yield* deleteEverythingDerived(consolidation, bankId, {
-          ids,
-          archived: selected.archived,
-          entityIds: selected.entityIds,
-          entity: request.entity ?? null,
-          documentId: request.document_id ?? null
-        })
-
-        const purge = request.purge_history !== true ? null : yield* purgeHistory(bankId, {
-          memoryIds: ids,
-          entityIds: selected.entityIds,
-          chunkIds: derived.chunkIds,
-          documentIds: derived.documentIds,
-          entity: request.entity ?? null,
-          requestedIds: request.memory_ids ?? [],
-          documentId: request.document_id ?? null,
-          tag: request.tag ?? null
-        })
-        if (purge !== null && request.dry_run !== true) {
-          const at = new Date(yield* Clock.currentTimeMillis)
-          yield* audit.record({
-            bankId,
-            action: "memories.purge_history",
-            transport: "system",
-            method: "PURGE",
-            route: `memory repo history rewritten: ${purge.rewrites.length} commits, ${purge.objectsDeleted} objects deleted`,
-            status: 200,
-            actor: "system",
-            startedAt: at,
-            endedAt: at
+      const forgetInTransaction = Effect.fn("Forget.run")(
+        function*(bankId: string, request: ForgetRequest): Effect.fn.Return<Forgotten, SqlError, SqlClient.SqlClient> {
+          const selected = yield* select(bankId, request)
+          const ids = selected.memories.map((row) => row.id)
+          const earliest = selected.memories.reduce<Date | null>(
+            (first, row) => row.createdAt !== null && (first === null || row.createdAt < first) ? row.createdAt : first,
+            null
+          )
+          const derived = yield* deleteEverythingDerived(consolidation, bankId, {
+            ids,
+            archived: selected.archived,
+            entityIds: selected.entityIds,
+            entity: request.entity ?? null,
+            documentId: request.document_id ?? null
           })
-        }
-        const commits = purge !== null ? purge.holding.map((commitId) => ({ commitId })) : earliest === null ? [] : yield* sql<{ commitId: string }>`
+
+          const purge = request.purge_history !== true ? null : yield* purgeHistory(bankId, {
+            memoryIds: ids,
+            entityIds: selected.entityIds,
+            chunkIds: derived.chunkIds,
+            documentIds: derived.documentIds,
+            entity: request.entity ?? null,
+            requestedIds: request.memory_ids ?? [],
+            documentId: request.document_id ?? null,
+            tag: request.tag ?? null
+          })
+          if (purge !== null && request.dry_run !== true) {
+            const at = new Date(yield* Clock.currentTimeMillis)
+            yield* audit.record({
+              bankId,
+              action: "memories.purge_history",
+              transport: "system",
+              method: "PURGE",
+              route:
+                `memory repo history rewritten: ${purge.rewrites.length} commits, ${purge.objectsDeleted} objects deleted`,
+              status: 200,
+              actor: "system",
+              startedAt: at,
+              endedAt: at
+            })
+          }
+          const commits = purge !== null ?
+            purge.holding.map((commitId) => ({ commitId })) :
+            earliest === null ?
+            [] :
+            yield* sql<{ commitId: string }>`
           SELECT c.commit_id FROM repo_commits c JOIN memory_repos r ON r.repo_id = c.repo_id
           WHERE (r.root_bank_id = ${bankId}
               OR r.repo_id IN (SELECT repo_id FROM repo_branches WHERE workspace_bank_id = ${bankId}))
             AND c.created_at >= ${earliest}
           ORDER BY c.created_at, c.commit_id`
 
-        return {
-          report: {
-            bank_id: bankId,
-            dry_run: request.dry_run === true,
-            memory_ids: [...derived.deletion.memories].sort(),
-            removed: derived.removed,
-            brain: { updated: false, file_rewritten: false },
-            repo_commits: purge !== null
-              ? {
-                commit_ids: commits.map((row) => row.commitId),
-                rewritten: request.dry_run !== true && purge.rewrites.length > 0,
-                note: purge.rewrites.length === 0
-                  ? "no memory repo commit held the forgotten content"
-                  : request.dry_run === true
-                  ? "these commits hold the forgotten content; purge_history would rewrite them (and the commits after them) as listed"
-                  : "history rewritten: these commits held the forgotten content; they and the commits after them have new ids",
-                rewrites: purge.rewrites,
-                objects_deleted: purge.objectsDeleted,
-                read_copies_dropped: purge.readCopiesDropped
-              }
-              : {
-                commit_ids: commits.map((row) => row.commitId),
-                rewritten: false,
-                note: commits.length === 0
-                  ? "no memory repo commit was made since the forgotten memories were stored"
-                  : "these commits may still hold the forgotten content; history is rewritten only with purge_history"
-              }
-          } satisfies ForgetReport,
-          models: derived.models,
-          wake: derived.deletion.consolidationQueued
+          return {
+            report: {
+              bank_id: bankId,
+              dry_run: request.dry_run === true,
+              memory_ids: [...derived.deletion.memories].sort(),
+              removed: derived.removed,
+              brain: { updated: false, file_rewritten: false },
+              repo_commits: purge !== null
+                ? {
+                  commit_ids: commits.map((row) => row.commitId),
+                  rewritten: request.dry_run !== true && purge.rewrites.length > 0,
+                  note: purge.rewrites.length === 0
+                    ? "no memory repo commit held the forgotten content"
+                    : request.dry_run === true
+                    ? "these commits hold the forgotten content; purge_history would rewrite them (and the commits after them) as listed"
+                    : "history rewritten: these commits held the forgotten content; they and the commits after them have new ids",
+                  rewrites: purge.rewrites,
+                  objects_deleted: purge.objectsDeleted,
+                  read_copies_dropped: purge.readCopiesDropped
+                }
+                : {
+                  commit_ids: commits.map((row) => row.commitId),
+                  rewritten: false,
+                  note: commits.length === 0
+                    ? "no memory repo commit was made since the forgotten memories were stored"
+                    : "these commits may still hold the forgotten content; history is rewritten only with purge_history"
+                }
+            } satisfies ForgetReport,
+            models: derived.models,
+            wake: derived.deletion.consolidationQueued
+          }
         }
-      })
+      )
 
       const forget = Effect.fn("Forget.forget")(function*(bankId: string, request: ForgetRequest) {
         const selectors = [request.entity, request.memory_ids, request.document_id, request.tag]
@@ -175,7 +192,9 @@ export class Forget extends Context.Service<Forget, {
         }
         const result = yield* locks.withWriteLock(bankId)(
           forgetInTransaction(bankId, request).pipe(
-            Effect.flatMap((outcome) => request.dry_run === true ? Effect.fail(new RolledBack({ outcome })) : Effect.succeed(outcome)),
+            Effect.flatMap((outcome) =>
+              request.dry_run === true ? Effect.fail(new RolledBack({ outcome })) : Effect.succeed(outcome)
+            ),
             sql.withTransaction,
             Effect.provideService(SqlClient.SqlClient, sql)
           )

@@ -42,13 +42,41 @@ export class RepoEnabling extends Error {}
 const likePattern = (text: string) => `%${text.replace(/[\\%_]/g, "\\$&")}%`
 
 /** Tables whose rows are matched by the forgotten entity's name in any string value (as forget matches them live). */
-const namedTables = ["dream_runs", "dream_predictions", "dream_proposals", "anomaly_events", "entity_intelligence",
-  "mental_model_refreshes", "observation_history", "memory_unit_archive"]
+const namedTables = [
+  "dream_runs",
+  "dream_predictions",
+  "dream_proposals",
+  "anomaly_events",
+  "entity_intelligence",
+  "mental_model_refreshes",
+  "observation_history",
+  "memory_unit_archive"
+]
 /** Tables whose rows go when any string in them holds a forgotten memory or entity id (evidence, citations, history). */
-const citingTables = ["dream_runs", "dream_predictions", "dream_proposals", "dream_prediction_outcomes", "anomaly_events",
-  "anomaly_corrections", "taste_sets", "entity_intelligence", "mental_model_refreshes", "observation_history"]
-const memoryTables = ["memory_units", "memory_unit_archive", "memory_links", "unit_entities", "entities", "entity_aliases",
-  "entity_trajectories", "mental_models", "chunks", "documents"]
+const citingTables = [
+  "dream_runs",
+  "dream_predictions",
+  "dream_proposals",
+  "dream_prediction_outcomes",
+  "anomaly_events",
+  "anomaly_corrections",
+  "taste_sets",
+  "entity_intelligence",
+  "mental_model_refreshes",
+  "observation_history"
+]
+const memoryTables = [
+  "memory_units",
+  "memory_unit_archive",
+  "memory_links",
+  "unit_entities",
+  "entities",
+  "entity_aliases",
+  "entity_trajectories",
+  "mental_models",
+  "chunks",
+  "documents"
+]
 const purgedTables = [...new Set([...memoryTables, ...citingTables])]
 
 /** A commit id for a rewritten commit, from what it now is: the same rewrite gives the same id (a dry run's are exact). */
@@ -107,16 +135,24 @@ export const purgeHistory = Effect.fn("Forgetting.purgeHistory")(function*(bankI
     ...commits.map((c) => c.tables),
     ...branches.flatMap((b) => [b.stateTables, b.replicaTables].filter((t): t is Record<string, string> => t !== null))
   ]
-  const manifests = [...new Set(trees.flatMap((tables) =>
-    Object.entries(tables).filter(([table]) => purgedTables.includes(table)).map(([table, hash]) => `${table}\u0000${hash}`)
-  ))].map((pair) => pair.split("\u0000") as [string, string])
+  const manifests = [
+    ...new Set(
+      trees.flatMap((tables) =>
+        Object.entries(tables).filter(([table]) => purgedTables.includes(table)).map(([table, hash]) =>
+          `${table}\u0000${hash}`
+        )
+      )
+    )
+  ].map((pair) => pair.split("\u0000") as [string, string])
   if (manifests.length === 0) return none
 
   // Every row (and leaf) the repo's trees reach in the tables a forget touches.
   yield* run(`CREATE TEMP TABLE IF NOT EXISTS purge_leaves (tbl text, lh text, PRIMARY KEY (tbl, lh)) ON COMMIT DROP`)
   yield* run(`CREATE TEMP TABLE IF NOT EXISTS purge_entries (tbl text, lh text, h text) ON COMMIT DROP`)
   yield* run(`CREATE TEMP TABLE IF NOT EXISTS purge_reach (tbl text, h text, PRIMARY KEY (tbl, h)) ON COMMIT DROP`)
-  yield* run(`CREATE TEMP TABLE IF NOT EXISTS purge_gone (tbl text, h text, nh text, body jsonb, PRIMARY KEY (tbl, h)) ON COMMIT DROP`)
+  yield* run(
+    `CREATE TEMP TABLE IF NOT EXISTS purge_gone (tbl text, h text, nh text, body jsonb, PRIMARY KEY (tbl, h)) ON COMMIT DROP`
+  )
   yield* run(`DELETE FROM purge_leaves`)
   yield* run(`DELETE FROM purge_entries`)
   yield* run(`DELETE FROM purge_reach`)
@@ -155,8 +191,22 @@ export const purgeHistory = Effect.fn("Forgetting.purgeHistory")(function*(bankI
   // The entities and memories the selectors name in any tree, besides the live ones.
   const entities = new Set(selection.entityIds)
   if (selection.entity !== null) {
-    for (const id of yield* reached("entities", `lower(o.body ->> 'canonical_name') = lower($1::text)`, `o.body ->> 'id'`, [selection.entity])) entities.add(id)
-    for (const id of yield* reached("entity_aliases", `lower(o.body ->> 'alias') = lower($1::text)`, `o.body ->> 'entity_id'`, [selection.entity])) entities.add(id)
+    for (
+      const id of yield* reached(
+        "entities",
+        `lower(o.body ->> 'canonical_name') = lower($1::text)`,
+        `o.body ->> 'id'`,
+        [selection.entity]
+      )
+    ) entities.add(id)
+    for (
+      const id of yield* reached(
+        "entity_aliases",
+        `lower(o.body ->> 'alias') = lower($1::text)`,
+        `o.body ->> 'entity_id'`,
+        [selection.entity]
+      )
+    ) entities.add(id)
   }
   const memories = new Set([...selection.memoryIds, ...selection.requestedIds])
   const pattern = selection.entity === null ? null : likePattern(selection.entity)
@@ -169,7 +219,14 @@ export const purgeHistory = Effect.fn("Forgetting.purgeHistory")(function*(bankI
       [pattern, selection.documentId, selection.tag]
     )
   ) memories.add(id)
-  for (const id of yield* reached("unit_entities", `o.body ->> 'entity_id' = ANY(${textArray("$1")})`, `o.body ->> 'unit_id'`, [list(entities)])) {
+  for (
+    const id of yield* reached(
+      "unit_entities",
+      `o.body ->> 'entity_id' = ANY(${textArray("$1")})`,
+      `o.body ->> 'unit_id'`,
+      [list(entities)]
+    )
+  ) {
     memories.add(id)
   }
   for (
@@ -185,12 +242,14 @@ export const purgeHistory = Effect.fn("Forgetting.purgeHistory")(function*(bankI
   ) memories.add(id)
   // Observations built on a forgotten fact go too (as forget releases them live), and those built on them.
   for (let round = 0; round < 8; round++) {
-    const more = (yield* reached(
+    const more = yield* reached(
       "memory_units",
-      `coalesce(o.body -> 'source_fact_ids', '[]'::jsonb) ?| ${textArray("$1")} AND NOT (o.body ->> 'id' = ANY(${textArray("$1")}))`,
+      `coalesce(o.body -> 'source_fact_ids', '[]'::jsonb) ?| ${textArray("$1")} AND NOT (o.body ->> 'id' = ANY(${
+        textArray("$1")
+      }))`,
       `o.body ->> 'id'`,
       [list(memories)]
-    ))
+    )
     if (more.length === 0) break
     for (const id of more) memories.add(id)
   }
@@ -221,7 +280,8 @@ export const purgeHistory = Effect.fn("Forgetting.purgeHistory")(function*(bankI
   for (const table of citingTables) yield* gone(table, cites, [list(ids), pattern])
   for (const table of namedTables) yield* gone(table, names, [list(ids), pattern])
   // Chunks and documents that no kept memory of any tree uses any longer.
-  const keptMemories = `r.tbl = 'memory_units' AND NOT EXISTS (SELECT 1 FROM purge_gone g WHERE g.tbl = r.tbl AND g.h = r.h)`
+  const keptMemories =
+    `r.tbl = 'memory_units' AND NOT EXISTS (SELECT 1 FROM purge_gone g WHERE g.tbl = r.tbl AND g.h = r.h)`
   const orphans = (column: string, extra: ReadonlyArray<string>) =>
     Effect.map(
       run<{ v: string }>(
@@ -235,8 +295,14 @@ export const purgeHistory = Effect.fn("Forgetting.purgeHistory")(function*(bankI
       (rows) => rows.map((row) => row.v)
     )
   const chunkIds = yield* orphans("chunk_id", selection.chunkIds)
-  const documentIds = yield* orphans("document_id", [...selection.documentIds, ...(selection.documentId === null ? [] : [selection.documentId])])
-  yield* gone("chunks", `o.body ->> 'id' = ANY(${M}) OR o.body ->> 'document_id' = ANY(${E})`, [list(chunkIds), list(documentIds)])
+  const documentIds = yield* orphans("document_id", [
+    ...selection.documentIds,
+    ...(selection.documentId === null ? [] : [selection.documentId])
+  ])
+  yield* gone("chunks", `o.body ->> 'id' = ANY(${M}) OR o.body ->> 'document_id' = ANY(${E})`, [
+    list(chunkIds),
+    list(documentIds)
+  ])
   yield* gone("documents", `o.body ->> 'document_id' = ANY(${E})`, [list([]), list(documentIds)])
   yield* run(
     `WITH p AS (SELECT $1::jsonb AS a, $2::text AS b)
@@ -296,7 +362,10 @@ export const purgeHistory = Effect.fn("Forgetting.purgeHistory")(function*(bankI
   const nodes = yield* run<{ hash: string; body: Record<string, string> }>(
     `SELECT hash, body FROM repo_objects WHERE kind = 'node' AND hash IN (SELECT jsonb_array_elements_text($1::jsonb))
        AND EXISTS (SELECT 1 FROM jsonb_each_text(body) e WHERE e.value IN (SELECT jsonb_array_elements_text($2::jsonb)))`,
-    [JSON.stringify([...new Set([...manifestBodies.values()].flatMap((body) => Object.values(body)))]), JSON.stringify(changedLeaves)]
+    [
+      JSON.stringify([...new Set([...manifestBodies.values()].flatMap((body) => Object.values(body)))]),
+      JSON.stringify(changedLeaves)
+    ]
   )
   for (const node of nodes) {
     const leaves = new Map<number, string>()
@@ -399,8 +468,19 @@ export const purgeHistory = Effect.fn("Forgetting.purgeHistory")(function*(bankI
         `INSERT INTO repo_commits (commit_id, repo_id, parent_commit_id, branch_name, message, actor, root_hash, tables,
            row_counts, bytes_added, created_at)
          VALUES ($1, $2, $3, $4, $5, $6, $7, $8::jsonb, $9::jsonb, $10, $11)`,
-        [id, repoId, parent, commit.branchName, commit.message, commit.actor, rootHash, JSON.stringify(tree.tables),
-          JSON.stringify(tree.rows), Number(commit.bytesAdded), commit.createdAt]
+        [
+          id,
+          repoId,
+          parent,
+          commit.branchName,
+          commit.message,
+          commit.actor,
+          rootHash,
+          JSON.stringify(tree.tables),
+          JSON.stringify(tree.rows),
+          Number(commit.bytesAdded),
+          commit.createdAt
+        ]
       )
       newIds.set(commit.commitId, id)
       return id
@@ -422,8 +502,14 @@ export const purgeHistory = Effect.fn("Forgetting.purgeHistory")(function*(bankI
     yield* run(
       `UPDATE repo_branches SET head_commit_id = $3, state_tables = $4::jsonb, state_rows = $5::jsonb,
          replica_tables = $6::jsonb, updated_at = now() WHERE repo_id = $1 AND branch_name = $2`,
-      [repoId, branch.branchName, head, state === null ? null : JSON.stringify(state.tables),
-        state === null ? null : JSON.stringify(state.rows), dropCopy ? null : branch.replicaTables === null ? null : JSON.stringify(branch.replicaTables)]
+      [
+        repoId,
+        branch.branchName,
+        head,
+        state === null ? null : JSON.stringify(state.tables),
+        state === null ? null : JSON.stringify(state.rows),
+        dropCopy ? null : branch.replicaTables === null ? null : JSON.stringify(branch.replicaTables)
+      ]
     )
     const copy = branch.workspaceBankId
     if (dropCopy && copy !== bankId && copy.startsWith(workspacePrefix)) {
@@ -435,11 +521,16 @@ export const purgeHistory = Effect.fn("Forgetting.purgeHistory")(function*(bankI
   }
   const oldIds = rewrites.map((r) => r.old_commit_id)
   if (oldIds.length > 0) {
-    yield* run(`DELETE FROM repo_commits WHERE commit_id IN (SELECT jsonb_array_elements_text($1::jsonb))`, [JSON.stringify(oldIds)])
+    yield* run(`DELETE FROM repo_commits WHERE commit_id IN (SELECT jsonb_array_elements_text($1::jsonb))`, [
+      JSON.stringify(oldIds)
+    ])
   }
 
   // The replaced objects go, unless another repo's trees (a fork with its own repo) or an enable in progress name them.
-  const fresh = new Set([...newObjects.map((o) => o.hash), ...goneRows.flatMap((row) => row.nh === null ? [] : [row.nh])])
+  const fresh = new Set([
+    ...newObjects.map((o) => o.hash),
+    ...goneRows.flatMap((row) => row.nh === null ? [] : [row.nh])
+  ])
   const doomed = [...goneRows.map((row) => row.h), ...replaced.keys()].filter((hash) => !fresh.has(hash))
   const deleted = doomed.length === 0 ? [] : yield* run(
     `WITH d AS MATERIALIZED (SELECT DISTINCT jsonb_array_elements_text($1::jsonb) AS hash),

@@ -38,110 +38,125 @@ const dayMillis = 86_400_000
 
 const ageCutoff = (now: number, maxDays: number) => new Date(now - maxDays * dayMillis)
 
-export const RetentionSweepTask = TaskRegistry.handler(retentionSweepTask, Effect.gen(function*() {
-  const sql = yield* SqlClient.SqlClient
-  const locks = yield* BankLocks
-  const store = yield* BankStore
-  const graph = yield* GraphRecall
-  const audit = yield* AuditLogs
-  const models = yield* MentalModels
-  const brains = yield* BankBrains
-  const consolidation = yield* makeConsolidationRequests
-  const keptBrainFile = yield* makeKeptBrainFile
+export const RetentionSweepTask = TaskRegistry.handler(
+  retentionSweepTask,
+  Effect.gen(function*() {
+    const sql = yield* SqlClient.SqlClient
+    const locks = yield* BankLocks
+    const store = yield* BankStore
+    const graph = yield* GraphRecall
+    const audit = yield* AuditLogs
+    const models = yield* MentalModels
+    const brains = yield* BankBrains
+    const consolidation = yield* makeConsolidationRequests
+    const keptBrainFile = yield* makeKeptBrainFile
 
-  /** One slice: the chosen ids (re-read inside the lock by `pick`), deleted with their derived state and audited. */
-  const slice = (bankId: string, reason: string, pick: Effect.Effect<ReadonlyArray<string>, unknown, SqlClient.SqlClient>) =>
-    locks.withWriteLock(bankId)(Effect.gen(function*() {
-      const startedAt = new Date(yield* Clock.currentTimeMillis)
-      const ids = yield* pick
-      const derived = yield* deleteEverythingDerived(consolidation, bankId, sweptOnly(ids))
-      const deleted = derived.deletion
-      if (deleted.memories.length > 0) {
-        yield* audit.record({
-          bankId,
-          action: "memories.retention_sweep",
-          transport: "system",
-          method: "SWEEP",
-          route: `memories evicted by retention (${reason}): ${deleted.memories.length}`,
-          status: 200,
-          actor: "system",
-          startedAt,
-          endedAt: new Date(yield* Clock.currentTimeMillis)
-        })
-      }
-      return { picked: ids.length, derived }
-    }).pipe(sql.withTransaction, Effect.orDie, Effect.provideService(SqlClient.SqlClient, sql)))
-
-  return (operation) =>
-    Effect.gen(function*() {
-      const bankId = operation.bankId
-      const bank = yield* store.find(bankId)
-      if (Option.isNone(bank)) return { memories_deleted: 0, by_reason: {} }
-      const policy = bank.value.retentionSettings
-      const byReason: Record<string, number> = {}
-      let removed = noneRemoved
-      let wake = false
-      const staleModels = new Set<string>()
-
-      const drain = (reason: string, pick: Effect.Effect<ReadonlyArray<string>, unknown, SqlClient.SqlClient>) =>
+    /** One slice: the chosen ids (re-read inside the lock by `pick`), deleted with their derived state and audited. */
+    const slice = (
+      bankId: string,
+      reason: string,
+      pick: Effect.Effect<ReadonlyArray<string>, unknown, SqlClient.SqlClient>
+    ) =>
+      locks.withWriteLock(bankId)(
         Effect.gen(function*() {
-          while (true) {
-            const { picked, derived } = yield* slice(bankId, reason, pick)
-            const deleted = derived.deletion
-            byReason[reason] = (byReason[reason] ?? 0) + deleted.memories.length
-            removed = addRemoved(removed, derived.removed)
-            wake ||= deleted.consolidationQueued
-            for (const id of derived.models) staleModels.add(id)
-            if (deleted.memories.length > 0) yield* graph.changed(bankId)
-            if (picked < sweepSlice || deleted.memories.length === 0) break
-            // Other fibers (requests, other banks) run between slices.
-            yield* Effect.yieldNow
+          const startedAt = new Date(yield* Clock.currentTimeMillis)
+          const ids = yield* pick
+          const derived = yield* deleteEverythingDerived(consolidation, bankId, sweptOnly(ids))
+          const deleted = derived.deletion
+          if (deleted.memories.length > 0) {
+            yield* audit.record({
+              bankId,
+              action: "memories.retention_sweep",
+              transport: "system",
+              method: "SWEEP",
+              route: `memories evicted by retention (${reason}): ${deleted.memories.length}`,
+              status: 200,
+              actor: "system",
+              startedAt,
+              endedAt: new Date(yield* Clock.currentTimeMillis)
+            })
           }
-        })
+          return { picked: ids.length, derived }
+        }).pipe(sql.withTransaction, Effect.orDie, Effect.provideService(SqlClient.SqlClient, sql))
+      )
 
-      for (const [factType, maxDays] of Object.entries(policy.max_age_days ?? {})) {
-        const cutoff = ageCutoff(yield* Clock.currentTimeMillis, maxDays)
-        yield* drain(`max_age_days.${factType}`, sql<{ id: string }>`SELECT id FROM memory_units
+    return (operation) =>
+      Effect.gen(function*() {
+        const bankId = operation.bankId
+        const bank = yield* store.find(bankId)
+        if (Option.isNone(bank)) return { memories_deleted: 0, by_reason: {} }
+        const policy = bank.value.retentionSettings
+        const byReason: Record<string, number> = {}
+        let removed = noneRemoved
+        let wake = false
+        const staleModels = new Set<string>()
+
+        const drain = (reason: string, pick: Effect.Effect<ReadonlyArray<string>, unknown, SqlClient.SqlClient>) =>
+          Effect.gen(function*() {
+            while (true) {
+              const { picked, derived } = yield* slice(bankId, reason, pick)
+              const deleted = derived.deletion
+              byReason[reason] = (byReason[reason] ?? 0) + deleted.memories.length
+              removed = addRemoved(removed, derived.removed)
+              wake ||= deleted.consolidationQueued
+              for (const id of derived.models) staleModels.add(id)
+              if (deleted.memories.length > 0) yield* graph.changed(bankId)
+              if (picked < sweepSlice || deleted.memories.length === 0) break
+              // Other fibers (requests, other banks) run between slices.
+              yield* Effect.yieldNow
+            }
+          })
+
+        for (const [factType, maxDays] of Object.entries(policy.max_age_days ?? {})) {
+          const cutoff = ageCutoff(yield* Clock.currentTimeMillis, maxDays)
+          yield* drain(
+            `max_age_days.${factType}`,
+            sql<{ id: string }>`SELECT id FROM memory_units
           WHERE bank_id = ${bankId} AND fact_type = ${factType} AND created_at < ${cutoff}
-          ORDER BY created_at, id LIMIT ${sweepSlice}`.pipe(Effect.map((rows) => rows.map((row) => row.id))))
-      }
+          ORDER BY created_at, id LIMIT ${sweepSlice}`.pipe(Effect.map((rows) => rows.map((row) => row.id)))
+          )
+        }
 
-      if (policy.max_memories !== undefined) {
-        const max = policy.max_memories
-        // Ranked once, before the first slice; each slice re-checks the count, so facts retained meanwhile only
-        // ever make it evict fewer of the ranked ones, never one that the count does not call for.
-        const ranked = yield* leastInfluential(bankId, (yield* countFacts(bankId)) - max)
-        let next = 0
-        yield* drain("max_memories", Effect.gen(function*() {
-          const excess = (yield* countFacts(bankId)) - max
-          const take = ranked.slice(next, next + Math.min(sweepSlice, Math.max(0, excess)))
-          next += take.length
-          return take
-        }))
-      }
+        if (policy.max_memories !== undefined) {
+          const max = policy.max_memories
+          // Ranked once, before the first slice; each slice re-checks the count, so facts retained meanwhile only
+          // ever make it evict fewer of the ranked ones, never one that the count does not call for.
+          const ranked = yield* leastInfluential(bankId, (yield* countFacts(bankId)) - max)
+          let next = 0
+          yield* drain(
+            "max_memories",
+            Effect.gen(function*() {
+              const excess = (yield* countFacts(bankId)) - max
+              const take = ranked.slice(next, next + Math.min(sweepSlice, Math.max(0, excess)))
+              next += take.length
+              return take
+            })
+          )
+        }
 
-      if (wake) yield* consolidation.wake(bankId)
-      yield* Effect.forEach(staleModels, (id) => Effect.ignore(models.refresh(bankId, id)), { discard: true })
-      const total = Object.values(byReason).reduce((sum, n) => sum + n, 0)
-      const brain = total > 0 ? yield* keptBrainFile(bankId) : { updated: false, file_rewritten: false }
-      return {
-        memories_deleted: total,
-        by_reason: byReason,
-        observations_released: removed.observations,
-        mental_models_marked_stale: staleModels.size,
-        removed,
-        brain_file_rewritten: brain.file_rewritten
-      }
-    }).pipe(Effect.provideService(SqlClient.SqlClient, sql), Effect.provideService(BankBrains, brains))
+        if (wake) yield* consolidation.wake(bankId)
+        yield* Effect.forEach(staleModels, (id) => Effect.ignore(models.refresh(bankId, id)), { discard: true })
+        const total = Object.values(byReason).reduce((sum, n) => sum + n, 0)
+        const brain = total > 0 ? yield* keptBrainFile(bankId) : { updated: false, file_rewritten: false }
+        return {
+          memories_deleted: total,
+          by_reason: byReason,
+          observations_released: removed.observations,
+          mental_models_marked_stale: staleModels.size,
+          removed,
+          brain_file_rewritten: brain.file_rewritten
+        }
+      }).pipe(Effect.provideService(SqlClient.SqlClient, sql), Effect.provideService(BankBrains, brains))
 
-  function countFacts(bankId: string) {
-    return sql<{ n: number }>`SELECT count(*)::int AS n FROM memory_units
+    function countFacts(bankId: string) {
+      return sql<{ n: number }>`SELECT count(*)::int AS n FROM memory_units
       WHERE bank_id = ${bankId} AND fact_type IN ${sql.in([...countedFactTypes])}`.pipe(
-      Effect.orDie,
-      Effect.map((rows) => rows[0]?.n ?? 0)
-    )
-  }
-}))
+        Effect.orDie,
+        Effect.map((rows) => rows[0]?.n ?? 0)
+      )
+    }
+  })
+)
 
 /**
  * Decides when a bank's retention policy has something to remove. A bank passes its count limit only when it grows
@@ -182,7 +197,9 @@ export class RetentionChecks extends Context.Service<RetentionChecks, {
           if (policy.max_memories === undefined) return false
           // Counting stops one past the limit: a bank far over it costs no more to check than one just over.
           const counted = yield* sql<{ n: number }>`SELECT count(*)::int AS n FROM (SELECT 1 FROM memory_units
-            WHERE bank_id = ${bankId} AND fact_type IN ${sql.in([...countedFactTypes])} LIMIT ${policy.max_memories + 1}) c`
+            WHERE bank_id = ${bankId} AND fact_type IN ${sql.in([...countedFactTypes])} LIMIT ${
+            policy.max_memories + 1
+          }) c`
           return (counted[0]?.n ?? 0) > policy.max_memories
         })
 
@@ -191,7 +208,8 @@ export class RetentionChecks extends Context.Service<RetentionChecks, {
           const policy = yield* policyOf(bankId)
           if (policy === undefined || !hasRetentionLimits(policy)) return false
           if (!(yield* due(bankId, policy, yield* Clock.currentTimeMillis))) return false
-          const open = yield* sql`SELECT 1 FROM operations WHERE bank_id = ${bankId} AND task_type = ${retentionSweepTask}
+          const open =
+            yield* sql`SELECT 1 FROM operations WHERE bank_id = ${bankId} AND task_type = ${retentionSweepTask}
             AND status IN ('pending', 'running') LIMIT 1`
           if (open.length > 0) return false
           yield* operations.create({ bankId, taskType: retentionSweepTask, payload: { trigger: "retention" } })
@@ -218,7 +236,8 @@ export class RetentionChecks extends Context.Service<RetentionChecks, {
       // A policy saved by any path (the config API, MCP, a template import, the library) is checked at once, and the
       // scheduler recomputes when the next age limit comes due.
       yield* (yield* BankSettingsChanges).afterCommit(({ bankId, before, after }) =>
-        hasRetentionLimits(after.retentionSettings) || (before !== undefined && hasRetentionLimits(before.retentionSettings))
+        hasRetentionLimits(after.retentionSettings) ||
+          (before !== undefined && hasRetentionLimits(before.retentionSettings))
           ? Effect.andThen(check(bankId), note(bankId))
           : Effect.void
       )
@@ -279,7 +298,9 @@ export const RetentionScheduler = Layer.effectDiscard(Effect.gen(function*() {
     while (true) {
       const now = yield* Clock.currentTimeMillis
       const untilDue = next === null ? null : Math.min(Math.max(next - now, 0) + 5, longestSleepMillis)
-      yield* checks.nextChange(node.role === "off" ? untilDue : Math.min(untilDue ?? clusterResyncMillis, clusterResyncMillis))
+      yield* checks.nextChange(
+        node.role === "off" ? untilDue : Math.min(untilDue ?? clusterResyncMillis, clusterResyncMillis)
+      )
       const changed = yield* checks.changed
       if (changed.size > 0) yield* Effect.sleep(settleMillis)
       const settled = new Set([...changed, ...(yield* checks.changed)])

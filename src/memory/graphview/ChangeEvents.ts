@@ -95,7 +95,10 @@ export const contradictionEvents = (group: StateGroup): Array<ChangeEvent> => {
       const sameDocument = older.docKey !== null && older.docKey === newer.docKey
       const led = [ledBy(older, group.name), ledBy(newer, group.name)]
       if (sameDocument ? !(led[0] && led[1]) : !(led[0] || led[1])) continue
-      if (older.embedding !== null && newer.embedding !== null && cosine(older.embedding, newer.embedding) < contradictionCosine) continue
+      if (
+        older.embedding !== null && newer.embedding !== null &&
+        cosine(older.embedding, newer.embedding) < contradictionCosine
+      ) continue
       events.push({
         id: `event:${group.id}:contradiction:${older.id}:${newer.id}`,
         node_id: group.id,

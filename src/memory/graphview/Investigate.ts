@@ -42,9 +42,15 @@ export const investigate = (graph: StateGraph, query: string, recalled: Readonly
   const matching = scored.filter((entry) => entry.named > 0 || entry.found > 0).sort((a, b) => b.score - a.score)
   const focal = (matching.length > 0 ? matching : scored.slice(0, 3)).slice(0, focalCount).map((entry) => entry.node)
   const focalIds = new Set(focal.map((node) => node.id))
-  const edges = graph.edges.filter((edge) => focalIds.has(edge.source_id) || focalIds.has(edge.target_id)).slice(0, focalEdges)
+  const edges = graph.edges.filter((edge) => focalIds.has(edge.source_id) || focalIds.has(edge.target_id)).slice(
+    0,
+    focalEdges
+  )
   // Events in focal order (the best node's first), each node's most confident first.
-  const events = focal.flatMap((node) => graph.events.filter((event) => event.node_id === node.id)).slice(0, focalEvents)
+  const events = focal.flatMap((node) => graph.events.filter((event) => event.node_id === node.id)).slice(
+    0,
+    focalEvents
+  )
 
   const answer = events.length > 0
     ? events.slice(0, 3).map((event) => event.summary).join(" ")
@@ -59,11 +65,18 @@ export const investigate = (graph: StateGraph, query: string, recalled: Readonly
     const event = events.find((candidate) => candidate.node_id === node.id)
     const memories = event?.evidence_ids ?? node.evidence_ids
     if (event !== undefined) {
-      path.push({ kind: "event", id: event.id, label: label(event.summary), timestamp: new Date(event.at).toISOString() })
+      path.push({
+        kind: "event",
+        id: event.id,
+        label: label(event.summary),
+        timestamp: new Date(event.at).toISOString()
+      })
     }
     for (const id of memories.slice(0, 2)) {
       const unit = graph.units.get(id)
-      if (unit !== undefined) path.push({ kind: "memory", id, label: label(unit.text), timestamp: new Date(unit.at).toISOString() })
+      if (unit !== undefined) {
+        path.push({ kind: "memory", id, label: label(unit.text), timestamp: new Date(unit.at).toISOString() })
+      }
     }
   }
 

@@ -79,7 +79,10 @@ const edgesOf = (groups: ReadonlyArray<StateGroup>) => {
       ;(group.kind === "entity" ? found.entities : found.topics).push(group.id)
     }
   }
-  const counts = new Map<string, { source: string; target: string; relation: StateEdge["relation_type"]; count: number }>()
+  const counts = new Map<
+    string,
+    { source: string; target: string; relation: StateEdge["relation_type"]; count: number }
+  >()
   const count = (source: string, target: string, relation: StateEdge["relation_type"]) => {
     const key = `${source}~${target}~${relation}`
     const found = counts.get(key)
@@ -158,7 +161,13 @@ export const buildStateGraph = (
   const nodes = groups.map((group): StateNode => {
     const events = eventsOf.get(group.id)!
     const has = (type: ChangeEvent["change_type"]) => events.some((event) => event.change_type === type)
-    const status: NodeStatus = has("stale") ? "stale" : has("contradiction") ? "contradictory" : has("change") ? "changed" : "stable"
+    const status: NodeStatus = has("stale")
+      ? "stale"
+      : has("contradiction")
+      ? "contradictory"
+      : has("change")
+      ? "changed"
+      : "stable"
     const reason = status === "contradictory"
       ? `Conflicting evidence is active for ${group.title}.`
       : status === "changed"
@@ -166,9 +175,16 @@ export const buildStateGraph = (
       : status === "stale"
       ? `${group.title} has not been refreshed while connected signals moved.`
       : `${group.title} is currently supported by consistent evidence.`
-    const maxContradiction = Math.max(0, ...events.filter((e) => e.change_type === "contradiction").map((e) => e.confidence))
+    const maxContradiction = Math.max(
+      0,
+      ...events.filter((e) => e.change_type === "contradiction").map((e) => e.confidence)
+    )
     const surfaceConfidence = group.confidence * (1 - maxContradiction * 0.6)
-    const eventBoost = clamp(events.reduce((sum, event) => sum + eventWeight[event.change_type] * event.confidence, 0), 0, 0.35)
+    const eventBoost = clamp(
+      events.reduce((sum, event) => sum + eventWeight[event.change_type] * event.confidence, 0),
+      0,
+      0.35
+    )
     const convictionBoost = group.conviction === null ? 0 : clamp((0.55 - group.conviction) * 0.2, 0, 0.1)
     const changeScore = clamp(
       0.35 * surfaceConfidence + 0.25 * group.recency + 0.2 * centrality(group.id) + 0.2 * importance(group) +
@@ -182,9 +198,9 @@ export const buildStateGraph = (
       id: group.id,
       title: group.title,
       kind: group.kind,
-      subtitle: `${group.kind === "entity" ? "Entity" : "Topic"} • ${count} evidence ${count === 1 ? "item" : "items"} • updated ${
-        month(group.latest.at)
-      }`,
+      subtitle: `${group.kind === "entity" ? "Entity" : "Topic"} • ${count} evidence ${
+        count === 1 ? "item" : "items"
+      } • updated ${month(group.latest.at)}`,
       current_state: stateText(group.latest.text),
       status,
       status_reason: reason,
@@ -193,7 +209,9 @@ export const buildStateGraph = (
       last_changed_at: moves.length === 0 ? null : iso(Math.max(...moves.map((event) => event.at))),
       primary_timestamp: iso(group.latest.at),
       evidence_count: count,
-      tags: [...tagCounts].sort((a, b) => b[1] - a[1] || (a[0] < b[0] ? -1 : 1)).slice(0, tagsShown).map(([tag]) => tag),
+      tags: [...tagCounts].sort((a, b) => b[1] - a[1] || (a[0] < b[0] ? -1 : 1)).slice(0, tagsShown).map(([tag]) =>
+        tag
+      ),
       evidence_ids: group.units.slice(-evidenceIdsShown).reverse().map((unit) => unit.id),
       conviction: group.conviction === null ? null : round3(group.conviction),
       semantic_change_magnitude: group.semanticChangeMagnitude === null ? null : round3(group.semanticChangeMagnitude)
@@ -202,7 +220,9 @@ export const buildStateGraph = (
     b.change_score - a.change_score || statusPriority[a.status] - statusPriority[b.status] ||
     (a.title < b.title ? -1 : a.title > b.title ? 1 : 0)
   )
-  const events = [...eventsOf.values()].flat().sort((a, b) => b.confidence - a.confidence || b.at - a.at || (a.id < b.id ? -1 : 1))
+  const events = [...eventsOf.values()].flat().sort((a, b) =>
+    b.confidence - a.confidence || b.at - a.at || (a.id < b.id ? -1 : 1)
+  )
   return { nodes, edges, events, units: new Map(units.map((unit) => [unit.id, unit])) }
 }
 

@@ -36,7 +36,10 @@ const duplicateWindow = 32
  */
 export const pairwiseWindow = 150
 
-export const recency = (at: number | null, now: number) => (at === null ? 0.2 : 1 / (1 + Math.max(0, now - at) / dayMillis / 30))
+export const recency = (
+  at: number | null,
+  now: number
+) => (at === null ? 0.2 : 1 / (1 + Math.max(0, now - at) / dayMillis / 30))
 
 const byTime = (a: StateUnit, b: StateUnit) => a.at - b.at || (a.id < b.id ? -1 : a.id > b.id ? 1 : 0)
 
@@ -56,7 +59,10 @@ export const distinctUnits = (units: ReadonlyArray<StateUnit>): Array<StateUnit>
     let repeat = false
     for (let k = kept.length - 1; k >= Math.max(0, kept.length - duplicateWindow) && unit.embedding !== null; k--) {
       const other = kept[k]!
-      if (other.embedding !== null && unitNegated(other) === polarity && cosine(unit.embedding, other.embedding) >= duplicateCosine) {
+      if (
+        other.embedding !== null && unitNegated(other) === polarity &&
+        cosine(unit.embedding, other.embedding) >= duplicateCosine
+      ) {
         repeat = true
         break
       }
@@ -148,8 +154,8 @@ export const stateGroups = (
     else if (group.units.at(-1) !== unit) group.units.push(unit)
   }
   for (const unit of units) {
-    if (options.nodeKind !== "topic") for (const entity of unit.entities) add("entity", entity, unit)
-    if (options.nodeKind !== "entity") for (const tag of unit.tags) add("topic", tag, unit)
+    if (options.nodeKind !== "topic") { for (const entity of unit.entities) add("entity", entity, unit) }
+    if (options.nodeKind !== "entity") { for (const tag of unit.tags) add("topic", tag, unit) }
   }
   const groups: Array<StateGroup> = []
   for (const [id, group] of members) {

@@ -14,10 +14,21 @@ const topNodeCount = 8
 const detailNodes = 75
 const compactNodes = 250
 
-export const stateModeHint = (nodes: number): ModeHint => (nodes > compactNodes ? "overview" : nodes > detailNodes ? "compact" : "detail")
+export const stateModeHint = (
+  nodes: number
+): ModeHint => (nodes > compactNodes ? "overview" : nodes > detailNodes ? "compact" : "detail")
 
-const statusTitle: Record<NodeStatus, string> = { contradictory: "Contradictory", changed: "Changed", stale: "Stale", stable: "Stable" }
-const eventTone: Record<ChangeEvent["change_type"], StatusTone> = { contradiction: "contradictory", change: "changed", stale: "stale" }
+const statusTitle: Record<NodeStatus, string> = {
+  contradictory: "Contradictory",
+  changed: "Changed",
+  stale: "Stale",
+  stable: "Stable"
+}
+const eventTone: Record<ChangeEvent["change_type"], StatusTone> = {
+  contradiction: "contradictory",
+  change: "changed",
+  stale: "stale"
+}
 const clusterOf = (node: StateNode) => `cluster:state:${node.status}:${node.kind}`
 
 const nodeItem = (node: StateNode, cluster: string | null): SummaryItem => ({
@@ -65,7 +76,9 @@ export const stateSummary = (graph: StateGraph) => {
       id,
       kind: "cluster",
       title: `${statusTitle[first.status]} ${noun}`,
-      subtitle: `${members.length} ${members.length === 1 ? noun.toLowerCase().replace(/ies$/, "y").replace(/s$/, "") : noun.toLowerCase()}`,
+      subtitle: `${members.length} ${
+        members.length === 1 ? noun.toLowerCase().replace(/ies$/, "y").replace(/s$/, "") : noun.toLowerCase()
+      }`,
       preview_labels: members.slice(0, 3).map((member) => member.title),
       member_count: members.length,
       status_tone: first.status,

@@ -53,7 +53,11 @@ export const loadStateUnits = (sql: SqlClient.SqlClient, bankId: string, filter:
     sql`u.bank_id = ${bankId}`,
     ...(filter.type ? [sql`u.fact_type = ${filter.type}`] : []),
     ...(filter.q
-      ? [sql`(u.text ILIKE ${`%${filter.q.replace(/[\\%_]/g, "\\$&")}%`} OR u.context ILIKE ${`%${filter.q.replace(/[\\%_]/g, "\\$&")}%`})`]
+      ? [
+        sql`(u.text ILIKE ${`%${filter.q.replace(/[\\%_]/g, "\\$&")}%`} OR u.context ILIKE ${`%${
+          filter.q.replace(/[\\%_]/g, "\\$&")
+        }%`})`
+      ]
       : []),
     ...(filter.tags && filter.tags.length > 0 ? [tagCondition(sql, "u.tags", filter.tags, filter.tagsMatch)] : []),
     ...(filter.windowDays === null ? [] : [sql`${at} >= now() - make_interval(days => ${filter.windowDays})`])

@@ -42,7 +42,11 @@ export const surfaceFilterOf = (query: {
   tagsMatch: query.tags_match ?? "all_strict",
   confidenceMin: query.confidence_min ?? 0.55,
   nodeKind: query.node_kind ?? "all",
-  windowDays: query.window_days === undefined ? 90 : query.window_days === 0 || query.window_days === null ? null : query.window_days
+  windowDays: query.window_days === undefined
+    ? 90
+    : query.window_days === 0 || query.window_days === null
+    ? null
+    : query.window_days
 })
 
 export interface SurfaceNode {
@@ -93,7 +97,9 @@ export const makeSurface = (sql: SqlClient.SqlClient, bankId: string, filter: Su
   const memories = sql.and([units, textMatch("u.text")])
   type Row = { id: string; text: string; factType: string; createdAt: Date; at: Date }
   const select = (where: ReturnType<typeof sql.and>, limit: number) =>
-    sql<Row>`SELECT u.id, u.text, u.fact_type, u.created_at, coalesce(u.occurred_start, u.mentioned_at, u.created_at) AS at
+    sql<
+      Row
+    >`SELECT u.id, u.text, u.fact_type, u.created_at, coalesce(u.occurred_start, u.mentioned_at, u.created_at) AS at
       FROM memory_units u WHERE ${where}
       ORDER BY coalesce(u.mentioned_at, u.occurred_start, u.created_at) DESC, u.seq DESC LIMIT ${limit}`
   const toNode = (row: Row): SurfaceNode => ({
@@ -120,8 +126,10 @@ export const makeSurface = (sql: SqlClient.SqlClient, bankId: string, filter: Su
       )
     )
   const byIds = (list: ReadonlyArray<string>) =>
-    list.length === 0 ? Effect.succeed([]) : orDie(select(sql.and([memories, sql`u.id = ANY (${ids(list)})`]), list.length))
-      .pipe(Effect.map((rows) => rows.map(toNode)))
+    list.length === 0 ?
+      Effect.succeed([]) :
+      orDie(select(sql.and([memories, sql`u.id = ANY (${ids(list)})`]), list.length))
+        .pipe(Effect.map((rows) => rows.map(toNode)))
   return {
     top: (limit) =>
       orDie(Effect.all([
@@ -130,7 +138,9 @@ export const makeSurface = (sql: SqlClient.SqlClient, bankId: string, filter: Su
       ])).pipe(Effect.map(([rows, count]) => ({ nodes: rows.map(toNode), total: count[0]?.count ?? 0 }))),
     byIds,
     among: (list) =>
-      list.length === 0 ? Effect.succeed([]) : links(sql`l.from_id = ANY (${ids(list)}) AND l.to_id = ANY (${ids(list)})`),
+      list.length === 0
+        ? Effect.succeed([])
+        : links(sql`l.from_id = ANY (${ids(list)}) AND l.to_id = ANY (${ids(list)})`),
     touching: (list) =>
       list.length === 0 ? Effect.succeed([]) : Effect.gen(function*() {
         const found = yield* links(sql`(l.from_id = ANY (${ids(list)}) OR l.to_id = ANY (${ids(list)}))`)
@@ -138,7 +148,8 @@ export const makeSurface = (sql: SqlClient.SqlClient, bankId: string, filter: Su
         const others = [...new Set(found.flatMap((edge) => [edge.source, edge.target]).filter((id) => !inside.has(id)))]
         const matching = new Set((yield* byIds(others)).map((node) => node.id))
         return found.filter((edge) =>
-          (inside.has(edge.source) || matching.has(edge.source)) && (inside.has(edge.target) || matching.has(edge.target))
+          (inside.has(edge.source) || matching.has(edge.source)) &&
+          (inside.has(edge.target) || matching.has(edge.target))
         )
       })
   }

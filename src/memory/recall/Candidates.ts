@@ -28,5 +28,4 @@ export const byScoreThenId = (a: Candidate, b: Candidate): number => b.score - a
 export const byRerankedScore = (
   a: { readonly score: number; readonly fused: { readonly id: string; readonly combined: number } },
   b: { readonly score: number; readonly fused: { readonly id: string; readonly combined: number } }
-): number =>
-  b.score - a.score || b.fused.combined - a.fused.combined || compareIds(a.fused.id, b.fused.id)
+): number => b.score - a.score || b.fused.combined - a.fused.combined || compareIds(a.fused.id, b.fused.id)

@@ -24,7 +24,11 @@ export const withConversationContext = (
   adjacent: ReadonlyMap<string, { readonly previous: string | undefined; readonly next: string | undefined }>,
   options: ContextOptions = conversationContext
 ): Array<Fused> => {
-  const byId = new Map(fused.map((candidate) => [candidate.id, { ...candidate, ranks: { ...candidate.ranks }, scores: { ...candidate.scores } }]))
+  const byId = new Map(
+    fused.map((
+      candidate
+    ) => [candidate.id, { ...candidate, ranks: { ...candidate.ranks }, scores: { ...candidate.scores } }])
+  )
   const give = (id: string | undefined, amount: number) => {
     if (id === undefined || amount <= 0) return
     const entry = byId.get(id)

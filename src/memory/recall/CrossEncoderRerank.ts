@@ -33,7 +33,12 @@ export const crossEncoderRerank = <T extends RerankInput>(
     const started = yield* Clock.currentTimeMillis
     const outcome = yield* reranker.score(query, head.map((item) => item.text)).pipe(
       Effect.timeoutOption(reranker.timeout),
-      Effect.map((scores) => Option.match(scores, { onNone: () => ({ _tag: "timed_out" as const }), onSome: (value) => ({ _tag: "scored" as const, value }) })),
+      Effect.map((scores) =>
+        Option.match(scores, {
+          onNone: () => ({ _tag: "timed_out" as const }),
+          onSome: (value) => ({ _tag: "scored" as const, value })
+        })
+      ),
       Effect.catch((error) => Effect.succeed({ _tag: "failed" as const, message: error.message }))
     )
     const trace = (result: CrossEncoderTrace["outcome"], error?: string): CrossEncoderTrace => ({
@@ -45,14 +50,19 @@ export const crossEncoderRerank = <T extends RerankInput>(
     })
     const durationMs = (yield* Clock.currentTimeMillis) - started
     if (outcome._tag === "timed_out") {
-      yield* Effect.logWarning(`reranker ${reranker.identity.model} took longer than its timeout; kept the deterministic order`)
+      yield* Effect.logWarning(
+        `reranker ${reranker.identity.model} took longer than its timeout; kept the deterministic order`
+      )
       return { ranked, trace: { ...trace("timed_out"), duration_ms: durationMs } }
     }
     if (outcome._tag === "failed") {
       yield* Effect.logWarning(`reranker failed; kept the deterministic order: ${outcome.message}`)
       return { ranked, trace: { ...trace("failed", outcome.message), duration_ms: durationMs } }
     }
-    const rescored = head.map((item, i) => ({ ...item, score: modelShare * outcome.value[i]! + (1 - modelShare) * item.score }))
+    const rescored = head.map((item, i) => ({
+      ...item,
+      score: modelShare * outcome.value[i]! + (1 - modelShare) * item.score
+    }))
     const reordered = [...rescored, ...ranked.slice(head.length)].sort(byRerankedScore)
     return { ranked: reordered, trace: { ...trace("reranked"), duration_ms: durationMs } }
   })

@@ -16,7 +16,9 @@ export const episodeSupport = (
   gapMs: number = episodeGapMs
 ): Array<number> => {
   const support = items.map((item) => item.score)
-  const timed = items.flatMap((item, index) => item.said === undefined ? [] : [{ index, said: item.said, score: item.score }])
+  const timed = items.flatMap((item, index) =>
+    item.said === undefined ? [] : [{ index, said: item.said, score: item.score }]
+  )
     .sort((a, b) => a.said - b.said || a.index - b.index)
   let start = 0
   for (let end = 1; end <= timed.length; end++) {

@@ -46,7 +46,9 @@ export const reciprocalRankFusion = (runs: ReadonlyArray<StrategyRun>): Array<Fu
       fused.set(candidate.id, entry)
     })
   }
-  return [...fused.entries()].map(([id, entry]) => ({ id, ...entry })).sort((a, b) => b.rrf - a.rrf || compareIds(a.id, b.id))
+  return [...fused.entries()].map(([id, entry]) => ({ id, ...entry })).sort((a, b) =>
+    b.rrf - a.rrf || compareIds(a.id, b.id)
+  )
 }
 
 /** The same fused set, ordered by the weighted score sum. */
@@ -76,11 +78,16 @@ export const fusedOrder = <T extends RerankInput>(items: ReadonlyArray<T>): Arra
 export const deterministicRerank = (
   query: string,
   items: ReadonlyArray<RerankInput>,
-  options: { readonly window: { readonly start: Date; readonly end: Date } | null; readonly preferObservations: boolean }
+  options: {
+    readonly window: { readonly start: Date; readonly end: Date } | null
+    readonly preferObservations: boolean
+  }
 ): Array<RerankInput & { readonly score: number }> => {
   const topCombined = Math.max(...items.map((item) => item.fused.combined), 1e-9)
   const coverage = queryCoverage(query, items.map((item) => item.text))
-  const support = episodeSupport(items.map((item) => ({ said: item.said?.getTime(), score: item.fused.combined / topCombined })))
+  const support = episodeSupport(
+    items.map((item) => ({ said: item.said?.getTime(), score: item.fused.combined / topCombined }))
+  )
   return items
     .map((item, index) => {
       const fusedScore = item.fused.combined / topCombined

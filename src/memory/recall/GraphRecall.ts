@@ -4,7 +4,7 @@
  * (`BankBrains`): built on first use, kept current with the bank's writes as deltas, released when idle.
  */
 import { Context, Effect, Layer, Option } from "effect"
-import { type Brain, BankBrains } from "../../brain/BankBrains.ts"
+import { BankBrains, type Brain } from "../../brain/BankBrains.ts"
 import type { Candidate } from "./Candidates.ts"
 import type { SpreadOptions } from "../../brain/graph/SpreadingActivation.ts"
 import { spread } from "../../brain/graph/SpreadingActivation.ts"
@@ -71,7 +71,9 @@ export class GraphRecall extends Context.Service<GraphRecall, {
         const seedIndexes = new Set(indexed.map((seed) => seed.index))
         const result = spread(snapshot, indexed, {
           ...graphSpreadOptions,
-          ...(options.temporalOnly ? { typeWeights: { temporal: 1, semantic: 0, entity: 0, causes: 0, caused_by: 0, enables: 0, prevents: 0 } } : {}),
+          ...(options.temporalOnly
+            ? { typeWeights: { temporal: 1, semantic: 0, entity: 0, causes: 0, caused_by: 0, enables: 0, prevents: 0 } }
+            : {}),
           maxNodes: options.depth + indexed.length
         })
         const candidates: Array<Candidate> = []

@@ -9,7 +9,6 @@ import { toUnitView, type UnitRow } from "../UnitRow.ts"
 import { countTokens } from "../retain/Tokens.ts"
 import { isoOrNull as iso } from "../../domain/IsoTime.ts"
 
-
 /** Takes items in order while their token cost fits; -1 means unlimited. */
 export const withinTokens = <A>(items: ReadonlyArray<A>, cost: (item: A) => number, limit: number): Array<A> => {
   if (limit < 0) return [...items]
@@ -33,7 +32,9 @@ export interface EntityObservationRow {
 }
 
 /** What the include reads per entity name: the entity and its latest observations. */
-export type EntityObservationReader = (names: ReadonlyArray<string>) => Effect.Effect<ReadonlyArray<EntityObservationRow>>
+export type EntityObservationReader = (
+  names: ReadonlyArray<string>
+) => Effect.Effect<ReadonlyArray<EntityObservationRow>>
 
 /** At most this many observations are read for all the entities of one recall together. */
 export const entityObservationLimit = 200
@@ -46,7 +47,9 @@ export const entityObservationsInSql = (bankId: string, names: ReadonlyArray<str
   Effect.gen(function*() {
     const sql = yield* SqlClient.SqlClient
     return yield* sql<EntityObservationRow>`
-      WITH picked AS (SELECT id, canonical_name FROM entities WHERE bank_id = ${bankId} AND canonical_name IN ${sql.in(names)})
+      WITH picked AS (SELECT id, canonical_name FROM entities WHERE bank_id = ${bankId} AND canonical_name IN ${
+      sql.in(names)
+    })
       SELECT p.id, p.canonical_name, o.text, o.mentioned_at FROM picked p LEFT JOIN (
         SELECT ue.entity_id, u.text, coalesce(u.mentioned_at, u.created_at) AS mentioned_at
         FROM memory_units u JOIN unit_entities ue ON ue.unit_id = u.id
@@ -80,7 +83,10 @@ export const includeEntities = Effect.fn("Recall.includeEntities")(function*(
     byName.set(row.canonicalName, entry)
     if (row.text !== null) entry.observations.push({ text: row.text, mentionedAt: row.mentionedAt })
   }
-  const out: Record<string, { canonical_name: string; entity_id: string; observations: Array<{ text: string; mentioned_at: string | null }> }> = {}
+  const out: Record<
+    string,
+    { canonical_name: string; entity_id: string; observations: Array<{ text: string; mentioned_at: string | null }> }
+  > = {}
   let used = 0
   for (const name of names) {
     const entity = byName.get(name)
@@ -88,7 +94,11 @@ export const includeEntities = Effect.fn("Recall.includeEntities")(function*(
     const nameCost = countTokens(name) + 2
     if (used + nameCost > maxTokens) break
     used += nameCost
-    const entry = { canonical_name: name, entity_id: entity.id, observations: [] as Array<{ text: string; mentioned_at: string | null }> }
+    const entry = {
+      canonical_name: name,
+      entity_id: entity.id,
+      observations: [] as Array<{ text: string; mentioned_at: string | null }>
+    }
     for (const observation of entity.observations) {
       const cost = countTokens(observation.text)
       if (used + cost > maxTokens) break
@@ -146,7 +156,9 @@ export const includeSourceFacts = Effect.fn("Recall.includeSourceFacts")(functio
   const chosen: Array<string> = []
   for (const list of perObservation) {
     const facts = list.map((id) => byId.get(id)).filter((fact) => fact !== undefined)
-    chosen.push(...withinTokens(facts, (fact) => countTokens(fact.text), options.maxTokensPerObservation).map((f) => f.id))
+    chosen.push(
+      ...withinTokens(facts, (fact) => countTokens(fact.text), options.maxTokensPerObservation).map((f) => f.id)
+    )
   }
   const unique = [...new Set(chosen)].map((id) => byId.get(id)!)
   const kept = withinTokens(unique, (fact) => countTokens(fact.text), options.maxTokens)

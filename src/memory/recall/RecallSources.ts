@@ -16,8 +16,8 @@ import type { QueryLexemes } from "./keyword/QueryLexemes.ts"
 import {
   type ChunkReader,
   chunksInSql,
-  type EntityObservationReader,
   entityObservationLimit,
+  type EntityObservationReader,
   entityObservationsInSql
 } from "./RecallIncludes.ts"
 import { semantic, similarities, temporal } from "./Strategies.ts"
@@ -30,8 +30,15 @@ export interface RecallSource {
   readonly semantic: (vector: Float32Array, depth: number) => Effect.Effect<ReadonlyArray<Candidate>>
   /** The query's similarity to the given memories, scored as `semantic` scores them (those without a vector left out). */
   readonly similarities: (vector: Float32Array, ids: ReadonlyArray<string>) => Effect.Effect<ReadonlyArray<Candidate>>
-  readonly keyword: (query: string, expansion: ReadonlyArray<string>, depth: number) => Effect.Effect<ReadonlyArray<Candidate>>
-  readonly temporal: (window: { readonly start: Date; readonly end: Date }, depth: number) => Effect.Effect<ReadonlyArray<Candidate>>
+  readonly keyword: (
+    query: string,
+    expansion: ReadonlyArray<string>,
+    depth: number
+  ) => Effect.Effect<ReadonlyArray<Candidate>>
+  readonly temporal: (
+    window: { readonly start: Date; readonly end: Date },
+    depth: number
+  ) => Effect.Effect<ReadonlyArray<Candidate>>
   /** The rows of `ids` that are in the request's scope (type, tags), or all of them; in no particular order. */
   readonly rows: (ids: ReadonlyArray<string>, inScope: boolean) => Effect.Effect<ReadonlyArray<UnitRow>>
   readonly entityObservations: EntityObservationReader
@@ -65,21 +72,31 @@ export const fromBrain = (
   const recordScope: RecordScope = { types: scope.types, tags: scope.tags, now: scope.now }
   return {
     name: "brain",
-    semantic: (vector, depth) => Effect.sync(() => records.nearest(vector, recordScope, depth, { exact: exactVectors })),
+    semantic: (vector, depth) =>
+      Effect.sync(() => records.nearest(vector, recordScope, depth, { exact: exactVectors })),
     similarities: (vector, ids) => Effect.sync(() => records.similarities(vector, ids)),
     keyword: (query, expansion, depth) =>
       query.trim() === ""
         ? Effect.succeed([])
         : Effect.map(queryTerms(query, expansion, 0.3, lexemes), (terms) =>
-          keywords.search(terms, { types: scope.types, tags: scope.tags, depth, excluded: records.expiredAt(scope.now) })).pipe(
+          keywords.search(terms, {
+            types: scope.types,
+            tags: scope.tags,
+            depth,
+            excluded: records.expiredAt(scope.now)
+          })).pipe(
             Effect.orDie,
             Effect.provideService(SqlClient.SqlClient, sql)
           ),
     temporal: (window, depth) =>
-      Effect.sync(() => records.inWindow({ start: window.start.getTime(), end: window.end.getTime() }, recordScope, depth)),
+      Effect.sync(() =>
+        records.inWindow({ start: window.start.getTime(), end: window.end.getTime() }, recordScope, depth)
+      ),
     rows: (ids, inScope) =>
       Effect.sync(() =>
-        ids.filter((id) => inScope ? records.inScope(id, recordScope) : records.liveAt(id, scope.now)).map((id) => records.row(id)!)
+        ids.filter((id) => inScope ? records.inScope(id, recordScope) : records.liveAt(id, scope.now)).map((id) =>
+          records.row(id)!
+        )
       ),
     entityObservations: (names) =>
       Effect.sync(() => {
@@ -162,7 +179,9 @@ export const fromSql = (options: {
             SELECT u.id FROM entities e
             JOIN unit_entities ue ON ue.entity_id = e.id
             JOIN memory_units u ON u.id = ue.unit_id
-            WHERE e.bank_id = ${bankId} AND e.canonical_name IN ${sql.in(names)} AND u.fact_type IN ('world', 'experience')
+            WHERE e.bank_id = ${bankId} AND e.canonical_name IN ${
+            sql.in(names)
+          } AND u.fact_type IN ('world', 'experience')
               AND (u.expires_at IS NULL OR u.expires_at > ${new Date(scope.now)})
             GROUP BY u.id, u.occurred_start, u.mentioned_at
             ORDER BY coalesce(u.occurred_start, u.mentioned_at) DESC NULLS LAST, u.id

@@ -16,7 +16,9 @@ const dayMillis = 86_400_000
 export const recencyFactor = (ageMillis: number, halfLifeDays: number) =>
   1 - decayingShare + decayingShare * Math.pow(2, -Math.max(0, ageMillis) / (halfLifeDays * dayMillis))
 
-export const decayByRecency = <T extends { readonly score: number; readonly fused: { readonly id: string; readonly combined: number } }>(
+export const decayByRecency = <
+  T extends { readonly score: number; readonly fused: { readonly id: string; readonly combined: number } }
+>(
   ranked: ReadonlyArray<T>,
   learnedAt: (id: string) => Date | null | undefined,
   reference: Date,
@@ -26,7 +28,9 @@ export const decayByRecency = <T extends { readonly score: number; readonly fuse
   return ranked
     .map((item) => {
       const at = learnedAt(item.fused.id)
-      return at == null ? item : { ...item, score: item.score * recencyFactor(reference.getTime() - at.getTime(), halfLifeDays) }
+      return at == null
+        ? item
+        : { ...item, score: item.score * recencyFactor(reference.getTime() - at.getTime(), halfLifeDays) }
     })
     .sort(byRerankedScore)
 }

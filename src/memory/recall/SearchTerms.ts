@@ -18,7 +18,9 @@ export const cjkTerms = (text: string): string => {
 }
 
 const latinWords = (text: string) =>
-  text.replace(cjkRun, " ").toLowerCase().match(/[\p{L}\p{N}]+(?:'[\p{L}]+)?/gu)?.map((word) => word.replace(/'.*$/, "")) ?? []
+  text.replace(cjkRun, " ").toLowerCase().match(/[\p{L}\p{N}]+(?:'[\p{L}]+)?/gu)?.map((word) =>
+    word.replace(/'.*$/, "")
+  ) ?? []
 
 /**
  * The query as two OR-queries: `english` words (stemmed and stop-words dropped by PostgreSQL) and CJK terms.

@@ -17,15 +17,28 @@ import type { UnitRow } from "../UnitRow.ts"
 export type Slot = "employment" | "residence" | "tool" | "vehicle" | "partner"
 
 const factCues: ReadonlyArray<readonly [Slot, RegExp]> = [
-  ["employment", /\b(works?|worked|working) (at|for)\b|\bjob (at|with)\b|\bemploy(ed|s)? (at|by)\b|\bhired\b|\bjoin(s|ed|ing)\b|\bposition at\b|\bresign(s|ed)?\b|\bquit\b|\b(engineer|manager|developer|designer|analyst|intern|director|nurse|teacher) (at|for)\b/],
-  ["residence", /\b(lives?|living|lived) in\b|\bmov(es|ed|ing|e) (to|back to)\b|\brelocat\w* to\b|\bbased in\b|\bresid\w* in\b/],
+  [
+    "employment",
+    /\b(works?|worked|working) (at|for)\b|\bjob (at|with)\b|\bemploy(ed|s)? (at|by)\b|\bhired\b|\bjoin(s|ed|ing)\b|\bposition at\b|\bresign(s|ed)?\b|\bquit\b|\b(engineer|manager|developer|designer|analyst|intern|director|nurse|teacher) (at|for)\b/
+  ],
+  [
+    "residence",
+    /\b(lives?|living|lived) in\b|\bmov(es|ed|ing|e) (to|back to)\b|\brelocat\w* to\b|\bbased in\b|\bresid\w* in\b/
+  ],
   ["tool", /\b(uses?|using|used)\b|\bswitch(es|ed)? to\b|\bmigrat\w* to\b/],
-  ["vehicle", /\b(drives?|driving|drove)\b|\bbought an? (new |used )?(car|truck|bike|motorcycle|van)\b|\bowns an? (car|truck|motorcycle)\b/],
-  ["partner", /\b(dating|dates|dated|married|engaged|divorced)\b|\bbroke up\b|\b(partner|girlfriend|boyfriend|wife|husband)\b|\bseeing\b/]
+  [
+    "vehicle",
+    /\b(drives?|driving|drove)\b|\bbought an? (new |used )?(car|truck|bike|motorcycle|van)\b|\bowns an? (car|truck|motorcycle)\b/
+  ],
+  [
+    "partner",
+    /\b(dating|dates|dated|married|engaged|divorced)\b|\bbroke up\b|\b(partner|girlfriend|boyfriend|wife|husband)\b|\bseeing\b/
+  ]
 ]
 
 /** A fact that says a state ended rather than what the state is. */
-const endCue = /\bno longer\b|\bnot anymore\b|\b(quit|resigned|divorced|stopped)\b|\bbroke up\b|\bleft (his|her|their|the|a)? ?(job|company|position)\b|\bmoved (out|away)\b/
+const endCue =
+  /\bno longer\b|\bnot anymore\b|\b(quit|resigned|divorced|stopped)\b|\bbroke up\b|\bleft (his|her|their|the|a)? ?(job|company|position)\b|\bmoved (out|away)\b/
 
 const questionCues: ReadonlyArray<readonly [Slot, RegExp]> = [
   ["employment", /\b(work|works|working|worked|job|employer|company|employed)\b/],
@@ -91,7 +104,9 @@ export const stateFact = (row: UnitRow, slot: Slot): StateFact | undefined => {
 
 /** The state valid at `at` (now when null) in a chain: the latest state begun by then, unless an end came after it. */
 const validState = (chain: ReadonlyArray<StateFact>, at: number | null): StateFact | undefined => {
-  const begun = chain.filter((fact) => at === null || fact.time <= at).sort((a, b) => b.time - a.time || (a.id < b.id ? -1 : 1))
+  const begun = chain.filter((fact) => at === null || fact.time <= at).sort((a, b) =>
+    b.time - a.time || (a.id < b.id ? -1 : 1)
+  )
   const latest = begun[0]
   if (latest === undefined) return undefined
   if (!latest.ends) return latest

@@ -13,7 +13,9 @@ import { byRerankedScore } from "./Candidates.ts"
  */
 export const supersededPenalty = 0.15
 
-export const demoteSuperseded = <T extends { readonly score: number; readonly fused: { readonly id: string; readonly combined: number } }>(
+export const demoteSuperseded = <
+  T extends { readonly score: number; readonly fused: { readonly id: string; readonly combined: number } }
+>(
   ranked: ReadonlyArray<T>,
   isSuperseded: (id: string) => boolean
 ): Array<T> => {

@@ -30,8 +30,16 @@ export const tagCondition = (
 
 export const groupCondition = (sql: SqlClient.SqlClient, column: string, group: TagGroup): Fragment => {
   if ("tags" in group) return tagCondition(sql, column, group.tags, group.match ?? "any")
-  if ("and" in group) return group.and.length === 0 ? sql`TRUE` : sql.and(group.and.map((g) => groupCondition(sql, column, g)))
-  if ("or" in group) return group.or.length === 0 ? sql`FALSE` : sql.or(group.or.map((g) => groupCondition(sql, column, g)))
+  if ("and" in group) {
+    return group.and.length === 0
+      ? sql`TRUE`
+      : sql.and(group.and.map((g) => groupCondition(sql, column, g)))
+  }
+  if ("or" in group) {
+    return group.or.length === 0
+      ? sql`FALSE`
+      : sql.or(group.or.map((g) => groupCondition(sql, column, g)))
+  }
   return sql`NOT ${groupCondition(sql, column, group.not)}`
 }
 

@@ -12,7 +12,8 @@ export const normalizeFact = (text: string): string =>
     .replace(/[^\p{L}\p{N}]+/gu, " ")
     .trim()
 
-export const contentHash = (text: string): string => createHash("sha256").update(normalizeFact(text)).digest("hex").slice(0, 32)
+export const contentHash = (text: string): string =>
+  createHash("sha256").update(normalizeFact(text)).digest("hex").slice(0, 32)
 
 export const chunkHash = (text: string): string => createHash("sha256").update(text).digest("hex").slice(0, 32)
 

@@ -27,7 +27,10 @@ export interface DryRunResult {
 }
 
 export class DryRunExtract extends Context.Service<DryRunExtract, {
-  readonly run: (bankId: string, request: DryRunExtractRequest) => Effect.Effect<DryRunResult, NotFound | ServiceUnavailable>
+  readonly run: (
+    bankId: string,
+    request: DryRunExtractRequest
+  ) => Effect.Effect<DryRunResult, NotFound | ServiceUnavailable>
 }>()("engram/memory/retain/DryRunExtract") {
   static readonly layer = Layer.effect(
     DryRunExtract,
@@ -41,7 +44,9 @@ export class DryRunExtract extends Context.Service<DryRunExtract, {
         const now = new Date(yield* Clock.currentTimeMillis)
         const mentionedAt = request.timestamp === undefined || request.timestamp === null
           ? now
-          : request.timestamp === "unset" ? null : new Date(request.timestamp)
+          : request.timestamp === "unset"
+          ? null
+          : new Date(request.timestamp)
         const speaker = request.agent_name ? `speaker: ${request.agent_name}` : null
         const context = [request.context ?? null, speaker].filter((part) => part !== null && part !== "").join("; ")
         const chunkSize = request.retain_chunk_size ?? bank.retainChunkSize ?? config.defaultChunkSize

@@ -25,7 +25,9 @@ export const linkMentions = Effect.fn("EntityMentions.link")(function*(
     WITH added AS (
       INSERT INTO unit_entities (unit_id, entity_id, unit_seq)
       SELECT x.unit_id, x.entity_id, u.seq
-      FROM jsonb_to_recordset(${JSON.stringify(links.map((link) => ({ unit_id: link.unitId, entity_id: link.entityId })))}::jsonb)
+      FROM jsonb_to_recordset(${
+    JSON.stringify(links.map((link) => ({ unit_id: link.unitId, entity_id: link.entityId })))
+  }::jsonb)
         AS x(unit_id text, entity_id text)
       JOIN memory_units u ON u.id = x.unit_id
       ON CONFLICT DO NOTHING
@@ -99,14 +101,16 @@ export const deleteUnitsAndRecount = Effect.fn("EntityMentions.deleteUnits")(fun
 })
 
 /** Recounts the first/last mention times of the given entities (an entity with no mention left keeps its times). */
-const recountTimes = Effect.fn("EntityMentions.recountTimes")(function*(bankId: string, entityIds: ReadonlyArray<string>) {
-  if (entityIds.length === 0) return
-  const sql = yield* SqlClient.SqlClient
-  const said = sql.literal(saidAt)
-  yield* sql`
+const recountTimes = Effect.fn("EntityMentions.recountTimes")(
+  function*(bankId: string, entityIds: ReadonlyArray<string>) {
+    if (entityIds.length === 0) return
+    const sql = yield* SqlClient.SqlClient
+    const said = sql.literal(saidAt)
+    yield* sql`
     UPDATE entities e SET (first_seen, last_seen) = (
       SELECT coalesce(min(${said}), e.first_seen), coalesce(max(${said}), e.last_seen)
       FROM unit_entities ue JOIN memory_units u ON u.id = ue.unit_id
       WHERE ue.entity_id = e.id AND u.fact_type <> 'observation')
     WHERE e.bank_id = ${bankId} AND e.id IN ${sql.in([...entityIds])}`
-})
+  }
+)

@@ -27,7 +27,9 @@ export const resolveEntities = Effect.fn("EntityResolver.resolve")(function*(
   const sql = yield* SqlClient.SqlClient
   const names = [...new Set(mentions.map((mention) => normalize(mention.name)).filter((name) => name !== ""))]
   const firsts = [...new Set(names.map(firstToken))]
-  const rows = names.length === 0 ? [] : yield* sql<{ id: string; canonicalName: string; entityType: string | null; alias: string }>`
+  const rows = names.length === 0 ?
+    [] :
+    yield* sql<{ id: string; canonicalName: string; entityType: string | null; alias: string }>`
     SELECT e.id, e.canonical_name, e.entity_type, a2.alias
     FROM entity_aliases a
     JOIN entities e ON e.id = a.entity_id
@@ -95,7 +97,9 @@ export const resolveEntities = Effect.fn("EntityResolver.resolve")(function*(
     resolved.set(alias, resolveOne(mention))
   }
 
-  const created: ReadonlyArray<Record<string, unknown>> = [...known.values()].filter((entity) => entity.isNew).map((entity) => ({
+  const created: ReadonlyArray<Record<string, unknown>> = [...known.values()].filter((entity) => entity.isNew).map((
+    entity
+  ) => ({
     id: entity.id,
     bankId,
     canonicalName: entity.canonicalName,

@@ -72,7 +72,9 @@ export class FileRetain extends Context.Service<FileRetain, {
             )
           }
           // A zip bomb dressed as a document is refused here, with nothing stored, not later by a failed operation.
-          yield* converter.screen(file).pipe(Effect.mapError((refused) => ValidationError.single(`files.${index}`, refused.message)))
+          yield* converter.screen(file).pipe(
+            Effect.mapError((refused) => ValidationError.single(`files.${index}`, refused.message))
+          )
           plans.push({ file, meta, chain })
         }
         yield* banks.ensure(bankId)
@@ -81,14 +83,16 @@ export class FileRetain extends Context.Service<FileRetain, {
           const uploadId = crypto.randomUUID()
           const filename = meta.filename ?? file.filename
           const documentId = meta.document_id ?? filename
-          yield* sql`INSERT INTO file_uploads ${sql.insert({
-            id: uploadId,
-            bankId,
-            filename,
-            contentType: file.contentType ?? null,
-            sizeBytes: file.bytes.length,
-            bytes: file.bytes
-          })}`.pipe(Effect.orDie)
+          yield* sql`INSERT INTO file_uploads ${
+            sql.insert({
+              id: uploadId,
+              bankId,
+              filename,
+              contentType: file.contentType ?? null,
+              sizeBytes: file.bytes.length,
+              bytes: file.bytes
+            })
+          }`.pipe(Effect.orDie)
           const operation = yield* operations.submit({
             bankId,
             taskType: "file_retain",
@@ -112,7 +116,9 @@ export class FileRetain extends Context.Service<FileRetain, {
       yield* registry.register("file_retain", (operation) =>
         Effect.gen(function*() {
           const payload = yield* decodePayload(operation.payload).pipe(
-            Effect.mapError(() => new TaskFailure({ message: "the stored file retain payload is invalid", retryable: false }))
+            Effect.mapError(() =>
+              new TaskFailure({ message: "the stored file retain payload is invalid", retryable: false })
+            )
           )
           const rows = yield* sql<{ filename: string; contentType: string | null; bytes: Uint8Array }>`
             SELECT filename, content_type, bytes FROM file_uploads WHERE id = ${payload.upload_id}`.pipe(Effect.orDie)
@@ -145,8 +151,7 @@ export class FileRetain extends Context.Service<FileRetain, {
             memories_created: outcome.created,
             duplicates_skipped: outcome.duplicates
           }
-        })
-      )
+        }))
 
       return FileRetain.of({ submit })
     })

@@ -46,11 +46,13 @@ export const detectors: ReadonlyArray<Detector> = [
   { type: "jwt", pattern: /\beyJ[A-Za-z0-9_-]{8,}\.eyJ[A-Za-z0-9_-]{8,}\.[A-Za-z0-9_-]{8,}/g },
   {
     type: "connection_string",
-    pattern: /\b(?:postgres(?:ql)?|mysql|mariadb|mongodb(?:\+srv)?|redis|rediss|amqps?|mssql):\/\/[^\s:@/]{1,256}:[^\s@/]{1,256}@[^\s"'<>]+/g
+    pattern:
+      /\b(?:postgres(?:ql)?|mysql|mariadb|mongodb(?:\+srv)?|redis|rediss|amqps?|mssql):\/\/[^\s:@/]{1,256}:[^\s@/]{1,256}@[^\s"'<>]+/g
   },
   {
     type: "credential_assignment",
-    pattern: /\b(?:password|passwd|pwd|secret|api[_-]?key|access[_-]?token|auth[_-]?token|client[_-]?secret)\s{0,3}[:=]\s{0,3}["']?[^\s"']{6,}/gi
+    pattern:
+      /\b(?:password|passwd|pwd|secret|api[_-]?key|access[_-]?token|auth[_-]?token|client[_-]?secret)\s{0,3}[:=]\s{0,3}["']?[^\s"']{6,}/gi
   },
   { type: "credit_card", pattern: /\b\d(?:[ -]?\d){12,18}\b/g, accept: luhn },
   { type: "us_ssn", pattern: /\b(?!000|666|9\d\d)\d{3}-(?!00)\d{2}-(?!0000)\d{4}\b/g }

@@ -54,19 +54,32 @@ export const semanticLinks = (batch: ReadonlyArray<SemanticCandidates>): Array<P
       .filter((candidate) => candidate.similarity >= linkPolicy.semanticThreshold)
       .sort((a, b) => b.similarity - a.similarity)
       .slice(0, linkPolicy.semanticNeighbours)
-      .map((candidate) => ({ fromId: memory.id, toId: candidate.id, linkType: "semantic", weight: candidate.similarity }))
+      .map((candidate) => ({
+        fromId: memory.id,
+        toId: candidate.id,
+        linkType: "semantic",
+        weight: candidate.similarity
+      }))
   )
 
 export const causalLinks = (
-  facts: ReadonlyArray<{ readonly id: string; readonly causes: ReadonlyArray<{ readonly targetId: string; readonly relation: CausalRelation }> }>
+  facts: ReadonlyArray<
+    {
+      readonly id: string
+      readonly causes: ReadonlyArray<{ readonly targetId: string; readonly relation: CausalRelation }>
+    }
+  >
 ): Array<PlannedLink> =>
-  facts.flatMap((fact) => fact.causes.map((cause) => ({ fromId: fact.id, toId: cause.targetId, linkType: cause.relation, weight: 1 })))
+  facts.flatMap((fact) =>
+    fact.causes.map((cause) => ({ fromId: fact.id, toId: cause.targetId, linkType: cause.relation, weight: 1 }))
+  )
 
 /**
  * Temporal closeness is when things were said (then when they happened): neighbouring turns of a conversation,
  * read backwards along (time said, seq), so the index walk stops after a few rows however large the bank is.
  */
-const temporal = (sql: SqlClient.SqlClient, bankId: string, ids: ReadonlyArray<string>) => sql`
+const temporal = (sql: SqlClient.SqlClient, bankId: string, ids: ReadonlyArray<string>) =>
+  sql`
   SELECT u.id AS from_id, n.id AS to_id, 'temporal' AS link_type,
     ((1.0 / (1 + abs(n.seq - u.seq))) * exp(-extract(epoch FROM coalesce(u.mentioned_at, u.occurred_start) - n.said) / 86400.0))::real AS weight
   FROM memory_units u
@@ -82,7 +95,8 @@ const temporal = (sql: SqlClient.SqlClient, bankId: string, ids: ReadonlyArray<s
   WHERE u.id IN ${sql.in(ids)} AND coalesce(u.mentioned_at, u.occurred_start) IS NOT NULL`
 
 /** For each entity of a new memory, its most recent earlier memories, read from the (entity, seq) index. */
-const entity = (sql: SqlClient.SqlClient, ids: ReadonlyArray<string>) => sql`
+const entity = (sql: SqlClient.SqlClient, ids: ReadonlyArray<string>) =>
+  sql`
   SELECT DISTINCT mine.unit_id AS from_id, n.unit_id AS to_id, 'entity' AS link_type, 1::real AS weight
   FROM unit_entities mine
   CROSS JOIN LATERAL (
@@ -93,7 +107,14 @@ const entity = (sql: SqlClient.SqlClient, ids: ReadonlyArray<string>) => sql`
   WHERE mine.unit_id IN ${sql.in(ids)}`
 
 /** Each new memory's nearest memories by vector, searched in SQL (for a memory written alone). */
-const semanticSearched = (sql: SqlClient.SqlClient, bankId: string, ids: ReadonlyArray<string>, embeddingModel: string, dims: Dims) => sql`
+const semanticSearched = (
+  sql: SqlClient.SqlClient,
+  bankId: string,
+  ids: ReadonlyArray<string>,
+  embeddingModel: string,
+  dims: Dims
+) =>
+  sql`
   SELECT u.id AS from_id, n.id AS to_id, 'semantic' AS link_type, n.similarity::real AS weight
   FROM memory_units u
   CROSS JOIN LATERAL (
@@ -103,15 +124,23 @@ const semanticSearched = (sql: SqlClient.SqlClient, bankId: string, ids: Readonl
       AND vector_dims(o.embedding) = ${dims}
     ORDER BY o.embedding::vector(${dims}) <=> u.embedding::vector(${dims})
     LIMIT ${linkPolicy.semanticNeighbours}) n
-  WHERE u.id IN ${sql.in(ids)} AND vector_dims(u.embedding) = ${dims} AND n.similarity >= ${linkPolicy.semanticThreshold}
+  WHERE u.id IN ${
+    sql.in(ids)
+  } AND vector_dims(u.embedding) = ${dims} AND n.similarity >= ${linkPolicy.semanticThreshold}
     AND NOT EXISTS (SELECT 1 FROM memory_links l WHERE l.from_id = n.id AND l.to_id = u.id AND l.link_type = 'semantic')`
 
 /** Planned links whose both ends exist (a causal target may have been a duplicate that was not stored). */
-const planned = (sql: SqlClient.SqlClient, links: ReadonlyArray<PlannedLink>) => sql`
+const planned = (sql: SqlClient.SqlClient, links: ReadonlyArray<PlannedLink>) =>
+  sql`
   SELECT x.from_id, x.to_id, x.link_type, x.weight
-  FROM jsonb_to_recordset(${JSON.stringify(links.map((link) => ({
-    from_id: link.fromId, to_id: link.toId, link_type: link.linkType, weight: link.weight
-  })))}::jsonb) AS x(from_id text, to_id text, link_type text, weight real)
+  FROM jsonb_to_recordset(${
+    JSON.stringify(links.map((link) => ({
+      from_id: link.fromId,
+      to_id: link.toId,
+      link_type: link.linkType,
+      weight: link.weight
+    })))
+  }::jsonb) AS x(from_id text, to_id text, link_type text, weight real)
   WHERE EXISTS (SELECT 1 FROM memory_units f WHERE f.id = x.from_id)
     AND EXISTS (SELECT 1 FROM memory_units t WHERE t.id = x.to_id)`
 
@@ -120,15 +149,17 @@ const insertLinks = (
   bankId: string,
   sources: ReadonlyArray<ReturnType<typeof temporal>>,
   onConflict: "ignore" | "none" = "ignore"
-) => sql`
+) =>
+  sql`
   INSERT INTO memory_links (bank_id, from_id, to_id, link_type, weight)
   SELECT ${bankId}, l.from_id, l.to_id, l.link_type, l.weight
   FROM (${sql.join(" UNION ALL ", false)(sources.map((source) => sql`(${source})`))}) l
   ${onConflict === "ignore" ? sql`ON CONFLICT DO NOTHING` : sql``}`
 
 /** Planned links once each: the same cause named twice by an extractor is one link. */
-const distinctLinks = (links: ReadonlyArray<PlannedLink>) =>
-  [...new Map(links.map((link) => [`${link.fromId}\u0000${link.toId}\u0000${link.linkType}`, link])).values()]
+const distinctLinks = (
+  links: ReadonlyArray<PlannedLink>
+) => [...new Map(links.map((link) => [`${link.fromId}\u0000${link.toId}\u0000${link.linkType}`, link])).values()]
 
 /**
  * Links a retained batch's new memories: temporal and entity links found in SQL, semantic and causal ones planned.

@@ -90,9 +90,12 @@ export const writeBatch = Effect.fn("MemoryWriter.writeBatch")(function*(batch: 
   for (const document of batch.documents) {
     if (document.replace) {
       const kept = document.keptChunkIds
-      const replaced = yield* deleteUnitsAndRecount(bankId, sql`document_id = ${document.documentId}
+      const replaced = yield* deleteUnitsAndRecount(
+        bankId,
+        sql`document_id = ${document.documentId}
         AND fact_type IN ('world', 'experience')
-        ${kept.length > 0 ? sql`AND (chunk_id IS NULL OR chunk_id NOT IN ${sql.in(kept)})` : sql``}`)
+        ${kept.length > 0 ? sql`AND (chunk_id IS NULL OR chunk_id NOT IN ${sql.in(kept)})` : sql``}`
+      )
       // Observations built on the old text go; retain queues the consolidation of what is left.
       yield* releaseObservationsOf(bankId, replaced)
       yield* sql`DELETE FROM chunks WHERE bank_id = ${bankId} AND document_id = ${document.documentId}
@@ -127,7 +130,9 @@ export const writeBatch = Effect.fn("MemoryWriter.writeBatch")(function*(batch: 
     contentHash: chunk.hash,
     operationId: batch.operationId
   }))
-  if (Arr.isReadonlyArrayNonEmpty(chunkRows)) yield* sql`INSERT INTO chunks ${sql.insert(chunkRows)} ON CONFLICT DO NOTHING`
+  if (Arr.isReadonlyArrayNonEmpty(chunkRows)) {
+    yield* sql`INSERT INTO chunks ${sql.insert(chunkRows)} ON CONFLICT DO NOTHING`
+  }
 
   // Deduplicate: the same statement (by normalised content) or a close rewording of one already stored.
   // An expired memory the sweep has not reached yet is already gone for every read: it makes nothing a duplicate.
@@ -145,7 +150,9 @@ export const writeBatch = Effect.fn("MemoryWriter.writeBatch")(function*(batch: 
   // semantic links (its nearest stored memories of any type); the search costs the same for a few more rows.
   // Typed as `vector` in the record set, so each probe is parsed once rather than at every comparison.
   const probe = JSON.stringify(unique.map((fact, index) => ({ idx: index, embedding: param(fact.embedding) })))
-  const nearest = unique.length === 0 ? [] : yield* sql<{ idx: number; id: string; text: string; factType: string; similarity: number }>`
+  const nearest = unique.length === 0 ?
+    [] :
+    yield* sql<{ idx: number; id: string; text: string; factType: string; similarity: number }>`
     SELECT x.idx, n.id, n.text, n.fact_type, n.similarity
     FROM jsonb_to_recordset(${probe}::jsonb) AS x(idx int, embedding vector)
     CROSS JOIN LATERAL (
@@ -210,10 +217,12 @@ export const writeBatch = Effect.fn("MemoryWriter.writeBatch")(function*(batch: 
 
   // Entities: resolve every mention, then attach units to them (adding to the entities' mention counts).
   const lookup = yield* resolveEntities(bankId, fresh.flatMap((fact) => fact.entities))
-  yield* linkMentions(fresh.flatMap((fact) =>
-    [...new Set(fact.entities.map((entity) => lookup(entity.name)).filter((id) => id !== undefined))]
-      .map((entityId) => ({ unitId: fact.id, entityId }))
-  ))
+  yield* linkMentions(
+    fresh.flatMap((fact) =>
+      [...new Set(fact.entities.map((entity) => lookup(entity.name)).filter((id) => id !== undefined))]
+        .map((entityId) => ({ unitId: fact.id, entityId }))
+    )
+  )
 
   const ids = fresh.map((fact) => fact.id)
   const causal = causalLinks(fresh)

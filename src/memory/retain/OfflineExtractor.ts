@@ -18,8 +18,34 @@ const sentencesPerFact = 2
 const speakerPrefix = /^([A-Z][\p{L}'.-]*(?:\s[A-Z][\p{L}'.-]*){0,3}):\s+(.+)$/su
 const firstPerson = /\b(i|i'm|i've|i'd|i'll|me|my|mine|myself|we|we're|we've|our|ours|us)\b/i
 const pronouns = /\b(she|he|her|him|his|hers)\b/i
-const notNames = new Set(["i", "i'm", "i've", "i'd", "i'll", "hey", "hi", "hello", "ok", "okay", "yes", "no", "wow",
-  "thanks", "thank", "good", "great", "oh", "god", "omg", "lol", "mom", "dad", "yeah", "sure", "congrats"])
+const notNames = new Set([
+  "i",
+  "i'm",
+  "i've",
+  "i'd",
+  "i'll",
+  "hey",
+  "hi",
+  "hello",
+  "ok",
+  "okay",
+  "yes",
+  "no",
+  "wow",
+  "thanks",
+  "thank",
+  "good",
+  "great",
+  "oh",
+  "god",
+  "omg",
+  "lol",
+  "mom",
+  "dad",
+  "yeah",
+  "sure",
+  "congrats"
+])
 
 const entityTypeCache = new Map<string, string | null>()
 
@@ -28,7 +54,13 @@ const entityType = (name: string): string | null => {
   const cached = entityTypeCache.get(name)
   if (cached !== undefined) return cached
   const doc = nlp(name)
-  const type = doc.people().found ? "person" : doc.places().found ? "place" : doc.organizations().found ? "organization" : null
+  const type = doc.people().found
+    ? "person"
+    : doc.places().found
+    ? "place"
+    : doc.organizations().found
+    ? "organization"
+    : null
   if (entityTypeCache.size > 50_000) entityTypeCache.clear()
   entityTypeCache.set(name, type)
   return type
@@ -98,7 +130,9 @@ export const extractOffline = (input: ExtractionInput): Array<ExtractedFact> => 
     for (const group of groupSentences(sentencesOf(segment.body))) {
       const names = properNouns(group)
       const entities = new Map<string, ExtractedEntity>()
-      if (segment.speaker !== null) entities.set(segment.speaker.toLowerCase(), { name: segment.speaker, type: "person" })
+      if (segment.speaker !== null) {
+        entities.set(segment.speaker.toLowerCase(), { name: segment.speaker, type: "person" })
+      }
       for (const name of names) {
         if (!entities.has(name.toLowerCase())) entities.set(name.toLowerCase(), { name, type: entityType(name) })
       }

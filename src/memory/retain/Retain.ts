@@ -110,9 +110,14 @@ export class Retain extends Context.Service<Retain, {
       // Retain's stages are spans of their own (extract per chunk, embed, write), each carrying counts only:
       // never the text, which may hold anything a user stored.
       const extract = (input: ExtractionInput, bankId: string, operationId: string | null) =>
-        Effect.suspend((): Effect.Effect<{ readonly facts: ReadonlyArray<ExtractedFact>; readonly usage: LlmUsage }, LlmError> =>
+        Effect.suspend((): Effect.Effect<
+          { readonly facts: ReadonlyArray<ExtractedFact>; readonly usage: LlmUsage },
+          LlmError
+        > =>
           llm.available("retain")
-            ? extractWithLlm(input, { bankId, operationId: operationId ?? undefined }).pipe(Effect.provideService(Llm, llm))
+            ? extractWithLlm(input, { bankId, operationId: operationId ?? undefined }).pipe(
+              Effect.provideService(Llm, llm)
+            )
             : Effect.sync(() => ({ facts: extractOffline(input), usage: zeroUsage }))
         ).pipe(
           Effect.tap((extraction) => Effect.annotateCurrentSpan("engram.retain.facts", extraction.facts.length)),
@@ -127,7 +132,9 @@ export class Retain extends Context.Service<Retain, {
         return outcome.items.length === 0 && outcome.blocked > 0
           ? Effect.fail(ValidationError.single(
             "items",
-            `every item was blocked by the bank's memory defense (sensitive data found: ${outcome.found.join(", ")}); nothing was stored`
+            `every item was blocked by the bank's memory defense (sensitive data found: ${
+              outcome.found.join(", ")
+            }); nothing was stored`
           ))
           : Effect.succeed(outcome.items)
       }
@@ -169,10 +176,16 @@ export class Retain extends Context.Service<Retain, {
             texts: []
           })
         }
-        const oldChunks = replacing.size === 0 ? [] : yield* sql<{ id: string; documentId: string; contentHash: string }>`
+        const oldChunks = replacing.size === 0 ?
+          [] :
+          yield* sql<{ id: string; documentId: string; contentHash: string }>`
           SELECT id, document_id, content_hash FROM chunks
           WHERE bank_id = ${bankId} AND document_id IN ${sql.in([...replacing])}`.pipe(Effect.orDie)
-        const reusable = new Map(options.reextract === true ? [] : oldChunks.map((chunk) => [`${chunk.documentId}\u0000${chunk.contentHash}`, chunk.id]))
+        const reusable = new Map(
+          options.reextract === true
+            ? []
+            : oldChunks.map((chunk) => [`${chunk.documentId}\u0000${chunk.contentHash}`, chunk.id])
+        )
 
         const chunks: Array<PreparedChunk> = []
         const facts: Array<PreparedFact> = []
@@ -205,14 +218,18 @@ export class Retain extends Context.Service<Retain, {
             }
             const chunkId = stableId(bankId, documentId ?? runKey, itemIndex, chunkIndex, hash)
             chunks.push({ id: chunkId, documentId, chunkIndex, text, hash })
-            const extraction = yield* extract({
-              text,
-              context: item.context ?? null,
-              mentionedAt,
-              mode: bank.retainExtractionMode ?? "concise",
-              mission: bank.retainMission,
-              customInstructions: bank.retainCustomInstructions
-            }, bankId, options.operationId)
+            const extraction = yield* extract(
+              {
+                text,
+                context: item.context ?? null,
+                mentionedAt,
+                mode: bank.retainExtractionMode ?? "concise",
+                mission: bank.retainMission,
+                customInstructions: bank.retainCustomInstructions
+              },
+              bankId,
+              options.operationId
+            )
             usage = addUsage(usage, extraction.usage)
             const ids = extraction.facts.map(() => crypto.randomUUID())
             extraction.facts.forEach((fact: ExtractedFact, factIndex) => {
@@ -300,15 +317,21 @@ export class Retain extends Context.Service<Retain, {
         // The expiry scheduler sleeps until the earliest expiry it knew of: this one may be earlier.
         if (result.created.length > 0 && items.some((item) => item.expires_at != null)) yield* expiries.notify
         // Emitted before a background retain settles, so a crash re-runs it and re-emits the same event id.
-        yield* events.emit(bankId, "retain.completed", {
-          operation_id: options.operationId,
-          status: "completed",
-          items_count: items.length,
-          memories_created: result.created.length,
-          duplicates_skipped: result.duplicates,
-          document_ids: [...documents.keys()],
-          tags: [...new Set(items.flatMap((item) => [...(item.tags ?? []), ...options.documentTags]))]
-        }, options.operationId === null ? undefined : stableId(bankId, "retain.completed", options.operationId), bank)
+        yield* events.emit(
+          bankId,
+          "retain.completed",
+          {
+            operation_id: options.operationId,
+            status: "completed",
+            items_count: items.length,
+            memories_created: result.created.length,
+            duplicates_skipped: result.duplicates,
+            document_ids: [...documents.keys()],
+            tags: [...new Set(items.flatMap((item) => [...(item.tags ?? []), ...options.documentTags]))]
+          },
+          options.operationId === null ? undefined : stableId(bankId, "retain.completed", options.operationId),
+          bank
+        )
         if (consolidates && (result.created.length > 0 || oldChunks.length > 0)) yield* consolidation.wake(bankId)
         return { created: result.created.length, duplicates: result.duplicates, usage }
       })
@@ -328,7 +351,10 @@ export class Retain extends Context.Service<Retain, {
         const now = yield* Clock.currentTimeMillis
         const index = items.findIndex((item) => item.expires_at != null && Date.parse(item.expires_at) <= now)
         if (index >= 0) {
-          return yield* ValidationError.single(`items.${index}.expires_at`, "must be in the future (the memory would never be readable)")
+          return yield* ValidationError.single(
+            `items.${index}.expires_at`,
+            "must be in the future (the memory would never be readable)"
+          )
         }
       })
 
@@ -354,7 +380,10 @@ export class Retain extends Context.Service<Retain, {
           { length: Math.ceil(request.items.length / subBatchSize) },
           (_, index) => {
             const items = request.items.slice(index * subBatchSize, (index + 1) * subBatchSize)
-            return { payload: { items, document_tags: tags, item_offset: index * subBatchSize }, itemsCount: items.length }
+            return {
+              payload: { items, document_tags: tags, item_offset: index * subBatchSize },
+              itemsCount: items.length
+            }
           }
         )
         const operation = yield* operations.submit({
@@ -371,7 +400,9 @@ export class Retain extends Context.Service<Retain, {
       yield* registry.register("batch_retain", (operation) =>
         Effect.gen(function*() {
           const payload = yield* decodePayload(operation.payload).pipe(
-            Effect.mapError(() => new TaskFailure({ message: "the stored retain payload is invalid", retryable: false }))
+            Effect.mapError(() =>
+              new TaskFailure({ message: "the stored retain payload is invalid", retryable: false })
+            )
           )
           const bank = yield* banks.get(operation.bankId).pipe(
             Effect.mapError(() => new TaskFailure({ message: "the bank no longer exists", retryable: false }))
@@ -397,8 +428,7 @@ export class Retain extends Context.Service<Retain, {
               total_tokens: outcome.usage.totalTokens
             }
           }
-        })
-      )
+        }))
 
       const retainForOperation = Effect.fn("Retain.retainForOperation")(function*(
         bankId: string,
@@ -415,7 +445,9 @@ export class Retain extends Context.Service<Retain, {
           itemOffset: 0,
           reextract: reprocessing?.reextract === true
         }).pipe(
-          Effect.mapError((error) => new TaskFailure({ message: toUnavailable(error).detail, retryable: error.retryable }))
+          Effect.mapError((error) =>
+            new TaskFailure({ message: toUnavailable(error).detail, retryable: error.retryable })
+          )
         )
       })
 
@@ -423,4 +455,3 @@ export class Retain extends Context.Service<Retain, {
     })
   )
 }
-

@@ -13,8 +13,20 @@ export interface TimeWindow {
   readonly precision: "day" | "month" | "year" | "instant"
 }
 
-const months = ["january", "february", "march", "april", "may", "june", "july", "august", "september", "october",
-  "november", "december"]
+const months = [
+  "january",
+  "february",
+  "march",
+  "april",
+  "may",
+  "june",
+  "july",
+  "august",
+  "september",
+  "october",
+  "november",
+  "december"
+]
 
 const utc = (year: number, month: number, day: number) => new Date(Date.UTC(year, month, day))
 
@@ -23,8 +35,10 @@ const dayWindow = (date: Date): [Date, Date] => {
   return [start, new Date(start.getTime() + 86_400_000 - 1)]
 }
 
-const monthWindow = (year: number, month: number): [Date, Date] =>
-  [utc(year, month, 1), new Date(utc(year, month + 1, 1).getTime() - 1)]
+const monthWindow = (
+  year: number,
+  month: number
+): [Date, Date] => [utc(year, month, 1), new Date(utc(year, month + 1, 1).getTime() - 1)]
 
 const yearWindow = (year: number): [Date, Date] => [utc(year, 0, 1), new Date(utc(year + 1, 0, 1).getTime() - 1)]
 
@@ -92,7 +106,9 @@ export const resolveTimes = (text: string, reference: Date): Array<TimeWindow> =
       ? (month < refMonth ? refYear : refYear - 1)
       : modifier === "next"
       ? (month > refMonth ? refYear : refYear + 1)
-      : modifier === "this" ? refYear : (month >= refMonth ? refYear : refYear + 1)
+      : modifier === "this"
+      ? refYear
+      : (month >= refMonth ? refYear : refYear + 1)
     const [start, end] = monthWindow(year, month)
     windows.push({ expression: match[0], start, end, precision: "month", position: match.index })
     covered.push([match.index, match.index + match[0].length])

@@ -51,7 +51,9 @@ const sentences = (text: string) =>
 const hardSplit = (text: string, limit: number): Array<string> => {
   const tokens = encode(text)
   const pieces: Array<string> = []
-  for (let start = 0; start < tokens.length; start += limit) pieces.push(decode(tokens.slice(start, start + limit)).trim())
+  for (let start = 0; start < tokens.length; start += limit) {
+    pieces.push(decode(tokens.slice(start, start + limit)).trim())
+  }
   return pieces.filter((piece) => piece !== "")
 }
 
@@ -63,10 +65,10 @@ export const chunkText = (text: string, maxTokens: number): Array<string> => {
   const units: Array<string> = []
   for (const paragraph of paragraphs(trimmed)) {
     if (countTokensUncached(paragraph) <= maxTokens) units.push(paragraph)
-    else for (const sentence of sentences(paragraph)) {
-      if (countTokensUncached(sentence) <= maxTokens) units.push(sentence)
-      else units.push(...hardSplit(sentence, maxTokens))
-    }
+    else {for (const sentence of sentences(paragraph)) {
+        if (countTokensUncached(sentence) <= maxTokens) units.push(sentence)
+        else units.push(...hardSplit(sentence, maxTokens))
+      }}
   }
   const chunks: Array<string> = []
   let current = ""

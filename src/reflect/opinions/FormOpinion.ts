@@ -47,67 +47,76 @@ const systemPrompt = [
   "Answer with JSON: {\"opinions\": [{\"text\": \"...\", \"confidence\": 0.7}]}."
 ].join("\n")
 
-export const FormOpinionTask = TaskRegistry.handler("form_opinion", Effect.gen(function*() {
-  const llm = yield* Llm
-  const embeddings = yield* Embeddings
-  const store = yield* OpinionStore
-  const locks = yield* BankLocks
-  const graph = yield* GraphRecall
+export const FormOpinionTask = TaskRegistry.handler(
+  "form_opinion",
+  Effect.gen(function*() {
+    const llm = yield* Llm
+    const embeddings = yield* Embeddings
+    const store = yield* OpinionStore
+    const locks = yield* BankLocks
+    const graph = yield* GraphRecall
 
-  return (operation) =>
-    Effect.gen(function*() {
-      const payload = yield* decodePayload(operation.payload).pipe(
-        Effect.mapError(() => new TaskFailure({ message: "the stored form_opinion payload is invalid", retryable: false }))
-      )
-      if (!llm.available("reflect")) return { opinions: [], skipped: "no language model is configured" }
-      const { value } = yield* llm.generateObject({
-        purpose: "reflect",
-        scope: "reflect.form_opinion",
-        bankId: operation.bankId,
-        operationId: operation.id,
-        objectName: "opinions",
-        schema: FormedOpinions,
-        messages: [
-          { role: "system", content: systemPrompt },
-          { role: "user", content: `Question: ${payload.query}\n\nAnswer:\n${payload.answer}` }
-        ]
-      })
-      const candidates = value.opinions
-        .map((opinion) => ({ text: opinion.text.trim(), confidence: clampConfidence(opinion.confidence) }))
-        .filter((opinion) => opinion.text !== "")
-        .slice(0, maxOpinions)
-      const fresh: Array<typeof candidates[number] & { readonly hash: string; readonly index: number }> = []
-      for (const [index, opinion] of candidates.entries()) {
-        const hash = contentHash(opinion.text)
-        if ((yield* store.findByHash(operation.bankId, hash)) === undefined) fresh.push({ ...opinion, hash, index })
-      }
-      const vectors = fresh.length === 0 ? [] : yield* embeddings.embedDocuments(fresh.map((opinion) => opinion.text))
-      const now = new Date(yield* Clock.currentTimeMillis)
-      const written = yield* locks.withWriteLock(operation.bankId)(Effect.forEach(fresh, (opinion, position) => {
-        const id = `${operation.id}-opinion-${opinion.index}`
-        return Effect.map(store.insert({
-          id,
+    return (operation) =>
+      Effect.gen(function*() {
+        const payload = yield* decodePayload(operation.payload).pipe(
+          Effect.mapError(() =>
+            new TaskFailure({ message: "the stored form_opinion payload is invalid", retryable: false })
+          )
+        )
+        if (!llm.available("reflect")) return { opinions: [], skipped: "no language model is configured" }
+        const { value } = yield* llm.generateObject({
+          purpose: "reflect",
+          scope: "reflect.form_opinion",
           bankId: operation.bankId,
-          text: opinion.text,
-          confidence: opinion.confidence,
-          contentHash: opinion.hash,
-          sourceFactIds: payload.memory_ids,
-          tags: payload.tags ?? [],
           operationId: operation.id,
-          embedding: vectors[position]!,
-          embeddingModel: modelKey(embeddings.identity),
-          mentionedAt: now
-        }), (inserted) => ({ id, text: opinion.text, confidence: opinion.confidence, inserted }))
-      }))
-      if (written.some((opinion) => opinion.inserted)) yield* graph.changed(operation.bankId)
-      return {
-        opinions: written.map(({ id, text, confidence }) => ({ id, text, confidence })),
-        already_held: candidates.length - fresh.length
-      }
-    }).pipe(
-      Effect.catchTags({
-        LlmError: (error) => Effect.fail(failure(`forming opinions failed: ${error.message}`, error.retryable)),
-        EmbeddingError: (error) => Effect.fail(failure(`embedding opinions failed: ${error.message}`, error.retryable))
-      })
-    )
-}))
+          objectName: "opinions",
+          schema: FormedOpinions,
+          messages: [
+            { role: "system", content: systemPrompt },
+            { role: "user", content: `Question: ${payload.query}\n\nAnswer:\n${payload.answer}` }
+          ]
+        })
+        const candidates = value.opinions
+          .map((opinion) => ({ text: opinion.text.trim(), confidence: clampConfidence(opinion.confidence) }))
+          .filter((opinion) => opinion.text !== "")
+          .slice(0, maxOpinions)
+        const fresh: Array<typeof candidates[number] & { readonly hash: string; readonly index: number }> = []
+        for (const [index, opinion] of candidates.entries()) {
+          const hash = contentHash(opinion.text)
+          if ((yield* store.findByHash(operation.bankId, hash)) === undefined) fresh.push({ ...opinion, hash, index })
+        }
+        const vectors = fresh.length === 0 ? [] : yield* embeddings.embedDocuments(fresh.map((opinion) => opinion.text))
+        const now = new Date(yield* Clock.currentTimeMillis)
+        const written = yield* locks.withWriteLock(operation.bankId)(Effect.forEach(fresh, (opinion, position) => {
+          const id = `${operation.id}-opinion-${opinion.index}`
+          return Effect.map(
+            store.insert({
+              id,
+              bankId: operation.bankId,
+              text: opinion.text,
+              confidence: opinion.confidence,
+              contentHash: opinion.hash,
+              sourceFactIds: payload.memory_ids,
+              tags: payload.tags ?? [],
+              operationId: operation.id,
+              embedding: vectors[position]!,
+              embeddingModel: modelKey(embeddings.identity),
+              mentionedAt: now
+            }),
+            (inserted) => ({ id, text: opinion.text, confidence: opinion.confidence, inserted })
+          )
+        }))
+        if (written.some((opinion) => opinion.inserted)) yield* graph.changed(operation.bankId)
+        return {
+          opinions: written.map(({ id, text, confidence }) => ({ id, text, confidence })),
+          already_held: candidates.length - fresh.length
+        }
+      }).pipe(
+        Effect.catchTags({
+          LlmError: (error) => Effect.fail(failure(`forming opinions failed: ${error.message}`, error.retryable)),
+          EmbeddingError: (error) =>
+            Effect.fail(failure(`embedding opinions failed: ${error.message}`, error.retryable))
+        })
+      )
+  })
+)

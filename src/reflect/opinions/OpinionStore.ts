@@ -94,7 +94,9 @@ export class OpinionStore extends Context.Service<OpinionStore, {
           FROM memory_units u WHERE ${where} ORDER BY seq`.pipe(Effect.orDie)
 
       const findByHash = (bankId: string, contentHash: string) =>
-        opinionRows(sql.and([sql`u.bank_id = ${bankId}`, sql`u.fact_type = 'opinion'`, sql`u.content_hash = ${contentHash}`]))
+        opinionRows(
+          sql.and([sql`u.bank_id = ${bankId}`, sql`u.fact_type = 'opinion'`, sql`u.content_hash = ${contentHash}`])
+        )
           .pipe(Effect.map((rows) => rows[0]))
 
       const list = (bankId: string) => opinionRows(sql.and([sql`u.bank_id = ${bankId}`, sql`u.fact_type = 'opinion'`]))
@@ -122,7 +124,9 @@ export class OpinionStore extends Context.Service<OpinionStore, {
           SELECT f.id, f.text, f.seq::float8 AS seq, 1 - (f.embedding::${typed} <=> o.embedding::${typed}) AS similarity
           FROM memory_units f, memory_units o
           WHERE o.id = ${opinionId} AND f.bank_id = ${bankId} AND f.fact_type IN ('world', 'experience')
-            AND f.seq > ${afterSeq} AND f.seq <= ${upToSeq} AND f.embedding_model IS NOT DISTINCT FROM ${found[0]?.model ?? null}
+            AND f.seq > ${afterSeq} AND f.seq <= ${upToSeq} AND f.embedding_model IS NOT DISTINCT FROM ${
+          found[0]?.model ?? null
+        }
             AND vector_dims(f.embedding) = ${dims}
           ORDER BY f.embedding::${typed} <=> o.embedding::${typed}
           LIMIT ${limit}`

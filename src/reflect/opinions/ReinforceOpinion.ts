@@ -57,55 +57,69 @@ const judgePrompt = (opinion: OpinionRow, facts: ReadonlyArray<RelatedFact>) =>
     "Answer with JSON: {\"stances\": [{\"fact\": 1, \"stance\": \"supports\"}]}."
   ].join("\n")
 
-export const ReinforceOpinionTask = TaskRegistry.handler("reinforce_opinion", Effect.gen(function*() {
-  const llm = yield* Llm
-  const store = yield* OpinionStore
+export const ReinforceOpinionTask = TaskRegistry.handler(
+  "reinforce_opinion",
+  Effect.gen(function*() {
+    const llm = yield* Llm
+    const store = yield* OpinionStore
 
-  const judge = (bankId: string, operationId: string, opinion: OpinionRow, facts: ReadonlyArray<RelatedFact>) =>
-    llm.available("reflect")
-      ? Effect.map(llm.generateObject({
-        purpose: "reflect",
-        scope: "reflect.reinforce_opinion",
-        bankId,
-        operationId,
-        objectName: "stances",
-        schema: Judgement,
-        messages: [{ role: "user", content: judgePrompt(opinion, facts) }]
-      }), ({ value }) =>
-        facts.map((_, index): Stance => value.stances.find((entry) => entry.fact === index + 1)?.stance ?? "unrelated"))
-      : Effect.succeed(facts.map((fact) => offlineStance(opinion.text, fact)))
+    const judge = (bankId: string, operationId: string, opinion: OpinionRow, facts: ReadonlyArray<RelatedFact>) =>
+      llm.available("reflect")
+        ? Effect.map(
+          llm.generateObject({
+            purpose: "reflect",
+            scope: "reflect.reinforce_opinion",
+            bankId,
+            operationId,
+            objectName: "stances",
+            schema: Judgement,
+            messages: [{ role: "user", content: judgePrompt(opinion, facts) }]
+          }),
+          ({ value }) =>
+            facts.map((_, index): Stance =>
+              value.stances.find((entry) => entry.fact === index + 1)?.stance ?? "unrelated"
+            )
+        )
+        : Effect.succeed(facts.map((fact) => offlineStance(opinion.text, fact)))
 
-  return (operation) =>
-    Effect.gen(function*() {
-      const bankId = operation.bankId
-      const latest = yield* store.latestFactSeq(bankId)
-      const opinions = (yield* store.list(bankId)).filter((opinion) => opinion.reinforcedSeq < latest)
-      const adjusted: Array<Record<string, unknown>> = []
-      for (const opinion of opinions) {
-        const related = (yield* store.relatedFacts(bankId, opinion.id, opinion.reinforcedSeq, latest, factsPerOpinion))
-          .filter((fact) => fact.similarity >= linkPolicy.semanticThreshold)
-        const stances = related.length === 0 ? [] : yield* judge(bankId, operation.id, opinion, related)
-        const confidence = adjustConfidence(opinion.confidence, stances)
-        const moved = yield* store.reinforce(opinion.id, opinion.reinforcedSeq, latest, confidence)
-        const supporting = related.filter((_, index) => stances[index] === "supports").map((fact) => fact.id)
-        const contradicting = related.filter((_, index) => stances[index] === "contradicts").map((fact) => fact.id)
-        if (moved && (supporting.length > 0 || contradicting.length > 0)) {
-          adjusted.push({
-            id: opinion.id,
-            text: opinion.text,
-            confidence_before: opinion.confidence,
-            confidence_after: confidence,
-            supporting_fact_ids: supporting,
-            contradicting_fact_ids: contradicting
-          })
+    return (operation) =>
+      Effect.gen(function*() {
+        const bankId = operation.bankId
+        const latest = yield* store.latestFactSeq(bankId)
+        const opinions = (yield* store.list(bankId)).filter((opinion) => opinion.reinforcedSeq < latest)
+        const adjusted: Array<Record<string, unknown>> = []
+        for (const opinion of opinions) {
+          const related =
+            (yield* store.relatedFacts(bankId, opinion.id, opinion.reinforcedSeq, latest, factsPerOpinion))
+              .filter((fact) => fact.similarity >= linkPolicy.semanticThreshold)
+          const stances = related.length === 0 ? [] : yield* judge(bankId, operation.id, opinion, related)
+          const confidence = adjustConfidence(opinion.confidence, stances)
+          const moved = yield* store.reinforce(opinion.id, opinion.reinforcedSeq, latest, confidence)
+          const supporting = related.filter((_, index) => stances[index] === "supports").map((fact) => fact.id)
+          const contradicting = related.filter((_, index) => stances[index] === "contradicts").map((fact) => fact.id)
+          if (moved && (supporting.length > 0 || contradicting.length > 0)) {
+            adjusted.push({
+              id: opinion.id,
+              text: opinion.text,
+              confidence_before: opinion.confidence,
+              confidence_after: confidence,
+              supporting_fact_ids: supporting,
+              contradicting_fact_ids: contradicting
+            })
+          }
         }
-      }
-      return { opinions_checked: opinions.length, adjusted }
-    }).pipe(
-      Effect.catchTag("LlmError", (error) =>
-        Effect.fail(new TaskFailure({ message: `weighing opinions failed: ${error.message}`, retryable: error.retryable })))
-    )
-}))
+        return { opinions_checked: opinions.length, adjusted }
+      }).pipe(
+        Effect.catchTag(
+          "LlmError",
+          (error) =>
+            Effect.fail(
+              new TaskFailure({ message: `weighing opinions failed: ${error.message}`, retryable: error.retryable })
+            )
+        )
+      )
+  })
+)
 
 /**
  * Queues `reinforce_opinion` when a retain added facts to a bank that holds opinions. One pending run per bank is
@@ -125,7 +139,11 @@ export const ReinforceAfterRetain = BankEvents.listener(Effect.gen(function*() {
         offset: 0
       })
       if (pending.total > 0) return
-      yield* operations.submit({ bankId: event.bankId, taskType: "reinforce_opinion", payload: { after_event: event.eventId } })
+      yield* operations.submit({
+        bankId: event.bankId,
+        taskType: "reinforce_opinion",
+        payload: { after_event: event.eventId }
+      })
     }).pipe(Effect.catchCause((cause) => Effect.logWarning("queueing reinforce_opinion failed", cause)))
   }
 }))

@@ -21,9 +21,13 @@ describe("atomic brain files", () => {
   it.effect("remove unfinished writes older than the limit and keep younger ones and other files", () =>
     Effect.gen(function*() {
       const directory = mkdtempSync(join(tmpdir(), "atomic-"))
-      for (const name of [".brain-old.tmp", ".brain-young.tmp", "a.brain", "notes.tmp"]) writeFileSync(join(directory, name), "x")
+      for (const name of [".brain-old.tmp", ".brain-young.tmp", "a.brain", "notes.tmp"]) {
+        writeFileSync(join(directory, name), "x")
+      }
       const twoHoursAgo = new Date(Date.now() - 2 * 3600_000)
-      for (const name of [".brain-old.tmp", "a.brain", "notes.tmp"]) utimesSync(join(directory, name), twoHoursAgo, twoHoursAgo)
+      for (const name of [".brain-old.tmp", "a.brain", "notes.tmp"]) {
+        utimesSync(join(directory, name), twoHoursAgo, twoHoursAgo)
+      }
       const removed = yield* removeStaleTemporaries(directory, 3600_000)
       assert.strictEqual(removed, 1)
       assert.deepStrictEqual(readdirSync(directory).sort(), [".brain-young.tmp", "a.brain", "notes.tmp"])

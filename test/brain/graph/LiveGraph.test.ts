@@ -15,16 +15,47 @@ import { spread } from "../../../src/brain/graph/SpreadingActivation.ts"
 const weights = [1, 0.5, 0.5, 0.25, 0.8, 0.125]
 
 type Operation =
-  | { readonly kind: "append"; readonly count: number; readonly links: ReadonlyArray<readonly [number, number, number, number]> }
+  | {
+    readonly kind: "append"
+    readonly count: number
+    readonly links: ReadonlyArray<readonly [number, number, number, number]>
+  }
   | { readonly kind: "remove"; readonly pick: number }
-  | { readonly kind: "link-old"; readonly a: number; readonly b: number; readonly type: number; readonly weight: number }
+  | {
+    readonly kind: "link-old"
+    readonly a: number
+    readonly b: number
+    readonly type: number
+    readonly weight: number
+  }
   | { readonly kind: "compact" }
 
-const linkTuple = fc.tuple(fc.nat(), fc.nat(), fc.nat({ max: linkTypes.length - 1 }), fc.nat({ max: weights.length - 1 }))
+const linkTuple = fc.tuple(
+  fc.nat(),
+  fc.nat(),
+  fc.nat({ max: linkTypes.length - 1 }),
+  fc.nat({ max: weights.length - 1 })
+)
 const operation: fc.Arbitrary<Operation> = fc.oneof(
-  { weight: 5, arbitrary: fc.record({ kind: fc.constant("append" as const), count: fc.integer({ min: 1, max: 6 }), links: fc.array(linkTuple, { maxLength: 24 }) }) },
+  {
+    weight: 5,
+    arbitrary: fc.record({
+      kind: fc.constant("append" as const),
+      count: fc.integer({ min: 1, max: 6 }),
+      links: fc.array(linkTuple, { maxLength: 24 })
+    })
+  },
   { weight: 2, arbitrary: fc.record({ kind: fc.constant("remove" as const), pick: fc.nat() }) },
-  { weight: 1, arbitrary: fc.record({ kind: fc.constant("link-old" as const), a: fc.nat(), b: fc.nat(), type: fc.nat({ max: linkTypes.length - 1 }), weight: fc.nat({ max: weights.length - 1 }) }) },
+  {
+    weight: 1,
+    arbitrary: fc.record({
+      kind: fc.constant("link-old" as const),
+      a: fc.nat(),
+      b: fc.nat(),
+      type: fc.nat({ max: linkTypes.length - 1 }),
+      weight: fc.nat({ max: weights.length - 1 })
+    })
+  },
   { weight: 1, arbitrary: fc.record({ kind: fc.constant("compact" as const) }) }
 )
 
@@ -73,7 +104,12 @@ const apply = (truth: Truth, graph: { current: LiveGraph }, op: Operation, next:
     }
     case "link-old": {
       if (live.length < 2) return
-      const link = { fromId: live[op.a % live.length]!, toId: live[op.b % live.length]!, linkType: linkTypes[op.type]!, weight: weights[op.weight]! }
+      const link = {
+        fromId: live[op.a % live.length]!,
+        toId: live[op.b % live.length]!,
+        linkType: linkTypes[op.type]!,
+        weight: weights[op.weight]!
+      }
       truth.links.push(link)
       graph.current.addLinks([link])
       break
@@ -86,7 +122,12 @@ const apply = (truth: Truth, graph: { current: LiveGraph }, op: Operation, next:
   if (graph.current.needsCompaction) graph.current = graph.current.compacted()
 }
 
-const answers = (graph: GraphSnapshot | LiveGraph, ids: ReadonlyArray<string>, indexOf: (id: string) => number, idAt: (i: number) => string) => {
+const answers = (
+  graph: GraphSnapshot | LiveGraph,
+  ids: ReadonlyArray<string>,
+  indexOf: (id: string) => number,
+  idAt: (i: number) => string
+) => {
   const seeds = ids.map((id, k) => ({ index: indexOf(id), activation: 1 - k * 0.2 }))
   const result = spread(graph, seeds, options)
   return Array.from(result.indices, (index, k) => ({
@@ -100,38 +141,49 @@ const answers = (graph: GraphSnapshot | LiveGraph, ids: ReadonlyArray<string>, i
 describe("LiveGraph", () => {
   it("answers exactly as a fresh build of the live memories and links, after any sequence of writes", () => {
     fc.assert(
-      fc.property(fc.array(operation, { minLength: 1, maxLength: 30 }), fc.array(fc.nat(), { minLength: 1, maxLength: 3 }), (ops, seedPicks) => {
-        const truth: Truth = { ids: [], removed: new Set(), links: [] }
-        const next = { id: 0 }
-        const graph = { current: LiveGraph.of(GraphSnapshot.build({ nodeIds: [], links: [] })) }
-        for (const op of ops) apply(truth, graph, op, next)
-        const live = liveIds(truth)
-        const fresh = GraphSnapshot.build({
-          nodeIds: live,
-          links: truth.links.filter((link) => !truth.removed.has(link.fromId) && !truth.removed.has(link.toId))
-        })
-        const g = graph.current
-        assert.strictEqual(g.liveNodeCount, live.length)
-        for (const id of live) {
-          for (const step of [1, -1] as const) {
-            const mine = g.adjacentInOrder(g.indexOf.get(id)!, step)
-            const theirs = fresh.adjacentInOrder(fresh.indexOf.get(id)!, step)
-            assert.strictEqual(mine < 0 ? null : g.ids[mine], theirs < 0 ? null : fresh.ids[theirs], `${id} step ${step}`)
+      fc.property(
+        fc.array(operation, { minLength: 1, maxLength: 30 }),
+        fc.array(fc.nat(), { minLength: 1, maxLength: 3 }),
+        (ops, seedPicks) => {
+          const truth: Truth = { ids: [], removed: new Set(), links: [] }
+          const next = { id: 0 }
+          const graph = { current: LiveGraph.of(GraphSnapshot.build({ nodeIds: [], links: [] })) }
+          for (const op of ops) apply(truth, graph, op, next)
+          const live = liveIds(truth)
+          const fresh = GraphSnapshot.build({
+            nodeIds: live,
+            links: truth.links.filter((link) => !truth.removed.has(link.fromId) && !truth.removed.has(link.toId))
+          })
+          const g = graph.current
+          assert.strictEqual(g.liveNodeCount, live.length)
+          for (const id of live) {
+            for (const step of [1, -1] as const) {
+              const mine = g.adjacentInOrder(g.indexOf.get(id)!, step)
+              const theirs = fresh.adjacentInOrder(fresh.indexOf.get(id)!, step)
+              assert.strictEqual(
+                mine < 0 ? null : g.ids[mine],
+                theirs < 0 ? null : fresh.ids[theirs],
+                `${id} step ${step}`
+              )
+            }
           }
+          if (live.length === 0) return
+          const seeds = [...new Set(seedPicks.map((pick) => live[pick % live.length]!))]
+          assert.deepStrictEqual(
+            answers(g, seeds, (id) => g.indexOf.get(id)!, (i) => g.ids[i]!),
+            answers(fresh, seeds, (id) => fresh.indexOf.get(id)!, (i) => fresh.ids[i]!)
+          )
         }
-        if (live.length === 0) return
-        const seeds = [...new Set(seedPicks.map((pick) => live[pick % live.length]!))]
-        assert.deepStrictEqual(
-          answers(g, seeds, (id) => g.indexOf.get(id)!, (i) => g.ids[i]!),
-          answers(fresh, seeds, (id) => fresh.indexOf.get(id)!, (i) => fresh.ids[i]!)
-        )
-      }),
+      ),
       { numRuns: 400 }
     )
   })
 
   it("reads through the base arrays until something changes", () => {
-    const base = GraphSnapshot.build({ nodeIds: ["a", "b"], links: [{ fromId: "a", toId: "b", linkType: "temporal", weight: 1 }] })
+    const base = GraphSnapshot.build({
+      nodeIds: ["a", "b"],
+      links: [{ fromId: "a", toId: "b", linkType: "temporal", weight: 1 }]
+    })
     const graph = LiveGraph.of(base)
     assert.isTrue(graph.isBase)
     graph.appendNodes(["c"])

@@ -8,7 +8,13 @@ import * as fc from "fast-check"
 import type { IndexedMemory } from "../../../src/brain/keyword/KeywordIndex.ts"
 import { KeywordIndex } from "../../../src/brain/keyword/KeywordIndex.ts"
 
-const memory = (id: string, seq: number, lexemes: Array<string>, factType = "world", tags: Array<string> = []): IndexedMemory => ({
+const memory = (
+  id: string,
+  seq: number,
+  lexemes: Array<string>,
+  factType = "world",
+  tags: Array<string> = []
+): IndexedMemory => ({
   id,
   seq,
   factType,
@@ -28,7 +34,10 @@ describe("KeywordIndex", () => {
 
   it("ranks by BM25: a rare term outweighs a common one, and shorter memories come first", () => {
     const index = KeywordIndex.build(corpus)
-    const ranked = index.search([{ lexeme: "paint", boost: 1 }, { lexeme: "sunris", boost: 1 }], { types: ["world"], depth: 10 })
+    const ranked = index.search([{ lexeme: "paint", boost: 1 }, { lexeme: "sunris", boost: 1 }], {
+      types: ["world"],
+      depth: 10
+    })
     assert.deepStrictEqual(ranked.map((c) => c.id), ["a", "b", "c"])
     assert.isAbove(ranked[0]!.score, ranked[1]!.score)
     // b and c share only "paint"; b is shorter.
@@ -46,7 +55,10 @@ describe("KeywordIndex", () => {
   it("an expansion term counts with its lower boost, and a repeated term once", () => {
     const index = KeywordIndex.build(corpus)
     const own = index.search(words("lake"), { types: ["world"], depth: 10 })
-    const expanded = index.search([{ lexeme: "lake", boost: 1 }, { lexeme: "swim", boost: 0.3 }, { lexeme: "lake", boost: 1 }], {
+    const expanded = index.search([{ lexeme: "lake", boost: 1 }, { lexeme: "swim", boost: 0.3 }, {
+      lexeme: "lake",
+      boost: 1
+    }], {
       types: ["world"],
       depth: 10
     })
@@ -57,7 +69,11 @@ describe("KeywordIndex", () => {
   it("breaks score ties by id and returns the best k of many matches", () => {
     const many = Array.from({ length: 500 }, (_, i) => memory(`m${String(499 - i).padStart(3, "0")}`, i + 1, ["same"]))
     const index = KeywordIndex.build(many)
-    assert.deepStrictEqual(index.search(words("same"), { types: ["world"], depth: 3 }).map((c) => c.id), ["m000", "m001", "m002"])
+    assert.deepStrictEqual(index.search(words("same"), { types: ["world"], depth: 3 }).map((c) => c.id), [
+      "m000",
+      "m001",
+      "m002"
+    ])
   })
 
   it("breaks ties between UUIDs exactly as their strings order, prefixes shared or not, other ids mixed in", () => {
@@ -72,7 +88,10 @@ describe("KeywordIndex", () => {
     ]
     const index = KeywordIndex.build(ids.map((id, i) => memory(id, i + 1, ["same"])))
     const expected = [...ids].sort((x, y) => (x < y ? -1 : 1))
-    assert.deepStrictEqual(index.search(words("same"), { types: ["world"], depth: 40 }).map((c) => c.id), expected.slice(0, 40))
+    assert.deepStrictEqual(
+      index.search(words("same"), { types: ["world"], depth: 40 }).map((c) => c.id),
+      expected.slice(0, 40)
+    )
     assert.deepStrictEqual(index.search(words("same"), { types: ["world"], depth: 400 }).map((c) => c.id), expected)
   })
 
@@ -95,7 +114,13 @@ describe("KeywordIndex", () => {
       tags: fc.subarray(["a", "b"])
     })
     const operation = fc.oneof(
-      { weight: 4, arbitrary: fc.record({ kind: fc.constant("append" as const), drafts: fc.array(draft, { minLength: 1, maxLength: 5 }) }) },
+      {
+        weight: 4,
+        arbitrary: fc.record({
+          kind: fc.constant("append" as const),
+          drafts: fc.array(draft, { minLength: 1, maxLength: 5 })
+        })
+      },
       { weight: 2, arbitrary: fc.record({ kind: fc.constant("remove" as const), pick: fc.nat() }) },
       { weight: 1, arbitrary: fc.record({ kind: fc.constant("rewrite" as const), pick: fc.nat(), draft }) },
       { weight: 1, arbitrary: fc.record({ kind: fc.constant("compact" as const) }) }
@@ -108,7 +133,9 @@ describe("KeywordIndex", () => {
         for (const op of ops) {
           const ids = [...live.keys()]
           if (op.kind === "append") {
-            const added = op.drafts.map((d) => memory(`m${String(next++).padStart(4, "0")}`, next, d.lexemes, d.factType, d.tags))
+            const added = op.drafts.map((d) =>
+              memory(`m${String(next++).padStart(4, "0")}`, next, d.lexemes, d.factType, d.tags)
+            )
             added.forEach((m) => live.set(m.id, m))
             index.append(added)
           } else if (op.kind === "remove" && ids.length > 0) {
@@ -130,7 +157,10 @@ describe("KeywordIndex", () => {
         const terms = query.map((lexeme, k) => ({ lexeme, boost: k === 0 ? 1 : 0.3 }))
         for (const types of [["world", "experience"], ["observation"]]) {
           for (const tags of [undefined, (t: ReadonlyArray<string>) => t.includes("a")]) {
-            assert.deepStrictEqual(index.search(terms, { types, depth: 8, tags }), fresh.search(terms, { types, depth: 8, tags }))
+            assert.deepStrictEqual(
+              index.search(terms, { types, depth: 8, tags }),
+              fresh.search(terms, { types, depth: 8, tags })
+            )
           }
         }
       }),

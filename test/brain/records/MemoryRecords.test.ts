@@ -47,60 +47,72 @@ const clustered = (count: number, seed: number) => {
 }
 
 describe("memory records", () => {
-  it("a big bank's HNSW index answers like the exact scan, within scope, without removed memories, after compaction", () => {
-    const vectors = clustered(18_000, 7)
-    const records = new MemoryRecords(dimensions)
-    records.upsert(vectors.map((vector, n) => memory(n, vector)))
-    assert.isTrue(records.wantsIndex)
-    records.startIndex()
-    while (!records.indexStep(5_000)) { /* filled in steps, as in the background */ }
-    assert.isTrue(records.annReady)
-    const scope = { types: ["world"], tags: (tags: ReadonlyArray<string>) => tags.includes("even") }
-    // Queries near the same clusters (seed 7's centres), as real queries land near what was stored.
-    const queries = clustered(40, 7).map((q) => q.map((x) => x + 0.01))
-    const overlap = (removed: Set<string>) => {
-      let found = 0
-      for (const query of queries) {
-        const fast = records.nearest(query, scope, 50)
-        const exact = records.nearest(query, scope, 50, { exact: true })
-        const exactScore = new Map(exact.map((hit) => [hit.id, hit.score]))
-        for (const hit of fast) {
-          const n = Number(hit.id.slice(2))
-          assert.isTrue(n % 3 !== 0 && n % 2 === 0 && !removed.has(hit.id), `${hit.id} is outside the scope or removed`)
-          if (exactScore.has(hit.id)) {
-            found++
-            assert.strictEqual(hit.score, exactScore.get(hit.id))
+  it(
+    "a big bank's HNSW index answers like the exact scan, within scope, without removed memories, after compaction",
+    () => {
+      const vectors = clustered(18_000, 7)
+      const records = new MemoryRecords(dimensions)
+      records.upsert(vectors.map((vector, n) => memory(n, vector)))
+      assert.isTrue(records.wantsIndex)
+      records.startIndex()
+      while (!records.indexStep(5_000)) { /* filled in steps, as in the background */ }
+      assert.isTrue(records.annReady)
+      const scope = { types: ["world"], tags: (tags: ReadonlyArray<string>) => tags.includes("even") }
+      // Queries near the same clusters (seed 7's centres), as real queries land near what was stored.
+      const queries = clustered(40, 7).map((q) => q.map((x) => x + 0.01))
+      const overlap = (removed: Set<string>) => {
+        let found = 0
+        for (const query of queries) {
+          const fast = records.nearest(query, scope, 50)
+          const exact = records.nearest(query, scope, 50, { exact: true })
+          const exactScore = new Map(exact.map((hit) => [hit.id, hit.score]))
+          for (const hit of fast) {
+            const n = Number(hit.id.slice(2))
+            assert.isTrue(
+              n % 3 !== 0 && n % 2 === 0 && !removed.has(hit.id),
+              `${hit.id} is outside the scope or removed`
+            )
+            if (exactScore.has(hit.id)) {
+              found++
+              assert.strictEqual(hit.score, exactScore.get(hit.id))
+            }
           }
+          assert.strictEqual(fast.length, 50)
         }
-        assert.strictEqual(fast.length, 50)
+        return found / (queries.length * 50)
       }
-      return found / (queries.length * 50)
-    }
-    assert.isAtLeast(overlap(new Set()), 0.95)
-    const removed = new Set<string>()
-    for (let n = 0; n < 18_000; n += 4) {
-      const id = memory(n, vectors[n]!).id
-      records.remove(id)
-      removed.add(id)
-    }
-    assert.isAtLeast(overlap(removed), 0.95)
-    const compacted = records.compacted()
-    assert.isTrue(compacted.annReady)
-    for (const query of queries.slice(0, 10)) {
-      assert.deepStrictEqual(compacted.nearest(query, scope, 50), records.nearest(query, scope, 50))
-    }
-  }, 120_000)
+      assert.isAtLeast(overlap(new Set()), 0.95)
+      const removed = new Set<string>()
+      for (let n = 0; n < 18_000; n += 4) {
+        const id = memory(n, vectors[n]!).id
+        records.remove(id)
+        removed.add(id)
+      }
+      assert.isAtLeast(overlap(removed), 0.95)
+      const compacted = records.compacted()
+      assert.isTrue(compacted.annReady)
+      for (const query of queries.slice(0, 10)) {
+        assert.deepStrictEqual(compacted.nearest(query, scope, 50), records.nearest(query, scope, 50))
+      }
+    },
+    120_000
+  )
 
   it("the time window finds the memories whose time overlaps it, nearest its middle first", () => {
     const records = new MemoryRecords(2)
     const day = 86_400_000
     records.upsert([
-      memory(0, Float32Array.from([1, 0]), { occurredStart: Date.UTC(2024, 0, 10), occurredEnd: Date.UTC(2024, 0, 20) }),
+      memory(0, Float32Array.from([1, 0]), {
+        occurredStart: Date.UTC(2024, 0, 10),
+        occurredEnd: Date.UTC(2024, 0, 20)
+      }),
       memory(1, Float32Array.from([1, 0]), { mentionedAt: Date.UTC(2024, 0, 15) }),
       memory(2, Float32Array.from([1, 0]), { mentionedAt: Date.UTC(2024, 1, 15) }),
       memory(3, Float32Array.from([1, 0]), { mentionedAt: null })
     ])
-    const found = records.inWindow({ start: Date.UTC(2024, 0, 14), end: Date.UTC(2024, 0, 16) }, { types: ["world", "observation"] }, 10)
+    const found = records.inWindow({ start: Date.UTC(2024, 0, 14), end: Date.UTC(2024, 0, 16) }, {
+      types: ["world", "observation"]
+    }, 10)
     assert.deepStrictEqual(found.map((hit) => hit.id), ["m-000001", "m-000000"])
     assert.isAbove(found[0]!.score, found[1]!.score)
     assert.strictEqual(records.inWindow({ start: 0, end: day }, { types: ["world"] }, 10).length, 0)

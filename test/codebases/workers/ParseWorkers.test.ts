@@ -11,19 +11,24 @@ import type { SourceFile } from "../../../src/codebases/parse/SourceParser.ts"
 const files: ReadonlyArray<SourceFile> = Array.from({ length: 150 }, (_, i) => ({
   path: `src/file${i}.ts`,
   language: "typescript",
-  text: `import { helper${i} } from "./helper${i}.ts"\nexport function run${i}(x: number) { return x > ${i} ? helper${i}(x) : 0 }\n`
+  text:
+    `import { helper${i} } from "./helper${i}.ts"\nexport function run${i}(x: number) { return x > ${i} ? helper${i}(x) : 0 }\n`
 }))
 
 describe("ParseWorkers", () => {
-  it.live("files parsed on two workers equal the in-process parse, in the order given", () =>
-    Effect.scoped(Effect.gen(function*() {
-      const workers = yield* makeParseWorkers({ workers: 2 })
-      const inProcess = yield* makeParseWorkers({ workers: 0 })
-      const threaded = yield* workers.parse(files)
-      assert.deepStrictEqual(threaded.map((outcome) => outcome.path), files.map((file) => file.path))
-      assert.deepStrictEqual(threaded, yield* inProcess.parse(files))
-      assert.isTrue(threaded.every((outcome) => outcome.ok))
-    })), 120_000)
+  it.live(
+    "files parsed on two workers equal the in-process parse, in the order given",
+    () =>
+      Effect.scoped(Effect.gen(function*() {
+        const workers = yield* makeParseWorkers({ workers: 2 })
+        const inProcess = yield* makeParseWorkers({ workers: 0 })
+        const threaded = yield* workers.parse(files)
+        assert.deepStrictEqual(threaded.map((outcome) => outcome.path), files.map((file) => file.path))
+        assert.deepStrictEqual(threaded, yield* inProcess.parse(files))
+        assert.isTrue(threaded.every((outcome) => outcome.ok))
+      })),
+    120_000
+  )
 
   it.live("a batch past the time limit fails, naming the limit", () =>
     Effect.scoped(Effect.gen(function*() {

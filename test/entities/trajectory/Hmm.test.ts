@@ -17,7 +17,8 @@ import {
 import { clusterCount, kMeans, offlineLabelling } from "../../../src/entities/trajectory/OfflineLabels.ts"
 import { normalizeLabelling } from "../../../src/entities/trajectory/StateLabelling.ts"
 
-const close = (actual: number, expected: number, message?: string) => assert.approximately(actual, expected, 1e-9, message)
+const close = (actual: number, expected: number, message?: string) =>
+  assert.approximately(actual, expected, 1e-9, message)
 
 // A two-state model: state 0 mostly emits what the first and last observations look like, state 1 the middle one.
 const transitions = [[0.7, 0.3], [0.4, 0.6]]
@@ -42,7 +43,10 @@ describe("trajectory HMM", () => {
     // The path 0,0,0 (.03969) beats the step-wise guess 0,1,0 (.45·.3·.8·.4·.9 = .03888).
     assert.deepStrictEqual(viterbi(logB, transitions), [0, 0, 0])
     // A stronger middle observation flips the middle step.
-    assert.deepStrictEqual(viterbi([[0.9, 0.1], [0.05, 0.95], [0.9, 0.1]].map((row) => row.map(Math.log)), transitions), [0, 1, 0])
+    assert.deepStrictEqual(
+      viterbi([[0.9, 0.1], [0.05, 0.95], [0.9, 0.1]].map((row) => row.map(Math.log)), transitions),
+      [0, 1, 0]
+    )
   })
 
   it("the forward algorithm sums over every path", () => {
@@ -105,7 +109,10 @@ describe("offline state labelling", () => {
   })
 
   it("a model's answer is normalised to SCREAMING_SNAKE with one label per fact", () => {
-    const normalized = normalizeLabelling({ vocabulary: ["early career", "Early Career", "senior"], labels: ["early career", "manager"] }, 3)
+    const normalized = normalizeLabelling({
+      vocabulary: ["early career", "Early Career", "senior"],
+      labels: ["early career", "manager"]
+    }, 3)
     assert.deepStrictEqual(normalized.vocabulary, ["EARLY_CAREER", "SENIOR", "MANAGER"])
     assert.deepStrictEqual(normalized.labels, ["EARLY_CAREER", "MANAGER", "MANAGER"])
   })

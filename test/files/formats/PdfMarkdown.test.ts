@@ -4,7 +4,15 @@ import type { StructuredTextItem } from "unpdf"
 import { layoutPdf } from "../../../src/files/formats/PdfMarkdown.ts"
 
 const item = (str: string, y: number, fontSize = 10, x = 50): StructuredTextItem => ({
-  str, x, y, width: str.length * fontSize * 0.5, height: fontSize, fontSize, fontFamily: "", dir: "ltr", hasEOL: false
+  str,
+  x,
+  y,
+  width: str.length * fontSize * 0.5,
+  height: fontSize,
+  fontSize,
+  fontFamily: "",
+  dir: "ltr",
+  hasEOL: false
 })
 
 describe("layoutPdf", () => {
@@ -30,7 +38,11 @@ describe("layoutPdf", () => {
 
   it("joins a sentence cut by a page break and drops lone page numbers", () => {
     const first = [item("The survey covered the northern", 700), item("coast and the", 688), item("1", 40)]
-    const second = [item("Page 2 of 2", 800), item("islands beyond it.", 700), item("A new paragraph starts here.", 660)]
+    const second = [
+      item("Page 2 of 2", 800),
+      item("islands beyond it.", 700),
+      item("A new paragraph starts here.", 660)
+    ]
     assert.strictEqual(
       layoutPdf([first, second]),
       "The survey covered the northern coast and the islands beyond it.\n\nA new paragraph starts here."

@@ -33,7 +33,10 @@ describe("transcribe", () => {
         assert.deepStrictEqual(converter.enabledParsers, ["native", "ocr", "text", "transcribe"])
         assert.deepStrictEqual(converter.defaultChain, ["native", "transcribe"])
         const bytes = wav()
-        const result = yield* converter.convert({ filename: "voice memo", bytes }, yield* converter.resolveChain(undefined))
+        const result = yield* converter.convert(
+          { filename: "voice memo", bytes },
+          yield* converter.resolveChain(undefined)
+        )
         assert.deepStrictEqual(result, {
           markdown: "Meet Ravi at the harbour at noon.",
           parser: "transcribe",
@@ -91,8 +94,14 @@ describe("transcribe", () => {
       yield* Effect.gen(function*() {
         const converter = yield* FileConverter
         const error = yield* Effect.flip(converter.convert({ filename: "memo.wav", bytes: wav() }, ["native"]))
-        assert.strictEqual(error.message, "could not convert memo.wav (wav): native: does not read wav audio (the transcribe parser does)")
-        const text = yield* converter.convert({ filename: "notes.md", bytes: new TextEncoder().encode("# Notes") }, ["transcribe", "native"])
+        assert.strictEqual(
+          error.message,
+          "could not convert memo.wav (wav): native: does not read wav audio (the transcribe parser does)"
+        )
+        const text = yield* converter.convert({ filename: "notes.md", bytes: new TextEncoder().encode("# Notes") }, [
+          "transcribe",
+          "native"
+        ])
         assert.strictEqual(text.parser, "native")
         assert.strictEqual(server.uploads.length, 0)
       }).pipe(Effect.provide(withTranscription(server.baseUrl)))

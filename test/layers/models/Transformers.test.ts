@@ -18,20 +18,24 @@ const embedderModel = "standin-random-minilm-l6"
 const rerankerModel = "standin-random-crossencoder-minilm-l6"
 
 describe("transformers.js settings", () => {
-  it.live("an embedder and a reranker from two model folders load and answer in either order", () =>
-    Effect.gen(function*() {
-      // The reranker's folder is another directory holding only its model.
-      const otherModels = mkdtempSync(Path.join(tmpdir(), "engram-models-"))
-      cpSync(Path.join(sharedModels, rerankerModel), Path.join(otherModels, rerankerModel), { recursive: true })
-      const embedder = onnxEmbedder({ model: embedderModel, modelsDir: sharedModels })
-      const reranker = onnxReranker({ model: rerankerModel, modelsDir: otherModels, timeout: "10 seconds" })
-      const use = Effect.gen(function*() {
-        const vectors = yield* (yield* Embeddings).embedDocuments(["Alice repaired the telescope."])
-        assert.strictEqual(vectors.length, 1)
-        const scores = yield* (yield* Reranker).score("telescope", ["Alice repaired the telescope.", "Dogs."])
-        assert.strictEqual(scores.length, 2)
-      })
-      yield* Effect.provide(use, Layer.mergeAll(embedder, reranker))
-      yield* Effect.provide(use, Layer.mergeAll(reranker, embedder))
-    }), 120_000)
+  it.live(
+    "an embedder and a reranker from two model folders load and answer in either order",
+    () =>
+      Effect.gen(function*() {
+        // The reranker's folder is another directory holding only its model.
+        const otherModels = mkdtempSync(Path.join(tmpdir(), "engram-models-"))
+        cpSync(Path.join(sharedModels, rerankerModel), Path.join(otherModels, rerankerModel), { recursive: true })
+        const embedder = onnxEmbedder({ model: embedderModel, modelsDir: sharedModels })
+        const reranker = onnxReranker({ model: rerankerModel, modelsDir: otherModels, timeout: "10 seconds" })
+        const use = Effect.gen(function*() {
+          const vectors = yield* (yield* Embeddings).embedDocuments(["Alice repaired the telescope."])
+          assert.strictEqual(vectors.length, 1)
+          const scores = yield* (yield* Reranker).score("telescope", ["Alice repaired the telescope.", "Dogs."])
+          assert.strictEqual(scores.length, 2)
+        })
+        yield* Effect.provide(use, Layer.mergeAll(embedder, reranker))
+        yield* Effect.provide(use, Layer.mergeAll(reranker, embedder))
+      }),
+    120_000
+  )
 })

@@ -77,30 +77,38 @@ describe.runIf(pgliteTier)("openPglite", () => {
       }
     }).pipe(Effect.scoped), 60_000)
 
-  it.live("answers the same with WebAssembly tier-up off (the default) or on, and refuses other values by name", () =>
-    Effect.gen(function*() {
-      const answer = (value: string) =>
-        withEnvironment("SERVICE_API_PGLITE_TIER_UP", value).pipe(
-          Effect.andThen(opened(undefined)),
-          Effect.flatMap((db) => Effect.promise(() => db.query<{ n: number }>("SELECT count(*)::int AS n FROM generate_series(1, 5000)"))),
-          Effect.map((result) => result.rows),
+  it.live(
+    "answers the same with WebAssembly tier-up off (the default) or on, and refuses other values by name",
+    () =>
+      Effect.gen(function*() {
+        const answer = (value: string) =>
+          withEnvironment("SERVICE_API_PGLITE_TIER_UP", value).pipe(
+            Effect.andThen(opened(undefined)),
+            Effect.flatMap((db) =>
+              Effect.promise(() => db.query<{ n: number }>("SELECT count(*)::int AS n FROM generate_series(1, 5000)"))
+            ),
+            Effect.map((result) => result.rows),
+            Effect.scoped
+          )
+        for (const value of ["", "false", "true"]) assert.deepStrictEqual(yield* answer(value), [{ n: 5000 }], value)
+        const refused = yield* withEnvironment("SERVICE_API_PGLITE_TIER_UP", "sometimes").pipe(
+          Effect.andThen(Effect.tryPromise(() => openPglite(undefined))),
+          Effect.flip,
+          Effect.map((error) => String((error as { cause?: unknown }).cause ?? error)),
           Effect.scoped
         )
-      for (const value of ["", "false", "true"]) assert.deepStrictEqual(yield* answer(value), [{ n: 5000 }], value)
-      const refused = yield* withEnvironment("SERVICE_API_PGLITE_TIER_UP", "sometimes").pipe(
-        Effect.andThen(Effect.tryPromise(() => openPglite(undefined))),
-        Effect.flip,
-        Effect.map((error) => String((error as { cause?: unknown }).cause ?? error)),
-        Effect.scoped
-      )
-      assert.include(refused, `SERVICE_API_PGLITE_TIER_UP must be true or false (got "sometimes")`)
-    }), 60_000)
+        assert.include(refused, `SERVICE_API_PGLITE_TIER_UP must be true or false (got "sometimes")`)
+      }),
+    60_000
+  )
 
   it.live("creates a new data directory and opens it again with its data", () =>
     Effect.gen(function*() {
       const dataDir = Path.join(yield* temporaryDirectory, "nested", "pglite")
       yield* opened(dataDir).pipe(
-        Effect.flatMap((db) => Effect.promise(() => db.exec("CREATE TABLE kept (word text); INSERT INTO kept VALUES ('again')"))),
+        Effect.flatMap((db) =>
+          Effect.promise(() => db.exec("CREATE TABLE kept (word text); INSERT INTO kept VALUES ('again')"))
+        ),
         Effect.scoped
       )
       assert.isTrue(existsSync(Path.join(dataDir, "PG_VERSION")))

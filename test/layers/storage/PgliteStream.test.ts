@@ -101,7 +101,6 @@ const recordingCalls = (calls: Array<string>) => (db: PGlite): PgliteStream.Pgli
 const startup = (parameters: Record<string, string> = {}) =>
   PgProtocol.encodeStartupMessage({ user: "postgres", database: "postgres", ...parameters })
 
-
 /** An extended-query cycle for `sql` with text parameters, as one buffer. */
 const extended = (sql: string, ...parameters: ReadonlyArray<string>): Uint8Array =>
   Buffer.concat([

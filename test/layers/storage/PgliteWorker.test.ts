@@ -20,13 +20,14 @@ import * as SqlLive from "../../../layers/storage/SqlLive.ts"
 import { simpleQuery } from "../../support/PgWire.ts"
 
 /** A worker with PGlite open in memory, shared by the tests that leave it running. */
-class SharedWorker extends Context.Service<SharedWorker, PgliteWorker.PgliteWorker>()("test/layers/storage/SharedWorker") {
+class SharedWorker
+  extends Context.Service<SharedWorker, PgliteWorker.PgliteWorker>()("test/layers/storage/SharedWorker")
+{
   static readonly layer = Layer.effect(
     SharedWorker,
     Effect.acquireRelease(Effect.orDie(PgliteWorker.start(undefined)), (db) => Effect.promise(() => db.close()))
   )
 }
-
 
 /** Runs one simple query as its own exclusive batch; the text of each row's first column. */
 const texts = (db: PgliteProtocol, sql: string) =>
@@ -127,20 +128,24 @@ describe.runIf(pgliteTier)("PgliteWorker", () => {
       yield* Effect.promise(() => db.close())
     }).pipe(Effect.scoped, Effect.provide(Reactivity.layer)), 60_000)
 
-  it.live("fails start-up with DatabaseStartupError when PGlite cannot open its data directory", () =>
-    Effect.gen(function*() {
-      const directory = yield* Effect.acquireRelease(
-        Effect.promise(() => mkdtemp(Path.join(tmpdir(), "engram-pglite-worker-"))),
-        (dir) => Effect.promise(() => rm(dir, { recursive: true, force: true }))
-      )
-      const notADirectory = Path.join(directory, "file")
-      yield* Effect.promise(() => writeFile(notADirectory, "not a database"))
-      const error = yield* Layer.build(SqlLive.pglite({ dataDir: notADirectory, thread: "worker" })).pipe(
-        Effect.scoped,
-        Effect.flip,
-        Effect.timeout("30 seconds")
-      )
-      assert.strictEqual(error._tag, "DatabaseStartupError")
-      assert.include(error.message, `Cannot open PGlite at ${notADirectory}: EEXIST`)
-    }).pipe(Effect.scoped), 60_000)
+  it.live(
+    "fails start-up with DatabaseStartupError when PGlite cannot open its data directory",
+    () =>
+      Effect.gen(function*() {
+        const directory = yield* Effect.acquireRelease(
+          Effect.promise(() => mkdtemp(Path.join(tmpdir(), "engram-pglite-worker-"))),
+          (dir) => Effect.promise(() => rm(dir, { recursive: true, force: true }))
+        )
+        const notADirectory = Path.join(directory, "file")
+        yield* Effect.promise(() => writeFile(notADirectory, "not a database"))
+        const error = yield* Layer.build(SqlLive.pglite({ dataDir: notADirectory, thread: "worker" })).pipe(
+          Effect.scoped,
+          Effect.flip,
+          Effect.timeout("30 seconds")
+        )
+        assert.strictEqual(error._tag, "DatabaseStartupError")
+        assert.include(error.message, `Cannot open PGlite at ${notADirectory}: EEXIST`)
+      }).pipe(Effect.scoped),
+    60_000
+  )
 })

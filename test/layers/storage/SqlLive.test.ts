@@ -20,7 +20,7 @@ import { SqlError } from "effect/sql/SqlError"
 import * as Stream from "effect/Stream"
 import { existsSync } from "node:fs"
 import { mkdtemp, rm } from "node:fs/promises"
-import { createServer, type AddressInfo, type Socket } from "node:net"
+import { type AddressInfo, createServer, type Socket } from "node:net"
 import { tmpdir } from "node:os"
 import * as Path from "node:path"
 import * as PgVector from "../../../layers/storage/PgVector.ts"
@@ -90,9 +90,14 @@ for (const { name, schema, layer: backend, interruptsStatements } of backends) {
         const sql = yield* SqlClient.SqlClient
         yield* sql`CREATE TABLE real_values (n int PRIMARY KEY, v real, vs real[])`
         const written = [0.6, 0.4978, 0.1, 1e-7, -2.5, 3.4e38, 123456.7, 0]
-        yield* Effect.forEach(written, (v, n) => sql`INSERT INTO real_values (n, v, vs) VALUES (${n}, ${v}, ${`{${v},0.7}`}::real[])`)
+        yield* Effect.forEach(
+          written,
+          (v, n) => sql`INSERT INTO real_values (n, v, vs) VALUES (${n}, ${v}, ${`{${v},0.7}`}::real[])`
+        )
         yield* sql`INSERT INTO real_values (n, v) VALUES (100, NULL), (101, 'NaN'), (102, '-Infinity'), (103, 0.123456789)`
-        const rows = yield* sql<{ n: number; v: number | null; vs: Array<number> | null }>`SELECT n, v, vs FROM real_values ORDER BY n`
+        const rows = yield* sql<
+          { n: number; v: number | null; vs: Array<number> | null }
+        >`SELECT n, v, vs FROM real_values ORDER BY n`
         assert.deepStrictEqual(rows.slice(0, written.length).map((row) => row.v), written)
         assert.deepStrictEqual(rows.slice(0, written.length).map((row) => row.vs), written.map((v) => [v, 0.7]))
         const [none, nan, negative, long] = rows.slice(written.length)
@@ -322,7 +327,9 @@ describe.runIf(runsPglite)("pglite", () => {
           return yield* sql`SELECT note, embedding FROM kept`
         })
         yield* write.pipe(Effect.provide(SqlLive.pglite({ dataDir, schema: "tenant_kept", thread: writer })))
-        const rows = yield* read.pipe(Effect.provide(SqlLive.pglite({ dataDir, schema: "tenant_kept", thread: reader })))
+        const rows = yield* read.pipe(
+          Effect.provide(SqlLive.pglite({ dataDir, schema: "tenant_kept", thread: reader }))
+        )
         assert.deepStrictEqual(rows, [{ note: "remember me", embedding: new Float32Array([3, 4]) }])
       }))
   }

@@ -34,7 +34,10 @@ describe("Polarity", () => {
     assert.isTrue(isNegated(tokens("Bob didn't come")))
     assert.isTrue(isNegated(tokens("Alice no longer works at Acme")))
     assert.isFalse(isNegated(tokens("Alice works at Acme")))
-    assert.deepStrictEqual([...contentWords("Caroline: I went to the gym [yesterday: 2024-05-01]")].sort(), ["gym", "went"])
+    assert.deepStrictEqual([...contentWords("Caroline: I went to the gym [yesterday: 2024-05-01]")].sort(), [
+      "gym",
+      "went"
+    ])
     const shared = overlap(contentWords(works.text), contentWords(left.text))
     assert.deepStrictEqual(shared.shared, ["acme", "alice", "works"])
     assert.strictEqual(shared.ratio, 1)
@@ -61,13 +64,19 @@ describe("Contradiction", () => {
   })
 
   it("reports the same event placed at two times 1-30 days apart, whatever the polarity", () => {
-    const first = statement("l1", "The product launch happened in Lisbon.", { occurredStart: new Date("2024-05-03T00:00:00Z") })
-    const second = statement("l2", "The product launch happened in Lisbon.", { occurredStart: new Date("2024-05-10T00:00:00Z") })
+    const first = statement("l1", "The product launch happened in Lisbon.", {
+      occurredStart: new Date("2024-05-03T00:00:00Z")
+    })
+    const second = statement("l2", "The product launch happened in Lisbon.", {
+      occurredStart: new Date("2024-05-10T00:00:00Z")
+    })
     const [found] = judgePair(second, first, 0.9)
     assert.strictEqual(found!.type, "temporal_inconsistency")
     assert.closeTo(found!.severity, 0.72, 1e-9)
     assert.strictEqual(found!.metadata["delta_days"], 7)
-    const months = statement("l3", "The product launch happened in Lisbon.", { occurredStart: new Date("2024-09-10T00:00:00Z") })
+    const months = statement("l3", "The product launch happened in Lisbon.", {
+      occurredStart: new Date("2024-09-10T00:00:00Z")
+    })
     assert.deepStrictEqual(judgePair(months, first, 0.9), [])
   })
 })
@@ -132,7 +141,11 @@ describe("Corrections", () => {
     const running = new Map<string, { value: number; supersededBy: string | null }>()
     const plan = planCorrection(found!, statements, running)
     assert.strictEqual(plan.status, "resolved")
-    assert.deepStrictEqual(plan.correction!.supersede, { unitId: "old", confidence: loweredConfidence(1, 0.9), by: "new" })
+    assert.deepStrictEqual(plan.correction!.supersede, {
+      unitId: "old",
+      confidence: loweredConfidence(1, 0.9),
+      by: "new"
+    })
     assert.deepStrictEqual(plan.correction!.beforeState, { confidence_score: 1, superseded_by: null })
     assert.closeTo(plan.correction!.confidenceDelta!, loweredConfidence(1, 0.9) - 1, 1e-4)
     // A backfilled statement said before the stored one is the one superseded.

@@ -42,12 +42,14 @@ describe("fact analysis", () => {
   })
 
   it("greetings, reactions and remarks about the listener say nothing durable", () => {
-    for (const text of [
-      "Caroline: Hey Mel! Good to see you! How have you been?",
-      "Melanie: Wow, that's cool, Caroline! Did you hear any inspiring stories?",
-      "Caroline: Your kind words mean a lot. You really put in the work!",
-      "Melanie: That's a gorgeous photo, Caroline."
-    ]) {
+    for (
+      const text of [
+        "Caroline: Hey Mel! Good to see you! How have you been?",
+        "Melanie: Wow, that's cool, Caroline! Did you hear any inspiring stories?",
+        "Caroline: Your kind words mean a lot. You really put in the work!",
+        "Melanie: That's a gorgeous photo, Caroline."
+      ]
+    ) {
       assert.isNull(analyzeFact(fact(text)).clause, text)
     }
   })
@@ -66,13 +68,29 @@ describe("fact analysis", () => {
   })
 
   it("an observation keeps the latest distinct clauses in order and says how many came before", () => {
-    const lines = Array.from({ length: textPolicy.maxClauses + 2 }, (_, index) =>
-      analyzeFact(fact(`Melanie: I painted a new ${["lake", "barn", "forest", "harbour", "meadow", "bridge", "castle", "garden"][index]} landscape with oils.`, {
-        id: `p${index}`,
-        seq: index,
-        mentionedAt: new Date(Date.UTC(2023, 0, index + 1))
-      })))
-    const repeat = analyzeFact(fact("Melanie: I painted a new garden landscape with oils!", { id: "again", seq: 99, mentionedAt: new Date(Date.UTC(2023, 5, 1)) }))
+    const lines = Array.from(
+      { length: textPolicy.maxClauses + 2 },
+      (_, index) =>
+        analyzeFact(
+          fact(
+            `Melanie: I painted a new ${
+              ["lake", "barn", "forest", "harbour", "meadow", "bridge", "castle", "garden"][index]
+            } landscape with oils.`,
+            {
+              id: `p${index}`,
+              seq: index,
+              mentionedAt: new Date(Date.UTC(2023, 0, index + 1))
+            }
+          )
+        )
+    )
+    const repeat = analyzeFact(
+      fact("Melanie: I painted a new garden landscape with oils!", {
+        id: "again",
+        seq: 99,
+        mentionedAt: new Date(Date.UTC(2023, 5, 1))
+      })
+    )
     const text = renderGroup("landscape", [...lines, repeat].reverse())
     assert.match(text, /^Melanie — (garden )?landscape: painted a new forest landscape/)
     assert.notInclude(text, "lake", "the oldest clauses give way")

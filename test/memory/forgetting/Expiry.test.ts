@@ -21,12 +21,20 @@ const secret = "Zephyrine keeps the spare office key under the blue flowerpot."
 const lasting = "Marguerite waters the office plants every Monday."
 
 const recalledTexts = (query: string) =>
-  Effect.map(ok("POST", `${base}/memories/recall`, { query, budget: "high" }), (r) => r.body.results.map((x: any) => x.text as string))
+  Effect.map(
+    ok("POST", `${base}/memories/recall`, { query, budget: "high" }),
+    (r) => r.body.results.map((x: any) => x.text as string)
+  )
 
 layer(testApp(), { excludeTestServices: true })("memory expiry", (it) => {
   it.effect("bad expiries are refused with the field named, and nothing is stored", () =>
     Effect.gen(function*() {
-      for (const [expires, reason] of [["tomorrow", "ISO 8601"], ["2020-01-01T00:00:00Z", "future"], [42, "string"]] as const) {
+      for (
+        const [expires, reason] of [["tomorrow", "ISO 8601"], ["2020-01-01T00:00:00Z", "future"], [
+          42,
+          "string"
+        ]] as const
+      ) {
         const refused = yield* call("POST", `${bankPath("refused-expiry")}/memories`, {
           items: [{ content: "A memory that must not be stored." }, { content: "Another one.", expires_at: expires }]
         })
@@ -79,7 +87,10 @@ layer(testApp(), { excludeTestServices: true })("memory expiry", (it) => {
         assert.notInclude(response.results.map((result) => result.id), expiring.id)
       }
       assert.notInclude(yield* recalledTexts("spare office key flowerpot Zephyrine"), expiring.text)
-      assert.include(yield* recalledTexts("Who waters the office plants?"), listed.find((item) => item.text.includes("Marguerite")).text)
+      assert.include(
+        yield* recalledTexts("Who waters the office plants?"),
+        listed.find((item) => item.text.includes("Marguerite")).text
+      )
       const reflected = yield* ok("POST", `${base}/reflect`, { query: "Where is the spare office key?" })
       assert.notInclude(reflected.text, "flowerpot")
       assert.notInclude((yield* ok("GET", `${base}/memories/list?limit=100`)).text, "Zephyrine")
@@ -90,14 +101,18 @@ layer(testApp(), { excludeTestServices: true })("memory expiry", (it) => {
       yield* sql`DELETE FROM operations WHERE id = ${holdSweep}`
 
       // A new expiring memory wakes the scheduler, which finds the expired one due and sweeps it.
-      yield* ok("POST", `${base}/memories`, { items: [{ content: "The fire drill is next Thursday.", expires_at: inAnHour() }] })
+      yield* ok("POST", `${base}/memories`, {
+        items: [{ content: "The fire drill is next Thursday.", expires_at: inAnHour() }]
+      })
       yield* eventually(
         sql<{ n: number }>`SELECT count(*)::int AS n FROM memory_units WHERE id = ${expiring.id}`.pipe(Effect.orDie),
         (rows) => rows[0]!.n === 0,
         Duration.seconds(30)
       )
       yield* settled(bank)
-      const entity = yield* sql<{ n: number }>`SELECT count(*)::int AS n FROM entities WHERE bank_id = ${bank} AND canonical_name ILIKE 'Zephyrine%'`
+      const entity = yield* sql<
+        { n: number }
+      >`SELECT count(*)::int AS n FROM entities WHERE bank_id = ${bank} AND canonical_name ILIKE 'Zephyrine%'`
       assert.strictEqual(entity[0]!.n, 0, "the entity only the expired memory named is gone with it")
       const audit = yield* ok("GET", `${base}/audit-logs?action=memories.expiry_sweep`)
       assert.strictEqual(audit.body.total, 1, audit.text)

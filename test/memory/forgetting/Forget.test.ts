@@ -10,7 +10,7 @@ import { Effect } from "effect"
 import { Recall } from "../../../src/memory/recall/Recall.ts"
 import { bankPath, call, ok, operationFinished, settled } from "../../support/HttpCalls.ts"
 import { connectMcp } from "../../support/McpClient.ts"
-import { TestServer, testApp } from "../../support/TestServer.ts"
+import { testApp, TestServer } from "../../support/TestServer.ts"
 
 const bank = "forgetful"
 const base = bankPath(bank)
@@ -37,11 +37,22 @@ const exportText = Effect.gen(function*() {
 const everything = Effect.gen(function*() {
   const recall = yield* Recall
   const texts: Array<string> = []
-  for (const query of ["Where is the spare office key?", "Who moved to Lisbon?", "Zephyrine Okafor", "Lisbon offsite"]) {
-    texts.push((yield* ok("POST", `${base}/memories/recall`, { query, budget: "high", include: { entities: {}, chunks: {} } })).text)
+  for (
+    const query of ["Where is the spare office key?", "Who moved to Lisbon?", "Zephyrine Okafor", "Lisbon offsite"]
+  ) {
+    texts.push(
+      (yield* ok("POST", `${base}/memories/recall`, { query, budget: "high", include: { entities: {}, chunks: {} } }))
+        .text
+    )
     const asked = { query, budget: "high" as const, types: ["world", "experience", "observation"] as const }
-    texts.push(JSON.stringify(yield* recall.recallWith(bank, { ...asked, types: [...asked.types] }, {}).pipe(Effect.orDie)))
-    texts.push(JSON.stringify(yield* recall.recallWith(bank, { ...asked, types: [...asked.types] }, { source: "sql" }).pipe(Effect.orDie)))
+    texts.push(
+      JSON.stringify(yield* recall.recallWith(bank, { ...asked, types: [...asked.types] }, {}).pipe(Effect.orDie))
+    )
+    texts.push(
+      JSON.stringify(
+        yield* recall.recallWith(bank, { ...asked, types: [...asked.types] }, { source: "sql" }).pipe(Effect.orDie)
+      )
+    )
   }
   texts.push((yield* ok("POST", `${base}/reflect`, { query: "What do we know about Zephyrine Okafor?" })).text)
   texts.push((yield* ok("GET", `${base}/memories/list?limit=1000`)).text)
@@ -57,36 +68,57 @@ const everything = Effect.gen(function*() {
 /** What the bank stores, as its reads list it (no generated times, no model output). */
 const stored = Effect.gen(function*() {
   const texts: Array<string> = []
-  for (const path of ["memories/list?limit=1000", "memories/list?limit=1000&type=observation", "entities?limit=1000", "mental-models", "dreams", "documents"]) {
+  for (
+    const path of [
+      "memories/list?limit=1000",
+      "memories/list?limit=1000&type=observation",
+      "entities?limit=1000",
+      "mental-models",
+      "dreams",
+      "documents"
+    ]
+  ) {
     texts.push((yield* ok("GET", `${base}/${path}`)).text)
   }
   return texts.join("\n")
 })
 
-layer(testApp({ enableObservations: true, mcpToolFamilies: ["forgetting"] }), { excludeTestServices: true, timeout: "3 minutes" })("forget", (it) => {
+layer(testApp({ enableObservations: true, mcpToolFamilies: ["forgetting"] }), {
+  excludeTestServices: true,
+  timeout: "3 minutes"
+})("forget", (it) => {
   it.effect("forgetting an entity reaches everything derived; a dry run first reports exactly that and changes nothing", () =>
     Effect.gen(function*() {
       yield* ok("PUT", base, { dream: { enabled: true } })
       yield* ok("POST", `${base}/memories`, {
-        items: [...about.map((content) => ({ content, entities: [{ text: "Zephyrine Okafor" }] })), ...others.map((content) => ({ content }))]
+        items: [
+          ...about.map((content) => ({ content, entities: [{ text: "Zephyrine Okafor" }] })),
+          ...others.map((content) => ({ content }))
+        ]
       })
       yield* settled(bank)
-      yield* ok("POST", `${base}/mental-models`, { id: "keys", name: "Keys", source_query: "Where is the spare office key?" })
+      yield* ok("POST", `${base}/mental-models`, {
+        id: "keys",
+        name: "Keys",
+        source_query: "Where is the spare office key?"
+      })
       yield* settled(bank)
       const dreamed = yield* ok("POST", `${base}/dreams/trigger`, { trigger_source: "manual", run_type: "dream" })
       yield* operationFinished(bank, dreamed.body.operation_id)
       yield* settled(bank)
       const before = yield* everything
       assert.include(before, name, "the bank serves the entity before the forget")
-      assert.include((yield* exportText), "flowerpot", "a full-copy brain export holds the memory before the forget")
+      assert.include(yield* exportText, "flowerpot", "a full-copy brain export holds the memory before the forget")
 
       // Bad requests: 4xx naming the field, nothing changed.
-      for (const [body, field] of [
-        [{}, "body"],
-        [{ entity: "" }, "entity"],
-        [{ memory_ids: "all" }, "memory_ids"],
-        [{ entity: name, purge_history: "yes" }, "purge_history"]
-      ] as const) {
+      for (
+        const [body, field] of [
+          [{}, "body"],
+          [{ entity: "" }, "entity"],
+          [{ memory_ids: "all" }, "memory_ids"],
+          [{ entity: name, purge_history: "yes" }, "purge_history"]
+        ] as const
+      ) {
         const refused = yield* call("POST", `${base}/forget`, body)
         assert.strictEqual(refused.status, 400, refused.text)
         assert.include(refused.text, field)
@@ -99,7 +131,11 @@ layer(testApp({ enableObservations: true, mcpToolFamilies: ["forgetting"] }), { 
       assert.isTrue(dry.dry_run)
       assert.isAtLeast(dry.removed.memories, about.length)
       assert.isAtLeast(dry.removed.entities, 1)
-      assert.deepStrictEqual((yield* ok("GET", `${base}/memories/list?limit=1000`)).body, listBefore, "a dry run changes nothing")
+      assert.deepStrictEqual(
+        (yield* ok("GET", `${base}/memories/list?limit=1000`)).body,
+        listBefore,
+        "a dry run changes nothing"
+      )
       assert.strictEqual(yield* stored, storedBefore)
 
       const report = (yield* ok("POST", `${base}/forget`, { entity: "zephyrine okafor" })).body
@@ -122,7 +158,7 @@ layer(testApp({ enableObservations: true, mcpToolFamilies: ["forgetting"] }), { 
       const mcp = yield* connectMcp(`${server.url}/mcp/`, { "x-bank-id": bank })
       const recalled = yield* mcp.ok("recall", { query: "Where is the spare office key?" })
       assert.notInclude(JSON.stringify(recalled), name)
-      assert.include(JSON.stringify((yield* mcp.ok("recall", { query: "Who waters the office plants?" }))), "Marguerite")
+      assert.include(JSON.stringify(yield* mcp.ok("recall", { query: "Who waters the office plants?" })), "Marguerite")
 
       // Audited (the dry run and the refusals too), without the name it forgot.
       const audit = yield* ok("GET", `${base}/audit-logs?action=forgetting.forget`)
@@ -143,7 +179,8 @@ layer(testApp({ enableObservations: true, mcpToolFamilies: ["forgetting"] }), { 
       })
       const listed = (yield* ok("GET", `${other}/memories/list?limit=100`)).body.items as Array<any>
       const lift = listed.find((item) => item.text.includes("lift")).id
-      const report = (yield* ok("POST", `${other}/forget`, { memory_ids: [lift], document_id: "maintenance", tag: "building" })).body
+      const report =
+        (yield* ok("POST", `${other}/forget`, { memory_ids: [lift], document_id: "maintenance", tag: "building" })).body
       assert.strictEqual(report.removed.memories, 3)
       assert.strictEqual(report.removed.documents, 1)
       const left = (yield* ok("GET", `${other}/memories/list?limit=100`)).text

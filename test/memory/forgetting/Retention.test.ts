@@ -12,7 +12,7 @@ import { AccessTelemetry } from "../../../src/activity/AccessTelemetry.ts"
 import { GraphRecall } from "../../../src/memory/recall/GraphRecall.ts"
 import { bankPath, call, ok, settled } from "../../support/HttpCalls.ts"
 import { connectMcp } from "../../support/McpClient.ts"
-import { TestServer, testApp } from "../../support/TestServer.ts"
+import { testApp, TestServer } from "../../support/TestServer.ts"
 import { eventually } from "../../support/TestTasks.ts"
 
 const factCount = (bank: string) =>
@@ -24,9 +24,15 @@ const factCount = (bank: string) =>
   })
 
 const listedTexts = (bank: string) =>
-  Effect.map(ok("GET", `${bankPath(bank)}/memories/list?limit=1000`), (r) => (r.body.items as Array<any>).map((x) => x.text as string))
+  Effect.map(
+    ok("GET", `${bankPath(bank)}/memories/list?limit=1000`),
+    (r) => (r.body.items as Array<any>).map((x) => x.text as string)
+  )
 
-layer(testApp({ enableObservations: true, mcpToolFamilies: ["forgetting"] }), { excludeTestServices: true, timeout: "3 minutes" })("retention", (it) => {
+layer(testApp({ enableObservations: true, mcpToolFamilies: ["forgetting"] }), {
+  excludeTestServices: true,
+  timeout: "3 minutes"
+})("retention", (it) => {
   it.effect("bad retention values are refused naming the field; good ones merge key by key and show in the config", () =>
     Effect.gen(function*() {
       const base = bankPath("retention-config")
@@ -37,15 +43,17 @@ layer(testApp({ enableObservations: true, mcpToolFamilies: ["forgetting"] }), { 
         max_memories: null,
         recency_half_life_days: null
       })
-      for (const [retention, field] of [
-        [{ max_age_days: { world: -1 } }, "retention.max_age_days.world"],
-        [{ max_age_days: { experience: 1.5 } }, "retention.max_age_days.experience"],
-        [{ max_age_days: { opinion: "a year" } }, "retention.max_age_days.opinion"],
-        [{ max_memories: -5 }, "retention.max_memories"],
-        [{ recency_half_life_days: -2 }, "retention.recency_half_life_days"],
-        [{ recency_half_life_days: 100_000 }, "retention.recency_half_life_days"],
-        [{ max_age_days: 30 }, "retention.max_age_days"]
-      ] as const) {
+      for (
+        const [retention, field] of [
+          [{ max_age_days: { world: -1 } }, "retention.max_age_days.world"],
+          [{ max_age_days: { experience: 1.5 } }, "retention.max_age_days.experience"],
+          [{ max_age_days: { opinion: "a year" } }, "retention.max_age_days.opinion"],
+          [{ max_memories: -5 }, "retention.max_memories"],
+          [{ recency_half_life_days: -2 }, "retention.recency_half_life_days"],
+          [{ recency_half_life_days: 100_000 }, "retention.recency_half_life_days"],
+          [{ max_age_days: 30 }, "retention.max_age_days"]
+        ] as const
+      ) {
         const bad = yield* call("PATCH", `${base}/config`, { updates: { retention } })
         assert.strictEqual(bad.status, 400, bad.text)
         assert.include(bad.body.detail, field)
@@ -54,7 +62,9 @@ layer(testApp({ enableObservations: true, mcpToolFamilies: ["forgetting"] }), { 
 
       yield* ok("PATCH", `${base}/config`, { updates: { retention: { max_age_days: { world: 365, experience: 30 } } } })
       const merged = yield* ok("PATCH", `${base}/config`, {
-        updates: { retention: { max_age_days: { experience: 0, opinion: 7 }, max_memories: 5000, recency_half_life_days: 90 } }
+        updates: {
+          retention: { max_age_days: { experience: 0, opinion: 7 }, max_memories: 5000, recency_half_life_days: 90 }
+        }
       })
       assert.deepStrictEqual(merged.body.config.retention, {
         max_age_days: { world: 365, experience: null, observation: null, opinion: 7 },
@@ -77,8 +87,14 @@ layer(testApp({ enableObservations: true, mcpToolFamilies: ["forgetting"] }), { 
       const graph = yield* GraphRecall
       const bank = "retention-age"
       const base = bankPath(bank)
-      const old = ["Ottoline fixed the espresso machine in the kitchen.", "Ottoline refilled the kitchen espresso beans."]
-      const recent = ["Percival booked the meeting room for Friday.", "Percival ordered new chairs for the meeting room."]
+      const old = [
+        "Ottoline fixed the espresso machine in the kitchen.",
+        "Ottoline refilled the kitchen espresso beans."
+      ]
+      const recent = [
+        "Percival booked the meeting room for Friday.",
+        "Percival ordered new chairs for the meeting room."
+      ]
       yield* ok("POST", `${base}/memories`, { items: [...old, ...recent].map((content) => ({ content })) })
       yield* settled(bank)
       const oldIds = (yield* sql<{ id: string }>`SELECT id FROM memory_units WHERE bank_id = ${bank}
@@ -99,10 +115,15 @@ layer(testApp({ enableObservations: true, mcpToolFamilies: ["forgetting"] }), { 
       const citing = yield* sql<{ n: number }>`SELECT count(*)::int AS n FROM memory_units
         WHERE bank_id = ${bank} AND fact_type = 'observation' AND source_fact_ids && ${oldIds}::text[]`
       assert.strictEqual(citing[0]!.n, 0, "no observation rests on an evicted fact any more")
-      const recalled = yield* ok("POST", `${base}/memories/recall`, { query: "Who fixed the espresso machine?", budget: "high" })
+      const recalled = yield* ok("POST", `${base}/memories/recall`, {
+        query: "Who fixed the espresso machine?",
+        budget: "high"
+      })
       assert.notInclude(recalled.text, "Ottoline")
 
-      const operations = (yield* ok("GET", `${base}/operations?task_type=retention_sweep`)).body.operations as Array<any>
+      const operations = (yield* ok("GET", `${base}/operations?task_type=retention_sweep`)).body.operations as Array<
+        any
+      >
       const sweep = operations.find((op) => op.task_type === "retention_sweep")
       assert.isDefined(sweep, JSON.stringify(operations))
       assert.strictEqual(sweep.status, "completed")
@@ -118,7 +139,10 @@ layer(testApp({ enableObservations: true, mcpToolFamilies: ["forgetting"] }), { 
       const telemetry = yield* AccessTelemetry
       const bank = "retention-count"
       const base = bankPath(bank)
-      const kept = ["Rosalind keeps the server room key in her desk drawer.", "Rosalind rotates the server room backups weekly."]
+      const kept = [
+        "Rosalind keeps the server room key in her desk drawer.",
+        "Rosalind rotates the server room backups weekly."
+      ]
       const idle = [
         "The lobby plant was repotted in spring.",
         "The parking lot was repainted last summer.",
@@ -128,7 +152,11 @@ layer(testApp({ enableObservations: true, mcpToolFamilies: ["forgetting"] }), { 
       yield* ok("POST", `${base}/memories`, { items: [...kept, ...idle].map((content) => ({ content })) })
       yield* settled(bank)
       for (let i = 0; i < 5; i++) {
-        const recalled = yield* ok("POST", `${base}/memories/recall`, { query: "Rosalind server room key backups", budget: "low", max_tokens: 120 })
+        const recalled = yield* ok("POST", `${base}/memories/recall`, {
+          query: "Rosalind server room key backups",
+          budget: "low",
+          max_tokens: 120
+        })
         assert.include(recalled.text, "Rosalind")
       }
       yield* telemetry.flush
@@ -147,13 +175,17 @@ layer(testApp({ enableObservations: true, mcpToolFamilies: ["forgetting"] }), { 
 
       // Under the limit again: a later look queues nothing.
       yield* ok("PATCH", `${base}/config`, { updates: { retention: { max_memories: limit } } })
-      const sweeps = (yield* ok("GET", `${base}/operations`)).body.operations.filter((op: any) => op.task_type === "retention_sweep")
+      const sweeps = (yield* ok("GET", `${base}/operations`)).body.operations.filter((op: any) =>
+        op.task_type === "retention_sweep"
+      )
       assert.lengthOf(sweeps, 1)
 
       // Retains that take the bank past its limit again have it swept, with no config change: the scheduler is told
       // which banks grew (nothing polls).
       yield* ok("POST", `${base}/memories`, {
-        items: [{ content: "The copier on floor two jams on thick paper." }, { content: "The fire exit signs were replaced in May." }]
+        items: [{ content: "The copier on floor two jams on thick paper." }, {
+          content: "The fire exit signs were replaced in May."
+        }]
       })
       assert.isAbove(yield* factCount(bank), limit)
       yield* eventually(factCount(bank), (n) => n === limit, Duration.seconds(30))
@@ -171,11 +203,16 @@ layer(testApp({ enableObservations: true, mcpToolFamilies: ["forgetting"] }), { 
       })
       yield* settled("retention-recency")
       const scores = Effect.gen(function*() {
-        const results = (yield* ok("POST", `${base}/memories/recall`, { query: "Quentin visited the harbour museum" })).body.results as Array<any>
+        const results = (yield* ok("POST", `${base}/memories/recall`, { query: "Quentin visited the harbour museum" }))
+          .body.results as Array<any>
         const of = (word: string) => results.find((result) => result.text.includes(word))
         assert.isDefined(of("sister"))
         assert.isDefined(of("brother"))
-        return { old: of("sister").score as number, recent: of("brother").score as number, first: results[0].text as string }
+        return {
+          old: of("sister").score as number,
+          recent: of("brother").score as number,
+          first: results[0].text as string
+        }
       })
       const off = yield* scores
       yield* ok("PATCH", `${base}/config`, { updates: { retention: { recency_half_life_days: 30 } } })

@@ -12,7 +12,7 @@ import { SqlClient } from "effect/sql"
 import { readFileSync } from "node:fs"
 import { BrainRuntime } from "../../../src/brain/BrainRuntime.ts"
 import { bankPath, call, ok, settled } from "../../support/HttpCalls.ts"
-import { TestServer, testApp } from "../../support/TestServer.ts"
+import { testApp, TestServer } from "../../support/TestServer.ts"
 import { eventually } from "../../support/TestTasks.ts"
 
 const inAnHour = () => new Date(Date.now() + 3_600_000).toISOString()
@@ -29,7 +29,11 @@ const withDerived = (bank: string, secret: string, extra: Record<string, unknown
     yield* settled(bank)
     const listed = (yield* ok("GET", `${base}/memories/list?limit=100`)).body.items as Array<any>
     const id = listed.find((item) => item.text.includes("flowerpot")).id as string
-    yield* ok("POST", `${base}/mental-models`, { id: "keys", name: "Keys", source_query: "Where is the spare office key?" })
+    yield* ok("POST", `${base}/mental-models`, {
+      id: "keys",
+      name: "Keys",
+      source_query: "Where is the spare office key?"
+    })
     yield* settled(bank)
     yield* eventually(
       Effect.map(ok("GET", `${base}/mental-models/keys`), (r) => r.text),
@@ -39,7 +43,11 @@ const withDerived = (bank: string, secret: string, extra: Record<string, unknown
     // Reads leave access events (flushed in the background).
     yield* ok("POST", `${base}/memories/recall`, { query: "Where is the spare office key?" })
     yield* eventually(
-      sql<{ n: number }>`SELECT count(*)::int AS n FROM memory_access_events WHERE bank_id = ${bank} AND item_id = ${id}`.pipe(Effect.orDie),
+      sql<
+        { n: number }
+      >`SELECT count(*)::int AS n FROM memory_access_events WHERE bank_id = ${bank} AND item_id = ${id}`.pipe(
+        Effect.orDie
+      ),
       (rows) => rows[0]!.n > 0,
       Duration.seconds(30)
     )
@@ -60,7 +68,11 @@ const withDerived = (bank: string, secret: string, extra: Record<string, unknown
     const server = yield* TestServer
     yield* Effect.promise(() => fetch(`${server.url}${base}/brain/export?mode=full_copy`).then((r) => r.arrayBuffer()))
     const runtime = yield* BrainRuntime
-    assert.include(readFileSync(runtime.filePath(bank)).toString("latin1"), "flowerpot", "the kept file holds the memory")
+    assert.include(
+      readFileSync(runtime.filePath(bank)).toString("latin1"),
+      "flowerpot",
+      "the kept file holds the memory"
+    )
     return id
   })
 
@@ -72,18 +84,57 @@ const assertNothingLeft = (bank: string, id: string) =>
     const count = (rows: ReadonlyArray<{ n: number }>) => rows[0]!.n
     const left = {
       memory: count(yield* sql<{ n: number }>`SELECT count(*)::int AS n FROM memory_units WHERE id = ${id}`),
-      dream_runs: count(yield* sql<{ n: number }>`SELECT count(*)::int AS n FROM dream_runs WHERE bank_id = ${bank} AND ${id} = ANY(evidence_ids)`),
-      dream_predictions: count(yield* sql<{ n: number }>`SELECT count(*)::int AS n FROM dream_predictions WHERE bank_id = ${bank} AND ${id} = ANY(supporting_evidence_ids)`),
-      anomalies: count(yield* sql<{ n: number }>`SELECT count(*)::int AS n FROM anomaly_events WHERE bank_id = ${bank} AND ${id} = ANY(unit_ids)`),
-      dataset_sets: count(yield* sql<{ n: number }>`SELECT count(*)::int AS n FROM taste_sets WHERE bank_id = ${bank} AND ${id} = ANY(memory_unit_ids)`),
-      access_events: count(yield* sql<{ n: number }>`SELECT count(*)::int AS n FROM memory_access_events WHERE bank_id = ${bank} AND item_id = ${id}`),
-      chunks: count(yield* sql<{ n: number }>`SELECT count(*)::int AS n FROM chunks WHERE bank_id = ${bank} AND text ILIKE '%flowerpot%'`),
-      documents: count(yield* sql<{ n: number }>`SELECT count(*)::int AS n FROM documents WHERE bank_id = ${bank} AND document_id = ${`${bank}-doc`}`)
+      dream_runs: count(
+        yield* sql<
+          { n: number }
+        >`SELECT count(*)::int AS n FROM dream_runs WHERE bank_id = ${bank} AND ${id} = ANY(evidence_ids)`
+      ),
+      dream_predictions: count(
+        yield* sql<
+          { n: number }
+        >`SELECT count(*)::int AS n FROM dream_predictions WHERE bank_id = ${bank} AND ${id} = ANY(supporting_evidence_ids)`
+      ),
+      anomalies: count(
+        yield* sql<
+          { n: number }
+        >`SELECT count(*)::int AS n FROM anomaly_events WHERE bank_id = ${bank} AND ${id} = ANY(unit_ids)`
+      ),
+      dataset_sets: count(
+        yield* sql<
+          { n: number }
+        >`SELECT count(*)::int AS n FROM taste_sets WHERE bank_id = ${bank} AND ${id} = ANY(memory_unit_ids)`
+      ),
+      access_events: count(
+        yield* sql<
+          { n: number }
+        >`SELECT count(*)::int AS n FROM memory_access_events WHERE bank_id = ${bank} AND item_id = ${id}`
+      ),
+      chunks: count(
+        yield* sql<
+          { n: number }
+        >`SELECT count(*)::int AS n FROM chunks WHERE bank_id = ${bank} AND text ILIKE '%flowerpot%'`
+      ),
+      documents: count(
+        yield* sql<
+          { n: number }
+        >`SELECT count(*)::int AS n FROM documents WHERE bank_id = ${bank} AND document_id = ${`${bank}-doc`}`
+      )
     }
     assert.deepStrictEqual(left, {
-      memory: 0, dream_runs: 0, dream_predictions: 0, anomalies: 0, dataset_sets: 0, access_events: 0, chunks: 0, documents: 0
+      memory: 0,
+      dream_runs: 0,
+      dream_predictions: 0,
+      anomalies: 0,
+      dataset_sets: 0,
+      access_events: 0,
+      chunks: 0,
+      documents: 0
     })
-    assert.notInclude((yield* ok("GET", `${base}/mental-models/keys`)).text, id, "the model citing it was emptied (and refreshed)")
+    assert.notInclude(
+      (yield* ok("GET", `${base}/mental-models/keys`)).text,
+      id,
+      "the model citing it was emptied (and refreshed)"
+    )
     assert.notInclude((yield* ok("GET", `${base}/dreams`)).text, "flowerpot")
     assert.strictEqual((yield* call("GET", `${base}/documents/${bank}-doc`)).status, 404)
     const runtime = yield* BrainRuntime
@@ -103,10 +154,14 @@ layer(testApp(), { excludeTestServices: true, timeout: "3 minutes" })("sweeps re
     Effect.gen(function*() {
       const sql = yield* SqlClient.SqlClient
       const bank = "swept-expiry"
-      const id = yield* withDerived(bank, "Zephyrine keeps the spare office key under the blue flowerpot.", { expires_at: inAnHour() })
+      const id = yield* withDerived(bank, "Zephyrine keeps the spare office key under the blue flowerpot.", {
+        expires_at: inAnHour()
+      })
       yield* sql`UPDATE memory_units SET expires_at = now() - interval '1 second' WHERE id = ${id}`
       // A new expiring memory wakes the scheduler, which finds the expired one due and sweeps it.
-      yield* ok("POST", `${bankPath(bank)}/memories`, { items: [{ content: "The fire drill is next Thursday.", expires_at: inAnHour() }] })
+      yield* ok("POST", `${bankPath(bank)}/memories`, {
+        items: [{ content: "The fire drill is next Thursday.", expires_at: inAnHour() }]
+      })
       yield* eventually(
         sql<{ n: number }>`SELECT count(*)::int AS n FROM memory_units WHERE id = ${id}`.pipe(Effect.orDie),
         (rows) => rows[0]!.n === 0,
@@ -123,7 +178,9 @@ layer(testApp(), { excludeTestServices: true, timeout: "3 minutes" })("sweeps re
       const id = yield* withDerived(bank, "Zephyrine keeps the spare office key under the blue flowerpot.", {})
       yield* sql`UPDATE memory_units SET created_at = now() - interval '3 days' WHERE id = ${id}`
       // The policy change checks the bank at once and queues the sweep.
-      yield* ok("PATCH", `${bankPath(bank)}/config`, { updates: { retention: { max_age_days: { world: 2, experience: 2 } } } })
+      yield* ok("PATCH", `${bankPath(bank)}/config`, {
+        updates: { retention: { max_age_days: { world: 2, experience: 2 } } }
+      })
       yield* eventually(
         sql<{ n: number }>`SELECT count(*)::int AS n FROM memory_units WHERE id = ${id}`.pipe(Effect.orDie),
         (rows) => rows[0]!.n === 0,

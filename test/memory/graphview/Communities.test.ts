@@ -30,7 +30,11 @@ describe("communities", () => {
   })
 
   it("edges to unknown nodes and self-loops are ignored", () => {
-    const groups = communities(["x", "y"], [{ source: "x", target: "zz", strength: 1 }, { source: "x", target: "x", strength: 5 }])
+    const groups = communities(["x", "y"], [{ source: "x", target: "zz", strength: 1 }, {
+      source: "x",
+      target: "x",
+      strength: 5
+    }])
     assert.notStrictEqual(groups.get("x"), groups.get("y"))
   })
 })

@@ -34,7 +34,11 @@ describe("state graph", () => {
     // One memory a year old falls below 0.55 and is not a node.
     const graph = buildStateGraph([unit("old", "Dora paints.", 365, { entities: ["Dora"] })], all, now)
     assert.strictEqual(graph.nodes.length, 0)
-    assert.strictEqual(buildStateGraph([unit("old", "Dora paints.", 365, { entities: ["Dora"] })], { ...all, confidenceMin: 0 }, now).nodes.length, 1)
+    assert.strictEqual(
+      buildStateGraph([unit("old", "Dora paints.", 365, { entities: ["Dora"] })], { ...all, confidenceMin: 0 }, now)
+        .nodes.length,
+      1
+    )
   })
 
   it("conviction is the mean pairwise cosine of the memories' embeddings", () => {
@@ -42,7 +46,9 @@ describe("state graph", () => {
     const cos = (a: Float32Array, b: Float32Array) =>
       a.reduce((s, x, i) => s + x * b[i]!, 0) / Math.hypot(...a) / Math.hypot(...b)
     let sum = 0
-    for (let i = 0; i < vectors.length; i++) for (let j = i + 1; j < vectors.length; j++) sum += cos(vectors[i]!, vectors[j]!)
+    for (let i = 0; i < vectors.length; i++) {
+      for (let j = i + 1; j < vectors.length; j++) sum += cos(vectors[i]!, vectors[j]!)
+    }
     const units = vectors.map((embedding, i) => unit(`u${i}`, `text ${i}`, i, { embedding }))
     assert.closeTo(conviction(units)!, sum / 6, 1e-6)
     assert.isNull(conviction(units.slice(0, 1)))
@@ -60,11 +66,15 @@ describe("state graph", () => {
   it("opposite polarity on the same matter is a contradiction; a different matter is a change", () => {
     const alice = (id: string, text: string, daysAgo: number, embedding: Float32Array) =>
       unit(id, text, daysAgo, { entities: ["Alice", "Acme"], embedding, tags: ["work"] })
-    const graph = buildStateGraph([
-      alice("a", "Alice works at Acme as an engineer.", 10, vector(1, 0.2, 0)),
-      alice("b", "Alice no longer works at Acme.", 5, vector(1, 0.1, 0)),
-      alice("c", "Alice moved to Paris with her family.", 1, vector(0, 1, 1))
-    ], all, now)
+    const graph = buildStateGraph(
+      [
+        alice("a", "Alice works at Acme as an engineer.", 10, vector(1, 0.2, 0)),
+        alice("b", "Alice no longer works at Acme.", 5, vector(1, 0.1, 0)),
+        alice("c", "Alice moved to Paris with her family.", 1, vector(0, 1, 1))
+      ],
+      all,
+      now
+    )
     const node = graph.nodes.find((n) => n.id === "entity:alice")!
     assert.strictEqual(node.status, "contradictory")
     const types = graph.events.filter((e) => e.node_id === "entity:alice").map((e) => e.change_type).sort()

@@ -8,7 +8,13 @@ import type { Fused } from "../../../src/memory/recall/Fusion.ts"
 import { byCombinedScore } from "../../../src/memory/recall/Fusion.ts"
 import { GraphSnapshot } from "../../../src/brain/graph/GraphSnapshot.ts"
 
-const fused = (id: string, combined: number): Fused => ({ id, rrf: combined / 100, combined, ranks: { keyword: 1 }, scores: { keyword: combined } })
+const fused = (id: string, combined: number): Fused => ({
+  id,
+  rrf: combined / 100,
+  combined,
+  ranks: { keyword: 1 },
+  scores: { keyword: combined }
+})
 
 describe("adjacentInOrder", () => {
   it("finds the previous and next memory only when a temporal link joins them", () => {

@@ -7,7 +7,13 @@ import { episodeSupport } from "../../../src/memory/recall/EpisodeSupport.ts"
 import { deterministicRerank, type Fused } from "../../../src/memory/recall/Fusion.ts"
 import { queryCoverage } from "../../../src/memory/recall/QueryCoverage.ts"
 
-const fused = (id: string, combined: number): Fused => ({ id, rrf: combined / 100, combined, ranks: { keyword: 1 }, scores: { keyword: combined } })
+const fused = (id: string, combined: number): Fused => ({
+  id,
+  rrf: combined / 100,
+  combined,
+  ranks: { keyword: 1 },
+  scores: { keyword: combined }
+})
 const hour = 3_600_000
 
 describe("queryCoverage", () => {
@@ -50,11 +56,32 @@ describe("deterministicRerank", () => {
     const day = 24 * hour
     const items = [
       // Same score and text as "b-beside": without episodes the id would put it first.
-      { fused: fused("a-elsewhere", 0.5), text: "Gina: I went to the museum.", time: null, factType: "experience", said: new Date(0) },
-      { fused: fused("best", 1), text: "Gina: The dinosaur exhibit was great.", time: null, factType: "experience", said: new Date(3 * day) },
-      { fused: fused("b-beside", 0.5), text: "Gina: I went to the museum.", time: null, factType: "experience", said: new Date(3 * day + 60_000) }
+      {
+        fused: fused("a-elsewhere", 0.5),
+        text: "Gina: I went to the museum.",
+        time: null,
+        factType: "experience",
+        said: new Date(0)
+      },
+      {
+        fused: fused("best", 1),
+        text: "Gina: The dinosaur exhibit was great.",
+        time: null,
+        factType: "experience",
+        said: new Date(3 * day)
+      },
+      {
+        fused: fused("b-beside", 0.5),
+        text: "Gina: I went to the museum.",
+        time: null,
+        factType: "experience",
+        said: new Date(3 * day + 60_000)
+      }
     ]
-    const ranked = deterministicRerank("Which exhibit at the museum did Gina like?", items, { window: null, preferObservations: false })
+    const ranked = deterministicRerank("Which exhibit at the museum did Gina like?", items, {
+      window: null,
+      preferObservations: false
+    })
     assert.deepStrictEqual(ranked.map((item) => item.fused.id), ["best", "b-beside", "a-elsewhere"])
     for (const item of ranked) assert.isTrue(item.score >= 0 && item.score <= 1)
   })

@@ -5,7 +5,9 @@ import { resolveTimes } from "../../../src/memory/retain/TimeExpressions.ts"
 const reference = new Date("2026-11-27T12:00:00Z")
 const window = (text: string) => {
   const found = resolveTimes(text, reference)[0]
-  return found === undefined ? undefined : [found.start.toISOString().slice(0, 10), found.end.toISOString().slice(0, 10), found.precision]
+  return found === undefined
+    ? undefined
+    : [found.start.toISOString().slice(0, 10), found.end.toISOString().slice(0, 10), found.precision]
 }
 
 describe("time expressions", () => {

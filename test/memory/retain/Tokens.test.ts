@@ -6,9 +6,26 @@ import { assert, describe, it } from "@effect/vitest"
 import { countTokens as reference } from "gpt-tokenizer/encoding/cl100k_base"
 import { countTokens } from "../../../src/memory/retain/Tokens.ts"
 
-const words = ["Alice", "works", "at", "Acme", "since", "2021", "naïve", "café", "🙂", "—", "the", "data", "engineer", "\n"]
+const words = [
+  "Alice",
+  "works",
+  "at",
+  "Acme",
+  "since",
+  "2021",
+  "naïve",
+  "café",
+  "🙂",
+  "—",
+  "the",
+  "data",
+  "engineer",
+  "\n"
+]
 const textOf = (seed: number, length: number) =>
-  Array.from({ length }, (_, i) => words[(seed * 31 + i * 17 + (seed >> 3)) % words.length]).join(seed % 2 === 0 ? " " : "")
+  Array.from({ length }, (_, i) => words[(seed * 31 + i * 17 + (seed >> 3)) % words.length]).join(
+    seed % 2 === 0 ? " " : ""
+  )
 
 describe("token counts", () => {
   it("equal gpt-tokenizer's for repeated, evicted and long texts", () => {

@@ -20,7 +20,13 @@ const wrongValueFor = (node: TypeNode): unknown => {
   const type = checker.resolve(node)
   switch (type.kind) {
     case "keyword":
-      return type.name === "string" ? 12345 : type.name === "number" ? "not a number" : type.name === "boolean" ? "not a boolean" : absent
+      return type.name === "string"
+        ? 12345
+        : type.name === "number"
+        ? "not a number"
+        : type.name === "boolean"
+        ? "not a boolean"
+        : absent
     case "literal":
       return typeof type.value === "string" ? 12345 : "not a literal"
     case "template":
@@ -44,18 +50,27 @@ const wrongValueFor = (node: TypeNode): unknown => {
   }
 }
 
-const membersOf = (data: TypeNode, part: "body" | "query"): { readonly members: ReadonlyArray<Member>; readonly declared: boolean } => {
+const membersOf = (
+  data: TypeNode,
+  part: "body" | "query"
+): { readonly members: ReadonlyArray<Member>; readonly declared: boolean } => {
   const resolved = checker.resolve(data)
   if (resolved.kind !== "object") return { members: [], declared: false }
   const member = resolved.members.find((m) => m.name === part)
   if (member === undefined) return { members: [], declared: false }
   const type = checker.resolve(member.type)
-  const object = type.kind === "union" ? type.options.map((o) => checker.resolve(o)).find((o) => o.kind === "object") : type
+  const object = type.kind === "union"
+    ? type.options.map((o) => checker.resolve(o)).find((o) => o.kind === "object")
+    : type
   if (object === undefined || object.kind !== "object") return { members: [], declared: false }
   return { members: object.members, declared: true }
 }
 
-export const badInputsFor = (operation: SdkOperation, valid: Record<string, unknown>, multipart: boolean): Array<BadInput> => {
+export const badInputsFor = (
+  operation: SdkOperation,
+  valid: Record<string, unknown>,
+  multipart: boolean
+): Array<BadInput> => {
   const data = checker.declared(`${operation.typeBase}Data`)
   const body = membersOf(data, "body")
   const query = membersOf(data, "query")
@@ -65,7 +80,11 @@ export const badInputsFor = (operation: SdkOperation, valid: Record<string, unkn
   const required = body.members.find((m) => !m.optional)
   if (required !== undefined) {
     const { [required.name]: _, ...rest } = validBody
-    inputs.push({ label: `body without required ${required.name}`, field: required.name, options: { ...valid, body: rest } })
+    inputs.push({
+      label: `body without required ${required.name}`,
+      field: required.name,
+      options: { ...valid, body: rest }
+    })
   }
   if (!multipart) {
     // The member the valid call sent first, else the first the type names, that a wrong value exists for.
@@ -82,7 +101,11 @@ export const badInputsFor = (operation: SdkOperation, valid: Record<string, unkn
   const requiredQuery = query.members.find((m) => !m.optional)
   if (requiredQuery !== undefined) {
     const { [requiredQuery.name]: _, ...rest } = validQuery
-    inputs.push({ label: `query without required ${requiredQuery.name}`, field: requiredQuery.name, options: { ...valid, query: rest } })
+    inputs.push({
+      label: `query without required ${requiredQuery.name}`,
+      field: requiredQuery.name,
+      options: { ...valid, query: rest }
+    })
   }
   return inputs
 }

@@ -51,7 +51,9 @@ export class ContractCalls {
       const failed = this.failures.length
       if (type === undefined) {
         const detail = answer.error === undefined ? "" : ` ${JSON.stringify(answer.error).slice(0, 300)}`
-        this.failures.push(`${name}: answered ${status}, the client declares ${[...declared.keys()].join(", ")}${detail}`)
+        this.failures.push(
+          `${name}: answered ${status}, the client declares ${[...declared.keys()].join(", ")}${detail}`
+        )
       } else {
         for (const mismatch of checker.checkType(type, answer.data, "$")) {
           this.failures.push(`${name}: ${mismatch.path}: ${mismatch.message}`)

@@ -9,7 +9,11 @@ import { dirname, join } from "node:path"
 import { TypeChecker } from "./TypeChecker.ts"
 import { parseDeclarations, type TypeNode } from "./TypeDeclarations.ts"
 
-const generated = join(dirname(createRequire(import.meta.url).resolve("@vectorize-io/hindsight-client")), "..", "generated")
+const generated = join(
+  dirname(createRequire(import.meta.url).resolve("@vectorize-io/hindsight-client")),
+  "..",
+  "generated"
+)
 
 export interface SdkOperation {
   /** The SDK function's name (`recallMemories`). */
@@ -20,7 +24,9 @@ export interface SdkOperation {
   readonly typeBase: string
 }
 
-export const declarations: ReadonlyMap<string, TypeNode> = parseDeclarations(readFileSync(join(generated, "types.gen.ts"), "utf8"))
+export const declarations: ReadonlyMap<string, TypeNode> = parseDeclarations(
+  readFileSync(join(generated, "types.gen.ts"), "utf8")
+)
 
 export const checker = new TypeChecker(declarations)
 

@@ -12,7 +12,13 @@ export interface Mismatch {
 }
 
 const describe = (value: unknown): string =>
-  value === null ? "null" : Array.isArray(value) ? "an array" : typeof value === "object" ? "an object" : `${typeof value} ${JSON.stringify(value)}`
+  value === null
+    ? "null"
+    : Array.isArray(value)
+    ? "an array"
+    : typeof value === "object"
+    ? "an object"
+    : `${typeof value} ${JSON.stringify(value)}`
 
 const show = (type: TypeNode): string => {
   switch (type.kind) {
@@ -37,7 +43,8 @@ const show = (type: TypeNode): string => {
   }
 }
 
-const memberPath = (path: string, name: string) => /^[A-Za-z_$][\w$]*$/.test(name) ? `${path}.${name}` : `${path}[${JSON.stringify(name)}]`
+const memberPath = (path: string, name: string) =>
+  /^[A-Za-z_$][\w$]*$/.test(name) ? `${path}.${name}` : `${path}[${JSON.stringify(name)}]`
 
 /** The broad JSON shape a type accepts, to pick which union option a wrong value was meant to be. */
 const shapeOf = (value: unknown) => value === null ? "null" : Array.isArray(value) ? "array" : typeof value
@@ -63,7 +70,9 @@ export class TypeChecker {
   }
 
   checkType(type: TypeNode, value: unknown, path: string): Array<Mismatch> {
-    const wrong = (expected: string): Array<Mismatch> => [{ path, message: `expected ${expected}, got ${describe(value)}` }]
+    const wrong = (
+      expected: string
+    ): Array<Mismatch> => [{ path, message: `expected ${expected}, got ${describe(value)}` }]
     switch (type.kind) {
       case "keyword":
         switch (type.name) {
@@ -104,11 +113,19 @@ export class TypeChecker {
 
   /** `keyof T` as the union of T's member names, `T[K]` as the union of the named members' types. */
   resolve(type: TypeNode): TypeNode {
-    if (type.kind === "reference" && type.args.length === 0 && this.declarations.has(type.name)) return this.resolve(this.declared(type.name))
+    if (type.kind === "reference" && type.args.length === 0 && this.declarations.has(type.name)) {
+      return this.resolve(this.declared(type.name))
+    }
     if (type.kind === "keyof") {
       const target = this.resolve(type.target)
       if (target.kind !== "object") throw new Error(`keyof of a non-object type ${show(target)}`)
-      return { kind: "union", options: target.members.map((member) => ({ kind: "literal", value: /^[0-9]+$/.test(member.name) ? Number(member.name) : member.name })) }
+      return {
+        kind: "union",
+        options: target.members.map((member) => ({
+          kind: "literal",
+          value: /^[0-9]+$/.test(member.name) ? Number(member.name) : member.name
+        }))
+      }
     }
     if (type.kind === "indexed") {
       const target = this.resolve(type.target)
@@ -177,14 +194,18 @@ export class TypeChecker {
 
   private checkObject(type: Extract<TypeNode, { kind: "object" }>, value: unknown, path: string): Array<Mismatch> {
     if (value === null) return [{ path, message: "null where an object is required" }]
-    if (typeof value !== "object" || Array.isArray(value)) return [{ path, message: `expected an object, got ${describe(value)}` }]
+    if (typeof value !== "object" || Array.isArray(value)) {
+      return [{ path, message: `expected an object, got ${describe(value)}` }]
+    }
     const record = value as Record<string, unknown>
     const named = new Set(type.members.map((member) => member.name))
     const mismatches: Array<Mismatch> = []
     for (const member of type.members) {
       const memberAt = memberPath(path, member.name)
       if (!Object.hasOwn(record, member.name)) {
-        if (!member.optional) mismatches.push({ path: memberAt, message: `required field missing (${show(member.type)})` })
+        if (!member.optional) {
+          mismatches.push({ path: memberAt, message: `required field missing (${show(member.type)})` })
+        }
         continue
       }
       mismatches.push(...this.checkType(member.type, record[member.name], memberAt))

@@ -7,7 +7,10 @@
  */
 
 export type TypeNode =
-  | { readonly kind: "keyword"; readonly name: "string" | "number" | "boolean" | "null" | "unknown" | "never" | "any" | "undefined" }
+  | {
+    readonly kind: "keyword"
+    readonly name: "string" | "number" | "boolean" | "null" | "unknown" | "never" | "any" | "undefined"
+  }
   | { readonly kind: "literal"; readonly value: string | number | boolean }
   | { readonly kind: "template" }
   | { readonly kind: "reference"; readonly name: string; readonly args: ReadonlyArray<TypeNode> }
@@ -175,7 +178,9 @@ class Parser {
         this.identifier()
         this.expect(":")
         const key = this.type()
-        if (!(key.kind === "keyword" && key.name === "string")) throw this.error("only string index signatures are read")
+        if (!(key.kind === "keyword" && key.name === "string")) {
+          throw this.error("only string index signatures are read")
+        }
         this.expect("]")
         this.expect(":")
         index = this.type()
@@ -222,7 +227,9 @@ class Parser {
   }
 
   private error(message: string, token: Token | undefined = this.peek()): Error {
-    return new Error(`${message} at offset ${token?.at ?? "end"} (found ${token === undefined ? "end" : JSON.stringify(token.text)})`)
+    return new Error(
+      `${message} at offset ${token?.at ?? "end"} (found ${token === undefined ? "end" : JSON.stringify(token.text)})`
+    )
   }
 }
 

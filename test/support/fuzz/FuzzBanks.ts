@@ -49,13 +49,24 @@ export const seedBank = (bankId: string) =>
         { content: "Tomás prefers green tea to coffee and runs the Friday book club.", tags: ["team:tea"] }
       ]
     })
-    yield* ok("POST", "/directives", { name: "Cite", content: "Say which memory a claim comes from.", tags: ["team:maps"] })
+    yield* ok("POST", "/directives", {
+      name: "Cite",
+      content: "Say which memory a claim comes from.",
+      tags: ["team:maps"]
+    })
     yield* ok("POST", "/mental-models", { name: "Team", source_query: "What does the team prefer?" })
     // Port 9 (discard) on loopback: deliveries fail without reaching anything.
     yield* ok("POST", "/webhooks", { url: "http://127.0.0.1:9/hook", event_types: ["operation.failed"] })
-    const dataset = yield* ok("POST", "/forge/taste/datasets", { name: "Fuzz trivia", schema_type: "qa_pair", taste_tags: ["fuzz"] })
+    const dataset = yield* ok("POST", "/forge/taste/datasets", {
+      name: "Fuzz trivia",
+      schema_type: "qa_pair",
+      taste_tags: ["fuzz"]
+    })
     yield* ok("POST", `/forge/taste/datasets/${dataset.id}/sets`, {
-      sets: [{ question: "Where does Priya live?", answer: "Lisbon." }, { question: "What does Tomás drink?", answer: "Green tea." }]
+      sets: [{ question: "Where does Priya live?", answer: "Lisbon." }, {
+        question: "What does Tomás drink?",
+        answer: "Green tea."
+      }]
     })
     yield* settle(bankId)
   })
@@ -69,7 +80,9 @@ export const ensureSeeded = (bankId: string) =>
   })
 
 const idsOf = (body: any, key = "items", field = "id"): Array<string> =>
-  Array.isArray(body?.[key]) ? body[key].map((item: any) => item[field]).filter((id: unknown) => typeof id === "string") : []
+  Array.isArray(body?.[key])
+    ? body[key].map((item: any) => item[field]).filter((id: unknown) => typeof id === "string")
+    : []
 
 /** Ids of the bank's records by the path parameter (or tool argument) name that addresses them. */
 export const idPools = (bankId: string) =>
@@ -88,7 +101,8 @@ export const idPools = (bankId: string) =>
       operation_id: idsOf(yield* get("/operations?limit=20"), "operations")
     }
     pools["dataset_id"] = idsOf(yield* get("/forge/taste/datasets"), "datasets")
-    pools["set_id"] = (yield* Effect.forEach(pools["dataset_id"].slice(0, 2), (id) => get(`/forge/taste/datasets/${id}/sets`)))
+    pools["set_id"] = (yield* Effect.forEach(pools["dataset_id"].slice(0, 2), (id) =>
+      get(`/forge/taste/datasets/${id}/sets`)))
       .flatMap((body) => idsOf(body, "sets"))
     const anomalies = yield* server.request("POST", `${bankPath(bankId)}/anomaly/intelligence`, { json: {} })
     pools["event_id"] = idsOf(anomalies.body, "events")
@@ -119,10 +133,11 @@ export const snapshot = (bankId: string) =>
       "/dreams"
     ]
     const bodies = yield* Effect.forEach(reads, (path) =>
-      Effect.map(server.request("GET", `${bankPath(bankId)}${path}`), (response) => [path, {
-        status: response.status,
-        body: response.body
-      }] as const))
+      Effect.map(server.request("GET", `${bankPath(bankId)}${path}`), (response) =>
+        [path, {
+          status: response.status,
+          body: response.body
+        }] as const))
     return Object.fromEntries(bodies) as Record<string, { status: number; body: unknown }>
   })
 
@@ -157,7 +172,13 @@ export const watchSentinel = (sentinel: string) =>
  * The ids fuzzed requests use: the target's records with two of the sentinel's mixed in (addressing those under
  * the target bank must not reach them); the only bank id is the target's.
  */
-export const fuzzPools = (targetBank: string, own: Record<string, Array<string>>, foreign: Record<string, Array<string>>) => ({
-  ...Object.fromEntries(Object.entries(own).map(([name, ids]) => [name, [...ids, ...(foreign[name] ?? []).slice(0, 2)]])),
+export const fuzzPools = (
+  targetBank: string,
+  own: Record<string, Array<string>>,
+  foreign: Record<string, Array<string>>
+) => ({
+  ...Object.fromEntries(
+    Object.entries(own).map(([name, ids]) => [name, [...ids, ...(foreign[name] ?? []).slice(0, 2)]])
+  ),
   bank_id: [targetBank]
 })

@@ -41,10 +41,13 @@ export const fuzzTarget = async <A>(
     { seed: seedOf(target), numRuns: runsPerTarget, endOnFailure: true }
   )
   if (!details.failed) return undefined
-  const error = details.errorInstance instanceof Error && problem === "" ? `threw ${details.errorInstance.message}` : problem
+  const error = details.errorInstance instanceof Error && problem === ""
+    ? `threw ${details.errorInstance.message}`
+    : problem
   return {
     target,
-    problem: `${error}\n    replay: ENGRAM_FUZZ_SEED=${fuzzSeed} (fast-check seed ${details.seed}, path ${details.counterexamplePath})`
+    problem:
+      `${error}\n    replay: ENGRAM_FUZZ_SEED=${fuzzSeed} (fast-check seed ${details.seed}, path ${details.counterexamplePath})`
   }
 }
 
@@ -125,7 +128,9 @@ export const rawPost = (
  */
 export const healthBudgetMs = async (base: string, target = 100) => {
   if (loadavg()[0]! > cpus().length) {
-    console.warn(`load average ${loadavg()[0]!.toFixed(1)} on ${cpus().length} cores: /health latency is measured, not enforced`)
+    console.warn(
+      `load average ${loadavg()[0]!.toFixed(1)} on ${cpus().length} cores: /health latency is measured, not enforced`
+    )
     return Number.POSITIVE_INFINITY
   }
   let slowest = 0

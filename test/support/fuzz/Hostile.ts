@@ -94,16 +94,35 @@ export const hostileFor = (schema: JsonSchema): fc.Arbitrary<unknown> => {
   )
   const suited: Array<unknown> = []
   if (types.has("string")) suited.push(...hostileStrings)
-  if (Array.isArray(schema.enum)) suited.push("unknown-enum-value", `${schema.enum[0]}\u0000`, String(schema.enum[0]).toUpperCase())
+  if (Array.isArray(schema.enum)) {
+    suited.push("unknown-enum-value", `${schema.enum[0]}\u0000`, String(schema.enum[0]).toUpperCase())
+  }
   if (types.has("integer") || types.has("number")) suited.push(...hostileNumbers)
-  if (types.has("array")) suited.push([], Array.from({ length: 10_001 }, () => "x"), [null], hostileStrings.slice(2, 10))
-  if (types.has("object")) suited.push({}, { "a\u0000b": "x", "\ud800": "y" }, new RawJson(`{"__proto__":{"polluted":true}}`))
+  if (types.has("array")) {
+    suited.push(
+      [],
+      Array.from({ length: 10_001 }, () => "x"),
+      [null],
+      hostileStrings.slice(2, 10)
+    )
+  }
+  if (types.has("object")) {
+    suited.push({}, { "a\u0000b": "x", "\ud800": "y" }, new RawJson(`{"__proto__":{"polluted":true}}`))
+  }
   const anything = fc.constantFrom(...wrongTypes, ...deepNesting, ...hostileStrings, ...hostileNumbers)
   return suited.length === 0 ? anything : fc.oneof({ arbitrary: fc.constantFrom(...suited), weight: 3 }, anything)
 }
 
 /** Property names a request body does not expect. */
-export const extraKeys: ReadonlyArray<string> = ["extra", "__proto__", "constructor", "a\u0000b", "\ud800", "", "k".repeat(300)]
+export const extraKeys: ReadonlyArray<string> = [
+  "extra",
+  "__proto__",
+  "constructor",
+  "a\u0000b",
+  "\ud800",
+  "",
+  "k".repeat(300)
+]
 
 /** Whole bodies that are not the JSON object a route expects (strings; byte bodies are built from the sample). */
 export const malformedBodies: ReadonlyArray<string> = [
@@ -199,7 +218,9 @@ export const hostileQueryValues: ReadonlyArray<string> = [
  * Bodies past the edge's caps (issue 33), sent whole to every route that reads a JSON body while /health is timed:
  * a declared length far over the byte cap (only its first 64 KiB sent), 1.2M elements, 100k levels of nesting.
  */
-export const capBodies: ReadonlyArray<{ readonly name: string; readonly body: Uint8Array; readonly declared?: number }> = [
+export const capBodies: ReadonlyArray<
+  { readonly name: string; readonly body: Uint8Array; readonly declared?: number }
+> = [
   { name: "declares 2 GiB", body: new Uint8Array(64 * 1024).fill(0x20), declared: 2 ** 31 },
   { name: "1.2M elements", body: Buffer.from(`[${"0,".repeat(1_200_000)}0]`) },
   { name: "100k deep", body: Buffer.from(`{"items":${"[".repeat(100_000)}${"]".repeat(100_000)}}`) }

@@ -50,7 +50,9 @@ const stringSample = (schema: JsonSchema): fc.Arbitrary<string> => {
   if (numericPattern(schema.pattern)) return fc.integer({ min: 1, max: 20 }).map(String)
   const min = schema.minLength ?? 0
   const max = schema.maxLength ?? 200
-  return fc.constantFrom(...benignWords).map((word) => word.padEnd(min, "x").slice(0, Math.max(min, Math.min(max, 200))))
+  return fc.constantFrom(...benignWords).map((word) =>
+    word.padEnd(min, "x").slice(0, Math.max(min, Math.min(max, 200)))
+  )
 }
 
 /** Non-null branches first: a sample should carry a value, and `null` is one of the mutations anyway. */
@@ -99,7 +101,9 @@ const objectSample = (schema: JsonSchema, resolve: Resolve, depth: number): fc.A
   const properties = Object.entries(schema.properties ?? {}) as Array<[string, JsonSchema]>
   if (properties.length === 0) {
     const values = typeof schema.additionalProperties === "object" ? schema.additionalProperties : { type: "string" }
-    return depth > 4 ? fc.constant({}) : fc.dictionary(fc.constantFrom("source", "topic"), sampleOf(values, resolve, depth + 1), { maxKeys: 2 })
+    return depth > 4
+      ? fc.constant({})
+      : fc.dictionary(fc.constantFrom("source", "topic"), sampleOf(values, resolve, depth + 1), { maxKeys: 2 })
   }
   const required = properties.filter(([name]) => (schema.required ?? []).includes(name))
   // At most two optional properties: each sample is then rarely invalid by accident, so mutations reach handlers.

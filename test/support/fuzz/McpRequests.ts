@@ -42,7 +42,8 @@ const preview = (value: unknown) => {
   return text.length > 80 ? `${text.slice(0, 80)}… (${text.length} chars)` : text
 }
 
-const call = (name: unknown, args: unknown) => serialize({ jsonrpc: "2.0", id: 1, method: "tools/call", params: { name, arguments: args } })
+const call = (name: unknown, args: unknown) =>
+  serialize({ jsonrpc: "2.0", id: 1, method: "tools/call", params: { name, arguments: args } })
 
 /** A sample where every id argument holds a real id (the target's bank, a record of the target or the sentinel). */
 const argumentsSample = (tool: McpToolListing, context: McpContext) => {
@@ -60,10 +61,12 @@ type Mutation = (args: unknown) => { readonly args: unknown; readonly note: stri
 const mutationsFor = (tool: McpToolListing, context: McpContext): fc.Arbitrary<Mutation> => {
   const slots: ReadonlyArray<Slot> = slotsOf(tool.inputSchema, makeResolver(tool.inputSchema))
   const options: Array<fc.Arbitrary<Mutation>> = [
-    fc.record({ key: fc.constantFrom(...extraKeys), value: hostileFor({}) }).map(({ key, value }) => (args: unknown) => ({
-      args: { ...(args as object), [key]: value },
-      note: `extra ${preview(key)}=${preview(value)}`
-    }))
+    fc.record({ key: fc.constantFrom(...extraKeys), value: hostileFor({}) }).map(
+      ({ key, value }) => (args: unknown) => ({
+        args: { ...(args as object), [key]: value },
+        note: `extra ${preview(key)}=${preview(value)}`
+      })
+    )
   ]
   if (slots.length > 0) {
     const field = fc.constantFrom(...slots).chain((slot) =>
@@ -84,10 +87,12 @@ const mutationsFor = (tool: McpToolListing, context: McpContext): fc.Arbitrary<M
     )
   }
   if ("bank_id" in (tool.inputSchema["properties"] ?? {})) {
-    options.push(fc.constantFrom(...nearMisses(context.sentinel)).map((value): Mutation => (args) => ({
-      args: setAt(args, ["bank_id"], value),
-      note: `bank_id=${preview(value)}`
-    })))
+    options.push(
+      fc.constantFrom(...nearMisses(context.sentinel)).map((value): Mutation => (args) => ({
+        args: setAt(args, ["bank_id"], value),
+        note: `bank_id=${preview(value)}`
+      }))
+    )
   }
   return fc.oneof(...options)
 }
@@ -97,7 +102,10 @@ export const toolCallArbitrary = (tool: McpToolListing, context: McpContext): fc
   fc.oneof(
     {
       weight: 8,
-      arbitrary: fc.tuple(argumentsSample(tool, context), fc.array(mutationsFor(tool, context), { minLength: 1, maxLength: 3 }))
+      arbitrary: fc.tuple(
+        argumentsSample(tool, context),
+        fc.array(mutationsFor(tool, context), { minLength: 1, maxLength: 3 })
+      )
         .map(([sample, mutations]) => {
           let args: unknown = sample
           const notes: Array<string> = []
@@ -111,7 +119,10 @@ export const toolCallArbitrary = (tool: McpToolListing, context: McpContext): fc
     },
     {
       weight: 1,
-      arbitrary: fc.constantFrom(...wrongTypes).map((args) => ({ text: call(tool.name, args), mutations: `arguments ${preview(args)}` }))
+      arbitrary: fc.constantFrom(...wrongTypes).map((args) => ({
+        text: call(tool.name, args),
+        mutations: `arguments ${preview(args)}`
+      }))
     },
     {
       weight: 1,
@@ -119,8 +130,14 @@ export const toolCallArbitrary = (tool: McpToolListing, context: McpContext): fc
         ...malformedBodies.map((text) => ({ text, mutations: `message ${preview(text)}` })),
         { text: call(`${tool.name}\u0000`, {}), mutations: "tool name with NUL" },
         { text: call(42, {}), mutations: "tool name 42" },
-        { text: serialize({ jsonrpc: "2.0", id: {}, method: "tools/call", params: { name: tool.name } }), mutations: "id {}" },
-        { text: serialize([{ jsonrpc: "2.0", id: 1, method: "tools/call", params: { name: tool.name } }]), mutations: "batch" }
+        {
+          text: serialize({ jsonrpc: "2.0", id: {}, method: "tools/call", params: { name: tool.name } }),
+          mutations: "id {}"
+        },
+        {
+          text: serialize([{ jsonrpc: "2.0", id: 1, method: "tools/call", params: { name: tool.name } }]),
+          mutations: "batch"
+        }
       )
     }
   )
@@ -139,7 +156,9 @@ export const mcpProblem = (status: number, contentType: string | null, text: str
     return `answered ${status} without JSON (${contentType}): ${text.slice(0, 200)}`
   }
   const messages = Array.isArray(body) ? body : [body]
-  if (status >= 400 && messages.every((message) => typeof message?.detail !== "string" && message?.error === undefined)) {
+  if (
+    status >= 400 && messages.every((message) => typeof message?.detail !== "string" && message?.error === undefined)
+  ) {
     return `answered ${status} with neither \`detail\` nor a JSON-RPC error: ${text.slice(0, 200)}`
   }
   for (const message of messages) {

@@ -23,7 +23,9 @@ export interface Route {
   readonly method: string
   readonly template: string
   readonly pathParams: ReadonlyArray<string>
-  readonly queryParams: ReadonlyArray<{ readonly name: string; readonly schema: JsonSchema; readonly required: boolean }>
+  readonly queryParams: ReadonlyArray<
+    { readonly name: string; readonly schema: JsonSchema; readonly required: boolean }
+  >
   readonly body: { readonly mediaType: string; readonly schema: JsonSchema } | undefined
 }
 
@@ -117,7 +119,11 @@ const encodeMultipart = (body: unknown, filename: string): string => {
           `Content-Disposition: form-data; name="files"; filename="${filename}"\r\nContent-Type: text/plain\r\n\r\n` +
           (typeof file === "string" ? file : serialize(file))
         )
-        : [`Content-Disposition: form-data; name="${name}"\r\n\r\n${typeof value === "string" ? value : serialize(value)}`]
+        : [
+          `Content-Disposition: form-data; name="${name}"\r\n\r\n${
+            typeof value === "string" ? value : serialize(value)
+          }`
+        ]
   )
   return parts.map((part) => `--${boundary}\r\n${part}\r\n`).join("") + `--${boundary}--\r\n`
 }
@@ -135,7 +141,13 @@ const querySample = (schema: JsonSchema, context: RequestContext): fc.Arbitrary<
 const mutationsFor = (route: Route, slots: ReadonlyArray<Slot>, context: RequestContext) => {
   const options: Array<fc.Arbitrary<Mutation>> = []
   for (const param of route.pathParams) {
-    options.push(fc.constantFrom(...hostileSegments(context.sentinel)).map((value): Mutation => ({ kind: "segment", param, value })))
+    options.push(
+      fc.constantFrom(...hostileSegments(context.sentinel)).map((value): Mutation => ({
+        kind: "segment",
+        param,
+        value
+      }))
+    )
   }
   const queryNames = [...route.queryParams.map((q) => q.name), "unknown_parameter"]
   options.push(fc.record({
@@ -149,17 +161,26 @@ const mutationsFor = (route: Route, slots: ReadonlyArray<Slot>, context: Request
   }
   if (route.body !== undefined) {
     options.push(fc.constantFrom({ kind: "invalid-utf8" } as const, { kind: "truncated" } as const))
-    options.push(fc.record({ kind: fc.constant("extra" as const), key: fc.constantFrom(...extraKeys), value: hostileFor({}) }))
+    options.push(
+      fc.record({ kind: fc.constant("extra" as const), key: fc.constantFrom(...extraKeys), value: hostileFor({}) })
+    )
     if (slots.length > 0) {
       const slot = fc.constantFrom(...slots)
       const field = slot.chain((s) => hostileFor(s.schema).map((value) => ({ kind: "field" as const, slot: s, value })))
       // A hostile value in one field is the mutation most likely to get past validation: drawn most often.
       options.push(field, field, field)
       const required = slots.filter((s) => s.required)
-      options.push(fc.constantFrom(...(required.length > 0 ? required : slots)).map((s): Mutation => ({ kind: "missing", slot: s })))
+      options.push(
+        fc.constantFrom(...(required.length > 0 ? required : slots)).map((s): Mutation => ({
+          kind: "missing",
+          slot: s
+        }))
+      )
     }
     if (isMultipart(route)) {
-      options.push(fc.constantFrom(...hostileStrings.slice(0, 14)).map((value): Mutation => ({ kind: "filename", value })))
+      options.push(
+        fc.constantFrom(...hostileStrings.slice(0, 14)).map((value): Mutation => ({ kind: "filename", value }))
+      )
     }
   }
   return fc.oneof(...options)
@@ -170,7 +191,11 @@ const withInvalidUtf8 = (text: string): Uint8Array => {
   const bytes = Buffer.from(text, "utf8")
   const at = text.indexOf(`":"`)
   const offset = at < 0 ? 0 : Buffer.byteLength(text.slice(0, at + 3), "utf8")
-  return Buffer.concat([bytes.subarray(0, offset), Buffer.from([0xff, 0xfe, 0xc3, 0x28, 0xed, 0xa0, 0x80]), bytes.subarray(offset)])
+  return Buffer.concat([
+    bytes.subarray(0, offset),
+    Buffer.from([0xff, 0xfe, 0xc3, 0x28, 0xed, 0xa0, 0x80]),
+    bytes.subarray(offset)
+  ])
 }
 
 const build = (
@@ -181,7 +206,11 @@ const build = (
   const segments = { ...sample.segments }
   const query: Array<[string, string]> = Object.entries(sample.query)
   let body = sample.body
-  let contentType = route.body === undefined ? undefined : isMultipart(route) ? `${multipart}; boundary=${boundary}` : "application/json"
+  let contentType = route.body === undefined
+    ? undefined
+    : isMultipart(route)
+    ? `${multipart}; boundary=${boundary}`
+    : "application/json"
   let filename = "notes.txt"
   let rawText: string | undefined
   let invalidUtf8 = false
@@ -223,7 +252,8 @@ const build = (
   }
   const path = route.template.replace(/\{(\w+)\}/g, (_, name: string) => segments[name] ?? "x")
   const search = query.map(([name, value]) => `${encodeURIComponent(name)}=${value}`).join("&")
-  let text = rawText ?? (body === undefined ? undefined : isMultipart(route) ? encodeMultipart(body, filename) : serialize(body))
+  let text = rawText ??
+    (body === undefined ? undefined : isMultipart(route) ? encodeMultipart(body, filename) : serialize(body))
   if (text !== undefined && truncated) text = text.slice(0, Math.floor(text.length / 2))
   const bytes = text === undefined ? undefined : invalidUtf8 ? withInvalidUtf8(text) : Buffer.from(text, "utf8")
   const withoutBody = route.method === "GET" || route.method === "HEAD"
@@ -242,7 +272,10 @@ const bodySample = (body: NonNullable<Route["body"]>, context: RequestContext): 
   if (!body.mediaType.startsWith(multipart)) return sample
   const properties = Object.entries(context.resolve(body.schema)["properties"] ?? {}) as Array<[string, JsonSchema]>
   const jsonFields = properties.filter(([, property]) => String(property["description"] ?? "").includes("JSON"))
-  return sample.map((value) => ({ ...(value as object), ...Object.fromEntries(jsonFields.map(([name]) => [name, "{}"])) }))
+  return sample.map((value) => ({
+    ...(value as object),
+    ...Object.fromEntries(jsonFields.map(([name]) => [name, "{}"]))
+  }))
 }
 
 /** Fuzzed requests for one route: a sample with its required parts, broken by one to three mutations. */

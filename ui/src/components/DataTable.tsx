@@ -20,7 +20,10 @@ const cell = (value: unknown): ComponentChildren => {
   return text.length > 160 ? <span title={text}>{text.slice(0, 160)}…</span> : text
 }
 
-export const autoColumns = (rows: ReadonlyArray<Record<string, unknown>>, limit = 8): Array<Column<Record<string, unknown>>> => {
+export const autoColumns = (
+  rows: ReadonlyArray<Record<string, unknown>>,
+  limit = 8
+): Array<Column<Record<string, unknown>>> => {
   const names: Array<string> = []
   for (const row of rows.slice(0, 20)) {
     for (const name of Object.keys(row)) if (!names.includes(name)) names.push(name)

@@ -16,10 +16,19 @@ export const KeyPrompt = ({ onSaved }: { onSaved: () => void }) => {
         }}
       >
         <h2 id="key-title">API key required</h2>
-        <p>This engram requires an API key. It is kept in this tab's session storage and sent as <code>Authorization: Bearer</code>.</p>
+        <p>
+          This engram requires an API key. It is kept in this tab's session storage and sent as{" "}
+          <code>Authorization: Bearer</code>.
+        </p>
         <label>
           API key
-          <input type="password" autoFocus autoComplete="off" value={key} onInput={(e) => setKey(e.currentTarget.value)} />
+          <input
+            type="password"
+            autoFocus
+            autoComplete="off"
+            value={key}
+            onInput={(e) => setKey(e.currentTarget.value)}
+          />
         </label>
         <button type="submit">Use key</button>
       </form>

@@ -11,7 +11,8 @@ export const Empty = ({ children }: { children: ComponentChildren }) => <p class
 export const ErrorBox = ({ error, onRetry }: { error: ApiError | undefined; onRetry?: () => void }) =>
   error === undefined ? null : (
     <div class="error" role="alert">
-      <strong>{error.status === 0 ? "Error" : `Error ${error.status}`}</strong>: <span class="detail">{error.detail}</span>
+      <strong>{error.status === 0 ? "Error" : `Error ${error.status}`}</strong>:{" "}
+      <span class="detail">{error.detail}</span>
       {onRetry && <button type="button" class="link" onClick={onRetry}>Retry</button>}
     </div>
   )

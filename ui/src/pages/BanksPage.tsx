@@ -48,9 +48,15 @@ export const BanksPage = ({ onChanged }: { onChanged: () => void }) => {
             }
           }}
         >
-          <label>Bank id <input name="bank_id" required {...field("id")} placeholder="e.g. support-agent" /></label>
-          <label>Name <input name="name" {...field("name")} /></label>
-          <label class="wide">Mission <textarea name="mission" rows={2} {...field("mission")} /></label>
+          <label>
+            Bank id <input name="bank_id" required {...field("id")} placeholder="e.g. support-agent" />
+          </label>
+          <label>
+            Name <input name="name" {...field("name")} />
+          </label>
+          <label class="wide">
+            Mission <textarea name="mission" rows={2} {...field("mission")} />
+          </label>
           <label>
             Preset
             <select {...field("preset")} onChange={(event) => setForm({ ...form, preset: event.currentTarget.value })}>
@@ -58,7 +64,9 @@ export const BanksPage = ({ onChanged }: { onChanged: () => void }) => {
               {presets.data?.bank_presets?.map((preset) => <option value={preset}>{preset}</option>)}
             </select>
           </label>
-          <div class="actions"><button type="submit" disabled={create.busy}>{create.busy ? "Creating…" : "Create bank"}</button></div>
+          <div class="actions">
+            <button type="submit" disabled={create.busy}>{create.busy ? "Creating…" : "Create bank"}</button>
+          </div>
         </form>
         <ErrorBox error={create.error} />
       </section>
@@ -71,10 +79,16 @@ export const BanksPage = ({ onChanged }: { onChanged: () => void }) => {
               rows={data.banks}
               empty="No bank yet: create one above."
               columns={[
-                { label: "Bank", render: (b) => <a href={hrefOf(b.bank_id, "memories")} onClick={linkHandler}>{b.bank_id}</a> },
+                {
+                  label: "Bank",
+                  render: (b) => <a href={hrefOf(b.bank_id, "memories")} onClick={linkHandler}>{b.bank_id}</a>
+                },
                 { label: "Name", render: (b) => b.name ?? "—" },
                 { label: "Mission", render: (b) => b.mission ?? "—" },
-                { label: "Disposition", render: (b) => `S${b.disposition.skepticism} L${b.disposition.literalism} E${b.disposition.empathy}` },
+                {
+                  label: "Disposition",
+                  render: (b) => `S${b.disposition.skepticism} L${b.disposition.literalism} E${b.disposition.empathy}`
+                },
                 { label: "Created", render: (b) => when(b.created_at) },
                 { label: "", render: (b) => <a href={hrefOf(b.bank_id, "settings")} onClick={linkHandler}>Settings</a> }
               ]}

@@ -9,10 +9,23 @@ import { DataTable } from "../components/DataTable.tsx"
 import { ErrorBox, Loaded } from "../components/States.tsx"
 import { useAction, useResource } from "../hooks.ts"
 
-interface Codebase { id: string; name: string; snapshot_status: string | null; approval_status: string | null; memory_status: string | null }
+interface Codebase {
+  id: string
+  name: string
+  snapshot_status: string | null
+  approval_status: string | null
+  memory_status: string | null
+}
 interface Chunk {
-  id: string; path: string; start_line: number; end_line: number; kind: string; label: string
-  route_target: string; significance_score: number; safety_tags: ReadonlyArray<string>
+  id: string
+  path: string
+  start_line: number
+  end_line: number
+  kind: string
+  label: string
+  route_target: string
+  significance_score: number
+  safety_tags: ReadonlyArray<string>
 }
 
 const targets = ["memory", "research", "dismissed", "unrouted"] as const
@@ -31,7 +44,18 @@ export const CodebasesPage = ({ bank }: { bank: string }) => {
               rows={data.items}
               empty="No codebase imported: use POST …/codebases/import/zip or `engram codebase import`."
               columns={[
-                { label: "", render: (row) => <button type="button" class="link" onClick={() => setSelected(row.id)}>Review {row.name}</button> },
+                {
+                  label: "",
+                  render: (row) => (
+                    <button
+                      type="button"
+                      class="link"
+                      onClick={() => setSelected(row.id)}
+                    >
+                      Review {row.name}
+                    </button>
+                  )
+                },
                 { label: "snapshot", render: (row) => row.snapshot_status ?? "—" },
                 { label: "approval", render: (row) => row.approval_status ?? "—" },
                 { label: "memory", render: (row) => row.memory_status ?? "—" }
@@ -40,18 +64,23 @@ export const CodebasesPage = ({ bank }: { bank: string }) => {
           )}
         </Loaded>
       </section>
-      {selected !== null && <CodebaseReview key={selected} bank={bank} codebaseId={selected} onChanged={codebases.reload} />}
+      {selected !== null && (
+        <CodebaseReview key={selected} bank={bank} codebaseId={selected} onChanged={codebases.reload} />
+      )}
     </>
   )
 }
 
-const CodebaseReview = ({ bank, codebaseId, onChanged }: { bank: string; codebaseId: string; onChanged: () => void }) => {
+const CodebaseReview = (
+  { bank, codebaseId, onChanged }: { bank: string; codebaseId: string; onChanged: () => void }
+) => {
   const base = bankPath(bank, `/codebases/${encodeURIComponent(codebaseId)}`)
   const [filter, setFilter] = useState("")
   const [picked, setPicked] = useState<ReadonlySet<string>>(new Set())
   const review = useResource(() => get(`${base}/review`), [base])
   const chunks = useResource(
-    () => get<{ items: Array<Chunk> }>(`${base}/chunks`, { order_by: "significance", limit: 100, route_target: filter }),
+    () =>
+      get<{ items: Array<Chunk> }>(`${base}/chunks`, { order_by: "significance", limit: 100, route_target: filter }),
     [base, filter]
   )
   const action = useAction()
@@ -91,22 +120,37 @@ const CodebaseReview = ({ bank, codebaseId, onChanged }: { bank: string; codebas
       <Loaded resource={review}>
         {(data) => (
           <dl class="facts">
-            <dt>Snapshot</dt><dd>{data.snapshot_status ?? "—"}</dd>
-            <dt>Approval</dt><dd>{data.approval_status ?? "—"}</dd>
-            {Object.entries(data.review_counts ?? {}).map(([name, count]) => <><dt>{name}</dt><dd>{String(count)}</dd></>)}
+            <dt>Snapshot</dt>
+            <dd>{data.snapshot_status ?? "—"}</dd>
+            <dt>Approval</dt>
+            <dd>{data.approval_status ?? "—"}</dd>
+            {Object.entries(data.review_counts ?? {}).map(([name, count]) => (
+              <>
+                <dt>{name}</dt>
+                <dd>{String(count)}</dd>
+              </>
+            ))}
           </dl>
         )}
       </Loaded>
       <div class="actions" style={{ flexWrap: "wrap", margin: "10px 0" }}>
         <label>
           Route{" "}
-          <select aria-label="Show chunks routed to" value={filter} onChange={(event) => setFilter(event.currentTarget.value)}>
+          <select
+            aria-label="Show chunks routed to"
+            value={filter}
+            onChange={(event) => setFilter(event.currentTarget.value)}
+          >
             <option value="">all</option>
             {targets.map((target) => <option value={target}>{target}</option>)}
           </select>
         </label>
         {targets.map((target) => (
-          <button type="button" disabled={picked.size === 0 || action.busy} onClick={() => route(target)}>
+          <button
+            type="button"
+            disabled={picked.size === 0 || action.busy}
+            onClick={() => route(target)}
+          >
             Route {picked.size} to {target}
           </button>
         ))}
@@ -124,7 +168,12 @@ const CodebaseReview = ({ bank, codebaseId, onChanged }: { bank: string; codebas
               {
                 label: "pick",
                 render: (chunk) => (
-                  <input type="checkbox" checked={picked.has(chunk.id)} onChange={() => toggle(chunk.id)} aria-label={`Pick ${chunk.label}`} />
+                  <input
+                    type="checkbox"
+                    checked={picked.has(chunk.id)}
+                    onChange={() => toggle(chunk.id)}
+                    aria-label={`Pick ${chunk.label}`}
+                  />
                 )
               },
               { label: "chunk", render: (chunk) => <code>{chunk.path}:{chunk.start_line}-{chunk.end_line}</code> },

@@ -14,14 +14,29 @@ export const DocumentsPage = ({ bank }: { bank: string }) => {
   const [offset, setOffset] = useState(0)
   const [selected, setSelected] = useState<string | null>(null)
   const documents = useResource(
-    () => get<{ items: Array<Record<string, any>>; total: number }>(bankPath(bank, "/documents"), { q, limit: pageSize, offset }),
+    () =>
+      get<{ items: Array<Record<string, any>>; total: number }>(bankPath(bank, "/documents"), {
+        q,
+        limit: pageSize,
+        offset
+      }),
     [bank, q, offset]
   )
   return (
     <>
       <section class="card">
         <form class="filters" role="search" onSubmit={(e) => e.preventDefault()}>
-          <label>Search <input type="search" value={q} onInput={(e) => { setOffset(0); setQ(e.currentTarget.value) }} /></label>
+          <label>
+            Search{" "}
+            <input
+              type="search"
+              value={q}
+              onInput={(e) => {
+                setOffset(0)
+                setQ(e.currentTarget.value)
+              }}
+            />
+          </label>
         </form>
         <Loaded resource={documents} what="Loading documents">
           {(page) => (
@@ -29,9 +44,22 @@ export const DocumentsPage = ({ bank }: { bank: string }) => {
               <DataTable
                 caption="Documents"
                 rows={page.items}
-                empty={q ? "No document matches." : "No document yet: retain content with a document id, or upload files."}
+                empty={q
+                  ? "No document matches."
+                  : "No document yet: retain content with a document id, or upload files."}
                 columns={[
-                  { label: "Document", render: (d) => <button type="button" class="link" onClick={() => setSelected(d["id"])}>{d["id"]}</button> },
+                  {
+                    label: "Document",
+                    render: (d) => (
+                      <button
+                        type="button"
+                        class="link"
+                        onClick={() => setSelected(d["id"])}
+                      >
+                        {d["id"]}
+                      </button>
+                    )
+                  },
                   { label: "Memories", render: (d) => d["memory_unit_count"] ?? "—" },
                   { label: "Tags", render: (d) => (d["tags"] ?? []).join(", ") || "—" },
                   { label: "Created", render: (d) => when(d["created_at"]) }
@@ -43,13 +71,23 @@ export const DocumentsPage = ({ bank }: { bank: string }) => {
         </Loaded>
       </section>
       {selected !== null && (
-        <DocumentDetail bank={bank} id={selected} onClose={() => setSelected(null)} onDeleted={() => { setSelected(null); documents.reload() }} />
+        <DocumentDetail
+          bank={bank}
+          id={selected}
+          onClose={() => setSelected(null)}
+          onDeleted={() => {
+            setSelected(null)
+            documents.reload()
+          }}
+        />
       )}
     </>
   )
 }
 
-const DocumentDetail = ({ bank, id, onClose, onDeleted }: { bank: string; id: string; onClose: () => void; onDeleted: () => void }) => {
+const DocumentDetail = (
+  { bank, id, onClose, onDeleted }: { bank: string; id: string; onClose: () => void; onDeleted: () => void }
+) => {
   const document = useResource(() => get(bankPath(bank, `/documents/${encodeURIComponent(id)}`)), [bank, id])
   const remove = useAction()
   return (
@@ -62,7 +100,10 @@ const DocumentDetail = ({ bank, id, onClose, onDeleted }: { bank: string; id: st
             class="danger"
             onClick={async () => {
               if (!window.confirm(`Delete document “${id}” and its memories?`)) return
-              if (await remove.run(() => request("DELETE", bankPath(bank, `/documents/${encodeURIComponent(id)}`))) !== undefined) onDeleted()
+              if (
+                await remove.run(() => request("DELETE", bankPath(bank, `/documents/${encodeURIComponent(id)}`))) !==
+                  undefined
+              ) onDeleted()
             }}
           >
             Delete

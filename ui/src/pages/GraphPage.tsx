@@ -23,11 +23,28 @@ interface GraphNode {
   node_ref: string | null
   depth: number
 }
-interface GraphEdge { id: string; source_id: string; target_id: string; relation_type: string; strength: number; evidence_count: number }
-interface Neighbourhood { nodes: Array<GraphNode>; edges: Array<GraphEdge>; total_nodes: number; total_edges: number; has_more: boolean }
+interface GraphEdge {
+  id: string
+  source_id: string
+  target_id: string
+  relation_type: string
+  strength: number
+  evidence_count: number
+}
+interface Neighbourhood {
+  nodes: Array<GraphNode>
+  edges: Array<GraphEdge>
+  total_nodes: number
+  total_edges: number
+  has_more: boolean
+}
 
 const tones: Record<string, string> = {
-  stable: "#2f855a", changed: "#c05621", contradictory: "#c53030", stale: "#718096", neutral: "#3182ce"
+  stable: "#2f855a",
+  changed: "#c05621",
+  contradictory: "#c53030",
+  stale: "#718096",
+  neutral: "#3182ce"
 }
 
 export const GraphPage = ({ bank }: { bank: string }) => {
@@ -48,10 +65,17 @@ export const GraphPage = ({ bank }: { bank: string }) => {
     setError(undefined)
     try {
       const result = await get<Neighbourhood>(bankPath(bank, "/graph/neighborhood"), {
-        surface, window_days: windowDays, ...(focus.length > 0 ? { focus_ids: focus } : {}), confidence_min: surface === "state" ? 0 : undefined
+        surface,
+        window_days: windowDays,
+        ...(focus.length > 0 ? { focus_ids: focus } : {}),
+        confidence_min: surface === "state" ? 0 : undefined
       })
-      setNodes((previous) => new Map([...(replace ? [] : previous), ...result.nodes.map((node) => [node.id, node] as const)]))
-      setEdges((previous) => new Map([...(replace ? [] : previous), ...result.edges.map((edge) => [edge.id, edge] as const)]))
+      setNodes((previous) =>
+        new Map([...(replace ? [] : previous), ...result.nodes.map((node) => [node.id, node] as const)])
+      )
+      setEdges((previous) =>
+        new Map([...(replace ? [] : previous), ...result.edges.map((edge) => [edge.id, edge] as const)])
+      )
       setTotals({ nodes: result.total_nodes, edges: result.total_edges })
     } catch (caught) {
       setError(asApiError(caught))
@@ -92,7 +116,10 @@ export const GraphPage = ({ bank }: { bank: string }) => {
         },
         { selector: "node.event", style: { shape: "diamond" } },
         { selector: "node:selected", style: { "border-width": 3, "border-color": "#1a202c" } },
-        { selector: "edge", style: { width: "data(width)", "line-color": "#a0aec0", "curve-style": "bezier", opacity: 0.8 } }
+        {
+          selector: "edge",
+          style: { width: "data(width)", "line-color": "#a0aec0", "curve-style": "bezier", opacity: 0.8 }
+        }
       ]
     })
     instance.on("tap", "node", (event) => expandRef.current(event.target.id()))
@@ -126,10 +153,15 @@ export const GraphPage = ({ bank }: { bank: string }) => {
       for (const edge of edges.values()) {
         if (instance.getElementById(edge.id).nonempty()) continue
         if (!nodes.has(edge.source_id) || !nodes.has(edge.target_id)) continue
-        instance.add({ group: "edges", data: { id: edge.id, source: edge.source_id, target: edge.target_id, width: 1 + edge.strength * 3 } })
+        instance.add({
+          group: "edges",
+          data: { id: edge.id, source: edge.source_id, target: edge.target_id, width: 1 + edge.strength * 3 }
+        })
       }
     })
-    if (added.length > 0 || present.size === 0) instance.layout({ name: "cose", animate: false, randomize: present.size === 0, fit: true, padding: 20 }).run()
+    if (added.length > 0 || present.size === 0) {
+      instance.layout({ name: "cose", animate: false, randomize: present.size === 0, fit: true, padding: 20 }).run()
+    }
   }, [nodes, edges])
 
   useEffect(() => {
@@ -152,13 +184,28 @@ export const GraphPage = ({ bank }: { bank: string }) => {
           <legend>Surface</legend>
           {(["evidence", "state"] as const).map((name) => (
             <label class="inline">
-              <input type="radio" name="surface" checked={surface === name} onChange={() => { reset(); setSurface(name) }} /> {name}
+              <input
+                type="radio"
+                name="surface"
+                checked={surface === name}
+                onChange={() => {
+                  reset()
+                  setSurface(name)
+                }}
+              />{" "}
+              {name}
             </label>
           ))}
         </fieldset>
         <label>
           Window
-          <select value={windowDays} onChange={(e) => { reset(); setWindowDays(e.currentTarget.value) }}>
+          <select
+            value={windowDays}
+            onChange={(e) => {
+              reset()
+              setWindowDays(e.currentTarget.value)
+            }}
+          >
             <option value="0">all time</option>
             <option value="7">7 days</option>
             <option value="30">30 days</option>
@@ -166,26 +213,63 @@ export const GraphPage = ({ bank }: { bank: string }) => {
             <option value="365">1 year</option>
           </select>
         </label>
-        <button type="button" onClick={() => { reset(); void load([], true) }}>Reset view</button>
+        <button
+          type="button"
+          onClick={() => {
+            reset()
+            void load([], true)
+          }}
+        >
+          Reset view
+        </button>
         <span class="muted" role="status" aria-live="polite">
-          {loading ? "Loading…" : `${nodes.size} nodes, ${edges.size} edges shown (neighbourhood of ${totals.nodes} / ${totals.edges})`}
+          {loading
+            ? "Loading…"
+            : `${nodes.size} nodes, ${edges.size} edges shown (neighbourhood of ${totals.nodes} / ${totals.edges})`}
         </span>
       </form>
       <ErrorBox error={error} />
       <div class="graph-layout">
-        <div class="graph-canvas card" ref={container} role="img" aria-label={`Graph of ${nodes.size} nodes; use the node list to expand with the keyboard`} />
+        <div
+          class="graph-canvas card"
+          ref={container}
+          role="img"
+          aria-label={`Graph of ${nodes.size} nodes; use the node list to expand with the keyboard`}
+        />
         <aside class="graph-side card">
           {selected !== null
-            ? <NodePanel bank={bank} surface={surface} node={nodes.get(selected)} id={selected} edges={[...edges.values()]} nodes={nodes} onOpen={(id) => expandRef.current(id)} />
+            ? (
+              <NodePanel
+                bank={bank}
+                surface={surface}
+                node={nodes.get(selected)}
+                id={selected}
+                edges={[...edges.values()]}
+                nodes={nodes}
+                onOpen={(id) => expandRef.current(id)}
+              />
+            )
             : <p class="muted">Click a node to expand its neighbourhood and see its details.</p>}
           <h3>Nodes</h3>
           {nodes.size === 0 && !loading
-            ? <Empty>{surface === "evidence" ? "No memory in this window: retain some content first." : "No entity or topic in this window."}</Empty>
+            ? (
+              <Empty>
+                {surface === "evidence"
+                  ? "No memory in this window: retain some content first."
+                  : "No entity or topic in this window."}
+              </Empty>
+            )
             : (
               <ul class="node-list">
                 {[...nodes.values()].map((node) => (
                   <li>
-                    <button type="button" class="link" data-node-id={node.id} aria-pressed={node.id === selected} onClick={() => expandRef.current(node.id)}>
+                    <button
+                      type="button"
+                      class="link"
+                      data-node-id={node.id}
+                      aria-pressed={node.id === selected}
+                      onClick={() => expandRef.current(node.id)}
+                    >
                       {node.title}
                     </button>
                   </li>
@@ -222,7 +306,9 @@ const NodePanel = ({ bank, surface, node, id, edges, nodes, onOpen }: {
           return (
             <li>
               {edge.relation_type} · {edge.strength.toFixed(2)} →{" "}
-              <button type="button" class="link" onClick={() => onOpen(other)}>{nodes.get(other)?.title ?? short(other)}</button>
+              <button type="button" class="link" onClick={() => onOpen(other)}>
+                {nodes.get(other)?.title ?? short(other)}
+              </button>
             </li>
           )
         })}
@@ -240,9 +326,12 @@ const MemoryPanel = ({ bank, id }: { bank: string; id: string }) => {
     <>
       <p class="memory-text">{m.text}</p>
       <dl class="facts">
-        <dt>Type</dt><dd>{m.fact_type}</dd>
-        <dt>Entities</dt><dd>{m.entities.join(", ") || "—"}</dd>
-        <dt>Occurred</dt><dd>{when(m.occurred_start)}</dd>
+        <dt>Type</dt>
+        <dd>{m.fact_type}</dd>
+        <dt>Entities</dt>
+        <dd>{m.entities.join(", ") || "—"}</dd>
+        <dt>Occurred</dt>
+        <dd>{when(m.occurred_start)}</dd>
       </dl>
     </>
   )
@@ -250,10 +339,20 @@ const MemoryPanel = ({ bank, id }: { bank: string; id: string }) => {
 
 /** The entity or topic on the state surface: current state, status and why, change events, the entity's observations. */
 const StatePanel = ({ bank, id, title }: { bank: string; id: string; title: string }) => {
-  const intelligence = useResource(() => get(bankPath(bank, "/graph/intelligence"), { window_days: 0, confidence_min: 0, limit: 100 }), [bank])
-  const entities = useResource(() => get<{ items: Array<{ id: string; canonical_name: string }> }>(bankPath(bank, "/entities"), { limit: 1000 }), [bank])
-  const entityId = entities.data?.items.find((entity) => entity.canonical_name.toLowerCase() === title.toLowerCase())?.id
-  const entity = useResource(entityId === undefined ? null : () => get(bankPath(bank, `/entities/${encodeURIComponent(entityId)}`)), [bank, entityId])
+  const intelligence = useResource(
+    () => get(bankPath(bank, "/graph/intelligence"), { window_days: 0, confidence_min: 0, limit: 100 }),
+    [bank]
+  )
+  const entities = useResource(
+    () => get<{ items: Array<{ id: string; canonical_name: string }> }>(bankPath(bank, "/entities"), { limit: 1000 }),
+    [bank]
+  )
+  const entityId = entities.data?.items.find((entity) => entity.canonical_name.toLowerCase() === title.toLowerCase())
+    ?.id
+  const entity = useResource(
+    entityId === undefined ? null : () => get(bankPath(bank, `/entities/${encodeURIComponent(entityId)}`)),
+    [bank, entityId]
+  )
   const data = intelligence.data as any
   const state = data?.nodes.find((node: any) => node.id === id)
   const events = (data?.change_events ?? []).filter((event: any) => event.node_id === id || event.id === id)
@@ -262,19 +361,30 @@ const StatePanel = ({ bank, id, title }: { bank: string; id: string; title: stri
       <ErrorBox error={intelligence.error} />
       {state && (
         <dl class="facts">
-          <dt>Status</dt><dd><span class={`pill ${state.status}`}>{state.status}</span> {state.status_reason}</dd>
-          <dt>Current state</dt><dd>{state.current_state}</dd>
-          <dt>Confidence</dt><dd>{state.confidence}</dd>
-          <dt>Evidence</dt><dd>{state.evidence_count} memories</dd>
+          <dt>Status</dt>
+          <dd>
+            <span class={`pill ${state.status}`}>{state.status}</span> {state.status_reason}
+          </dd>
+          <dt>Current state</dt>
+          <dd>{state.current_state}</dd>
+          <dt>Confidence</dt>
+          <dd>{state.confidence}</dd>
+          <dt>Evidence</dt>
+          <dd>{state.evidence_count} memories</dd>
         </dl>
       )}
       <h3>Change events</h3>
-      <DataTable caption="Change events" rows={events} empty="No change recorded." columns={[
-        { label: "Change", render: (e: any) => e.change_type },
-        { label: "Before", render: (e: any) => e.before_state ?? "—" },
-        { label: "After", render: (e: any) => e.after_state ?? "—" },
-        { label: "When", render: (e: any) => e.time_window ?? "—" }
-      ]} />
+      <DataTable
+        caption="Change events"
+        rows={events}
+        empty="No change recorded."
+        columns={[
+          { label: "Change", render: (e: any) => e.change_type },
+          { label: "Before", render: (e: any) => e.before_state ?? "—" },
+          { label: "After", render: (e: any) => e.after_state ?? "—" },
+          { label: "When", render: (e: any) => e.time_window ?? "—" }
+        ]}
+      />
       {entity.data !== undefined && (
         <>
           <h3>Entity</h3>
@@ -287,17 +397,25 @@ const StatePanel = ({ bank, id, title }: { bank: string; id: string; title: stri
 }
 
 const Timeline = ({ bank }: { bank: string }) => {
-  const timeline = useResource(() => get<{ items: Array<any>; total_items: number }>(bankPath(bank, "/timeline"), { limit: 50 }), [bank])
+  const timeline = useResource(
+    () => get<{ items: Array<any>; total_items: number }>(bankPath(bank, "/timeline"), { limit: 50 }),
+    [bank]
+  )
   return (
     <details class="card">
       <summary>Timeline (memories with a time)</summary>
       <ErrorBox error={timeline.error} />
       {timeline.data && (
-        <DataTable caption="Timeline" rows={timeline.data.items} empty="No memory has a time." columns={[
-          { label: "When", render: (m) => when(m.occurred_start ?? m.date) },
-          { label: "Type", render: (m) => m.type },
-          { label: "Memory", render: (m) => m.text }
-        ]} />
+        <DataTable
+          caption="Timeline"
+          rows={timeline.data.items}
+          empty="No memory has a time."
+          columns={[
+            { label: "When", render: (m) => when(m.occurred_start ?? m.date) },
+            { label: "Type", render: (m) => m.type },
+            { label: "Memory", render: (m) => m.text }
+          ]}
+        />
       )}
     </details>
   )

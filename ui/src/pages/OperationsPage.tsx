@@ -10,9 +10,25 @@ import { ErrorBox, Loaded } from "../components/States.tsx"
 import { useAction, useResource } from "../hooks.ts"
 import { Pager } from "./MemoriesPage.tsx"
 
-interface Operation { id: string; task_type: string; items_count: number; created_at: string; status: string; error_message: string | null }
-interface Detail { operation_id: string; stage?: string | null; progress?: { done: number; total: number } | null; attempts: number }
-interface Listing { operations: Array<Operation>; total: number; worker: Record<string, unknown> }
+interface Operation {
+  id: string
+  task_type: string
+  items_count: number
+  created_at: string
+  status: string
+  error_message: string | null
+}
+interface Detail {
+  operation_id: string
+  stage?: string | null
+  progress?: { done: number; total: number } | null
+  attempts: number
+}
+interface Listing {
+  operations: Array<Operation>
+  total: number
+  worker: Record<string, unknown>
+}
 
 const pageSize = 25
 const active = (status: string) => status === "pending" || status === "running"
@@ -25,7 +41,10 @@ const loadListing = async (bank: string, status: string, offset: number) => {
       get<Detail>(bankPath(bank, `/operations/${encodeURIComponent(op.id)}`)).catch(() => null)
     )
   )
-  return { ...listing, details: new Map(details.filter((d): d is Detail => d !== null).map((d) => [d.operation_id, d])) }
+  return {
+    ...listing,
+    details: new Map(details.filter((d): d is Detail => d !== null).map((d) => [d.operation_id, d]))
+  }
 }
 
 export const OperationsPage = ({ bank }: { bank: string }) => {
@@ -38,12 +57,17 @@ export const OperationsPage = ({ bank }: { bank: string }) => {
 
   useEffect(() => {
     if (!anyActive || listing.loading) return
-    const timer = window.setTimeout(() => { if (!document.hidden) listing.reload() }, 2000)
+    const timer = window.setTimeout(() => {
+      if (!document.hidden) listing.reload()
+    }, 2000)
     return () => window.clearTimeout(timer)
   }, [anyActive, listing.loading, listing.data])
 
   const act = async (method: string, id: string, suffix = "") => {
-    if (await action.run(() => request(method, bankPath(bank, `/operations/${encodeURIComponent(id)}${suffix}`))) !== undefined) listing.reload()
+    if (
+      await action.run(() => request(method, bankPath(bank, `/operations/${encodeURIComponent(id)}${suffix}`))) !==
+        undefined
+    ) listing.reload()
   }
 
   return (
@@ -52,8 +76,16 @@ export const OperationsPage = ({ bank }: { bank: string }) => {
         <form class="filters" onSubmit={(e) => e.preventDefault()}>
           <label>
             Status
-            <select value={status} onChange={(e) => { setOffset(0); setStatus(e.currentTarget.value) }}>
-              {["", "pending", "running", "completed", "failed", "cancelled"].map((s) => <option value={s}>{s === "" ? "all" : s}</option>)}
+            <select
+              value={status}
+              onChange={(e) => {
+                setOffset(0)
+                setStatus(e.currentTarget.value)
+              }}
+            >
+              {["", "pending", "running", "completed", "failed", "cancelled"].map((s) => (
+                <option value={s}>{s === "" ? "all" : s}</option>
+              ))}
             </select>
           </label>
           <button type="button" onClick={listing.reload}>Refresh</button>
@@ -65,16 +97,34 @@ export const OperationsPage = ({ bank }: { bank: string }) => {
             <>
               <p class="muted">
                 Worker: {data.worker["active"] ? "active" : "idle"} · circuit {String(data.worker["circuit_state"])}
-                {data.worker["current_operation_id"] ? ` · running ${short(String(data.worker["current_operation_id"]))}` : ""}
+                {data.worker["current_operation_id"]
+                  ? ` · running ${short(String(data.worker["current_operation_id"]))}`
+                  : ""}
               </p>
               <DataTable
                 caption="Operations"
                 rows={data.operations}
-                empty={status ? `No ${status} operation.` : "No operation yet: background retains, consolidation and imports show here."}
+                empty={status
+                  ? `No ${status} operation.`
+                  : "No operation yet: background retains, consolidation and imports show here."}
                 columns={[
-                  { label: "Operation", render: (op) => <button type="button" class="link" onClick={() => setSelected(op.id)}><code>{short(op.id)}</code></button> },
+                  {
+                    label: "Operation",
+                    render: (op) => (
+                      <button
+                        type="button"
+                        class="link"
+                        onClick={() => setSelected(op.id)}
+                      >
+                        <code>{short(op.id)}</code>
+                      </button>
+                    )
+                  },
                   { label: "Task", render: (op) => op.task_type },
-                  { label: "Status", render: (op) => <span class={`pill ${op.status}`} data-status={op.status}>{op.status}</span> },
+                  {
+                    label: "Status",
+                    render: (op) => <span class={`pill ${op.status}`} data-status={op.status}>{op.status}</span>
+                  },
                   {
                     label: "Progress",
                     render: (op) => {
@@ -95,9 +145,25 @@ export const OperationsPage = ({ bank }: { bank: string }) => {
                     label: "Actions",
                     render: (op) => (
                       <span class="row-actions">
-                        {active(op.status) && <button type="button" onClick={() => act("DELETE", op.id)} aria-label={`Cancel operation ${op.id}`}>Cancel</button>}
+                        {active(op.status) && (
+                          <button
+                            type="button"
+                            onClick={() => act("DELETE", op.id)}
+                            aria-label={`Cancel operation ${op.id}`}
+                          >
+                            Cancel
+                          </button>
+                        )}
                         {(op.status === "failed" || op.status === "cancelled") &&
-                          <button type="button" onClick={() => act("POST", op.id, "/retry")} aria-label={`Retry operation ${op.id}`}>Retry</button>}
+                          (
+                            <button
+                              type="button"
+                              onClick={() => act("POST", op.id, "/retry")}
+                              aria-label={`Retry operation ${op.id}`}
+                            >
+                              Retry
+                            </button>
+                          )}
                       </span>
                     )
                   }
@@ -118,7 +184,10 @@ const OperationDetail = ({ bank, id, onClose }: { bank: string; id: string; onCl
   const result = useResource(() => get(bankPath(bank, `/operations/${encodeURIComponent(id)}/result`)), [bank, id])
   return (
     <section class="card detail" aria-label="Operation detail">
-      <div class="row-between"><h2>Operation {short(id)}</h2><button type="button" onClick={onClose}>Close</button></div>
+      <div class="row-between">
+        <h2>Operation {short(id)}</h2>
+        <button type="button" onClick={onClose}>Close</button>
+      </div>
       <Loaded resource={detail}>{(d) => <JsonView value={d} label="Status" open />}</Loaded>
       <Loaded resource={result}>{(r) => <JsonView value={r} label="Result" />}</Loaded>
     </section>

@@ -30,7 +30,14 @@ const Summary = ({ rest }: { rest: Row }) => {
   return (
     <>
       {scalars.length > 0 && (
-        <dl class="facts">{scalars.map(([name, value]) => <><dt>{name}</dt><dd>{value === null ? "—" : String(value)}</dd></>)}</dl>
+        <dl class="facts">
+          {scalars.map(([name, value]) => (
+            <>
+              <dt>{name}</dt>
+              <dd>{value === null ? "—" : String(value)}</dd>
+            </>
+          ))}
+        </dl>
       )}
       {nested.map(([name, value]) => <JsonView value={value} label={name} />)}
     </>
@@ -62,7 +69,18 @@ export const Listing = ({ title, load, deps, empty, onSelect, idField = "id" }: 
                 rows={rows}
                 empty={empty}
                 columns={onSelect === undefined ? columns : [
-                  { label: "", render: (row: Row) => <button type="button" class="link" onClick={() => onSelect(row)}>Open {String(row[idField] ?? "")}</button> },
+                  {
+                    label: "",
+                    render: (row: Row) => (
+                      <button
+                        type="button"
+                        class="link"
+                        onClick={() => onSelect(row)}
+                      >
+                        Open {String(row[idField] ?? "")}
+                      </button>
+                    )
+                  },
                   ...columns
                 ]}
               />
@@ -85,46 +103,110 @@ const WithDetail = ({ list, detail }: {
 
 const enc = (value: unknown) => encodeURIComponent(String(value))
 
-export interface ReadView { readonly page: string; readonly title: string; readonly render: (bank: string) => ComponentChildren }
+export interface ReadView {
+  readonly page: string
+  readonly title: string
+  readonly render: (bank: string) => ComponentChildren
+}
 
 export const readViews: ReadonlyArray<ReadView> = [
   {
-    page: "mental-models", title: "Mental models",
+    page: "mental-models",
+    title: "Mental models",
     render: (bank) => (
       <WithDetail
-        list={(select) => <Listing title="Mental models" load={() => get(bankPath(bank, "/mental-models"))} deps={[bank]} empty="No mental model." onSelect={select} />}
-        detail={(row) => <Listing title={`History of ${String(row["name"] ?? row["id"])}`} load={() => get(bankPath(bank, `/mental-models/${enc(row["id"])}/history`))} deps={[bank, row["id"]]} empty="No refresh yet." />}
+        list={(select) => (
+          <Listing
+            title="Mental models"
+            load={() => get(bankPath(bank, "/mental-models"))}
+            deps={[bank]}
+            empty="No mental model."
+            onSelect={select}
+          />
+        )}
+        detail={(row) => (
+          <Listing
+            title={`History of ${String(row["name"] ?? row["id"])}`}
+            load={() => get(bankPath(bank, `/mental-models/${enc(row["id"])}/history`))}
+            deps={[bank, row["id"]]}
+            empty="No refresh yet."
+          />
+        )}
       />
     )
   },
   {
-    page: "directives", title: "Directives",
-    render: (bank) => <Listing title="Directives" load={() => get(bankPath(bank, "/directives"))} deps={[bank]} empty="No directive." />
-  },
-  {
-    page: "webhooks", title: "Webhooks",
+    page: "directives",
+    title: "Directives",
     render: (bank) => (
-      <WithDetail
-        list={(select) => <Listing title="Webhooks" load={() => get(bankPath(bank, "/webhooks"))} deps={[bank]} empty="No webhook." onSelect={select} />}
-        detail={(row) => <Listing title="Deliveries" load={() => get(bankPath(bank, `/webhooks/${enc(row["id"])}/deliveries`))} deps={[bank, row["id"]]} empty="No delivery yet." />}
+      <Listing
+        title="Directives"
+        load={() => get(bankPath(bank, "/directives"))}
+        deps={[bank]}
+        empty="No directive."
       />
     )
   },
   {
-    page: "llm-traces", title: "LLM traces",
+    page: "webhooks",
+    title: "Webhooks",
+    render: (bank) => (
+      <WithDetail
+        list={(select) => (
+          <Listing
+            title="Webhooks"
+            load={() => get(bankPath(bank, "/webhooks"))}
+            deps={[bank]}
+            empty="No webhook."
+            onSelect={select}
+          />
+        )}
+        detail={(row) => (
+          <Listing
+            title="Deliveries"
+            load={() => get(bankPath(bank, `/webhooks/${enc(row["id"])}/deliveries`))}
+            deps={[bank, row["id"]]}
+            empty="No delivery yet."
+          />
+        )}
+      />
+    )
+  },
+  {
+    page: "llm-traces",
+    title: "LLM traces",
     render: (bank) => (
       <>
-        <Listing title="Token use (last 24 h)" load={() => get(bankPath(bank, "/llm-requests/stats"))} deps={[bank]} empty="No language-model call in the period." />
-        <Listing title="LLM requests" load={() => get(bankPath(bank, "/llm-requests"))} deps={[bank]} empty="No language-model call recorded." />
+        <Listing
+          title="Token use (last 24 h)"
+          load={() => get(bankPath(bank, "/llm-requests/stats"))}
+          deps={[bank]}
+          empty="No language-model call in the period."
+        />
+        <Listing
+          title="LLM requests"
+          load={() => get(bankPath(bank, "/llm-requests"))}
+          deps={[bank]}
+          empty="No language-model call recorded."
+        />
       </>
     )
   },
   {
-    page: "anomalies", title: "Anomalies",
-    render: (bank) => <Listing title="Anomaly events" load={() => request("POST", bankPath(bank, "/anomaly/intelligence"), { limit: 100 })} deps={[bank]} empty="No anomaly detected." />
+    page: "anomalies",
+    title: "Anomalies",
+    render: (bank) => (
+      <Listing
+        title="Anomaly events"
+        load={() => request("POST", bankPath(bank, "/anomaly/intelligence"), { limit: 100 })}
+        deps={[bank]}
+        empty="No anomaly detected."
+      />
+    )
   },
   {
-    page: "dreams", title: "Dreams",
+    page: "dreams",
+    title: "Dreams",
     render: (bank) => (
       <>
         <Listing title="Dream statistics" load={() => get(bankPath(bank, "/dreams/stats"))} deps={[bank]} empty="" />
@@ -133,26 +215,50 @@ export const readViews: ReadonlyArray<ReadView> = [
     )
   },
   {
-    page: "brain", title: "Brain status",
+    page: "brain",
+    title: "Brain status",
     render: (bank) => <Listing title="Brain" load={() => get(bankPath(bank, "/brain/status"))} deps={[bank]} empty="" />
   },
   {
-    page: "datasets", title: "Datasets",
+    page: "datasets",
+    title: "Datasets",
     render: (bank) => (
       <WithDetail
-        list={(select) => <Listing title="Datasets" load={() => get(bankPath(bank, "/forge/taste/datasets"))} deps={[bank]} empty="No dataset." onSelect={select} />}
-        detail={(row) => <Listing title="Sets" load={() => get(bankPath(bank, `/forge/taste/datasets/${enc(row["id"])}/sets`))} deps={[bank, row["id"]]} empty="No set." />}
+        list={(select) => (
+          <Listing
+            title="Datasets"
+            load={() => get(bankPath(bank, "/forge/taste/datasets"))}
+            deps={[bank]}
+            empty="No dataset."
+            onSelect={select}
+          />
+        )}
+        detail={(row) => (
+          <Listing
+            title="Sets"
+            load={() => get(bankPath(bank, `/forge/taste/datasets/${enc(row["id"])}/sets`))}
+            deps={[bank, row["id"]]}
+            empty="No set."
+          />
+        )}
       />
     )
   },
   {
-    page: "repos", title: "Repos",
+    page: "repos",
+    title: "Repos",
     render: (bank) => (
       <WithDetail
         list={(select) => (
           <>
             <Listing title="This bank's repo" load={() => get(bankPath(bank, "/repo"))} deps={[bank]} empty="" />
-            <Listing title="Repos" load={() => get("/v1/default/repos")} deps={[]} empty="No repo: enable versioning on a bank first." onSelect={select} />
+            <Listing
+              title="Repos"
+              load={() => get("/v1/default/repos")}
+              deps={[]}
+              empty="No repo: enable versioning on a bank first."
+              onSelect={select}
+            />
           </>
         )}
         detail={(row) => <RepoDetail id={String(row["id"])} />}
@@ -167,7 +273,12 @@ const RepoDetail = ({ id }: { id: string }) => {
     <>
       <Listing title="Branches" load={() => get(`${repo}/branches`)} deps={[id]} empty="No branch." />
       <Listing title="Log" load={() => get(`${repo}/log`, { limit: 50 })} deps={[id]} empty="No commit." />
-      <Listing title="Diff (working state against the last commit)" load={() => get(`${repo}/diff`)} deps={[id]} empty="No change." />
+      <Listing
+        title="Diff (working state against the last commit)"
+        load={() => get(`${repo}/diff`)}
+        deps={[id]}
+        empty="No change."
+      />
     </>
   )
 }

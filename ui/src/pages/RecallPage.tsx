@@ -9,8 +9,18 @@ import { JsonView, short } from "../components/JsonView.tsx"
 import { Empty, ErrorBox } from "../components/States.tsx"
 import { useAction } from "../hooks.ts"
 
-interface Candidate { id: string; rank: number; score: number }
-interface Fused { id: string; rrf: number; fused: number; ranks: Record<string, number>; score: number }
+interface Candidate {
+  id: string
+  rank: number
+  score: number
+}
+interface Fused {
+  id: string
+  rrf: number
+  fused: number
+  ranks: Record<string, number>
+  score: number
+}
 interface Trace {
   query: string
   budget: string
@@ -83,7 +93,12 @@ const toRequest = (form: Form) => {
       entities: form.entities ? { max_tokens: Number(form.entities_max) } : null,
       ...(form.chunks ? { chunks: { max_tokens: Number(form.chunks_max) } } : {}),
       ...(form.source_facts
-        ? { source_facts: { max_tokens: Number(form.source_facts_max), max_tokens_per_observation: Number(form.source_facts_per_observation) } }
+        ? {
+          source_facts: {
+            max_tokens: Number(form.source_facts_max),
+            max_tokens_per_observation: Number(form.source_facts_per_observation)
+          }
+        }
         : {})
     }
   }
@@ -112,11 +127,15 @@ export const RecallPage = ({ bank }: { bank: string }) => {
         aria-label="Recall request"
         onSubmit={async (event) => {
           event.preventDefault()
-          const result = await recall.run(() => request<RecallResponse>("POST", bankPath(bank, "/memories/recall"), toRequest(form)))
+          const result = await recall.run(() =>
+            request<RecallResponse>("POST", bankPath(bank, "/memories/recall"), toRequest(form))
+          )
           if (result !== undefined) setResponse(result)
         }}
       >
-        <label class="wide">Query <input required {...text("query")} placeholder="What does the user prefer?" /></label>
+        <label class="wide">
+          Query <input required {...text("query")} placeholder="What does the user prefer?" />
+        </label>
         <fieldset>
           <legend>Types (none = world + experience)</legend>
           {allTypes.map((type) => (
@@ -124,7 +143,11 @@ export const RecallPage = ({ bank }: { bank: string }) => {
               <input
                 type="checkbox"
                 checked={form.types.includes(type)}
-                onChange={(e) => setForm({ ...form, types: e.currentTarget.checked ? [...form.types, type] : form.types.filter((t) => t !== type) })}
+                onChange={(e) =>
+                  setForm({
+                    ...form,
+                    types: e.currentTarget.checked ? [...form.types, type] : form.types.filter((t) => t !== type)
+                  })}
               />
               {type}
             </label>
@@ -136,31 +159,74 @@ export const RecallPage = ({ bank }: { bank: string }) => {
             {["low", "mid", "high"].map((budget) => <option value={budget}>{budget}</option>)}
           </select>
         </label>
-        <label>Max tokens <input type="number" min={0} {...text("max_tokens")} /></label>
-        <label>Min score (0–1) <input type="number" min={0} max={1} step={0.05} {...text("min_score")} /></label>
-        <label>Query time <input type="datetime-local" {...text("query_timestamp")} /></label>
-        <label>Branch <input {...text("branch_name")} placeholder="main" /></label>
-        <label>Tags (comma-separated) <input {...text("tags")} /></label>
+        <label>
+          Max tokens <input type="number" min={0} {...text("max_tokens")} />
+        </label>
+        <label>
+          Min score (0–1) <input type="number" min={0} max={1} step={0.05} {...text("min_score")} />
+        </label>
+        <label>
+          Query time <input type="datetime-local" {...text("query_timestamp")} />
+        </label>
+        <label>
+          Branch <input {...text("branch_name")} placeholder="main" />
+        </label>
+        <label>
+          Tags (comma-separated) <input {...text("tags")} />
+        </label>
         <label>
           Tags match
           <select {...text("tags_match")} onChange={(e) => setForm({ ...form, tags_match: e.currentTarget.value })}>
             {["any", "all", "any_strict", "all_strict"].map((match) => <option value={match}>{match}</option>)}
           </select>
         </label>
-        <label class="wide">Tag groups (JSON, instead of tags) <textarea rows={2} {...text("tag_groups")} placeholder='[{"or": [{"tags": ["a"]}, {"tags": ["b"]}]}]' /></label>
-        <label class="inline"><input type="checkbox" {...check("prefer_observations")} /> Prefer observations</label>
+        <label class="wide">
+          Tag groups (JSON, instead of tags){" "}
+          <textarea rows={2} {...text("tag_groups")} placeholder='[{"or": [{"tags": ["a"]}, {"tags": ["b"]}]}]' />
+        </label>
+        <label class="inline">
+          <input type="checkbox" {...check("prefer_observations")} /> Prefer observations
+        </label>
         <fieldset class="wide">
           <legend>Include</legend>
-          <label class="inline"><input type="checkbox" {...check("entities")} /> entities, max tokens</label>
-          <input aria-label="entities max tokens" type="number" min={0} {...text("entities_max")} disabled={!form.entities} />
-          <label class="inline"><input type="checkbox" {...check("chunks")} /> chunks, max tokens</label>
+          <label class="inline">
+            <input type="checkbox" {...check("entities")} /> entities, max tokens
+          </label>
+          <input
+            aria-label="entities max tokens"
+            type="number"
+            min={0}
+            {...text("entities_max")}
+            disabled={!form.entities}
+          />
+          <label class="inline">
+            <input type="checkbox" {...check("chunks")} /> chunks, max tokens
+          </label>
           <input aria-label="chunks max tokens" type="number" min={0} {...text("chunks_max")} disabled={!form.chunks} />
-          <label class="inline"><input type="checkbox" {...check("source_facts")} /> source facts, max tokens / per observation</label>
-          <input aria-label="source facts max tokens" type="number" min={-1} {...text("source_facts_max")} disabled={!form.source_facts} />
-          <input aria-label="source facts max tokens per observation" type="number" min={-1} {...text("source_facts_per_observation")} disabled={!form.source_facts} />
+          <label class="inline">
+            <input type="checkbox" {...check("source_facts")} /> source facts, max tokens / per observation
+          </label>
+          <input
+            aria-label="source facts max tokens"
+            type="number"
+            min={-1}
+            {...text("source_facts_max")}
+            disabled={!form.source_facts}
+          />
+          <input
+            aria-label="source facts max tokens per observation"
+            type="number"
+            min={-1}
+            {...text("source_facts_per_observation")}
+            disabled={!form.source_facts}
+          />
         </fieldset>
-        <div class="actions wide"><button type="submit" disabled={recall.busy}>{recall.busy ? "Recalling…" : "Run recall"}</button></div>
-        <div class="wide"><ErrorBox error={recall.error} /></div>
+        <div class="actions wide">
+          <button type="submit" disabled={recall.busy}>{recall.busy ? "Recalling…" : "Run recall"}</button>
+        </div>
+        <div class="wide">
+          <ErrorBox error={recall.error} />
+        </div>
       </form>
       {response !== null && <RecallResult response={response} texts={texts} />}
     </>
@@ -179,13 +245,20 @@ const useMemoryTexts = (bank: string, response: RecallResponse | null) => {
     response.trace?.fusion.forEach((f) => ids.add(f.id))
     const missing = [...ids].filter((id) => !known.has(id)).slice(0, 60)
     let cancelled = false
-    void Promise.all(missing.map((id) =>
-      get<{ text: string }>(bankPath(bank, `/memories/${encodeURIComponent(id)}`)).then((m) => [id, m.text] as const, () => null)
-    )).then((found) => {
+    void Promise.all(
+      missing.map((id) =>
+        get<{ text: string }>(bankPath(bank, `/memories/${encodeURIComponent(id)}`)).then(
+          (m) => [id, m.text] as const,
+          () => null
+        )
+      )
+    ).then((found) => {
       if (cancelled) return
       setTexts(new Map([...known, ...found.filter((entry): entry is readonly [string, string] => entry !== null)]))
     })
-    return () => { cancelled = true }
+    return () => {
+      cancelled = true
+    }
   }, [response])
   return texts
 }
@@ -202,12 +275,18 @@ const RecallResult = ({ response, texts }: { response: RecallResponse; texts: Ma
       <section class="card" aria-label="Summary">
         <h2>Summary</h2>
         <dl class="facts">
-          <dt>Total</dt><dd>{trace.total_ms} ms</dd>
-          <dt>Results</dt><dd>{response.results.length} ({trace.results_tokens} tokens)</dd>
-          <dt>Budget / depth</dt><dd>{trace.budget} / {trace.depth}</dd>
-          <dt>Types</dt><dd>{trace.types.join(", ")}</dd>
-          <dt>Time window</dt><dd>{trace.time_window ? `${trace.time_window.start} → ${trace.time_window.end}` : "none"}</dd>
-          <dt>Reranker</dt><dd>{String(trace.reranker["model"] ?? "—")}</dd>
+          <dt>Total</dt>
+          <dd>{trace.total_ms} ms</dd>
+          <dt>Results</dt>
+          <dd>{response.results.length} ({trace.results_tokens} tokens)</dd>
+          <dt>Budget / depth</dt>
+          <dd>{trace.budget} / {trace.depth}</dd>
+          <dt>Types</dt>
+          <dd>{trace.types.join(", ")}</dd>
+          <dt>Time window</dt>
+          <dd>{trace.time_window ? `${trace.time_window.start} → ${trace.time_window.end}` : "none"}</dd>
+          <dt>Reranker</dt>
+          <dd>{String(trace.reranker["model"] ?? "—")}</dd>
         </dl>
       </section>
       <section class="card" aria-label="Stage timings">
@@ -225,15 +304,29 @@ const RecallResult = ({ response, texts }: { response: RecallResponse; texts: Ma
       <div class="strategies">
         {strategies.map(([name, run]) => (
           <section class="card strategy" aria-label={`Strategy ${name}`} data-strategy={name}>
-            <h2>{name} <span class="muted">· {run.candidates.length} candidates · {run.duration_ms} ms</span></h2>
+            <h2>
+              {name} <span class="muted">· {run.candidates.length} candidates · {run.duration_ms} ms</span>
+            </h2>
             <DataTable
               caption={`${name} candidates`}
               rows={run.candidates}
               empty="No candidate from this strategy."
               columns={[
-                { label: "#", render: (c) => c.rank },
-                { label: "Score", render: (c) => c.score.toFixed(4) },
-                { label: "Memory", render: (c) => label(c.id) },
+                {
+                  label: "#",
+                  render: (c) =>
+                    c.rank
+                },
+                {
+                  label: "Score",
+                  render: (c) =>
+                    c.score.toFixed(4)
+                },
+                {
+                  label: "Memory",
+                  render: (c) =>
+                    label(c.id)
+                },
                 { label: "Kept", render: (c) => (inResults.has(c.id) ? "✓" : "") }
               ]}
             />
@@ -241,7 +334,9 @@ const RecallResult = ({ response, texts }: { response: RecallResponse; texts: Ma
         ))}
       </div>
       <section class="card" aria-label="Fused ranking">
-        <h2>Fused ranking <span class="muted">· reciprocal rank fusion, then rerank</span></h2>
+        <h2>
+          Fused ranking <span class="muted">· reciprocal rank fusion, then rerank</span>
+        </h2>
         <DataTable
           caption="Fused ranking"
           rows={trace.fusion}

@@ -7,7 +7,7 @@
 import { Effect, Option } from "effect"
 import { SqlClient } from "effect/sql"
 import { cjkTerms } from "../SearchTerms.ts"
-import { type Brain, BankBrains } from "../../../brain/BankBrains.ts"
+import { BankBrains, type Brain } from "../../../brain/BankBrains.ts"
 import { corpusStatistics, keyword } from "../Strategies.ts"
 import type { QueryTerm } from "../../../brain/keyword/KeywordIndex.ts"
 import type { QueryLexemes } from "./QueryLexemes.ts"
@@ -23,7 +23,11 @@ export const queryTerms = Effect.fn("Recall.queryTerms")(function*(
   expansionWeight: number,
   lexemes?: QueryLexemes["Service"]
 ) {
-  type Lexemes = { readonly words: ReadonlyArray<string>; readonly cjk: ReadonlyArray<string>; readonly related: ReadonlyArray<string> }
+  type Lexemes = {
+    readonly words: ReadonlyArray<string>
+    readonly cjk: ReadonlyArray<string>
+    readonly related: ReadonlyArray<string>
+  }
   const cjkText = cjkTerms(query)
   const words = lexemes === undefined || cjkText !== "" ? undefined : lexemes.english(query)
   const relatedWords = words === undefined ? undefined : lexemes!.english(expansion.join(" "))
@@ -75,5 +79,10 @@ export const keywordInMemory = Effect.fn("Recall.keywordInMemory")(function*(opt
   }
   const terms = yield* queryTerms(options.query, options.expansion, options.expansionWeight ?? 0.3)
   const excluded = options.now === undefined ? undefined : brain.value.records.expiredAt(options.now)
-  return brain.value.keywords.search(terms, { types: options.types, tags: options.tags, depth: options.depth, excluded })
+  return brain.value.keywords.search(terms, {
+    types: options.types,
+    tags: options.tags,
+    depth: options.depth,
+    excluded
+  })
 })

@@ -21,12 +21,14 @@ import { stem } from "porter2"
 export type Stemming = "pg18" | "pre18"
 
 /** PostgreSQL's `english.stop`: the words `ts_lexize('english_stem', word)` answers with no lexeme. */
-export const englishStopWords: ReadonlySet<string> = new Set(("i me my myself we our ours ourselves you your yours yourself yourselves he him his himself " +
-  "she her hers herself it its itself they them their theirs themselves what which who whom this that these those am is " +
-  "are was were be been being have has had having do does did doing a an the and but if or because as until while of at " +
-  "by for with about against between into through during before after above below to from up down in out on off over " +
-  "under again further then once here there when where why how all any both each few more most other some such no nor " +
-  "not only own same so than too very s t can will just don should now").split(" "))
+export const englishStopWords: ReadonlySet<string> = new Set(
+  ("i me my myself we our ours ourselves you your yours yourself yourselves he him his himself " +
+    "she her hers herself it its itself they them their theirs themselves what which who whom this that these those am is " +
+    "are was were be been being have has had having do does did doing a an the and but if or because as until while of at " +
+    "by for with about against between into through during before after above below to from up down in out on off over " +
+    "under again further then once here there when where why how all any both each few more most other some such no nor " +
+    "not only own same so than too very s t can will just don should now").split(" ")
+)
 
 /** Everything the text may hold: letters, digits, white space, and punctuation the parser only ever skips. */
 const plainText = /^[A-Za-z0-9 \t\n\r.,;:!?'"()[\]{}-]*$/
@@ -119,7 +121,8 @@ export const makeQueryLexemes = (sql: SqlClient.SqlClient) =>
     const stemming: Stemming = row.version >= 180000 ? "pg18" : "pre18"
     const expected = row.lexemes.map((json) => JSON.parse(json) as ReadonlyArray<string>)
     const differing = probeTexts.filter((text, i) =>
-      JSON.stringify(englishLexemes(text, stemming)) !== JSON.stringify(expected[i] ?? null))
+      JSON.stringify(englishLexemes(text, stemming)) !== JSON.stringify(expected[i] ?? null)
+    )
     if (differing.length > 0) {
       yield* Effect.logWarning(
         `the database stems English differently from engram's query lexemes (server ${row.version}); ` +
@@ -130,9 +133,9 @@ export const makeQueryLexemes = (sql: SqlClient.SqlClient) =>
     return QueryLexemes.of({ english: (text: string) => englishLexemes(text, stemming), mode: stemming })
   }).pipe(
     Effect.catchCause((cause) =>
-      Effect.logWarning("could not check the query lexemes against the database; recall asks it for each query", cause).pipe(
-        Effect.as(database)
-      )
+      Effect.logWarning("could not check the query lexemes against the database; recall asks it for each query", cause)
+        .pipe(
+          Effect.as(database)
+        )
     )
   )
-

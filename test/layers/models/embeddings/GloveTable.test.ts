@@ -123,24 +123,28 @@ describe("GloveTable", () => {
       assert.deepStrictEqual(yield* fs.readDirectory(cacheDir), [CACHE_FILE])
     }).pipe(Effect.provide(NodeFileSystem.layer)))
 
-  it.live("the package's table: 341k frequency-ordered words × 100 dimensions, cached per machine", () =>
-    Effect.gen(function*() {
-      const fs = yield* FileSystem.FileSystem
-      yield* load({ cacheDir: sharedGloveCacheDir })
-      const written = yield* mtimeOf(fs, Path.join(sharedGloveCacheDir, CACHE_FILE))
-      const table = yield* load({ cacheDir: sharedGloveCacheDir })
-      assert.strictEqual(table.origin, "cache")
-      assert.strictEqual(yield* mtimeOf(fs, Path.join(sharedGloveCacheDir, CACHE_FILE)), written)
-      assert.strictEqual(table.vocabulary.size, 341_479)
-      assert.strictEqual(table.dimensions, 100)
-      assert.strictEqual(table.vocabulary.word(0), "the")
-      const words = table.vocabulary.words()
-      const map = new Map(words.map((word, row) => [word, row]))
-      for (const word of words) assert.strictEqual(table.vocabulary.get(word), map.get(word))
-      assert.strictEqual(table.vectors.size, 341_479)
-      assert.strictEqual(table.vectors.row(341_478).length, 100)
-      assert.closeTo(Math.hypot(...table.common), 1, 1e-5)
-      assert.closeTo(Math.hypot(...table.unused), 1, 1e-5)
-      assert.closeTo(table.common.reduce((sum, value, i) => sum + value * table.unused[i]!, 0), 0, 1e-6)
-    }).pipe(Effect.provide(NodeFileSystem.layer)), 120_000)
+  it.live(
+    "the package's table: 341k frequency-ordered words × 100 dimensions, cached per machine",
+    () =>
+      Effect.gen(function*() {
+        const fs = yield* FileSystem.FileSystem
+        yield* load({ cacheDir: sharedGloveCacheDir })
+        const written = yield* mtimeOf(fs, Path.join(sharedGloveCacheDir, CACHE_FILE))
+        const table = yield* load({ cacheDir: sharedGloveCacheDir })
+        assert.strictEqual(table.origin, "cache")
+        assert.strictEqual(yield* mtimeOf(fs, Path.join(sharedGloveCacheDir, CACHE_FILE)), written)
+        assert.strictEqual(table.vocabulary.size, 341_479)
+        assert.strictEqual(table.dimensions, 100)
+        assert.strictEqual(table.vocabulary.word(0), "the")
+        const words = table.vocabulary.words()
+        const map = new Map(words.map((word, row) => [word, row]))
+        for (const word of words) assert.strictEqual(table.vocabulary.get(word), map.get(word))
+        assert.strictEqual(table.vectors.size, 341_479)
+        assert.strictEqual(table.vectors.row(341_478).length, 100)
+        assert.closeTo(Math.hypot(...table.common), 1, 1e-5)
+        assert.closeTo(Math.hypot(...table.unused), 1, 1e-5)
+        assert.closeTo(table.common.reduce((sum, value, i) => sum + value * table.unused[i]!, 0), 0, 1e-6)
+      }).pipe(Effect.provide(NodeFileSystem.layer)),
+    120_000
+  )
 })

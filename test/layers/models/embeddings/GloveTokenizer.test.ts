@@ -2,7 +2,22 @@
 import { assert, describe, it } from "@effect/vitest"
 import { tokenize } from "../../../../layers/models/embeddings/GloveTokenizer.ts"
 
-const vocabulary = ["do", "not", "can", "will", "we", "are", "dog", "cafe", "well-known", "e-mail", "rock", "roll", "oneill", "2"]
+const vocabulary = [
+  "do",
+  "not",
+  "can",
+  "will",
+  "we",
+  "are",
+  "dog",
+  "cafe",
+  "well-known",
+  "e-mail",
+  "rock",
+  "roll",
+  "oneill",
+  "2"
+]
 const index = new Map(vocabulary.map((word, row) => [word, row]))
 const words = (text: string) => tokenize(text, index).map((row) => vocabulary[row])
 

@@ -49,7 +49,13 @@ layer(WordsLive, { timeout: 120_000, excludeTestServices: true })("GloveWords", 
  * The neighbours as a copy of the pool's unit vectors ranks them, the first found first among equals: what `nearest`
  * answered before it read the resident rows in place.
  */
-const unitCopyNeighbours = (table: GloveTableShape, query: Float32Array, k: number, exclude: number, poolSize = 50_000) => {
+const unitCopyNeighbours = (
+  table: GloveTableShape,
+  query: Float32Array,
+  k: number,
+  exclude: number,
+  poolSize = 50_000
+) => {
   const unit = (vector: Float32Array) => {
     let norm = 0
     for (const value of vector) norm += value * value
@@ -73,7 +79,19 @@ const unitCopyNeighbours = (table: GloveTableShape, query: Float32Array, k: numb
     .map(({ row, similarity }): Neighbour => ({ word: table.vocabulary.word(row), similarity }))
 }
 
-const probes = ["paris", "dog", "music", "salary", "quantum", "moved", "birthday", "engineer", "the", "zebra", "tuesday"]
+const probes = [
+  "paris",
+  "dog",
+  "music",
+  "salary",
+  "quantum",
+  "moved",
+  "birthday",
+  "engineer",
+  "the",
+  "zebra",
+  "tuesday"
+]
 
 for (const residentRows of [undefined, 1_000]) {
   const TableAndWords = GloveWords.layer().pipe(
@@ -83,17 +101,27 @@ for (const residentRows of [undefined, 1_000]) {
   layer(TableAndWords, { timeout: 120_000, excludeTestServices: true })(
     `GloveWords over ${residentRows ?? "the default"} resident rows`,
     (it) => {
-      it.effect("answers exactly what the pool's unit vectors rank: words, order and similarities", () =>
-        Effect.gen(function*() {
-          const table = yield* GloveTable
-          const words = yield* GloveWords
-          for (const word of probes) {
-            const row = table.vocabulary.get(word)!
-            assert.deepStrictEqual(words.nearest(word, 10), unitCopyNeighbours(table, table.vectors.row(row), 10, row), word)
-          }
-          const sum = Option.getOrThrow(words.vector("river")).map((value, d) => value + Option.getOrThrow(words.vector("bank"))[d]!)
-          assert.deepStrictEqual(words.nearestTo(sum, 25), unitCopyNeighbours(table, sum, 25, -1))
-        }), 120_000)
+      it.effect(
+        "answers exactly what the pool's unit vectors rank: words, order and similarities",
+        () =>
+          Effect.gen(function*() {
+            const table = yield* GloveTable
+            const words = yield* GloveWords
+            for (const word of probes) {
+              const row = table.vocabulary.get(word)!
+              assert.deepStrictEqual(
+                words.nearest(word, 10),
+                unitCopyNeighbours(table, table.vectors.row(row), 10, row),
+                word
+              )
+            }
+            const sum = Option.getOrThrow(words.vector("river")).map((value, d) =>
+              value + Option.getOrThrow(words.vector("bank"))[d]!
+            )
+            assert.deepStrictEqual(words.nearestTo(sum, 25), unitCopyNeighbours(table, sum, 25, -1))
+          }),
+        120_000
+      )
     }
   )
 }

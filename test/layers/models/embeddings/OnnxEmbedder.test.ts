@@ -63,28 +63,41 @@ layer(onnx({ model: standIn, modelsDir, batchSize: 4 }), { timeout: 120_000 })("
 })
 
 describe("OnnxEmbedder model families", () => {
-  it.live("treats a BGE model as BGE: CLS pooling and the retrieval instruction on queries", () =>
-    Effect.gen(function*() {
-      const fs = yield* FileSystem.FileSystem
-      const dir = yield* fs.makeTempDirectoryScoped({ prefix: "engram-models-" })
-      yield* fs.makeDirectory(Path.join(dir, "BAAI"))
-      yield* fs.symlink(Path.join(modelsDir, standIn), Path.join(dir, "BAAI", "bge-small-en-v1.5"))
-      const text = "Where did Caroline go last May?"
-      const asBge = yield* withModel(
-        { model: "BAAI/bge-small-en-v1.5", modelsDir: dir },
-        Effect.all([Embeddings.useSync((e) => e.identity), Embeddings.use((e) => e.embedQuery(text)), Embeddings.use((e) => e.embedDocuments([text]))])
-      )
-      const explicit = yield* withModel(
-        { model: standIn, modelsDir, pooling: "cls", queryPrefix: "Represent this sentence for searching relevant passages: " },
-        Effect.all([Embeddings.use((e) => e.embedQuery(text)), Embeddings.use((e) => e.embedDocuments([text]))])
-      )
-      const [identity, bgeQuery, [bgeDocument]] = asBge
-      const [clsQuery, [clsDocument]] = explicit
-      assert.strictEqual(identity.model, "BAAI/bge-small-en-v1.5")
-      assert.isTrue(cosine(bgeQuery, clsQuery) > 0.9999, "CLS pooling with the instruction")
-      assert.isTrue(cosine(bgeDocument!, clsDocument!) > 0.9999, "documents without the instruction")
-      assert.isTrue(cosine(bgeQuery, bgeDocument!) < 0.9999, "the instruction changes the query")
-    }).pipe(Effect.provide(NodeFileSystem.layer)), 120_000)
+  it.live(
+    "treats a BGE model as BGE: CLS pooling and the retrieval instruction on queries",
+    () =>
+      Effect.gen(function*() {
+        const fs = yield* FileSystem.FileSystem
+        const dir = yield* fs.makeTempDirectoryScoped({ prefix: "engram-models-" })
+        yield* fs.makeDirectory(Path.join(dir, "BAAI"))
+        yield* fs.symlink(Path.join(modelsDir, standIn), Path.join(dir, "BAAI", "bge-small-en-v1.5"))
+        const text = "Where did Caroline go last May?"
+        const asBge = yield* withModel(
+          { model: "BAAI/bge-small-en-v1.5", modelsDir: dir },
+          Effect.all([
+            Embeddings.useSync((e) => e.identity),
+            Embeddings.use((e) => e.embedQuery(text)),
+            Embeddings.use((e) => e.embedDocuments([text]))
+          ])
+        )
+        const explicit = yield* withModel(
+          {
+            model: standIn,
+            modelsDir,
+            pooling: "cls",
+            queryPrefix: "Represent this sentence for searching relevant passages: "
+          },
+          Effect.all([Embeddings.use((e) => e.embedQuery(text)), Embeddings.use((e) => e.embedDocuments([text]))])
+        )
+        const [identity, bgeQuery, [bgeDocument]] = asBge
+        const [clsQuery, [clsDocument]] = explicit
+        assert.strictEqual(identity.model, "BAAI/bge-small-en-v1.5")
+        assert.isTrue(cosine(bgeQuery, clsQuery) > 0.9999, "CLS pooling with the instruction")
+        assert.isTrue(cosine(bgeDocument!, clsDocument!) > 0.9999, "documents without the instruction")
+        assert.isTrue(cosine(bgeQuery, bgeDocument!) < 0.9999, "the instruction changes the query")
+      }).pipe(Effect.provide(NodeFileSystem.layer)),
+    120_000
+  )
 
   it.live("falls back to fp32 weights when a model ships no quantized file", () =>
     Effect.gen(function*() {
@@ -92,19 +105,33 @@ describe("OnnxEmbedder model families", () => {
       const dir = yield* fs.makeTempDirectoryScoped({ prefix: "engram-models-" })
       const model = Path.join(dir, "fp32-only")
       yield* fs.makeDirectory(Path.join(model, "onnx"), { recursive: true })
-      for (const file of ["config.json", "special_tokens_map.json", "tokenizer.json", "tokenizer_config.json", "vocab.txt"]) {
+      for (
+        const file of ["config.json", "special_tokens_map.json", "tokenizer.json", "tokenizer_config.json", "vocab.txt"]
+      ) {
         yield* fs.symlink(Path.join(modelsDir, standIn, file), Path.join(model, file))
       }
-      yield* fs.symlink(Path.join(modelsDir, standIn, "onnx", "model_quantized.onnx"), Path.join(model, "onnx", "model.onnx"))
-      const vector = yield* withModel({ model: "fp32-only", modelsDir: dir }, Embeddings.use((e) => e.embedQuery("hello")))
+      yield* fs.symlink(
+        Path.join(modelsDir, standIn, "onnx", "model_quantized.onnx"),
+        Path.join(model, "onnx", "model.onnx")
+      )
+      const vector = yield* withModel(
+        { model: "fp32-only", modelsDir: dir },
+        Embeddings.use((e) => e.embedQuery("hello"))
+      )
       assert.strictEqual(vector.length, 384)
     }).pipe(Effect.provide(NodeFileSystem.layer)), 60_000)
 
-  it.live("fails with a clear message, and no download, when the model is not in the models directory", () =>
-    Effect.gen(function*() {
-      const error = yield* Effect.flip(withModel({ model: "BAAI/bge-small-en-v1.5", modelsDir }, Effect.map(Embeddings, (e) => e.identity)))
-      assert.strictEqual(error._tag, "EmbeddingError")
-      assert.match(error.message, /cannot load ONNX model BAAI\/bge-small-en-v1\.5/)
-      assert.match(error.message, /remote downloads are off/)
-    }), 60_000)
+  it.live(
+    "fails with a clear message, and no download, when the model is not in the models directory",
+    () =>
+      Effect.gen(function*() {
+        const error = yield* Effect.flip(
+          withModel({ model: "BAAI/bge-small-en-v1.5", modelsDir }, Effect.map(Embeddings, (e) => e.identity))
+        )
+        assert.strictEqual(error._tag, "EmbeddingError")
+        assert.match(error.message, /cannot load ONNX model BAAI\/bge-small-en-v1\.5/)
+        assert.match(error.message, /remote downloads are off/)
+      }),
+    60_000
+  )
 })

@@ -21,8 +21,9 @@ const embedder = (options: Partial<OpenAiOptions> & { readonly baseUrl: string }
     )
   ).pipe(Effect.map((context) => Context.get(context, Embeddings)))
 
-const embeddingRequests = (server: { readonly requests: ReadonlyArray<{ readonly path: string; readonly body: any; readonly headers: any }> }) =>
-  server.requests.filter((request) => request.path.endsWith("/embeddings"))
+const embeddingRequests = (
+  server: { readonly requests: ReadonlyArray<{ readonly path: string; readonly body: any; readonly headers: any }> }
+) => server.requests.filter((request) => request.path.endsWith("/embeddings"))
 
 describe("OpenAiEmbedder", () => {
   it.live("discovers the dimension once, then embeds in order with the key as a Bearer token", () =>
@@ -100,7 +101,12 @@ describe("OpenAiEmbedder", () => {
     Effect.gen(function*() {
       const server = yield* scriptedOpenAi
       const proxy = yield* flakyUpstream(server.baseUrl)
-      const embeddings = yield* embedder({ baseUrl: proxy.baseUrl, dimensions: 16, timeout: "200 millis", maxRetries: 0 })
+      const embeddings = yield* embedder({
+        baseUrl: proxy.baseUrl,
+        dimensions: 16,
+        timeout: "200 millis",
+        maxRetries: 0
+      })
       proxy.fail({ hang: true })
       const error = yield* Effect.flip(embeddings.embedQuery("hello"))
       assert.isTrue(error.retryable)

@@ -27,7 +27,10 @@ describe("WinkVectorsParser", () => {
   })
 
   it("rejects a vector that points at another word", () => {
-    const broken = winkDocument(rows).replace(`"the":[0.5,-1.25,3,${Math.hypot(0.5, -1.25, 3)},0]`, `"the":[0.5,-1.25,3,1,1]`)
+    const broken = winkDocument(rows).replace(
+      `"the":[0.5,-1.25,3,${Math.hypot(0.5, -1.25, 3)},0]`,
+      `"the":[0.5,-1.25,3,1,1]`
+    )
     assert.throws(() => parseInChunks(broken, 64), WinkFormatError)
   })
 

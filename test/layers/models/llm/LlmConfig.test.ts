@@ -55,7 +55,10 @@ describe("LlmConfig", () => {
 
   it.effect("a local server needs no key; a hosted provider without one fails start-up", () =>
     Effect.gen(function*() {
-      const local = yield* fromEnv({ SERVICE_API_LLM_PROVIDER: "openai", SERVICE_API_LLM_BASE_URL: "http://127.0.0.1:8080/v1" })
+      const local = yield* fromEnv({
+        SERVICE_API_LLM_PROVIDER: "openai",
+        SERVICE_API_LLM_BASE_URL: "http://127.0.0.1:8080/v1"
+      })
       assert.isTrue(Option.isNone(local.purposes.retain.apiKey))
       const hosted = yield* Effect.flip(fromEnv({ SERVICE_API_LLM_PROVIDER: "openai" }))
       assert.include(hosted.message, "SERVICE_API_LLM_API_KEY")

@@ -17,9 +17,21 @@ describe("LlmLive (OpenAI-compatible)", () => {
   it.live("generates text with usage, sends model, messages and the key, and strips reasoning", () =>
     Effect.gen(function*() {
       const server = yield* scriptedOpenAi
-      const { llm, traces } = yield* makeLlm({ provider: "openai", baseUrl: server.baseUrl, model: "m-1", apiKey: "sk-secret-1" })
-      server.script({ content: "<think>Oslo, surely</think>\nAnn lives in Oslo.", usage: { prompt_tokens: 12, completion_tokens: 7 } })
-      const result = yield* llm.generateText({ ...request("Where does Ann live?"), maxOutputTokens: 50, temperature: 0 })
+      const { llm, traces } = yield* makeLlm({
+        provider: "openai",
+        baseUrl: server.baseUrl,
+        model: "m-1",
+        apiKey: "sk-secret-1"
+      })
+      server.script({
+        content: "<think>Oslo, surely</think>\nAnn lives in Oslo.",
+        usage: { prompt_tokens: 12, completion_tokens: 7 }
+      })
+      const result = yield* llm.generateText({
+        ...request("Where does Ann live?"),
+        maxOutputTokens: 50,
+        temperature: 0
+      })
       assert.strictEqual(result.text, "Ann lives in Oslo.")
       assert.deepStrictEqual(result.usage, { inputTokens: 12, outputTokens: 7, totalTokens: 19 })
       const [sent] = server.chatRequests()
@@ -29,7 +41,13 @@ describe("LlmLive (OpenAI-compatible)", () => {
       assert.deepStrictEqual(sent!.body.messages.map((m: any) => m.role), ["system", "user"])
       assert.strictEqual(sent!.headers["authorization"], "Bearer sk-secret-1")
       assert.strictEqual(traces.length, 1)
-      assert.include(traces[0]!, { status: "success", scope: "test.scope", provider: "openai", model: "m-1", attempt: 1 })
+      assert.include(traces[0]!, {
+        status: "success",
+        scope: "test.scope",
+        provider: "openai",
+        model: "m-1",
+        attempt: 1
+      })
       assert.strictEqual(traces[0]!.usage.totalTokens, 19)
       assert.include(traces[0]!.input, "Where does Ann live?")
       assert.strictEqual(llm.describe("retain"), "openai/m-1")
@@ -142,7 +160,10 @@ describe("LlmLive (OpenAI-compatible)", () => {
       const server = yield* scriptedOpenAi
       const key = "sk-live-0123456789abcdef"
       const { llm, traces } = yield* makeLlm({ provider: "openai", baseUrl: server.baseUrl, apiKey: key })
-      server.script({ status: 401, body: { error: { message: `Incorrect API key provided: ${key}. Or sk-liv***cdef.` } } })
+      server.script({
+        status: 401,
+        body: { error: { message: `Incorrect API key provided: ${key}. Or sk-liv***cdef.` } }
+      })
       const error = yield* Effect.flip(llm.generateText(request("hello")))
       assert.strictEqual(error.reason, "provider")
       assert.isFalse(error.retryable)
@@ -163,7 +184,12 @@ describe("LlmLive (OpenAI-compatible)", () => {
       const server = yield* scriptedOpenAi
       // The server never answers, so the limit is always reached; it is long enough for each request to reach the
       // server first even on a starved machine (the count below is of requests the server saw).
-      const { llm, traces } = yield* makeLlm({ provider: "openai", baseUrl: server.baseUrl, timeout: "1 second", maxRetries: 1 })
+      const { llm, traces } = yield* makeLlm({
+        provider: "openai",
+        baseUrl: server.baseUrl,
+        timeout: "1 second",
+        maxRetries: 1
+      })
       server.setFallback({ hang: true })
       const error = yield* Effect.flip(llm.generateText(request("hello")))
       assert.strictEqual(error.reason, "timeout")

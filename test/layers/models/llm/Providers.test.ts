@@ -8,14 +8,23 @@ import { toGeminiSchema } from "../../../../layers/models/llm/GeminiGenerate.ts"
 import { scriptedOpenAi } from "../../../support/ScriptedOpenAi.ts"
 import { makeLlm, request } from "./support.ts"
 
-const Person = Schema.Struct({ name: Schema.String, city: Schema.NullOr(Schema.String), age: Schema.optionalKey(Schema.Int) })
+const Person = Schema.Struct({
+  name: Schema.String,
+  city: Schema.NullOr(Schema.String),
+  age: Schema.optionalKey(Schema.Int)
+})
 const objectRequest = { ...request("Ann, 31, lives in Oslo."), schema: Person, objectName: "person" }
 
 describe("Anthropic Messages", () => {
   it.live("sends the key, version, system prompt and max_tokens; reads text and usage", () =>
     Effect.gen(function*() {
       const server = yield* scriptedOpenAi
-      const { llm } = yield* makeLlm({ provider: "anthropic", baseUrl: `${server.origin}/v1`, apiKey: "ak-1", model: "claude-x" })
+      const { llm } = yield* makeLlm({
+        provider: "anthropic",
+        baseUrl: `${server.origin}/v1`,
+        apiKey: "ak-1",
+        model: "claude-x"
+      })
       server.script({ content: "Oslo.", usage: { prompt_tokens: 21, completion_tokens: 3 } })
       const result = yield* llm.generateText(request("Where does Ann live?"))
       assert.strictEqual(result.text, "Oslo.")
@@ -64,7 +73,12 @@ describe("Gemini generateContent", () => {
     Effect.gen(function*() {
       const server = yield* scriptedOpenAi
       const key = "AIzaSyTestKey0000000000"
-      const { llm } = yield* makeLlm({ provider: "gemini", baseUrl: `${server.origin}/v1beta`, apiKey: key, model: "gemini-test" })
+      const { llm } = yield* makeLlm({
+        provider: "gemini",
+        baseUrl: `${server.origin}/v1beta`,
+        apiKey: key,
+        model: "gemini-test"
+      })
       server.script({ content: "Oslo.", usage: { prompt_tokens: 8, completion_tokens: 2 } })
       const result = yield* llm.generateText({
         ...request("Where?"),
@@ -89,7 +103,11 @@ describe("Gemini generateContent", () => {
   it.live("structured output sends responseMimeType and an OpenAPI-subset responseSchema", () =>
     Effect.gen(function*() {
       const server = yield* scriptedOpenAi
-      const { llm } = yield* makeLlm({ provider: "gemini", baseUrl: `${server.origin}/v1beta`, apiKey: "AIzaSyTestKey0000000000" })
+      const { llm } = yield* makeLlm({
+        provider: "gemini",
+        baseUrl: `${server.origin}/v1beta`,
+        apiKey: "AIzaSyTestKey0000000000"
+      })
       server.script({ content: "{\"name\": \"Ann\", \"city\": \"Oslo\"}" })
       const result = yield* llm.generateObject(objectRequest)
       assert.deepStrictEqual(result.value, { name: "Ann", city: "Oslo" })

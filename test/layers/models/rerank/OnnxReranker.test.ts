@@ -32,25 +32,28 @@ describe("relevance", () => {
   })
 })
 
-layer(onnx({ model: standIn, modelsDir, batchSize: 3, maxCandidates: 5, timeout: "2 seconds" }), { timeout: 120_000 })("OnnxReranker", (it) => {
-  it.effect("scores every pair in input order across batches, each in [0, 1], the same as alone", () =>
-    Effect.gen(function*() {
-      const reranker = yield* Reranker
-      assert.deepStrictEqual(reranker.identity, { provider: "onnx", model: standIn })
-      assert.strictEqual(reranker.maxCandidates, 5)
-      assert.strictEqual(Duration.toMillis(reranker.timeout), 2000)
-      const scores = yield* reranker.score("What did Caroline research?", texts)
-      assert.strictEqual(scores.length, texts.length)
-      for (const [i, text] of texts.entries()) {
-        assert.isTrue(scores[i]! >= 0 && scores[i]! <= 1, `score ${scores[i]}`)
-        const [alone] = yield* reranker.score("What did Caroline research?", [text])
-        // Padding changes int8 activation scales slightly, so "the same" means nearly identical.
-        assert.closeTo(alone!, scores[i]!, 0.02, `text ${i} kept its place`)
-      }
-      assert.deepStrictEqual(yield* reranker.score("What did Caroline research?", texts), scores)
-      assert.deepStrictEqual(yield* reranker.score("anything", []), [])
-    }))
-})
+layer(onnx({ model: standIn, modelsDir, batchSize: 3, maxCandidates: 5, timeout: "2 seconds" }), { timeout: 120_000 })(
+  "OnnxReranker",
+  (it) => {
+    it.effect("scores every pair in input order across batches, each in [0, 1], the same as alone", () =>
+      Effect.gen(function*() {
+        const reranker = yield* Reranker
+        assert.deepStrictEqual(reranker.identity, { provider: "onnx", model: standIn })
+        assert.strictEqual(reranker.maxCandidates, 5)
+        assert.strictEqual(Duration.toMillis(reranker.timeout), 2000)
+        const scores = yield* reranker.score("What did Caroline research?", texts)
+        assert.strictEqual(scores.length, texts.length)
+        for (const [i, text] of texts.entries()) {
+          assert.isTrue(scores[i]! >= 0 && scores[i]! <= 1, `score ${scores[i]}`)
+          const [alone] = yield* reranker.score("What did Caroline research?", [text])
+          // Padding changes int8 activation scales slightly, so "the same" means nearly identical.
+          assert.closeTo(alone!, scores[i]!, 0.02, `text ${i} kept its place`)
+        }
+        assert.deepStrictEqual(yield* reranker.score("What did Caroline research?", texts), scores)
+        assert.deepStrictEqual(yield* reranker.score("anything", []), [])
+      }))
+  }
+)
 
 describe("OnnxReranker loading", () => {
   it.effect("a model that is not in the models directory is a clear error, without reaching the network", () =>

@@ -12,7 +12,7 @@ import { corpusStatistics, keyword } from "../../../../src/memory/recall/Strateg
 import { tagMatcher } from "../../../../src/memory/recall/TagMatch.ts"
 import { tagScope } from "../../../../src/memory/recall/TagFilter.ts"
 import type { TagGroup, TagsMatch } from "../../../../src/domain/Recall.ts"
-import { TestServer, testApp } from "../../../support/TestServer.ts"
+import { testApp, TestServer } from "../../../support/TestServer.ts"
 
 const facts = [
   "Melanie painted a sunrise over the lake last summer.",
@@ -56,7 +56,14 @@ layer(testApp(), { excludeTestServices: true })("keyword index", (it) => {
       const corpus = yield* corpusStatistics(bank)
       for (const query of queries) {
         const fromSql = yield* keyword({ scope, bankId: bank, query, depth: 20, corpus })
-        const fromIndex = yield* keywordInMemory({ bankId: bank, query, expansion: [], types, depth: 20, sqlScope: scope })
+        const fromIndex = yield* keywordInMemory({
+          bankId: bank,
+          query,
+          expansion: [],
+          types,
+          depth: 20,
+          sqlScope: scope
+        })
         assert.isAbove(fromIndex.length, 0, query)
         assert.deepStrictEqual(fromIndex.map((c) => c.id), fromSql.map((c) => c.id), query)
         fromIndex.forEach((candidate, i) => assert.closeTo(candidate.score, fromSql[i]!.score, 1e-6, query))
@@ -69,7 +76,9 @@ layer(testApp(), { excludeTestServices: true })("keyword index", (it) => {
       const recalled = yield* server.request("POST", `/v1/default/banks/${bank}/memories/recall`, {
         json: { query: "Oscar puppy", trace: true }
       })
-      const keywordIds: Array<string> = recalled.body.trace.strategies.keyword.candidates.map((c: { id: string }) => c.id)
+      const keywordIds: Array<string> = recalled.body.trace.strategies.keyword.candidates.map((c: { id: string }) =>
+        c.id
+      )
       const puppy = recalled.body.results.find((r: { text: string }) => r.text.includes("Oscar"))
       assert.isDefined(puppy, recalled.text)
       assert.include(keywordIds, puppy.id)
@@ -106,14 +115,21 @@ layer(testApp(), { excludeTestServices: true })("keyword index", (it) => {
         readonly tagGroups?: ReadonlyArray<TagGroup>
       }> = [
         { tags: ["user:mel"] },
-        ...(["any", "all", "any_strict", "all_strict"] as const).map((tagsMatch) => ({ tags: ["user:mel", "art"], tagsMatch })),
+        ...(["any", "all", "any_strict", "all_strict"] as const).map((tagsMatch) => ({
+          tags: ["user:mel", "art"],
+          tagsMatch
+        })),
         { tagGroups: [{ or: [{ tags: ["user:mel"], match: "any_strict" }, { tags: ["art"], match: "all_strict" }] }] },
         { tagGroups: [{ tags: ["art"], match: "any" }, { not: { tags: ["user:caro"], match: "any_strict" } }] },
         { tagGroups: [{ and: [] }, { or: [{ tags: [], match: "all_strict" }] }] }
       ]
       const differentAnswers = new Set<string>()
       for (const scope of scopes) {
-        const where = sql.and([sql`u.bank_id = ${tagged}`, sql`u.fact_type IN ${sql.in(types)}`, tagScope(sql, "u.tags", scope)])
+        const where = sql.and([
+          sql`u.bank_id = ${tagged}`,
+          sql`u.fact_type IN ${sql.in(types)}`,
+          tagScope(sql, "u.tags", scope)
+        ])
         const fromSql = yield* keyword({ scope: where, bankId: tagged, query: "painted lake", depth: 20, corpus })
         const fromIndex = yield* keywordInMemory({
           bankId: tagged,

@@ -30,13 +30,76 @@ const questions = [
   "skies dying lying news innings outing canning herring proceed exceed succeed"
 ]
 
-const words = ["run", "running", "runner", "added", "adding", "erred", "offing", "ebbing", "eddies", "connection",
-  "connected", "relational", "rationally", "generously", "happiness", "hopefully", "organization", "argued", "arguing",
-  "skies", "dying", "lying", "news", "innings", "outing", "canning", "herring", "proceed", "exceed", "succeed",
-  "the", "a", "is", "don", "t", "s", "will", "Caroline", "Melanie", "LGBTQ", "painting", "paintings", "national",
-  "university", "international", "gently", "fluently", "emotional", "cats", "caresses", "ponies", "agreed", "owned",
-  "hoping", "hopping", "fizzed", "filing", "sensational", "traditional", "reference", "formality", "sensitivity",
-  "abcdefghijklmnopqrstuvwxyz", "x", "ab", "aardvark", "yoyo", "syzygy"]
+const words = [
+  "run",
+  "running",
+  "runner",
+  "added",
+  "adding",
+  "erred",
+  "offing",
+  "ebbing",
+  "eddies",
+  "connection",
+  "connected",
+  "relational",
+  "rationally",
+  "generously",
+  "happiness",
+  "hopefully",
+  "organization",
+  "argued",
+  "arguing",
+  "skies",
+  "dying",
+  "lying",
+  "news",
+  "innings",
+  "outing",
+  "canning",
+  "herring",
+  "proceed",
+  "exceed",
+  "succeed",
+  "the",
+  "a",
+  "is",
+  "don",
+  "t",
+  "s",
+  "will",
+  "Caroline",
+  "Melanie",
+  "LGBTQ",
+  "painting",
+  "paintings",
+  "national",
+  "university",
+  "international",
+  "gently",
+  "fluently",
+  "emotional",
+  "cats",
+  "caresses",
+  "ponies",
+  "agreed",
+  "owned",
+  "hoping",
+  "hopping",
+  "fizzed",
+  "filing",
+  "sensational",
+  "traditional",
+  "reference",
+  "formality",
+  "sensitivity",
+  "abcdefghijklmnopqrstuvwxyz",
+  "x",
+  "ab",
+  "aardvark",
+  "yoyo",
+  "syzygy"
+]
 
 const pieces = fc.oneof(
   fc.constantFrom(...words),
@@ -45,9 +108,48 @@ const pieces = fc.oneof(
   fc.stringMatching(/^[0-9]{1,6}$/),
   fc.stringMatching(/^[0-9]{1,3}[a-z]{1,3}$/),
   fc.stringMatching(/^[a-z]{1,6}-[a-z]{1,6}(-[a-z]{1,4})?$/),
-  fc.constantFrom(" ", " ", "  ", ", ", ". ", "? ", "!", "'", "'s ", "n't ", "\"", "(", ")", "; ", ": ", "-", ".",
-    "...", "\n", "\t", "[", "]", "{", "}", "1.5", "v2.0", "a.b", "x@y.z", "http://e.org/p", "10:30", "-3", "+", "_",
-    "é", "’", "<b>", "&amp;", "1e5", "C++", "/tmp/x")
+  fc.constantFrom(
+    " ",
+    " ",
+    "  ",
+    ", ",
+    ". ",
+    "? ",
+    "!",
+    "'",
+    "'s ",
+    "n't ",
+    "\"",
+    "(",
+    ")",
+    "; ",
+    ": ",
+    "-",
+    ".",
+    "...",
+    "\n",
+    "\t",
+    "[",
+    "]",
+    "{",
+    "}",
+    "1.5",
+    "v2.0",
+    "a.b",
+    "x@y.z",
+    "http://e.org/p",
+    "10:30",
+    "-3",
+    "+",
+    "_",
+    "é",
+    "’",
+    "<b>",
+    "&amp;",
+    "1e5",
+    "C++",
+    "/tmp/x"
+  )
 )
 const text = fc.array(pieces, { minLength: 1, maxLength: 14 }).map((parts) => parts.join(""))
 
@@ -85,22 +187,37 @@ layer(database)("query lexemes", (it) => {
       assert.isAbove(answered, samples.length / 3)
     }).pipe(Effect.provide(QueryLexemes.layer)))
 
-  it.effect.skipIf(!locomoAvailable)("every LoCoMo question is answered here, exactly as PostgreSQL would", () =>
-    Effect.gen(function*() {
-      const lexemes = yield* QueryLexemes
-      const all = loadLocomo().flatMap((sample) => sample.qa.map((qa) => qa.question))
-      const expected = yield* fromDatabase(all)
-      let declined = 0
-      all.forEach((question, i) => {
-        const computed = lexemes.english(question)
-        if (computed === undefined) return void declined++
-        assert.deepStrictEqual(computed, expected[i], question)
-      })
-      assert.isAtMost(declined, all.length * 0.02, `${declined} of ${all.length} questions asked the database`)
-    }).pipe(Effect.provide(QueryLexemes.layer)))
+  it.effect.skipIf(!locomoAvailable)(
+    "every LoCoMo question is answered here, exactly as PostgreSQL would",
+    () =>
+      Effect.gen(function*() {
+        const lexemes = yield* QueryLexemes
+        const all = loadLocomo().flatMap((sample) => sample.qa.map((qa) => qa.question))
+        const expected = yield* fromDatabase(all)
+        let declined = 0
+        all.forEach((question, i) => {
+          const computed = lexemes.english(question)
+          if (computed === undefined) return void declined++
+          assert.deepStrictEqual(computed, expected[i], question)
+        })
+        assert.isAtMost(declined, all.length * 0.02, `${declined} of ${all.length} questions asked the database`)
+      }).pipe(Effect.provide(QueryLexemes.layer))
+  )
 
   it("declines what only the database can tell", () => {
-    for (const sample of ["x@y.org", "v1.2.3", "http://a.b/c", "naïve café", "covid-19", "-5 degrees", "1e5", "<b>hi</b>", "a_b"]) {
+    for (
+      const sample of [
+        "x@y.org",
+        "v1.2.3",
+        "http://a.b/c",
+        "naïve café",
+        "covid-19",
+        "-5 degrees",
+        "1e5",
+        "<b>hi</b>",
+        "a_b"
+      ]
+    ) {
       assert.isUndefined(englishLexemes(sample, "pg18"), sample)
     }
   })
