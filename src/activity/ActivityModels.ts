@@ -12,6 +12,7 @@ import { Clock, Context, Effect, Layer, Option } from "effect"
 import { SqlClient } from "effect/sql"
 import { createHash } from "node:crypto"
 import { EngramConfig } from "../config/EngramConfig.ts"
+import { AccessTelemetry } from "./AccessTelemetry.ts"
 import type { PredictionMode } from "../brain/BrainSettings.ts"
 import { type ActivityState, emptyCounts, fitHmm, initialHmm, initialKalman, kalmanStep } from "./ActivityModel.ts"
 import { combine, type LearnedActivity, learnedOf, type LearnedSources } from "./ActivityExchange.ts"
@@ -78,6 +79,7 @@ export class ActivityModels extends Context.Service<ActivityModels, {
     Effect.gen(function*() {
       const sql = yield* SqlClient.SqlClient
       const config = yield* EngramConfig
+      const telemetry = yield* AccessTelemetry
       const mode = config.brain.predictionMode
 
       const stored = (bankId: string) =>
@@ -183,6 +185,8 @@ export class ActivityModels extends Context.Service<ActivityModels, {
       const learnedIn = (previous: Option.Option<Stored>) => Option.isSome(previous) ? previous.value.learned : {}
 
       const current = Effect.fn("ActivityModels.current")(function*(bankId: string) {
+        // What reads just recorded is written first, so the model counts them (and two reads in a row agree).
+        yield* telemetry.flush
         const computed = yield* compute(bankId, false)
         const builtAt = Option.isSome(computed.previous) && computed.newEvents === 0
           ? computed.previous.value.builtAt
@@ -192,6 +196,7 @@ export class ActivityModels extends Context.Service<ActivityModels, {
 
       const build = Effect.fn("ActivityModels.build")(
         function*(bankId: string, options: { readonly rebuild: boolean }) {
+          yield* telemetry.flush
           const computed = yield* compute(bankId, options.rebuild)
           const builtAt = new Date(yield* Clock.currentTimeMillis)
           const { learned: _learned, ...own } = computed.state as ActivityState & { learned?: unknown }

@@ -14,6 +14,7 @@ import { SqlClient } from "effect/sql"
 import type { SqlError } from "effect/sql/SqlError"
 import { AuditLogs } from "../../audit/AuditLogs.ts"
 import { BankLocks } from "../../bank/BankLocks.ts"
+import { AccessTelemetry } from "../../activity/AccessTelemetry.ts"
 import { Banks } from "../../bank/Banks.ts"
 import { NotFound, ValidationError } from "../../domain/Errors.ts"
 import type { ForgetReport, ForgetRequest } from "../../domain/Forget.ts"
@@ -50,6 +51,7 @@ export class Forget extends Context.Service<Forget, {
       const models = yield* MentalModels
       const consolidation = yield* makeConsolidationRequests
       const audit = yield* AuditLogs
+      const telemetry = yield* AccessTelemetry
 
       /** The selected memories and, for an entity, the entity rows: read in the forget's own transaction. */
       const select = Effect.fn("Forget.select")(function*(bankId: string, request: ForgetRequest) {
@@ -190,6 +192,9 @@ export class Forget extends Context.Service<Forget, {
             )
           }
         }
+        // Reads' access events still buffered are written first: the forget removes them with the rest (none is
+        // written afterwards naming a forgotten memory), and a dry run counts what the forget itself will.
+        yield* telemetry.flush
         const result = yield* locks.withWriteLock(bankId)(
           forgetInTransaction(bankId, request).pipe(
             Effect.flatMap((outcome) =>
