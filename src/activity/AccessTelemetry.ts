@@ -63,6 +63,8 @@ export class AccessTelemetry extends Context.Service<AccessTelemetry, {
   readonly record: (bankId: string, items: ReadonlyArray<AccessedItem>, source?: AccessSource) => Effect.Effect<void>
   /** Writes what is buffered now (readers of the telemetry call it first, so they see the reads just made). */
   readonly flush: Effect.Effect<void>
+  /** Writes what is buffered now, without pruning old events: for a reader that must count every recorded read. */
+  readonly writeBuffered: Effect.Effect<void>
   readonly stats: Effect.Effect<{ readonly buffered: number; readonly written: number; readonly dropped: number }>
 }>()("engram/activity/AccessTelemetry") {
   static readonly layerWith = (options: AccessTelemetryOptions) =>
@@ -193,6 +195,7 @@ export class AccessTelemetry extends Context.Service<AccessTelemetry, {
         return AccessTelemetry.of({
           record,
           flush,
+          writeBuffered: writeOldest(Number.POSITIVE_INFINITY),
           stats: Effect.sync(() => ({ buffered: buffer.length, written, dropped }))
         })
       })

@@ -186,7 +186,7 @@ export class ActivityModels extends Context.Service<ActivityModels, {
 
       const current = Effect.fn("ActivityModels.current")(function*(bankId: string) {
         // What reads just recorded is written first, so the model counts them (and two reads in a row agree).
-        yield* telemetry.flush
+        yield* telemetry.writeBuffered
         const computed = yield* compute(bankId, false)
         const builtAt = Option.isSome(computed.previous) && computed.newEvents === 0
           ? computed.previous.value.builtAt
@@ -196,7 +196,7 @@ export class ActivityModels extends Context.Service<ActivityModels, {
 
       const build = Effect.fn("ActivityModels.build")(
         function*(bankId: string, options: { readonly rebuild: boolean }) {
-          yield* telemetry.flush
+          yield* telemetry.writeBuffered
           const computed = yield* compute(bankId, options.rebuild)
           const builtAt = new Date(yield* Clock.currentTimeMillis)
           const { learned: _learned, ...own } = computed.state as ActivityState & { learned?: unknown }
