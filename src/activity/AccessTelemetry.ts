@@ -138,7 +138,8 @@ export class AccessTelemetry extends Context.Service<AccessTelemetry, {
           })))
 
         /** Everything buffered, at once: a reader of the telemetry is itself a request, so it must not wait for a lull. */
-        const flush = Effect.andThen(writeOldest(Number.POSITIVE_INFINITY), prune)
+        const writeBuffered = writeOldest(Number.POSITIVE_INFINITY)
+        const flush = Effect.andThen(writeBuffered, prune)
 
         /**
          * The background writer's way: what was buffered when it woke, one slice at a time, each after requests in
@@ -195,7 +196,7 @@ export class AccessTelemetry extends Context.Service<AccessTelemetry, {
         return AccessTelemetry.of({
           record,
           flush,
-          writeBuffered: writeOldest(Number.POSITIVE_INFINITY),
+          writeBuffered,
           stats: Effect.sync(() => ({ buffered: buffer.length, written, dropped }))
         })
       })

@@ -10,6 +10,7 @@
  */
 import { Clock, Effect, Layer } from "effect"
 import { SqlClient } from "effect/sql"
+import { AccessTelemetry } from "../../activity/AccessTelemetry.ts"
 import { AuditLogs } from "../../audit/AuditLogs.ts"
 import { BankActors } from "../../bank/BankActors.ts"
 import { BankLocks } from "../../bank/BankLocks.ts"
@@ -47,35 +48,40 @@ export const ExpirySweepTask = TaskRegistry.handler(
     const consolidation = yield* makeConsolidationRequests
     const models = yield* MentalModels
     const keptBrainFile = yield* makeKeptBrainFile
+    const telemetry = yield* AccessTelemetry
 
     /**
      * One slice: the oldest expired memories, deleted with everything derived from them (forget's own path) and
      * audited, in one transaction.
      */
     const slice = (bankId: string) =>
-      locks.withWriteLock(bankId)(
-        Effect.gen(function*() {
-          const startedAt = new Date(yield* Clock.currentTimeMillis)
-          const due = yield* sql<{ id: string }>`SELECT id FROM memory_units
+      // Reads' access events still buffered are written first, so the slice deletes those of the memories it sweeps
+      // (as forget does): none is written afterwards naming a swept memory.
+      telemetry.writeBuffered.pipe(Effect.andThen(
+        locks.withWriteLock(bankId)(
+          Effect.gen(function*() {
+            const startedAt = new Date(yield* Clock.currentTimeMillis)
+            const due = yield* sql<{ id: string }>`SELECT id FROM memory_units
         WHERE bank_id = ${bankId} AND expires_at <= ${startedAt} ORDER BY expires_at, id LIMIT ${sweepSlice}`
-          const derived = yield* deleteEverythingDerived(consolidation, bankId, sweptOnly(due.map((row) => row.id)))
-          const deleted = derived.deletion
-          if (deleted.memories.length > 0) {
-            yield* audit.record({
-              bankId,
-              action: "memories.expiry_sweep",
-              transport: "system",
-              method: "SWEEP",
-              route: `expired memories deleted: ${deleted.memories.length}`,
-              status: 200,
-              actor: "system",
-              startedAt,
-              endedAt: new Date(yield* Clock.currentTimeMillis)
-            })
-          }
-          return { due: due.length, derived }
-        }).pipe(sql.withTransaction, Effect.orDie, Effect.provideService(SqlClient.SqlClient, sql))
-      )
+            const derived = yield* deleteEverythingDerived(consolidation, bankId, sweptOnly(due.map((row) => row.id)))
+            const deleted = derived.deletion
+            if (deleted.memories.length > 0) {
+              yield* audit.record({
+                bankId,
+                action: "memories.expiry_sweep",
+                transport: "system",
+                method: "SWEEP",
+                route: `expired memories deleted: ${deleted.memories.length}`,
+                status: 200,
+                actor: "system",
+                startedAt,
+                endedAt: new Date(yield* Clock.currentTimeMillis)
+              })
+            }
+            return { due: due.length, derived }
+          }).pipe(sql.withTransaction, Effect.orDie, Effect.provideService(SqlClient.SqlClient, sql))
+        )
+      ))
 
     return (operation) =>
       Effect.gen(function*() {

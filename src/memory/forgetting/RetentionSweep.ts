@@ -12,6 +12,7 @@
  */
 import { Clock, Context, Effect, Layer, Option, Queue } from "effect"
 import { SqlClient } from "effect/sql"
+import { AccessTelemetry } from "../../activity/AccessTelemetry.ts"
 import { AuditLogs } from "../../audit/AuditLogs.ts"
 import { BankBrains } from "../../brain/BankBrains.ts"
 import { BankActors } from "../../bank/BankActors.ts"
@@ -50,6 +51,7 @@ export const RetentionSweepTask = TaskRegistry.handler(
     const brains = yield* BankBrains
     const consolidation = yield* makeConsolidationRequests
     const keptBrainFile = yield* makeKeptBrainFile
+    const telemetry = yield* AccessTelemetry
 
     /** One slice: the chosen ids (re-read inside the lock by `pick`), deleted with their derived state and audited. */
     const slice = (
@@ -57,28 +59,32 @@ export const RetentionSweepTask = TaskRegistry.handler(
       reason: string,
       pick: Effect.Effect<ReadonlyArray<string>, unknown, SqlClient.SqlClient>
     ) =>
-      locks.withWriteLock(bankId)(
-        Effect.gen(function*() {
-          const startedAt = new Date(yield* Clock.currentTimeMillis)
-          const ids = yield* pick
-          const derived = yield* deleteEverythingDerived(consolidation, bankId, sweptOnly(ids))
-          const deleted = derived.deletion
-          if (deleted.memories.length > 0) {
-            yield* audit.record({
-              bankId,
-              action: "memories.retention_sweep",
-              transport: "system",
-              method: "SWEEP",
-              route: `memories evicted by retention (${reason}): ${deleted.memories.length}`,
-              status: 200,
-              actor: "system",
-              startedAt,
-              endedAt: new Date(yield* Clock.currentTimeMillis)
-            })
-          }
-          return { picked: ids.length, derived }
-        }).pipe(sql.withTransaction, Effect.orDie, Effect.provideService(SqlClient.SqlClient, sql))
-      )
+      // Reads' access events still buffered are written first, so the slice deletes those of the memories it sweeps
+      // (as forget does): none is written afterwards naming a swept memory.
+      telemetry.writeBuffered.pipe(Effect.andThen(
+        locks.withWriteLock(bankId)(
+          Effect.gen(function*() {
+            const startedAt = new Date(yield* Clock.currentTimeMillis)
+            const ids = yield* pick
+            const derived = yield* deleteEverythingDerived(consolidation, bankId, sweptOnly(ids))
+            const deleted = derived.deletion
+            if (deleted.memories.length > 0) {
+              yield* audit.record({
+                bankId,
+                action: "memories.retention_sweep",
+                transport: "system",
+                method: "SWEEP",
+                route: `memories evicted by retention (${reason}): ${deleted.memories.length}`,
+                status: 200,
+                actor: "system",
+                startedAt,
+                endedAt: new Date(yield* Clock.currentTimeMillis)
+              })
+            }
+            return { picked: ids.length, derived }
+          }).pipe(sql.withTransaction, Effect.orDie, Effect.provideService(SqlClient.SqlClient, sql))
+        )
+      ))
 
     return (operation) =>
       Effect.gen(function*() {

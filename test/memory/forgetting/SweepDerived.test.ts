@@ -10,6 +10,7 @@ import { assert, layer } from "@effect/vitest"
 import { Duration, Effect } from "effect"
 import { SqlClient } from "effect/sql"
 import { readFileSync } from "node:fs"
+import { AccessTelemetry } from "../../../src/activity/AccessTelemetry.ts"
 import { BrainRuntime } from "../../../src/brain/BrainRuntime.ts"
 import { bankPath, call, ok, settled } from "../../support/HttpCalls.ts"
 import { testApp, TestServer } from "../../support/TestServer.ts"
@@ -188,5 +189,32 @@ layer(testApp(), { excludeTestServices: true, timeout: "3 minutes" })("sweeps re
       )
       yield* settled(bank)
       yield* assertNothingLeft(bank, id)
+    }))
+
+  it.effect("a read's access event still buffered when the sweep runs is not written after it", () =>
+    Effect.gen(function*() {
+      const sql = yield* SqlClient.SqlClient
+      const telemetry = yield* AccessTelemetry
+      const bank = "swept-buffered"
+      const base = bankPath(bank)
+      yield* ok("POST", `${base}/memories`, {
+        items: [{ content: "Zephyrine keeps the spare office key under the blue flowerpot." }, { content: lasting }]
+      })
+      const listed = (yield* ok("GET", `${base}/memories/list?limit=100`)).body.items as Array<any>
+      const id = listed.find((item) => item.text.includes("flowerpot")).id as string
+      yield* sql`UPDATE memory_units SET created_at = now() - interval '3 days' WHERE id = ${id}`
+      // A read of the memory, buffered: the writer waits a second before it writes, and the sweep starts at once.
+      yield* telemetry.record(bank, [{ type: "memory", id, score: 0.9 }])
+      yield* ok("PATCH", `${base}/config`, { updates: { retention: { max_age_days: { world: 2, experience: 2 } } } })
+      yield* eventually(
+        sql<{ n: number }>`SELECT count(*)::int AS n FROM memory_units WHERE id = ${id}`.pipe(Effect.orDie),
+        (rows) => rows[0]!.n === 0,
+        Duration.seconds(30)
+      )
+      yield* settled(bank)
+      yield* telemetry.flush
+      const events = yield* sql<{ n: number }>`SELECT count(*)::int AS n FROM memory_access_events
+        WHERE bank_id = ${bank} AND item_id = ${id}`
+      assert.strictEqual(events[0]!.n, 0, "no access event names the swept memory")
     }))
 })
