@@ -4,9 +4,9 @@
  * no memory names any longer, and the observations resting on them (their surviving facts queued for consolidation,
  * so those observations are rebuilt without the deleted content). `deleteEverythingDerived`, the one path forget and
  * the expiry and retention sweeps share, adds everything else that cites the memories or names a forgotten entity:
- * mental models (emptied, for the caller to refresh after the commit), dream runs, predictions, proposals and
- * outcomes, anomalies, access history, dataset sets, invalidated copies, chunks and documents nothing uses any more,
- * and the entity map. The brain learns of every deleted memory from the change log, which a trigger writes in the
+ * opinions formed from them, mental models (emptied, for the caller to refresh after the commit), dream runs,
+ * predictions, proposals and outcomes, anomalies, access history, dataset sets, invalidated copies, chunks and
+ * documents nothing uses any more, and the entity map. The brain learns of every deleted memory from the change log, which a trigger writes in the
  * same transaction: after the commit the caller calls `GraphRecall.changed`, wakes consolidation when told to,
  * refreshes the emptied models and rewrites the kept `.brain` file (`KeptBrainFile`). One transaction, so a crash
  * leaves each memory present with its derived state or gone with it. `MemoryUnits.remove` and `Documents.remove`
@@ -90,7 +90,17 @@ export const deleteEverythingDerived = Effect.fn("Forgetting.deleteEverythingDer
   selection: DerivedSelection
 ) {
   const sql = yield* SqlClient.SqlClient
-  const ids = selection.ids
+  // An opinion rests on the memories the reflect answer it was formed from cited (`source_fact_ids`), and it can
+  // only be formed again by another reflect: one resting on a deleted memory goes with it, as does one resting on
+  // such an opinion. (Otherwise its text, which may quote the memory without naming the entity, would outlive it.)
+  const opinions = selection.ids.length === 0 ? [] : yield* sql<{ id: string }>`WITH RECURSIVE resting (id) AS (
+      SELECT id FROM memory_units WHERE bank_id = ${bankId} AND fact_type = 'opinion'
+        AND source_fact_ids && ${[...selection.ids]}::text[]
+      UNION
+      SELECT o.id FROM memory_units o JOIN resting r ON o.source_fact_ids @> ARRAY[r.id]
+      WHERE o.bank_id = ${bankId} AND o.fact_type = 'opinion'
+    ) SELECT id FROM resting`
+  const ids = opinions.length === 0 ? selection.ids : [...new Set([...selection.ids, ...opinions.map((row) => row.id)])]
   const count = (rows: ReadonlyArray<unknown>) => rows.length
   const none = sql`false`
   const idList = ids.length === 0 ? null : ids
