@@ -198,11 +198,13 @@ export const nearestObservationsOfMany = Effect.fn("ObservationReads.nearestObse
   const d = sql.literal(String(Math.trunc(options.space.dimensions)))
   const queries = options.queries.map((query, index) => ({ n: index, tags: query.scope, v: param(query.vector) }))
   const rows = yield* sql<ObservationRow & { n: number; similarity: number }>`
-    SELECT q.n, near.* FROM jsonb_to_recordset(${JSON.stringify(queries)}::jsonb) AS q(n int, tags text[], v text)
-    CROSS JOIN LATERAL (
-      SELECT ${observationColumns(sql)}, 1 - (o.embedding::vector(${d}) <=> q.v::vector(${d})) AS similarity
+    WITH q AS MATERIALIZED (
+      SELECT x.n, coalesce(x.tags, '{}') AS tags, x.v::vector(${d}) AS v
+      FROM jsonb_to_recordset(${JSON.stringify(queries)}::jsonb) AS x(n int, tags text[], v text))
+    SELECT q.n, near.* FROM q CROSS JOIN LATERAL (
+      SELECT ${observationColumns(sql)}, 1 - (o.embedding::vector(${d}) <=> q.v) AS similarity
       FROM memory_units o
-      WHERE o.bank_id = ${options.bankId} AND o.fact_type = 'observation' AND o.tags = coalesce(q.tags, '{}')
+      WHERE o.bank_id = ${options.bankId} AND o.fact_type = 'observation' AND o.tags = q.tags
         AND o.embedding_model = ${options.space.model} AND vector_dims(o.embedding) = ${d}
         AND NOT (o.id = ANY(${textArray(sql, options.exclude)}))
       ORDER BY similarity DESC LIMIT ${options.limit}) near
