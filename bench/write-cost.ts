@@ -353,7 +353,7 @@ const program = Effect.gen(function*() {
     yield* measure("PGlite").pipe(
       Effect.provide(
         engramWith({ dataDir: tempDir("engram-write-cost-"), enableObservations: observations }, models).pipe(
-          Layer.provide(traced)
+          Layer.provideMerge(traced)
         )
       )
     )
@@ -366,7 +366,7 @@ const program = Effect.gen(function*() {
         enableObservations: observations,
         databaseUrl: Option.some(Redacted.make(url)),
         databaseSchema: tempSchema(url, "bench_write_cost_")
-      }, models).pipe(Layer.provide(traced))
+      }, models).pipe(Layer.provideMerge(traced))
     ))
   }
 })
