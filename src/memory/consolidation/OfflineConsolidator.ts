@@ -6,6 +6,7 @@
  * the batch share most. Deterministic: the same facts always give the same observations.
  */
 import { Effect } from "effect"
+import { createHash } from "node:crypto"
 import type { ConsolidationFact, ObservationDraft } from "./ConsolidationFact.ts"
 import { union } from "./ConsolidationFact.ts"
 import { type AnalyzedFact, analyzeFact } from "./FactAnalysis.ts"
@@ -23,15 +24,16 @@ import { renderObservation, topicLabel } from "./ObservationText.ts"
 const analyses = new Map<string, { readonly fingerprint: string; readonly analyzed: AnalyzedFact }>()
 const maxAnalyses = 50_000
 
+/** A digest, not the text itself: 50,000 remembered facts hold about 4 MB of fingerprints, not their texts again. */
 const fingerprintOf = (fact: ConsolidationFact) =>
-  JSON.stringify([
+  createHash("sha1").update(JSON.stringify([
     fact.text,
     fact.factType,
     fact.mentionedAt?.getTime() ?? null,
     fact.occurredStart?.getTime() ?? null,
     fact.seq,
     fact.entities
-  ])
+  ])).digest("base64")
 
 export const analyzed = (fact: ConsolidationFact): AnalyzedFact => {
   const fingerprint = fingerprintOf(fact)
