@@ -6,10 +6,11 @@
  * of the table without indexes takes 100-row inserts, with each index alone added in turn (its cost is the
  * difference), and EXPLAIN ANALYZE of a rolled-back insert into the real table names the triggers' time.
  * Embedded PGlite always; PostgreSQL too when ENGRAM_BENCH_DATABASE_URL is set. Measurement only.
- * Rerun: `node bench/write-cost.ts [--base 3000] [--batches 10] [--statements-only] [--postgres-only]`.
+ * Rerun: `node bench/write-cost.ts [--base 3000] [--batches 10] [--statements-only] [--postgres-only]
+ * [--observations] [--batch 100] [--concurrency 1]`.
  */
 import { Effect, Layer, Option, Redacted, Tracer } from "effect"
-import { SqlClient } from "effect/sql"
+import { SqlClient, Statement } from "effect/sql"
 import { execFileSync } from "node:child_process"
 import { readFileSync } from "node:fs"
 import { tmpdir } from "node:os"
@@ -30,7 +31,16 @@ const statementsOnly = argv.includes("--statements-only")
 /** `--postgres-only`: skip PGlite (needs ENGRAM_BENCH_DATABASE_URL). */
 const postgresOnly = argv.includes("--postgres-only")
 const batches = option("batches", 10)
-const batch = 100
+/** `--batch N`: items per retain (100; 1 is what `bench/load.ts` sends). */
+const batch = option("batch", 100)
+/** `--concurrency N`: retains in flight at once (1; `bench/load.ts` has 50 clients). */
+const concurrency = option("concurrency", 1)
+/**
+ * `--observations`: observations on (offline consolidation, as by default in the server). The figures then cover
+ * the retains and the consolidation they queue, until every fact is consolidated; the consolidation's statements
+ * are traced too.
+ */
+const observations = argv.includes("--observations")
 
 /** A statement's name in the table: its verb, table and (for links) link type, without parameters. */
 const label = (sqlText: string) => {
@@ -59,7 +69,17 @@ const note = (key: string, ms: number) => {
   entry.ms += ms
   timings.set(key, entry)
 }
-const stages = new Set(["Retain.extract", "Retain.embed", "Retain.write", "Retain.process", "EntityResolver.resolve"])
+const stages = new Set([
+  "Retain.extract",
+  "Retain.embed",
+  "Retain.write",
+  "Retain.process",
+  "EntityResolver.resolve",
+  "Consolidation.run",
+  "OfflineConsolidator.plan",
+  "ObservationMerge.merge",
+  "ObservationWriter.write"
+])
 
 class TimedSpan extends Tracer.NativeSpan {
   override end(endTime: bigint, exit: Parameters<Tracer.NativeSpan["end"]>[1]) {
@@ -120,7 +140,7 @@ const insertTime = (scratch: string, source: string, columns: string, select: st
     const started = performance.now()
     for (let round = 0; round < rounds; round++) {
       yield* sql.unsafe(
-        `INSERT INTO ${scratch} (${columns}) SELECT ${select} FROM ${source} LIMIT ${batch} OFFSET ${round * batch}`
+        `INSERT INTO ${scratch} (${columns}) SELECT ${select} FROM ${source} LIMIT 100 OFFSET ${round * 100}`
       )
     }
     return (performance.now() - started) / rounds
@@ -142,7 +162,7 @@ const indexCosts = (table: string, columns: string, select: string, variants: Re
     const scratch = `wc_${table}`
     yield* sql.unsafe(`CREATE TEMP TABLE ${scratch} (LIKE ${table} INCLUDING DEFAULTS)`)
     const rows = yield* sql.unsafe<{ n: number }>(`SELECT count(*)::int AS n FROM ${table}`)
-    const rounds = Math.max(1, Math.min(20, Math.floor((rows[0]?.n ?? 0) / batch)))
+    const rounds = Math.max(1, Math.min(20, Math.floor((rows[0]?.n ?? 0) / 100)))
     // Twice without indexes, keeping the lower: the first run warms the cache.
     yield* insertTime(scratch, table, columns, select, rounds)
     const bare = yield* insertTime(scratch, table, columns, select, rounds)
@@ -173,7 +193,7 @@ const triggerCosts = (table: string, columns: string, select: string) =>
   Effect.gen(function*() {
     const sql = yield* SqlClient.SqlClient
     const plan = yield* sql.unsafe<{ "QUERY PLAN": unknown }>(
-      `EXPLAIN (ANALYZE, FORMAT JSON) INSERT INTO ${table} (${columns}) SELECT ${select} FROM ${table} LIMIT ${batch}`
+      `EXPLAIN (ANALYZE, FORMAT JSON) INSERT INTO ${table} (${columns}) SELECT ${select} FROM ${table} LIMIT 100`
     ).pipe(
       // Failing inside the transaction rolls the copied rows back; the plan rides out on the failure.
       Effect.flatMap((rows) => Effect.fail(new Rollback(rows))),
@@ -194,19 +214,44 @@ const unitSelect = unitColumns.replace(/^id,/, "md5(random()::text || id),")
 const linkColumns = "bank_id, from_id, to_id, link_type, weight"
 const linkSelect = "bank_id, from_id, to_id, link_type || '-copy-' || md5(random()::text), weight"
 
+/** With observations on: waits until no fact of the bank waits for consolidation and no operation is queued. */
+const drained = (bank: string) =>
+  Effect.gen(function*() {
+    const sql = yield* SqlClient.SqlClient
+    const deadline = Date.now() + 30 * 60_000
+    while (Date.now() < deadline) {
+      const rows = yield* sql<{ facts: number; operations: number }>`
+        SELECT (SELECT count(*)::int FROM memory_units WHERE bank_id = ${bank} AND consolidated_at IS NULL
+                  AND fact_type IN ('world', 'experience')) AS facts,
+               (SELECT count(*)::int FROM operations WHERE bank_id = ${bank}
+                  AND status IN ('pending', 'running')) AS operations`
+      if (!observations || (rows[0]!.facts === 0 && rows[0]!.operations === 0)) return
+      yield* Effect.sleep("20 millis")
+    }
+    return yield* Effect.die(new Error("consolidation did not catch up within 30 minutes"))
+  })
+
 const measure = (tier: string, databaseUrl?: string) =>
   Effect.gen(function*() {
     const retain = yield* Retain
     const sql = yield* SqlClient.SqlClient
     const bank = "write-cost"
-    for (let from = 0; from < base; from += batch) yield* retain.retainNow(bank, { items: items(from, batch) })
+    for (let from = 0; from < base; from += 100) {
+      yield* retain.retainNow(bank, { items: items(from, Math.min(100, base - from)) })
+    }
+    yield* drained(bank)
     timings.clear()
+    statementCounts.clear()
     const databaseBefore = backendTicks(databaseUrl)
     const nodeBefore = process.cpuUsage()
     const started = performance.now()
-    for (let b = 0; b < batches; b++) {
-      yield* retain.retainNow(bank, { items: items(base + b * batch, batch) }).pipe(Effect.withTracer(tracer))
-    }
+    yield* Effect.forEach(
+      Array.from({ length: batches }, (_, b) => b),
+      (b) => retain.retainNow(bank, { items: items(base + b * batch, batch) }).pipe(Effect.withTracer(tracer)),
+      { concurrency, discard: true }
+    )
+    const retainedAt = performance.now()
+    yield* drained(bank)
     const wall = performance.now() - started
     const node = process.cpuUsage(nodeBefore)
     const database = databaseSeconds(databaseBefore, backendTicks(databaseUrl))
@@ -215,8 +260,20 @@ const measure = (tier: string, databaseUrl?: string) =>
       SELECT (SELECT count(*)::int FROM memory_units) AS units, (SELECT count(*)::int FROM memory_links) AS links,
         (SELECT count(*)::int FROM unit_entities) AS mentions`
     console.log(
-      `\n### ${tier}: ${retained} items retained in batches of ${batch} into a bank of ${base}` +
-        ` (${(retained / (wall / 1000)).toFixed(0)} items/s; ${(wall / retained).toFixed(2)} ms per item)`
+      `\n### ${tier}: ${retained} items retained in batches of ${batch} (${concurrency} at once) into a bank of ${base}` +
+        `, observations ${observations ? "on" : "off"}` +
+        ` (${(retained / (wall / 1000)).toFixed(0)} items/s; ${(wall / retained).toFixed(2)} ms per item` +
+        (observations
+          ? `, of which ${((wall - (retainedAt - started)) / retained).toFixed(2)} catching up after`
+          : "") +
+        ")"
+    )
+    const statements = [...statementCounts.values()].reduce((n, calls) => n + calls, 0)
+    console.log(`statements per item (every fiber, consolidation included): ${(statements / retained).toFixed(2)}`)
+    console.log(
+      "\n| statement | per item |\n|---|---:|\n" +
+        [...statementCounts].sort((a, b) => b[1] - a[1]).map(([key, n]) => `| ${key} | ${(n / retained).toFixed(3)} |`)
+          .join("\n")
     )
     const linkTypes = yield* sql<{ linkType: string; n: number }>`
       SELECT link_type, count(*)::int AS n FROM memory_links GROUP BY link_type ORDER BY count(*) DESC`
@@ -280,20 +337,37 @@ const models = Layer.mergeAll(
   Llm.layerNone
 )
 
+/**
+ * Every statement run, by label, whatever fiber runs it (the bank actors, which run consolidation, trace nothing):
+ * a statement transformer in the layers' context counts each one as it is compiled.
+ */
+const statementCounts = new Map<string, number>()
+const traced = Layer.succeed(Statement.CurrentTransformer, (statement) => {
+  const label_ = label(statement.compile()[0])
+  statementCounts.set(label_, (statementCounts.get(label_) ?? 0) + 1)
+  return Effect.succeed(statement)
+})
+
 const program = Effect.gen(function*() {
   if (!postgresOnly) {
     yield* measure("PGlite").pipe(
-      Effect.provide(engramWith({ dataDir: tempDir("engram-write-cost-"), enableObservations: false }, models))
+      Effect.provide(
+        engramWith({ dataDir: tempDir("engram-write-cost-"), enableObservations: observations }, models).pipe(
+          Layer.provideMerge(traced)
+        )
+      )
     )
   }
   const url = process.env["ENGRAM_BENCH_DATABASE_URL"]
   if (url !== undefined) {
-    yield* measure("PostgreSQL", url).pipe(Effect.provide(engramWith({
-      dataDir: tempDir("engram-write-cost-"),
-      enableObservations: false,
-      databaseUrl: Option.some(Redacted.make(url)),
-      databaseSchema: tempSchema(url, "bench_write_cost_")
-    }, models)))
+    yield* measure("PostgreSQL", url).pipe(Effect.provide(
+      engramWith({
+        dataDir: tempDir("engram-write-cost-"),
+        enableObservations: observations,
+        databaseUrl: Option.some(Redacted.make(url)),
+        databaseSchema: tempSchema(url, "bench_write_cost_")
+      }, models).pipe(Layer.provideMerge(traced))
+    ))
   }
 })
 

@@ -11,7 +11,7 @@ import { cosine } from "../Cosine.ts"
 import { sameNumbers, wordJaccard } from "../retain/ContentHash.ts"
 import { union } from "./ConsolidationFact.ts"
 import type { EmbeddedDraft } from "./ObservationWriter.ts"
-import { nearestObservations, type VectorSpace } from "./ObservationReads.ts"
+import { nearestObservations, nearestObservationsOfMany, type VectorSpace } from "./ObservationReads.ts"
 
 export const mergePolicy = {
   /** Cosine similarity of the two texts' vectors. */
@@ -77,16 +77,27 @@ export const mergeNearDuplicates = Effect.fn("ObservationMerge.merge")(function*
   const claimed = new Set(
     merged.flatMap((draft) => [...(draft.targetId ? [draft.targetId] : []), ...draft.absorbedIds])
   )
+  // The closest stored observations of every draft in one read. A draft whose neighbours an earlier draft of the
+  // batch claimed meanwhile (rare: only a merge claims) reads its own again, without them, as it always did.
+  const firstRead = yield* nearestObservationsOfMany({
+    bankId: options.bankId,
+    queries: merged.map((draft) => ({ scope: draft.scope, vector: draft.embedding })),
+    exclude: [...claimed],
+    space: options.space,
+    limit: 3
+  })
   const out: Array<EmbeddedDraft> = []
-  for (const draft of merged) {
-    const nearest = yield* nearestObservations({
-      bankId: options.bankId,
-      scope: draft.scope,
-      vector: draft.embedding,
-      exclude: [...claimed],
-      space: options.space,
-      limit: 3
-    })
+  for (const [index, draft] of merged.entries()) {
+    const nearest = firstRead[index]!.some((stored) => claimed.has(stored.id))
+      ? yield* nearestObservations({
+        bankId: options.bankId,
+        scope: draft.scope,
+        vector: draft.embedding,
+        exclude: [...claimed],
+        space: options.space,
+        limit: 3
+      })
+      : firstRead[index]!
     const twin = nearest.find((stored) => nearDuplicate(stored.text, draft.text, stored.similarity))
     if (twin === undefined) {
       out.push(draft)

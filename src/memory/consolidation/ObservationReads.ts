@@ -180,3 +180,35 @@ export const nearestObservations = Effect.fn("ObservationReads.nearestObservatio
     ORDER BY similarity DESC LIMIT ${options.limit}`
   return rows.map((row) => ({ ...toObservation(row), similarity: Number(row.similarity) }))
 })
+
+/**
+ * `nearestObservations` for many vectors in one statement: for each query (its own scope and vector), the `limit`
+ * observations of that scope closest to it, leaving out `exclude`; by the query's index, closest first.
+ */
+export const nearestObservationsOfMany = Effect.fn("ObservationReads.nearestObservationsOfMany")(function*(options: {
+  readonly bankId: string
+  readonly queries: ReadonlyArray<{ readonly scope: Scope; readonly vector: Float32Array }>
+  readonly exclude: ReadonlyArray<string>
+  readonly space: VectorSpace
+  readonly limit: number
+}) {
+  const sql = yield* SqlClient.SqlClient
+  const found = options.queries.map(() => [] as Array<StoredObservation & { readonly similarity: number }>)
+  if (options.queries.length === 0) return found
+  const d = sql.literal(String(Math.trunc(options.space.dimensions)))
+  const queries = options.queries.map((query, index) => ({ n: index, tags: query.scope, v: param(query.vector) }))
+  const rows = yield* sql<ObservationRow & { n: number; similarity: number }>`
+    WITH q AS MATERIALIZED (
+      SELECT x.n, coalesce(x.tags, '{}') AS tags, x.v::vector(${d}) AS v
+      FROM jsonb_to_recordset(${JSON.stringify(queries)}::jsonb) AS x(n int, tags text[], v text))
+    SELECT q.n, near.* FROM q CROSS JOIN LATERAL (
+      SELECT ${observationColumns(sql)}, 1 - (o.embedding::vector(${d}) <=> q.v) AS similarity
+      FROM memory_units o
+      WHERE o.bank_id = ${options.bankId} AND o.fact_type = 'observation' AND o.tags = q.tags
+        AND o.embedding_model = ${options.space.model} AND vector_dims(o.embedding) = ${d}
+        AND NOT (o.id = ANY(${textArray(sql, options.exclude)}))
+      ORDER BY similarity DESC LIMIT ${options.limit}) near
+    ORDER BY q.n, near.similarity DESC`
+  for (const row of rows) found[Number(row.n)]!.push({ ...toObservation(row), similarity: Number(row.similarity) })
+  return found
+})

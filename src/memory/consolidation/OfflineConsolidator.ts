@@ -6,12 +6,45 @@
  * the batch share most. Deterministic: the same facts always give the same observations.
  */
 import { Effect } from "effect"
+import { createHash } from "node:crypto"
 import type { ConsolidationFact, ObservationDraft } from "./ConsolidationFact.ts"
 import { union } from "./ConsolidationFact.ts"
 import { type AnalyzedFact, analyzeFact } from "./FactAnalysis.ts"
 import { factsByIds, observationsByKeys } from "./ObservationReads.ts"
 import type { Scope } from "./ObservationScopes.ts"
 import { renderObservation, topicLabel } from "./ObservationText.ts"
+
+/**
+ * The analysis of a fact, remembered: an observation is re-rendered from all its facts whenever it gains one, so
+ * without this a subject's long-running topic had every one of its facts parsed by wink-nlp again on each pass
+ * (the node CPU of consolidation grew with the size of the observations it updated). The analysis depends only on
+ * what the fingerprint holds; a fact read again with anything different is analysed again. Bounded: the oldest
+ * entries go first.
+ */
+const analyses = new Map<string, { readonly fingerprint: string; readonly analyzed: AnalyzedFact }>()
+const maxAnalyses = 50_000
+
+/** A digest, not the text itself: 50,000 remembered facts hold about 4 MB of fingerprints, not their texts again. */
+const fingerprintOf = (fact: ConsolidationFact) =>
+  createHash("sha1").update(JSON.stringify([
+    fact.text,
+    fact.factType,
+    fact.mentionedAt?.getTime() ?? null,
+    fact.occurredStart?.getTime() ?? null,
+    fact.seq,
+    fact.entities
+  ])).digest("base64")
+
+export const analyzed = (fact: ConsolidationFact): AnalyzedFact => {
+  const fingerprint = fingerprintOf(fact)
+  const known = analyses.get(fact.id)
+  if (known !== undefined && known.fingerprint === fingerprint) return known.analyzed
+  const analysis = analyzeFact(fact)
+  analyses.delete(fact.id)
+  analyses.set(fact.id, { fingerprint, analyzed: analysis })
+  if (analyses.size > maxAnalyses) analyses.delete(analyses.keys().next().value!)
+  return analysis
+}
 
 const subjectKey = (fact: AnalyzedFact) => fact.subjectId ?? fact.subjectName?.toLowerCase() ?? ""
 const keyOf = (subject: string, head: string) => `${subject}|${head}`
@@ -54,7 +87,7 @@ export const offlineMergedText = (bankId: string) =>
   Effect.fnUntraced(
     function*(survivor: { readonly text: string; readonly key: string | null }, sources: ReadonlyArray<string>) {
       if (survivor.key === null) return survivor.text
-      const facts = (yield* factsByIds(bankId, sources)).map(analyzeFact)
+      const facts = (yield* factsByIds(bankId, sources)).map(analyzed)
       return facts.some((fact) => fact.clause !== null) ? renderGroup(headOf(survivor.key), facts) : survivor.text
     }
   )
@@ -65,8 +98,7 @@ export const planOffline = Effect.fn("OfflineConsolidator.plan")(function*(optio
   readonly facts: ReadonlyArray<ConsolidationFact>
   readonly missionTerms: ReadonlySet<string>
 }) {
-  const analyzed = options.facts.map(analyzeFact)
-  const worthy = analyzed.filter((fact) => fact.clause !== null && fact.topics.length > 0)
+  const worthy = options.facts.map(analyzed).filter((fact) => fact.clause !== null && fact.topics.length > 0)
 
   // How much of each subject's facts in this batch are about each noun (a phrase head counts fully, once per fact).
   const frequency = new Map<string, Map<string, number>>()
@@ -103,6 +135,18 @@ export const planOffline = Effect.fn("OfflineConsolidator.plan")(function*(optio
     groups.set(key, [...(groups.get(key) ?? []), fact])
   }
 
+  // The stored facts of every observation the batch updates, in one read rather than one per observation.
+  const updatedSources = [...groups].flatMap(([key, facts]) => {
+    const stored = existing.get(key)
+    if (stored === undefined) return []
+    const ids = facts.map((fact) => fact.id)
+    return ids.some((id) => !stored.sourceFactIds.includes(id)) ? stored.sourceFactIds : []
+  })
+  const storedFacts = new Map(
+    (yield* factsByIds(options.bankId, [...new Set(updatedSources)])).map((fact) => [fact.id, analyzed(fact)])
+  )
+  const batchFacts = new Map(worthy.map((fact) => [fact.id, fact]))
+
   const drafts: Array<ObservationDraft> = []
   for (const [key, facts] of groups) {
     const stored = existing.get(key)
@@ -124,7 +168,11 @@ export const planOffline = Effect.fn("OfflineConsolidator.plan")(function*(optio
     const added = ids.filter((id) => !stored.sourceFactIds.includes(id))
     if (added.length === 0) continue
     const sources = union(stored.sourceFactIds, added)
-    const all = (yield* factsByIds(options.bankId, sources)).map(analyzeFact)
+    // As `factsByIds` read them: world and experience facts that still exist, in retain order.
+    const all = sources.flatMap((id) => {
+      const fact = storedFacts.get(id) ?? batchFacts.get(id)
+      return fact === undefined ? [] : [fact]
+    }).sort((a, b) => a.seq - b.seq)
     drafts.push({
       targetId: stored.id,
       scope: options.scope,
