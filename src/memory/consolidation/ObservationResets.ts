@@ -6,6 +6,7 @@
  */
 import { Effect } from "effect"
 import { SqlClient } from "effect/sql"
+import { forgetAnalyses } from "./FactAnalyses.ts"
 
 /** Facts go back to "waiting for consolidation". */
 const requeue = (sql: SqlClient.SqlClient, bankId: string, ids: ReadonlyArray<string>) =>
@@ -37,6 +38,7 @@ export const releaseObservationsOf = Effect.fn("ObservationResets.releaseObserva
   deletedFactIds: ReadonlyArray<string>
 ) {
   if (deletedFactIds.length === 0) return 0
+  forgetAnalyses(deletedFactIds)
   const sql = yield* SqlClient.SqlClient
   const broken = yield* sql<{ id: string; sourceFactIds: ReadonlyArray<string> | null }>`
     SELECT o.id, o.source_fact_ids FROM memory_units o

@@ -6,45 +6,13 @@
  * the batch share most. Deterministic: the same facts always give the same observations.
  */
 import { Effect } from "effect"
-import { createHash } from "node:crypto"
 import type { ConsolidationFact, ObservationDraft } from "./ConsolidationFact.ts"
 import { union } from "./ConsolidationFact.ts"
+import { analyzed } from "./FactAnalyses.ts"
 import { type AnalyzedFact, analyzeFact } from "./FactAnalysis.ts"
 import { factsByIds, observationsByKeys } from "./ObservationReads.ts"
 import type { Scope } from "./ObservationScopes.ts"
 import { renderObservation, topicLabel } from "./ObservationText.ts"
-
-/**
- * The analysis of a fact, remembered: an observation is re-rendered from all its facts whenever it gains one, so
- * without this a subject's long-running topic had every one of its facts parsed by wink-nlp again on each pass
- * (the node CPU of consolidation grew with the size of the observations it updated). The analysis depends only on
- * what the fingerprint holds; a fact read again with anything different is analysed again. Bounded: the oldest
- * entries go first.
- */
-const analyses = new Map<string, { readonly fingerprint: string; readonly analyzed: AnalyzedFact }>()
-const maxAnalyses = 50_000
-
-/** A digest, not the text itself: 50,000 remembered facts hold about 4 MB of fingerprints, not their texts again. */
-const fingerprintOf = (fact: ConsolidationFact) =>
-  createHash("sha1").update(JSON.stringify([
-    fact.text,
-    fact.factType,
-    fact.mentionedAt?.getTime() ?? null,
-    fact.occurredStart?.getTime() ?? null,
-    fact.seq,
-    fact.entities
-  ])).digest("base64")
-
-export const analyzed = (fact: ConsolidationFact): AnalyzedFact => {
-  const fingerprint = fingerprintOf(fact)
-  const known = analyses.get(fact.id)
-  if (known !== undefined && known.fingerprint === fingerprint) return known.analyzed
-  const analysis = analyzeFact(fact)
-  analyses.delete(fact.id)
-  analyses.set(fact.id, { fingerprint, analyzed: analysis })
-  if (analyses.size > maxAnalyses) analyses.delete(analyses.keys().next().value!)
-  return analysis
-}
 
 const subjectKey = (fact: AnalyzedFact) => fact.subjectId ?? fact.subjectName?.toLowerCase() ?? ""
 const keyOf = (subject: string, head: string) => `${subject}|${head}`
