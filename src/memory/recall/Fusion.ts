@@ -7,7 +7,7 @@
  * episode is (`EpisodeSupport`) and, for queries that name a time, how close the memory is to it. Scores end in 0–1
  * so a minimum-score filter means something.
  */
-import { asksQuestion, namesSubject } from "./AnswerShape.ts"
+import { asksQuestion, asksWhen, dated, namesSubject } from "./AnswerShape.ts"
 import { episodes, episodeSupport } from "./EpisodeSupport.ts"
 import { queryCoverages } from "./QueryCoverage.ts"
 import { byRerankedScore, type Candidate, compareIds, type StrategyName, type StrategyRun } from "./Candidates.ts"
@@ -90,6 +90,8 @@ const weights = {
 const weightSum = Object.values(weights).reduce((sum, weight) => sum + weight, 0)
 /** Taken off the score of a memory that asks a question (in the weights' units). */
 const questionPenalty = 0.1
+/** For a question asking when, the weight of a memory being dated (see `AnswerShape.dated`). */
+const datedWeight = 0.15
 
 export const deterministicRerank = (
   query: string,
@@ -105,6 +107,8 @@ export const deterministicRerank = (
   const support = episodeSupport(
     items.map((item, index) => ({ said: said[index]!.said, score: item.fused.combined / topCombined }))
   )
+  const when = asksWhen(query)
+  const sum = weightSum + (when ? datedWeight : 0)
   // Candidates share few subjects (in a conversation, its speakers): each is looked for in the query once.
   const subjects = new Map<string, boolean>()
   const named = (subject: string | undefined) => {
@@ -127,9 +131,10 @@ export const deterministicRerank = (
         weights.coverage * coverage.own[index]! +
         weights.episode * support[index]! +
         weights.episodeCoverage * coverage.episode[index]! +
-        weights.subject * (named(item.subject) ? 1 : 0) -
+        weights.subject * (named(item.subject) ? 1 : 0) +
+        (when && dated(item.time, item.said) ? datedWeight : 0) -
         (asksQuestion(item.text) ? questionPenalty : 0)
-      ) / weightSum
+      ) / sum
       if (options.window !== null && item.time !== null) {
         const middle = (options.window.start.getTime() + options.window.end.getTime()) / 2
         const half = Math.max(86_400_000, (options.window.end.getTime() - options.window.start.getTime()) / 2)

@@ -4,7 +4,7 @@
  * candidate said close to it in time), whether it is about whom the query names, and whether it asks a question.
  */
 import { assert, describe, it } from "@effect/vitest"
-import { asksQuestion, namesSubject } from "../../../src/memory/recall/AnswerShape.ts"
+import { asksQuestion, asksWhen, dated, namesSubject } from "../../../src/memory/recall/AnswerShape.ts"
 import { episodes, episodeSupport } from "../../../src/memory/recall/EpisodeSupport.ts"
 import { deterministicRerank, type Fused } from "../../../src/memory/recall/Fusion.ts"
 import { queryCoverage, queryCoverages } from "../../../src/memory/recall/QueryCoverage.ts"
@@ -75,6 +75,19 @@ describe("answer shape", () => {
     assert.isFalse(namesSubject("What does Melanie play?", "Mel"))
     assert.isFalse(namesSubject("What does Melanie play?", undefined))
     assert.isFalse(namesSubject("What does Melanie play?", " "))
+  })
+
+  it("tells a question asking when, and a memory with a time of its own", () => {
+    assert.isTrue(asksWhen("When did Caroline go to the LGBTQ conference?"))
+    assert.isTrue(asksWhen("What year did Melanie start painting?"))
+    assert.isTrue(asksWhen("how long ago was the trip?"))
+    assert.isFalse(asksWhen("Where did Caroline go?"))
+    assert.isFalse(asksWhen("Whenever I call, who answers?"))
+    const said = new Date(Date.UTC(2023, 4, 8))
+    assert.isTrue(dated(new Date(Date.UTC(2023, 4, 6)), said))
+    assert.isTrue(dated(new Date(Date.UTC(2023, 4, 6)), null))
+    assert.isFalse(dated(new Date(said.getTime()), said))
+    assert.isFalse(dated(null, said))
   })
 
   it("tells a memory that asks a question", () => {
@@ -176,5 +189,33 @@ describe("deterministicRerank", () => {
       { window: null, preferObservations: false }
     )
     assert.deepStrictEqual(anonymous.map((item) => item.fused.id), ["question", "answer"])
+  })
+  it("for a question asking when, puts the turn that says when above one that only talks about it", () => {
+    const said = new Date(Date.UTC(2023, 6, 15))
+    const items = [
+      {
+        fused: fused("talks", 1),
+        text: "Caroline: The LGBTQ conference was so inspiring.",
+        time: said,
+        factType: "experience",
+        said,
+        subject: "Caroline"
+      },
+      {
+        fused: fused("says-when", 0.85),
+        text: "Caroline: I went to an LGBTQ conference two days ago.",
+        time: new Date(Date.UTC(2023, 6, 13)),
+        factType: "experience",
+        said,
+        subject: "Caroline"
+      }
+    ]
+    const options = { window: null, preferObservations: false }
+    const ranked = deterministicRerank("When did Caroline go to the LGBTQ conference?", items, options)
+    assert.deepStrictEqual(ranked.map((item) => item.fused.id), ["says-when", "talks"])
+    for (const item of ranked) assert.isTrue(item.score >= 0 && item.score <= 1)
+    // A question that does not ask when leaves the better match first.
+    const where = deterministicRerank("Where did Caroline go to the LGBTQ conference?", items, options)
+    assert.deepStrictEqual(where.map((item) => item.fused.id), ["talks", "says-when"])
   })
 })
