@@ -10,23 +10,35 @@
 /** A silence longer than this between two candidates said one after the other starts a new episode. */
 export const episodeGapMs = 3_600_000
 
+/**
+ * Each item's episode, in the items' order: items said within `gapMs` of the previous one (in time order) share a
+ * number; an item whose time is unknown is an episode of its own.
+ */
+export const episodes = (
+  items: ReadonlyArray<{ readonly said: number | undefined }>,
+  gapMs: number = episodeGapMs
+): Array<number> => {
+  const timed = items.flatMap((item, index) => item.said === undefined ? [] : [{ index, said: item.said }])
+    .sort((a, b) => a.said - b.said || a.index - b.index)
+  // Untimed items first take numbers no timed episode uses.
+  const episode = items.map((_, index) => index + timed.length)
+  let current = 0
+  timed.forEach((member, position) => {
+    if (position > 0 && member.said - timed[position - 1]!.said > gapMs) current++
+    episode[member.index] = current
+  })
+  return episode
+}
+
 /** For each item, the best `score` in its episode (its own when its time is unknown), in the items' order. */
 export const episodeSupport = (
   items: ReadonlyArray<{ readonly said: number | undefined; readonly score: number }>,
   gapMs: number = episodeGapMs
 ): Array<number> => {
-  const support = items.map((item) => item.score)
-  const timed = items.flatMap((item, index) =>
-    item.said === undefined ? [] : [{ index, said: item.said, score: item.score }]
+  const episode = episodes(items, gapMs)
+  const best = new Map<number, number>()
+  items.forEach((item, index) =>
+    best.set(episode[index]!, Math.max(best.get(episode[index]!) ?? -Infinity, item.score))
   )
-    .sort((a, b) => a.said - b.said || a.index - b.index)
-  let start = 0
-  for (let end = 1; end <= timed.length; end++) {
-    if (end < timed.length && timed[end]!.said - timed[end - 1]!.said <= gapMs) continue
-    const members = timed.slice(start, end)
-    const best = Math.max(...members.map((member) => member.score))
-    for (const member of members) support[member.index] = best
-    start = end
-  }
-  return support
+  return items.map((_, index) => best.get(episode[index]!)!)
 }

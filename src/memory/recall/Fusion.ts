@@ -7,8 +7,9 @@
  * episode is (`EpisodeSupport`) and, for queries that name a time, how close the memory is to it. Scores end in 0–1
  * so a minimum-score filter means something.
  */
-import { episodeSupport } from "./EpisodeSupport.ts"
-import { queryCoverage } from "./QueryCoverage.ts"
+import { asksQuestion, asksWhen, dated, namesSubject } from "./AnswerShape.ts"
+import { episodes, episodeSupport } from "./EpisodeSupport.ts"
+import { queryCoverages } from "./QueryCoverage.ts"
 import { byRerankedScore, type Candidate, compareIds, type StrategyName, type StrategyRun } from "./Candidates.ts"
 
 /**
@@ -64,6 +65,8 @@ export interface RerankInput {
   readonly similarity?: number | undefined
   /** When the memory was said: candidates said close together share an episode (see `EpisodeSupport`). */
   readonly said?: Date | null | undefined
+  /** The entity the memory names first (see `StateRanking.subjectOf`), if any. */
+  readonly subject?: string | undefined
 }
 
 /**
@@ -75,6 +78,21 @@ export const fusedOrder = <T extends RerankInput>(items: ReadonlyArray<T>): Arra
   return items.map((item) => ({ ...item, score: Math.max(0, Math.min(1, item.fused.combined / topCombined)) }))
 }
 
+/** The reranker's weights: see docs/recall.md for what each is and docs/benchmarks.md for how they were measured. */
+const weights = {
+  fused: 0.55,
+  semantic: 0.1,
+  coverage: 0.3,
+  episode: 0.2,
+  episodeCoverage: 0.3,
+  subject: 0.2
+} as const
+const weightSum = Object.values(weights).reduce((sum, weight) => sum + weight, 0)
+/** Taken off the score of a memory that asks a question (in the weights' units). */
+const questionPenalty = 0.1
+/** For a question asking when, the weight of a memory being dated (see `AnswerShape.dated`). */
+const datedWeight = 0.15
+
 export const deterministicRerank = (
   query: string,
   items: ReadonlyArray<RerankInput>,
@@ -84,16 +102,39 @@ export const deterministicRerank = (
   }
 ): Array<RerankInput & { readonly score: number }> => {
   const topCombined = Math.max(...items.map((item) => item.fused.combined), 1e-9)
-  const coverage = queryCoverage(query, items.map((item) => item.text))
+  const said = items.map((item) => ({ said: item.said?.getTime() }))
+  const coverage = queryCoverages(query, items.map((item) => item.text), episodes(said))
   const support = episodeSupport(
-    items.map((item) => ({ said: item.said?.getTime(), score: item.fused.combined / topCombined }))
+    items.map((item, index) => ({ said: said[index]!.said, score: item.fused.combined / topCombined }))
   )
+  const when = asksWhen(query)
+  const sum = weightSum + (when ? datedWeight : 0)
+  // Candidates share few subjects (in a conversation, its speakers): each is looked for in the query once.
+  const subjects = new Map<string, boolean>()
+  const named = (subject: string | undefined) => {
+    if (subject === undefined) return false
+    let found = subjects.get(subject)
+    if (found === undefined) {
+      found = namesSubject(query, subject)
+      subjects.set(subject, found)
+    }
+    return found
+  }
   return items
     .map((item, index) => {
       const fusedScore = item.fused.combined / topCombined
       const semanticScore = Math.max(0, Math.min(1, item.similarity ?? item.fused.scores.semantic ?? 0))
-      // Weights measured on LoCoMo (docs/recall.md); divided by their sum so the score stays within 0–1.
-      let score = (0.55 * fusedScore + 0.1 * semanticScore + 0.3 * coverage[index]! + 0.2 * support[index]!) / 1.15
+      // Weights measured on LoCoMo (docs/recall.md), divided by their sum so the score stays within 0–1.
+      let score = (
+        weights.fused * fusedScore +
+        weights.semantic * semanticScore +
+        weights.coverage * coverage.own[index]! +
+        weights.episode * support[index]! +
+        weights.episodeCoverage * coverage.episode[index]! +
+        weights.subject * (named(item.subject) ? 1 : 0) +
+        (when && dated(item.time, item.said) ? datedWeight : 0) -
+        (asksQuestion(item.text) ? questionPenalty : 0)
+      ) / sum
       if (options.window !== null && item.time !== null) {
         const middle = (options.window.start.getTime() + options.window.end.getTime()) / 2
         const half = Math.max(86_400_000, (options.window.end.getTime() - options.window.start.getTime()) / 2)

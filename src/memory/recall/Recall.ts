@@ -32,7 +32,7 @@ import { includeChunks, includeEntities, includeSourceFacts, toRecallResult } fr
 import { fromBrain, fromSql, type RecallScope } from "./RecallSources.ts"
 import { QueryLexemes } from "./keyword/QueryLexemes.ts"
 import { demoteSuperseded } from "./SupersededPenalty.ts"
-import { rankStates, stateFact, stateQuestion } from "./StateRanking.ts"
+import { rankStates, stateFact, stateQuestion, subjectOf } from "./StateRanking.ts"
 import { tagMatcher } from "./TagMatch.ts"
 import { tagScope } from "./TagFilter.ts"
 import { liveAt } from "../forgetting/Expiry.ts"
@@ -287,7 +287,8 @@ export class Recall extends Context.Service<Recall, {
               text: row.text,
               factType: row.factType,
               time: row.occurredStart ?? row.mentionedAt,
-              said: row.mentionedAt
+              said: row.mentionedAt,
+              subject: subjectOf(row)
             }
           })
           const deterministic = pipeline.enableReranking

@@ -82,7 +82,7 @@ const timeOf = (row: UnitRow): number =>
   (row.occurredStart ?? row.mentionedAt ?? row.createdAt)?.getTime() ?? Number.NEGATIVE_INFINITY
 
 /** The entity a fact names first: its subject. */
-const subjectOf = (row: UnitRow): string | undefined => {
+export const subjectOf = (row: UnitRow): string | undefined => {
   const text = row.text.toLowerCase()
   let best: { name: string; at: number } | undefined
   for (const name of row.entityNames ?? []) {

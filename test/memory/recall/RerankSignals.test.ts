@@ -1,11 +1,13 @@
 /**
  * The deterministic reranker's signals beyond the fused score: how much of the query a candidate contains (by stem,
- * rare words counting most) and the support of its episode (the best candidate said close to it in time).
+ * rare words counting most) and its episode contains between its turns, the support of its episode (the best
+ * candidate said close to it in time), whether it is about whom the query names, and whether it asks a question.
  */
 import { assert, describe, it } from "@effect/vitest"
-import { episodeSupport } from "../../../src/memory/recall/EpisodeSupport.ts"
+import { asksQuestion, asksWhen, dated, namesSubject } from "../../../src/memory/recall/AnswerShape.ts"
+import { episodes, episodeSupport } from "../../../src/memory/recall/EpisodeSupport.ts"
 import { deterministicRerank, type Fused } from "../../../src/memory/recall/Fusion.ts"
-import { queryCoverage } from "../../../src/memory/recall/QueryCoverage.ts"
+import { queryCoverage, queryCoverages } from "../../../src/memory/recall/QueryCoverage.ts"
 
 const fused = (id: string, combined: number): Fused => ({
   id,
@@ -34,6 +36,63 @@ describe("queryCoverage", () => {
     // "what" and "does" are stop words: a text holding only them covers nothing.
     assert.deepStrictEqual(queryCoverage("What does Melanie paint?", ["what does it do"]), [0])
     assert.deepStrictEqual(queryCoverage("what is it", ["anything"]), [0])
+  })
+})
+
+describe("queryCoverages", () => {
+  it("credits an episode with the query words its turns hold between them", () => {
+    const texts = [
+      "Melanie: We went camping at the beach.",
+      "Melanie: The kids loved the forest too.",
+      "Melanie: Camping in the forest was fun."
+    ]
+    const { episode, own } = queryCoverages("Melanie camping beach forest", texts, [0, 0, 1])
+    // The first two turns hold every word between them; the third, alone in its episode, misses "beach".
+    assert.strictEqual(episode[0], 1)
+    assert.strictEqual(episode[1], 1)
+    assert.isBelow(episode[2]!, 1)
+    assert.strictEqual(episode[2], own[2])
+    assert.isBelow(own[0]!, 1)
+  })
+})
+
+describe("episodes", () => {
+  it("numbers candidates said within an hour of each other alike, and an untimed one alone", () => {
+    const found = episodes([{ said: 5 * hour }, { said: 0 }, { said: 30 * 60_000 }, { said: undefined }])
+    assert.strictEqual(found[1], found[2])
+    assert.notStrictEqual(found[0], found[1])
+    assert.notStrictEqual(found[3], found[0])
+    assert.notStrictEqual(found[3], found[1])
+  })
+})
+
+describe("answer shape", () => {
+  it("finds a subject named in the query as whole words, ignoring case", () => {
+    assert.isTrue(namesSubject("What instruments does Melanie play?", "Melanie"))
+    assert.isTrue(namesSubject("what are melanie's pets' names?", "Melanie"))
+    assert.isTrue(namesSubject("Where did Dr. Ross (the vet) work?", "Dr. Ross"))
+    assert.isFalse(namesSubject("What does Mel play?", "Melanie"))
+    assert.isFalse(namesSubject("What does Melanie play?", "Mel"))
+    assert.isFalse(namesSubject("What does Melanie play?", undefined))
+    assert.isFalse(namesSubject("What does Melanie play?", " "))
+  })
+
+  it("tells a question asking when, and a memory with a time of its own", () => {
+    assert.isTrue(asksWhen("When did Caroline go to the LGBTQ conference?"))
+    assert.isTrue(asksWhen("What year did Melanie start painting?"))
+    assert.isTrue(asksWhen("how long ago was the trip?"))
+    assert.isFalse(asksWhen("Where did Caroline go?"))
+    assert.isFalse(asksWhen("Whenever I call, who answers?"))
+    const said = new Date(Date.UTC(2023, 4, 8))
+    assert.isTrue(dated(new Date(Date.UTC(2023, 4, 6)), said))
+    assert.isTrue(dated(new Date(Date.UTC(2023, 4, 6)), null))
+    assert.isFalse(dated(new Date(said.getTime()), said))
+    assert.isFalse(dated(null, said))
+  })
+
+  it("tells a memory that asks a question", () => {
+    assert.isTrue(asksQuestion("Caroline: You play any instruments?"))
+    assert.isFalse(asksQuestion("Melanie: Yeah, I play clarinet!"))
   })
 })
 
@@ -96,5 +155,67 @@ describe("deterministicRerank", () => {
     }))
     const ranked = deterministicRerank("words", items, { window: null, preferObservations: false })
     assert.deepStrictEqual(ranked.map((item) => item.fused.id), ["m1", "m2", "m0"])
+  })
+  it("puts the answer by whom the query names above a question that asks for it", () => {
+    const items = [
+      // The question shares more of the query's words and scores higher on every other signal.
+      {
+        fused: fused("question", 1),
+        text: "Caroline: You play any instruments?",
+        time: null,
+        factType: "experience",
+        said: new Date(0),
+        subject: "Caroline"
+      },
+      {
+        fused: fused("answer", 0.8),
+        text: "Melanie: Yeah, I play clarinet!",
+        time: null,
+        factType: "experience",
+        said: new Date(60_000),
+        subject: "Melanie"
+      }
+    ]
+    const ranked = deterministicRerank("What instruments does Melanie play?", items, {
+      window: null,
+      preferObservations: false
+    })
+    assert.deepStrictEqual(ranked.map((item) => item.fused.id), ["answer", "question"])
+    for (const item of ranked) assert.isTrue(item.score >= 0 && item.score <= 1)
+    // Without those two signals the question stays first: they decide it.
+    const anonymous = deterministicRerank(
+      "What instruments does Melanie play?",
+      items.map((item) => ({ ...item, subject: undefined, text: item.text.replace("?", ".") })),
+      { window: null, preferObservations: false }
+    )
+    assert.deepStrictEqual(anonymous.map((item) => item.fused.id), ["question", "answer"])
+  })
+  it("for a question asking when, puts the turn that says when above one that only talks about it", () => {
+    const said = new Date(Date.UTC(2023, 6, 15))
+    const items = [
+      {
+        fused: fused("talks", 1),
+        text: "Caroline: The LGBTQ conference was so inspiring.",
+        time: said,
+        factType: "experience",
+        said,
+        subject: "Caroline"
+      },
+      {
+        fused: fused("says-when", 0.85),
+        text: "Caroline: I went to an LGBTQ conference two days ago.",
+        time: new Date(Date.UTC(2023, 6, 13)),
+        factType: "experience",
+        said,
+        subject: "Caroline"
+      }
+    ]
+    const options = { window: null, preferObservations: false }
+    const ranked = deterministicRerank("When did Caroline go to the LGBTQ conference?", items, options)
+    assert.deepStrictEqual(ranked.map((item) => item.fused.id), ["says-when", "talks"])
+    for (const item of ranked) assert.isTrue(item.score >= 0 && item.score <= 1)
+    // A question that does not ask when leaves the better match first.
+    const where = deterministicRerank("Where did Caroline go to the LGBTQ conference?", items, options)
+    assert.deepStrictEqual(where.map((item) => item.fused.id), ["talks", "says-when"])
   })
 })
