@@ -748,7 +748,8 @@ const makeMemoryRepos = Effect.gen(function*() {
         )
       }))
     }
-    const request = yield* driveFork(input.target_bank_id)
+    // A pending job another fiber (the start-up resumption) ends meanwhile leaves its request here to answer with.
+    const request = yield* driveFork(input.target_bank_id, pending?.request)
     const name = yield* Effect.orDie(
       sql<{ name: string | null }>`SELECT name FROM banks WHERE bank_id = ${input.target_bank_id}`
     )
@@ -773,10 +774,10 @@ const makeMemoryRepos = Effect.gen(function*() {
    * and the start-up resumption may drive the same fork at once); the last one finishes the bank, ends the job and,
    * with `enable_repo`, starts the new repo's sliced enable, driven here too. Answers the fork's request.
    */
-  const driveFork = (targetBankId: string) =>
+  const driveFork = (targetBankId: string, known?: Readonly<Record<string, unknown>>) =>
     Effect.gen(function*() {
       let job = yield* forkJob(targetBankId)
-      let request = job?.request ?? {}
+      let request = job?.request ?? known ?? {}
       let enabling: RepoRow | undefined
       while (job !== undefined) {
         job = yield* inTransaction(Effect.gen(function*() {
