@@ -308,7 +308,16 @@ const makeMemoryRepos = Effect.gen(function*() {
    */
   const enable = Effect.fn("MemoryRepos.enable")(function*(bankId: string, name: string | null | undefined) {
     if (!(yield* bankExists(bankId))) return yield* NotFound.of("bank", bankId)
-    const started = yield* inTransaction(Effect.gen(function*() {
+    const started = yield* inTransaction(startEnable(bankId, name))
+    return yield* driveEnable(started, bankId)
+  })
+
+  /**
+   * Makes the repo row of a sliced enable (or finds the bank's repo): its `enable_progress` makes the enable
+   * durable, driven by `driveEnable` (by the call, and at start-up after a crash). Must run inside a transaction.
+   */
+  const startEnable = (bankId: string, name: string | null | undefined) =>
+    Effect.gen(function*() {
       const existing = yield* store.repoByBank(bankId)
       if (existing !== undefined) return existing
       const repoId = crypto.randomUUID()
@@ -318,55 +327,59 @@ const makeMemoryRepos = Effect.gen(function*() {
       yield* trees.resetLog(bankId)
       yield* store.setProgress(repoId, startProgress)
       return (yield* store.repoById(repoId))!
-    }))
-    let finished = started.enableProgress === null
-    while (!finished) {
-      finished = yield* inTransaction(Effect.gen(function*() {
-        yield* store.lockRepo(started.repoId)
-        const row = yield* repo(started.repoId)
-        if (row.enableProgress === null) return true
-        const next = yield* enableSlice(snapshots, row.repoId, bankId, row.enableProgress).pipe(
-          Effect.provideService(SqlClient.SqlClient, sql)
-        )
-        if (next !== "done") {
-          yield* store.setProgress(row.repoId, next)
-          return false
-        }
-        const manifests = yield* storeManifests(row.enableProgress).pipe(
-          Effect.provideService(SqlClient.SqlClient, sql)
-        )
-        const tree = yield* trees.build(bankId, manifests.state, { store: true, consume: true })
-        if (tree === undefined) return yield* Effect.die(new Error("a sliced tree must be two-level"))
-        const commit = yield* store.insertCommit({
-          commitId: crypto.randomUUID(),
-          repoId: row.repoId,
-          parentCommitId: null,
-          branchName: "main",
-          message: "Initial commit",
-          actor: "system",
-          rootHash: tree.rootHash,
-          tables: tree.tables,
-          rowCounts: tree.rows,
-          bytesAdded: row.enableProgress.bytes + manifests.bytes + tree.bytesAdded
-        })
-        yield* store.upsertBranch(row.repoId, row.activeBranch, commit.commitId, bankId)
-        yield* store.setProgress(row.repoId, null)
-        return true
-      }))
-      yield* Effect.sleep("1 millis") // lets other requests take the session between slices
-    }
-    // Tree slices take the staged rows out as they read them; an enable begun by an earlier version left them all
-    // until the end. Those go in slices too: one big delete would hold the session again.
-    for (let removed = 1; removed > 0;) {
-      const rows = yield* Effect.orDie(sql<{ n: number }>`
+    })
+
+  /** Runs a sliced enable's remaining slices, each its own transaction under the repo's lock (safe to run twice at once). */
+  const driveEnable = (started: RepoRow, bankId: string) =>
+    Effect.gen(function*() {
+      let finished = started.enableProgress === null
+      while (!finished) {
+        finished = yield* inTransaction(Effect.gen(function*() {
+          yield* store.lockRepo(started.repoId)
+          const row = yield* repo(started.repoId)
+          if (row.enableProgress === null) return true
+          const next = yield* enableSlice(snapshots, row.repoId, bankId, row.enableProgress).pipe(
+            Effect.provideService(SqlClient.SqlClient, sql)
+          )
+          if (next !== "done") {
+            yield* store.setProgress(row.repoId, next)
+            return false
+          }
+          const manifests = yield* storeManifests(row.enableProgress).pipe(
+            Effect.provideService(SqlClient.SqlClient, sql)
+          )
+          const tree = yield* trees.build(bankId, manifests.state, { store: true, consume: true })
+          if (tree === undefined) return yield* Effect.die(new Error("a sliced tree must be two-level"))
+          const commit = yield* store.insertCommit({
+            commitId: crypto.randomUUID(),
+            repoId: row.repoId,
+            parentCommitId: null,
+            branchName: "main",
+            message: "Initial commit",
+            actor: "system",
+            rootHash: tree.rootHash,
+            tables: tree.tables,
+            rowCounts: tree.rows,
+            bytesAdded: row.enableProgress.bytes + manifests.bytes + tree.bytesAdded
+          })
+          yield* store.upsertBranch(row.repoId, row.activeBranch, commit.commitId, bankId)
+          yield* store.setProgress(row.repoId, null)
+          return true
+        }))
+        yield* Effect.sleep("1 millis") // lets other requests take the session between slices
+      }
+      // Tree slices take the staged rows out as they read them; an enable begun by an earlier version left them all
+      // until the end. Those go in slices too: one big delete would hold the session again.
+      for (let removed = 1; removed > 0;) {
+        const rows = yield* Effect.orDie(sql<{ n: number }>`
         WITH gone AS (DELETE FROM repo_enable_rows WHERE ctid IN (
           SELECT ctid FROM repo_enable_rows WHERE repo_id = ${started.repoId} LIMIT 5000) RETURNING 1)
         SELECT count(*)::int AS n FROM gone`)
-      removed = rows[0]?.n ?? 0
-      if (removed > 0) yield* Effect.sleep("1 millis")
-    }
-    return yield* summary(yield* repo(started.repoId))
-  })
+        removed = rows[0]?.n ?? 0
+        if (removed > 0) yield* Effect.sleep("1 millis")
+      }
+      return yield* summary(yield* repo(started.repoId))
+    })
 
   /** A fork copied in slices that has not finished (`SlicedFork`); `lock` takes its row lock. */
   const forkJob = (targetBankId: string, lock = false) =>
@@ -406,6 +419,22 @@ const makeMemoryRepos = Effect.gen(function*() {
           "memories; clone into a new bank_id"
       })
     }
+    if (source !== undefined && source !== null && source !== input.bank_id) {
+      // A source with a repo is cloned as a fork of its live workspace: copied in slices (durable, resumed at
+      // start-up), then the new repo's initial commit in slices; the answer still comes when the repo is made.
+      const sourceRepo = yield* store.repoByBank(source)
+      if (sourceRepo !== undefined && sourceRepo.enableProgress === null) {
+        const forked = yield* fork(sourceRepo.repoId, {
+          target_bank_id: input.bank_id,
+          include_workspace: true,
+          enable_repo: true,
+          repo_name: input.repo_name
+        })
+        if (forked.repo !== null) return forked.repo
+        return yield* summary(yield* repo((yield* store.repoByBank(input.bank_id))!.repoId))
+      }
+    }
+    // Otherwise (no source, or a source without a repo: nothing of it is stored as objects yet) one transaction.
     const repoRow = yield* inTransaction(Effect.gen(function*() {
       yield* Effect.orDie(sql`INSERT INTO banks (bank_id) VALUES (${input.bank_id}) ON CONFLICT (bank_id) DO NOTHING`)
       if (source !== undefined && source !== null && source !== input.bank_id) {
@@ -719,41 +748,14 @@ const makeMemoryRepos = Effect.gen(function*() {
         )
       }))
     }
-    // Slices, each its own transaction under the job row's lock; the last one finishes the bank and ends the job.
-    let job = yield* forkJob(input.target_bank_id)
-    let request = job?.request ?? {}
-    let forked: RepoRow | null = null
-    while (job !== undefined) {
-      job = yield* inTransaction(Effect.gen(function*() {
-        const current = yield* forkJob(input.target_bank_id, true)
-        if (current === undefined) return undefined
-        request = current.request
-        const next = yield* forkSlice(snapshots, current).pipe(Effect.provideService(SqlClient.SqlClient, sql))
-        if (next !== "done") {
-          yield* Effect.orDie(sql`UPDATE repo_forks SET progress = ${JSON.stringify(next)}::jsonb
-            WHERE target_bank_id = ${current.targetBankId}`)
-          return current
-        }
-        yield* finishFork(snapshots, current).pipe(Effect.provideService(SqlClient.SqlClient, sql))
-        const bankName = current.request["target_bank_name"]
-        if (typeof bankName === "string") {
-          yield* Effect.orDie(
-            sql`UPDATE banks SET name = ${bankName}, updated_at = now() WHERE bank_id = ${current.targetBankId}`
-          )
-        }
-        if (current.request["enable_repo"] === true) {
-          forked = yield* enableIn(current.targetBankId, current.request["repo_name"] as string | null | undefined)
-        }
-        return undefined
-      }))
-      yield* Effect.sleep("1 millis") // lets other requests take the session between slices
-    }
-    yield* restored(input.target_bank_id)
+    // A pending job another fiber (the start-up resumption) ends meanwhile leaves its request here to answer with.
+    const request = yield* driveFork(input.target_bank_id, pending?.request)
     const name = yield* Effect.orDie(
       sql<{ name: string | null }>`SELECT name FROM banks WHERE bank_id = ${input.target_bank_id}`
     )
     const text = (key: string) => typeof request[key] === "string" ? request[key] as string : null
-    const enabled: RepoRow | null = forked
+    // The repo a fork with `enable_repo` made, whichever fiber (this call or the start-up resumption) finished it.
+    const enabled = request["enable_repo"] === true ? yield* store.repoByBank(input.target_bank_id) : undefined
     return {
       bank_id: input.target_bank_id,
       bank_name: name[0]?.name ?? null,
@@ -762,8 +764,74 @@ const makeMemoryRepos = Effect.gen(function*() {
       source_branch: text("branchName"),
       source_commit_id: text("commitId"),
       include_workspace: request["include_workspace"] === true,
-      repo_enabled: enabled !== null,
-      repo: enabled === null ? null : yield* summary(enabled)
+      repo_enabled: enabled !== undefined,
+      repo: enabled === undefined ? null : yield* summary(enabled)
+    }
+  })
+
+  /**
+   * Runs fork `targetBankId`'s remaining slices, each its own transaction under the job row's lock (so the call
+   * and the start-up resumption may drive the same fork at once); the last one finishes the bank, ends the job and,
+   * with `enable_repo`, starts the new repo's sliced enable, driven here too. Answers the fork's request.
+   */
+  const driveFork = (targetBankId: string, known?: Readonly<Record<string, unknown>>) =>
+    Effect.gen(function*() {
+      let job = yield* forkJob(targetBankId)
+      let request = job?.request ?? known ?? {}
+      let enabling: RepoRow | undefined
+      while (job !== undefined) {
+        job = yield* inTransaction(Effect.gen(function*() {
+          const current = yield* forkJob(targetBankId, true)
+          if (current === undefined) return undefined
+          request = current.request
+          const next = yield* forkSlice(snapshots, current).pipe(Effect.provideService(SqlClient.SqlClient, sql))
+          if (next !== "done") {
+            yield* Effect.orDie(sql`UPDATE repo_forks SET progress = ${JSON.stringify(next)}::jsonb
+              WHERE target_bank_id = ${current.targetBankId}`)
+            return current
+          }
+          yield* finishFork(snapshots, current).pipe(Effect.provideService(SqlClient.SqlClient, sql))
+          const bankName = current.request["target_bank_name"]
+          if (typeof bankName === "string") {
+            yield* Effect.orDie(
+              sql`UPDATE banks SET name = ${bankName}, updated_at = now() WHERE bank_id = ${current.targetBankId}`
+            )
+          }
+          if (current.request["enable_repo"] === true) {
+            // The initial commit is a sliced enable begun in this transaction: durable, resumed at start-up.
+            enabling = yield* startEnable(
+              current.targetBankId,
+              current.request["repo_name"] as string | null | undefined
+            )
+          }
+          return undefined
+        }))
+        yield* Effect.sleep("1 millis") // lets other requests take the session between slices
+      }
+      yield* restored(targetBankId)
+      if (request["enable_repo"] === true) {
+        const repoRow = enabling ?? (yield* store.repoByBank(targetBankId))
+        if (repoRow !== undefined) yield* driveEnable(repoRow, targetBankId)
+      }
+      return request
+    })
+
+  /**
+   * Forks and enables that a stopped server left part-way (a `repo_forks` row, a repo with `enable_progress`) are
+   * finished in the background at start-up, each in its slices, without waiting for the client to call again.
+   */
+  const resumeInterrupted = Effect.gen(function*() {
+    const forks = yield* Effect.orDie(sql<{ targetBankId: string }>`SELECT target_bank_id FROM repo_forks
+      ORDER BY target_bank_id`)
+    for (const { targetBankId } of forks) {
+      yield* Effect.logInfo("resuming a repo fork a restart interrupted", { bank_id: targetBankId })
+      yield* driveFork(targetBankId)
+      yield* Effect.logInfo("repo fork resumed and finished", { bank_id: targetBankId })
+    }
+    const enables = (yield* store.listRepos).filter((row) => row.enableProgress !== null)
+    for (const row of enables) {
+      yield* Effect.logInfo("resuming a repo enable a restart interrupted", { repo_id: row.repoId })
+      yield* driveEnable(row, row.rootBankId)
     }
   })
 
@@ -811,6 +879,13 @@ const makeMemoryRepos = Effect.gen(function*() {
     if (replica.moved) yield* restored(replica.bankId)
     return replica.bankId
   })
+
+  yield* resumeInterrupted.pipe(
+    Effect.catchCause((cause) =>
+      Effect.logWarning("could not resume an interrupted repo fork or enable; the same call resumes it", cause)
+    ),
+    Effect.forkScoped
+  )
 
   return {
     enable,

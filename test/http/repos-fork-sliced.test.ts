@@ -1,7 +1,8 @@
 /**
  * A fork copies its source in bounded slices (`SlicedFork`): a fork of a few thousand versioned rows, cut into
  * many small slices, ends with the same rows as its source — per table, the same count; the same memories, links
- * and entities — and the job row is gone; a fork of a live workspace takes its uncommitted work too.
+ * and entities — and the job row is gone; a fork of a live workspace takes its uncommitted work too, and a clone
+ * (`POST /v1/default/repos` with a source that has a repo) is such a fork.
  */
 import { assert, layer } from "@effect/vitest"
 import { Effect } from "effect"
@@ -97,5 +98,23 @@ layer(testApp(), { excludeTestServices: true })("memory repos: forks in slices",
         json: { target_bank_id: "repo-fork-live" }
       })
       assert.strictEqual(again.status, 409, again.text)
+
+      // A clone of a bank with a repo goes through the same sliced fork, of its live workspace, and answers the
+      // new repo with its initial commit made (in slices too).
+      yield* ok("POST", `${bank}/memories`, { items: [{ content: "Hugo sold his boat in Lima on day 501." }] })
+      yield* settled(bankId)
+      const cloned = yield* contentOf(bankId)
+      forkTuning.sliceRows = 300
+      const clone = yield* ok("POST", "/v1/default/repos", {
+        bank_id: "repo-fork-clone",
+        source_bank_id: bankId,
+        repo_name: "clone"
+      }).pipe(Effect.ensuring(Effect.sync(() => (forkTuning.sliceRows = saved))))
+      assert.strictEqual(clone.name, "clone")
+      assert.strictEqual(clone.root_bank_id, "repo-fork-clone")
+      assert.isString(clone.head_commit_id)
+      assert.deepStrictEqual(yield* contentOf("repo-fork-clone"), cloned)
+      assert.strictEqual((yield* ok("GET", `/v1/default/repos/${clone.repo_id}/status`)).dirty, false)
+      assert.strictEqual((yield* sql`SELECT 1 FROM repo_forks`).length, 0, "the clone's fork job ended")
     }), 300_000)
 })
