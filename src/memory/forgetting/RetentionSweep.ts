@@ -132,7 +132,8 @@ export const RetentionSweepTask = TaskRegistry.handler(
           yield* drain(
             "max_memories",
             Effect.gen(function*() {
-              const excess = (yield* countFacts(bankId)) - max
+              // Counted only as far as a slice can take: the bank's size does not set a slice's cost.
+              const excess = (yield* countFacts(bankId, max + sweepSlice)) - max
               const take = ranked.slice(next, next + Math.min(sweepSlice, Math.max(0, excess)))
               next += take.length
               return take
@@ -154,9 +155,14 @@ export const RetentionSweepTask = TaskRegistry.handler(
         }
       }).pipe(Effect.provideService(SqlClient.SqlClient, sql), Effect.provideService(BankBrains, brains))
 
-    function countFacts(bankId: string) {
-      return sql<{ n: number }>`SELECT count(*)::int AS n FROM memory_units
-      WHERE bank_id = ${bankId} AND fact_type IN ${sql.in([...countedFactTypes])}`.pipe(
+    /** The bank's facts, or `upTo` when it holds more (counting stops there). */
+    function countFacts(bankId: string, upTo?: number) {
+      const facts = sql`SELECT 1 FROM memory_units WHERE bank_id = ${bankId} AND fact_type IN ${
+        sql.in([...countedFactTypes])
+      }`
+      return sql<{ n: number }>`SELECT count(*)::int AS n FROM (${facts}${
+        upTo === undefined ? sql`` : sql` LIMIT ${upTo}`
+      }) f`.pipe(
         Effect.orDie,
         Effect.map((rows) => rows[0]?.n ?? 0)
       )

@@ -100,17 +100,47 @@ export const deleteUnitsAndRecount = Effect.fn("EntityMentions.deleteUnits")(fun
   return rows.flatMap((row) => row.id === null ? [] : [row.id])
 })
 
-/** Recounts the first/last mention times of the given entities (an entity with no mention left keeps its times). */
+/**
+ * How many of the bank's facts a recount of a first (last) time walks, in time order from the entity's old time,
+ * before it recounts every mention instead: an entity named in more than about one fact in this many is found
+ * within it, and one named more rarely has few mentions to recount.
+ */
+const nearbyFacts = 256
+
+/**
+ * Recounts the first/last mention times of the given entities (an entity with no mention left keeps its times).
+ * Every fact still naming an entity was said no earlier than its old first time (no later than its old last time),
+ * so the new first time is the earliest fact naming it in a walk of the bank's facts in time order from the old one
+ * (`memory_units_list_order`); only when none of the first `nearbyFacts` names it are all its mentions read. A sweep
+ * deletes the oldest facts, so its every slice moves the first time of each entity the slice named: recounting
+ * every mention of the bank's busiest entities made a slice's cost grow with the bank.
+ */
 const recountTimes = Effect.fn("EntityMentions.recountTimes")(
   function*(bankId: string, entityIds: ReadonlyArray<string>) {
     if (entityIds.length === 0) return
     const sql = yield* SqlClient.SqlClient
     const said = sql.literal(saidAt)
+    const nearest = (direction: "first" | "last") => {
+      const [bound, order] = direction === "first" ? [sql`>= e.first_seen`, sql`ASC`] : [sql`<= e.last_seen`, sql`DESC`]
+      return sql`(SELECT w.said FROM (
+          SELECT u.id, ${said} AS said FROM memory_units u
+          WHERE u.bank_id = ${bankId} AND ${said} ${bound} AND u.fact_type <> 'observation'
+          ORDER BY ${said} ${order} LIMIT ${nearbyFacts}) w
+        WHERE EXISTS (SELECT 1 FROM unit_entities ue WHERE ue.unit_id = w.id AND ue.entity_id = e.id)
+        ORDER BY w.said ${order} LIMIT 1)`
+    }
+    const all = (aggregate: "min" | "max", kept: "first_seen" | "last_seen") =>
+      sql`(SELECT coalesce(${sql.literal(aggregate)}(${said}), e.${sql.literal(kept)})
+        FROM unit_entities ue JOIN memory_units u ON u.id = ue.unit_id
+        WHERE ue.entity_id = e.id AND u.fact_type <> 'observation')`
+    // A subquery in a CASE branch runs only when the branch is taken: the full recount only when the walk found none.
     yield* sql`
-    UPDATE entities e SET (first_seen, last_seen) = (
-      SELECT coalesce(min(${said}), e.first_seen), coalesce(max(${said}), e.last_seen)
-      FROM unit_entities ue JOIN memory_units u ON u.id = ue.unit_id
-      WHERE ue.entity_id = e.id AND u.fact_type <> 'observation')
-    WHERE e.bank_id = ${bankId} AND e.id IN ${sql.in([...entityIds])}`
+    WITH near AS (
+      SELECT e.id, ${nearest("first")} AS first_near, ${nearest("last")} AS last_near
+      FROM entities e WHERE e.bank_id = ${bankId} AND e.id IN ${sql.in([...entityIds])})
+    UPDATE entities e SET
+      first_seen = CASE WHEN n.first_near IS NOT NULL THEN n.first_near ELSE ${all("min", "first_seen")} END,
+      last_seen = CASE WHEN n.last_near IS NOT NULL THEN n.last_near ELSE ${all("max", "last_seen")} END
+    FROM near n WHERE e.id = n.id`
   }
 )

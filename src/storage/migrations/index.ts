@@ -36,6 +36,7 @@ import forgetting from "./0034_forgetting.ts"
 import writePath from "./0035_write_path.ts"
 import repoEnableStaging from "./0036_repo_enable_staging.ts"
 import repoGc from "./0037_repo_gc.ts"
+import memoryChunkIndex from "./0038_memory_chunk_index.ts"
 
 export const migrations = {
   "0001_banks_and_operations": banksAndOperations,
@@ -74,5 +75,6 @@ export const migrations = {
   "0034_forgetting": forgetting,
   "0035_write_path": writePath,
   "0036_repo_enable_staging": repoEnableStaging,
-  "0037_repo_gc": repoGc
+  "0037_repo_gc": repoGc,
+  "0038_memory_chunk_index": memoryChunkIndex
 }
