@@ -15,8 +15,10 @@ const clientsOnlyOnPglite = ["test/ui/**", "test/cli/**"]
 
 // Most files share their worker's modules (no isolation): loading the module graph afresh for each of ~260 files was a
 // quarter of a CI run. Files that start processes, run a cluster or time background work get a fresh one each, as
-// before, so nothing one file leaves running (a timer, a brain, a child) can touch them.
+// before, so nothing one file leaves running (a timer, a brain, a child) can touch them. An HTTP test
+// (`*.http.test.ts`, beside the unit tests of the folder that owns its feature) shares modules wherever it lives.
 const isolatedDirectories = ["test/process", "test/cluster", "test/bank", "test/brain", "test/ui", "test/cli"]
+const httpTests = "**/*.http.test.ts"
 
 const tier = (name: string, database: string, exclude: Array<string> = []) =>
   [true, false].map((isolate) => ({
@@ -29,7 +31,7 @@ const tier = (name: string, database: string, exclude: Array<string> = []) =>
       exclude: [
         "**/node_modules/**",
         ...exclude,
-        ...(isolate ? [] : isolatedDirectories.map((directory) => `${directory}/**`))
+        ...(isolate ? [httpTests] : isolatedDirectories.map((directory) => `${directory}/**/!(*.http).test.ts`))
       ]
     }
   }))

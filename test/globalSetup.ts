@@ -10,6 +10,7 @@
 import { PgClient } from "@effect/sql-pg"
 import { Effect, Redacted } from "effect"
 import { SqlClient } from "effect/sql"
+import { execFileSync } from "node:child_process"
 import { mkdtempSync, rmSync } from "node:fs"
 import { tmpdir } from "node:os"
 import { join } from "node:path"
@@ -30,6 +31,15 @@ export default function setup() {
   const dir = mkdtempSync(join(tmpdir(), `engram-run-${tag}-`))
   process.env["ENGRAM_TEST_RUN"] = tag
   process.env["TMPDIR"] = dir
+  // Every test server on the PGlite tier starts from a copy of one migrated data dir (test/support/pgliteTemplate.ts):
+  // initdb and the migrations once per run instead of once per server. If it cannot be built, each server migrates.
+  const template = join(dir, "pglite-template")
+  try {
+    execFileSync(process.execPath, ["test/support/pgliteTemplate.ts", template], { stdio: "inherit" })
+    process.env["ENGRAM_TEST_PGLITE_TEMPLATE"] = template
+  } catch (error) {
+    console.warn(`no PGlite template for this run (each test server migrates its own): ${String(error)}`)
+  }
   return async () => {
     rmSync(dir, { recursive: true, force: true, maxRetries: 3 })
     const url = process.env["ENGRAM_TEST_DATABASE_URL"]

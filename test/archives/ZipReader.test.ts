@@ -2,7 +2,7 @@
  * The zip reader on its own: every entry comes back byte for byte, stored or deflated, and each entry is inflated
  * no further than its tightest cap; a header that declares more bytes than the entry holds, and damaged deflate
  * data, are refused with their reason; large entries (inflated off the event loop) come back exactly too, and the
- * whole archive stops at its inflation budget. (Hostile archives over HTTP: `test/http/codebases.test.ts`, bombs
+ * whole archive stops at its inflation budget. (Hostile archives over HTTP: `test/codebases/codebases.http.test.ts`, bombs
  * and the event loop: `test/security/`.)
  */
 import { assert, describe, it } from "@effect/vitest"

@@ -68,7 +68,7 @@ const featureTools: Record<string, ReadonlyArray<string>> = {
 }
 const allFeatureTools = Object.values(featureTools).flat()
 
-/** GloVe vectors so that contradictions are found offline (see test/http/anomalies.test.ts). */
+/** GloVe vectors so that contradictions are found offline (see test/memory/anomaly/anomalies.http.test.ts). */
 const models = Layer.mergeAll(glove({ cacheDir: sharedGloveCacheDir }), Llm.layerNone)
 const app = testApp(
   { mcpToolFamilies, brain: { ...defaultBrainSettings, learnAllowPrivateNetworks: true } },

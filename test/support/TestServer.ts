@@ -5,7 +5,7 @@
  */
 import { Context, Effect, Layer, Option, Redacted } from "effect"
 import { HttpServer } from "effect/http"
-import { mkdtempSync } from "node:fs"
+import { cpSync, mkdtempSync } from "node:fs"
 import { tmpdir } from "node:os"
 import { join } from "node:path"
 import { AppWith } from "../../layers/AppWith.ts"
@@ -19,9 +19,15 @@ import { freshSchemaName } from "./TestRun.ts"
 /** `pglite`, or the PostgreSQL URL of the tier (set by vitest.config.ts). */
 export const databaseTier = process.env["ENGRAM_TEST_DATABASE"] ?? "pglite"
 
+/** The run's migrated PGlite data dir (`test/globalSetup.ts`), copied into each new one; unset, a server migrates its own. */
+const pgliteTemplate = process.env["ENGRAM_TEST_PGLITE_TEMPLATE"]
+
 export const freshDatabaseSettings = (): Partial<EngramSettings> => {
   const dataDir = mkdtempSync(join(tmpdir(), "engram-test-"))
-  if (databaseTier === "pglite") return { dataDir, databaseUrl: Option.none() }
+  if (databaseTier === "pglite") {
+    if (pgliteTemplate !== undefined) cpSync(pgliteTemplate, join(dataDir, "pglite"), { recursive: true })
+    return { dataDir, databaseUrl: Option.none() }
+  }
   const schema = freshSchemaName()
   return { dataDir, databaseUrl: Option.some(Redacted.make(databaseTier)), databaseSchema: schema }
 }

@@ -1,6 +1,6 @@
 /**
  * Builds `LlmLive` against the scripted model server for the LLM tests, with traces kept in memory instead of
- * the database (the trace table itself is covered over HTTP in test/http/traces.test.ts).
+ * the database (the trace table itself is covered over HTTP in test/traces/traces.http.test.ts).
  */
 import { Effect, Layer } from "effect"
 import { FetchHttpClient } from "effect/http"

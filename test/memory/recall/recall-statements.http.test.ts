@@ -6,9 +6,9 @@
  */
 import { assert, layer } from "@effect/vitest"
 import { Effect, Layer } from "effect"
-import { bankPath, settled } from "../support/HttpCalls.ts"
-import { probe, recordStatements } from "../support/StatementProbe.ts"
-import { testApp, TestServer } from "../support/TestServer.ts"
+import { bankPath, settled } from "../../support/HttpCalls.ts"
+import { probe, recordStatements } from "../../support/StatementProbe.ts"
+import { testApp, TestServer } from "../../support/TestServer.ts"
 
 const bank = "recall-statements"
 const base = bankPath(bank)

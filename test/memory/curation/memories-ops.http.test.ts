@@ -7,9 +7,9 @@
 import { assert, layer } from "@effect/vitest"
 import { Effect } from "effect"
 import { createClient, createConfig, sdk } from "@vectorize-io/hindsight-client"
-import { bankPath, call, ok, settled } from "../support/HttpCalls.ts"
-import { testApp, TestServer } from "../support/TestServer.ts"
-import { eventually } from "../support/TestTasks.ts"
+import { bankPath, call, ok, settled } from "../../support/HttpCalls.ts"
+import { testApp, TestServer } from "../../support/TestServer.ts"
+import { eventually } from "../../support/TestTasks.ts"
 
 const rawClient = Effect.map(TestServer, (server) => createClient(createConfig({ baseUrl: server.url })))
 const promise = <A>(run: () => Promise<A>) => Effect.promise(run)

@@ -6,13 +6,13 @@
  */
 import { assert, layer } from "@effect/vitest"
 import { Deferred, Effect, Layer } from "effect"
-import { EngramConfig } from "../../src/config/EngramConfig.ts"
-import type { BankEvent } from "../../src/events/BankEvents.ts"
-import { BankEvents } from "../../src/events/BankEvents.ts"
-import { MemoryUnits } from "../../src/memory/MemoryUnits.ts"
-import { Operations } from "../../src/bank/Operations.ts"
-import { testApp, TestServer } from "../support/TestServer.ts"
-import { eventually, TestTaskHandlers, TestTasks } from "../support/TestTasks.ts"
+import { EngramConfig } from "../../../src/config/EngramConfig.ts"
+import type { BankEvent } from "../../../src/events/BankEvents.ts"
+import { BankEvents } from "../../../src/events/BankEvents.ts"
+import { MemoryUnits } from "../../../src/memory/MemoryUnits.ts"
+import { Operations } from "../../../src/bank/Operations.ts"
+import { testApp, TestServer } from "../../support/TestServer.ts"
+import { eventually, TestTaskHandlers, TestTasks } from "../../support/TestTasks.ts"
 
 const bank = (id: string) => `/v1/default/banks/${id}`
 

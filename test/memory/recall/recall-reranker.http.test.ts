@@ -6,12 +6,12 @@
 import { assert, layer } from "@effect/vitest"
 import { Duration, Effect, Layer } from "effect"
 import * as Path from "node:path"
-import { onnx } from "../../layers/models/RerankerLive.ts"
-import type { Embeddings } from "../../src/models/Embeddings.ts"
-import type { Llm } from "../../src/models/Llm.ts"
-import { Reranker, RerankError } from "../../src/models/Reranker.ts"
-import { OfflineTestModels } from "../support/FakeModels.ts"
-import { testApp, TestServer } from "../support/TestServer.ts"
+import { onnx } from "../../../layers/models/RerankerLive.ts"
+import type { Embeddings } from "../../../src/models/Embeddings.ts"
+import type { Llm } from "../../../src/models/Llm.ts"
+import { Reranker, RerankError } from "../../../src/models/Reranker.ts"
+import { OfflineTestModels } from "../../support/FakeModels.ts"
+import { testApp, TestServer } from "../../support/TestServer.ts"
 
 const facts = [
   "Caroline researched adoption agencies for months.",

@@ -5,9 +5,9 @@
  */
 import { assert, layer } from "@effect/vitest"
 import { Effect } from "effect"
-import { ModelsLive } from "../../layers/Models.ts"
-import { loadLocomo, locomoAvailable, sessionsOf } from "../support/Locomo.ts"
-import { testApp, TestServer } from "../support/TestServer.ts"
+import { ModelsLive } from "../../../layers/Models.ts"
+import { loadLocomo, locomoAvailable, sessionsOf } from "../../support/Locomo.ts"
+import { testApp, TestServer } from "../../support/TestServer.ts"
 
 const bank = "/v1/default/banks/locomo"
 

@@ -7,9 +7,9 @@
 import { assert, layer } from "@effect/vitest"
 import { Effect } from "effect"
 import { SqlClient } from "effect/sql"
-import { MemoryUnits } from "../../src/memory/MemoryUnits.ts"
-import { testApp, TestServer } from "../support/TestServer.ts"
-import { eventually } from "../support/TestTasks.ts"
+import { MemoryUnits } from "../../../src/memory/MemoryUnits.ts"
+import { testApp, TestServer } from "../../support/TestServer.ts"
+import { eventually } from "../../support/TestTasks.ts"
 
 const bankId = "mentions"
 const path = `/v1/default/banks/${bankId}`

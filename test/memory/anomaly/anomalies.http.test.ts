@@ -6,10 +6,10 @@
  */
 import { assert, layer } from "@effect/vitest"
 import { Effect, Layer } from "effect"
-import { glove } from "../../layers/models/embeddings/EmbeddingsLive.ts"
-import { Llm } from "../../src/models/Llm.ts"
-import { sharedGloveCacheDir } from "../layers/models/embeddings/GloveCacheDir.ts"
-import { testApp, TestServer } from "../support/TestServer.ts"
+import { glove } from "../../../layers/models/embeddings/EmbeddingsLive.ts"
+import { Llm } from "../../../src/models/Llm.ts"
+import { sharedGloveCacheDir } from "../../layers/models/embeddings/GloveCacheDir.ts"
+import { testApp, TestServer } from "../../support/TestServer.ts"
 
 const models = Layer.mergeAll(glove({ cacheDir: sharedGloveCacheDir }), Llm.layerNone)
 const bank = "/v1/default/banks/anomalies"

@@ -6,13 +6,13 @@
  */
 import { assert, layer } from "@effect/vitest"
 import { Context, Duration, Effect, Layer } from "effect"
-import { llmSettings } from "../../layers/models/llm/LlmConfig.ts"
-import * as LlmLive from "../../layers/models/llm/LlmLive.ts"
-import { trigramEmbeddings } from "../support/FakeModels.ts"
-import type { ScriptedOpenAi } from "../support/ScriptedOpenAi.ts"
-import { scriptedOpenAi } from "../support/ScriptedOpenAi.ts"
-import { testApp, TestServer } from "../support/TestServer.ts"
-import { eventually } from "../support/TestTasks.ts"
+import { llmSettings } from "../../../layers/models/llm/LlmConfig.ts"
+import * as LlmLive from "../../../layers/models/llm/LlmLive.ts"
+import { trigramEmbeddings } from "../../support/FakeModels.ts"
+import type { ScriptedOpenAi } from "../../support/ScriptedOpenAi.ts"
+import { scriptedOpenAi } from "../../support/ScriptedOpenAi.ts"
+import { testApp, TestServer } from "../../support/TestServer.ts"
+import { eventually } from "../../support/TestTasks.ts"
 
 const bank = (id: string) => `/v1/default/banks/${id}`
 

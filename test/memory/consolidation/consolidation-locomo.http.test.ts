@@ -6,10 +6,10 @@
  */
 import { assert, layer } from "@effect/vitest"
 import { Effect } from "effect"
-import { ModelsLive } from "../../layers/Models.ts"
-import { loadLocomo, locomoAvailable, sessionsOf } from "../support/Locomo.ts"
-import { testApp, TestServer } from "../support/TestServer.ts"
-import { eventually } from "../support/TestTasks.ts"
+import { ModelsLive } from "../../../layers/Models.ts"
+import { loadLocomo, locomoAvailable, sessionsOf } from "../../support/Locomo.ts"
+import { testApp, TestServer } from "../../support/TestServer.ts"
+import { eventually } from "../../support/TestTasks.ts"
 
 const bank = "/v1/default/banks/locomo-observations"
 const sessionsRetained = 6

@@ -7,16 +7,16 @@
  */
 import { assert, layer } from "@effect/vitest"
 import { Context, Duration, Effect, Layer } from "effect"
-import { llmSettings } from "../../layers/models/llm/LlmConfig.ts"
-import * as LlmLive from "../../layers/models/llm/LlmLive.ts"
-import type { BankEvent } from "../../src/events/BankEvents.ts"
-import { BankEvents } from "../../src/events/BankEvents.ts"
-import { builtInRules } from "../../src/memory/consolidation/LlmConsolidator.ts"
-import { trigramEmbeddings } from "../support/FakeModels.ts"
-import type { ScriptedOpenAi } from "../support/ScriptedOpenAi.ts"
-import { scriptedOpenAi } from "../support/ScriptedOpenAi.ts"
-import { testApp, TestServer } from "../support/TestServer.ts"
-import { eventually } from "../support/TestTasks.ts"
+import { llmSettings } from "../../../layers/models/llm/LlmConfig.ts"
+import * as LlmLive from "../../../layers/models/llm/LlmLive.ts"
+import type { BankEvent } from "../../../src/events/BankEvents.ts"
+import { BankEvents } from "../../../src/events/BankEvents.ts"
+import { builtInRules } from "../../../src/memory/consolidation/LlmConsolidator.ts"
+import { trigramEmbeddings } from "../../support/FakeModels.ts"
+import type { ScriptedOpenAi } from "../../support/ScriptedOpenAi.ts"
+import { scriptedOpenAi } from "../../support/ScriptedOpenAi.ts"
+import { testApp, TestServer } from "../../support/TestServer.ts"
+import { eventually } from "../../support/TestTasks.ts"
 
 class Scripted extends Context.Service<Scripted, ScriptedOpenAi>()("test/http/consolidation-llm/Scripted") {}
 

@@ -4,8 +4,8 @@
  */
 import { assert, layer } from "@effect/vitest"
 import { Effect } from "effect"
-import { testApp, TestServer } from "../support/TestServer.ts"
-import { eventually } from "../support/TestTasks.ts"
+import { testApp, TestServer } from "../../support/TestServer.ts"
+import { eventually } from "../../support/TestTasks.ts"
 
 const bank = (id: string) => `/v1/default/banks/${id}`
 

@@ -5,9 +5,9 @@
  */
 import { assert, layer } from "@effect/vitest"
 import { Effect, Layer } from "effect"
-import { bankPath } from "../support/HttpCalls.ts"
-import { probe, recordStatements } from "../support/StatementProbe.ts"
-import { testApp } from "../support/TestServer.ts"
+import { bankPath } from "../../support/HttpCalls.ts"
+import { probe, recordStatements } from "../../support/StatementProbe.ts"
+import { testApp } from "../../support/TestServer.ts"
 
 const people = ["Alice Novak", "Bob Stone", "Carla Diaz", "Dan Ito", "Eve Marsh", "Finn Olsen", "Gina Park"]
 const places = ["Lisbon", "Oslo", "Paris", "Boston", "Seattle"]

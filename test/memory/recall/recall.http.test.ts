@@ -4,7 +4,7 @@
  */
 import { assert, layer } from "@effect/vitest"
 import { Effect } from "effect"
-import { testApp, TestServer } from "../support/TestServer.ts"
+import { testApp, TestServer } from "../../support/TestServer.ts"
 
 const bank = (id: string) => `/v1/default/banks/${id}`
 const recall = (id: string, json: unknown) =>

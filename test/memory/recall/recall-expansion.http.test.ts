@@ -6,13 +6,13 @@
 import { NodeFileSystem } from "@effect/platform-node"
 import { assert, layer } from "@effect/vitest"
 import { Effect, Layer } from "effect"
-import { glove } from "../../layers/models/embeddings/EmbeddingsLive.ts"
-import { GloveTable } from "../../layers/models/embeddings/GloveTable.ts"
-import { GloveWords } from "../../layers/models/embeddings/GloveWords.ts"
-import { Llm } from "../../src/models/Llm.ts"
-import { WordVectors } from "../../src/models/WordVectors.ts"
-import { sharedGloveCacheDir } from "../layers/models/embeddings/GloveCacheDir.ts"
-import { testApp, TestServer } from "../support/TestServer.ts"
+import { glove } from "../../../layers/models/embeddings/EmbeddingsLive.ts"
+import { GloveTable } from "../../../layers/models/embeddings/GloveTable.ts"
+import { GloveWords } from "../../../layers/models/embeddings/GloveWords.ts"
+import { Llm } from "../../../src/models/Llm.ts"
+import { WordVectors } from "../../../src/models/WordVectors.ts"
+import { sharedGloveCacheDir } from "../../layers/models/embeddings/GloveCacheDir.ts"
+import { testApp, TestServer } from "../../support/TestServer.ts"
 
 const wordVectors = Layer.effect(
   WordVectors,
