@@ -11,6 +11,7 @@ import { Duration, Effect } from "effect"
 import { SqlClient } from "effect/sql"
 import { GraphRecall } from "../../../src/memory/recall/GraphRecall.ts"
 import { bankPath, ok } from "../../support/HttpCalls.ts"
+import { entitiesBesideRecount } from "../../support/EntityRecount.ts"
 import { testApp } from "../../support/TestServer.ts"
 import { eventually } from "../../support/TestTasks.ts"
 
@@ -20,28 +21,7 @@ const facts = 300
 const hour = 3_600_000
 const start = Date.parse("2024-01-01T00:00:00Z")
 
-interface Compared {
-  readonly name: string
-  readonly stored: number
-  readonly firstSeen: Date | null
-  readonly lastSeen: Date | null
-  readonly mentions: number | null
-  readonly first: Date | null
-  readonly last: Date | null
-}
-
-/** Every entity of the bank: what is stored, beside a recount of the facts that name it. */
-const compare = Effect.gen(function*() {
-  const sql = yield* SqlClient.SqlClient
-  return yield* sql<Compared>`
-    SELECT e.canonical_name AS name, e.mention_count AS stored, e.first_seen, e.last_seen, s.mentions, s.first, s.last
-    FROM entities e LEFT JOIN (
-      SELECT ue.entity_id, count(*)::int AS mentions,
-        min(coalesce(u.mentioned_at, u.created_at)) AS first, max(coalesce(u.mentioned_at, u.created_at)) AS last
-      FROM unit_entities ue JOIN memory_units u ON u.id = ue.unit_id
-      WHERE u.fact_type <> 'observation' GROUP BY ue.entity_id) s ON s.entity_id = e.id
-    WHERE e.bank_id = ${bank} ORDER BY e.canonical_name`.pipe(Effect.orDie)
-})
+const compare = entitiesBesideRecount(bank)
 
 layer(testApp(), { excludeTestServices: true })("a sweep of the oldest facts", (it) => {
   it.effect(

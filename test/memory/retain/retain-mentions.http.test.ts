@@ -8,6 +8,7 @@ import { assert, layer } from "@effect/vitest"
 import { Effect } from "effect"
 import { SqlClient } from "effect/sql"
 import { MemoryUnits } from "../../../src/memory/MemoryUnits.ts"
+import { entitiesBesideRecount } from "../../support/EntityRecount.ts"
 import { testApp, TestServer } from "../../support/TestServer.ts"
 import { eventually } from "../../support/TestTasks.ts"
 
@@ -27,28 +28,7 @@ const settled = eventually(
   (r) => r.body.pending_consolidation === 0 && r.body.pending_operations === 0
 )
 
-interface Compared {
-  readonly name: string
-  readonly stored: number
-  readonly firstSeen: Date | null
-  readonly lastSeen: Date | null
-  readonly mentions: number | null
-  readonly first: Date | null
-  readonly last: Date | null
-}
-
-/** Every entity of the bank, with what is stored beside what a recount of its facts gives. */
-const compare = Effect.gen(function*() {
-  const sql = yield* SqlClient.SqlClient
-  return yield* sql<Compared>`
-    SELECT e.canonical_name AS name, e.mention_count AS stored, e.first_seen, e.last_seen, s.mentions, s.first, s.last
-    FROM entities e LEFT JOIN (
-      SELECT ue.entity_id, count(*)::int AS mentions,
-        min(coalesce(u.mentioned_at, u.created_at)) AS first, max(coalesce(u.mentioned_at, u.created_at)) AS last
-      FROM unit_entities ue JOIN memory_units u ON u.id = ue.unit_id
-      WHERE u.fact_type <> 'observation' GROUP BY ue.entity_id) s ON s.entity_id = e.id
-    WHERE e.bank_id = ${bankId} ORDER BY e.canonical_name`.pipe(Effect.orDie)
-})
+const compare = entitiesBesideRecount(bankId)
 
 const assertExact = (step: string) =>
   Effect.gen(function*() {
