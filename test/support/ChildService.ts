@@ -37,7 +37,11 @@ export const spawnService = (script: string, env: Record<string, string>, args: 
     (child) => Effect.sync(() => child.process.exitCode === null && child.process.kill("SIGKILL"))
   )
 
-/** Waits up to a minute for `/health` to answer 200; fails at once, with the child's output, if it exits first. */
+/**
+ * Waits up to three minutes for `/health` to answer 200; fails at once, with the child's output, if it exits first.
+ * A fresh server answers in seconds on a quiet machine, but a start (PGlite's WebAssembly compiled, migrations,
+ * the GloVe table opened) took up to 187 s on this 2-core machine at load 30: the wait is a deadline, not a target.
+ */
 export const waitForHealth = (url: string, child: Child) =>
   eventuallyAsync(
     async () => {
@@ -49,7 +53,7 @@ export const waitForHealth = (url: string, child: Child) =>
       )
     },
     (state) => state !== "starting",
-    "60 seconds",
+    "3 minutes",
     { what: "the service healthy", interval: "100 millis", context: child.output }
   ).pipe(Effect.flatMap((state) =>
     state === "exited" ? Effect.die(new Error(`service exited early:\n${child.output()}`)) : Effect.void
