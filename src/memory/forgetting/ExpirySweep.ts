@@ -10,10 +10,7 @@
  */
 import { Clock, Effect, Layer } from "effect"
 import { SqlClient } from "effect/sql"
-import { AccessTelemetry } from "../../activity/AccessTelemetry.ts"
-import { AuditLogs } from "../../audit/AuditLogs.ts"
 import { BankActors } from "../../bank/BankActors.ts"
-import { BankLocks } from "../../bank/BankLocks.ts"
 import { ClusterNode } from "../../cluster/ClusterNode.ts"
 import { supervisedSingleton } from "../../cluster/SupervisedSingleton.ts"
 import { OperationStore } from "../../bank/OperationStore.ts"
@@ -21,9 +18,10 @@ import { TaskRegistry } from "../../bank/TaskRegistry.ts"
 import { makeConsolidationRequests } from "../consolidation/ConsolidationRequests.ts"
 import { GraphRecall } from "../recall/GraphRecall.ts"
 import { MentalModels } from "../../mentalmodels/MentalModels.ts"
-import { addRemoved, deleteEverythingDerived, noneRemoved, sweptOnly } from "./DerivedDeletion.ts"
+import { addRemoved, noneRemoved } from "./DerivedDeletion.ts"
 import { ExpiryWakeups } from "./ExpiryWakeups.ts"
 import { makeKeptBrainFile } from "./KeptBrainFile.ts"
+import { makeSweepSlice } from "./SweepSlice.ts"
 
 export const expirySweepTask = "expiry_sweep"
 
@@ -42,46 +40,23 @@ export const ExpirySweepTask = TaskRegistry.handler(
   expirySweepTask,
   Effect.gen(function*() {
     const sql = yield* SqlClient.SqlClient
-    const locks = yield* BankLocks
     const graph = yield* GraphRecall
-    const audit = yield* AuditLogs
     const consolidation = yield* makeConsolidationRequests
     const models = yield* MentalModels
     const keptBrainFile = yield* makeKeptBrainFile
-    const telemetry = yield* AccessTelemetry
 
-    /**
-     * One slice: the oldest expired memories, deleted with everything derived from them (forget's own path) and
-     * audited, in one transaction.
-     */
+    const sweep = yield* makeSweepSlice
+    /** One slice: the oldest expired memories, deleted with everything derived from them and audited. */
     const slice = (bankId: string) =>
-      // Reads' access events still buffered are written first, so the slice deletes those of the memories it sweeps
-      // (as forget does): none is written afterwards naming a swept memory.
-      telemetry.writeBuffered.pipe(Effect.andThen(
-        locks.withWriteLock(bankId)(
-          Effect.gen(function*() {
-            const startedAt = new Date(yield* Clock.currentTimeMillis)
-            const due = yield* sql<{ id: string }>`SELECT id FROM memory_units
-        WHERE bank_id = ${bankId} AND expires_at <= ${startedAt} ORDER BY expires_at, id LIMIT ${sweepSlice}`
-            const derived = yield* deleteEverythingDerived(consolidation, bankId, sweptOnly(due.map((row) => row.id)))
-            const deleted = derived.deletion
-            if (deleted.memories.length > 0) {
-              yield* audit.record({
-                bankId,
-                action: "memories.expiry_sweep",
-                transport: "system",
-                method: "SWEEP",
-                route: `expired memories deleted: ${deleted.memories.length}`,
-                status: 200,
-                actor: "system",
-                startedAt,
-                endedAt: new Date(yield* Clock.currentTimeMillis)
-              })
-            }
-            return { due: due.length, derived }
-          }).pipe(sql.withTransaction, Effect.orDie, Effect.provideService(SqlClient.SqlClient, sql))
-        )
-      ))
+      sweep(bankId, {
+        action: "memories.expiry_sweep",
+        describe: (deleted) => `expired memories deleted: ${deleted}`,
+        pick: (startedAt) =>
+          sql<{ id: string }>`SELECT id FROM memory_units
+        WHERE bank_id = ${bankId} AND expires_at <= ${startedAt} ORDER BY expires_at, id LIMIT ${sweepSlice}`.pipe(
+            Effect.map((rows) => rows.map((row) => row.id))
+          )
+      })
 
     return (operation) =>
       Effect.gen(function*() {
@@ -90,7 +65,7 @@ export const ExpirySweepTask = TaskRegistry.handler(
         let wake = false
         const staleModels = new Set<string>()
         while (true) {
-          const { due, derived } = yield* slice(bankId)
+          const { picked: due, derived } = yield* slice(bankId)
           removed = addRemoved(removed, derived.removed)
           wake ||= derived.deletion.consolidationQueued
           for (const id of derived.models) staleModels.add(id)

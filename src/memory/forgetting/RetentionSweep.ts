@@ -12,11 +12,8 @@
  */
 import { Clock, Context, Effect, Layer, Option, Queue } from "effect"
 import { SqlClient } from "effect/sql"
-import { AccessTelemetry } from "../../activity/AccessTelemetry.ts"
-import { AuditLogs } from "../../audit/AuditLogs.ts"
 import { BankBrains } from "../../brain/BankBrains.ts"
 import { BankActors } from "../../bank/BankActors.ts"
-import { BankLocks } from "../../bank/BankLocks.ts"
 import { BankSettingsChanges } from "../../bank/BankSettingsChanges.ts"
 import { BankStore } from "../../bank/BankStore.ts"
 import { ClusterNode } from "../../cluster/ClusterNode.ts"
@@ -28,10 +25,11 @@ import { OperationStore } from "../../bank/OperationStore.ts"
 import { TaskRegistry } from "../../bank/TaskRegistry.ts"
 import { makeConsolidationRequests } from "../consolidation/ConsolidationRequests.ts"
 import { GraphRecall } from "../recall/GraphRecall.ts"
-import { addRemoved, deleteEverythingDerived, noneRemoved, sweptOnly } from "./DerivedDeletion.ts"
+import { addRemoved, noneRemoved } from "./DerivedDeletion.ts"
 import { countedFactTypes, leastInfluential } from "./EvictionOrder.ts"
 import { sweepSlice } from "./ExpirySweep.ts"
 import { makeKeptBrainFile } from "./KeptBrainFile.ts"
+import { makeSweepSlice } from "./SweepSlice.ts"
 
 export const retentionSweepTask = "retention_sweep"
 
@@ -43,48 +41,25 @@ export const RetentionSweepTask = TaskRegistry.handler(
   retentionSweepTask,
   Effect.gen(function*() {
     const sql = yield* SqlClient.SqlClient
-    const locks = yield* BankLocks
     const store = yield* BankStore
     const graph = yield* GraphRecall
-    const audit = yield* AuditLogs
     const models = yield* MentalModels
     const brains = yield* BankBrains
     const consolidation = yield* makeConsolidationRequests
     const keptBrainFile = yield* makeKeptBrainFile
-    const telemetry = yield* AccessTelemetry
 
+    const sweep = yield* makeSweepSlice
     /** One slice: the chosen ids (re-read inside the lock by `pick`), deleted with their derived state and audited. */
     const slice = (
       bankId: string,
       reason: string,
       pick: Effect.Effect<ReadonlyArray<string>, unknown, SqlClient.SqlClient>
     ) =>
-      // Reads' access events still buffered are written first, so the slice deletes those of the memories it sweeps
-      // (as forget does): none is written afterwards naming a swept memory.
-      telemetry.writeBuffered.pipe(Effect.andThen(
-        locks.withWriteLock(bankId)(
-          Effect.gen(function*() {
-            const startedAt = new Date(yield* Clock.currentTimeMillis)
-            const ids = yield* pick
-            const derived = yield* deleteEverythingDerived(consolidation, bankId, sweptOnly(ids))
-            const deleted = derived.deletion
-            if (deleted.memories.length > 0) {
-              yield* audit.record({
-                bankId,
-                action: "memories.retention_sweep",
-                transport: "system",
-                method: "SWEEP",
-                route: `memories evicted by retention (${reason}): ${deleted.memories.length}`,
-                status: 200,
-                actor: "system",
-                startedAt,
-                endedAt: new Date(yield* Clock.currentTimeMillis)
-              })
-            }
-            return { picked: ids.length, derived }
-          }).pipe(sql.withTransaction, Effect.orDie, Effect.provideService(SqlClient.SqlClient, sql))
-        )
-      ))
+      sweep(bankId, {
+        action: "memories.retention_sweep",
+        describe: (deleted) => `memories evicted by retention (${reason}): ${deleted}`,
+        pick: () => pick
+      })
 
     return (operation) =>
       Effect.gen(function*() {

@@ -1,0 +1,55 @@
+/**
+ * One slice of a sweep, expiry's or retention's: the memories `pick` chooses (read inside the bank's write lock, so
+ * a retain between slices is seen) deleted with everything derived from them (forget's own path,
+ * `deleteEverythingDerived`) and the deletion audited with a count only, in one transaction. Reads' access events
+ * still buffered are written first, as forget does, so the slice deletes those of the memories it sweeps and none is
+ * written afterwards naming a swept memory.
+ */
+import { Clock, Effect } from "effect"
+import { SqlClient } from "effect/sql"
+import { AccessTelemetry } from "../../activity/AccessTelemetry.ts"
+import { AuditLogs } from "../../audit/AuditLogs.ts"
+import { BankLocks } from "../../bank/BankLocks.ts"
+import { makeConsolidationRequests } from "../consolidation/ConsolidationRequests.ts"
+import { deleteEverythingDerived, sweptOnly } from "./DerivedDeletion.ts"
+
+export const makeSweepSlice = Effect.gen(function*() {
+  const sql = yield* SqlClient.SqlClient
+  const locks = yield* BankLocks
+  const audit = yield* AuditLogs
+  const consolidation = yield* makeConsolidationRequests
+  const telemetry = yield* AccessTelemetry
+
+  return (bankId: string, slice: {
+    /** The audit entry's action, e.g. `memories.expiry_sweep`. */
+    readonly action: string
+    /** The audit entry's route, from how many memories went (never what they said). */
+    readonly describe: (deleted: number) => string
+    /** The ids to delete, chosen at the slice's start time. */
+    readonly pick: (startedAt: Date) => Effect.Effect<ReadonlyArray<string>, unknown, SqlClient.SqlClient>
+  }) =>
+    telemetry.writeBuffered.pipe(Effect.andThen(
+      locks.withWriteLock(bankId)(
+        Effect.gen(function*() {
+          const startedAt = new Date(yield* Clock.currentTimeMillis)
+          const ids = yield* slice.pick(startedAt)
+          const derived = yield* deleteEverythingDerived(consolidation, bankId, sweptOnly(ids))
+          const deleted = derived.deletion.memories.length
+          if (deleted > 0) {
+            yield* audit.record({
+              bankId,
+              action: slice.action,
+              transport: "system",
+              method: "SWEEP",
+              route: slice.describe(deleted),
+              status: 200,
+              actor: "system",
+              startedAt,
+              endedAt: new Date(yield* Clock.currentTimeMillis)
+            })
+          }
+          return { picked: ids.length, derived }
+        }).pipe(sql.withTransaction, Effect.orDie, Effect.provideService(SqlClient.SqlClient, sql))
+      )
+    ))
+})
