@@ -159,31 +159,9 @@ export const relatedObservations = Effect.fn("ObservationReads.relatedObservatio
   }).slice(0, options.limit)
 })
 
-/** The observations of a scope closest in meaning to `vector`, leaving out `exclude`. */
-export const nearestObservations = Effect.fn("ObservationReads.nearestObservations")(function*(options: {
-  readonly bankId: string
-  readonly scope: Scope
-  readonly vector: Float32Array
-  readonly exclude: ReadonlyArray<string>
-  readonly space: VectorSpace
-  readonly limit: number
-}) {
-  const sql = yield* SqlClient.SqlClient
-  const d = sql.literal(String(Math.trunc(options.space.dimensions)))
-  const rows = yield* sql<ObservationRow & { similarity: number }>`
-    SELECT ${observationColumns(sql)}, 1 - (o.embedding::vector(${d}) <=> ${
-    param(options.vector)
-  }::vector(${d})) AS similarity
-    FROM memory_units o
-    WHERE ${inScope(sql, options.bankId, options.scope)} AND o.embedding_model = ${options.space.model}
-      AND vector_dims(o.embedding) = ${d} AND NOT (o.id = ANY(${textArray(sql, options.exclude)}))
-    ORDER BY similarity DESC LIMIT ${options.limit}`
-  return rows.map((row) => ({ ...toObservation(row), similarity: Number(row.similarity) }))
-})
-
 /**
- * `nearestObservations` for many vectors in one statement: for each query (its own scope and vector), the `limit`
- * observations of that scope closest to it, leaving out `exclude`; by the query's index, closest first.
+ * For each query (its own scope and vector), the `limit` observations of that scope closest to it in meaning,
+ * leaving out `exclude`, in one statement; by the query's index, closest first.
  */
 export const nearestObservationsOfMany = Effect.fn("ObservationReads.nearestObservationsOfMany")(function*(options: {
   readonly bankId: string
@@ -212,3 +190,17 @@ export const nearestObservationsOfMany = Effect.fn("ObservationReads.nearestObse
   for (const row of rows) found[Number(row.n)]!.push({ ...toObservation(row), similarity: Number(row.similarity) })
   return found
 })
+
+/** The observations of a scope closest in meaning to `vector`, leaving out `exclude`. */
+export const nearestObservations = (options: {
+  readonly bankId: string
+  readonly scope: Scope
+  readonly vector: Float32Array
+  readonly exclude: ReadonlyArray<string>
+  readonly space: VectorSpace
+  readonly limit: number
+}) =>
+  Effect.map(
+    nearestObservationsOfMany({ ...options, queries: [{ scope: options.scope, vector: options.vector }] }),
+    (found) => found[0]!
+  )
