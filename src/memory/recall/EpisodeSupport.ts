@@ -30,15 +30,15 @@ export const episodes = (
   return episode
 }
 
-/** For each item, the best `score` in its episode (its own when its time is unknown), in the items' order. */
+/**
+ * For each item, the best `score` in its episode (`episode[i]`, from `episodes`; an item whose time is unknown is
+ * alone in its own), in the items' order.
+ */
 export const episodeSupport = (
-  items: ReadonlyArray<{ readonly said: number | undefined; readonly score: number }>,
-  gapMs: number = episodeGapMs
+  scores: ReadonlyArray<number>,
+  episode: ReadonlyArray<number>
 ): Array<number> => {
-  const episode = episodes(items, gapMs)
   const best = new Map<number, number>()
-  items.forEach((item, index) =>
-    best.set(episode[index]!, Math.max(best.get(episode[index]!) ?? -Infinity, item.score))
-  )
-  return items.map((_, index) => best.get(episode[index]!)!)
+  scores.forEach((score, index) => best.set(episode[index]!, Math.max(best.get(episode[index]!) ?? -Infinity, score)))
+  return scores.map((_, index) => best.get(episode[index]!)!)
 }

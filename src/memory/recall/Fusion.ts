@@ -102,11 +102,10 @@ export const deterministicRerank = (
   }
 ): Array<RerankInput & { readonly score: number }> => {
   const topCombined = Math.max(...items.map((item) => item.fused.combined), 1e-9)
-  const said = items.map((item) => ({ said: item.said?.getTime() }))
-  const coverage = queryCoverages(query, items.map((item) => item.text), episodes(said))
-  const support = episodeSupport(
-    items.map((item, index) => ({ said: said[index]!.said, score: item.fused.combined / topCombined }))
-  )
+  // One episode numbering serves both episode signals.
+  const episode = episodes(items.map((item) => ({ said: item.said?.getTime() })))
+  const coverage = queryCoverages(query, items.map((item) => item.text), episode)
+  const support = episodeSupport(items.map((item) => item.fused.combined / topCombined), episode)
   const when = asksWhen(query)
   const sum = weightSum + (when ? datedWeight : 0)
   // Candidates share few subjects (in a conversation, its speakers): each is looked for in the query once.

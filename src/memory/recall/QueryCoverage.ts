@@ -65,7 +65,3 @@ export const queryCoverages = (
     episode: documents.map((_, index) => episodeShare.get(episodes[index]!)!)
   }
 }
-
-/** One score in 0–1 per text, in the texts' order: the weighted share of the query's stems it contains. */
-export const queryCoverage = (query: string, texts: ReadonlyArray<string>): Array<number> =>
-  queryCoverages(query, texts, texts.map((_, index) => index)).own

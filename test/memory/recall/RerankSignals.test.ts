@@ -7,7 +7,7 @@ import { assert, describe, it } from "@effect/vitest"
 import { asksQuestion, asksWhen, dated, namesSubject } from "../../../src/memory/recall/AnswerShape.ts"
 import { episodes, episodeSupport } from "../../../src/memory/recall/EpisodeSupport.ts"
 import { deterministicRerank, type Fused } from "../../../src/memory/recall/Fusion.ts"
-import { queryCoverage, queryCoverages } from "../../../src/memory/recall/QueryCoverage.ts"
+import { queryCoverages } from "../../../src/memory/recall/QueryCoverage.ts"
 
 const fused = (id: string, combined: number): Fused => ({
   id,
@@ -18,7 +18,11 @@ const fused = (id: string, combined: number): Fused => ({
 })
 const hour = 3_600_000
 
-describe("queryCoverage", () => {
+/** Each text's own coverage, every text its own episode. */
+const ownCoverage = (query: string, texts: ReadonlyArray<string>) =>
+  queryCoverages(query, texts, texts.map((_, index) => index)).own
+
+describe("query coverage", () => {
   it("counts a word every candidate holds less than a rare one, matches by stem and ignores stop words", () => {
     const texts = [
       "Melanie: Yeah, Caroline! I'll start thinking about what we can do.",
@@ -26,7 +30,7 @@ describe("queryCoverage", () => {
       "Melanie: Thanks, Caroline!",
       "Caroline: What does the painting show?"
     ]
-    const [nameOnly, painting, thanks, question] = queryCoverage("What does Melanie paint?", texts)
+    const [nameOnly, painting, thanks, question] = ownCoverage("What does Melanie paint?", texts)
     // "paint" matches "painting" (same stem) and is rarer among the candidates than the speaker's name.
     assert.isAbove(painting!, nameOnly!)
     assert.isAbove(question!, nameOnly!)
@@ -34,8 +38,8 @@ describe("queryCoverage", () => {
     assert.isAbove(nameOnly!, 0)
     assert.strictEqual(painting, 1)
     // "what" and "does" are stop words: a text holding only them covers nothing.
-    assert.deepStrictEqual(queryCoverage("What does Melanie paint?", ["what does it do"]), [0])
-    assert.deepStrictEqual(queryCoverage("what is it", ["anything"]), [0])
+    assert.deepStrictEqual(ownCoverage("What does Melanie paint?", ["what does it do"]), [0])
+    assert.deepStrictEqual(ownCoverage("what is it", ["anything"]), [0])
   })
 })
 
@@ -98,14 +102,15 @@ describe("answer shape", () => {
 
 describe("episodeSupport", () => {
   it("gives each candidate the best score of its episode, which a silence of more than an hour ends", () => {
-    const support = episodeSupport([
+    const items = [
       { said: 0, score: 1 },
       { said: 10 * 60_000, score: 0.4 },
       // Under an hour after the previous one: the same episode, though more than an hour after the first.
       { said: 70 * 60_000, score: 0.2 },
       { said: 70 * 60_000 + hour + 1, score: 0.9 },
       { said: undefined, score: 0.8 }
-    ])
+    ]
+    const support = episodeSupport(items.map((item) => item.score), episodes(items))
     assert.deepStrictEqual(support, [1, 1, 1, 0.9, 0.8])
   })
 })
