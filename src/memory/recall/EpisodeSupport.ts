@@ -42,3 +42,29 @@ export const episodeSupport = (
   scores.forEach((score, index) => best.set(episode[index]!, Math.max(best.get(episode[index]!) ?? -Infinity, score)))
   return scores.map((_, index) => best.get(episode[index]!)!)
 }
+
+/**
+ * For each item, the sum of the best `depth` scores in its episode divided by `depth` (an episode with fewer
+ * items counts the missing ones as 0), in the items' order: how strongly the episode as a whole answers, so an
+ * episode where several turns score well outranks one lone strong turn — the session that talks about the question
+ * rather than the one that happens to share its words once.
+ */
+export const episodeAgreement = (
+  scores: ReadonlyArray<number>,
+  episode: ReadonlyArray<number>,
+  depth: number
+): Array<number> => {
+  const best = new Map<number, Array<number>>()
+  scores.forEach((score, index) => {
+    const members = best.get(episode[index]!)
+    if (members === undefined) best.set(episode[index]!, [score])
+    else members.push(score)
+  })
+  const agreement = new Map(
+    [...best].map(([key, members]) => [
+      key,
+      members.sort((a, b) => b - a).slice(0, depth).reduce((sum, score) => sum + score, 0) / depth
+    ])
+  )
+  return scores.map((_, index) => agreement.get(episode[index]!)!)
+}

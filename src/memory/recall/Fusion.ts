@@ -4,11 +4,12 @@
  * spreading activation). Score fusion keeps a strong keyword match on top where rank fusion would let several
  * weak strategies outvote it. The deterministic reranker then orders the set by the fused score, how close the
  * meaning is, how much of the query it contains (`QueryCoverage`), how strong the best other candidate of its
- * episode is (`EpisodeSupport`) and, for queries that name a time, how close the memory is to it. Scores end in 0–1
- * so a minimum-score filter means something.
+ * episode is (`EpisodeSupport`) and, for queries that name a time, how close the memory is to it; a second pass
+ * blends each score with how well its episode's best candidates score together (`EpisodeSupport.episodeAgreement`).
+ * Scores end in 0–1 so a minimum-score filter means something.
  */
 import { asksQuestion, asksWhen, dated, namesSubject } from "./AnswerShape.ts"
-import { episodes, episodeSupport } from "./EpisodeSupport.ts"
+import { episodeAgreement, episodes, episodeSupport } from "./EpisodeSupport.ts"
 import { queryCoverages } from "./QueryCoverage.ts"
 import { byRerankedScore, type Candidate, compareIds, type StrategyName, type StrategyRun } from "./Candidates.ts"
 
@@ -92,6 +93,13 @@ const weightSum = Object.values(weights).reduce((sum, weight) => sum + weight, 0
 const questionPenalty = 0.1
 /** For a question asking when, the weight of a memory being dated (see `AnswerShape.dated`). */
 const datedWeight = 0.15
+/**
+ * The second pass: each score is blended with its episode's agreement (the mean of the episode's best
+ * `agreementDepth` first-pass scores, see `EpisodeSupport.episodeAgreement`) at this weight, then divided by
+ * 1 + the weight so it stays within 0–1.
+ */
+const agreementWeight = 0.2
+const agreementDepth = 3
 
 export const deterministicRerank = (
   query: string,
@@ -119,21 +127,26 @@ export const deterministicRerank = (
     }
     return found
   }
+  const first = items.map((item, index) => {
+    const fusedScore = item.fused.combined / topCombined
+    const semanticScore = Math.max(0, Math.min(1, item.similarity ?? item.fused.scores.semantic ?? 0))
+    // Weights measured on LoCoMo (docs/recall.md), divided by their sum so the score stays within 0–1.
+    const score = (
+      weights.fused * fusedScore +
+      weights.semantic * semanticScore +
+      weights.coverage * coverage.own[index]! +
+      weights.episode * support[index]! +
+      weights.episodeCoverage * coverage.episode[index]! +
+      weights.subject * (named(item.subject) ? 1 : 0) +
+      (when && dated(item.time, item.said) ? datedWeight : 0) -
+      (asksQuestion(item.text) ? questionPenalty : 0)
+    ) / sum
+    return Math.max(0, Math.min(1, score))
+  })
+  const agreement = episodeAgreement(first, episode, agreementDepth)
   return items
     .map((item, index) => {
-      const fusedScore = item.fused.combined / topCombined
-      const semanticScore = Math.max(0, Math.min(1, item.similarity ?? item.fused.scores.semantic ?? 0))
-      // Weights measured on LoCoMo (docs/recall.md), divided by their sum so the score stays within 0–1.
-      let score = (
-        weights.fused * fusedScore +
-        weights.semantic * semanticScore +
-        weights.coverage * coverage.own[index]! +
-        weights.episode * support[index]! +
-        weights.episodeCoverage * coverage.episode[index]! +
-        weights.subject * (named(item.subject) ? 1 : 0) +
-        (when && dated(item.time, item.said) ? datedWeight : 0) -
-        (asksQuestion(item.text) ? questionPenalty : 0)
-      ) / sum
+      let score = (first[index]! + agreementWeight * agreement[index]!) / (1 + agreementWeight)
       if (options.window !== null && item.time !== null) {
         const middle = (options.window.start.getTime() + options.window.end.getTime()) / 2
         const half = Math.max(86_400_000, (options.window.end.getTime() - options.window.start.getTime()) / 2)

@@ -5,7 +5,7 @@
  */
 import { assert, describe, it } from "@effect/vitest"
 import { asksQuestion, asksWhen, dated, namesSubject } from "../../../src/memory/recall/AnswerShape.ts"
-import { episodes, episodeSupport } from "../../../src/memory/recall/EpisodeSupport.ts"
+import { episodeAgreement, episodes, episodeSupport } from "../../../src/memory/recall/EpisodeSupport.ts"
 import { deterministicRerank, type Fused } from "../../../src/memory/recall/Fusion.ts"
 import { queryCoverages } from "../../../src/memory/recall/QueryCoverage.ts"
 
@@ -115,7 +115,45 @@ describe("episodeSupport", () => {
   })
 })
 
+describe("episodeAgreement", () => {
+  it("gives each candidate the mean of its episode's best scores, counting missing ones as 0", () => {
+    const agreement = episodeAgreement([0.9, 0.3, 0.6, 0.5, 0.8], [0, 0, 0, 0, 1], 3)
+    // Episode 0's best three: 0.9, 0.6, 0.5; episode 1 holds one.
+    assert.deepStrictEqual(agreement.map((value) => Number(value.toFixed(6))), [
+      0.666667,
+      0.666667,
+      0.666667,
+      0.666667,
+      0.266667
+    ])
+  })
+})
+
 describe("deterministicRerank", () => {
+  it("ranks the conversation where several turns answer above one lone turn that matches a little better", () => {
+    const day = 24 * hour
+    const turn = (id: string, score: number, text: string, said: number) => ({
+      fused: fused(id, score),
+      text,
+      time: null,
+      factType: "experience",
+      said: new Date(said),
+      subject: "Gina"
+    })
+    const items = [
+      // The same words as "trip", a higher fused score and so a higher episode support: it leads on every
+      // first-pass signal, and only the second pass (its episode agrees less) puts it below.
+      turn("lone", 1, "Gina: We traveled to Rome.", 0),
+      turn("trip", 0.95, "Gina: We traveled to Rome.", 5 * day),
+      turn("trip-food", 0.9, "Gina: The food in Rome was lovely.", 5 * day + 60_000),
+      turn("trip-train", 0.9, "Gina: The train to Rome was long.", 5 * day + 120_000)
+    ]
+    const ranked = deterministicRerank("Where did Gina travel?", items, { window: null, preferObservations: false })
+    assert.strictEqual(ranked[0]!.fused.id, "trip")
+    assert.isAbove(ranked.findIndex((item) => item.fused.id === "lone"), 0)
+    for (const item of ranked) assert.isTrue(item.score >= 0 && item.score <= 1)
+  })
+
   it("ranks a turn of the conversation that talks about the question above an equal match said on another day", () => {
     const day = 24 * hour
     const items = [
