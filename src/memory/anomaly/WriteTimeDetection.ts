@@ -18,7 +18,30 @@ const causalTypes = ["causes", "caused_by", "enables"]
 /** A statement as the driver reads it: `seq` (a bigint column) may arrive as a string. */
 type StatementRow = Omit<Statement, "seq"> & { readonly seq: number | string }
 
-const toStatement = (row: StatementRow): Statement => ({ ...row, seq: Number(row.seq) })
+const toStatement = (row: StatementRow): Statement => ({
+  id: row.id,
+  text: row.text,
+  factType: row.factType,
+  occurredStart: row.occurredStart,
+  said: row.said,
+  seq: Number(row.seq),
+  confidence: row.confidence,
+  contentHash: row.contentHash,
+  supersededBy: row.supersededBy
+})
+
+/**
+ * A row of the batch's one read: a linked pair (`kind` 'pair', the statement columns null) or a statement involved
+ * (`kind` 'statement', the pair columns null).
+ */
+type ReadRow = StatementRow & {
+  readonly kind: "pair" | "statement"
+  readonly freshId: string | null
+  readonly semantic: boolean | null
+  readonly similarity: number | null
+  readonly entityIds: ReadonlyArray<string> | null
+  readonly entityNames: ReadonlyArray<string> | null
+}
 
 /** The columns of a statement, on the given alias. */
 const statementColumns = (sql: SqlClient.SqlClient, alias: string) =>
@@ -42,85 +65,78 @@ export const detectWriteTimeAnomalies = Effect.fn("Anomalies.detect")(function*(
   const dims = sql.literal(String(Math.trunc(input.dimensions)))
   const vector = (alias: string) => sql.literal(`${alias}.embedding::vector(${Math.trunc(input.dimensions)})`)
 
-  // Each linked pair once, seen from its new unit (a pair of two new units from either), with its similarity;
-  // the statements on both sides are read once each afterwards (many new units share recent neighbours).
-  const pairs = yield* sql<
-    { readonly freshId: string; readonly id: string; readonly semantic: boolean; readonly similarity: number | null }
-  >`
-    WITH pairs AS (
-      SELECT from_id AS fresh_id, to_id AS other_id, link_type FROM memory_links
-      WHERE from_id IN ${sql.in(unitIds)} AND link_type IN ('semantic', 'entity')
+  // One statement for the whole batch: each linked pair once, seen from its new unit (a pair of two new units from
+  // either), with its similarity and, for a pair linked only through entities, the entities both sides mention;
+  // then each statement involved (the new ones and those on the other side of a pair) once, as rows of their own
+  // (many new units share recent neighbours). The new units arrive as one array parameter and every other id is
+  // joined inside the statement, so no list of the neighbours' ids (1,000-2,000 per batch) is ever sent.
+  const rows = yield* sql<ReadRow>`
+    WITH fresh AS (SELECT DISTINCT unnest(${[...unitIds]}::text[]) AS id),
+    pairs AS (
+      SELECT l.from_id AS fresh_id, l.to_id AS other_id, l.link_type FROM fresh f
+      JOIN memory_links l ON l.from_id = f.id WHERE l.link_type IN ('semantic', 'entity')
       UNION ALL
-      SELECT to_id, from_id, link_type FROM memory_links
       -- Unit ids are unique across banks: the to_id index alone finds these.
-      WHERE to_id IN ${sql.in(unitIds)} AND link_type = 'semantic'
+      SELECT l.to_id, l.from_id, l.link_type FROM fresh f
+      JOIN memory_links l ON l.to_id = f.id WHERE l.link_type = 'semantic'
     ), grouped AS (
       SELECT fresh_id, other_id, bool_or(link_type = 'semantic') AS semantic FROM pairs GROUP BY fresh_id, other_id
-    )
-    -- The dimension checks guard the similarity, not the join: in the WHERE clause the planner guessed they keep
-    -- 0.5 % of the rows (it has no statistics on the expression) and read every memory of the bank to hash-join
-    -- the few it expected, instead of looking the pairs' units up by id.
-    SELECT g.fresh_id, g.other_id AS id, g.semantic,
-      CASE WHEN vector_dims(o.embedding) = ${dims} AND vector_dims(u.embedding) = ${dims}
-        THEN 1 - (${vector("o")} <=> ${vector("u")}) END AS similarity
-    FROM grouped g
-    JOIN memory_units u ON u.id = g.fresh_id
-    JOIN memory_units o ON o.id = g.other_id
-    WHERE o.fact_type IN ('world', 'experience', 'opinion') AND o.embedding_model = ${input.embeddingModel}`
-    .pipe(
-      Effect.map((rows) =>
-        rows.flatMap((row) => row.similarity === null ? [] : [{ ...row, similarity: row.similarity }])
-      )
-    )
-
-  // The new statements and those on the other side of their pairs, in one read.
-  const involved = [...new Set([...unitIds, ...pairs.map((pair) => pair.id)])]
+    ), judged AS (
+      -- The dimension checks guard the similarity, not the join: in the WHERE clause the planner guessed they keep
+      -- 0.5 % of the rows (it has no statistics on the expression) and read every memory of the bank to hash-join
+      -- the few it expected, instead of looking the pairs' units up by id.
+      SELECT g.fresh_id, g.other_id, g.semantic,
+        CASE WHEN vector_dims(o.embedding) = ${dims} AND vector_dims(u.embedding) = ${dims}
+          THEN 1 - (${vector("o")} <=> ${vector("u")}) END AS similarity
+      FROM grouped g
+      JOIN memory_units u ON u.id = g.fresh_id
+      JOIN memory_units o ON o.id = g.other_id
+      WHERE o.fact_type IN ('world', 'experience', 'opinion') AND o.embedding_model = ${input.embeddingModel}
+    ), kept AS (SELECT * FROM judged WHERE similarity IS NOT NULL)
+    SELECT 'pair' AS kind, k.fresh_id, k.semantic, k.similarity, s.entity_ids, s.entity_names, k.other_id AS id,
+      NULL::text AS text, NULL::text AS fact_type, NULL::timestamptz AS occurred_start, NULL::real AS confidence,
+      NULL::text AS content_hash, NULL::text AS superseded_by, NULL::timestamptz AS said, NULL::float8 AS seq
+    FROM kept k
+    LEFT JOIN LATERAL (
+      SELECT array_agg(e.id ORDER BY e.id) AS entity_ids, array_agg(e.canonical_name ORDER BY e.id) AS entity_names
+      FROM unit_entities mine
+      JOIN unit_entities theirs ON theirs.unit_id = k.other_id AND theirs.entity_id = mine.entity_id
+      JOIN entities e ON e.id = mine.entity_id
+      -- Outer columns only: a one-time filter, so a semantic pair reads no mention.
+      WHERE NOT k.semantic AND mine.unit_id = k.fresh_id
+    ) s ON true
+    UNION ALL
+    SELECT 'statement', NULL, NULL, NULL, NULL, NULL, ${statementColumns(sql, "o")}
+    FROM (SELECT id FROM fresh UNION SELECT other_id FROM kept) i
+    JOIN memory_units o ON o.id = i.id`
+  const pairs = rows.flatMap((row) =>
+    row.kind === "pair"
+      ? [{
+        freshId: row.freshId!,
+        id: row.id,
+        semantic: row.semantic!,
+        similarity: row.similarity!,
+        shared: { entityIds: row.entityIds ?? [], names: row.entityNames ?? [] }
+      }]
+      : []
+  )
   const statements = new Map<string, Statement>()
-  for (
-    const row of yield* sql<StatementRow>`SELECT ${statementColumns(sql, "o")} FROM memory_units o
-    WHERE o.id IN ${sql.in(involved)}`
-  ) statements.set(row.id, toStatement(row))
+  for (const row of rows) if (row.kind === "statement") statements.set(row.id, toStatement(row as StatementRow))
   const fresh = unitIds.flatMap((id) => statements.get(id) ?? [])
 
   const found: Array<Detected> = []
   const judged = new Set<string>()
-  const byEntity: Array<(typeof pairs)[number]> = []
   for (const row of pairs) {
     const own = statements.get(row.freshId)
     // A pair of two new statements is judged once.
     const key = [row.freshId, row.id].sort().join("|")
     if (own === undefined || judged.has(key)) continue
     judged.add(key)
-    if (!row.semantic) {
-      byEntity.push(row)
-      continue
-    }
     const other = statements.get(row.id)
-    if (other !== undefined) found.push(...judgePair(own, other, row.similarity))
-  }
-
-  if (byEntity.length > 0) {
-    const mentioned = [...new Set(byEntity.flatMap((row) => [row.freshId, row.id]))]
-    const mentions = yield* sql<{ unitId: string; entityId: string; name: string }>`
-      SELECT ue.unit_id, ue.entity_id, e.canonical_name AS name FROM unit_entities ue
-      JOIN entities e ON e.id = ue.entity_id WHERE ue.unit_id IN ${sql.in(mentioned)}`
-    const entitiesOf = new Map<string, Map<string, string>>()
-    for (const mention of mentions) {
-      const map = entitiesOf.get(mention.unitId) ?? new Map<string, string>()
-      map.set(mention.entityId, mention.name)
-      entitiesOf.set(mention.unitId, map)
-    }
-    for (const row of byEntity) {
-      const own = statements.get(row.freshId)!
-      const theirs = entitiesOf.get(row.id) ?? new Map<string, string>()
-      const shared = [...(entitiesOf.get(row.freshId) ?? new Map<string, string>()).entries()]
-        .filter(([id]) => theirs.has(id))
-      if (shared.length === 0) continue
-      const other = statements.get(row.id)
-      const detected = other === undefined ? null : judgeEntityPair(own, other, row.similarity, {
-        entityIds: shared.map(([id]) => id),
-        names: shared.map(([, name]) => name)
-      })
+    if (other === undefined) continue
+    if (row.semantic) found.push(...judgePair(own, other, row.similarity))
+    else if (row.shared.entityIds.length > 0) {
+      const detected = judgeEntityPair(own, other, row.similarity, row.shared)
       if (detected !== null) found.push(detected)
     }
   }
