@@ -53,6 +53,9 @@ const label = (sqlText: string) => {
   if (/jsonb_to_recordset.*embedding vector\) CROSS JOIN LATERAL/.test(text)) return "SELECT nearest (near-duplicates)"
   if (/^SELECT content_hash FROM memory_units/.test(text)) return "SELECT content_hash (duplicates)"
   if (/^SELECT e\.id, e\.canonical_name/.test(text)) return "SELECT entity aliases (resolution)"
+  if (/^WITH pairs AS .* UNION ALL SELECT .statement./.test(text)) {
+    return "SELECT anomaly pairs, mentions and statements"
+  }
   if (/^WITH pairs AS/.test(text)) return "SELECT anomaly pairs"
   if (/^SELECT o\.id, o\.text, o\.fact_type/.test(text)) return "SELECT anomaly candidates"
   if (/^SELECT ue\.unit_id, ue\.entity_id/.test(text)) return "SELECT anomaly entities"

@@ -10,6 +10,15 @@
  * fiber: PGlite answers on the event loop's microtasks, so a fiber forked beside a loop of retains did not run until
  * the loop ended, and 10k retains ran on a planner with no statistics (anomaly detection's link reads scanned every
  * link: retain 3x slower). At 100k memories a maintenance takes about 1.5 s, once per fifth of growth.
+ *
+ * Where an autovacuum launcher runs (a PostgreSQL server), the inline `ANALYZE` is only a guard for growth faster
+ * than autovacuum's naptime (a minute by default), not the cadence: autovacuum analyzes each table after a tenth of
+ * growth anyway, so the inline one runs when the tables doubled since the last (at least 500 rows). An `ANALYZE`
+ * reads a bounded sample (300 x the statistics target rows; `memory_links` is past it at about 1,700 memories), so
+ * its cost per retained item was about 5 x cost(N) / N at a fifth of growth and is cost(N) / N at a doubling: at
+ * 5,000 memories the four tables took 290 ms of database CPU per maintenance, 0.29 ms per item at a fifth against
+ * 0.06 at a doubling (docs/write-path.md). PGlite keeps a fifth: nothing else vacuums it, and index-only counts need
+ * its visibility maps current.
  */
 import { Context, Effect, Layer, Ref } from "effect"
 import { SqlClient } from "effect/sql"
@@ -34,6 +43,8 @@ export class TableStatistics extends Context.Service<TableStatistics, {
         Effect.orDie
       )
       const count = facts?.count ?? 0
+      // What the tables grow by between two maintenances, as a share of the memories at the last one.
+      const growth = facts?.autovacuum ? 1 : 0.2
       const state = yield* Ref.make({ atLastMaintenance: count, since: 0, running: false })
       // VACUUM cannot run in a transaction block; it is its own statement here, never inside one.
       const statement = facts?.autovacuum ? sql.unsafe(`ANALYZE ${tables}`) : sql.unsafe(`VACUUM (ANALYZE) ${tables}`)
@@ -66,7 +77,7 @@ export class TableStatistics extends Context.Service<TableStatistics, {
           Effect.gen(function*() {
             const due = yield* Ref.modify(state, (current) => {
               const since = current.since + rows
-              const threshold = Math.max(500, current.atLastMaintenance * 0.2)
+              const threshold = Math.max(500, current.atLastMaintenance * growth)
               return since >= threshold
                 ? [true, { ...current, atLastMaintenance: current.atLastMaintenance + since, since: 0 }] as const
                 : [false, { ...current, since }] as const

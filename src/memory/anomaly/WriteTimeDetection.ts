@@ -18,7 +18,31 @@ const causalTypes = ["causes", "caused_by", "enables"]
 /** A statement as the driver reads it: `seq` (a bigint column) may arrive as a string. */
 type StatementRow = Omit<Statement, "seq"> & { readonly seq: number | string }
 
-const toStatement = (row: StatementRow): Statement => ({ ...row, seq: Number(row.seq) })
+const toStatement = (row: StatementRow): Statement => ({
+  id: row.id,
+  text: row.text,
+  factType: row.factType,
+  occurredStart: row.occurredStart,
+  said: row.said,
+  seq: Number(row.seq),
+  confidence: row.confidence,
+  contentHash: row.contentHash,
+  supersededBy: row.supersededBy
+})
+
+/**
+ * A row of the batch's one read: a linked pair (`kind` 'pair': `freshId`, `id`, `semantic`, `similarity`), an entity
+ * a unit of an entity-linked pair mentions ('mention': `id` is the unit, `entityId`, `entityName`) or a statement
+ * involved ('statement': the statement columns). The other columns are null.
+ */
+type ReadRow = StatementRow & {
+  readonly kind: "pair" | "mention" | "statement"
+  readonly freshId: string | null
+  readonly semantic: boolean | null
+  readonly similarity: number | null
+  readonly entityId: string | null
+  readonly entityName: string | null
+}
 
 /** The columns of a statement, on the given alias. */
 const statementColumns = (sql: SqlClient.SqlClient, alias: string) =>
@@ -42,87 +66,88 @@ export const detectWriteTimeAnomalies = Effect.fn("Anomalies.detect")(function*(
   const dims = sql.literal(String(Math.trunc(input.dimensions)))
   const vector = (alias: string) => sql.literal(`${alias}.embedding::vector(${Math.trunc(input.dimensions)})`)
 
-  // Each linked pair once, seen from its new unit (a pair of two new units from either), with its similarity;
-  // the statements on both sides are read once each afterwards (many new units share recent neighbours).
-  const pairs = yield* sql<
-    { readonly freshId: string; readonly id: string; readonly semantic: boolean; readonly similarity: number | null }
-  >`
+  // One statement for the whole batch, three kinds of rows: each linked pair once, seen from its new unit (a pair of
+  // two new units from either), with its similarity; the entities mentioned by both sides of a pair linked only
+  // through entities; and each statement involved (the new ones and those on the other side of a pair) once (many
+  // new units share recent neighbours). The new units go as one array parameter; every other id is gathered inside
+  // the statement (`= ANY(ARRAY(...))`, an index scan), so no list of the neighbours' ids (1,000-2,000 per batch) is
+  // sent. The mentions are rows of their own, not aggregated per pair in SQL: the planner cannot estimate a CTE's
+  // rows, and a join of the pairs to a per-pair aggregate was planned as a nested loop that re-aggregated it per pair.
+  const ids = [...unitIds]
+  const rows = yield* sql<ReadRow>`
     WITH pairs AS (
       SELECT from_id AS fresh_id, to_id AS other_id, link_type FROM memory_links
-      WHERE from_id IN ${sql.in(unitIds)} AND link_type IN ('semantic', 'entity')
+      WHERE from_id = ANY(${ids}::text[]) AND link_type IN ('semantic', 'entity')
       UNION ALL
       SELECT to_id, from_id, link_type FROM memory_links
       -- Unit ids are unique across banks: the to_id index alone finds these.
-      WHERE to_id IN ${sql.in(unitIds)} AND link_type = 'semantic'
+      WHERE to_id = ANY(${ids}::text[]) AND link_type = 'semantic'
     ), grouped AS (
       SELECT fresh_id, other_id, bool_or(link_type = 'semantic') AS semantic FROM pairs GROUP BY fresh_id, other_id
+    ), kept AS (
+      SELECT * FROM (
+        -- The dimension checks guard the similarity, not the join: in the WHERE clause the planner guessed they keep
+        -- 0.5 % of the rows (it has no statistics on the expression) and read every memory of the bank to hash-join
+        -- the few it expected, instead of looking the pairs' units up by id.
+        SELECT g.fresh_id, g.other_id, g.semantic,
+          CASE WHEN vector_dims(o.embedding) = ${dims} AND vector_dims(u.embedding) = ${dims}
+            THEN 1 - (${vector("o")} <=> ${vector("u")}) END AS similarity
+        FROM grouped g
+        JOIN memory_units u ON u.id = g.fresh_id
+        JOIN memory_units o ON o.id = g.other_id
+        WHERE o.fact_type IN ('world', 'experience', 'opinion') AND o.embedding_model = ${input.embeddingModel}
+      ) judged WHERE similarity IS NOT NULL
     )
-    -- The dimension checks guard the similarity, not the join: in the WHERE clause the planner guessed they keep
-    -- 0.5 % of the rows (it has no statistics on the expression) and read every memory of the bank to hash-join
-    -- the few it expected, instead of looking the pairs' units up by id.
-    SELECT g.fresh_id, g.other_id AS id, g.semantic,
-      CASE WHEN vector_dims(o.embedding) = ${dims} AND vector_dims(u.embedding) = ${dims}
-        THEN 1 - (${vector("o")} <=> ${vector("u")}) END AS similarity
-    FROM grouped g
-    JOIN memory_units u ON u.id = g.fresh_id
-    JOIN memory_units o ON o.id = g.other_id
-    WHERE o.fact_type IN ('world', 'experience', 'opinion') AND o.embedding_model = ${input.embeddingModel}`
-    .pipe(
-      Effect.map((rows) =>
-        rows.flatMap((row) => row.similarity === null ? [] : [{ ...row, similarity: row.similarity }])
-      )
-    )
-
-  // The new statements and those on the other side of their pairs, in one read.
-  const involved = [...new Set([...unitIds, ...pairs.map((pair) => pair.id)])]
+    SELECT 'pair' AS kind, k.fresh_id, k.semantic, k.similarity, NULL::text AS entity_id, NULL::text AS entity_name,
+      k.other_id AS id, NULL::text AS text, NULL::text AS fact_type, NULL::timestamptz AS occurred_start,
+      NULL::real AS confidence, NULL::text AS content_hash, NULL::text AS superseded_by, NULL::timestamptz AS said,
+      NULL::float8 AS seq
+    FROM kept k
+    UNION ALL
+    SELECT 'mention', NULL, NULL, NULL, ue.entity_id, e.canonical_name, ue.unit_id,
+      NULL, NULL, NULL, NULL, NULL, NULL, NULL, NULL
+    FROM unit_entities ue JOIN entities e ON e.id = ue.entity_id
+    WHERE ue.unit_id = ANY(ARRAY(
+      SELECT fresh_id FROM kept WHERE NOT semantic UNION SELECT other_id FROM kept WHERE NOT semantic))
+    UNION ALL
+    SELECT 'statement', NULL, NULL, NULL, NULL, NULL, ${statementColumns(sql, "o")}
+    FROM memory_units o WHERE o.id = ANY(ARRAY(SELECT unnest(${ids}::text[]) UNION SELECT other_id FROM kept))`
+  const pairs: Array<{ freshId: string; id: string; semantic: boolean; similarity: number }> = []
   const statements = new Map<string, Statement>()
-  for (
-    const row of yield* sql<StatementRow>`SELECT ${statementColumns(sql, "o")} FROM memory_units o
-    WHERE o.id IN ${sql.in(involved)}`
-  ) statements.set(row.id, toStatement(row))
+  const entitiesOf = new Map<string, Map<string, string>>()
+  for (const row of rows) {
+    if (row.kind === "pair") {
+      pairs.push({ freshId: row.freshId!, id: row.id, semantic: row.semantic!, similarity: row.similarity! })
+    } else if (row.kind === "mention") {
+      const map = entitiesOf.get(row.id) ?? new Map<string, string>()
+      map.set(row.entityId!, row.entityName!)
+      entitiesOf.set(row.id, map)
+    } else statements.set(row.id, toStatement(row as StatementRow))
+  }
   const fresh = unitIds.flatMap((id) => statements.get(id) ?? [])
 
   const found: Array<Detected> = []
   const judged = new Set<string>()
-  const byEntity: Array<(typeof pairs)[number]> = []
   for (const row of pairs) {
     const own = statements.get(row.freshId)
     // A pair of two new statements is judged once.
     const key = [row.freshId, row.id].sort().join("|")
     if (own === undefined || judged.has(key)) continue
     judged.add(key)
-    if (!row.semantic) {
-      byEntity.push(row)
+    const other = statements.get(row.id)
+    if (row.semantic) {
+      if (other !== undefined) found.push(...judgePair(own, other, row.similarity))
       continue
     }
-    const other = statements.get(row.id)
-    if (other !== undefined) found.push(...judgePair(own, other, row.similarity))
-  }
-
-  if (byEntity.length > 0) {
-    const mentioned = [...new Set(byEntity.flatMap((row) => [row.freshId, row.id]))]
-    const mentions = yield* sql<{ unitId: string; entityId: string; name: string }>`
-      SELECT ue.unit_id, ue.entity_id, e.canonical_name AS name FROM unit_entities ue
-      JOIN entities e ON e.id = ue.entity_id WHERE ue.unit_id IN ${sql.in(mentioned)}`
-    const entitiesOf = new Map<string, Map<string, string>>()
-    for (const mention of mentions) {
-      const map = entitiesOf.get(mention.unitId) ?? new Map<string, string>()
-      map.set(mention.entityId, mention.name)
-      entitiesOf.set(mention.unitId, map)
-    }
-    for (const row of byEntity) {
-      const own = statements.get(row.freshId)!
-      const theirs = entitiesOf.get(row.id) ?? new Map<string, string>()
-      const shared = [...(entitiesOf.get(row.freshId) ?? new Map<string, string>()).entries()]
-        .filter(([id]) => theirs.has(id))
-      if (shared.length === 0) continue
-      const other = statements.get(row.id)
-      const detected = other === undefined ? null : judgeEntityPair(own, other, row.similarity, {
-        entityIds: shared.map(([id]) => id),
-        names: shared.map(([, name]) => name)
-      })
-      if (detected !== null) found.push(detected)
-    }
+    const theirs = entitiesOf.get(row.id) ?? new Map<string, string>()
+    const shared = [...(entitiesOf.get(row.freshId) ?? new Map<string, string>()).entries()]
+      .filter(([id]) => theirs.has(id))
+    if (shared.length === 0 || other === undefined) continue
+    const detected = judgeEntityPair(own, other, row.similarity, {
+      entityIds: shared.map(([id]) => id),
+      names: shared.map(([, name]) => name)
+    })
+    if (detected !== null) found.push(detected)
   }
 
   if (input.causalLinks > 0) found.push(...yield* causalFlaws(sql, bankId, unitIds, dims))

@@ -24,7 +24,10 @@ const retained = (bank: string, from: number, count: number) =>
     const answer = yield* probe("POST", `${bankPath(bank)}/memories`, { items })
     assert.strictEqual(answer.response.status, 200, answer.response.text)
     assert.strictEqual(answer.body.items_count, count)
-    return answer.statements.map((statement) => statement.sql.replace(/\s+/g, " ").trim())
+    return answer.statements.map((statement) => ({
+      sql: statement.sql.replace(/\s+/g, " ").trim(),
+      params: statement.params.length
+    }))
   })
 
 /** What the statement is about (its verb and table), not its parameters or batch-sized lists. */
@@ -40,12 +43,20 @@ layer(Layer.provide(testApp({ enableObservations: false }), recordStatements), {
         yield* retained(bank, 0, 20)
         const one = yield* retained(bank, 1000, 1)
         const hundred = yield* retained(bank, 2000, 100)
-        assert.deepStrictEqual(hundred.map(shape), one.map(shape))
+        assert.deepStrictEqual(hundred.map(({ sql }) => shape(sql)), one.map(({ sql }) => shape(sql)))
         // Every memory-graph table is written once per batch at most.
         for (const table of ["memory_units", "memory_links", "unit_entities", "entity_aliases", "chunks"]) {
-          const writes = hundred.filter((sql) => new RegExp(`^(WITH .*)?INSERT INTO ${table}\\b`).test(sql))
-          assert.isAtMost(writes.length, 1, `${table}: ${writes.join("\n")}`)
+          const writes = hundred.filter(({ sql }) => new RegExp(`^(WITH .*)?INSERT INTO ${table}\\b`).test(sql))
+          assert.isAtMost(writes.length, 1, `${table}: ${writes.map(({ sql }) => sql).join("\n")}`)
         }
+        // Anomaly detection reads the batch's linked pairs, their shared entities and the statements on both sides
+        // in one statement, with the new units as one array: no list of every neighbour's id (1,000-2,000 per batch
+        // of 100 in a grown bank) is sent as parameters.
+        const reads = hundred.filter(({ sql }) =>
+          !/^(WITH .*)?INSERT INTO/.test(sql) && /\bJOIN memory_links\b|\bFROM memory_links\b/.test(sql)
+        )
+        assert.strictEqual(reads.length, 1, reads.map(({ sql }) => sql).join("\n"))
+        assert.isAtMost(reads[0]!.params, 10, reads[0]!.sql)
       }))
   }
 )
