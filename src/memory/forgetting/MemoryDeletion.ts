@@ -12,6 +12,7 @@ import { SqlClient } from "effect/sql"
 import type { SqlError } from "effect/sql/SqlError"
 import { AccessTelemetry } from "../../activity/AccessTelemetry.ts"
 import { BankActors } from "../../bank/BankActors.ts"
+import { BankBrains } from "../../brain/BankBrains.ts"
 import { BankLocks } from "../../bank/BankLocks.ts"
 import { OperationStore } from "../../bank/OperationStore.ts"
 import type { ForgetRemoved } from "../../domain/Forget.ts"
@@ -19,7 +20,6 @@ import { type RefreshPayload, refreshTaskType } from "../../mentalmodels/Refresh
 import { makeConsolidationRequests } from "../consolidation/ConsolidationRequests.ts"
 import { GraphRecall } from "../recall/GraphRecall.ts"
 import { addRemoved, deleteEverythingDerived, noneRemoved, sweptOnly } from "./DerivedDeletion.ts"
-import { makeKeptBrainFile } from "./KeptBrainFile.ts"
 
 /**
  * How many memories one `deleteEverythingDerived` call takes: its statements bind each id (a clear of a big bank would
@@ -45,7 +45,7 @@ export const makeMemoryDeletion = Effect.gen(function*() {
   const consolidation = yield* makeConsolidationRequests
   const telemetry = yield* AccessTelemetry
   const graph = yield* GraphRecall
-  const keptBrainFile = yield* makeKeptBrainFile
+  const brains = yield* BankBrains
   const operations = yield* OperationStore
   const actors = yield* BankActors
 
@@ -92,7 +92,8 @@ export const makeMemoryDeletion = Effect.gen(function*() {
         })
       }
       if (models.size > 0) yield* actors.wake(bankId)
-      yield* keptBrainFile(bankId)
+      // Only a bank that has a kept file pays for it: the brain is not loaded or caught up just for this.
+      yield* brains.rewriteKeptFile(bankId)
       return value
     }).pipe(Effect.withSpan("Forgetting.deleteMemories", { attributes: { bankId } }))
 })
