@@ -141,32 +141,33 @@ export class BankStore extends Context.Service<BankStore, {
           Effect.map((found) => Object.fromEntries(found.map((row) => [String(row["key"]), Number(row["count"])])))
         )
 
+      // The memory and link counts are kept by triggers in the writes' own transactions (`bank_counts`, migration
+      // 0039): a call reads a few rows, not every memory and link of the bank.
       const stats = Effect.fn("BankStore.stats")(function*(bankId: string) {
-        const [nodes, links, linksByFact, breakdown, documents, operations, consolidation] = yield* Effect.all([
-          countBy(sql`SELECT fact_type AS key, count(*)::int AS count FROM memory_units
-            WHERE bank_id = ${bankId} GROUP BY fact_type`),
-          countBy(sql`SELECT link_type AS key, count(*)::int AS count FROM memory_links
-            WHERE bank_id = ${bankId} GROUP BY link_type`),
-          countBy(sql`SELECT u.fact_type AS key, count(*)::int AS count FROM memory_links l
-            JOIN memory_units u ON u.id = l.from_id WHERE l.bank_id = ${bankId} GROUP BY u.fact_type`),
-          sql`SELECT u.fact_type AS fact_type, l.link_type AS link_type, count(*)::int AS count FROM memory_links l
-            JOIN memory_units u ON u.id = l.from_id WHERE l.bank_id = ${bankId}
-            GROUP BY u.fact_type, l.link_type`.pipe(Effect.orDie),
+        const [counts, documents, operations, consolidation] = yield* Effect.all([
+          sql<{ factType: string; linkType: string; count: number }>`SELECT fact_type, link_type, count::int AS count
+            FROM bank_counts WHERE bank_id = ${bankId} AND count <> 0 ORDER BY fact_type, link_type`.pipe(Effect.orDie),
           sql`SELECT count(*)::int AS count FROM documents WHERE bank_id = ${bankId}`.pipe(Effect.orDie),
           countBy(sql`SELECT status AS key, count(*)::int AS count FROM operations
             WHERE bank_id = ${bankId} AND parent_id IS NULL GROUP BY status`),
           sql`SELECT
               (SELECT count(*)::int FROM memory_units WHERE bank_id = ${bankId} AND consolidated_at IS NULL
                 AND fact_type IN ('world', 'experience')) AS pending,
-              (SELECT last_consolidated_at FROM banks WHERE bank_id = ${bankId}) AS last,
-              (SELECT last_write_at FROM banks WHERE bank_id = ${bankId}) AS last_write,
-              (SELECT max(greatest(created_at, updated_at)) FROM memory_units WHERE bank_id = ${bankId}) AS last_memory_write`
-            .pipe(Effect.orDie)
+              last_consolidated_at AS last, last_write_at AS last_write, last_memory_write_at AS last_memory_write
+            FROM banks WHERE bank_id = ${bankId}`.pipe(Effect.orDie)
         ], { concurrency: "unbounded" })
+        const nodes: Record<string, number> = {}
+        const links: Record<string, number> = {}
+        const linksByFact: Record<string, number> = {}
         const linksBreakdown: Record<string, Record<string, number>> = {}
-        for (const row of breakdown) {
-          const factType = String(row["factType"])
-          linksBreakdown[factType] = { ...linksBreakdown[factType], [String(row["linkType"])]: Number(row["count"]) }
+        for (const row of counts) {
+          if (row.linkType === "") {
+            nodes[row.factType] = row.count
+            continue
+          }
+          links[row.linkType] = (links[row.linkType] ?? 0) + row.count
+          linksByFact[row.factType] = (linksByFact[row.factType] ?? 0) + row.count
+          linksBreakdown[row.factType] = { ...linksBreakdown[row.factType], [row.linkType]: row.count }
         }
         const sum = (counts: Record<string, number>) => Object.values(counts).reduce((a, b) => a + b, 0)
         const last = consolidation[0]?.["last"]

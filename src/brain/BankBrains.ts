@@ -179,6 +179,14 @@ export class BankBrains extends Context.Service<BankBrains, {
    * `force_rebuild`) leaves the file its caller asked for. Nothing when kept files are off.
    */
   readonly keepFileNow: (bankId: string) => Effect.Effect<void>
+  /**
+   * After memories were deleted and the brain caught up: writes the bank's kept `.brain` file again when it has one
+   * (removing it when it cannot be written), so the file no longer holds what was deleted. True when it was written.
+   * Whatever the kept-files setting: a file written while it was on still holds the content.
+   */
+  readonly rewriteKeptFile: (bankId: string) => Effect.Effect<boolean>
+  /** How `rewriteKeptFile` writes (the brain runtime attaches it; until then there is no file to rewrite). */
+  readonly attachRewrite: (rewrite: (bankId: string) => Effect.Effect<boolean>) => Effect.Effect<void>
   /** The bank's kept file now holds the brain as of `dataVersion` (from `snapshot`). */
   readonly fileWritten: (bankId: string, dataVersion: DataVersion) => Effect.Effect<void>
   /** Banks whose brain is loaded now. */
@@ -235,6 +243,7 @@ export class BankBrains extends Context.Service<BankBrains, {
           ? undefined
           : makeChangeLogMarks(sql, options.sharedChangeLog)
         let files: BrainFiles | undefined
+        let rewrite: ((bankId: string) => Effect.Effect<boolean>) | undefined
         /** Banks whose next cold read builds from the tables (`rebuild`). */
         const fromTables = new Set<string>()
 
@@ -697,6 +706,9 @@ export class BankBrains extends Context.Service<BankBrains, {
           state,
           attachFiles: (attached) => Effect.sync(() => void (files = attached)),
           keepFileNow: (bankId) => Effect.suspend(() => files === undefined ? Effect.void : files.keepNow(bankId)),
+          rewriteKeptFile: (bankId) =>
+            Effect.suspend(() => rewrite === undefined ? Effect.succeed(false) : rewrite(bankId)),
+          attachRewrite: (attached) => Effect.sync(() => void (rewrite = attached)),
           fileWritten: (bankId, version) =>
             Effect.sync(() => {
               const entry = entries.get(bankId)

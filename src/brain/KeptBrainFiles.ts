@@ -9,6 +9,8 @@
  * `SERVICE_API_BRAIN_KEEP_FILES_MIN_MEMORIES` memories: a small bank builds faster than its file is read.
  */
 import { Duration, Effect, Layer, Option } from "effect"
+import { existsSync } from "node:fs"
+import { rm } from "node:fs/promises"
 import { BankBrains, type KeptBrain } from "./BankBrains.ts"
 import { EngramConfig } from "../config/EngramConfig.ts"
 import { brainOfFileSliced, BrainRuntime } from "./BrainRuntime.ts"
@@ -20,9 +22,22 @@ const stopBudget = Duration.seconds(15)
 export const KeptBrainFiles = Layer.effectDiscard(Effect.gen(function*() {
   const config = yield* EngramConfig
   const settings = config.brain
-  if (!settings.keepFiles) return
   const brains = yield* BankBrains
   const runtime = yield* BrainRuntime
+
+  // After a deletion, a file that exists is written again (or removed), whether or not files are kept now: one
+  // written while they were still holds the deleted memories.
+  yield* brains.attachRewrite((bankId) =>
+    Effect.gen(function*() {
+      const path = runtime.filePath(bankId)
+      if (!existsSync(path)) return false
+      return yield* runtime.writeFile(bankId, { mode: "incremental" }).pipe(
+        Effect.as(true),
+        Effect.catchCause(() => Effect.promise(() => rm(path, { force: true })).pipe(Effect.as(false)))
+      )
+    }).pipe(Effect.withSpan("KeptBrainFiles.rewrite", { attributes: { bankId } }))
+  )
+  if (!settings.keepFiles) return
   const writing = new Set<string>()
 
   const write = (bankId: string) =>

@@ -1,13 +1,13 @@
-/** Documents: the groups of retained content named by `document_id`. Deleting one deletes its memories. */
+/**
+ * Documents: the groups of retained content named by `document_id`. Deleting one deletes its memories with
+ * everything derived from them.
+ */
 import { Context, Effect, Layer } from "effect"
 import { createHash } from "node:crypto"
 import { SqlClient } from "effect/sql"
-import { BankLocks } from "../bank/BankLocks.ts"
 import { Banks } from "../bank/Banks.ts"
 import { NotFound } from "../domain/Errors.ts"
-import { makeConsolidationRequests } from "./consolidation/ConsolidationRequests.ts"
-import { GraphRecall } from "./recall/GraphRecall.ts"
-import { deleteUnitsAndRecount } from "./retain/EntityMentions.ts"
+import { makeMemoryDeletion } from "./forgetting/MemoryDeletion.ts"
 
 interface DocumentRow {
   readonly documentId: string
@@ -50,10 +50,8 @@ export class Documents extends Context.Service<Documents, {
     Documents,
     Effect.gen(function*() {
       const sql = yield* SqlClient.SqlClient
-      const consolidation = yield* makeConsolidationRequests
       const banks = yield* Banks
-      const locks = yield* BankLocks
-      const graph = yield* GraphRecall
+      const deletion = yield* makeMemoryDeletion
 
       const select = sql`
         SELECT d.document_id, d.bank_id, d.metadata, d.tags, d.context, d.original_text, d.created_at, d.updated_at,
@@ -93,24 +91,22 @@ export class Documents extends Context.Service<Documents, {
         return { ...toView(row), original_text: row.originalText, content_hash: contentHash }
       })
 
+      // The document's memories go with everything derived from them (forget's own path: see MemoryDeletion).
       const remove = Effect.fn("Documents.remove")(function*(bankId: string, documentId: string) {
-        const result = yield* locks.withWriteLock(bankId)(
+        const deleted = yield* deletion(bankId, (removeMemories) =>
           Effect.gen(function*() {
-            const found = yield* sql`DELETE FROM documents WHERE bank_id = ${bankId} AND document_id = ${documentId}
-            RETURNING document_id`
+            const found = yield* sql`SELECT document_id FROM documents
+              WHERE bank_id = ${bankId} AND document_id = ${documentId}`
             if (found.length === 0) return -1
-            const units = yield* deleteUnitsAndRecount(bankId, sql`document_id = ${documentId}`)
+            const units = yield* sql<{ id: string }>`SELECT id FROM memory_units
+              WHERE bank_id = ${bankId} AND document_id = ${documentId}`
+            yield* removeMemories(units.map((row) => row.id), documentId)
+            yield* sql`DELETE FROM documents WHERE bank_id = ${bankId} AND document_id = ${documentId}`
             yield* sql`DELETE FROM chunks WHERE bank_id = ${bankId} AND document_id = ${documentId}`
-            yield* sql`DELETE FROM entities e WHERE e.bank_id = ${bankId}
-            AND NOT EXISTS (SELECT 1 FROM unit_entities ue WHERE ue.entity_id = e.id)`
-            const requeued = yield* consolidation.enqueueAfterFactsDeleted(bankId, units)
-            return { deleted: units.length, requeued }
-          }).pipe(sql.withTransaction, Effect.orDie, Effect.provideService(SqlClient.SqlClient, sql))
-        )
-        if (result === -1) return yield* NotFound.of("document", documentId)
-        yield* graph.changed(bankId)
-        if (result.requeued) yield* consolidation.wake(bankId)
-        return result.deleted
+            return units.length
+          }))
+        if (deleted === -1) return yield* NotFound.of("document", documentId)
+        return deleted
       })
 
       return Documents.of({ list, get, remove })

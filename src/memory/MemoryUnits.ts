@@ -1,16 +1,14 @@
 /**
  * Reading and deleting memory units: the list with type and text filters, one unit with its entities and
- * tags, clearing by type (the bank and its profile stay), and the chunk a unit came from.
+ * tags, clearing by type (the bank and its profile stay), and the chunk a unit came from. A delete takes what was
+ * derived from the memories with them (`MemoryDeletion`).
  */
 import { Clock, Context, Effect, Layer, Option } from "effect"
 import { SqlClient, type Statement } from "effect/sql"
-import { BankLocks } from "../bank/BankLocks.ts"
 import { Banks } from "../bank/Banks.ts"
 import { NotFound } from "../domain/Errors.ts"
 import type { FactType, MemoryUnitView } from "../domain/Memory.ts"
-import { makeConsolidationRequests } from "./consolidation/ConsolidationRequests.ts"
-import { GraphRecall } from "./recall/GraphRecall.ts"
-import { deleteUnitsAndRecount, recountMentions } from "./retain/EntityMentions.ts"
+import { makeMemoryDeletion } from "./forgetting/MemoryDeletion.ts"
 import { entityNamesOfPicked } from "./UnitEntityNames.ts"
 import { toUnitView, type UnitRow } from "./UnitRow.ts"
 import { liveAt } from "./forgetting/Expiry.ts"
@@ -46,9 +44,7 @@ export class MemoryUnits extends Context.Service<MemoryUnits, {
     Effect.gen(function*() {
       const sql = yield* SqlClient.SqlClient
       const banks = yield* Banks
-      const locks = yield* BankLocks
-      const graph = yield* GraphRecall
-      const consolidation = yield* makeConsolidationRequests
+      const deletion = yield* makeMemoryDeletion
 
       const unitColumns = [
         "id",
@@ -116,43 +112,31 @@ export class MemoryUnits extends Context.Service<MemoryUnits, {
         return toUnitView(row)
       })
 
-      const pruneEntities = (bankId: string) =>
-        sql`DELETE FROM entities e WHERE e.bank_id = ${bankId}
-          AND NOT EXISTS (SELECT 1 FROM unit_entities ue WHERE ue.entity_id = e.id)`
-
+      // Both delete with everything derived from what they delete (forget's own path): see MemoryDeletion.
       const clear = Effect.fn("MemoryUnits.clear")(function*(bankId: string, type: FactType | undefined) {
         yield* banks.get(bankId)
-        const deleted = yield* locks.withWriteLock(bankId)(
+        return yield* deletion(bankId, (removeMemories) =>
           Effect.gen(function*() {
-            const rows = yield* sql<{ id: string }>`DELETE FROM memory_units WHERE bank_id = ${bankId}
-            ${type ? sql`AND fact_type = ${type}` : sql``} RETURNING id`
+            const rows = yield* sql<{ id: string }>`SELECT id FROM memory_units WHERE bank_id = ${bankId}
+              ${type ? sql`AND fact_type = ${type}` : sql``}`
+            yield* removeMemories(rows.map((row) => row.id))
             if (type === undefined) {
               yield* sql`DELETE FROM chunks WHERE bank_id = ${bankId}`
               yield* sql`DELETE FROM documents WHERE bank_id = ${bankId}`
             }
-            yield* pruneEntities(bankId)
-            yield* recountMentions(bankId, "all")
-            const requeued = yield* consolidation.enqueueAfterFactsDeleted(bankId, rows.map((row) => row.id))
-            return { deleted: rows.length, requeued }
-          }).pipe(sql.withTransaction, Effect.orDie, Effect.provideService(SqlClient.SqlClient, sql))
-        )
-        yield* graph.changed(bankId)
-        if (deleted.requeued) yield* consolidation.wake(bankId)
-        return deleted.deleted
+            return rows.length
+          }))
       })
 
       const remove = Effect.fn("MemoryUnits.remove")(function*(bankId: string, id: string) {
-        const rows = yield* locks.withWriteLock(bankId)(
+        const deleted = yield* deletion(bankId, (removeMemories) =>
           Effect.gen(function*() {
-            const deleted = yield* deleteUnitsAndRecount(bankId, sql`id = ${id}`)
-            yield* pruneEntities(bankId)
-            const requeued = yield* consolidation.enqueueAfterFactsDeleted(bankId, deleted)
-            return { deleted, requeued }
-          }).pipe(sql.withTransaction, Effect.orDie, Effect.provideService(SqlClient.SqlClient, sql))
-        )
-        if (rows.deleted.length === 0) return yield* NotFound.of("memory", id)
-        yield* graph.changed(bankId)
-        if (rows.requeued) yield* consolidation.wake(bankId)
+            const rows = yield* sql<
+              { id: string }
+            >`SELECT id FROM memory_units WHERE bank_id = ${bankId} AND id = ${id}`
+            return (yield* removeMemories(rows.map((row) => row.id))).memories.length
+          }))
+        if (deleted === 0) return yield* NotFound.of("memory", id)
       })
 
       const chunk = Effect.fn("MemoryUnits.chunk")(function*(chunkId: string) {

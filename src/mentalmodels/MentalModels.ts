@@ -28,14 +28,9 @@ import { toDryRunResult } from "./DryRunRefresh.ts"
 import { makeRefreshRun } from "./RefreshRun.ts"
 import { MentalModelStore } from "./MentalModelStore.ts"
 import { toHistoryEntry, toMentalModelResponse } from "./MentalModelViews.ts"
+import { type RefreshPayload, refreshTaskType } from "./RefreshTask.ts"
 
-export const refreshTaskType = "refresh_mental_model"
-
-/** What a `refresh_mental_model` operation carries. */
-export interface RefreshPayload {
-  readonly mental_model_id: string
-  readonly reason: RefreshReason
-}
+export { type RefreshPayload, refreshTaskType } from "./RefreshTask.ts"
 
 /** Absent keys keep what is stored; `response_schema: null` removes the schema. */
 const mergeTrigger = (

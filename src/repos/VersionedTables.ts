@@ -20,6 +20,7 @@ export const excludedTables: ReadonlySet<string> = new Set([
   "memory_change_horizons", // how far that log was pruned
   "memory_access_events", // access telemetry of the brain runtime
   "memory_access_counts", // read counters kept from that telemetry: a recall must not make a workspace dirty
+  "bank_counts", // the stats' counts, kept by triggers from the memories and links a restore writes
   "brain_activity_models", // derived from access telemetry, rebuilt on demand
   "dream_schedules", // when the next trance is due: scheduler state
   "webhook_deliveries", // delivery outbox and history
@@ -49,7 +50,8 @@ export const excludedTables: ReadonlySet<string> = new Set([
 export const excludedColumns: Readonly<Record<string, ReadonlyArray<string>>> = {
   webhooks: ["secret", "url", "http_config", "updated_at"],
   memory_units: ["access_count"], // no longer written (the counts are in memory_access_counts); never a change
-  banks: ["created_at", "updated_at", "last_write_at"] // last_write_at follows the writes a restore makes
+  // last_write_at and last_memory_write_at follow the writes a restore makes
+  banks: ["created_at", "updated_at", "last_write_at", "last_memory_write_at"]
 }
 
 /** Unversioned columns that keep their live value when a commit is restored into the same bank. */

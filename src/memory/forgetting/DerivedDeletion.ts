@@ -9,8 +9,9 @@
  * documents nothing uses any more, and the entity map. The brain learns of every deleted memory from the change log, which a trigger writes in the
  * same transaction: after the commit the caller calls `GraphRecall.changed`, wakes consolidation when told to,
  * refreshes the emptied models and rewrites the kept `.brain` file (`KeptBrainFile`). One transaction, so a crash
- * leaves each memory present with its derived state or gone with it. `MemoryUnits.remove` and `Documents.remove`
- * use `deleteWithDerived`.
+ * leaves each memory present with its derived state or gone with it. The ordinary deletes (a memory by id, a clear,
+ * a document) use `deleteEverythingDerived` too (`MemoryDeletion`); a replaced document's old memories and an
+ * invalidation (reversible) delete through `deleteUnitsAndRecount` alone.
  */
 import { Effect } from "effect"
 import type { ForgetRemoved } from "../../domain/Forget.ts"

@@ -37,6 +37,7 @@ import writePath from "./0035_write_path.ts"
 import repoEnableStaging from "./0036_repo_enable_staging.ts"
 import repoGc from "./0037_repo_gc.ts"
 import memoryChunkIndex from "./0038_memory_chunk_index.ts"
+import bankCounts from "./0039_bank_counts.ts"
 
 export const migrations = {
   "0001_banks_and_operations": banksAndOperations,
@@ -76,5 +77,6 @@ export const migrations = {
   "0035_write_path": writePath,
   "0036_repo_enable_staging": repoEnableStaging,
   "0037_repo_gc": repoGc,
-  "0038_memory_chunk_index": memoryChunkIndex
+  "0038_memory_chunk_index": memoryChunkIndex,
+  "0039_bank_counts": bankCounts
 }
