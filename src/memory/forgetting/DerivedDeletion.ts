@@ -72,6 +72,12 @@ export interface DerivedSelection {
   readonly entity: string | null
   /** A forgotten document: it goes when no memory uses it any more. */
   readonly documentId: string | null
+  /**
+   * Keep anomaly events a user suppressed ("these two do not conflict"): their pair key, a hash of the statements'
+   * content, keeps the pair from being reported when the same statements are stored again. An ordinary delete keeps
+   * them (deleting a document to retain it again is how content is restated); forget and the sweeps do not.
+   */
+  readonly keepSuppressedAnomalies?: boolean
 }
 
 export interface EverythingDerived {
@@ -132,9 +138,17 @@ export const deleteEverythingDerived = Effect.fn("Forgetting.deleteEverythingDer
   const proposals = yield* sql`DELETE FROM dream_proposals WHERE bank_id = ${bankId}
     AND (${cites("supporting_evidence_ids")} OR ${names("title || ' ' || content")}) RETURNING id`
   yield* sql`DELETE FROM dream_prediction_outcomes WHERE bank_id = ${bankId} AND ${cites("evidence_ids")}`
+  // A fact that a deleted memory replaced is current again at the confidence it had: clearing its `superseded_by`
+  // here, while the anomaly's correction still holds that confidence, lets the restoring trigger (migration 0016)
+  // find it; the foreign key's own SET NULL would fire only after the correction is gone with its anomaly.
+  if (idList !== null) {
+    yield* sql`UPDATE memory_units SET superseded_by = NULL
+      WHERE bank_id = ${bankId} AND superseded_by IN ${sql.in(idList)}`
+  }
   const anomalies = yield* sql`DELETE FROM anomaly_events WHERE bank_id = ${bankId}
     AND (${cites("unit_ids")} OR ${names("description")}
-      ${selection.entityIds.length === 0 ? sql`` : sql`OR entity_ids && ${selection.entityIds}::text[]`}) RETURNING id`
+      ${selection.entityIds.length === 0 ? sql`` : sql`OR entity_ids && ${selection.entityIds}::text[]`})
+    ${selection.keepSuppressedAnomalies === true ? sql`AND status <> 'suppressed'` : sql``} RETURNING id`
   const accesses = idList === null ? [] : yield* sql`DELETE FROM memory_access_events
     WHERE bank_id = ${bankId} AND item_type = 'memory' AND item_id IN ${sql.in(idList)} RETURNING seq`
   const datasetSets = yield* sql`DELETE FROM taste_sets WHERE bank_id = ${bankId} AND ${

@@ -2,7 +2,7 @@
  * The ordinary delete paths (a memory by id, clearing a bank's memories, deleting a document) delete with everything
  * derived, as forget and the sweeps do (`deleteEverythingDerived`): opinions resting on the memories (transitively),
  * the observations built on them released, mental models citing them emptied and queued for refresh, dream evidence,
- * anomalies, access history, dataset sets, orphaned chunks and documents. The caller's work runs in one transaction
+ * anomalies (but those a user suppressed), access history, dataset sets, orphaned chunks and documents. The caller's work runs in one transaction
  * under the bank's write lock (all of it or none), after the reads' buffered access events are written (so the
  * deletion removes them too); after the commit the brain catches up, consolidation is woken, the emptied models are
  * queued for refresh and the kept `.brain` file is written again.
@@ -65,7 +65,8 @@ export const makeMemoryDeletion = Effect.gen(function*() {
             const batch = ids.slice(start, start + batchSize)
             const derived = yield* deleteEverythingDerived(consolidation, bankId, {
               ...sweptOnly(batch),
-              documentId: documentId ?? null
+              documentId: documentId ?? null,
+              keepSuppressedAnomalies: true
             })
             memories.push(...derived.deletion.memories)
             removed = addRemoved(removed, derived.removed)
