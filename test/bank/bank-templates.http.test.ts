@@ -8,13 +8,10 @@
 import { assert, layer } from "@effect/vitest"
 import type { BankTemplateImportResponse, BankTemplateManifest } from "@vectorize-io/hindsight-client"
 import { createClient, createConfig, sdk } from "@vectorize-io/hindsight-client"
-import { Context, Effect, Layer } from "effect"
+import { Effect } from "effect"
 import { llmSettings } from "../../layers/models/llm/LlmConfig.ts"
-import * as LlmLive from "../../layers/models/llm/LlmLive.ts"
-import { trigramEmbeddings } from "../support/FakeModels.ts"
-import type { ScriptedOpenAi } from "../support/ScriptedOpenAi.ts"
-import { scriptedOpenAi } from "../support/ScriptedOpenAi.ts"
 import { testApp, TestServer } from "../support/TestServer.ts"
+import { Scripted, scriptedApp, scriptedModels } from "../support/ScriptedLlm.ts"
 
 const bank = (id: string) => `/v1/default/banks/${id}`
 
@@ -363,14 +360,11 @@ layer(testApp(), { excludeTestServices: true })("bank templates", (it) => {
     }))
 })
 
-class Scripted extends Context.Service<Scripted, ScriptedOpenAi>()("test/http/bank-templates/Scripted") {}
-
 const apiKey = "sk-probe-secret-0123"
 
 /** Retain and reflect share one model (probed once); consolidation has its own. */
-const models = Layer.unwrap(Effect.gen(function*() {
-  const server = yield* Scripted
-  const settings = llmSettings({
+const models = scriptedModels((server) =>
+  llmSettings({
     provider: "openai",
     baseUrl: server.baseUrl,
     apiKey,
@@ -380,10 +374,9 @@ const models = Layer.unwrap(Effect.gen(function*() {
     retryBase: "5 millis",
     timeout: "1 second"
   })
-  return Layer.mergeAll(trigramEmbeddings(), LlmLive.layerWith(settings))
-}))
+)
 
-const withModels = testApp({}, undefined, models).pipe(Layer.provideMerge(Layer.effect(Scripted, scriptedOpenAi)))
+const withModels = scriptedApp({}, models)
 
 layer(withModels, { excludeTestServices: true })("the LLM check with configured models", (it) => {
   const check = Effect.gen(function*() {

@@ -9,7 +9,7 @@ import { mkdtempSync } from "node:fs"
 import { tmpdir } from "node:os"
 import { join } from "node:path"
 import { health, makeCluster, request, shardsSpread, until } from "../support/ClusterNodes.ts"
-import { databaseTier } from "../support/TestServer.ts"
+import { databaseTier } from "../support/TestDatabase.ts"
 
 const shards = 12
 

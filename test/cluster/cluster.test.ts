@@ -11,7 +11,7 @@ import { tmpdir } from "node:os"
 import { join } from "node:path"
 import { type Child, freePort, spawnService, waitForHealth } from "../support/ChildService.ts"
 import { clusterSecret, health, request, until } from "../support/ClusterNodes.ts"
-import { databaseTier } from "../support/TestServer.ts"
+import { databaseTier } from "../support/TestDatabase.ts"
 import { freshSchemaName } from "../support/TestRun.ts"
 
 const shards = 24

@@ -8,7 +8,7 @@
 import { assert, describe, it } from "@effect/vitest"
 import { Effect } from "effect"
 import { makeCluster, metricsOf, request, shardsSpread, until } from "../support/ClusterNodes.ts"
-import { databaseTier } from "../support/TestServer.ts"
+import { databaseTier } from "../support/TestDatabase.ts"
 
 const shards = 12
 

@@ -6,7 +6,7 @@ import { assert, describe, it } from "@effect/vitest"
 import { Effect } from "effect"
 import type { Child } from "../support/ChildService.ts"
 import { makeCluster, shardsSpread, until } from "../support/ClusterNodes.ts"
-import { databaseTier } from "../support/TestServer.ts"
+import { databaseTier } from "../support/TestDatabase.ts"
 
 const shards = 24
 const singletons = ["webhook-delivery", "dream-scheduler", "brain-startup-warmup"]

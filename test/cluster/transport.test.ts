@@ -17,7 +17,7 @@ import { connect as connectTls } from "node:tls"
 import * as ClusterTransport from "../../layers/cluster/ClusterTransport.ts"
 import { freePort, spawnService } from "../support/ChildService.ts"
 import { clusterSecret, makeCluster, request, until } from "../support/ClusterNodes.ts"
-import { databaseTier } from "../support/TestServer.ts"
+import { databaseTier } from "../support/TestDatabase.ts"
 
 const refusesToStart = (secret: string | undefined) =>
   Effect.gen(function*() {

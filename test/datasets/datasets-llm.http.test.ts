@@ -5,33 +5,14 @@
  * whose stage and progress can be watched.
  */
 import { assert, layer } from "@effect/vitest"
-import { Context, Duration, Effect, Layer } from "effect"
-import { llmSettings } from "../../layers/models/llm/LlmConfig.ts"
-import * as LlmLive from "../../layers/models/llm/LlmLive.ts"
-import { trigramEmbeddings } from "../support/FakeModels.ts"
-import type { ScriptedOpenAi } from "../support/ScriptedOpenAi.ts"
-import { scriptedOpenAi } from "../support/ScriptedOpenAi.ts"
-import { testApp } from "../support/TestServer.ts"
+import { Duration, Effect } from "effect"
 import { eventually } from "../support/TestTasks.ts"
 import { checkChatLines, createDataset, importJsonl, request, taste } from "./datasets-support.ts"
+import { onePurpose, Scripted, scriptedApp, scriptedModels } from "../support/ScriptedLlm.ts"
 
-class Scripted extends Context.Service<Scripted, ScriptedOpenAi>()("test/http/datasets-llm/Scripted") {}
+const llmModels = scriptedModels(onePurpose("consolidation", "editor", "2 seconds"))
 
-const llmModels = Layer.unwrap(Effect.gen(function*() {
-  const server = yield* Scripted
-  const settings = llmSettings({
-    provider: "none",
-    purposes: { consolidation: { provider: "openai", baseUrl: server.baseUrl, model: "editor" } },
-    retryBase: "5 millis",
-    maxRetries: 0,
-    timeout: "2 seconds"
-  })
-  return Layer.mergeAll(trigramEmbeddings(), LlmLive.layerWith(settings))
-}))
-
-const app = testApp({ operationMaxAttempts: 1, operationRetryBase: Duration.millis(5) }, undefined, llmModels).pipe(
-  Layer.provideMerge(Layer.effect(Scripted, scriptedOpenAi))
-)
+const app = scriptedApp({ operationMaxAttempts: 1, operationRetryBase: Duration.millis(5) }, llmModels)
 
 const texts = (...values: Array<string>) => ({ content: JSON.stringify({ texts: values }) })
 

@@ -6,33 +6,14 @@
  * and recall answers while a dream waits on a slow model (the p95 ratio target is in `bench/dreams.ts`).
  */
 import { assert, layer } from "@effect/vitest"
-import { Context, Duration, Effect, Layer } from "effect"
-import { llmSettings } from "../../layers/models/llm/LlmConfig.ts"
-import * as LlmLive from "../../layers/models/llm/LlmLive.ts"
-import { trigramEmbeddings } from "../support/FakeModels.ts"
-import type { ScriptedOpenAi } from "../support/ScriptedOpenAi.ts"
-import { scriptedOpenAi } from "../support/ScriptedOpenAi.ts"
+import { Duration, Effect } from "effect"
 import { bankPath, call, ok, operationFinished } from "../support/HttpCalls.ts"
-import { testApp } from "../support/TestServer.ts"
 import { eventually } from "../support/TestTasks.ts"
+import { onePurpose, Scripted, scriptedApp, scriptedModels } from "../support/ScriptedLlm.ts"
 
-class Scripted extends Context.Service<Scripted, ScriptedOpenAi>()("test/http/dreams-llm/Scripted") {}
+const models = scriptedModels(onePurpose("reflect", "dreamer", Duration.seconds(20)))
 
-const models = Layer.unwrap(Effect.gen(function*() {
-  const server = yield* Scripted
-  const settings = llmSettings({
-    provider: "none",
-    purposes: { reflect: { provider: "openai", baseUrl: server.baseUrl, model: "dreamer" } },
-    retryBase: "5 millis",
-    maxRetries: 0,
-    timeout: Duration.seconds(20)
-  })
-  return Layer.mergeAll(trigramEmbeddings(), LlmLive.layerWith(settings))
-}))
-
-const app = testApp({ operationMaxAttempts: 1, operationRetryBase: Duration.millis(5) }, undefined, models).pipe(
-  Layer.provideMerge(Layer.effect(Scripted, scriptedOpenAi))
-)
+const app = scriptedApp({ operationMaxAttempts: 1, operationRetryBase: Duration.millis(5) }, models)
 
 const bank = bankPath
 const finished = operationFinished

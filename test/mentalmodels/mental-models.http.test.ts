@@ -6,18 +6,15 @@
  * carries the current document and only the new facts), and its history lists both.
  */
 import { assert, layer } from "@effect/vitest"
-import { Context, Duration, Effect, Layer, Option } from "effect"
+import { Duration, Effect, Option } from "effect"
 import { llmSettings } from "../../layers/models/llm/LlmConfig.ts"
-import * as LlmLive from "../../layers/models/llm/LlmLive.ts"
 import { BankEvents } from "../../src/events/BankEvents.ts"
 import { OperationStore } from "../../src/bank/OperationStore.ts"
 import { TaskRegistry } from "../../src/bank/TaskRegistry.ts"
-import { trigramEmbeddings } from "../support/FakeModels.ts"
 import { loadLocomo, locomoAvailable, sessionsOf } from "../support/Locomo.ts"
-import type { ScriptedOpenAi } from "../support/ScriptedOpenAi.ts"
-import { scriptedOpenAi } from "../support/ScriptedOpenAi.ts"
 import { testApp, TestServer } from "../support/TestServer.ts"
 import { eventually } from "../support/TestTasks.ts"
+import { Scripted, scriptedApp, scriptedModels } from "../support/ScriptedLlm.ts"
 
 const bank = (id: string) => `/v1/default/banks/${id}`
 const models = (id: string) => `${bank(id)}/mental-models`
@@ -361,36 +358,24 @@ layer(testApp({ operationRetryBase: Duration.millis(5) }), { excludeTestServices
   }
 )
 
-class Scripted extends Context.Service<Scripted, ScriptedOpenAi>()("test/http/mental-models/Scripted") {}
-
-const scriptedModels = Layer.unwrap(Effect.gen(function*() {
-  const server = yield* Scripted
-  return Layer.mergeAll(
-    trigramEmbeddings(),
-    // Only reflect (and so mental models) talks to the scripted model; retain extracts offline.
-    LlmLive.layerWith(llmSettings({
-      provider: "openai",
-      baseUrl: server.baseUrl,
-      model: "scripted",
-      maxRetries: 0,
-      timeout: "5 seconds",
-      purposes: { retain: { provider: "none" }, consolidation: { provider: "none" } }
-    }))
-  )
-}))
-
-const scriptedApp = testApp(
-  { operationRetryBase: Duration.millis(5), operationMaxAttempts: 1 },
-  undefined,
-  scriptedModels
-).pipe(
-  Layer.provideMerge(Layer.effect(Scripted, scriptedOpenAi))
+// Only reflect (and so mental models) talks to the scripted model; retain extracts offline.
+const scriptedLlm = scriptedModels((server) =>
+  llmSettings({
+    provider: "openai",
+    baseUrl: server.baseUrl,
+    model: "scripted",
+    maxRetries: 0,
+    timeout: "5 seconds",
+    purposes: { retain: { provider: "none" }, consolidation: { provider: "none" } }
+  })
 )
+
+const withModels = scriptedApp({ operationRetryBase: Duration.millis(5), operationMaxAttempts: 1 }, scriptedLlm)
 
 const formatOf = (body: any): string | undefined => body?.response_format?.json_schema?.name
 const promptOf = (body: any): string => (body?.messages ?? []).map((message: any) => message.content).join("\n")
 
-layer(scriptedApp, { excludeTestServices: true })("mental models with a language model", (it) => {
+layer(withModels, { excludeTestServices: true })("mental models with a language model", (it) => {
   it.effect(
     "created, refreshed fully and by delta; the delta edits only what new facts contradict; history lists both",
     () =>

@@ -14,12 +14,10 @@ import { TracingLive, tracingSettings } from "../../layers/observability/Tracing
 import { connectMcp } from "../support/McpClient.ts"
 import type { OtlpReceiver, ReceivedSpan } from "../support/OtlpReceiver.ts"
 import { otlpReceiver } from "../support/OtlpReceiver.ts"
-import type { ScriptedOpenAi } from "../support/ScriptedOpenAi.ts"
-import { scriptedOpenAi } from "../support/ScriptedOpenAi.ts"
 import { testApp, TestServer } from "../support/TestServer.ts"
 import { eventually } from "../support/TestTasks.ts"
+import { Scripted, scriptedServer } from "../support/ScriptedLlm.ts"
 
-class Scripted extends Context.Service<Scripted, ScriptedOpenAi>()("test/observability/otlp/Scripted") {}
 class Receiver extends Context.Service<Receiver, OtlpReceiver>()("test/observability/otlp/Receiver") {}
 
 /** Text that must never leave the service in a span: the stored content, the model's answer and the key. */
@@ -57,7 +55,7 @@ const tracing = Layer.unwrap(Effect.gen(function*() {
 
 const app = testApp({}, undefined, models).pipe(
   Layer.provide(tracing),
-  Layer.provideMerge(Layer.mergeAll(Layer.effect(Scripted, scriptedOpenAi), Layer.effect(Receiver, otlpReceiver)))
+  Layer.provideMerge(Layer.mergeAll(scriptedServer, Layer.effect(Receiver, otlpReceiver)))
 )
 
 const bank = "/v1/default/banks/traced"

@@ -9,7 +9,7 @@ import { Effect } from "effect"
 import { writeFileSync } from "node:fs"
 import { join } from "node:path"
 import { type Child, freePort, spawnService, waitForHealth } from "../support/ChildService.ts"
-import { freshServiceEnv } from "../support/TestServer.ts"
+import { freshServiceEnv } from "../support/TestDatabase.ts"
 
 const bank = "kept"
 

@@ -5,9 +5,9 @@
  */
 import { assert, describe, it } from "@effect/vitest"
 import { Effect } from "effect"
-import { freePort, spawnService, waitForHealth } from "../support/ChildService.ts"
+import { killHard, startService } from "../support/ChildService.ts"
 import { eventually } from "../support/Eventually.ts"
-import { freshServiceEnv } from "../support/TestServer.ts"
+import { freshServiceEnv } from "../support/TestDatabase.ts"
 import { makeZip } from "../support/ZipWriter.ts"
 
 const tierEnv = () => freshServiceEnv({ SERVICE_API_ENABLE_OBSERVATIONS: "false" })
@@ -57,17 +57,12 @@ describe("codebase import across a crash", () => {
     "SIGKILL right after the import is accepted: the restarted service builds it from the stored archive",
     () =>
       Effect.scoped(Effect.gen(function*() {
-        const env = { ...tierEnv(), SERVICE_API_PORT: String(yield* freePort) }
-        const url = `http://127.0.0.1:${env["SERVICE_API_PORT"]}`
-        const first = yield* spawnService("src/main.ts", env)
-        yield* waitForHealth(url, first)
+        const { url, first, restart } = yield* startService(tierEnv())
 
         const accepted = yield* importZip(url, "kill-cb", "app", modules(300))
-        first.process.kill("SIGKILL")
-        yield* Effect.promise(() => first.exited)
+        yield* killHard(first)
 
-        const second = yield* spawnService("src/main.ts", env)
-        yield* waitForHealth(url, second)
+        yield* restart
         const operation = yield* settled(url, "kill-cb", accepted.operation_id)
         assert.strictEqual(operation.status, "completed", JSON.stringify(operation))
         const codebase = (yield* json(url, `/v1/default/banks/kill-cb/codebases/${accepted.codebase_id}`)).body

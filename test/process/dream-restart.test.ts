@@ -10,7 +10,7 @@ import { DatabaseLive } from "../../layers/Database.ts"
 import { EngramConfig } from "../../src/config/EngramConfig.ts"
 import { type Child, freePort, spawnService, waitForHealth } from "../support/ChildService.ts"
 import { scriptedOpenAi } from "../support/ScriptedOpenAi.ts"
-import { freshDatabaseSettings } from "../support/TestServer.ts"
+import { freshDatabaseSettings } from "../support/TestDatabase.ts"
 import { eventually } from "../support/TestTasks.ts"
 
 const json = (url: string, method = "GET", body?: unknown) =>

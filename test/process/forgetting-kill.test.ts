@@ -7,10 +7,10 @@
  */
 import { assert, describe, it } from "@effect/vitest"
 import { Effect } from "effect"
-import { freePort, spawnService, waitForHealth } from "../support/ChildService.ts"
+import { killHard, startService } from "../support/ChildService.ts"
 import { eventually } from "../support/Eventually.ts"
 import { call, facts } from "../support/RepoKillFixtures.ts"
-import { freshServiceEnv } from "../support/TestServer.ts"
+import { freshServiceEnv } from "../support/TestDatabase.ts"
 
 const bank = "/v1/default/banks/killed-forgetting"
 const name = "Zephyrine Okafor"
@@ -68,13 +68,9 @@ describe("forgetting under SIGKILL", () => {
     "a forget and a retention sweep killed midway leave each memory whole or gone",
     () =>
       Effect.scoped(Effect.gen(function*() {
-        const env = {
-          ...freshServiceEnv({ SERVICE_API_ENABLE_OBSERVATIONS: "true" }),
-          SERVICE_API_PORT: String(yield* freePort)
-        }
-        const url = `http://127.0.0.1:${env["SERVICE_API_PORT"]}`
-        const first = yield* spawnService("src/main.ts", env)
-        yield* waitForHealth(url, first)
+        const { url, first, restart } = yield* startService(
+          freshServiceEnv({ SERVICE_API_ENABLE_OBSERVATIONS: "true" })
+        )
 
         yield* call(url, "PUT", bank, { name: "killed" })
         yield* call(url, "POST", `${bank}/memories`, { items: about(300) })
@@ -96,12 +92,10 @@ describe("forgetting under SIGKILL", () => {
           body: JSON.stringify({ entity: name })
         }).catch(() => undefined)
         yield* sleep(Math.max(5, took / 2))
-        first.process.kill("SIGKILL")
-        yield* Effect.promise(() => first.exited)
+        yield* killHard(first)
         yield* Effect.promise(() => forget)
 
-        const second = yield* spawnService("src/main.ts", env)
-        yield* waitForHealth(url, second)
+        const second = yield* restart
         yield* settled(url)
         const afterForget = yield* consistent(url)
         const left = zephyrine(afterForget).length
@@ -127,11 +121,9 @@ describe("forgetting under SIGKILL", () => {
           yield* sleep(10)
         }
         const killedAt = new Date()
-        second.process.kill("SIGKILL")
-        yield* Effect.promise(() => second.exited)
+        yield* killHard(second)
 
-        const third = yield* spawnService("src/main.ts", env)
-        yield* waitForHealth(url, third)
+        yield* restart
         yield* settled(url)
         const afterSweep = yield* consistent(url)
         assert.strictEqual(afterSweep.filter((item) => item.fact_type !== "observation").length, 40)

@@ -7,7 +7,7 @@
  */
 import { assert, describe, it } from "@effect/vitest"
 import { Effect } from "effect"
-import { freePort, spawnService, waitForHealth } from "../support/ChildService.ts"
+import { killHard, startService } from "../support/ChildService.ts"
 import { call, facts, repoServiceEnv } from "../support/RepoKillFixtures.ts"
 
 const bankId = "purge-killed"
@@ -46,10 +46,7 @@ describe("purge_history under SIGKILL", () => {
     "a forget with purge_history killed midway leaves the old history with the memories or the new one without",
     () =>
       Effect.scoped(Effect.gen(function*() {
-        const env = { ...repoServiceEnv(), SERVICE_API_PORT: String(yield* freePort) }
-        const url = `http://127.0.0.1:${env["SERVICE_API_PORT"]}`
-        const first = yield* spawnService("src/main.ts", env)
-        yield* waitForHealth(url, first)
+        const { url, first, restart } = yield* startService(repoServiceEnv())
 
         // Three commits, each holding more of the entity than the one before.
         yield* call(url, "POST", `${bank}/memories`, { items: [...about("a", 100), ...facts("a", 100)] })
@@ -75,12 +72,10 @@ describe("purge_history under SIGKILL", () => {
           body: JSON.stringify({ entity: name, purge_history: true })
         }).catch(() => undefined)
         yield* sleep(Math.max(5, took / 2))
-        first.process.kill("SIGKILL")
-        yield* Effect.promise(() => first.exited)
+        yield* killHard(first)
         yield* Effect.promise(() => purging)
 
-        const second = yield* spawnService("src/main.ts", env)
-        yield* waitForHealth(url, second)
+        yield* restart
         const after = ((yield* call(url, "GET", `${repos}/${repoId}/log?limit=100`)).commits as Array<any>)
           .map((commit) => commit.commit_id as string)
         assert.strictEqual(after.length, 3)

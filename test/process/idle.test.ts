@@ -7,7 +7,7 @@ import { assert, layer } from "@effect/vitest"
 import { Context, Duration, Effect, Layer } from "effect"
 import { type Child, freePort, spawnService, waitForHealth } from "../support/ChildService.ts"
 import { cpuSeconds } from "../support/ProcessCpu.ts"
-import { freshServiceEnv } from "../support/TestServer.ts"
+import { freshServiceEnv } from "../support/TestDatabase.ts"
 import { startReceiver, type WebhookReceiver } from "../support/WebhookReceiver.ts"
 import { eventuallyAsync } from "../support/TestTasks.ts"
 

@@ -5,7 +5,7 @@
  */
 import { assert, describe, it } from "@effect/vitest"
 import { Effect } from "effect"
-import { freePort, spawnService, waitForHealth } from "../support/ChildService.ts"
+import { killHard, startService } from "../support/ChildService.ts"
 import { call, facts, memoryIds, repoServiceEnv } from "../support/RepoKillFixtures.ts"
 
 describe("memory repo enable", () => {
@@ -13,10 +13,7 @@ describe("memory repo enable", () => {
     "SIGKILL mid-enable leaves no repo or one that the next enable finishes",
     () =>
       Effect.scoped(Effect.gen(function*() {
-        const env = { ...repoServiceEnv(), SERVICE_API_PORT: String(yield* freePort) }
-        const url = `http://127.0.0.1:${env["SERVICE_API_PORT"]}`
-        const first = yield* spawnService("src/main.ts", env)
-        yield* waitForHealth(url, first)
+        const { url, first, restart } = yield* startService(repoServiceEnv())
 
         // Time the enable of one bank, then kill the service half way through the enable of a bank like it.
         for (const bank of ["timed", "killed"]) {
@@ -33,12 +30,10 @@ describe("memory repo enable", () => {
           body: "{}"
         }).catch(() => undefined)
         yield* Effect.promise(() => new Promise((resolve) => setTimeout(resolve, Math.max(5, took / 2))))
-        first.process.kill("SIGKILL")
-        yield* Effect.promise(() => first.exited)
+        yield* killHard(first)
         yield* Effect.promise(() => enabling)
 
-        const second = yield* spawnService("src/main.ts", env)
-        yield* waitForHealth(url, second)
+        yield* restart
         const found = yield* call(url, "GET", "/v1/default/banks/killed/repo")
         yield* Effect.logInfo(
           `enable took ${Math.round(took)} ms; killed at half: ${

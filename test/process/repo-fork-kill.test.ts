@@ -5,7 +5,7 @@
  */
 import { assert, describe, it } from "@effect/vitest"
 import { Duration, Effect } from "effect"
-import { freePort, spawnService, waitForHealth } from "../support/ChildService.ts"
+import { killHard, startService } from "../support/ChildService.ts"
 import { eventually } from "../support/Eventually.ts"
 import { call, facts, repoServiceEnv } from "../support/RepoKillFixtures.ts"
 
@@ -22,14 +22,10 @@ describe("memory repo fork", () => {
     () =>
       Effect.scoped(Effect.gen(function*() {
         // Small slices, so the fork of this bank is many transactions.
-        const env = {
+        const { url, first, restart } = yield* startService({
           ...repoServiceEnv(),
-          SERVICE_API_PORT: String(yield* freePort),
           SERVICE_API_REPO_FORK_SLICE_ROWS: "100"
-        }
-        const url = `http://127.0.0.1:${env["SERVICE_API_PORT"]}`
-        const first = yield* spawnService("src/main.ts", env)
-        yield* waitForHealth(url, first)
+        })
 
         yield* call(url, "PUT", "/v1/default/banks/source", { name: "source" })
         yield* call(url, "POST", "/v1/default/banks/source/memories", { items: facts("a", 200) })
@@ -53,12 +49,10 @@ describe("memory repo fork", () => {
           body: JSON.stringify(killedFork)
         }).catch(() => undefined)
         yield* Effect.promise(() => new Promise((resolve) => setTimeout(resolve, Math.max(5, took / 2))))
-        first.process.kill("SIGKILL")
-        yield* Effect.promise(() => first.exited)
+        yield* killHard(first)
         yield* Effect.promise(() => forking)
 
-        const second = yield* spawnService("src/main.ts", env)
-        yield* waitForHealth(url, second)
+        yield* restart
         const repoOf = Effect.promise(() =>
           fetch(`${url}/v1/default/banks/killed/repo`).then(async (response) => ({
             status: response.status,

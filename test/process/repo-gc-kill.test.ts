@@ -5,7 +5,7 @@
  */
 import { assert, describe, it } from "@effect/vitest"
 import { Effect } from "effect"
-import { type Child, freePort, spawnService, waitForHealth } from "../support/ChildService.ts"
+import { type Child, killHard, startService } from "../support/ChildService.ts"
 import { call, facts, memoryIds, repoServiceEnv } from "../support/RepoKillFixtures.ts"
 
 const count = (child: Child, text: string) => child.output().split(text).length - 1
@@ -26,17 +26,13 @@ describe("memory repo garbage collection", () => {
     () =>
       Effect.scoped(Effect.gen(function*() {
         // Tiny slices, so a collection of this bank takes many of them; and no wait after a request.
-        const env = {
+        const { url, first, restart } = yield* startService({
           ...repoServiceEnv(),
-          SERVICE_API_PORT: String(yield* freePort),
           SERVICE_API_REPO_GC_DELAY: "10 millis",
           SERVICE_API_REPO_GC_SLICE: "100",
           SERVICE_API_REPO_GC_ORPHAN_GRACE: "0 millis"
-        }
-        const url = `http://127.0.0.1:${env["SERVICE_API_PORT"]}`
+        })
         const repos = `${url}/v1/default/repos`
-        const first = yield* spawnService("src/main.ts", env)
-        yield* waitForHealth(url, first)
 
         yield* call(url, "PUT", "/v1/default/banks/killed", { name: "killed" })
         yield* call(url, "POST", "/v1/default/banks/killed/memories", { items: facts("a", 120) })
@@ -66,15 +62,13 @@ describe("memory repo garbage collection", () => {
           })
         )
         yield* waitForLog(first, "repo garbage collection started", started)
-        first.process.kill("SIGKILL")
-        yield* Effect.promise(() => first.exited)
+        yield* killHard(first)
         const midway = count(first, "repo garbage collection finished") === finished
         yield* Effect.logInfo(first.output().split("\n").filter((line) => line.includes("garbage")).join("\n"))
         yield* Effect.logInfo(`killed ${midway ? "mid-collection" : "after the collection finished"}`)
         assert.isTrue(midway, "the kill landed after the collection: make the slices smaller")
 
-        const restarted = yield* spawnService("src/main.ts", env)
-        yield* waitForHealth(url, restarted)
+        const restarted = yield* restart
         yield* waitForLog(restarted, "repo garbage collection finished", 0)
 
         assert.strictEqual(yield* memoryIds(url, "killed"), atFirst)

@@ -5,16 +5,13 @@
  */
 import { assert, describe, it } from "@effect/vitest"
 import { Effect } from "effect"
-import { freePort, spawnService, waitForHealth } from "../support/ChildService.ts"
+import { killHard, startService } from "../support/ChildService.ts"
 import { call, facts, memoryIds, repoServiceEnv } from "../support/RepoKillFixtures.ts"
 
 describe("memory repo restore", () => {
   it.live("SIGKILL mid-reset leaves the old state or the new one", () =>
     Effect.scoped(Effect.gen(function*() {
-      const env = { ...repoServiceEnv(), SERVICE_API_PORT: String(yield* freePort) }
-      const url = `http://127.0.0.1:${env["SERVICE_API_PORT"]}`
-      const first = yield* spawnService("src/main.ts", env)
-      yield* waitForHealth(url, first)
+      const { url, first, restart } = yield* startService(repoServiceEnv())
 
       yield* call(url, "PUT", "/v1/default/banks/killed", { name: "killed" })
       yield* call(url, "POST", "/v1/default/banks/killed/memories", { items: facts("a", 150) })
@@ -40,12 +37,10 @@ describe("memory repo restore", () => {
         body: JSON.stringify({ commit_id: repo.head_commit_id, force: true })
       }).catch(() => undefined)
       yield* Effect.promise(() => new Promise((resolve) => setTimeout(resolve, Math.max(5, took / 2))))
-      first.process.kill("SIGKILL")
-      yield* Effect.promise(() => first.exited)
+      yield* killHard(first)
       yield* Effect.promise(() => reset)
 
-      const second = yield* spawnService("src/main.ts", env)
-      yield* waitForHealth(url, second)
+      yield* restart
       const after = yield* memoryIds(url, "killed")
       assert.isTrue(after === committed || after === dirty, "the bank holds a mix of the old and the new state")
       yield* Effect.logInfo(

@@ -4,7 +4,7 @@
  */
 import { assert, describe, it } from "@effect/vitest"
 import { Effect } from "effect"
-import { databaseTier, freshServiceEnv } from "../support/TestServer.ts"
+import { databaseTier, freshServiceEnv } from "../support/TestDatabase.ts"
 import { freePort, spawnService, waitForHealth } from "../support/ChildService.ts"
 import { eventuallyAsync } from "../support/Eventually.ts"
 

@@ -6,7 +6,7 @@ import { assert, describe, it } from "@effect/vitest"
 import { Effect } from "effect"
 import { verify } from "../../src/webhooks/WebhookPayload.ts"
 import { freePort, spawnService, waitForHealth } from "../support/ChildService.ts"
-import { freshServiceEnv } from "../support/TestServer.ts"
+import { freshServiceEnv } from "../support/TestDatabase.ts"
 import { startReceiver } from "../support/WebhookReceiver.ts"
 import { eventuallyAsync } from "../support/TestTasks.ts"
 

@@ -6,17 +6,13 @@
  * after the model has the request, so each deadline falls exactly where the budget puts it on any machine.
  */
 import { assert, layer } from "@effect/vitest"
-import { Context, Duration, Effect, Fiber, Layer } from "effect"
+import { Duration, Effect, Fiber, Layer } from "effect"
 import { TestClock } from "effect/testing"
 import { llmSettings } from "../../layers/models/llm/LlmConfig.ts"
-import * as LlmLive from "../../layers/models/llm/LlmLive.ts"
-import { trigramEmbeddings } from "../support/FakeModels.ts"
-import type { ScriptedOpenAi, ScriptedReply } from "../support/ScriptedOpenAi.ts"
-import { scriptedOpenAi } from "../support/ScriptedOpenAi.ts"
-import { testApp, TestServer } from "../support/TestServer.ts"
+import type { ScriptedReply } from "../support/ScriptedOpenAi.ts"
+import { TestServer } from "../support/TestServer.ts"
 import { eventually } from "../support/TestTasks.ts"
-
-class Scripted extends Context.Service<Scripted, ScriptedOpenAi>()("test/reflect/ReflectDeadline/Scripted") {}
+import { Scripted, scriptedApp, scriptedModels } from "../support/ScriptedLlm.ts"
 
 const behaviour = { answer: "hang" as "hang" | "reply" }
 
@@ -28,10 +24,9 @@ const route = (body: any): ScriptedReply => {
   return { hang: true }
 }
 
-const models = Layer.unwrap(Effect.gen(function*() {
-  const server = yield* Scripted
+const models = scriptedModels((server) => {
   server.setFallback(route)
-  const settings = llmSettings({
+  return llmSettings({
     provider: "openai",
     baseUrl: server.baseUrl,
     model: "slow",
@@ -39,12 +34,9 @@ const models = Layer.unwrap(Effect.gen(function*() {
     timeout: "60 seconds",
     purposes: { retain: { provider: "none" } }
   })
-  return Layer.mergeAll(trigramEmbeddings(), LlmLive.layerWith(settings))
-}))
+})
 
-const app = testApp({ reflectTimeout: Duration.seconds(4) }, undefined, models).pipe(
-  Layer.provideMerge(Layer.effect(Scripted, scriptedOpenAi))
-)
+const app = scriptedApp({ reflectTimeout: Duration.seconds(4) }, models)
 
 const bank = "/v1/default/banks/slow"
 

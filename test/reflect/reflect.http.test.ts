@@ -5,20 +5,15 @@
  * opinions formed after a reflect and reinforced by later facts, reflect as an operation, and bad input.
  */
 import { assert, layer } from "@effect/vitest"
-import { Context, Effect, Layer } from "effect"
+import { Effect } from "effect"
 import { SqlClient } from "effect/sql"
-import { llmSettings } from "../../layers/models/llm/LlmConfig.ts"
-import * as LlmLive from "../../layers/models/llm/LlmLive.ts"
 import { modelKey } from "../../src/memory/Reembedding.ts"
 import { Embeddings } from "../../src/models/Embeddings.ts"
 import { OpinionStore } from "../../src/reflect/opinions/OpinionStore.ts"
-import { trigramEmbeddings } from "../support/FakeModels.ts"
 import type { ScriptedOpenAi, ScriptedReply } from "../support/ScriptedOpenAi.ts"
-import { scriptedOpenAi } from "../support/ScriptedOpenAi.ts"
-import { testApp, TestServer } from "../support/TestServer.ts"
+import { TestServer } from "../support/TestServer.ts"
 import { eventually } from "../support/TestTasks.ts"
-
-class Scripted extends Context.Service<Scripted, ScriptedOpenAi>()("test/http/reflect/Scripted") {}
+import { lastUser, reflectorModels, Scripted, scriptedApp, systemOf } from "../support/ScriptedLlm.ts"
 
 /** Replies per kind of prompt, consumed in order; background opinion work cannot steal the reflect's replies. */
 const replies = {
@@ -31,9 +26,6 @@ const replies = {
   /** While set, every model request fails as an overloaded provider would. */
   outage: false
 }
-
-const lastUser = (body: any): string => String(body?.messages?.at(-1)?.content ?? "")
-const systemOf = (body: any): string => String(body?.messages?.[0]?.content ?? "")
 
 const route = (body: any): ScriptedReply => {
   if (replies.outage) return { status: 503, body: { error: { message: "upstream overloaded" } } }
@@ -56,23 +48,7 @@ const route = (body: any): ScriptedReply => {
   return { status: 400, body: { error: { message: "unexpected prompt" } } }
 }
 
-const models = Layer.unwrap(Effect.gen(function*() {
-  const server = yield* Scripted
-  server.setFallback(route)
-  const settings = llmSettings({
-    provider: "openai",
-    baseUrl: server.baseUrl,
-    model: "reflector",
-    retryBase: "5 millis",
-    maxRetries: 1,
-    timeout: "10 seconds",
-    // Retain uses the offline extractor, so every scripted reply belongs to reflect and opinions.
-    purposes: { retain: { provider: "none" } }
-  })
-  return Layer.mergeAll(trigramEmbeddings(), LlmLive.layerWith(settings))
-}))
-
-const app = testApp({}, undefined, models).pipe(Layer.provideMerge(Layer.effect(Scripted, scriptedOpenAi)))
+const app = scriptedApp({}, reflectorModels(route))
 
 const bank = (id: string) => `/v1/default/banks/${id}`
 

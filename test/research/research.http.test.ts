@@ -10,23 +10,18 @@ import dnsPromises from "node:dns/promises"
 import { syncBuiltinESMExports } from "node:module"
 import { FetchHttpClient, HttpClient } from "effect/http"
 import { llmSettings } from "../../layers/models/llm/LlmConfig.ts"
-import * as LlmLive from "../../layers/models/llm/LlmLive.ts"
 import { FileConverter } from "../../src/files/FileConverter.ts"
 import { isPublicAddress } from "../../src/research/NetworkGuard.ts"
 import { fetchPage } from "../../src/research/PageFetcher.ts"
 import { defaultResearchSettings, type ResearchSettings } from "../../src/research/ResearchSettings.ts"
 import { makeWebSearch } from "../../src/research/WebSearch.ts"
-import { trigramEmbeddings } from "../support/FakeModels.ts"
 import type { FakeWeb as FakeWebShape } from "../support/FakeWeb.ts"
 import { fakeWeb } from "../support/FakeWeb.ts"
-import type { ScriptedOpenAi } from "../support/ScriptedOpenAi.ts"
-import { scriptedOpenAi } from "../support/ScriptedOpenAi.ts"
 import { testApp, TestServer } from "../support/TestServer.ts"
 import { eventually } from "../support/TestTasks.ts"
+import { Scripted, scriptedModels, scriptedServer } from "../support/ScriptedLlm.ts"
 
 class Web extends Context.Service<Web, FakeWebShape>()("test/http/research/Web") {}
-class Scripted extends Context.Service<Scripted, ScriptedOpenAi>()("test/http/research/Scripted") {}
-
 const research = (bankId: string) => `/v1/default/banks/${bankId}/internet/research`
 const maxPageBytes = 256 * 1024
 
@@ -43,27 +38,18 @@ const settingsFor = (web: FakeWebShape, overrides: Partial<ResearchSettings>): R
 const promptOf = (body: any): string => (body?.messages ?? []).map((message: any) => message.content).join("\n")
 const fetches = (trace: any) => trace.tool_calls.filter((call: any) => call.tool === "fetch_page")
 
+const models = scriptedModels((server) =>
+  llmSettings({ provider: "openai", baseUrl: server.baseUrl, model: "scripted", maxRetries: 0, timeout: "5 seconds" })
+)
+
 const withLlm = Layer.unwrap(Effect.gen(function*() {
   const web = yield* Web
-  const scripted = yield* Scripted
-  const models = Layer.mergeAll(
-    trigramEmbeddings(),
-    LlmLive.layerWith(
-      llmSettings({
-        provider: "openai",
-        baseUrl: scripted.baseUrl,
-        model: "scripted",
-        maxRetries: 0,
-        timeout: "5 seconds"
-      })
-    )
-  )
   return testApp(
     { research: settingsFor(web, { provider: "searxng", baseUrl: Option.some("/searxng") }) },
     undefined,
     models
   )
-})).pipe(Layer.provideMerge(Layer.effect(Scripted, scriptedOpenAi)), Layer.provideMerge(Layer.effect(Web, fakeWeb)))
+})).pipe(Layer.provideMerge(scriptedServer), Layer.provideMerge(Layer.effect(Web, fakeWeb)))
 
 layer(withLlm, { excludeTestServices: true })("internet research with SearXNG and a language model", (it) => {
   it.effect("answers from the pages it read, citing them, and never reads or writes the bank", () =>

@@ -2,6 +2,7 @@
 import { type ChildProcess, spawn } from "node:child_process"
 import { createServer } from "node:net"
 import { Effect } from "effect"
+import type { Scope } from "effect"
 import { eventuallyAsync } from "./Eventually.ts"
 
 export const freePort = Effect.promise(() =>
@@ -58,3 +59,31 @@ export const waitForHealth = (url: string, child: Child) =>
   ).pipe(Effect.flatMap((state) =>
     state === "exited" ? Effect.die(new Error(`service exited early:\n${child.output()}`)) : Effect.void
   ))
+
+/** A service started by `startService`: its URL, the first child, and how to start it again on the same port and data. */
+export interface StartedService {
+  readonly url: string
+  readonly first: Child
+  /** Starts the service again (after a kill) and waits for its health. */
+  readonly restart: Effect.Effect<Child, never, Scope.Scope>
+}
+
+/**
+ * The kill tests' prelude: engram (`src/main.ts`) with `env` on a free port, started and healthy. Every child it
+ * or `restart` starts is killed when the scope closes.
+ */
+export const startService = (env: Record<string, string>) =>
+  Effect.gen(function*() {
+    const withPort = { ...env, SERVICE_API_PORT: String(yield* freePort) }
+    const url = `http://127.0.0.1:${withPort.SERVICE_API_PORT}`
+    const restart = Effect.tap(spawnService("src/main.ts", withPort), (child) => waitForHealth(url, child))
+    const first = yield* restart
+    return { url, first, restart } satisfies StartedService
+  })
+
+/** Kills the child with SIGKILL and waits until it has exited. */
+export const killHard = (child: Child) =>
+  Effect.promise(() => {
+    child.process.kill("SIGKILL")
+    return child.exited
+  })

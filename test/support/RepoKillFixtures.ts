@@ -3,7 +3,7 @@
  * call that fails on any non-2xx, a bank's memory ids as one comparable string, and batches of distinct facts.
  */
 import { Effect } from "effect"
-import { freshServiceEnv } from "./TestServer.ts"
+import { freshServiceEnv } from "./TestDatabase.ts"
 
 export const repoServiceEnv = () => freshServiceEnv({ SERVICE_API_ENABLE_OBSERVATIONS: "false" })
 

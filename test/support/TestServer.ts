@@ -3,45 +3,16 @@
  * started for (PGlite in a fresh temporary data dir, or PostgreSQL in a fresh schema), and talks to it over
  * a real socket with fetch.
  */
-import { Context, Effect, Layer, Option, Redacted } from "effect"
+import { Context, Effect, Layer } from "effect"
 import { HttpServer } from "effect/http"
-import { cpSync, mkdtempSync } from "node:fs"
-import { tmpdir } from "node:os"
-import { join } from "node:path"
 import { AppWith } from "../../layers/AppWith.ts"
 import type { EngramSettings } from "../../src/config/EngramConfig.ts"
 import { EngramConfig } from "../../src/config/EngramConfig.ts"
 import type { Embeddings } from "../../src/models/Embeddings.ts"
 import type { Llm } from "../../src/models/Llm.ts"
 import { OfflineTestModels } from "./FakeModels.ts"
-import { freshSchemaName } from "./TestRun.ts"
-
-/** `pglite`, or the PostgreSQL URL of the tier (set by vitest.config.ts). */
-export const databaseTier = process.env["ENGRAM_TEST_DATABASE"] ?? "pglite"
-
-/** The run's migrated PGlite data dir (`test/globalSetup.ts`), copied into each new one; unset, a server migrates its own. */
-const pgliteTemplate = process.env["ENGRAM_TEST_PGLITE_TEMPLATE"]
-
-export const freshDatabaseSettings = (): Partial<EngramSettings> => {
-  const dataDir = mkdtempSync(join(tmpdir(), "engram-test-"))
-  if (databaseTier === "pglite") {
-    if (pgliteTemplate !== undefined) cpSync(pgliteTemplate, join(dataDir, "pglite"), { recursive: true })
-    return { dataDir, databaseUrl: Option.none() }
-  }
-  const schema = freshSchemaName()
-  return { dataDir, databaseUrl: Option.some(Redacted.make(databaseTier)), databaseSchema: schema }
-}
-
-/** The same fresh database as environment variables, for a service started as a separate process. */
-export const freshServiceEnv = (extra: Record<string, string> = {}): Record<string, string> => {
-  const settings = freshDatabaseSettings()
-  const env: Record<string, string> = { SERVICE_API_DATA_DIR: settings.dataDir!, ...extra }
-  if (settings.databaseUrl && Option.isSome(settings.databaseUrl)) {
-    env["SERVICE_API_DATABASE_URL"] = Redacted.value(settings.databaseUrl.value)
-    env["SERVICE_API_DATABASE_SCHEMA"] = settings.databaseSchema!
-  }
-  return env
-}
+import { freshDatabaseSettings } from "./TestDatabase.ts"
+export { databaseTier, freshDatabaseSettings, freshServiceEnv } from "./TestDatabase.ts"
 
 export interface Response {
   readonly status: number

@@ -4,34 +4,25 @@
  * get JSON errors. A trace that cannot be written never fails the call.
  */
 import { assert, layer } from "@effect/vitest"
-import { Clock, Context, Effect, Layer } from "effect"
+import { Clock, Effect } from "effect"
 import { llmSettings } from "../../layers/models/llm/LlmConfig.ts"
-import * as LlmLive from "../../layers/models/llm/LlmLive.ts"
 import { Llm } from "../../src/models/Llm.ts"
 import type { NewLlmTrace } from "../../src/traces/LlmTraceStore.ts"
 import { LlmTraceStore } from "../../src/traces/LlmTraceStore.ts"
-import { trigramEmbeddings } from "../support/FakeModels.ts"
-import type { ScriptedOpenAi } from "../support/ScriptedOpenAi.ts"
-import { scriptedOpenAi } from "../support/ScriptedOpenAi.ts"
-import { testApp, TestServer } from "../support/TestServer.ts"
+import { TestServer } from "../support/TestServer.ts"
+import { Scripted, scriptedApp, scriptedModels } from "../support/ScriptedLlm.ts"
 
-class Scripted extends Context.Service<Scripted, ScriptedOpenAi>()("test/http/traces/Scripted") {}
-
-const models = Layer.unwrap(Effect.gen(function*() {
-  const server = yield* Scripted
-  const settings = llmSettings({
+const models = scriptedModels((server) =>
+  llmSettings({
     provider: "openai",
     baseUrl: server.baseUrl,
     model: "trace-model",
     retryBase: "5 millis"
   })
-  return Layer.mergeAll(trigramEmbeddings(), LlmLive.layerWith(settings))
-}))
+)
 
 // The app provides what `LlmLive` needs (SQL for traces, the HTTP client); `Scripted` comes from outside.
-const app = testApp({}, undefined, models).pipe(
-  Layer.provideMerge(Layer.effect(Scripted, scriptedOpenAi))
-)
+const app = scriptedApp({}, models)
 
 const traces = (bank: string, query = "") => `/v1/default/banks/${bank}/llm-requests${query}`
 

@@ -5,14 +5,10 @@
  * language-model labelling against the scripted OpenAI-compatible server with its prompt asserted.
  */
 import { assert, layer } from "@effect/vitest"
-import { Context, Duration, Effect, Layer } from "effect"
-import { llmSettings } from "../../../layers/models/llm/LlmConfig.ts"
-import * as LlmLive from "../../../layers/models/llm/LlmLive.ts"
-import { trigramEmbeddings } from "../../support/FakeModels.ts"
-import type { ScriptedOpenAi } from "../../support/ScriptedOpenAi.ts"
-import { scriptedOpenAi } from "../../support/ScriptedOpenAi.ts"
+import { Duration, Effect } from "effect"
 import { testApp, TestServer } from "../../support/TestServer.ts"
 import { eventually } from "../../support/TestTasks.ts"
+import { onePurpose, Scripted, scriptedApp, scriptedModels } from "../../support/ScriptedLlm.ts"
 
 const bank = (id: string) => `/v1/default/banks/${id}`
 
@@ -189,23 +185,9 @@ layer(testApp(), { excludeTestServices: true })("entity trajectories offline", (
     }))
 })
 
-class Scripted extends Context.Service<Scripted, ScriptedOpenAi>()("test/http/entity-trajectory/Scripted") {}
+const llmModels = scriptedModels(onePurpose("consolidation", "labeller"))
 
-const llmModels = Layer.unwrap(Effect.gen(function*() {
-  const server = yield* Scripted
-  const settings = llmSettings({
-    provider: "none",
-    purposes: { consolidation: { provider: "openai", baseUrl: server.baseUrl, model: "labeller" } },
-    retryBase: "5 millis",
-    maxRetries: 0,
-    timeout: "5 seconds"
-  })
-  return Layer.mergeAll(trigramEmbeddings(), LlmLive.layerWith(settings))
-}))
-
-const llmApp = testApp({ operationMaxAttempts: 1, operationRetryBase: Duration.millis(5) }, undefined, llmModels).pipe(
-  Layer.provideMerge(Layer.effect(Scripted, scriptedOpenAi))
-)
+const llmApp = scriptedApp({ operationMaxAttempts: 1, operationRetryBase: Duration.millis(5) }, llmModels)
 
 layer(llmApp, { excludeTestServices: true })("entity trajectories with a language model", (it) => {
   it.effect("one structured call labels the facts; the prompt lists them in order and later the previous states", () =>

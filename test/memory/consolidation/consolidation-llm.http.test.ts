@@ -6,40 +6,22 @@
  * outage fails the operation and keeps the facts waiting for the retry.
  */
 import { assert, layer } from "@effect/vitest"
-import { Context, Duration, Effect, Layer } from "effect"
-import { llmSettings } from "../../../layers/models/llm/LlmConfig.ts"
-import * as LlmLive from "../../../layers/models/llm/LlmLive.ts"
+import { Duration, Effect } from "effect"
 import type { BankEvent } from "../../../src/events/BankEvents.ts"
 import { BankEvents } from "../../../src/events/BankEvents.ts"
 import { builtInRules } from "../../../src/memory/consolidation/LlmConsolidator.ts"
-import { trigramEmbeddings } from "../../support/FakeModels.ts"
-import type { ScriptedOpenAi } from "../../support/ScriptedOpenAi.ts"
-import { scriptedOpenAi } from "../../support/ScriptedOpenAi.ts"
-import { testApp, TestServer } from "../../support/TestServer.ts"
+import { TestServer } from "../../support/TestServer.ts"
 import { eventually } from "../../support/TestTasks.ts"
+import { onePurpose, Scripted, scriptedApp, scriptedModels } from "../../support/ScriptedLlm.ts"
 
-class Scripted extends Context.Service<Scripted, ScriptedOpenAi>()("test/http/consolidation-llm/Scripted") {}
-
-const models = Layer.unwrap(Effect.gen(function*() {
-  const server = yield* Scripted
-  const settings = llmSettings({
-    provider: "none",
-    purposes: { consolidation: { provider: "openai", baseUrl: server.baseUrl, model: "consolidator" } },
-    retryBase: "5 millis",
-    maxRetries: 0,
-    timeout: "5 seconds"
-  })
-  return Layer.mergeAll(trigramEmbeddings(), LlmLive.layerWith(settings))
-}))
+const models = scriptedModels(onePurpose("consolidation", "consolidator"))
 
 const events: Array<BankEvent> = []
 const captureEvents = BankEvents.listener(
   Effect.succeed((event: BankEvent) => Effect.sync(() => void events.push(event)))
 )
 
-const app = testApp({ operationMaxAttempts: 1, operationRetryBase: Duration.millis(5) }, captureEvents, models).pipe(
-  Layer.provideMerge(Layer.effect(Scripted, scriptedOpenAi))
-)
+const app = scriptedApp({ operationMaxAttempts: 1, operationRetryBase: Duration.millis(5) }, models, captureEvents)
 
 const bank = (id: string) => `/v1/default/banks/${id}`
 

@@ -7,18 +7,10 @@
  * The other entity's memory is still found and cited. (Reflect without a model is covered by `Forget.test.ts`.)
  */
 import { assert, layer } from "@effect/vitest"
-import { Context, Effect, Layer } from "effect"
-import { llmSettings } from "../../../layers/models/llm/LlmConfig.ts"
-import * as LlmLive from "../../../layers/models/llm/LlmLive.ts"
-import { trigramEmbeddings } from "../../support/FakeModels.ts"
+import { Effect } from "effect"
 import { bankPath, ok, settled } from "../../support/HttpCalls.ts"
-import type { ScriptedOpenAi, ScriptedReply } from "../../support/ScriptedOpenAi.ts"
-import { scriptedOpenAi } from "../../support/ScriptedOpenAi.ts"
-import { testApp } from "../../support/TestServer.ts"
-
-class Scripted
-  extends Context.Service<Scripted, ScriptedOpenAi>()("test/memory/forgetting/ForgetReflectLlm/Scripted")
-{}
+import type { ScriptedReply } from "../../support/ScriptedOpenAi.ts"
+import { lastUser, reflectorModels, Scripted, scriptedApp, systemOf } from "../../support/ScriptedLlm.ts"
 
 const bank = "forget-reflect-llm"
 const base = bankPath(bank)
@@ -35,8 +27,6 @@ const opinion = "Hiding the spare office key under a flowerpot is a security ris
 
 /** Replies by kind of prompt; each reflect queues its own decisions. */
 const decisions: Array<unknown> = []
-const lastUser = (body: any): string => String(body?.messages?.at(-1)?.content ?? "")
-const systemOf = (body: any): string => String(body?.messages?.[0]?.content ?? "")
 const route = (body: any): ScriptedReply => {
   const reply = (value: unknown): ScriptedReply => ({ content: JSON.stringify(value) })
   if (systemOf(body).includes("You keep the opinions")) {
@@ -51,23 +41,7 @@ const route = (body: any): ScriptedReply => {
   return { status: 400, body: { error: { message: "unexpected prompt" } } }
 }
 
-const models = Layer.unwrap(Effect.gen(function*() {
-  const server = yield* Scripted
-  server.setFallback(route)
-  const settings = llmSettings({
-    provider: "openai",
-    baseUrl: server.baseUrl,
-    model: "reflector",
-    retryBase: "5 millis",
-    maxRetries: 1,
-    timeout: "10 seconds",
-    // Retain uses the offline extractor: every model request is reflect's or an opinion's.
-    purposes: { retain: { provider: "none" } }
-  })
-  return Layer.mergeAll(trigramEmbeddings(), LlmLive.layerWith(settings))
-}))
-
-const app = testApp({}, undefined, models).pipe(Layer.provideMerge(Layer.effect(Scripted, scriptedOpenAi)))
+const app = scriptedApp({}, reflectorModels(route))
 
 /** A reflect that searches memories for the key and answers `answer`: its response and every prompt it sent. */
 const reflect = (answer: string) =>

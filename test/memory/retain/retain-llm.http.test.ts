@@ -4,20 +4,14 @@
  * outage fails the operation with a clear message and opens the bank's circuit breaker, while reads go on.
  */
 import { assert, layer } from "@effect/vitest"
-import { Context, Duration, Effect, Layer } from "effect"
+import { Duration, Effect } from "effect"
 import { llmSettings } from "../../../layers/models/llm/LlmConfig.ts"
-import * as LlmLive from "../../../layers/models/llm/LlmLive.ts"
-import { trigramEmbeddings } from "../../support/FakeModels.ts"
-import type { ScriptedOpenAi } from "../../support/ScriptedOpenAi.ts"
-import { scriptedOpenAi } from "../../support/ScriptedOpenAi.ts"
-import { testApp, TestServer } from "../../support/TestServer.ts"
+import { TestServer } from "../../support/TestServer.ts"
 import { eventually } from "../../support/TestTasks.ts"
+import { Scripted, scriptedApp, scriptedModels } from "../../support/ScriptedLlm.ts"
 
-class Scripted extends Context.Service<Scripted, ScriptedOpenAi>()("test/http/retain-llm/Scripted") {}
-
-const models = Layer.unwrap(Effect.gen(function*() {
-  const server = yield* Scripted
-  const settings = llmSettings({
+const models = scriptedModels((server) =>
+  llmSettings({
     provider: "openai",
     baseUrl: server.baseUrl,
     model: "extractor",
@@ -25,19 +19,17 @@ const models = Layer.unwrap(Effect.gen(function*() {
     maxRetries: 1,
     timeout: "3 seconds"
   })
-  return Layer.mergeAll(trigramEmbeddings(), LlmLive.layerWith(settings))
-}))
+)
 
-const app = testApp(
+const app = scriptedApp(
   {
     operationMaxAttempts: 1,
     operationRetryBase: Duration.millis(5),
     circuitBreakerFailures: 2,
     circuitBreakerOpenFor: Duration.seconds(30)
   },
-  undefined,
   models
-).pipe(Layer.provideMerge(Layer.effect(Scripted, scriptedOpenAi)))
+)
 
 const bank = (id: string) => `/v1/default/banks/${id}`
 

@@ -1,0 +1,39 @@
+/**
+ * The fresh database a test server or a child service starts on, for the tier this test run was started for: a new
+ * PGlite data dir (a copy of the run's migrated template) or a new PostgreSQL schema. Kept apart from
+ * `TestServer.ts`, which loads the whole application: the process and cluster tests start engram as child processes
+ * and need only this, so their test process does not import the app's module graph.
+ */
+import { Option, Redacted } from "effect"
+import { cpSync, mkdtempSync } from "node:fs"
+import { tmpdir } from "node:os"
+import { join } from "node:path"
+import type { EngramSettings } from "../../src/config/EngramConfig.ts"
+import { freshSchemaName } from "./TestRun.ts"
+
+/** `pglite`, or the PostgreSQL URL of the tier (set by vitest.config.ts). */
+export const databaseTier = process.env["ENGRAM_TEST_DATABASE"] ?? "pglite"
+
+/** The run's migrated PGlite data dir (`test/globalSetup.ts`), copied into each new one; unset, a server migrates its own. */
+const pgliteTemplate = process.env["ENGRAM_TEST_PGLITE_TEMPLATE"]
+
+export const freshDatabaseSettings = (): Partial<EngramSettings> => {
+  const dataDir = mkdtempSync(join(tmpdir(), "engram-test-"))
+  if (databaseTier === "pglite") {
+    if (pgliteTemplate !== undefined) cpSync(pgliteTemplate, join(dataDir, "pglite"), { recursive: true })
+    return { dataDir, databaseUrl: Option.none() }
+  }
+  const schema = freshSchemaName()
+  return { dataDir, databaseUrl: Option.some(Redacted.make(databaseTier)), databaseSchema: schema }
+}
+
+/** The same fresh database as environment variables, for a service started as a separate process. */
+export const freshServiceEnv = (extra: Record<string, string> = {}): Record<string, string> => {
+  const settings = freshDatabaseSettings()
+  const env: Record<string, string> = { SERVICE_API_DATA_DIR: settings.dataDir!, ...extra }
+  if (settings.databaseUrl && Option.isSome(settings.databaseUrl)) {
+    env["SERVICE_API_DATABASE_URL"] = Redacted.value(settings.databaseUrl.value)
+    env["SERVICE_API_DATABASE_SCHEMA"] = settings.databaseSchema!
+  }
+  return env
+}
