@@ -146,6 +146,9 @@ interface Entry {
   readonly lock: Semaphore.Semaphore
 }
 
+/** What a deletion does to a bank's kept `.brain` file (see `rewriteKeptFile`). */
+export type KeptFileUpdate = "rewrite" | "drop"
+
 export class BankBrains extends Context.Service<BankBrains, {
   /** A write to the bank committed: bring its brain (if loaded) up to date in the background. */
   readonly changed: (bankId: string) => Effect.Effect<void>
@@ -180,13 +183,17 @@ export class BankBrains extends Context.Service<BankBrains, {
    */
   readonly keepFileNow: (bankId: string) => Effect.Effect<void>
   /**
-   * After memories were deleted and the brain caught up: writes the bank's kept `.brain` file again when it has one
-   * (removing it when it cannot be written), so the file no longer holds what was deleted. True when it was written.
-   * Whatever the kept-files setting: a file written while it was on still holds the content.
+   * After memories were deleted and the brain caught up, so the bank's kept `.brain` file, when it has one, no longer
+   * holds what was deleted: `rewrite` writes it again (removing it when it cannot be written; true when written),
+   * `drop` removes it, to be written again when the brain is next released or the service stops — what a delete of a
+   * few memories does, since writing a file costs what the bank holds. Whatever the kept-files setting: a file
+   * written while it was on still holds the content.
    */
-  readonly rewriteKeptFile: (bankId: string) => Effect.Effect<boolean>
+  readonly rewriteKeptFile: (bankId: string, how?: KeptFileUpdate) => Effect.Effect<boolean>
   /** How `rewriteKeptFile` writes (the brain runtime attaches it; until then there is no file to rewrite). */
-  readonly attachRewrite: (rewrite: (bankId: string) => Effect.Effect<boolean>) => Effect.Effect<void>
+  readonly attachRewrite: (
+    rewrite: (bankId: string, how: KeptFileUpdate) => Effect.Effect<boolean>
+  ) => Effect.Effect<void>
   /** The bank's kept file now holds the brain as of `dataVersion` (from `snapshot`). */
   readonly fileWritten: (bankId: string, dataVersion: DataVersion) => Effect.Effect<void>
   /** Banks whose brain is loaded now. */
@@ -243,7 +250,7 @@ export class BankBrains extends Context.Service<BankBrains, {
           ? undefined
           : makeChangeLogMarks(sql, options.sharedChangeLog)
         let files: BrainFiles | undefined
-        let rewrite: ((bankId: string) => Effect.Effect<boolean>) | undefined
+        let rewrite: ((bankId: string, how: KeptFileUpdate) => Effect.Effect<boolean>) | undefined
         /** Banks whose next cold read builds from the tables (`rebuild`). */
         const fromTables = new Set<string>()
 
@@ -706,8 +713,8 @@ export class BankBrains extends Context.Service<BankBrains, {
           state,
           attachFiles: (attached) => Effect.sync(() => void (files = attached)),
           keepFileNow: (bankId) => Effect.suspend(() => files === undefined ? Effect.void : files.keepNow(bankId)),
-          rewriteKeptFile: (bankId) =>
-            Effect.suspend(() => rewrite === undefined ? Effect.succeed(false) : rewrite(bankId)),
+          rewriteKeptFile: (bankId, how = "rewrite") =>
+            Effect.suspend(() => rewrite === undefined ? Effect.succeed(false) : rewrite(bankId, how)),
           attachRewrite: (attached) => Effect.sync(() => void (rewrite = attached)),
           fileWritten: (bankId, version) =>
             Effect.sync(() => {

@@ -25,12 +25,13 @@ export const KeptBrainFiles = Layer.effectDiscard(Effect.gen(function*() {
   const brains = yield* BankBrains
   const runtime = yield* BrainRuntime
 
-  // After a deletion, a file that exists is written again (or removed), whether or not files are kept now: one
+  // After a deletion, a file that exists is written again or removed, whether or not files are kept now: one
   // written while they were still holds the deleted memories.
-  yield* brains.attachRewrite((bankId) =>
+  yield* brains.attachRewrite((bankId, how) =>
     Effect.gen(function*() {
       const path = runtime.filePath(bankId)
       if (!existsSync(path)) return false
+      if (how === "drop") return yield* Effect.promise(() => rm(path, { force: true })).pipe(Effect.as(false))
       return yield* runtime.writeFile(bankId, { mode: "incremental" }).pipe(
         Effect.as(true),
         Effect.catchCause(() => Effect.promise(() => rm(path, { force: true })).pipe(Effect.as(false)))

@@ -72,14 +72,17 @@ describe("the brain kept in its file", () => {
         assert.strictEqual(written.metrics.builds, 1)
         assert.strictEqual(written.metrics.file_writes, 1)
 
-        // After the file: a new memory and a deleted document, then a crash (no file written at stop).
+        // After the file: a new memory and a document replaced (its old memory deleted), then a crash (no file written
+        // at stop). A replacement, not a delete: a delete removes the kept file (DeleteDerived.test.ts).
         yield* request(url, "POST", "/memories", {
           items: [
             { content: "The pumpkin patch behind greenhouse 9 flooded on Tuesday." },
             { content: "Basil seedlings were moved into greenhouse 4 by Marguerite.", document_id: "doomed" }
           ]
         })
-        yield* request(url, "DELETE", "/documents/doomed")
+        yield* request(url, "POST", "/memories", {
+          items: [{ content: "Chives were planted in greenhouse 6 on Friday.", document_id: "doomed" }]
+        })
         const pumpkins = yield* recall(url, "pumpkin patch flooded")
         const tomatoes = yield* recall(url, "tomatoes in greenhouse 3")
         const basil = yield* recall(url, "basil seedlings Marguerite")

@@ -1,9 +1,10 @@
 /**
- * After memories were deleted (forget, the sweeps, a delete by id, a clear, a document delete): the brain catches up
+ * After memories were deleted by forget or a sweep: the brain catches up
  * with the deletions from the change log, then the bank's kept `.brain` file, when it has one, is written again from
  * it, so the file no longer holds what was deleted. A file that cannot be written again is removed (it is rebuilt
  * later) rather than left holding the content (`BankBrains.rewriteKeptFile`, attached by the brain runtime). Runs
- * after the deleting transaction committed; never inside it.
+ * after the deleting transaction committed; never inside it. (The ordinary deletes of a few memories remove the
+ * file instead: `MemoryDeletion`.)
  */
 import { Effect, Option } from "effect"
 import { BankBrains } from "../../brain/BankBrains.ts"

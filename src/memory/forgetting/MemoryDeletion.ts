@@ -5,7 +5,7 @@
  * anomalies (but those a user suppressed), access history, dataset sets, orphaned chunks and documents. The caller's work runs in one transaction
  * under the bank's write lock (all of it or none), after the reads' buffered access events are written (so the
  * deletion removes them too); after the commit the brain catches up, consolidation is woken, the emptied models are
- * queued for refresh and the kept `.brain` file is written again.
+ * queued for refresh and the kept `.brain` file is removed (written again on the brain's next release).
  */
 import { Effect } from "effect"
 import { SqlClient } from "effect/sql"
@@ -93,8 +93,10 @@ export const makeMemoryDeletion = Effect.gen(function*() {
         })
       }
       if (models.size > 0) yield* actors.wake(bankId)
-      // Only a bank that has a kept file pays for it: the brain is not loaded or caught up just for this.
-      yield* brains.rewriteKeptFile(bankId)
+      // The kept file is removed, not written again: writing it costs what the bank holds (the whole brain, loaded and
+      // caught up first), and an agent deletes memories one at a time. It is written again when the brain is next
+      // released or the service stops; a start before that builds the brain from the tables.
+      yield* brains.rewriteKeptFile(bankId, "drop")
       return value
     }).pipe(Effect.withSpan("Forgetting.deleteMemories", { attributes: { bankId } }))
 })

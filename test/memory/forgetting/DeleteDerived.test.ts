@@ -8,6 +8,8 @@
 import { assert, layer } from "@effect/vitest"
 import { Effect } from "effect"
 import { SqlClient } from "effect/sql"
+import { existsSync } from "node:fs"
+import { BrainRuntime } from "../../../src/brain/BrainRuntime.ts"
 import { GraphRecall } from "../../../src/memory/recall/GraphRecall.ts"
 import { assertNothingLeft, withDerived } from "../../support/DerivedState.ts"
 import { bankPath, ok, settled } from "../../support/HttpCalls.ts"
@@ -79,6 +81,9 @@ layer(testApp(), { excludeTestServices: true, timeout: "4 minutes" })("deletes r
       const mcp = yield* connectMcp(`${server.url}/mcp/`, { "x-bank-id": bank })
       yield* mcp.ok("delete_memory", { memory_id: id })
       yield* settled(bank)
+      // Removed rather than written again: writing it costs what the bank holds, and agents delete one at a time.
+      const runtime = yield* BrainRuntime
+      assert.isFalse(existsSync(runtime.filePath(bank)), "the delete removed the kept .brain file")
       yield* assertOpinionsGone(bank, opinions)
       yield* assertNothingLeft(bank, id)
     }))
