@@ -146,7 +146,7 @@ interface Entry {
   readonly lock: Semaphore.Semaphore
 }
 
-/** What a deletion does to a bank's kept `.brain` file (see `rewriteKeptFile`). */
+/** What a deletion does to a bank's kept `.brain` file (see `updateKeptFile`). */
 export type KeptFileUpdate = "rewrite" | "drop"
 
 export class BankBrains extends Context.Service<BankBrains, {
@@ -189,10 +189,10 @@ export class BankBrains extends Context.Service<BankBrains, {
    * few memories does, since writing a file costs what the bank holds. Whatever the kept-files setting: a file
    * written while it was on still holds the content.
    */
-  readonly rewriteKeptFile: (bankId: string, how?: KeptFileUpdate) => Effect.Effect<boolean>
-  /** How `rewriteKeptFile` writes (the brain runtime attaches it; until then there is no file to rewrite). */
-  readonly attachRewrite: (
-    rewrite: (bankId: string, how: KeptFileUpdate) => Effect.Effect<boolean>
+  readonly updateKeptFile: (bankId: string, how?: KeptFileUpdate) => Effect.Effect<boolean>
+  /** How `updateKeptFile` does it (the brain runtime attaches it; until then there is no file to update). */
+  readonly attachKeptFileUpdate: (
+    update: (bankId: string, how: KeptFileUpdate) => Effect.Effect<boolean>
   ) => Effect.Effect<void>
   /** The bank's kept file now holds the brain as of `dataVersion` (from `snapshot`). */
   readonly fileWritten: (bankId: string, dataVersion: DataVersion) => Effect.Effect<void>
@@ -250,7 +250,7 @@ export class BankBrains extends Context.Service<BankBrains, {
           ? undefined
           : makeChangeLogMarks(sql, options.sharedChangeLog)
         let files: BrainFiles | undefined
-        let rewrite: ((bankId: string, how: KeptFileUpdate) => Effect.Effect<boolean>) | undefined
+        let keptFileUpdate: ((bankId: string, how: KeptFileUpdate) => Effect.Effect<boolean>) | undefined
         /** Banks whose next cold read builds from the tables (`rebuild`). */
         const fromTables = new Set<string>()
 
@@ -713,9 +713,9 @@ export class BankBrains extends Context.Service<BankBrains, {
           state,
           attachFiles: (attached) => Effect.sync(() => void (files = attached)),
           keepFileNow: (bankId) => Effect.suspend(() => files === undefined ? Effect.void : files.keepNow(bankId)),
-          rewriteKeptFile: (bankId, how = "rewrite") =>
-            Effect.suspend(() => rewrite === undefined ? Effect.succeed(false) : rewrite(bankId, how)),
-          attachRewrite: (attached) => Effect.sync(() => void (rewrite = attached)),
+          updateKeptFile: (bankId, how = "rewrite") =>
+            Effect.suspend(() => keptFileUpdate === undefined ? Effect.succeed(false) : keptFileUpdate(bankId, how)),
+          attachKeptFileUpdate: (attached) => Effect.sync(() => void (keptFileUpdate = attached)),
           fileWritten: (bankId, version) =>
             Effect.sync(() => {
               const entry = entries.get(bankId)

@@ -27,7 +27,7 @@ export const KeptBrainFiles = Layer.effectDiscard(Effect.gen(function*() {
 
   // After a deletion, a file that exists is written again or removed, whether or not files are kept now: one
   // written while they were still holds the deleted memories.
-  yield* brains.attachRewrite((bankId, how) =>
+  yield* brains.attachKeptFileUpdate((bankId, how) =>
     Effect.gen(function*() {
       const path = runtime.filePath(bankId)
       if (!existsSync(path)) return false

@@ -96,7 +96,7 @@ export const makeMemoryDeletion = Effect.gen(function*() {
       // The kept file is removed, not written again: writing it costs what the bank holds (the whole brain, loaded and
       // caught up first), and an agent deletes memories one at a time. It is written again when the brain is next
       // released or the service stops; a start before that builds the brain from the tables.
-      yield* brains.rewriteKeptFile(bankId, "drop")
+      yield* brains.updateKeptFile(bankId, "drop")
       return value
     }).pipe(Effect.withSpan("Forgetting.deleteMemories", { attributes: { bankId } }))
 })
