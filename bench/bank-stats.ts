@@ -16,7 +16,7 @@ import { GloveEmbeddingsLive } from "../layers/models/embeddings/EmbeddingsLive.
 import { WordVectorsLive } from "../layers/models/WordVectorsLive.ts"
 import { Banks, engramWith, Llm } from "../src/index.ts"
 import { recountStats } from "../test/support/StatsRecount.ts"
-import { seedBank } from "./support/SyntheticBank.ts"
+import { seedUnlessHeld } from "./support/SyntheticBank.ts"
 import { tempDir } from "./support/ServerProcess.ts"
 
 const memories = Number(process.argv[2] ?? 10_000)
@@ -48,14 +48,9 @@ const canonical = (value: unknown): string =>
 const program = Effect.gen(function*() {
   const sql = yield* SqlClient.SqlClient
   const banks = yield* Banks
-  const held = yield* sql<{ n: number }>`SELECT count(*)::int AS n FROM memory_units WHERE bank_id = ${bankId}`
-  if ((held[0]?.n ?? 0) === 0) {
-    const t0 = performance.now()
-    yield* seedBank({ bankId, memories, streamSeed: 1, endsAt: new Date(), consolidated: true })
-    console.error(`seeded ${memories} memories in ${((performance.now() - t0) / 1000).toFixed(0)} s in ${dataDir}`)
-  }
+  const held = yield* seedUnlessHeld(bankId, memories, dataDir)
   const links = yield* sql<{ n: number }>`SELECT count(*)::int AS n FROM memory_links WHERE bank_id = ${bankId}`
-  console.log(`bank ${bankId}: ${held[0]?.n ?? memories} memories, ${links[0]?.n} links; dataDir ${dataDir}`)
+  console.log(`bank ${bankId}: ${held} memories, ${links[0]?.n} links; dataDir ${dataDir}`)
   console.log("| call | GET stats CPU s | GET stats MB read | recount CPU s | recount MB read | same figures |")
   console.log("|---:|---:|---:|---:|---:|---|")
   for (let n = 1; n <= calls; n++) {

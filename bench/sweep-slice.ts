@@ -19,7 +19,7 @@ import { WordVectorsLive } from "../layers/models/WordVectorsLive.ts"
 import { engramWith, Llm } from "../src/index.ts"
 import { makeConsolidationRequests } from "../src/memory/consolidation/ConsolidationRequests.ts"
 import { deleteEverythingDerived, sweptOnly } from "../src/memory/forgetting/DerivedDeletion.ts"
-import { seedBank } from "./support/SyntheticBank.ts"
+import { seedUnlessHeld } from "./support/SyntheticBank.ts"
 import { tempDir } from "./support/ServerProcess.ts"
 
 const memories = Number(process.argv[2] ?? 10_000)
@@ -72,12 +72,7 @@ class Rollback {
 const program = Effect.gen(function*() {
   const sql = yield* SqlClient.SqlClient
   const consolidation = yield* makeConsolidationRequests
-  const held = yield* sql<{ n: number }>`SELECT count(*)::int AS n FROM memory_units WHERE bank_id = ${bankId}`
-  if ((held[0]?.n ?? 0) === 0) {
-    const t0 = performance.now()
-    yield* seedBank({ bankId, memories, streamSeed: 1, endsAt: new Date(), consolidated: true })
-    console.error(`seeded ${memories} memories in ${((performance.now() - t0) / 1000).toFixed(0)} s in ${dataDir}`)
-  }
+  yield* seedUnlessHeld(bankId, memories, dataDir)
   const counts = yield* sql<{ kind: string; n: number }>`
     SELECT fact_type AS kind, count(*)::int AS n FROM memory_units WHERE bank_id = ${bankId} GROUP BY 1
     UNION ALL SELECT 'links', count(*)::int FROM memory_links WHERE bank_id = ${bankId}

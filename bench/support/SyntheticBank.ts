@@ -312,3 +312,23 @@ const insertLinks = Effect.fnUntraced(function*(bankId: string, links: ReadonlyA
     SELECT ${bankId}, x.f, x.t, x.k, x.w FROM jsonb_to_recordset(${JSON.stringify(links)}::jsonb)
       AS x(f text, t text, k text, w real)`
 })
+
+/**
+ * Seeds `memories` into the bank unless it already holds some (a bench run again on the same data directory reuses
+ * them: seeding 100k takes tens of minutes); answers how many memories it holds.
+ */
+export const seedUnlessHeld = Effect.fn("SyntheticBank.seedUnlessHeld")(function*(
+  bankId: string,
+  memories: number,
+  dataDir: string
+) {
+  const sql = yield* SqlClient.SqlClient
+  const held =
+    (yield* sql<{ n: number }>`SELECT count(*)::int AS n FROM memory_units WHERE bank_id = ${bankId}`)[0]?.n ??
+      0
+  if (held > 0) return held
+  const t0 = performance.now()
+  yield* seedBank({ bankId, memories, streamSeed: 1, endsAt: new Date(), consolidated: true })
+  console.error(`seeded ${memories} memories in ${((performance.now() - t0) / 1000).toFixed(0)} s in ${dataDir}`)
+  return memories
+})
