@@ -12,20 +12,20 @@
  * (10k memories, 100k for the cold build and the import; `--quick`: 2k and 10k). It measures and never retries.
  * Rerun: `node bench/isolation.ts [--quick] [--pg <url>] [--phases 10,...] [--server-args "FLAGS"]` (a PostgreSQL pass
  * too with `--pg` or ENGRAM_BENCH_DATABASE_URL, in a temporary schema; `--phases` runs only the numbered phases,
- * between the two quiet ones; `--server-args` passes Node flags to the server, e.g. `--cpu-prof`).
+ * between the two quiet ones; `--data-dir DIR` (PGlite) seeds DIR once and reuses it; `--server-args` passes Node flags to the server, e.g. `--cpu-prof`).
  */
 import { execFileSync, spawn } from "node:child_process"
-import { readdirSync, readFileSync, statSync } from "node:fs"
+import { existsSync, readdirSync, readFileSync, statSync, writeFileSync } from "node:fs"
 import { Agent } from "node:http"
 import { cpus, loadavg, tmpdir } from "node:os"
-import { join, relative, resolve } from "node:path"
+import { dirname, join, relative, resolve } from "node:path"
 import { monitorEventLoopDelay } from "node:perf_hooks"
 import { createInterface } from "node:readline"
 import { makeZip } from "../test/support/ZipWriter.ts"
 import { random, recallQuestions, turnAt } from "./support/Conversation.ts"
 import type { Backend } from "./support/Datasets.ts"
 import { seedOverHttp } from "./support/HttpBank.ts"
-import { benchHeaders, type Call, closedLoop, percentile } from "./support/LoadClient.ts"
+import { benchHeaders, type Call, percentile } from "./support/LoadClient.ts"
 import { call, emptyProbe, multipart, type Probe, probeLoop } from "./support/Probe.ts"
 import type { DropJob, SeedJob } from "./support/seed.ts"
 import {
@@ -66,6 +66,7 @@ const settings = {
   settleSeconds: quick ? 120 : 600,
   pg: option("pg") ?? process.env["ENGRAM_BENCH_DATABASE_URL"],
   /** Node flags for the server, e.g. `--cpu-prof --cpu-prof-dir=/tmp/prof` to see what it spends in a phase. */
+  dataDir: option("data-dir"),
   serverArgs: option("server-args")?.split(" ").filter((flag) => flag !== "") ?? []
 }
 const target = { ratio: 2, healthP99: 50 }
@@ -491,16 +492,30 @@ const phases: ReadonlyArray<Phase> = [
             body: JSON.stringify({ query: questions[Math.floor(rng() * questions.length)]! })
           }
       }
-      return async () => {
-        const result = await closedLoop(
+      // The clients run in a child process, so their answers do not hold up this process's loop, which times B.
+      const calls = Array.from({ length: 20_000 }, (_, index) => next(index))
+      const jobFile = join(tempDir("engram-isolation-load-"), "job.json")
+      writeFileSync(
+        jobFile,
+        JSON.stringify({
           url,
-          { clients: settings.clients, seconds: settings.loadSeconds, warmup: 0 },
-          next
-        )
-        const all = [...result.byKind.values()]
-        const completed = all.reduce((sum, s) => sum + s.completed, 0)
-        const errors = all.reduce((sum, s) => sum + s.errors, 0)
-        const first = all.find((s) => s.firstError !== undefined)?.firstError
+          authorization: benchHeaders["authorization"]!,
+          clients: settings.clients,
+          seconds: settings.loadSeconds,
+          calls
+        })
+      )
+      return async () => {
+        const result = JSON.parse(
+          (await runScript(root, "bench/support/LoadSender.ts", [jobFile], {})).trim().split("\n").at(-1)!
+        ) as {
+          seconds: number
+          byKind: Array<{ kind: string; completed: number; errors: number; firstError?: string }>
+        }
+        removeDir(dirname(jobFile))
+        const completed = result.byKind.reduce((sum, s) => sum + s.completed, 0)
+        const errors = result.byKind.reduce((sum, s) => sum + s.errors, 0)
+        const first = result.byKind.find((s) => s.firstError !== undefined)?.firstError
         return `${fmt(completed / result.seconds)} req/s, ${errors} errors on A's side${
           first === undefined ? "" : ` (first: ${first.slice(0, 120)})`
         }`
@@ -551,8 +566,17 @@ const quiet = (name: string): Phase => ({
   }
 })
 
+/** PGlite only: `--data-dir DIR` seeds DIR once and keeps it, so an A/B comparison does not reseed each run. */
+const keptSeed = (dataDir: string) => join(dataDir, "isolation-seed.json")
+
 const seed = async (backend: Backend) => {
-  const dataDir = tempDir("engram-isolation-")
+  const kept = backend.url === undefined ? settings.dataDir : undefined
+  if (kept !== undefined && existsSync(keptSeed(kept))) {
+    log(`reusing the banks seeded in ${kept}`)
+    const seeded = JSON.parse(readFileSync(keptSeed(kept), "utf8")) as SeededBanks
+    return { dataDir: kept, env: serverEnv(backend, undefined), seeded, seedSeconds: 0, drop: async () => {} }
+  }
+  const dataDir = kept ?? tempDir("engram-isolation-")
   const schema = backend.url === undefined ? undefined : tempSchema(backend.url, "engram_isolation_")
   const job: SeedJob = {
     dataDir,
@@ -569,20 +593,13 @@ const seed = async (backend: Backend) => {
   const stdout = await runScript(root, "bench/support/seed.ts", [JSON.stringify(job)], {
     SERVICE_API_EMBEDDINGS_CACHE_DIR: cacheDir
   })
-  const seeded = JSON.parse(stdout.trim().split("\n").at(-1)!) as Array<
-    { bankId: string; memories: number; links: number }
-  >
+  const seeded = JSON.parse(stdout.trim().split("\n").at(-1)!) as SeededBanks
   const seedSeconds = (performance.now() - t0) / 1000
   log(`seeded in ${seedSeconds.toFixed(0)} s`)
-  const env: Record<string, string> = {
-    SERVICE_API_EMBEDDINGS_CACHE_DIR: cacheDir,
-    // A 100k bank's `.brain` file is tens of MB: above the default request limit.
-    SERVICE_API_MAX_REQUEST_BYTES: String(1024 * 1024 * 1024),
-    SERVICE_API_TENANT_EXTENSION: "api_key",
-    SERVICE_API_TENANT_API_KEY: apiKey,
-    ...(backend.url === undefined
-      ? {}
-      : { SERVICE_API_DATABASE_URL: backend.url, SERVICE_API_DATABASE_SCHEMA: schema! })
+  const env = serverEnv(backend, schema)
+  if (kept !== undefined) {
+    writeFileSync(keptSeed(kept), JSON.stringify(seeded))
+    return { dataDir, env, seeded, seedSeconds, drop: async () => {} }
   }
   const drop = async () => {
     removeDir(dataDir)
@@ -595,6 +612,19 @@ const seed = async (backend: Backend) => {
   return { dataDir, env, seeded, seedSeconds, drop }
 }
 
+type SeededBanks = Array<{ bankId: string; memories: number; links: number }>
+
+const serverEnv = (backend: Backend, schema: string | undefined): Record<string, string> => ({
+  SERVICE_API_EMBEDDINGS_CACHE_DIR: cacheDir,
+  // A 100k bank's `.brain` file is tens of MB: above the default request limit.
+  SERVICE_API_MAX_REQUEST_BYTES: String(1024 * 1024 * 1024),
+  SERVICE_API_TENANT_EXTENSION: "api_key",
+  SERVICE_API_TENANT_API_KEY: apiKey,
+  ...(backend.url === undefined
+    ? {}
+    : { SERVICE_API_DATABASE_URL: backend.url, SERVICE_API_DATABASE_SCHEMA: schema! })
+})
+
 const runBackend = async (backend: Backend) => {
   const seeded = await seed(backend)
   let server: Server | undefined
@@ -606,6 +636,8 @@ const runBackend = async (backend: Backend) => {
     for (const bankId of [banks.a, banks.large]) {
       await okJson(server.url, "PUT", bankPath(bankId), { enable_observations: false })
     }
+    // A kept data directory holds the last run's bank B: start it afresh, so every run recalls the same bank.
+    if (settings.dataDir !== undefined) await call(jobAgent, server.url, "DELETE", bankPath(banks.b))
     await seedOverHttp(server.url, bankPath(banks.b), settings.bMemories)
     for (let i = 0; i < 20; i++) {
       const recall = bRecall()

@@ -3,16 +3,28 @@
  * itself, so `engram serve` (src/cli/commands/Serve.ts) runs exactly what `npm start` runs.
  */
 import * as NodeRuntime from "@effect/platform-node/NodeRuntime"
-import { Effect, Layer } from "effect"
+import { Duration, Effect, Layer, Scheduler } from "effect"
+import { makeTimeSlicedScheduler } from "../layers/runtime/TimeSlicedScheduler.ts"
 import { AppLive } from "../layers/App.ts"
 import { serviceTeardown } from "./ServiceExit.ts"
-import { EngramConfig } from "./config/EngramConfig.ts"
+import { EngramConfig, turnBudgetConfig } from "./config/EngramConfig.ts"
 
 const announce = Layer.effectDiscard(Effect.gen(function*() {
   const config = yield* EngramConfig
   yield* Effect.logInfo(`engram listening on http://${config.host}:${config.port} (docs at /docs)`)
 }))
 
-export const serve = Layer.launch(Layer.provideMerge(announce, AppLive))
+/**
+ * Every fiber of the service shares one time-sliced scheduler, so no turn of the event loop runs longer than its
+ * budget, banks share each turn fairly and a probe never waits behind fifty requests' work
+ * (layers/runtime/TimeSlicedScheduler.ts, src/http/RequestLanes.ts).
+ */
+export const serve = Effect.gen(function*() {
+  const budget = Duration.toMillis(yield* turnBudgetConfig)
+  const launch = Layer.launch(Layer.provideMerge(announce, AppLive))
+  return yield* budget > 0
+    ? launch.pipe(Effect.provideService(Scheduler.Scheduler, makeTimeSlicedScheduler(budget)))
+    : launch
+})
 
 if (import.meta.main) serve.pipe(NodeRuntime.runMain({ teardown: serviceTeardown }))

@@ -44,6 +44,7 @@ import { jsonErrorsMiddleware } from "../../src/http/JsonErrors.ts"
 import { authFirstMiddleware } from "../../src/http/AuthFirst.ts"
 import { browserGuardMiddleware } from "../../src/http/BrowserGuard.ts"
 import { multipartLimitsMiddleware } from "../../src/http/MultipartLimits.ts"
+import { requestLanesMiddleware } from "../../src/http/RequestLanes.ts"
 import { makeRouteTemplates } from "../../src/http/RouteTemplates.ts"
 import { textHygieneMiddleware } from "../../src/http/TextHygiene.ts"
 import { McpLive, mcpRouteTemplates } from "./McpLive.ts"
@@ -115,7 +116,9 @@ export const Routes = Layer.mergeAll(
   DocsRoute,
   McpLive,
   UiLive,
-  // Outermost: the audit trail records the status the client gets, refusals of the middleware below included.
+  // First of all: every request waits its turn in its bank's lane of the service's scheduler, the probes first.
+  requestLanesMiddleware,
+  // Then the audit trail records the status the client gets, refusals of the middleware below included.
   auditTrailMiddleware(routeOf, makeOperationNames(apiPaths)),
   jsonErrorsMiddleware(routeOf),
   // Before anything reads a body: what a browser page may not do, then the key (global middleware run in the order

@@ -155,6 +155,11 @@ export class MemoryRecords {
   /** Puts a memory in its slot (a new one, or the one it holds), the record object kept as it is. */
   private place(record: MemoryRecord, entityIds: ReadonlyArray<string>, embedding: Float32Array | null): void {
     let slot = this.slotOf.get(record.id)
+    // A memory read again for another field (its access telemetry, a confidence) keeps its HNSW point: re-adding an
+    // unchanged vector cost ~0.4 ms at 10k, and one catch-up after fifty clients' recalls re-added hundreds at once
+    // (300–440 ms of the event loop in `bench/isolation.ts` phase 9).
+    const keepPoint = slot !== undefined && this.ann?.has(record.id) === true && embedding !== null &&
+      this.vectors.has(slot) && sameVector(this.vectors.get(slot)!, embedding)
     if (slot === undefined) {
       slot = this.records.length
       this.records.push(undefined)
@@ -162,7 +167,7 @@ export class MemoryRecords {
       this.slotOf.set(record.id, slot)
       this.reserve(slot + 1)
     } else {
-      this.forget(slot)
+      this.forget(slot, keepPoint)
     }
     this.records[slot] = record
     this.textBytes += 2 * record.text.length + 2 * (record.context?.length ?? 0)
@@ -178,7 +183,7 @@ export class MemoryRecords {
     this.maxSeq = Math.max(this.maxSeq, record.seq)
     this.vectors.set(slot, embedding)
     if (this.vectors.has(slot)) this.countVector(slot, 1)
-    if (this.ann !== undefined && this.vectors.has(slot)) {
+    if (this.ann !== undefined && this.vectors.has(slot) && !keepPoint) {
       if (this.annQueue.length > 0) this.annQueue.push(record.id)
       else this.ann.add(record.id, this.vectors.get(slot)!)
     }
@@ -561,7 +566,7 @@ export class MemoryRecords {
   }
 
   /** Takes a slot's current record out of the running totals and the entity index (before it is overwritten). */
-  private forget(slot: number): void {
+  private forget(slot: number, keepPoint = false): void {
     const record = this.records[slot]
     if (record === undefined) return
     this.textBytes -= 2 * record.text.length + 2 * (record.context?.length ?? 0)
@@ -569,7 +574,7 @@ export class MemoryRecords {
     this.expiresAt[slot] = Number.NaN
     if (this.vectors.has(slot)) this.countVector(slot, -1)
     this.vectors.clear(slot)
-    this.ann?.remove(record.id)
+    if (!keepPoint) this.ann?.remove(record.id)
     for (const entityId of this.entitiesOf[slot]!) this.mentionsOf.get(entityId)?.delete(slot)
     this.entitiesOf[slot] = noEntities
   }
@@ -622,4 +627,10 @@ const grown = <A extends Uint8Array | Int32Array | Float64Array>(
   const larger = make(length)
   larger.set(array as never)
   return larger
+}
+
+const sameVector = (held: Float32Array, read: Float32Array): boolean => {
+  if (held.length !== read.length) return false
+  for (let i = 0; i < held.length; i++) if (held[i] !== read[i]) return false
+  return true
 }

@@ -98,6 +98,23 @@ describe("memory records", () => {
     120_000
   )
 
+  it("a memory read again with its vector unchanged keeps its index point; one with a new vector is found by it", () => {
+    const vectors = clustered(3_000, 11)
+    const records = new MemoryRecords(dimensions)
+    records.upsert(vectors.map((vector, n) => memory(n, vector)))
+    records.startIndex()
+    while (!records.indexStep(5_000)) { /* filled in steps, as in the background */ }
+    assert.isFalse(records.wantsIndex)
+    // Every memory read again after another field changed (as access telemetry and confidence updates do).
+    records.upsert(vectors.map((vector, n) => memory(n, Float32Array.from(vector), { confidence: 0.5 })))
+    // Re-adding each point would have marked the old one deleted: half the index dead, and a rebuild wanted.
+    assert.isFalse(records.wantsIndex)
+    assert.isTrue(records.annReady)
+    const moved = Float32Array.from({ length: dimensions }, (_, i) => (i % 2 === 0 ? 3 : -3))
+    records.upsert([memory(43, moved)])
+    assert.strictEqual(records.nearest(moved, { types: ["world"], tags: () => true }, 1)[0]?.id, memory(43, moved).id)
+  })
+
   it("the time window finds the memories whose time overlaps it, nearest its middle first", () => {
     const records = new MemoryRecords(2)
     const day = 86_400_000
