@@ -9,6 +9,11 @@ const postgresUrl = process.env["ENGRAM_TEST_DATABASE_URL"]
 // The GloVe table is converted once per machine and shared by every test (and the child processes they start).
 const gloveCache = join(tmpdir(), "engram-glove-cache", "models")
 
+// Node's on-disk cache of compiled modules (`NODE_COMPILE_CACHE`), shared the same way by the test processes and the
+// engram processes they start. A CLI command spent 1.4 CPU s, 1.0 with it (`node bench/start-cost.ts`); Node writes
+// the cache when a process exits normally, so a server start gains only from what such a process loaded before it.
+const compileCache = join(tmpdir(), "engram-node-compile-cache")
+
 // The browser tests exercise the web UI, and the CLI tests a client of the HTTP API (its --embedded engine always
 // runs PGlite), not the database: both run on the PGlite tier only.
 const clientsOnlyOnPglite = ["test/ui/**", "test/cli/**"]
@@ -26,7 +31,11 @@ const tier = (name: string, database: string, exclude: Array<string> = []) =>
     test: {
       name: isolate ? `${name}-isolated` : name,
       isolate,
-      env: { ENGRAM_TEST_DATABASE: database, SERVICE_API_EMBEDDINGS_CACHE_DIR: gloveCache },
+      env: {
+        ENGRAM_TEST_DATABASE: database,
+        SERVICE_API_EMBEDDINGS_CACHE_DIR: gloveCache,
+        NODE_COMPILE_CACHE: compileCache
+      },
       include: isolate ? isolatedDirectories.map((directory) => `${directory}/**/*.test.ts`) : ["test/**/*.test.ts"],
       exclude: [
         "**/node_modules/**",

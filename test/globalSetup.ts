@@ -11,18 +11,32 @@ import { PgClient } from "@effect/sql-pg"
 import { Effect, Redacted } from "effect"
 import { SqlClient } from "effect/sql"
 import { execFileSync } from "node:child_process"
-import { mkdtempSync, rmSync } from "node:fs"
+import { mkdtempSync } from "node:fs"
+import { rm } from "node:fs/promises"
 import { tmpdir } from "node:os"
 import { join } from "node:path"
+
+/**
+ * Schemas dropped at once. A run leaves a few hundred (one per test server on the PostgreSQL tier), each of some
+ * 190 relations, and the server spends a drop mostly waiting, not computing: 12 schemas took 12.8 s one at a time
+ * and 2.4 s six at a time (load ~8 on 2 cores). One at a time, the teardown held CI for about 70 s after the last test.
+ */
+const dropConcurrency = 6
 
 const dropRunSchemas = (url: string, tag: string) =>
   Effect.gen(function*() {
     const sql = yield* SqlClient.SqlClient
     const schemas = yield* sql<{ name: string }>`
       SELECT nspname AS name FROM pg_namespace WHERE starts_with(nspname, ${`t_${tag}_`})`
-    for (const { name } of schemas) yield* sql`DROP SCHEMA ${sql(name)} CASCADE`
+    yield* Effect.forEach(schemas, ({ name }) => sql`DROP SCHEMA ${sql(name)} CASCADE`, {
+      concurrency: dropConcurrency,
+      discard: true
+    })
     return schemas.length
-  }).pipe(Effect.provide(PgClient.layer({ url: Redacted.make(url) })), Effect.scoped)
+  }).pipe(
+    Effect.provide(PgClient.layer({ url: Redacted.make(url), maxConnections: dropConcurrency })),
+    Effect.scoped
+  )
 
 export default function setup() {
   // The pglite and postgres projects both run this; the first one to start owns the run's space.
@@ -40,11 +54,13 @@ export default function setup() {
   } catch (error) {
     console.warn(`no PGlite template for this run (each test server migrates its own): ${String(error)}`)
   }
+  // The files and the schemas go at the same time: one is the disk, the other the database server.
   return async () => {
-    rmSync(dir, { recursive: true, force: true, maxRetries: 3 })
     const url = process.env["ENGRAM_TEST_DATABASE_URL"]
-    if (url === undefined) return
-    const dropped = await Effect.runPromise(dropRunSchemas(url, tag).pipe(Effect.orElseSucceed(() => -1)))
+    const [, dropped] = await Promise.all([
+      rm(dir, { recursive: true, force: true, maxRetries: 3 }),
+      url === undefined ? 0 : Effect.runPromise(dropRunSchemas(url, tag).pipe(Effect.orElseSucceed(() => -1)))
+    ])
     if (dropped < 0) console.warn(`could not drop this run's schemas (t_${tag}_*) on PostgreSQL`)
   }
 }
