@@ -177,8 +177,9 @@ layer(testApp({ enableObservations: true }), { excludeTestServices: true, timeou
     it.effect("the links' count trigger counts inserts and deletes with one statement", () =>
       Effect.gen(function*() {
         const sql = yield* SqlClient.SqlClient
-        const rows = yield* sql<{ source: string }>`SELECT prosrc AS source FROM pg_proc
-          WHERE proname = 'bank_counts_links_changed'`
+        const rows = yield* sql<{ source: string }>`SELECT p.prosrc AS source FROM pg_proc p
+          JOIN pg_namespace n ON n.oid = p.pronamespace
+          WHERE p.proname = 'bank_counts_links_changed' AND n.nspname = current_schema()`
         assert.lengthOf(rows, 1)
         assert.lengthOf(rows[0]!.source.match(/bank_counts_add\(/g) ?? [], 1, rows[0]!.source)
       }))
