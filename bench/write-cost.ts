@@ -7,7 +7,11 @@
  * difference), and EXPLAIN ANALYZE of a rolled-back insert into the real table names the triggers' time.
  * Embedded PGlite always; PostgreSQL too when ENGRAM_BENCH_DATABASE_URL is set. Measurement only.
  * Rerun: `node bench/write-cost.ts [--base 3000] [--batches 10] [--statements-only] [--postgres-only]
- * [--observations] [--batch 100] [--concurrency 1]`.
+ * [--observations] [--batch 100] [--concurrency 1] [--count-triggers-ab 2]`.
+ * `--count-triggers-ab N` measures instead what the stats counts' triggers (migration 0039) add to a retain: after
+ * the seeding, N rounds of `--batches` retains with the triggers and N without (dropped and created again in the
+ * bench's own scratch database, alternating, so load drifts hit both alike), each round's statements, node CPU and
+ * database CPU per item.
  */
 import { Effect, Layer, Option, Redacted, Tracer } from "effect"
 import { SqlClient, Statement } from "effect/sql"
@@ -41,6 +45,8 @@ const concurrency = option("concurrency", 1)
  * are traced too.
  */
 const observations = argv.includes("--observations")
+/** `--count-triggers-ab N`: rounds with and without the stats counts' triggers (see the header). */
+const countTriggerRounds = option("count-triggers-ab", 0)
 
 /** A statement's name in the table: its verb, table and (for links) link type, without parameters. */
 const label = (sqlText: string) => {
@@ -234,6 +240,117 @@ const drained = (bank: string) =>
     return yield* Effect.die(new Error("consolidation did not catch up within 30 minutes"))
   })
 
+/** The triggers migration 0039 added for the stats counts: name, table and the clause after `ON table`. */
+const countTriggers = [
+  [
+    "memory_units_counted",
+    "memory_units",
+    "AFTER INSERT ON memory_units REFERENCING NEW TABLE AS written FOR EACH STATEMENT EXECUTE FUNCTION bank_counts_units_inserted()"
+  ],
+  [
+    "memory_units_write_time",
+    "memory_units",
+    "AFTER UPDATE OF updated_at ON memory_units FOR EACH ROW WHEN (NEW.updated_at IS DISTINCT FROM OLD.updated_at) EXECUTE FUNCTION bank_counts_unit_written()"
+  ],
+  [
+    "memory_units_retyped",
+    "memory_units",
+    "AFTER UPDATE OF fact_type ON memory_units FOR EACH ROW WHEN (OLD.fact_type IS DISTINCT FROM NEW.fact_type) EXECUTE FUNCTION bank_counts_unit_retyped()"
+  ],
+  [
+    "memory_links_counted_in",
+    "memory_links",
+    "AFTER INSERT ON memory_links REFERENCING NEW TABLE AS changed FOR EACH STATEMENT EXECUTE FUNCTION bank_counts_links_changed()"
+  ],
+  [
+    "memory_links_counted_out",
+    "memory_links",
+    "AFTER DELETE ON memory_links REFERENCING OLD TABLE AS changed FOR EACH STATEMENT EXECUTE FUNCTION bank_counts_links_changed()"
+  ]
+] as const
+
+const setCountTriggers = (on: boolean) =>
+  Effect.gen(function*() {
+    const sql = yield* SqlClient.SqlClient
+    for (const [name, table, clause] of countTriggers) {
+      yield* sql.unsafe(on ? `CREATE TRIGGER ${name} ${clause}` : `DROP TRIGGER ${name} ON ${table}`)
+    }
+  })
+
+/** `--count-triggers-ab`: alternating rounds with and without the counts' triggers, per item. */
+const countTriggersAb = (bank: string, databaseUrl: string | undefined) =>
+  Effect.gen(function*() {
+    const retain = yield* Retain
+    const rows: Array<{ on: boolean; statements: number; node: number; database: number; wall: number }> = []
+    let next = base
+    for (let round = 0; round < countTriggerRounds * 2; round++) {
+      const on = round % 2 === 0
+      if (round > 0) yield* setCountTriggers(on)
+      statementCounts.clear()
+      const databaseBefore = backendTicks(databaseUrl)
+      const nodeBefore = process.cpuUsage()
+      const started = performance.now()
+      for (let b = 0; b < batches; b++) {
+        yield* retain.retainNow(bank, { items: items(next, batch) })
+        next += batch
+      }
+      const wall = performance.now() - started
+      const node = process.cpuUsage(nodeBefore)
+      const retained = batches * batch
+      rows.push({
+        on,
+        statements: [...statementCounts.values()].reduce((n, calls) => n + calls, 0) / retained,
+        node: (node.user + node.system) / 1000 / retained,
+        database: databaseSeconds(databaseBefore, backendTicks(databaseUrl)) * 1000 / retained,
+        wall: wall / retained
+      })
+    }
+    yield* setCountTriggers(true)
+    console.log(
+      `\n| round | count triggers | statements per item | node CPU ms per item | database CPU ms per item | wall ms per item |` +
+        `\n|---:|---|---:|---:|---:|---:|`
+    )
+    rows.forEach((row, index) =>
+      console.log(
+        `| ${index + 1} | ${row.on ? "on" : "off"} | ${row.statements.toFixed(2)} | ${row.node.toFixed(2)} | ` +
+          `${databaseUrl === undefined ? "(in node)" : row.database.toFixed(2)} | ${row.wall.toFixed(2)} |`
+      )
+    )
+    const mean = (on: boolean, key: "node" | "database" | "statements") => {
+      const picked = rows.filter((row) => row.on === on)
+      return picked.reduce((sum, row) => sum + row[key], 0) / picked.length
+    }
+    for (const key of ["statements", "node", "database"] as const) {
+      if (key === "database" && databaseUrl === undefined) continue
+      console.log(
+        `mean ${key}: on ${mean(true, key).toFixed(2)}, off ${mean(false, key).toFixed(2)}, ` +
+          `on/off ${(mean(true, key) / mean(false, key)).toFixed(3)}`
+      )
+    }
+    // The triggers' own time, as the database reports it: a rolled-back 100-row copy insert into each table, twice
+    // (the first call of a PL/pgSQL function in a session compiles it), the second kept.
+    console.log(
+      "\n| 100-row insert into | statement ms (EXPLAIN ANALYZE) | trigger | trigger ms |\n|---|---:|---|---:|"
+    )
+    for (
+      const [table, columns, select] of [["memory_units", unitColumns, unitSelect], [
+        "memory_links",
+        linkColumns,
+        linkSelect
+      ]] as const
+    ) {
+      yield* triggerCosts(table, columns, select)
+      const costs = yield* triggerCosts(table, columns, select)
+      for (const trigger of costs.triggers) {
+        console.log(
+          `| ${table} | ${costs.total.toFixed(1)} | ${trigger["Trigger Name"]} (${trigger.Calls} calls) | ${
+            trigger.Time.toFixed(2)
+          } |`
+        )
+      }
+    }
+  })
+
 const measure = (tier: string, databaseUrl?: string) =>
   Effect.gen(function*() {
     const retain = yield* Retain
@@ -243,6 +360,12 @@ const measure = (tier: string, databaseUrl?: string) =>
       yield* retain.retainNow(bank, { items: items(from, Math.min(100, base - from)) })
     }
     yield* drained(bank)
+    if (countTriggerRounds > 0) {
+      console.log(
+        `\n### ${tier}: the stats counts' triggers, ${batches} retains of ${batch} per round, bank of ${base}`
+      )
+      return yield* countTriggersAb(bank, databaseUrl)
+    }
     timings.clear()
     statementCounts.clear()
     const databaseBefore = backendTicks(databaseUrl)

@@ -13,6 +13,7 @@ import { Documents } from "../memory/Documents.ts"
 import { modelKey } from "../memory/Reembedding.ts"
 import { GraphRecall } from "../memory/recall/GraphRecall.ts"
 import { contentHash } from "../memory/retain/ContentHash.ts"
+import { makeMemoryRemoval } from "../memory/forgetting/MemoryDeletion.ts"
 import { writeBatch } from "../memory/retain/MemoryWriter.ts"
 import { Retain } from "../memory/retain/Retain.ts"
 import { Embeddings } from "../models/Embeddings.ts"
@@ -56,6 +57,7 @@ export const makeApprovalHandler = Effect.gen(function*() {
   const store = yield* CodebaseStore
   const embeddings = yield* Embeddings
   const locks = yield* BankLocks
+  const removal = yield* makeMemoryRemoval
   const graph = yield* GraphRecall
   const statistics = yield* TableStatistics
   const documents = yield* Documents
@@ -71,6 +73,9 @@ export const makeApprovalHandler = Effect.gen(function*() {
     Effect.gen(function*() {
       const now = new Date(yield* Clock.currentTimeMillis)
       const vectors = yield* embeddings.embedDocuments(batch.map((chunk) => chunk.contentText))
+      // Each chunk's document replaces the one an earlier approval wrote, with everything derived from its memory.
+      const replaced = removal.session(bankId, "replace")
+      yield* removal.flush
       const written = yield* locks.withWriteLock(bankId)(
         writeBatch({
           bankId,
@@ -113,8 +118,9 @@ export const makeApprovalHandler = Effect.gen(function*() {
             itemIndex: index,
             factIndex: 0
           }))
-        }).pipe(sql.withTransaction, Effect.provideService(SqlClient.SqlClient, sql))
+        }, replaced.remove).pipe(sql.withTransaction, Effect.provideService(SqlClient.SqlClient, sql))
       )
+      yield* replaced.afterCommit
       yield* statistics.noteWrites(written.created.length)
     })
 

@@ -23,6 +23,7 @@ import {
 import { GraphRecall } from "../memory/recall/GraphRecall.ts"
 import { chunkHash, contentHash } from "../memory/retain/ContentHash.ts"
 import type { PreparedFact } from "../memory/retain/MemoryWriter.ts"
+import { makeMemoryRemoval } from "../memory/forgetting/MemoryDeletion.ts"
 import { writeBatch } from "../memory/retain/MemoryWriter.ts"
 import { Operations } from "../bank/Operations.ts"
 import { TaskFailure, TaskRegistry } from "../bank/TaskRegistry.ts"
@@ -60,6 +61,7 @@ export class DocumentTransfer extends Context.Service<DocumentTransfer, {
       const sql = yield* SqlClient.SqlClient
       const banks = yield* Banks
       const locks = yield* BankLocks
+      const removal = yield* makeMemoryRemoval
       const operations = yield* Operations
       const registry = yield* TaskRegistry
       const files = yield* StoredFiles
@@ -300,6 +302,9 @@ export class DocumentTransfer extends Context.Service<DocumentTransfer, {
           itemIndex: 0,
           factIndex
         }))
+        // An import over an existing document replaces it: its old memories go with everything derived from them.
+        const replaced = removal.session(bankId, "replace")
+        if (replace) yield* removal.flush
         const written = yield* locks.withWriteLock(bankId)(
           writeBatch({
             bankId,
@@ -327,8 +332,9 @@ export class DocumentTransfer extends Context.Service<DocumentTransfer, {
               hash: chunk.hash
             })),
             facts
-          }).pipe(sql.withTransaction, Effect.orDie, Effect.provideService(SqlClient.SqlClient, sql))
+          }, replaced.remove).pipe(sql.withTransaction, Effect.orDie, Effect.provideService(SqlClient.SqlClient, sql))
         )
+        yield* replaced.afterCommit
         return written.created.length
       })
 

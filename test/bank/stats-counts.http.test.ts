@@ -171,5 +171,17 @@ layer(testApp({ enableObservations: true }), { excludeTestServices: true, timeou
         const left = yield* sql<{ n: number }>`SELECT count(*)::int AS n FROM bank_counts WHERE bank_id = ${bankId}`
         assert.strictEqual(left[0]!.n, 0, "a deleted bank leaves no counts")
       }))
+
+    // Migration 0040 folded its INSERT and DELETE branches (the same count, signed) into one statement; the property
+    // test above checks that the counts still agree with a recount.
+    it.effect("the links' count trigger counts inserts and deletes with one statement", () =>
+      Effect.gen(function*() {
+        const sql = yield* SqlClient.SqlClient
+        const rows = yield* sql<{ source: string }>`SELECT p.prosrc AS source FROM pg_proc p
+          JOIN pg_namespace n ON n.oid = p.pronamespace
+          WHERE p.proname = 'bank_counts_links_changed' AND n.nspname = current_schema()`
+        assert.lengthOf(rows, 1)
+        assert.lengthOf(rows[0]!.source.match(/bank_counts_add\(/g) ?? [], 1, rows[0]!.source)
+      }))
   }
 )

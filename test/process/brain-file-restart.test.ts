@@ -1,7 +1,7 @@
 /**
  * A big bank's brain survives a restart in its `.brain` file: after a SIGKILL the next service loads the file
- * (written here by an export) and catches up from the tables (a memory added and a document deleted
- * after the file was written are both seen) instead of building; a graceful stop writes the file when it is behind,
+ * (written here by an export) and catches up from the tables (memories added after the file was written are
+ * seen; every deletion of facts now removes the kept file, see ReplaceDerived.test.ts) instead of building; a graceful stop writes the file when it is behind,
  * so the next start loads it with nothing to catch up; a damaged file is built around.
  */
 import { assert, describe, it } from "@effect/vitest"
@@ -72,16 +72,21 @@ describe("the brain kept in its file", () => {
         assert.strictEqual(written.metrics.builds, 1)
         assert.strictEqual(written.metrics.file_writes, 1)
 
-        // After the file: a new memory and a document replaced (its old memory deleted), then a crash (no file written
-        // at stop). A replacement, not a delete: a delete removes the kept file (DeleteDerived.test.ts).
+        // After the file: new memories, one of them appended to a document, then a crash (no file written at stop).
+        // No deletion: a delete, a document replaced or an invalidation removes the kept file (DeleteDerived.test.ts,
+        // ReplaceDerived.test.ts).
         yield* request(url, "POST", "/memories", {
           items: [
             { content: "The pumpkin patch behind greenhouse 9 flooded on Tuesday." },
-            { content: "Basil seedlings were moved into greenhouse 4 by Marguerite.", document_id: "doomed" }
+            { content: "Basil seedlings were moved into greenhouse 4 by Marguerite.", document_id: "kept-doc" }
           ]
         })
         yield* request(url, "POST", "/memories", {
-          items: [{ content: "Chives were planted in greenhouse 6 on Friday.", document_id: "doomed" }]
+          items: [{
+            content: "Chives were planted in greenhouse 6 on Friday.",
+            document_id: "kept-doc",
+            update_mode: "append"
+          }]
         })
         const pumpkins = yield* recall(url, "pumpkin patch flooded")
         const tomatoes = yield* recall(url, "tomatoes in greenhouse 3")

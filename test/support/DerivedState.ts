@@ -10,6 +10,7 @@ import { Duration, Effect } from "effect"
 import { SqlClient } from "effect/sql"
 import { readFileSync } from "node:fs"
 import { BrainRuntime } from "../../src/brain/BrainRuntime.ts"
+import { GraphRecall } from "../../src/memory/recall/GraphRecall.ts"
 import { bankPath, call, ok, settled } from "./HttpCalls.ts"
 import { TestServer } from "./TestServer.ts"
 import { eventually } from "./TestTasks.ts"
@@ -147,4 +148,58 @@ export const assertNothingLeft = (bank: string, id: string, options: { readonly 
     if (options.lastingGone !== true) {
       assert.include((yield* ok("GET", `${base}/memories/list?limit=100`)).text, lasting)
     }
+  })
+
+const opinion = "Hiding the spare office key under a flowerpot is a careless habit."
+const opinionOfOpinion = "Careless key habits like the flowerpot one deserve a reminder."
+const question = "What about the spare office key under the flowerpot?"
+
+/**
+ * Two opinions, the way reflect stores them (`source_fact_ids`: what the answer cited): one resting on the memory,
+ * one resting on that opinion. Each copies the memory's row (its embedding, so recall finds it) under a new id and
+ * `seq`, and the brain is told, as the opinion writer tells it.
+ */
+export const withOpinions = (bank: string, id: string) =>
+  Effect.gen(function*() {
+    const sql = yield* SqlClient.SqlClient
+    const first = crypto.randomUUID()
+    const second = crypto.randomUUID()
+    for (const [newId, text, source] of [[first, opinion, id], [second, opinionOfOpinion, first]] as const) {
+      yield* sql`INSERT INTO memory_units
+        SELECT r.* FROM memory_units u, LATERAL jsonb_populate_record(null::memory_units, to_jsonb(u) || jsonb_build_object(
+          'id', ${newId}::text, 'seq', nextval(pg_get_serial_sequence('memory_units', 'seq')), 'fact_type', 'opinion',
+          'text', ${text}::text, 'content_hash', ${newId}::text, 'source_fact_ids', jsonb_build_array(${source}::text),
+          'document_id', null, 'chunk_id', null, 'confidence', 0.7)) r
+        WHERE u.id = ${id}`
+    }
+    // A write tells the brain, as the opinion writer does.
+    yield* (yield* GraphRecall).changed(bank)
+    const recalled = yield* reads(bank)
+    assert.include(recalled, "careless habit", "recall returns the opinion before the delete")
+    assert.include(recalled, "deserve a reminder", "and the opinion resting on it")
+    return [first, second]
+  })
+
+/** What recall (opinions asked for) and an offline reflect answer to the question, as one text. */
+export const reads = (bank: string) =>
+  Effect.gen(function*() {
+    const base = bankPath(bank)
+    const recall = yield* ok("POST", `${base}/memories/recall`, {
+      query: question,
+      budget: "high",
+      types: ["world", "experience", "opinion"]
+    })
+    const reflect = yield* ok("POST", `${base}/reflect`, { query: question, include: { facts: {} } })
+    return recall.text + reflect.text
+  })
+
+export const assertOpinionsGone = (bank: string, opinions: ReadonlyArray<string>) =>
+  Effect.gen(function*() {
+    const sql = yield* SqlClient.SqlClient
+    const left = yield* sql<{ id: string }>`SELECT id FROM memory_units WHERE id IN ${sql.in([...opinions])}`
+    assert.deepStrictEqual(left, [], "the opinions resting on the memory (and on that opinion) are deleted")
+    const after = yield* reads(bank)
+    assert.notInclude(after, "careless habit", "neither recall nor reflect returns the opinion")
+    assert.notInclude(after, "deserve a reminder", "nor the opinion resting on it")
+    assert.notInclude(after, "flowerpot")
   })

@@ -10,7 +10,6 @@ import { BankActors } from "../../bank/BankActors.ts"
 import { EngramConfig } from "../../config/EngramConfig.ts"
 import type { BankSettings } from "../../domain/Bank.ts"
 import { OperationStore } from "../../bank/OperationStore.ts"
-import { releaseObservationsOf } from "./ObservationResets.ts"
 
 export const consolidateTask = "consolidate"
 export const regenerateTask = "regenerate_observations"
@@ -117,21 +116,5 @@ export const makeConsolidationRequests = Effect.gen(function*() {
     return true
   })
 
-  /**
-   * In the transaction that deletes facts: the observations resting on them go and, when any did, a run is
-   * queued to consolidate the facts they leave behind. True when the caller should `wake` after its commit.
-   */
-  const enqueueAfterFactsDeleted = Effect.fn("ConsolidationRequests.afterFactsDeleted")(function*(
-    bankId: string,
-    deletedFactIds: ReadonlyArray<string>
-  ) {
-    const released = yield* releaseObservationsOf(bankId, deletedFactIds).pipe(
-      Effect.provideService(SqlClient.SqlClient, sql)
-    )
-    if (released === 0) return false
-    yield* enqueue(bankId, consolidateTask, "delete")
-    return true
-  })
-
-  return { enqueue, request, enqueueAfterSettingsChange, enqueueAfterFactsDeleted, wake: actors.wake }
+  return { enqueue, request, enqueueAfterSettingsChange, wake: actors.wake }
 })

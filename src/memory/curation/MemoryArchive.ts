@@ -1,13 +1,14 @@
 /**
  * Invalidated facts live in `memory_unit_archive`, not in `memory_units`: recall, consolidation and the brain read
- * only live rows, so nothing needs a "skip invalidated" filter. Moving a fact out deletes it through the ordinary
- * path (entity counts recounted, its observations released, the change log told by the trigger); moving it back
+ * only live rows, so nothing needs a "skip invalidated" filter. Moving a fact out deletes it with what rests on it
+ * (`deleteEverythingDerived`, kind `invalidate`: entity counts recounted, its observations released, opinions and
+ * dream evidence gone, the change log told by the trigger); moving it back
  * inserts the row as it was under a new `seq`, so each bank brain takes it in as a new memory. The causal links
  * it took part in are kept aside and come back with it. Run inside the caller's transaction.
  */
 import { Effect } from "effect"
 import { SqlClient } from "effect/sql"
-import { deleteUnitsAndRecount } from "../retain/EntityMentions.ts"
+import type { SqlError } from "effect/sql/SqlError"
 import { setEntitiesExactly } from "./ExactEntities.ts"
 
 const causalTypes = ["causes", "caused_by", "enables", "prevents"]
@@ -27,11 +28,17 @@ export const findArchived = Effect.fn("MemoryArchive.find")(function*(bankId: st
   return rows[0]
 })
 
-/** Moves the live fact into the archive; returns the ids of the deleted rows (for releasing observations). */
+/**
+ * Moves the live fact into the archive. The live row goes through `remove` (`MemoryRemoval.session(bankId,
+ * "invalidate")`): with it go what rests on it (opinions, observations, mental models emptied, dream evidence,
+ * anomalies, trajectories through it) and the entities only it named, as for a delete; its chunk, document, access
+ * history and dataset sets stay for its restore.
+ */
 export const moveToArchive = Effect.fn("MemoryArchive.moveOut")(function*(
   bankId: string,
   unitId: string,
-  reason: string | null
+  reason: string | null,
+  remove: (ids: ReadonlyArray<string>) => Effect.Effect<unknown, SqlError, SqlClient.SqlClient>
 ) {
   const sql = yield* SqlClient.SqlClient
   yield* sql`
@@ -45,11 +52,8 @@ export const moveToArchive = Effect.fn("MemoryArchive.moveOut")(function*(
           AND l.link_type IN ${sql.in(causalTypes)}), '[]'::jsonb),
       ${reason}
     FROM memory_units u WHERE u.bank_id = ${bankId} AND u.id = ${unitId}`
-  const deleted = yield* deleteUnitsAndRecount(bankId, sql`id = ${unitId}`)
-  // Entities only this fact named go, as when a memory is deleted (restoring resolves its names anew).
-  yield* sql`DELETE FROM entities e WHERE e.bank_id = ${bankId}
-    AND NOT EXISTS (SELECT 1 FROM unit_entities ue WHERE ue.entity_id = e.id)`
-  return deleted
+  // Entities only this fact named go with it, as when a memory is deleted (restoring resolves its names anew).
+  yield* remove([unitId])
 })
 
 /** Puts the archived fact back as a live one, with its entities and causal links, waiting for consolidation. */

@@ -24,6 +24,7 @@ import { linkNew } from "../retain/MemoryLinks.ts"
 import { setEntitiesExactly } from "./ExactEntities.ts"
 import { liveAt } from "../forgetting/Expiry.ts"
 import { ExpiryWakeups } from "../forgetting/ExpiryWakeups.ts"
+import { makeMemoryRemoval } from "../forgetting/MemoryDeletion.ts"
 import { type ArchivedRow, findArchived, moveToArchive, restoreFromArchive } from "./MemoryArchive.ts"
 
 const editFields = ["text", "context", "occurred_start", "occurred_end", "fact_type", "entities"] as const
@@ -88,6 +89,7 @@ export class MemoryCuration extends Context.Service<MemoryCuration, {
       const config = yield* EngramConfig
       const consolidation = yield* makeConsolidationRequests
       const expiries = yield* ExpiryWakeups
+      const removal = yield* makeMemoryRemoval
       const inTransaction = <A, E, R>(bankId: string, effect: Effect.Effect<A, E, R>) =>
         locks.withWriteLock(bankId)(effect.pipe(sql.withTransaction, Effect.provideService(SqlClient.SqlClient, sql)))
 
@@ -208,6 +210,7 @@ export class MemoryCuration extends Context.Service<MemoryCuration, {
           ))[0]
           : undefined
         const observationsOn = observationsEnabled(bank, config.enableObservations)
+        const invalidation = removal.session(bankId, "invalidate")
         const wake = yield* inTransaction(
           bankId,
           Effect.gen(function*() {
@@ -224,8 +227,9 @@ export class MemoryCuration extends Context.Service<MemoryCuration, {
             }
             yield* applyEdits(bankId, memoryId, request, vector)
             if (request.state === "invalidated") {
-              const deleted = yield* moveToArchive(bankId, memoryId, request.reason ?? null)
-              return yield* consolidation.enqueueAfterFactsDeleted(bankId, deleted)
+              // What rests on it goes (`invalidation.afterCommit` wakes consolidation and refreshes models).
+              yield* moveToArchive(bankId, memoryId, request.reason ?? null, invalidation.remove)
+              return false
             }
             if (archived === undefined && edits.length === 0) return false
             const dims = sql.literal(String(Math.trunc(embeddings.identity.dimensions)))
@@ -233,6 +237,7 @@ export class MemoryCuration extends Context.Service<MemoryCuration, {
             return yield* requeueEditedFacts(consolidation, bankId, [memoryId], observationsOn)
           })
         ).pipe(Effect.orDie)
+        yield* invalidation.afterCommit
         yield* graph.changed(bankId)
         if (wake) yield* consolidation.wake(bankId)
         if (given(request.expires_at) && request.expires_at !== "") yield* expiries.notify

@@ -9,9 +9,9 @@
  * documents nothing uses any more, and the entity map. The brain learns of every deleted memory from the change log, which a trigger writes in the
  * same transaction: after the commit the caller calls `GraphRecall.changed`, wakes consolidation when told to,
  * refreshes the emptied models and rewrites the kept `.brain` file (`KeptBrainFile`). One transaction, so a crash
- * leaves each memory present with its derived state or gone with it. The ordinary deletes (a memory by id, a clear,
- * a document) use `deleteEverythingDerived` too (`MemoryDeletion`); a replaced document's old memories and an
- * invalidation (reversible) delete through `deleteUnitsAndRecount` alone.
+ * leaves each memory present with its derived state or gone with it. Every other removal uses `deleteEverythingDerived`
+ * too (`MemoryDeletion`): the ordinary deletes (a memory by id, a clear, a document), a document replaced by a retain,
+ * a reprocess or an import, and an invalidation; `RemovalKind` says what each of them keeps.
  */
 import { Effect } from "effect"
 import type { ForgetRemoved } from "../../domain/Forget.ts"
@@ -33,10 +33,27 @@ export interface DerivedDeletion {
 
 type ConsolidationRequests = Effect.Success<typeof makeConsolidationRequests>
 
+/**
+ * Deletes the given entities (or every entity of the bank) that no memory names any longer; their aliases, mentions
+ * and trajectories cascade. Answers how many went.
+ */
+export const pruneUnnamedEntities = Effect.fn("Forgetting.pruneUnnamedEntities")(function*(
+  bankId: string,
+  among: ReadonlyArray<string> | "all"
+) {
+  const sql = yield* SqlClient.SqlClient
+  if (among !== "all" && among.length === 0) return 0
+  const pruned = yield* sql`DELETE FROM entities e WHERE e.bank_id = ${bankId}
+    ${among === "all" ? sql`` : sql`AND e.id IN ${sql.in([...among])}`}
+    AND NOT EXISTS (SELECT 1 FROM unit_entities ue WHERE ue.entity_id = e.id) RETURNING e.id`
+  return pruned.length
+})
+
 export const deleteWithDerived = Effect.fn("Forgetting.deleteWithDerived")(function*(
   consolidation: ConsolidationRequests,
   bankId: string,
-  ids: ReadonlyArray<string>
+  ids: ReadonlyArray<string>,
+  prune = true
 ) {
   const sql = yield* SqlClient.SqlClient
   if (ids.length === 0) {
@@ -49,13 +66,12 @@ export const deleteWithDerived = Effect.fn("Forgetting.deleteWithDerived")(funct
   }
   const memories = yield* deleteUnitsAndRecount(bankId, sql`id IN ${sql.in([...ids])}`)
   const released = yield* releaseObservationsOf(bankId, memories)
-  const pruned = yield* sql`DELETE FROM entities e WHERE e.bank_id = ${bankId}
-    AND NOT EXISTS (SELECT 1 FROM unit_entities ue WHERE ue.entity_id = e.id) RETURNING e.id`
+  const pruned = prune ? yield* pruneUnnamedEntities(bankId, "all") : 0
   if (released > 0) yield* consolidation.enqueue(bankId, consolidateTask, "delete")
   return {
     memories,
     observationsReleased: released,
-    entitiesPruned: pruned.length,
+    entitiesPruned: pruned,
     consolidationQueued: released > 0
   } satisfies DerivedDeletion
 })
@@ -72,19 +88,35 @@ export interface DerivedSelection {
   readonly entity: string | null
   /** A forgotten document: it goes when no memory uses it any more. */
   readonly documentId: string | null
-  /**
-   * Keep anomaly events a user suppressed ("these two do not conflict"): their pair key, a hash of the statements'
-   * content, keeps the pair from being reported when the same statements are stored again. An ordinary delete keeps
-   * them (deleting a document to retain it again is how content is restated); forget and the sweeps do not.
-   */
-  readonly keepSuppressedAnomalies?: boolean
+  /** Why the memories go, which decides what of theirs is kept (`forget` when absent). */
+  readonly kind?: RemovalKind
 }
+
+/**
+ * Why memories are removed. Each kind deletes the memories, the opinions resting on them, the observations built on
+ * them (released to be rebuilt), their links and mentions, the entity times they set, the mental models citing them
+ * (emptied), dream runs, predictions, proposals and outcomes, anomalies, observation versions, refresh records and
+ * entity trajectories whose path runs through them; what differs is what is kept:
+ * - `forget` (forget and the expiry and retention sweeps): nothing.
+ * - `delete` (a memory by id, a clear, a document): anomaly events a user suppressed ("these two do not conflict"),
+ *   whose pair key, a hash of the statements' content, keeps the pair from being reported when the same statements
+ *   are stored again (deleting a document to retain it again is how content is restated).
+ * - `replace` (a document retained again in replace mode, reprocessed or imported over): the suppressed anomalies; the
+ *   document and its chunks, which the writer rewrites itself; dataset sets, which only stop citing the old memories
+ *   (a set is retained again by replacing its own document); entities, which the writer prunes once the new facts
+ *   named theirs (an entity the new text names again keeps its id, aliases and trajectory).
+ * - `invalidate` (reversible: the memory waits in the archive): the suppressed anomalies, its chunk and document, its
+ *   access history and the dataset sets citing it, all of which it needs when it is restored.
+ */
+export type RemovalKind = "forget" | "delete" | "replace" | "invalidate"
 
 export interface EverythingDerived {
   readonly deletion: DerivedDeletion
   readonly removed: ForgetRemoved
   /** Mental models emptied: the caller refreshes them after the commit. */
   readonly models: ReadonlyArray<string>
+  /** Entities the deleted memories named (a `replace` prunes those left unnamed after writing its new facts). */
+  readonly namedEntityIds: ReadonlyArray<string>
   readonly chunkIds: ReadonlyArray<string>
   readonly documentIds: ReadonlyArray<string>
 }
@@ -118,6 +150,12 @@ export const deleteEverythingDerived = Effect.fn("Forgetting.deleteEverythingDer
     [] :
     (yield* sql<{ documentId: string }>`SELECT DISTINCT document_id FROM memory_units
     WHERE id IN ${sql.in(idList)} AND document_id IS NOT NULL`).map((row) => row.documentId)
+  const kind = selection.kind ?? "forget"
+  const keepsSources = kind === "replace" || kind === "invalidate"
+  // The entities they name, read before the cascade removes their mentions: trajectories whose path runs through a
+  // deleted memory are among theirs, and a replace prunes them after writing the new facts.
+  const namedEntityIds = idList === null ? [] : (yield* sql<{ entityId: string }>`SELECT DISTINCT entity_id
+    FROM unit_entities WHERE unit_id IN ${sql.in(idList)}`).map((row) => row.entityId)
   const cites = (column: string) => idList === null ? none : sql`${sql.literal(column)} && ${idList}::text[]`
   const names = (column: string) =>
     selection.entity == null ? none : sql`${sql.literal(column)} ILIKE ${likePattern(selection.entity)}`
@@ -148,12 +186,16 @@ export const deleteEverythingDerived = Effect.fn("Forgetting.deleteEverythingDer
   const anomalies = yield* sql`DELETE FROM anomaly_events WHERE bank_id = ${bankId}
     AND (${cites("unit_ids")} OR ${names("description")}
       ${selection.entityIds.length === 0 ? sql`` : sql`OR entity_ids && ${selection.entityIds}::text[]`})
-    ${selection.keepSuppressedAnomalies === true ? sql`AND status <> 'suppressed'` : sql``} RETURNING id`
-  const accesses = idList === null ? [] : yield* sql`DELETE FROM memory_access_events
+    ${kind === "forget" ? sql`` : sql`AND status <> 'suppressed'`} RETURNING id`
+  const accesses = idList === null || kind === "invalidate" ? [] : yield* sql`DELETE FROM memory_access_events
     WHERE bank_id = ${bankId} AND item_type = 'memory' AND item_id IN ${sql.in(idList)} RETURNING seq`
-  const datasetSets = yield* sql`DELETE FROM taste_sets WHERE bank_id = ${bankId} AND ${
-    cites("memory_unit_ids")
-  } RETURNING id`
+  const datasetSets = kind === "invalidate" ?
+    [] :
+    kind === "replace" ?
+    yield* sql`UPDATE taste_sets SET memory_unit_ids = ARRAY(
+        SELECT m FROM unnest(memory_unit_ids) m WHERE NOT (m = ANY(${idList ?? []}::text[]))), updated_at = now()
+      WHERE bank_id = ${bankId} AND ${cites("memory_unit_ids")} RETURNING id` :
+    yield* sql`DELETE FROM taste_sets WHERE bank_id = ${bankId} AND ${cites("memory_unit_ids")} RETURNING id`
   // Histories that quote the memories: an observation's versions, a model's refresh records, anomaly corrections.
   yield* sql`DELETE FROM observation_history WHERE bank_id = ${bankId} AND (${cites("source_fact_ids")}
     OR ${cites("added_fact_ids")} OR ${idList === null ? none : sql`observation_id IN ${sql.in(idList)}`}
@@ -171,12 +213,22 @@ export const deleteEverythingDerived = Effect.fn("Forgetting.deleteEverythingDer
     AND entity_id IN ${sql.in(selection.entityIds.length === 0 ? [""] : selection.entityIds)}`
   const forgottenEntities = selection.entityIds.length === 0 ? [] : yield* sql`DELETE FROM entities
     WHERE bank_id = ${bankId} AND id IN ${sql.in(selection.entityIds)} RETURNING id`
-  const deleted = yield* deleteWithDerived(consolidation, bankId, ids)
-  const chunks = chunkIds.length === 0 ? [] : yield* sql`DELETE FROM chunks c WHERE c.bank_id = ${bankId}
+  // A trajectory's path shows a preview of each fact it runs through: one through a deleted memory goes (it is
+  // recomputed by the next run over stale entities, which a missing trajectory is). Only the named entities' rows.
+  const throughDeleted = idList === null || namedEntityIds.length === 0 ?
+    [] :
+    yield* sql`DELETE FROM entity_trajectories t
+    WHERE t.bank_id = ${bankId} AND t.entity_id IN ${sql.in(namedEntityIds)}
+      AND EXISTS (SELECT 1 FROM jsonb_array_elements(t.viterbi_path) s WHERE s ->> 'unit_id' = ANY(${idList}::text[]))
+    RETURNING t.entity_id`
+  const deleted = yield* deleteWithDerived(consolidation, bankId, ids, kind !== "replace")
+  const chunks = keepsSources || chunkIds.length === 0 ?
+    [] :
+    yield* sql`DELETE FROM chunks c WHERE c.bank_id = ${bankId}
     AND c.id IN ${
-    sql.in(chunkIds)
-  } AND NOT EXISTS (SELECT 1 FROM memory_units u WHERE u.chunk_id = c.id) RETURNING c.id`
-  const documents = yield* sql`DELETE FROM documents d WHERE d.bank_id = ${bankId}
+      sql.in(chunkIds)
+    } AND NOT EXISTS (SELECT 1 FROM memory_units u WHERE u.chunk_id = c.id) RETURNING c.id`
+  const documents = keepsSources ? [] : yield* sql`DELETE FROM documents d WHERE d.bank_id = ${bankId}
     AND (d.document_id IN ${sql.in(documentIds.length === 0 ? [""] : documentIds)}
       ${selection.documentId == null ? sql`` : sql`OR d.document_id = ${selection.documentId}`})
     AND NOT EXISTS (SELECT 1 FROM memory_units u WHERE u.bank_id = d.bank_id AND u.document_id = d.document_id)
@@ -194,7 +246,7 @@ export const deleteEverythingDerived = Effect.fn("Forgetting.deleteEverythingDer
     invalidated_memories: count(archived),
     observations: deleted.observationsReleased,
     entities: forgottenEntities.length + deleted.entitiesPruned,
-    trajectories: count(trajectories),
+    trajectories: count(trajectories) + count(throughDeleted),
     entity_intelligence: count(intelligence),
     mental_models_marked_stale: count(modelRows),
     dream_runs: count(dreamRuns),
@@ -210,6 +262,7 @@ export const deleteEverythingDerived = Effect.fn("Forgetting.deleteEverythingDer
     deletion: deleted,
     removed,
     models: modelRows.map((row) => String(row["id"])),
+    namedEntityIds,
     chunkIds: chunks.map((row) => String(row["id"])),
     documentIds: documents.map((row) => String(row["documentId"]))
   } satisfies EverythingDerived

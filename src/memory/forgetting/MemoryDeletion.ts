@@ -4,8 +4,10 @@
  * the observations built on them released, mental models citing them emptied and queued for refresh, dream evidence,
  * anomalies (but those a user suppressed), access history, dataset sets, orphaned chunks and documents. The caller's work runs in one transaction
  * under the bank's write lock (all of it or none), after the reads' buffered access events are written (so the
- * deletion removes them too); after the commit the brain catches up, consolidation is woken, the emptied models are
- * queued for refresh and the kept `.brain` file is removed (written again on the brain's next release).
+ * deletion removes them too); the emptied models' refreshes are queued in the same transaction; after the commit the
+ * brain catches up, consolidation is woken and the kept `.brain` file is removed (written again on the brain's next
+ * release). `makeMemoryRemoval` gives the same to paths that hold their own transaction (a document replaced by a
+ * retain, an invalidation), with what they keep (`RemovalKind`).
  */
 import { Effect } from "effect"
 import { SqlClient } from "effect/sql"
@@ -19,7 +21,7 @@ import type { ForgetRemoved } from "../../domain/Forget.ts"
 import { type RefreshPayload, refreshTaskType } from "../../mentalmodels/RefreshTask.ts"
 import { makeConsolidationRequests } from "../consolidation/ConsolidationRequests.ts"
 import { GraphRecall } from "../recall/GraphRecall.ts"
-import { addRemoved, deleteEverythingDerived, noneRemoved, sweptOnly } from "./DerivedDeletion.ts"
+import { addRemoved, deleteEverythingDerived, noneRemoved, type RemovalKind, sweptOnly } from "./DerivedDeletion.ts"
 
 /**
  * How many memories one `deleteEverythingDerived` call takes: its statements bind each id (a clear of a big bank would
@@ -31,7 +33,26 @@ export interface Removed {
   /** Every memory deleted: those asked for and the opinions resting on them. */
   readonly memories: ReadonlyArray<string>
   readonly removed: ForgetRemoved
+  /** Entities the deleted memories named (a replace prunes the unnamed ones after writing its facts). */
+  readonly namedEntityIds: ReadonlyArray<string>
 }
+
+/** What a removal leaves to do after its transaction commits (`MemoryRemoval.afterCommit`). */
+export interface AfterRemoval {
+  readonly deleted: number
+  /** A consolidation run was queued for the facts the released observations leave behind. */
+  readonly consolidationQueued: boolean
+  /** Refresh operations were queued for emptied mental models. */
+  readonly modelsQueued: boolean
+}
+
+export const nothingRemoved: AfterRemoval = { deleted: 0, consolidationQueued: false, modelsQueued: false }
+
+export const addAfterRemoval = (a: AfterRemoval, b: AfterRemoval): AfterRemoval => ({
+  deleted: a.deleted + b.deleted,
+  consolidationQueued: a.consolidationQueued || b.consolidationQueued,
+  modelsQueued: a.modelsQueued || b.modelsQueued
+})
 
 /** Deletes the memories with everything derived, in the deletion's transaction; `documentId` goes when unused. */
 export type RemoveMemories = (
@@ -39,9 +60,20 @@ export type RemoveMemories = (
   documentId?: string
 ) => Effect.Effect<Removed, SqlError, SqlClient.SqlClient>
 
-export const makeMemoryDeletion = Effect.gen(function*() {
-  const sql = yield* SqlClient.SqlClient
-  const locks = yield* BankLocks
+/** The same, for a caller that runs its own transaction: its outcome is what `afterCommit` needs. */
+export type RemoveInTransaction = (
+  bankId: string,
+  ids: ReadonlyArray<string>,
+  options: { readonly kind: RemovalKind; readonly documentId?: string }
+) => Effect.Effect<Removed & { readonly after: AfterRemoval }, SqlError, SqlClient.SqlClient>
+
+/**
+ * Removing memories with everything derived from them for callers that hold their own transaction (a retain that
+ * replaces a document, an invalidation): `remove` runs in the transaction under the bank's write lock, queueing the
+ * emptied mental models' refreshes there (they commit with it), and `afterCommit` tells the brain, wakes the bank and
+ * removes the kept `.brain` file. `flush` writes the reads' buffered access events first, so the removal takes them.
+ */
+export const makeMemoryRemoval = Effect.gen(function*() {
   const consolidation = yield* makeConsolidationRequests
   const telemetry = yield* AccessTelemetry
   const graph = yield* GraphRecall
@@ -49,54 +81,97 @@ export const makeMemoryDeletion = Effect.gen(function*() {
   const operations = yield* OperationStore
   const actors = yield* BankActors
 
+  const remove: RemoveInTransaction = (bankId, ids, options) =>
+    Effect.gen(function*() {
+      const memories: Array<string> = []
+      const named = new Set<string>()
+      let removed = noneRemoved
+      let wake = false
+      let models = 0
+      for (let start = 0; start < Math.max(ids.length, 1); start += batchSize) {
+        const batch = ids.slice(start, start + batchSize)
+        const derived = yield* deleteEverythingDerived(consolidation, bankId, {
+          ...sweptOnly(batch),
+          documentId: options.documentId ?? null,
+          kind: options.kind
+        })
+        memories.push(...derived.deletion.memories)
+        removed = addRemoved(removed, derived.removed)
+        for (const id of derived.namedEntityIds) named.add(id)
+        wake ||= derived.deletion.consolidationQueued
+        // Queued with the deletion, so a crash cannot leave a model emptied and never refreshed.
+        for (const id of derived.models) {
+          yield* operations.create({
+            bankId,
+            taskType: refreshTaskType,
+            payload: { mental_model_id: id, reason: "manual" } satisfies RefreshPayload,
+            itemsCount: 1
+          })
+          models++
+        }
+      }
+      return {
+        memories,
+        removed,
+        namedEntityIds: [...named],
+        after: { deleted: memories.length, consolidationQueued: wake, modelsQueued: models > 0 }
+      }
+    })
+
+  const afterCommit = Effect.fn("Forgetting.afterRemoval")(function*(bankId: string, after: AfterRemoval) {
+    if (after.deleted === 0 && !after.modelsQueued) return
+    yield* graph.changed(bankId)
+    if (after.consolidationQueued) yield* consolidation.wake(bankId)
+    if (after.modelsQueued) yield* actors.wake(bankId)
+    // The kept file is removed, not written again: writing it costs what the bank holds (the whole brain, loaded and
+    // caught up first), and an agent deletes memories one at a time. It is written again when the brain is next
+    // released or the service stops; a start before that builds the brain from the tables.
+    yield* brains.updateKeptFile(bankId, "drop")
+  })
+
+  /**
+   * One transaction's removals of a kind, added up for its `afterCommit`: `remove` answers the entities the removed
+   * memories named (what a replace prunes after writing its facts).
+   */
+  const session = (bankId: string, kind: RemovalKind) => {
+    let after = nothingRemoved
+    return {
+      remove: (ids: ReadonlyArray<string>) =>
+        remove(bankId, ids, { kind }).pipe(Effect.map((removed) => {
+          after = addAfterRemoval(after, removed.after)
+          return removed.namedEntityIds
+        })),
+      afterCommit: Effect.suspend(() => afterCommit(bankId, after))
+    }
+  }
+
+  return { remove, afterCommit, session, flush: telemetry.flush }
+})
+
+export const makeMemoryDeletion = Effect.gen(function*() {
+  const sql = yield* SqlClient.SqlClient
+  const locks = yield* BankLocks
+  const removal = yield* makeMemoryRemoval
+
   return <A, E>(
     bankId: string,
     work: (remove: RemoveMemories) => Effect.Effect<A, E | SqlError, SqlClient.SqlClient>
   ) =>
     Effect.gen(function*() {
-      const models = new Set<string>()
-      let deleted = 0
-      let wake = false
+      let after = nothingRemoved
       const remove: RemoveMemories = (ids, documentId) =>
-        Effect.gen(function*() {
-          const memories: Array<string> = []
-          let removed = noneRemoved
-          for (let start = 0; start < Math.max(ids.length, 1); start += batchSize) {
-            const batch = ids.slice(start, start + batchSize)
-            const derived = yield* deleteEverythingDerived(consolidation, bankId, {
-              ...sweptOnly(batch),
-              documentId: documentId ?? null,
-              keepSuppressedAnomalies: true
-            })
-            memories.push(...derived.deletion.memories)
-            removed = addRemoved(removed, derived.removed)
-            for (const id of derived.models) models.add(id)
-            wake ||= derived.deletion.consolidationQueued
-          }
-          deleted += memories.length
-          return { memories, removed }
-        })
+        removal.remove(bankId, ids, { kind: "delete", ...(documentId === undefined ? {} : { documentId }) }).pipe(
+          Effect.map((removed) => {
+            after = addAfterRemoval(after, removed.after)
+            return removed
+          })
+        )
 
-      yield* telemetry.flush
+      yield* removal.flush
       const value = yield* locks.withWriteLock(bankId)(
         work(remove).pipe(sql.withTransaction, Effect.provideService(SqlClient.SqlClient, sql))
       ).pipe(Effect.catchTag("SqlError", (error) => Effect.die(error)))
-      if (deleted === 0 && models.size === 0) return value
-      yield* graph.changed(bankId)
-      if (wake) yield* consolidation.wake(bankId)
-      for (const id of models) {
-        yield* operations.create({
-          bankId,
-          taskType: refreshTaskType,
-          payload: { mental_model_id: id, reason: "manual" } satisfies RefreshPayload,
-          itemsCount: 1
-        })
-      }
-      if (models.size > 0) yield* actors.wake(bankId)
-      // The kept file is removed, not written again: writing it costs what the bank holds (the whole brain, loaded and
-      // caught up first), and an agent deletes memories one at a time. It is written again when the brain is next
-      // released or the service stops; a start before that builds the brain from the tables.
-      yield* brains.updateKeptFile(bankId, "drop")
+      yield* removal.afterCommit(bankId, after)
       return value
     }).pipe(Effect.withSpan("Forgetting.deleteMemories", { attributes: { bankId } }))
 })

@@ -6,14 +6,15 @@
  */
 import { Array as Arr, Effect } from "effect"
 import { SqlClient } from "effect/sql"
+import type { SqlError } from "effect/sql/SqlError"
 import { param } from "../../storage/VectorParam.ts"
 import type { CausalRelation, ExtractedEntity } from "./ExtractedFact.ts"
 import { cjkTerms } from "../recall/SearchTerms.ts"
 import { resolveEntities } from "./EntityResolver.ts"
-import { deleteUnitsAndRecount, linkMentions } from "./EntityMentions.ts"
+import { linkMentions } from "./EntityMentions.ts"
 import { sameNumbers, wordJaccard } from "./ContentHash.ts"
 import { isoOrNull as iso } from "../../domain/IsoTime.ts"
-import { releaseObservationsOf } from "../consolidation/ObservationResets.ts"
+import { pruneUnnamedEntities } from "../forgetting/DerivedDeletion.ts"
 import { causalLinks, linkBatch, linkPolicy, semanticLinks } from "./MemoryLinks.ts"
 
 /**
@@ -81,23 +82,41 @@ export interface WriteResult {
   readonly causalLinks: number
 }
 
-export const writeBatch = Effect.fn("MemoryWriter.writeBatch")(function*(batch: WriteBatch) {
+/**
+ * Removes a replaced document's old memories with everything derived from them, in the batch's transaction
+ * (`MemoryRemoval.session(bankId, "replace").remove`); answers the entities they named.
+ */
+export type RemoveReplaced = (
+  ids: ReadonlyArray<string>
+) => Effect.Effect<ReadonlyArray<string>, SqlError, SqlClient.SqlClient>
+
+/**
+ * Writes the batch. A document in replace mode first loses its old memories (but those of chunks that reappear
+ * unchanged) through `removeReplaced`, with everything derived from them, as a delete would take them: opinions,
+ * observations, mental models (emptied), dream evidence, anomalies, trajectories, stats counts. The entities they
+ * named and nothing names any more after the new facts are written are pruned last, so an entity the new text names
+ * again keeps its id.
+ */
+export const writeBatch = Effect.fn("MemoryWriter.writeBatch")(function*(
+  batch: WriteBatch,
+  removeReplaced?: RemoveReplaced
+) {
   const sql = yield* SqlClient.SqlClient
-  const { bankId, dimensions } = batch
-  // The dimension is a trusted integer from the embedder; it must be literal for the partial HNSW index to apply.
-  const dims = sql.literal(String(Math.trunc(dimensions)))
+  const { bankId } = batch
+  const named = new Set<string>()
 
   for (const document of batch.documents) {
     if (document.replace) {
       const kept = document.keptChunkIds
-      const replaced = yield* deleteUnitsAndRecount(
-        bankId,
-        sql`document_id = ${document.documentId}
-        AND fact_type IN ('world', 'experience')
+      const replaced = yield* sql<{ id: string }>`SELECT id FROM memory_units
+        WHERE bank_id = ${bankId} AND document_id = ${document.documentId} AND fact_type IN ('world', 'experience')
         ${kept.length > 0 ? sql`AND (chunk_id IS NULL OR chunk_id NOT IN ${sql.in(kept)})` : sql``}`
-      )
-      // Observations built on the old text go; retain queues the consolidation of what is left.
-      yield* releaseObservationsOf(bankId, replaced)
+      if (replaced.length > 0) {
+        if (removeReplaced === undefined) {
+          return yield* Effect.die(new Error("writeBatch: a document replaced without removeReplaced"))
+        }
+        for (const id of yield* removeReplaced(replaced.map((row) => row.id))) named.add(id)
+      }
       yield* sql`DELETE FROM chunks WHERE bank_id = ${bankId} AND document_id = ${document.documentId}
         ${kept.length > 0 ? sql`AND id NOT IN ${sql.in(kept)}` : sql``}`
     }
@@ -121,6 +140,21 @@ export const writeBatch = Effect.fn("MemoryWriter.writeBatch")(function*(batch: 
             updated_at = now(), retained_at = now()`
   }
 
+  const written = yield* writeFacts(batch)
+  if (named.size > 0) {
+    const pruned = yield* pruneUnnamedEntities(bankId, [...named])
+    // The bank's entity map is built from every entity: one gone drops it (recomputed when next requested).
+    if (pruned > 0) yield* sql`DELETE FROM entity_intelligence WHERE bank_id = ${bankId}`
+  }
+  return written
+})
+
+/** The batch's chunks, memories, entities and links (its documents are written first). */
+const writeFacts = Effect.fnUntraced(function*(batch: WriteBatch) {
+  const sql = yield* SqlClient.SqlClient
+  const { bankId, dimensions } = batch
+  // The dimension is a trusted integer from the embedder; it must be literal for the partial HNSW index to apply.
+  const dims = sql.literal(String(Math.trunc(dimensions)))
   const chunkRows: ReadonlyArray<Record<string, unknown>> = batch.chunks.map((chunk) => ({
     id: chunk.id,
     bankId,

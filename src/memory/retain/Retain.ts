@@ -27,6 +27,7 @@ import type { ExtractedFact, ExtractionInput } from "./ExtractedFact.ts"
 import { extractWithLlm } from "./LlmExtractor.ts"
 import type { PreparedChunk, PreparedDocument, PreparedFact } from "./MemoryWriter.ts"
 import { screenItems } from "./MemoryDefense.ts"
+import { makeMemoryRemoval } from "../forgetting/MemoryDeletion.ts"
 import { writeBatch } from "./MemoryWriter.ts"
 import { extractOffline } from "./OfflineExtractor.ts"
 import { chunkText } from "./Tokens.ts"
@@ -106,6 +107,7 @@ export class Retain extends Context.Service<Retain, {
       const events = yield* BankEvents
       const consolidation = yield* makeConsolidationRequests
       const expiries = yield* ExpiryWakeups
+      const removal = yield* makeMemoryRemoval
 
       // Retain's stages are spans of their own (extract per chunk, embed, write), each carrying counts only:
       // never the text, which may hold anything a user stored.
@@ -265,6 +267,10 @@ export class Retain extends Context.Service<Retain, {
         )
         const embedded = facts.map((fact, index) => ({ ...fact, embedding: vectors[index]! }))
         const consolidates = autoConsolidates(bank, config.enableObservations)
+        // A replaced document's old memories go with everything derived from them, as a delete takes them; the reads'
+        // buffered access events are written first so that the removal takes theirs too.
+        const replaced = removal.session(bankId, "replace")
+        if (replacing.size > 0) yield* removal.flush
         const result = yield* locks.withWriteLock(bankId)(
           writeBatch({
             bankId,
@@ -277,7 +283,7 @@ export class Retain extends Context.Service<Retain, {
             })),
             chunks,
             facts: embedded
-          }).pipe(
+          }, replaced.remove).pipe(
             // Anomalies are judged in the same transaction, after the links: a fact and the correction it causes
             // (an older fact superseded) are stored together or not at all.
             Effect.tap((written) =>
@@ -312,6 +318,7 @@ export class Retain extends Context.Service<Retain, {
           Effect.withSpan("Retain.write", { attributes: { "engram.retain.chunks": chunks.length } })
         )
         yield* statistics.noteWrites(result.created.length)
+        yield* replaced.afterCommit
         // The bank's brain applies what was added (and, for a replaced document, removed) as a delta.
         if (result.created.length > 0 || documents.size > 0) yield* graph.changed(bankId)
         // The expiry scheduler sleeps until the earliest expiry it knew of: this one may be earlier.

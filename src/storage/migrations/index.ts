@@ -38,6 +38,7 @@ import repoEnableStaging from "./0036_repo_enable_staging.ts"
 import repoGc from "./0037_repo_gc.ts"
 import memoryChunkIndex from "./0038_memory_chunk_index.ts"
 import bankCounts from "./0039_bank_counts.ts"
+import bankCountsLinksFold from "./0040_bank_counts_links_fold.ts"
 
 export const migrations = {
   "0001_banks_and_operations": banksAndOperations,
@@ -78,5 +79,6 @@ export const migrations = {
   "0036_repo_enable_staging": repoEnableStaging,
   "0037_repo_gc": repoGc,
   "0038_memory_chunk_index": memoryChunkIndex,
-  "0039_bank_counts": bankCounts
+  "0039_bank_counts": bankCounts,
+  "0040_bank_counts_links_fold": bankCountsLinksFold
 }
