@@ -65,10 +65,23 @@ const program = Effect.gen(function*() {
   if (summary.active_branch !== "main") yield* repos.checkout(repoId, "main")
   const first = (yield* repos.log(repoId, { limit: 1 })).commits[0]!
   const side = `probe-${Date.now().toString(36)}`
+  // New words every run: the same sentence again would be skipped as a duplicate (and nothing would be committed).
+  const n = Math.floor(Date.now() / 1000)
+  const job = ["ferryman", "glassblower", "cartographer", "beekeeper", "stonemason", "falconer", "tanner"][n % 7]!
+  const town = [
+    "Galway",
+    "Tromsø",
+    "Porto",
+    "Gdańsk",
+    "Valletta",
+    "Hobart",
+    "Kotor",
+    "Reykjavik"
+  ][Math.floor(n / 7) % 8]!
   yield* timed(
     "retain one memory",
     retain.retainNow(bankId, {
-      items: [{ content: "The repo probe added exactly one new memory about a lighthouse keeper in Brest." }]
+      items: [{ content: `The repo probe added exactly one new memory about a ${job} in ${town}.` }]
     })
   )
   yield* timed("status after one memory", repos.status(repoId, undefined))
@@ -87,13 +100,15 @@ const program = Effect.gen(function*() {
     retain.retainNow(bankId, {
       items: Array.from(
         { length: 10 },
-        (_, i) => ({ content: `Probe side note ${i}: keeper ${i} repainted the lamp room in Brest.` })
+        (_, i) => ({ content: `Probe side note ${i}: ${job} ${i} repainted the lamp room in ${town}.` })
       )
     })
   )
   yield* timed("commit of ten memories", repos.commit(repoId, { message: "probe: ten memories" }))
   yield* timed("checkout between branches 10 memories apart", repos.checkout(repoId, "main"))
-  yield* retain.retainNow(bankId, { items: [{ content: "An uncommitted probe note the reset throws away." }] })
+  yield* retain.retainNow(bankId, {
+    items: [{ content: `An uncommitted probe note the reset throws away, about a ${job} in ${town}.` }]
+  })
   yield* timed("hard reset of one memory", repos.resetHard(repoId, { commit_id: second.commit_id, force: true }))
   yield* repos.deleteBranch(repoId, side)
   console.log(`\nrepos-probe: ${databaseUrl === undefined ? "PGlite" : "PostgreSQL"}, ${memories} memories, in process`)

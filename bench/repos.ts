@@ -92,11 +92,27 @@ const recallP99 = async (url: string, until: () => boolean, minimum: number) => 
   return percentile(samples, 0.99)
 }
 
+/**
+ * Words that make a held bank's retained memories new in every run (the same sentence again would be skipped as a
+ * duplicate, and the commit would store nothing); a fresh bank gets the original words.
+ */
+const variantOf = (held: boolean) => {
+  if (!held) return { job: "lighthouse keeper", town: "Brest", deed: "repainted the lamp room" }
+  const n = Math.floor(Date.now() / 1000)
+  const pick = (words: ReadonlyArray<string>, k: number) => words[Math.floor(n / k) % words.length]!
+  return {
+    job: pick(["ferryman", "glassblower", "cartographer", "beekeeper", "stonemason", "falconer", "tanner"], 1),
+    town: pick(["Galway", "Tromsø", "Porto", "Gdańsk", "Valletta", "Hobart", "Kotor", "Reykjavik", "Tallinn"], 7),
+    deed: pick(["mended the copper kettles", "charted the eastern shoals", "sold honey at the market"], 63)
+  }
+}
+
 const measure = async (memories: number, dataDir: string, env: Record<string, string>, held: boolean): Promise<Row> => {
   log(`${memories}: starting the server`)
   const server = await startServer(root, dataDir, { SERVICE_API_EMBEDDINGS_CACHE_DIR: cacheDir, ...env })
   try {
     const url = server.url
+    const variant = variantOf(held)
     const heldRepo = held ? (await call(url, "GET", `${bank}/repo`)).body.repo : null
     if (heldRepo === null) {
       await call(url, "PUT", other, { name: "bank B" })
@@ -132,7 +148,9 @@ const measure = async (memories: number, dataDir: string, env: Record<string, st
     )
     const previousHead = firstLog.body.commits[0]
     await call(url, "POST", `${bank}/memories`, {
-      items: [{ content: "The repo benchmark added exactly one new memory about a lighthouse keeper in Brest." }]
+      items: [{
+        content: `The repo benchmark added exactly one new memory about a ${variant.job} in ${variant.town}.`
+      }]
     })
     await settled(url)
     const statusDirty = await call(url, "GET", `${repo}/status`)
@@ -179,14 +197,16 @@ const measure = async (memories: number, dataDir: string, env: Record<string, st
     await call(url, "POST", `${bank}/memories`, {
       items: Array.from(
         { length: 10 },
-        (_, i) => ({ content: `Side branch note ${i}: keeper ${i} repainted the lamp room in Brest.` })
+        (_, i) => ({ content: `Side branch note ${i}: ${variant.job} ${i} ${variant.deed} in ${variant.town}.` })
       )
     })
     await settled(url)
     await call(url, "POST", `${repo}/commit`, { message: "ten memories" })
     const checkout10 = await call(url, "POST", `${repo}/checkout`, { branch_name: "main" })
     log(`${memories}: checkout between branches 10 memories apart ${checkout10.ms.toFixed(0)} ms`)
-    await call(url, "POST", `${bank}/memories`, { items: [{ content: "An uncommitted note the reset throws away." }] })
+    await call(url, "POST", `${bank}/memories`, {
+      items: [{ content: `An uncommitted note the reset throws away, about a ${variant.job} in ${variant.town}.` }]
+    })
     await settled(url)
     const reset = await call(url, "POST", `${repo}/reset-hard`, { commit_id: second.body.commit_id, force: true })
     log(`${memories}: hard reset of one memory ${reset.ms.toFixed(0)} ms`)

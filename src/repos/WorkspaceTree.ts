@@ -56,30 +56,50 @@ export const nodeHashOf = (leaves: ReadonlyMap<number, string>) => {
   return sha256(["node", ...numbers.map((n) => `${n}=${leaves.get(n)}`)].join("\n"))
 }
 
-/** Key text → (row hash, row body) of the logged keys that still exist; stores the row objects when asked. */
-const liveRowsSql = (plan: VersionedTable, plans: ReadonlyMap<string, VersionedTable>, store: boolean) => {
-  const key = plan.key ?? []
-  const match = key.length === 0
-    ? "true"
-    : plan.textKey
-    ? `(${key.map((c) => `t.${quote(c)}`).join(", ")}) IN (SELECT ${
-      key.map((_, i) => `(k::jsonb ->> ${i})`).join(", ")
-    } FROM keys)`
-    : `${keyExpr(plan, "t")} IN (SELECT k FROM keys)`
+const literal = (text: string) => `'${text.replaceAll("'", "''")}'`
+
+/**
+ * (table, key text, row hash) of the logged keys that still exist, for every logged table in one statement (`$2`:
+ * table → JSON array of key texts), and the bytes of the row objects it stored when asked (the last row, table NULL).
+ * One statement per table was most of a status after one retained memory (a memory touches 6–8 tables).
+ */
+const liveRowsSql = (
+  tables: ReadonlyArray<VersionedTable>,
+  plans: ReadonlyMap<string, VersionedTable>,
+  store: boolean
+) => {
+  const ctes = tables.map((plan, i) => {
+    const key = plan.key ?? []
+    const keys = `k${i}`
+    const match = key.length === 0
+      ? "true"
+      : plan.textKey
+      ? `(${key.map((c) => `t.${quote(c)}`).join(", ")}) IN (SELECT ${
+        key.map((_, j) => `(k::jsonb ->> ${j})`).join(", ")
+      } FROM ${keys})`
+      : `${keyExpr(plan, "t")} IN (SELECT k FROM ${keys})`
+    return `${keys} AS MATERIALIZED (SELECT value AS k FROM jsonb_array_elements_text($2::jsonb -> ${
+      literal(plan.name)
+    })),
+  x${i} AS MATERIALIZED (SELECT ${mappedColumns(plan, "t", noMapping, true)} FROM ${quote(plan.name)} t
+    WHERE ${scopeWhere(plan, plans, "t")} AND ${match}),
+  r${i} AS MATERIALIZED (SELECT ${keyExpr(plan, `x${i}`)} AS k, to_jsonb(x${i}) AS body FROM x${i})`
+  })
+  const all = tables.map((plan, i) => `SELECT ${literal(plan.name)}::text AS t, k, body FROM r${i}`).join(
+    "\n    UNION ALL "
+  )
   const stored = store
     ? `, stored AS (
     INSERT INTO repo_objects (hash, kind, body, size_bytes)
-    SELECT DISTINCT ON (h) h, 'row', body, octet_length(body::text) FROM r1
+    SELECT DISTINCT ON (h) h, 'row', body, octet_length(body::text) FROM live_rows
     ON CONFLICT (hash) DO NOTHING RETURNING size_bytes)`
     : ""
   const added = store ? "(SELECT coalesce(sum(size_bytes), 0) FROM stored)::bigint" : "0::bigint"
-  return `WITH keys AS MATERIALIZED (SELECT value AS k FROM jsonb_array_elements_text($2::jsonb)),
-  x AS MATERIALIZED (SELECT ${mappedColumns(plan, "t", noMapping, true)} FROM ${quote(plan.name)} t
-    WHERE ${scopeWhere(plan, plans, "t")} AND ${match}),
-  r0 AS MATERIALIZED (SELECT ${keyExpr(plan, "x")} AS k, to_jsonb(x) AS body FROM x),
-  r1 AS MATERIALIZED (SELECT k, body, encode(sha256(convert_to(body::text, 'UTF8')), 'hex') AS h FROM r0)${stored}
-  SELECT k, h, NULL::bigint AS added FROM r1
-  UNION ALL SELECT NULL, NULL, ${added}`
+  return `WITH ${ctes.join(",\n  ")},
+  live_rows AS MATERIALIZED (SELECT t, k, body, encode(sha256(convert_to(body::text, 'UTF8')), 'hex') AS h FROM (
+    ${all}) a)${stored}
+  SELECT t, k, h, NULL::bigint AS added FROM live_rows
+  UNION ALL SELECT NULL, NULL, NULL, ${added}`
 }
 
 interface StoredObject {
@@ -152,21 +172,24 @@ export const makeWorkspaceTree = (snapshots: Snapshots["Service"]) =>
         const byName = new Map(all.map((plan) => [plan.name, plan]))
         if (store) yield* run(`SELECT pg_advisory_xact_lock_shared(hashtext('engram.repo_objects'))`, [])
         let bytesAdded = 0
-        // 1. The live row hash of every logged key (absent: the row is gone).
+        // 1. The live row hash of every logged key (absent: the row is gone), every table in one statement.
         const live = new Map<string, Map<string, string>>()
-        for (const [table, keys] of logged) {
+        const read = [...logged.keys()].flatMap((table) => {
           const plan = byName.get(table)
-          if (plan === undefined) continue // a table a later migration dropped
-          const rows = yield* run<{ k: string | null; h: string | null; added: string | number | null }>(
-            liveRowsSql(plan, byName, store),
-            [bankId, JSON.stringify(keys)]
+          return plan === undefined ? [] : [plan] // a table a later migration dropped
+        })
+        for (const plan of read) live.set(plan.name, new Map())
+        if (read.length > 0) {
+          const rows = yield* run<
+            { t: string | null; k: string | null; h: string | null; added: string | number | null }
+          >(
+            liveRowsSql(read, byName, store),
+            [bankId, JSON.stringify(Object.fromEntries(read.map((plan) => [plan.name, logged.get(plan.name)!])))]
           )
-          const found = new Map<string, string>()
           for (const row of rows) {
-            if (row.k === null) bytesAdded += Number(row.added ?? 0)
-            else found.set(row.k, row.h!)
+            if (row.t === null) bytesAdded += Number(row.added ?? 0)
+            else live.get(row.t)?.set(row.k!, row.h!)
           }
-          live.set(table, found)
         }
         // 2. HEAD's manifests, then the nodes and leaves on the logged keys' paths.
         const tables = [...live.keys()]
