@@ -114,7 +114,6 @@ export const makeWorkspaceTree = (snapshots: Snapshots["Service"]) =>
     const run = <A extends object>(text: string, params: ReadonlyArray<unknown>) =>
       Effect.orDie(sql.unsafe<A>(text, params))
 
-    const objects = snapshots.objects
     const plans = snapshots.plans
 
     const storeObjects = (list: ReadonlyArray<StoredObject>) =>
@@ -129,6 +128,37 @@ export const makeWorkspaceTree = (snapshots: Snapshots["Service"]) =>
         ),
         (rows) => Number(rows[0]?.added ?? 0)
       )
+
+    /**
+     * The table manifests `m`, the nodes they name at top buckets `b`, and the leaves those name at leaf buckets
+     * `b1`, for paths `(m, b, b1)`: what rebuilding a working tree reads of HEAD, in one statement where it took three
+     * dependent reads. Keyed by hash (a hash names one object, whatever its kind).
+     */
+    const pathObjects = (list: ReadonlyArray<readonly [string, number, number]>) =>
+      list.length === 0
+        ? Effect.succeed(new Map<string, { kind: string; body: Record<string, string> }>())
+        : Effect.map(
+          run<{ hash: string; kind: string; body: Record<string, string> }>(
+            `WITH p AS MATERIALIZED (
+               SELECT e ->> 0 AS m, e ->> 1 AS b, e ->> 2 AS b1 FROM jsonb_array_elements($1::jsonb) e),
+             manifest_objects AS MATERIALIZED (
+               SELECT x.m AS hash, o.kind, o.body FROM (SELECT DISTINCT m FROM p) x
+               CROSS JOIN LATERAL (SELECT kind, body FROM repo_objects WHERE hash = x.m OFFSET 0) o),
+             pn AS MATERIALIZED (SELECT p.b1, manifest_objects.body ->> p.b AS n FROM p JOIN manifest_objects ON manifest_objects.hash = p.m),
+             node_objects AS MATERIALIZED (
+               SELECT x.n AS hash, o.kind, o.body FROM (SELECT DISTINCT n FROM pn WHERE n IS NOT NULL) x
+               CROSS JOIN LATERAL (SELECT kind, body FROM repo_objects WHERE hash = x.n OFFSET 0) o),
+             leaf_objects AS MATERIALIZED (
+               SELECT x.l AS hash, o.kind, o.body FROM (
+                 SELECT DISTINCT node_objects.body ->> pn.b1 AS l FROM pn JOIN node_objects ON node_objects.hash = pn.n AND node_objects.kind = 'node') x
+               CROSS JOIN LATERAL (SELECT kind, body FROM repo_objects WHERE hash = x.l OFFSET 0) o
+               WHERE x.l IS NOT NULL)
+             SELECT hash, kind, body FROM manifest_objects UNION ALL SELECT hash, kind, body FROM node_objects
+             UNION ALL SELECT hash, kind, body FROM leaf_objects`,
+            [JSON.stringify(list.map(([m, b, b1]) => [m, String(b), String(b1)]))]
+          ),
+          (rows) => new Map(rows.map((row) => [row.hash, { kind: row.kind, body: row.body }]))
+        )
 
     /** The logged keys of a bank, per table; `consume` takes them out of the log (a write after this logs again). */
     const loggedKeys = (bankId: string, consume: boolean) =>
@@ -191,13 +221,8 @@ export const makeWorkspaceTree = (snapshots: Snapshots["Service"]) =>
             else live.get(row.t)?.set(row.k!, row.h!)
           }
         }
-        // 2. HEAD's manifests, then the nodes and leaves on the logged keys' paths.
+        // 2. HEAD's manifests, and the nodes and leaves on the logged keys' paths, in one statement.
         const tables = [...live.keys()]
-        const manifests = yield* objects(tables.flatMap((t) => head.tables[t] === undefined ? [] : [head.tables[t]!]))
-        const manifestOf = (table: string) => {
-          const hash = head.tables[table]
-          return hash === undefined ? {} : manifests.get(hash)?.body ?? {}
-        }
         // table → top bucket → leaf bucket → the logged keys in that leaf (md5 once per key).
         const paths = new Map<string, Map<number, Map<number, Array<string>>>>()
         for (const table of tables) {
@@ -212,19 +237,23 @@ export const makeWorkspaceTree = (snapshots: Snapshots["Service"]) =>
           }
           paths.set(table, tops)
         }
+        const found = yield* pathObjects(tables.flatMap((table) => {
+          const manifest = head.tables[table]
+          if (manifest === undefined) return []
+          return [...paths.get(table)!].flatMap(([b, leaves]) =>
+            [...leaves.keys()].map((b1) => [manifest, b, b1] as const)
+          )
+        }))
+        const [manifests, nodes, leaves] = [found, found, found]
+        const manifestOf = (table: string) => {
+          const hash = head.tables[table]
+          return hash === undefined ? {} : manifests.get(hash)?.body ?? {}
+        }
         const nodeHashes = tables.flatMap((table) =>
           [...paths.get(table)!.keys()].flatMap((b) => manifestOf(table)[String(b)] ?? [])
         )
-        const nodes = yield* objects(nodeHashes)
-        if ([...nodes.values()].some((node) => node.kind !== "node")) return undefined
-        const leafHashes = tables.flatMap((table) =>
-          [...paths.get(table)!].flatMap(([b, leaves]) => {
-            const nodeHash = manifestOf(table)[String(b)]
-            const body = nodeHash === undefined ? {} : nodes.get(nodeHash)?.body ?? {}
-            return [...leaves.keys()].flatMap((b1) => body[String(b1)] ?? [])
-          })
-        )
-        const leaves = yield* objects(leafHashes)
+        // HEAD of the early one-level layout: its manifests name leaves (the caller hashes the bank instead).
+        if (nodeHashes.some((hash) => (nodes.get(hash)?.kind ?? "node") !== "node")) return undefined
         // 3. New leaves, nodes and manifests along those paths.
         const toStore: Array<StoredObject> = []
         const newTables: Record<string, string> = { ...head.tables }
