@@ -5,7 +5,12 @@
  * memory, a second commit of it (its bytes must stay under 1 % of the first's: only changed rows and bucket
  * manifests are stored), a clean status, a row-level diff of the two commits, branch creation, a checkout there and
  * back, a checkout between branches ten memories apart, and a hard reset of one uncommitted memory.
- * Rerun: `node bench/repos.ts [memories ...] [--commits-only]`; `BENCH_DATABASE_URL=postgres://…` runs it on PostgreSQL.
+ * Rerun: `node bench/repos.ts [memories ...] [--commits-only] [--bank-dir DIR]`; `BENCH_DATABASE_URL=postgres://…` runs
+ * it on PostgreSQL. `--bank-dir DIR` seeds each size once into DIR (on PostgreSQL, a kept schema) and reuses it: a
+ * bank whose repo is already enabled skips the first commit (its figures print as –), and each run's branches get
+ * names of their own and are deleted at the end, so the next run starts from main again. After each retain the bench
+ * waits for the bank's background operations to finish, so a repo operation is not measured beside consolidation;
+ * the repo garbage collector is not waited for (`SERVICE_API_REPO_GC_DELAY="1 hour"` keeps it from starting).
  */
 import { tmpdir } from "node:os"
 import { join, resolve } from "node:path"
@@ -18,6 +23,8 @@ const sizes = process.argv.slice(2).filter((arg) => /^\d+$/.test(arg)).map(Numbe
 const runs = sizes.length > 0 ? sizes : [10_000, 100_000]
 /** `--commits-only`: stop after the commits, status and diff (branch and checkouts copy or hash the whole bank). */
 const commitsOnly = process.argv.includes("--commits-only")
+const bankDirAt = process.argv.indexOf("--bank-dir")
+const bankDir = bankDirAt < 0 ? undefined : resolve(process.argv[bankDirAt + 1]!)
 const bankId = "repos"
 const bank = `/v1/default/banks/${bankId}`
 const cacheDir = process.env["SERVICE_API_EMBEDDINGS_CACHE_DIR"] ?? join(tmpdir(), "engram-glove-cache", "models")
@@ -51,6 +58,20 @@ interface Row {
   readonly recallDuringEnable: number
 }
 
+/**
+ * Waits until the bank has no pending or running operation: a retain queues background work (consolidation) that,
+ * measured beside a repo operation, was most of a status or a checkout on the embedded tier's one session.
+ */
+const settled = async (url: string) => {
+  const deadline = Date.now() + 120_000
+  while (Date.now() < deadline) {
+    const listed = await call(url, "GET", `${bank}/operations?limit=1000`)
+    if (!listed.body.operations.some((op: any) => op.status === "pending" || op.status === "running")) return
+    await new Promise((resolve) => setTimeout(resolve, 50))
+  }
+  throw new Error("the retain's background work did not finish in 120 s")
+}
+
 /** Bank B: a small bank beside the repo's, recalled in a loop to show what a repo operation costs the others. */
 const otherBank = "repos-other"
 const other = `/v1/default/banks/${otherBank}`
@@ -71,29 +92,53 @@ const recallP99 = async (url: string, until: () => boolean, minimum: number) => 
   return percentile(samples, 0.99)
 }
 
-const measure = async (memories: number, dataDir: string, env: Record<string, string>): Promise<Row> => {
+/**
+ * Words that make a held bank's retained memories new in every run (the same sentence again would be skipped as a
+ * duplicate, and the commit would store nothing); a fresh bank gets the original words.
+ */
+const variantOf = (held: boolean) => {
+  if (!held) return { job: "lighthouse keeper", town: "Brest", deed: "repainted the lamp room" }
+  const n = Math.floor(Date.now() / 1000)
+  const pick = (words: ReadonlyArray<string>, k: number) => words[Math.floor(n / k) % words.length]!
+  return {
+    job: pick(["ferryman", "glassblower", "cartographer", "beekeeper", "stonemason", "falconer", "tanner"], 1),
+    town: pick(["Galway", "Tromsø", "Porto", "Gdańsk", "Valletta", "Hobart", "Kotor", "Reykjavik", "Tallinn"], 7),
+    deed: pick(["mended the copper kettles", "charted the eastern shoals", "sold honey at the market"], 63)
+  }
+}
+
+const measure = async (memories: number, dataDir: string, env: Record<string, string>, held: boolean): Promise<Row> => {
   log(`${memories}: starting the server`)
   const server = await startServer(root, dataDir, { SERVICE_API_EMBEDDINGS_CACHE_DIR: cacheDir, ...env })
   try {
     const url = server.url
-    await call(url, "PUT", other, { name: "bank B" })
-    await call(url, "POST", `${other}/memories`, {
-      items: Array.from(
-        { length: 40 },
-        (_, i) => ({ content: `Harbour note ${i}: the lighthouse keeper logged ship ${i} at dawn.` })
-      )
-    })
+    const variant = variantOf(held)
+    const heldRepo = held ? (await call(url, "GET", `${bank}/repo`)).body.repo : null
+    if (heldRepo === null) {
+      await call(url, "PUT", other, { name: "bank B" })
+      await call(url, "POST", `${other}/memories`, {
+        items: Array.from(
+          { length: 40 },
+          (_, i) => ({ content: `Harbour note ${i}: the lighthouse keeper logged ship ${i} at dawn.` })
+        )
+      })
+    }
     const recallQuiet = await recallP99(url, () => true, 60)
     let enabling = true
-    const during = recallP99(url, () => !enabling, 20)
-    const enabled = await call(url, "POST", `${bank}/repos/enable`, { repo_name: "bench" }).finally(() => {
-      enabling = false
-    })
+    const during = heldRepo === null ? recallP99(url, () => !enabling, 20) : Promise.resolve(Number.NaN)
+    const enabled = heldRepo === null
+      ? await call(url, "POST", `${bank}/repos/enable`, { repo_name: "bench" }).finally(() => {
+        enabling = false
+      })
+      : { ms: Number.NaN, body: heldRepo }
     const recallDuringEnable = await during
     const repoId = enabled.body.repo_id as string
     const repo = `/v1/default/repos/${repoId}`
-    const firstLog = await call(url, "GET", `${repo}/log`)
-    const firstCommit = firstLog.body.commits[0]
+    if (heldRepo !== null && heldRepo.active_branch !== "main") {
+      await call(url, "POST", `${repo}/checkout`, { branch_name: "main" })
+    }
+    const firstLog = await call(url, "GET", `${repo}/log?limit=200`)
+    const firstCommit = firstLog.body.commits.at(-1)
     const rows = Object.values(firstCommit.stats.rows as Record<string, number>).reduce((a, b) => a + b, 0)
     log(
       `${memories}: first commit ${
@@ -101,9 +146,13 @@ const measure = async (memories: number, dataDir: string, env: Record<string, st
       } ms, ${firstCommit.stats.bytes_added} bytes; bank B recall p99 ` +
         `${recallQuiet.toFixed(0)} ms quiet, ${recallDuringEnable.toFixed(0)} ms during it`
     )
+    const previousHead = firstLog.body.commits[0]
     await call(url, "POST", `${bank}/memories`, {
-      items: [{ content: "The repo benchmark added exactly one new memory about a lighthouse keeper in Brest." }]
+      items: [{
+        content: `The repo benchmark added exactly one new memory about a ${variant.job} in ${variant.town}.`
+      }]
     })
+    await settled(url)
     const statusDirty = await call(url, "GET", `${repo}/status`)
     if (statusDirty.body.dirty !== true) throw new Error("status after a retain is not dirty")
     log(`${memories}: status after one memory ${statusDirty.ms.toFixed(0)} ms`)
@@ -114,7 +163,7 @@ const measure = async (memories: number, dataDir: string, env: Record<string, st
     const diff = await call(
       url,
       "GET",
-      `${repo}/diff?from_commit_id=${firstCommit.commit_id}&to_commit_id=${second.body.commit_id}&rows=true`
+      `${repo}/diff?from_commit_id=${previousHead.commit_id}&to_commit_id=${second.body.commit_id}&rows=true`
     )
     log(`${memories}: diff ${diff.ms.toFixed(0)} ms, ${diff.body.rows.total} rows`)
     const skipped = { ms: Number.NaN }
@@ -137,25 +186,31 @@ const measure = async (memories: number, dataDir: string, env: Record<string, st
         recallDuringEnable
       }
     }
-    const branch = await call(url, "POST", `${repo}/branches`, { branch_name: "side" })
+    const side = held ? `side-${Date.now().toString(36)}` : "side"
+    const branch = await call(url, "POST", `${repo}/branches`, { branch_name: side })
     log(`${memories}: branch ${branch.ms.toFixed(0)} ms`)
-    const checkout = await call(url, "POST", `${repo}/checkout`, { branch_name: "side" })
+    const checkout = await call(url, "POST", `${repo}/checkout`, { branch_name: side })
     const back = await call(url, "POST", `${repo}/checkout`, { branch_name: "main" })
     log(`${memories}: checkout ${checkout.ms.toFixed(0)} ms, back ${back.ms.toFixed(0)} ms`)
     // Ten memories committed on `side`: the checkout between the two branches moves them (and their links).
-    await call(url, "POST", `/v1/default/repos/${repoId}/checkout`, { branch_name: "side" })
+    await call(url, "POST", `/v1/default/repos/${repoId}/checkout`, { branch_name: side })
     await call(url, "POST", `${bank}/memories`, {
       items: Array.from(
         { length: 10 },
-        (_, i) => ({ content: `Side branch note ${i}: keeper ${i} repainted the lamp room in Brest.` })
+        (_, i) => ({ content: `Side branch note ${i}: ${variant.job} ${i} ${variant.deed} in ${variant.town}.` })
       )
     })
+    await settled(url)
     await call(url, "POST", `${repo}/commit`, { message: "ten memories" })
     const checkout10 = await call(url, "POST", `${repo}/checkout`, { branch_name: "main" })
     log(`${memories}: checkout between branches 10 memories apart ${checkout10.ms.toFixed(0)} ms`)
-    await call(url, "POST", `${bank}/memories`, { items: [{ content: "An uncommitted note the reset throws away." }] })
+    await call(url, "POST", `${bank}/memories`, {
+      items: [{ content: `An uncommitted note the reset throws away, about a ${variant.job} in ${variant.town}.` }]
+    })
+    await settled(url)
     const reset = await call(url, "POST", `${repo}/reset-hard`, { commit_id: second.body.commit_id, force: true })
     log(`${memories}: hard reset of one memory ${reset.ms.toFixed(0)} ms`)
+    if (held) await call(url, "DELETE", `${repo}/branches/${side}`)
     return {
       memories,
       rows,
@@ -178,7 +233,7 @@ const measure = async (memories: number, dataDir: string, env: Record<string, st
     throw error
   } finally {
     await server.stop()
-    removeDir(dataDir)
+    if (!held) removeDir(dataDir)
   }
 }
 
@@ -194,12 +249,13 @@ const main = async () => {
     bankId,
     streamSeed: 3,
     env: { SERVICE_API_EMBEDDINGS_CACHE_DIR: cacheDir },
-    log
+    log,
+    ...(bankDir === undefined ? {} : { heldDir: bankDir })
   })
   const results: Array<Row> = []
   for (const memories of runs) {
     const dataset = datasets.take(memories)
-    results.push(await measure(memories, dataset.dataDir, dataset.env))
+    results.push(await measure(memories, dataset.dataDir, dataset.env, dataset.held))
   }
   const mb = (bytes: number) => (bytes / 1_048_576).toFixed(1)
   const ms = (value: number) => Number.isNaN(value) ? "–" : value.toFixed(0)
@@ -212,9 +268,9 @@ const main = async () => {
   console.log("|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|")
   for (const r of results) {
     console.log(
-      `| ${r.memories} | ${r.rows} | ${(r.first.ms / 1000).toFixed(1)} s | ${mb(r.first.bytes)} MB | ${
-        ms(r.statusDirty)
-      } | ` +
+      `| ${r.memories} | ${r.rows} | ${Number.isNaN(r.first.ms) ? "–" : (r.first.ms / 1000).toFixed(1)} s | ${
+        mb(r.first.bytes)
+      } MB | ${ms(r.statusDirty)} | ` +
         `${ms(r.second.ms)} | ${(r.second.bytes / 1024).toFixed(1)} KB | ${
           (100 * r.second.bytes / r.first.bytes).toFixed(3)
         } % | ` +

@@ -11,7 +11,7 @@ import { type ChildProcess, execFileSync, spawn } from "node:child_process"
 import { cpSync, mkdtempSync, readFileSync, rmSync } from "node:fs"
 import { loadavg, tmpdir } from "node:os"
 import { join } from "node:path"
-import { createServer } from "node:net"
+import { freePort } from "./support/ServerProcess.ts"
 import { clockTicksPerSecond, cpuSeconds } from "../test/support/ProcessCpu.ts"
 
 const rounds = Number(process.argv[2] ?? 3)
@@ -19,16 +19,6 @@ const scratch = mkdtempSync(join(tmpdir(), "engram-start-cost-"))
 const template = join(scratch, "template")
 const compileCache = join(scratch, "compile-cache")
 const gloveCache = join(tmpdir(), "engram-glove-cache", "models")
-
-const freePort = () =>
-  new Promise<number>((resolve) => {
-    const server = createServer()
-    server.listen(0, "127.0.0.1", () => {
-      const address = server.address()
-      const port = typeof address === "object" && address !== null ? address.port : 0
-      server.close(() => resolve(port))
-    })
-  })
 
 const exited = (child: ChildProcess) => new Promise<void>((resolve) => child.once("exit", () => resolve()))
 

@@ -3,7 +3,9 @@
  * size is seeded once (in a child process) and its data directory copied per run; on PostgreSQL each run gets
  * its own schema, seeded up front and dropped at the end. Seeding runs two children at a time, one per core.
  */
-import { cpSync } from "node:fs"
+import { execFileSync } from "node:child_process"
+import { cpSync, existsSync, mkdirSync, readFileSync, rmSync, writeFileSync } from "node:fs"
+import { join } from "node:path"
 import { removeDir, runScript, tempDir } from "./ServerProcess.ts"
 import type { DropJob, SeedJob } from "./seed.ts"
 
@@ -19,6 +21,8 @@ export interface Dataset {
   readonly env: Record<string, string>
   readonly memories: number
   readonly links: number
+  /** A held bank (`heldDir`): used in place, kept after the run, not removed. */
+  readonly held: boolean
 }
 
 interface SeedResult {
@@ -33,6 +37,7 @@ interface Task {
   readonly dataDir: string
   readonly schema: string | undefined
   remainingRuns: number
+  readonly held: boolean
   result?: SeedResult
 }
 
@@ -45,24 +50,55 @@ export const prepareDatasets = async (options: {
   readonly streamSeed: number
   readonly env: Record<string, string>
   readonly log: (message: string) => void
+  /**
+   * Keep each size's seeded bank here and reuse it (`--bank-dir`): seeded once, then used in place by every run
+   * (not copied; what a run does to it stays), on PostgreSQL as the schema `engram_held_<bank>_<size>`.
+   */
+  readonly heldDir?: string
 }) => {
   const { root, backend, runs } = options
+  const heldDir = options.heldDir
+  const heldSchema = (memories: number) => `engram_held_${options.bankId.replaceAll("-", "_")}_${memories}`
+  const marker = (task: Task) => join(task.dataDir, "seeded.json")
   // The seeded history ends shortly before the load starts, as a live bank's would.
   const endsAt = new Date(Date.now() - 10 * 60_000).toISOString()
-  const tasks: Array<Task> = backend.url === undefined
+  const tasks: Array<Task> = heldDir !== undefined
+    ? [...new Set(runs)].map((memories) => ({
+      memories,
+      dataDir: join(heldDir, `${backend.url === undefined ? "pglite" : "postgres"}-${options.bankId}-${memories}`),
+      schema: backend.url === undefined ? undefined : heldSchema(memories),
+      remainingRuns: runs.filter((run) => run === memories).length,
+      held: true
+    }))
+    : backend.url === undefined
     ? [...new Set(runs)].map((memories) => ({
       memories,
       dataDir: tempDir(`engram-load-seed-${memories}-`),
       schema: undefined,
-      remainingRuns: runs.filter((run) => run === memories).length
+      remainingRuns: runs.filter((run) => run === memories).length,
+      held: false
     }))
     : runs.map((memories, index) => ({
       memories,
       dataDir: tempDir(`engram-load-pg-${memories}-`),
       schema: `engram_load_${Date.now().toString(36)}_${index}`,
-      remainingRuns: 1
+      remainingRuns: 1,
+      held: false
     }))
   const seed = async (task: Task) => {
+    if (task.held && existsSync(marker(task))) {
+      task.result = JSON.parse(readFileSync(marker(task), "utf8")) as SeedResult
+      options.log(`held bank of ${task.memories} memories in ${task.dataDir}: not seeded again`)
+      return
+    }
+    if (task.held) {
+      // A seed that did not finish: start it again from nothing.
+      rmSync(task.dataDir, { recursive: true, force: true })
+      if (task.schema !== undefined) {
+        execFileSync("psql", [backend.url!, "-q", "-c", `DROP SCHEMA IF EXISTS "${task.schema}" CASCADE`])
+      }
+      mkdirSync(task.dataDir, { recursive: true })
+    }
     const job: SeedJob = {
       dataDir: task.dataDir,
       endsAt,
@@ -73,6 +109,7 @@ export const prepareDatasets = async (options: {
     const [result] = JSON.parse(stdout.trim().split("\n").at(-1)!) as Array<SeedResult>
     options.log(`seeded ${task.memories} memories (${result!.links} links) in ${result!.seconds.toFixed(0)} s`)
     task.result = result!
+    if (task.held) writeFileSync(marker(task), JSON.stringify(result))
   }
 
   // The largest bank alone on one lane when it outweighs the rest, which share the other.
@@ -100,13 +137,15 @@ export const prepareDatasets = async (options: {
         dataDir: task.dataDir,
         env: { SERVICE_API_DATABASE_URL: backend.url, SERVICE_API_DATABASE_SCHEMA: task.schema! },
         memories: count,
-        links
+        links,
+        held: task.held
       }
     }
+    if (task.held) return { dataDir: task.dataDir, env: {}, memories: count, links, held: true }
     const dataDir = tempDir(`engram-load-run-${memories}-`)
     cpSync(task.dataDir, dataDir, { recursive: true })
     if (task.remainingRuns === 0) removeDir(task.dataDir)
-    return { dataDir, env: {}, memories: count, links }
+    return { dataDir, env: {}, memories: count, links, held: false }
   }
 
   const sizes = [...new Set(runs)].map((memories) => {
@@ -115,7 +154,7 @@ export const prepareDatasets = async (options: {
   })
 
   const dropSchemas = async () => {
-    if (backend.url === undefined) return
+    if (backend.url === undefined || heldDir !== undefined) return
     const job: DropJob = { databaseUrl: backend.url, dropSchemas: tasks.map((task) => task.schema!) }
     await runScript(root, "bench/support/seed.ts", [JSON.stringify(job)], options.env)
   }

@@ -97,12 +97,19 @@ export const diffSides = (
     const changedComponents: Array<string> = []
     const tableDeltas: Record<string, TableDelta> = {}
     const rows: Array<RowChange> = []
+    // Two stored trees: every table's differing rows in one statement (`Snapshots.treeDelta`).
+    const batched = left._tag === "Stored" && right._tag === "Stored"
+      ? yield* snapshots.treeDelta(names.map((table) => [table, left.tables[table], right.tables[table]] as const))
+      : undefined
     for (const table of names) {
       if (hashOf(left, table) === hashOf(right, table)) continue
       changedComponents.push(table)
-      const [lb, rb] = [yield* bucketsOf(snapshots, left, table), yield* bucketsOf(snapshots, right, table)]
-      const numbers = [...new Set([...Object.keys(lb), ...Object.keys(rb)])].filter((b) => lb[b] !== rb[b])
-      const [before, after] = yield* pairedEntries(snapshots, left, right, table, lb, rb, numbers)
+      const known = batched?.get(table)
+      const [before, after] = known !== undefined ? [known.left, known.right] : yield* Effect.gen(function*() {
+        const [lb, rb] = [yield* bucketsOf(snapshots, left, table), yield* bucketsOf(snapshots, right, table)]
+        const numbers = [...new Set([...Object.keys(lb), ...Object.keys(rb)])].filter((b) => lb[b] !== rb[b])
+        return yield* pairedEntries(snapshots, left, right, table, lb, rb, numbers)
+      })
       let added = 0
       let removed = 0
       let changed = 0

@@ -8,7 +8,7 @@ import { Effect } from "effect"
 import { bucketsOf, entriesOf, pairedEntries, tableHashOf, tableNamesOf } from "./RepoDiff.ts"
 import type { Side } from "./RepoDiff.ts"
 import type { TableWrite } from "./RepoTypes.ts"
-import type { Snapshots } from "./Snapshots.ts"
+import type { BucketMap, Snapshots } from "./Snapshots.ts"
 
 export interface TableChange {
   readonly table: string
@@ -27,11 +27,22 @@ export const rowDelta = (snapshots: Snapshots["Service"], before: Side, after: S
     const plans = new Map((yield* snapshots.plans).map((plan) => [plan.name, plan]))
     const names = [...new Set([...tableNamesOf(before), ...tableNamesOf(after)])].sort()
     const changes: Array<TableChange> = []
+    // Two stored trees: every keyed table's differing rows in one statement (`Snapshots.treeDelta`).
+    const batched = before._tag === "Stored" && after._tag === "Stored"
+      ? yield* snapshots.treeDelta(
+        names.filter((table) => (plans.get(table)?.key ?? null) !== null).map((table) =>
+          [table, before.tables[table], after.tables[table]] as const
+        )
+      )
+      : undefined
     for (const table of names) {
       if (tableHashOf(before, table) === tableHashOf(after, table)) continue
       const plan = plans.get(table)
       if (plan === undefined) continue // a table a later migration dropped: nothing to write
-      const [lb, rb] = [yield* bucketsOf(snapshots, before, table), yield* bucketsOf(snapshots, after, table)]
+      const known = plan.key === null ? undefined : batched?.get(table)
+      const [lb, rb]: readonly [BucketMap, BucketMap] = known !== undefined
+        ? [{}, {}]
+        : [yield* bucketsOf(snapshots, before, table), yield* bucketsOf(snapshots, after, table)]
       if (plan.key === null) {
         const left = yield* entriesOf(snapshots, before, table, lb, Object.keys(lb))
         const right = yield* entriesOf(snapshots, after, table, rb, Object.keys(rb))
@@ -45,7 +56,9 @@ export const rowDelta = (snapshots: Snapshots["Service"], before: Side, after: S
         continue
       }
       const numbers = [...new Set([...Object.keys(lb), ...Object.keys(rb)])].filter((b) => lb[b] !== rb[b])
-      const [left, right] = yield* pairedEntries(snapshots, before, after, table, lb, rb, numbers)
+      const [left, right] = known !== undefined
+        ? [known.left, known.right]
+        : yield* pairedEntries(snapshots, before, after, table, lb, rb, numbers)
       const removed: Array<readonly [string, string]> = []
       const changed: Array<readonly [string, string, string]> = []
       const added: Array<readonly [string, string]> = []

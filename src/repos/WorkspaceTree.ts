@@ -56,30 +56,50 @@ export const nodeHashOf = (leaves: ReadonlyMap<number, string>) => {
   return sha256(["node", ...numbers.map((n) => `${n}=${leaves.get(n)}`)].join("\n"))
 }
 
-/** Key text → (row hash, row body) of the logged keys that still exist; stores the row objects when asked. */
-const liveRowsSql = (plan: VersionedTable, plans: ReadonlyMap<string, VersionedTable>, store: boolean) => {
-  const key = plan.key ?? []
-  const match = key.length === 0
-    ? "true"
-    : plan.textKey
-    ? `(${key.map((c) => `t.${quote(c)}`).join(", ")}) IN (SELECT ${
-      key.map((_, i) => `(k::jsonb ->> ${i})`).join(", ")
-    } FROM keys)`
-    : `${keyExpr(plan, "t")} IN (SELECT k FROM keys)`
+const literal = (text: string) => `'${text.replaceAll("'", "''")}'`
+
+/**
+ * (table, key text, row hash) of the logged keys that still exist, for every logged table in one statement (`$2`:
+ * table → JSON array of key texts), and the bytes of the row objects it stored when asked (the last row, table NULL).
+ * One statement per table was most of a status after one retained memory (a memory touches 6–8 tables).
+ */
+const liveRowsSql = (
+  tables: ReadonlyArray<VersionedTable>,
+  plans: ReadonlyMap<string, VersionedTable>,
+  store: boolean
+) => {
+  const ctes = tables.map((plan, i) => {
+    const key = plan.key ?? []
+    const keys = `k${i}`
+    const match = key.length === 0
+      ? "true"
+      : plan.textKey
+      ? `(${key.map((c) => `t.${quote(c)}`).join(", ")}) IN (SELECT ${
+        key.map((_, j) => `(k::jsonb ->> ${j})`).join(", ")
+      } FROM ${keys})`
+      : `${keyExpr(plan, "t")} IN (SELECT k FROM ${keys})`
+    return `${keys} AS MATERIALIZED (SELECT value AS k FROM jsonb_array_elements_text($2::jsonb -> ${
+      literal(plan.name)
+    })),
+  x${i} AS MATERIALIZED (SELECT ${mappedColumns(plan, "t", noMapping, true)} FROM ${quote(plan.name)} t
+    WHERE ${scopeWhere(plan, plans, "t")} AND ${match}),
+  r${i} AS MATERIALIZED (SELECT ${keyExpr(plan, `x${i}`)} AS k, to_jsonb(x${i}) AS body FROM x${i})`
+  })
+  const all = tables.map((plan, i) => `SELECT ${literal(plan.name)}::text AS t, k, body FROM r${i}`).join(
+    "\n    UNION ALL "
+  )
   const stored = store
     ? `, stored AS (
     INSERT INTO repo_objects (hash, kind, body, size_bytes)
-    SELECT DISTINCT ON (h) h, 'row', body, octet_length(body::text) FROM r1
+    SELECT DISTINCT ON (h) h, 'row', body, octet_length(body::text) FROM live_rows
     ON CONFLICT (hash) DO NOTHING RETURNING size_bytes)`
     : ""
   const added = store ? "(SELECT coalesce(sum(size_bytes), 0) FROM stored)::bigint" : "0::bigint"
-  return `WITH keys AS MATERIALIZED (SELECT value AS k FROM jsonb_array_elements_text($2::jsonb)),
-  x AS MATERIALIZED (SELECT ${mappedColumns(plan, "t", noMapping, true)} FROM ${quote(plan.name)} t
-    WHERE ${scopeWhere(plan, plans, "t")} AND ${match}),
-  r0 AS MATERIALIZED (SELECT ${keyExpr(plan, "x")} AS k, to_jsonb(x) AS body FROM x),
-  r1 AS MATERIALIZED (SELECT k, body, encode(sha256(convert_to(body::text, 'UTF8')), 'hex') AS h FROM r0)${stored}
-  SELECT k, h, NULL::bigint AS added FROM r1
-  UNION ALL SELECT NULL, NULL, ${added}`
+  return `WITH ${ctes.join(",\n  ")},
+  live_rows AS MATERIALIZED (SELECT t, k, body, encode(sha256(convert_to(body::text, 'UTF8')), 'hex') AS h FROM (
+    ${all}) a)${stored}
+  SELECT t, k, h, NULL::bigint AS added FROM live_rows
+  UNION ALL SELECT NULL, NULL, NULL, ${added}`
 }
 
 interface StoredObject {
@@ -94,7 +114,6 @@ export const makeWorkspaceTree = (snapshots: Snapshots["Service"]) =>
     const run = <A extends object>(text: string, params: ReadonlyArray<unknown>) =>
       Effect.orDie(sql.unsafe<A>(text, params))
 
-    const objects = snapshots.objects
     const plans = snapshots.plans
 
     const storeObjects = (list: ReadonlyArray<StoredObject>) =>
@@ -109,6 +128,37 @@ export const makeWorkspaceTree = (snapshots: Snapshots["Service"]) =>
         ),
         (rows) => Number(rows[0]?.added ?? 0)
       )
+
+    /**
+     * The table manifests `m`, the nodes they name at top buckets `b`, and the leaves those name at leaf buckets
+     * `b1`, for paths `(m, b, b1)`: what rebuilding a working tree reads of HEAD, in one statement where it took three
+     * dependent reads. Keyed by hash (a hash names one object, whatever its kind).
+     */
+    const pathObjects = (list: ReadonlyArray<readonly [string, number, number]>) =>
+      list.length === 0
+        ? Effect.succeed(new Map<string, { kind: string; body: Record<string, string> }>())
+        : Effect.map(
+          run<{ hash: string; kind: string; body: Record<string, string> }>(
+            `WITH p AS MATERIALIZED (
+               SELECT e ->> 0 AS m, e ->> 1 AS b, e ->> 2 AS b1 FROM jsonb_array_elements($1::jsonb) e),
+             manifest_objects AS MATERIALIZED (
+               SELECT x.m AS hash, o.kind, o.body FROM (SELECT DISTINCT m FROM p) x
+               CROSS JOIN LATERAL (SELECT kind, body FROM repo_objects WHERE hash = x.m OFFSET 0) o),
+             pn AS MATERIALIZED (SELECT p.b1, manifest_objects.body ->> p.b AS n FROM p JOIN manifest_objects ON manifest_objects.hash = p.m),
+             node_objects AS MATERIALIZED (
+               SELECT x.n AS hash, o.kind, o.body FROM (SELECT DISTINCT n FROM pn WHERE n IS NOT NULL) x
+               CROSS JOIN LATERAL (SELECT kind, body FROM repo_objects WHERE hash = x.n OFFSET 0) o),
+             leaf_objects AS MATERIALIZED (
+               SELECT x.l AS hash, o.kind, o.body FROM (
+                 SELECT DISTINCT node_objects.body ->> pn.b1 AS l FROM pn JOIN node_objects ON node_objects.hash = pn.n AND node_objects.kind = 'node') x
+               CROSS JOIN LATERAL (SELECT kind, body FROM repo_objects WHERE hash = x.l OFFSET 0) o
+               WHERE x.l IS NOT NULL)
+             SELECT hash, kind, body FROM manifest_objects UNION ALL SELECT hash, kind, body FROM node_objects
+             UNION ALL SELECT hash, kind, body FROM leaf_objects`,
+            [JSON.stringify(list.map(([m, b, b1]) => [m, String(b), String(b1)]))]
+          ),
+          (rows) => new Map(rows.map((row) => [row.hash, { kind: row.kind, body: row.body }]))
+        )
 
     /** The logged keys of a bank, per table; `consume` takes them out of the log (a write after this logs again). */
     const loggedKeys = (bankId: string, consume: boolean) =>
@@ -152,29 +202,27 @@ export const makeWorkspaceTree = (snapshots: Snapshots["Service"]) =>
         const byName = new Map(all.map((plan) => [plan.name, plan]))
         if (store) yield* run(`SELECT pg_advisory_xact_lock_shared(hashtext('engram.repo_objects'))`, [])
         let bytesAdded = 0
-        // 1. The live row hash of every logged key (absent: the row is gone).
+        // 1. The live row hash of every logged key (absent: the row is gone), every table in one statement.
         const live = new Map<string, Map<string, string>>()
-        for (const [table, keys] of logged) {
+        const read = [...logged.keys()].flatMap((table) => {
           const plan = byName.get(table)
-          if (plan === undefined) continue // a table a later migration dropped
-          const rows = yield* run<{ k: string | null; h: string | null; added: string | number | null }>(
-            liveRowsSql(plan, byName, store),
-            [bankId, JSON.stringify(keys)]
+          return plan === undefined ? [] : [plan] // a table a later migration dropped
+        })
+        for (const plan of read) live.set(plan.name, new Map())
+        if (read.length > 0) {
+          const rows = yield* run<
+            { t: string | null; k: string | null; h: string | null; added: string | number | null }
+          >(
+            liveRowsSql(read, byName, store),
+            [bankId, JSON.stringify(Object.fromEntries(read.map((plan) => [plan.name, logged.get(plan.name)!])))]
           )
-          const found = new Map<string, string>()
           for (const row of rows) {
-            if (row.k === null) bytesAdded += Number(row.added ?? 0)
-            else found.set(row.k, row.h!)
+            if (row.t === null) bytesAdded += Number(row.added ?? 0)
+            else live.get(row.t)?.set(row.k!, row.h!)
           }
-          live.set(table, found)
         }
-        // 2. HEAD's manifests, then the nodes and leaves on the logged keys' paths.
+        // 2. HEAD's manifests, and the nodes and leaves on the logged keys' paths, in one statement.
         const tables = [...live.keys()]
-        const manifests = yield* objects(tables.flatMap((t) => head.tables[t] === undefined ? [] : [head.tables[t]!]))
-        const manifestOf = (table: string) => {
-          const hash = head.tables[table]
-          return hash === undefined ? {} : manifests.get(hash)?.body ?? {}
-        }
         // table → top bucket → leaf bucket → the logged keys in that leaf (md5 once per key).
         const paths = new Map<string, Map<number, Map<number, Array<string>>>>()
         for (const table of tables) {
@@ -189,19 +237,23 @@ export const makeWorkspaceTree = (snapshots: Snapshots["Service"]) =>
           }
           paths.set(table, tops)
         }
+        const found = yield* pathObjects(tables.flatMap((table) => {
+          const manifest = head.tables[table]
+          if (manifest === undefined) return []
+          return [...paths.get(table)!].flatMap(([b, leaves]) =>
+            [...leaves.keys()].map((b1) => [manifest, b, b1] as const)
+          )
+        }))
+        const [manifests, nodes, leaves] = [found, found, found]
+        const manifestOf = (table: string) => {
+          const hash = head.tables[table]
+          return hash === undefined ? {} : manifests.get(hash)?.body ?? {}
+        }
         const nodeHashes = tables.flatMap((table) =>
           [...paths.get(table)!.keys()].flatMap((b) => manifestOf(table)[String(b)] ?? [])
         )
-        const nodes = yield* objects(nodeHashes)
-        if ([...nodes.values()].some((node) => node.kind !== "node")) return undefined
-        const leafHashes = tables.flatMap((table) =>
-          [...paths.get(table)!].flatMap(([b, leaves]) => {
-            const nodeHash = manifestOf(table)[String(b)]
-            const body = nodeHash === undefined ? {} : nodes.get(nodeHash)?.body ?? {}
-            return [...leaves.keys()].flatMap((b1) => body[String(b1)] ?? [])
-          })
-        )
-        const leaves = yield* objects(leafHashes)
+        // HEAD of the early one-level layout: its manifests name leaves (the caller hashes the bank instead).
+        if (nodeHashes.some((hash) => (nodes.get(hash)?.kind ?? "node") !== "node")) return undefined
         // 3. New leaves, nodes and manifests along those paths.
         const toStore: Array<StoredObject> = []
         const newTables: Record<string, string> = { ...head.tables }
