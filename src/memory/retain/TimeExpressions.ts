@@ -1,9 +1,12 @@
 /**
  * Resolves time expressions in text ("yesterday", "last May", "two weeks ago", "in 2022") against the time the
  * text was said, into a window with the precision the text gives: a day, a month or a year. chrono-node does
- * the parsing; month names with "last/this/next", which it does not resolve, are handled here.
+ * the parsing; month names with "last/this/next", which it does not resolve, are handled here. A month alone ("in
+ * March") is the next one, unless its sentence tells of the past ("Alice moved to Lisbon in March", "Where did she
+ * work in January?"): then it is the last one.
  */
 import * as chrono from "chrono-node"
+import nlp from "compromise"
 
 export interface TimeWindow {
   /** The words in the text. */
@@ -89,6 +92,21 @@ export const clampToStorable = (date: Date): Date =>
 const isStorable = (window: TimeWindow) =>
   window.start.getTime() >= firstStorable && window.end.getTime() <= lastStorable
 
+/** Words that put a sentence's month ahead even beside a past form ("was planned for April", "is scheduled in May"). */
+const aheadWords =
+  /\b(will|shall|going to|gonna|plan|plans|planned|planning|schedule|scheduled|upcoming|next|expects?|expected|hopes? to|intends? to|is|are|am)\b/i
+
+/**
+ * Whether the sentence around `position` tells of the past: a past-tense verb by compromise's tagger ("moved", "did
+ * work", "met") and nothing that points ahead. A present "is/are" counts as ahead: "the trip is in January".
+ */
+const tellsOfPast = (text: string, position: number): boolean => {
+  const from = Math.max(...[".", "!", "?", "\n"].map((mark) => text.lastIndexOf(mark, position - 1))) + 1
+  const ends = [".", "!", "?", "\n"].map((mark) => text.indexOf(mark, position)).filter((at) => at >= 0)
+  const sentence = text.slice(from, ends.length === 0 ? text.length : Math.min(...ends))
+  return !aheadWords.test(sentence) && nlp(sentence).has("#PastTense")
+}
+
 /** Every time expression in `text`, resolved against `reference` (the moment the text was said). */
 export const resolveTimes = (text: string, reference: Date): Array<TimeWindow> => {
   const windows: Array<TimeWindow & { readonly position: number }> = []
@@ -98,7 +116,8 @@ export const resolveTimes = (text: string, reference: Date): Array<TimeWindow> =
     const month = months.indexOf(match[2]!.toLowerCase())
     const refYear = reference.getUTCFullYear()
     const refMonth = reference.getUTCMonth()
-    // "in January 2023" names its year; "in January" alone is the next one, "last January" the one before.
+    // "in January 2023" names its year; "in January" alone is the next one (the last one in a sentence about the
+    // past), "last January" the one before.
     const named = match[3] === undefined ? undefined : Number(match[3])
     const year = named !== undefined
       ? named
@@ -108,6 +127,8 @@ export const resolveTimes = (text: string, reference: Date): Array<TimeWindow> =
       ? (month > refMonth ? refYear : refYear + 1)
       : modifier === "this"
       ? refYear
+      : tellsOfPast(text, match.index)
+      ? (month <= refMonth ? refYear : refYear - 1)
       : (month >= refMonth ? refYear : refYear + 1)
     const [start, end] = monthWindow(year, month)
     windows.push({ expression: match[0], start, end, precision: "month", position: match.index })

@@ -22,4 +22,14 @@ describe("time expressions", () => {
     assert.deepStrictEqual(window("It snowed last January."), ["2026-01-01", "2026-01-31", "month"])
     assert.deepStrictEqual(window("In 2019 they moved."), ["2019-01-01", "2019-12-31", "year"])
   })
+
+  it("a month alone in a sentence about the past is the last one, also in a question", () => {
+    assert.deepStrictEqual(window("Alice moved to Lisbon in March."), ["2026-03-01", "2026-03-31", "month"])
+    assert.deepStrictEqual(window("Where did Alice work in January?"), ["2026-01-01", "2026-01-31", "month"])
+    assert.deepStrictEqual(window("We met in November at the lake."), ["2026-11-01", "2026-11-30", "month"])
+    assert.deepStrictEqual(window("Alice joined Globex in December."), ["2025-12-01", "2025-12-31", "month"])
+    // What points ahead keeps the next one, past form or not.
+    assert.deepStrictEqual(window("The trip is scheduled in March."), ["2027-03-01", "2027-03-31", "month"])
+    assert.deepStrictEqual(window("We planned to go in February."), ["2027-02-01", "2027-02-28", "month"])
+  })
 })
