@@ -74,17 +74,16 @@ export interface EngramSettings {
    * moment without requests in flight before it runs anyway.
    */
   readonly backgroundMaxWait: Duration.Duration
-  /**
-   * Longest the service's fibers run in one turn of the event loop before Node reads its sockets again (the
-   * time-sliced scheduler; 0 keeps Effect's default, which runs every queued fiber's slice in one turn).
-   */
-  readonly turnBudget: Duration.Duration
 }
 
 const commaList = (value: string): ReadonlyArray<string> =>
   value.split(",").map((item) => item.trim()).filter((item) => item !== "")
 
-/** Read by the entry point too, which provides the scheduler before any layer is built. */
+/**
+ * Longest the service's fibers run in one turn of the event loop before Node reads its sockets again (the
+ * time-sliced scheduler; 0 keeps Effect's default, which runs every queued fiber's slice in one turn). Read by the
+ * entry point alone, which provides the scheduler before any layer is built: not one of the settings.
+ */
 export const turnBudgetConfig = Config.Duration("SERVICE_API_TURN_BUDGET").pipe(Config.withDefault(Duration.millis(5)))
 
 const rawSettings = Config.all({
@@ -124,8 +123,7 @@ const rawSettings = Config.all({
   cluster: clusterSettingsConfig,
   webhookDenyPrivate: Config.option(Config.Boolean("SERVICE_API_WEBHOOK_DENY_PRIVATE")),
   allowUnauthenticated: Config.Boolean("SERVICE_API_ALLOW_UNAUTHENTICATED").pipe(Config.withDefault(false)),
-  backgroundMaxWait: Config.Duration("SERVICE_API_BACKGROUND_MAX_WAIT").pipe(Config.withDefault(Duration.millis(500))),
-  turnBudget: turnBudgetConfig
+  backgroundMaxWait: Config.Duration("SERVICE_API_BACKGROUND_MAX_WAIT").pipe(Config.withDefault(Duration.millis(500)))
 })
 
 /** Loopback addresses and names a service can listen on. */
