@@ -18,7 +18,8 @@ import { EngramConfig } from "../config/EngramConfig.ts"
 import { decodedSegment } from "./TextHygiene.ts"
 
 const publicPaths = /^\/(health(\/(live|ready))?|version|ui(\/.*)?|favicon\.ico)?$/
-const bankInPath = /^\/(?:v1\/default\/banks|mcp)\/([^/]+)/
+/** The bank a path names: `/v1/default/banks/{id}/…` or `/mcp/{id}` (the segment as sent, not decoded). */
+export const bankInPath = /^\/(?:v1\/default\/banks|mcp)\/([^/]+)/
 const everyBankPaths = /^\/(v1\/admin(\/.*)?|metrics)$/
 
 const refuse = (status: 401 | 403, tag: string, detail: string) =>

@@ -8,6 +8,7 @@
  */
 import { Effect, Scheduler } from "effect"
 import { HttpRouter, HttpServerRequest } from "effect/http"
+import { bankInPath } from "./AuthFirst.ts"
 
 /** A scheduler that can give the scheduler of another lane. */
 export interface LanedScheduler extends Scheduler.Scheduler {
@@ -22,7 +23,6 @@ export const SERVICE_LANE = "service"
 export const PROBES_LANE = "probes"
 
 const probePaths = /^\/(health(\/(live|ready))?|version)$/
-const bankInPath = /^\/(?:v1\/default\/banks|mcp)\/([^/]+)/
 
 /** The lane of a request: the probes', its bank's, or the service's for the routes that name no bank. */
 export const laneOf = (path: string): string => {
