@@ -46,9 +46,9 @@ export interface AfterRemoval {
   readonly modelsQueued: boolean
 }
 
-export const nothingRemoved: AfterRemoval = { deleted: 0, consolidationQueued: false, modelsQueued: false }
+const nothingRemoved: AfterRemoval = { deleted: 0, consolidationQueued: false, modelsQueued: false }
 
-export const addAfterRemoval = (a: AfterRemoval, b: AfterRemoval): AfterRemoval => ({
+const addAfterRemoval = (a: AfterRemoval, b: AfterRemoval): AfterRemoval => ({
   deleted: a.deleted + b.deleted,
   consolidationQueued: a.consolidationQueued || b.consolidationQueued,
   modelsQueued: a.modelsQueued || b.modelsQueued
@@ -61,7 +61,7 @@ export type RemoveMemories = (
 ) => Effect.Effect<Removed, SqlError, SqlClient.SqlClient>
 
 /** The same, for a caller that runs its own transaction: its outcome is what `afterCommit` needs. */
-export type RemoveInTransaction = (
+type RemoveInTransaction = (
   bankId: string,
   ids: ReadonlyArray<string>,
   options: { readonly kind: RemovalKind; readonly documentId?: string }
@@ -69,9 +69,10 @@ export type RemoveInTransaction = (
 
 /**
  * Removing memories with everything derived from them for callers that hold their own transaction (a retain that
- * replaces a document, an invalidation): `remove` runs in the transaction under the bank's write lock, queueing the
- * emptied mental models' refreshes there (they commit with it), and `afterCommit` tells the brain, wakes the bank and
- * removes the kept `.brain` file. `flush` writes the reads' buffered access events first, so the removal takes them.
+ * replaces a document, an invalidation) and for `makeMemoryDeletion`: a `session` of one transaction's removals, whose
+ * `remove` runs in the transaction under the bank's write lock, queueing the emptied mental models' refreshes there
+ * (they commit with it), and whose `afterCommit` tells the brain, wakes the bank and removes the kept `.brain` file.
+ * `flush` writes the reads' buffered access events first, so the removal takes them.
  */
 export const makeMemoryRemoval = Effect.gen(function*() {
   const consolidation = yield* makeConsolidationRequests
@@ -129,23 +130,20 @@ export const makeMemoryRemoval = Effect.gen(function*() {
     yield* brains.updateKeptFile(bankId, "drop")
   })
 
-  /**
-   * One transaction's removals of a kind, added up for its `afterCommit`: `remove` answers the entities the removed
-   * memories named (what a replace prunes after writing its facts).
-   */
+  /** One transaction's removals of a kind, added up for its `afterCommit`. */
   const session = (bankId: string, kind: RemovalKind) => {
     let after = nothingRemoved
-    return {
-      remove: (ids: ReadonlyArray<string>) =>
-        remove(bankId, ids, { kind }).pipe(Effect.map((removed) => {
+    const removeInSession: RemoveMemories = (ids, documentId) =>
+      remove(bankId, ids, { kind, ...(documentId === undefined ? {} : { documentId }) }).pipe(
+        Effect.map((removed) => {
           after = addAfterRemoval(after, removed.after)
-          return removed.namedEntityIds
-        })),
-      afterCommit: Effect.suspend(() => afterCommit(bankId, after))
-    }
+          return removed
+        })
+      )
+    return { remove: removeInSession, afterCommit: Effect.suspend(() => afterCommit(bankId, after)) }
   }
 
-  return { remove, afterCommit, session, flush: telemetry.flush }
+  return { session, flush: telemetry.flush }
 })
 
 export const makeMemoryDeletion = Effect.gen(function*() {
@@ -158,20 +156,12 @@ export const makeMemoryDeletion = Effect.gen(function*() {
     work: (remove: RemoveMemories) => Effect.Effect<A, E | SqlError, SqlClient.SqlClient>
   ) =>
     Effect.gen(function*() {
-      let after = nothingRemoved
-      const remove: RemoveMemories = (ids, documentId) =>
-        removal.remove(bankId, ids, { kind: "delete", ...(documentId === undefined ? {} : { documentId }) }).pipe(
-          Effect.map((removed) => {
-            after = addAfterRemoval(after, removed.after)
-            return removed
-          })
-        )
-
+      const deletion = removal.session(bankId, "delete")
       yield* removal.flush
       const value = yield* locks.withWriteLock(bankId)(
-        work(remove).pipe(sql.withTransaction, Effect.provideService(SqlClient.SqlClient, sql))
+        work(deletion.remove).pipe(sql.withTransaction, Effect.provideService(SqlClient.SqlClient, sql))
       ).pipe(Effect.catchTag("SqlError", (error) => Effect.die(error)))
-      yield* removal.afterCommit(bankId, after)
+      yield* deletion.afterCommit
       return value
     }).pipe(Effect.withSpan("Forgetting.deleteMemories", { attributes: { bankId } }))
 })

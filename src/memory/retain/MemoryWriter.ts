@@ -88,7 +88,7 @@ export interface WriteResult {
  */
 export type RemoveReplaced = (
   ids: ReadonlyArray<string>
-) => Effect.Effect<ReadonlyArray<string>, SqlError, SqlClient.SqlClient>
+) => Effect.Effect<{ readonly namedEntityIds: ReadonlyArray<string> }, SqlError, SqlClient.SqlClient>
 
 /**
  * Writes the batch. A document in replace mode first loses its old memories (but those of chunks that reappear
@@ -115,7 +115,8 @@ export const writeBatch = Effect.fn("MemoryWriter.writeBatch")(function*(
         if (removeReplaced === undefined) {
           return yield* Effect.die(new Error("writeBatch: a document replaced without removeReplaced"))
         }
-        for (const id of yield* removeReplaced(replaced.map((row) => row.id))) named.add(id)
+        const removed = yield* removeReplaced(replaced.map((row) => row.id))
+        for (const id of removed.namedEntityIds) named.add(id)
       }
       yield* sql`DELETE FROM chunks WHERE bank_id = ${bankId} AND document_id = ${document.documentId}
         ${kept.length > 0 ? sql`AND id NOT IN ${sql.in(kept)}` : sql``}`
