@@ -6,7 +6,7 @@
  */
 import type { IdMapping } from "./RowSql.ts"
 import { insertedColumns, mappedColumns, quote, scopeWhere } from "./RowSql.ts"
-import { type VersionedTable, withLiveJson } from "./VersionedTables.ts"
+import { literal, type VersionedTable, withLiveJson } from "./VersionedTables.ts"
 
 const mappedKey = (plan: VersionedTable, value: string, column: string, mapping: IdMapping) => {
   const isReference = plan.references.some((r) => r.column === column && !r.isArray)
@@ -62,7 +62,7 @@ export const insertRowsSql = (plan: VersionedTable, mapping: IdMapping) => {
 export const mapIdsOfRowsSql = (column: string) =>
   `INSERT INTO repo_id_maps (workspace_bank_id, local_id, canonical_id)
     SELECT $1, md5($1 || ':' || v)::uuid::text, v FROM (
-      SELECT DISTINCT o.body ->> '${column.replaceAll("'", "''")}' AS v
+      SELECT DISTINCT o.body ->> ${literal(column)} AS v
       FROM repo_objects o WHERE o.hash IN (SELECT value FROM jsonb_array_elements_text($2::jsonb))) s
     WHERE v IS NOT NULL
     ON CONFLICT DO NOTHING`

@@ -12,9 +12,7 @@
 import { Effect } from "effect"
 import { SqlClient } from "effect/sql"
 import { quote } from "./RowSql.ts"
-import type { VersionedTable } from "./VersionedTables.ts"
-
-const literal = (text: string) => `'${text.replaceAll("'", "''")}'`
+import { literal, type VersionedTable } from "./VersionedTables.ts"
 
 /** The key text exactly as `rowsCte` computes it for a root bank (no id mapping). */
 export const keyExpr = (plan: VersionedTable, alias: string) =>

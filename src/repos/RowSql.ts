@@ -3,7 +3,7 @@
  * catalog names (quoted) are spliced into the text; every value is a bind parameter. Ids are renamed through
  * `repo_id_maps` when rows move between a root bank and a hidden workspace or a fork (see `IdMapping`).
  */
-import { insertedDefaultsOf, scrubbedJson, type VersionedTable } from "./VersionedTables.ts"
+import { insertedDefaultsOf, literal, scrubbedJson, type VersionedTable } from "./VersionedTables.ts"
 
 export const quote = (name: string) => `"${name.replaceAll("\"", "\"\"")}"`
 
@@ -200,7 +200,7 @@ export const updateBankSql = (plan: VersionedTable, tableHash: string) => {
 export const mapIdsSql = (plan: VersionedTable, column: string, tableHash: string) =>
   `INSERT INTO repo_id_maps (workspace_bank_id, local_id, canonical_id)
     SELECT $1, md5($1 || ':' || v)::uuid::text, v FROM (
-      SELECT DISTINCT o.body ->> ${`'${column.replaceAll("'", "''")}'`} AS v FROM ${storedRowsFrom(tableHash)}) s
+      SELECT DISTINCT o.body ->> ${literal(column)} AS v FROM ${storedRowsFrom(tableHash)}) s
     WHERE v IS NOT NULL
     ON CONFLICT DO NOTHING`
 

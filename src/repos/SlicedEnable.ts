@@ -18,7 +18,7 @@ import { keyExpr } from "./DirtyLog.ts"
 import { leafHash, mappedColumns, nodeHash, noMapping, quote, scopeWhere } from "./RowSql.ts"
 import { canonicalHash } from "./Snapshots.ts"
 import type { Snapshots } from "./Snapshots.ts"
-import type { VersionedTable } from "./VersionedTables.ts"
+import { literal, type VersionedTable } from "./VersionedTables.ts"
 
 /**
  * Slice sizes: rows hashed per slice, and top buckets (of 256) whose leaves and nodes are built per slice of the
@@ -83,7 +83,7 @@ const rowSliceSql = (plan: VersionedTable, plans: ReadonlyMap<string, VersionedT
     SELECT DISTINCT ON (h) h, 'row', body, octet_length(body::text) FROM r1
     ON CONFLICT (hash) DO NOTHING RETURNING size_bytes),
   staged AS (INSERT INTO repo_enable_rows (repo_id, table_name, k, h, b, b1)
-    SELECT $2, ${`'${plan.name.replaceAll("'", "''")}'`}, k, h, get_byte(d, 0), get_byte(d, 1) FROM r1 RETURNING 1)
+    SELECT $2, ${literal(plan.name)}, k, h, get_byte(d, 0), get_byte(d, 1) FROM r1 RETURNING 1)
   SELECT (SELECT count(*) FROM staged)::int AS n, (SELECT coalesce(sum(size_bytes), 0) FROM stored)::bigint AS added,
     ${sliced ? `(SELECT count(*) FROM x)::int` : "0"} AS paged, ${last} AS last`
 }

@@ -12,6 +12,7 @@ import { Effect } from "effect"
 import { SqlClient } from "effect/sql"
 import { objectsLockShared } from "./GarbageCollection.ts"
 import { insertedColumns, leavesUnder, quote, updateBankSql } from "./RowSql.ts"
+import { literal } from "./VersionedTables.ts"
 import type { Snapshots } from "./Snapshots.ts"
 
 /** Rows one slice aims to copy: the top buckets of a table are taken in groups holding about this many. */
@@ -83,7 +84,7 @@ export const forkSlice = (snapshots: Snapshots["Service"], job: ForkJob) =>
           yield* run(
             `INSERT INTO repo_id_maps (workspace_bank_id, local_id, canonical_id)
              SELECT $1, md5($1 || ':' || v)::uuid::text, v FROM (
-               SELECT DISTINCT o.body ->> ${`'${column.replaceAll("'", "''")}'`} AS v FROM ${rowsUnder}) s
+               SELECT DISTINCT o.body ->> ${literal(column)} AS v FROM ${rowsUnder}) s
              WHERE v IS NOT NULL
              ON CONFLICT DO NOTHING`,
             [job.targetBankId, nodes]

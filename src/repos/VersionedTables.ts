@@ -76,7 +76,8 @@ export const insertedDefaultsOf = (table: string) => Object.entries(insertedDefa
  */
 export const scrubbedJsonKeys: Readonly<Record<string, Readonly<Record<string, ReadonlyArray<string>>>>> = {}
 
-const literal = (text: string) => `'${text.replaceAll("'", "''")}'`
+/** A text as an SQL string literal, for catalog names spliced into statements (values are bind parameters). */
+export const literal = (text: string) => `'${text.replaceAll("'", "''")}'`
 
 /** `value` (a jsonb expression) as a commit stores it: the scrubbed keys emptied, when the column has any. */
 export const scrubbedJson = (table: string, column: string, value: string) => {

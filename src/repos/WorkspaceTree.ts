@@ -13,7 +13,7 @@ import { keyExpr } from "./DirtyLog.ts"
 import { mappedColumns, noMapping, quote, scopeWhere } from "./RowSql.ts"
 import { canonicalHash, rootHashOf } from "./Snapshots.ts"
 import type { Snapshots } from "./Snapshots.ts"
-import type { VersionedTable } from "./VersionedTables.ts"
+import { literal, type VersionedTable } from "./VersionedTables.ts"
 
 /** A stored state: table → table manifest hash, and table → row count. */
 export interface TreeState {
@@ -55,8 +55,6 @@ export const nodeHashOf = (leaves: ReadonlyMap<number, string>) => {
   const numbers = [...leaves.keys()].sort((x, y) => x - y)
   return sha256(["node", ...numbers.map((n) => `${n}=${leaves.get(n)}`)].join("\n"))
 }
-
-const literal = (text: string) => `'${text.replaceAll("'", "''")}'`
 
 /**
  * (table, key text, row hash) of the logged keys that still exist, for every logged table in one statement (`$2`:
