@@ -9,7 +9,10 @@
  * those requests are the interesting ones — they reach the handlers. So fuzzed requests address a target bank
  * that they may legitimately change, and a sentinel bank seeded the same way must stay identical; fuzzed requests
  * reach for it only through ids that must not resolve to it (its record ids under the target bank, near-miss
- * bank ids such as `fuzz-sentinel%00` or `..%2F..%2Fbanks%2Ffuzz-sentinel`).
+ * bank ids such as `fuzz-sentinel%00` or `..%2F..%2Fbanks%2Ffuzz-sentinel`). After each route one SQL read digests
+ * both banks' stored rows (`watchBanks`): a change to the sentinel's rows is then checked against what a user reads
+ * about it, attributed to the route; the user's reads are compared once more at the end; the target's id pools are
+ * read again only after its rows changed.
  *
  * A second pass sends bodies past the edge's caps (a declared length over the byte cap, 1.2M elements, 100k levels)
  * to every route with a JSON body, and pathological globs to the codebase imports, while /health is asked back to
@@ -18,7 +21,7 @@
  */
 import { assert, layer } from "@effect/vitest"
 import { Effect } from "effect"
-import { ensureSeeded, fuzzPools, idPools, seedBank, watchSentinel } from "../support/fuzz/FuzzBanks.ts"
+import { ensureSeeded, seedBank, watchBanks } from "../support/fuzz/FuzzBanks.ts"
 import {
   describeFindings,
   type Finding,
@@ -66,22 +69,19 @@ layer(testApp(), { excludeTestServices: true })("fuzzing the REST API", (it) => 
 
         yield* seedBank(sentinel)
         yield* seedBank(target)
-        const sentinelIds = yield* idPools(sentinel)
-        assert.isAbove(sentinelIds["memory_id"]!.length, 0, "the sentinel has memories")
-        const checkAfter = yield* watchSentinel(sentinel)
+        const banks = yield* watchBanks(target, sentinel)
 
         const findings: Array<Finding> = []
         for (const route of routes) {
           const name = `${route.method} ${route.template}`
-          yield* ensureSeeded(target)
-          const pools = fuzzPools(target, yield* idPools(target), sentinelIds)
-          const arbitrary = requestArbitrary(route, { resolve, pools, sentinel })
+          const arbitrary = requestArbitrary(route, { resolve, pools: yield* banks.pools, sentinel })
           const finding = yield* Effect.promise(() =>
             fuzzTarget(name, arbitrary, (request) => send(server.url, request))
           )
           if (finding !== undefined) findings.push(finding)
-          findings.push(...yield* checkAfter(name))
+          findings.push(...yield* banks.afterEach(name))
         }
+        findings.push(...yield* banks.atEnd)
         const total = [...statuses.values()].reduce((sum, count) => sum + count, 0)
         const accepted = [...statuses].filter(([status]) => status < 300).reduce((sum, [, count]) => sum + count, 0)
         console.log(

@@ -11,7 +11,7 @@ import { assert, layer } from "@effect/vitest"
 import fc from "fast-check"
 import { Effect } from "effect"
 import { mcpToolFamilies } from "../../src/mcp/McpToolFamilies.ts"
-import { ensureSeeded, fuzzPools, idPools, seedBank, watchSentinel } from "../support/fuzz/FuzzBanks.ts"
+import { seedBank, watchBanks } from "../support/fuzz/FuzzBanks.ts"
 import { describeFindings, type Finding, fuzzTarget } from "../support/fuzz/FuzzRun.ts"
 import { hostileSegments } from "../support/fuzz/Hostile.ts"
 import { type McpMessage, mcpProblem, type McpToolListing, toolCallArbitrary } from "../support/fuzz/McpRequests.ts"
@@ -49,8 +49,7 @@ layer(testApp({ mcpToolFamilies }), { excludeTestServices: true })("fuzzing the 
         const server = yield* TestServer
         yield* seedBank(sentinel)
         yield* seedBank(target)
-        const sentinelIds = yield* idPools(sentinel)
-        const checkAfter = yield* watchSentinel(sentinel)
+        const banks = yield* watchBanks(target, sentinel)
         const findings: Array<Finding> = []
 
         for (const endpoint of ["/mcp/", `/mcp/${target}/`]) {
@@ -58,13 +57,12 @@ layer(testApp({ mcpToolFamilies }), { excludeTestServices: true })("fuzzing the 
           assert.isAbove(tools.length, 60, `${endpoint} lists its tools, the feature families' too`)
           for (const tool of tools) {
             const name = `${endpoint} ${tool.name}`
-            yield* ensureSeeded(target)
-            const context = { pools: fuzzPools(target, yield* idPools(target), sentinelIds), sentinel }
+            const context = { pools: yield* banks.pools, sentinel }
             const finding = yield* Effect.promise(() =>
               fuzzTarget(name, toolCallArbitrary(tool, context), (message) => send(server.url + endpoint, message))
             )
             if (finding !== undefined) findings.push(finding)
-            findings.push(...yield* checkAfter(name))
+            findings.push(...yield* banks.afterEach(name))
           }
         }
 
@@ -85,7 +83,8 @@ layer(testApp({ mcpToolFamilies }), { excludeTestServices: true })("fuzzing the 
         if (finding !== undefined) {
           findings.push(finding)
         }
-        findings.push(...yield* checkAfter("/mcp/{bank_id}/"))
+        findings.push(...yield* banks.afterEach("/mcp/{bank_id}/"))
+        findings.push(...yield* banks.atEnd)
 
         assert.strictEqual(findings.length, 0, describeFindings(findings))
       }),

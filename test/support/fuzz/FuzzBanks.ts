@@ -6,6 +6,7 @@
  */
 import { assert } from "@effect/vitest"
 import { Effect } from "effect"
+import { SqlClient } from "effect/sql"
 import { TestServer } from "../TestServer.ts"
 import type { Finding } from "./FuzzRun.ts"
 import { eventually } from "../TestTasks.ts"
@@ -146,26 +147,103 @@ export const changedReads = (before: Record<string, unknown>, after: Record<stri
   Object.keys(before).filter((path) => JSON.stringify(before[path]) !== JSON.stringify(after[path]))
 
 /**
- * Snapshots the sentinel now; the returned check, run after each fuzz target, reports the server's health and any
- * change to the sentinel since the previous check (a change is reported once, then becomes the new baseline).
+ * One SQL read of everything stored for some banks: per bank, a digest of its rows in each table with a column
+ * naming a bank (`bank_id`, `root_bank_id`, `workspace_bank_id`, …; listed from the schema, so a new table is
+ * covered without touching this file) and of the entity links of its memories, which name none. Equal digests mean
+ * no stored row of the bank changed. Answers, per bank, the digest of each table by name.
  */
-export const watchSentinel = (sentinel: string) =>
+const storedDigests = Effect.gen(function*() {
+  const sql = yield* SqlClient.SqlClient
+  const columns = yield* Effect.orDie(sql<{ readonly tableName: string; readonly columnName: string }>`
+    SELECT c.table_name, c.column_name FROM information_schema.columns c
+    JOIN information_schema.tables t ON t.table_schema = c.table_schema AND t.table_name = c.table_name
+    WHERE c.table_schema = current_schema() AND t.table_type = 'BASE TABLE' AND c.column_name LIKE '%bank\\_id'
+    ORDER BY c.table_name, c.column_name`)
+  const digest = "md5(coalesce(string_agg(r::text, chr(30) ORDER BY r::text), ''))"
+  const query = [
+    ...columns.map(({ columnName, tableName }) =>
+      `SELECT r."${columnName}" AS bank, '${tableName}.${columnName}' AS name, ${digest} AS digest ` +
+      `FROM "${tableName}" r WHERE r."${columnName}" = ANY($1) GROUP BY 1`
+    ),
+    `SELECT u.bank_id AS bank, 'unit_entities' AS name, ${digest} AS digest ` +
+    `FROM unit_entities r JOIN memory_units u ON u.id = r.unit_id WHERE u.bank_id = ANY($1) GROUP BY 1`
+  ].join("\nUNION ALL\n")
+  return (bankIds: ReadonlyArray<string>) =>
+    Effect.map(
+      Effect.orDie(
+        sql.unsafe<{ readonly bank: string; readonly name: string; readonly digest: string }>(query, [bankIds])
+      ),
+      (rows) =>
+        Object.fromEntries(bankIds.map((bankId) => [
+          bankId,
+          Object.fromEntries(rows.filter((row) => row.bank === bankId).map((row) => [row.name, row.digest]))
+        ])) as Record<string, Record<string, string>>
+    )
+})
+
+/** The tables whose digests differ (a table where the bank has no rows has none). */
+const changedTables = (before: Record<string, string>, after: Record<string, string>) =>
+  [...new Set([...Object.keys(before), ...Object.keys(after)])].filter((table) => before[table] !== after[table])
+
+/** The audit log: a row for every request, which no id pool reads. */
+const requestLog = "audit_logs.bank_id"
+
+/**
+ * The two banks through a fuzz run. `pools` answers the ids for the next fuzz target (`fuzzPools` of the target's
+ * `idPools`, re-seeding the target first if a valid DELETE removed it), read afresh when a stored row of the target
+ * changed since they were last read, the same pools otherwise (the reads would answer the same ids). `afterEach`,
+ * run after each fuzz target, reports the server's health and, when a stored row of the sentinel changed, any
+ * change to what a user reads about it (`snapshot`; a change is reported once, then becomes the new baseline).
+ * `atEnd` compares what a user reads once more, whatever the rows say (a change held only in memory shows there).
+ * One SQL read per fuzz target serves both banks.
+ */
+export const watchBanks = (target: string, sentinel: string) =>
   Effect.gen(function*() {
     const server = yield* TestServer
-    let before = yield* snapshot(sentinel)
-    return (target: string) =>
+    const digestsOf = yield* storedDigests
+    const sentinelIds = yield* idPools(sentinel)
+    assert.isAbove(sentinelIds["memory_id"]!.length, 0, "the sentinel has memories")
+    let seen = yield* snapshot(sentinel)
+    let digests = yield* digestsOf([target, sentinel])
+    let read: { readonly digest: Record<string, string>; readonly pools: ReturnType<typeof fuzzPools> } | undefined
+
+    const pools = Effect.gen(function*() {
+      const digest = digests[target]!
+      if (read !== undefined && changedTables(read.digest, digest).every((table) => table === requestLog)) {
+        return read.pools
+      }
+      yield* ensureSeeded(target)
+      read = { digest, pools: fuzzPools(target, yield* idPools(target), sentinelIds) }
+      return read.pools
+    })
+
+    const compare = (name: string, storedChanged: ReadonlyArray<string>) =>
+      Effect.gen(function*() {
+        const now = yield* snapshot(sentinel)
+        const changed = changedReads(seen, now)
+        if (changed.length === 0) return []
+        seen = now
+        const rows = storedChanged.length === 0 ? "" : `; stored rows changed in ${storedChanged.join(", ")}`
+        return [{ target: name, problem: `the sentinel bank changed: ${changed.join(", ")}${rows}` }]
+      })
+
+    const afterEach = (name: string) =>
       Effect.gen(function*() {
         const findings: Array<Finding> = []
         const health = yield* server.request("GET", "/health")
-        if (health.status !== 200) findings.push({ target, problem: `/health answered ${health.status} afterwards` })
-        const after = yield* snapshot(sentinel)
-        const changed = changedReads(before, after)
-        if (changed.length > 0) {
-          findings.push({ target, problem: `the sentinel bank changed: ${changed.join(", ")}` })
-          before = after
+        if (health.status !== 200) {
+          findings.push({ target: name, problem: `/health answered ${health.status} afterwards` })
+        }
+        const now = yield* digestsOf([target, sentinel])
+        const storedChanged = changedTables(digests[sentinel]!, now[sentinel]!)
+        digests = now
+        if (storedChanged.length > 0) {
+          findings.push(...yield* compare(name, storedChanged))
         }
         return findings
       })
+
+    return { sentinelIds, pools, afterEach, atEnd: compare("the end of the run", []) }
   })
 
 /**
