@@ -154,7 +154,12 @@ export class MemoryCuration extends Context.Service<MemoryCuration, {
           yield* sql`UPDATE memory_units SET fact_type = ${request.fact_type}, updated_at = now()
             WHERE bank_id = ${bankId} AND id = ${memoryId}`
         }
-        if (given(request.entities)) yield* setEntitiesExactly(bankId, memoryId, request.entities)
+        if (given(request.entities)) {
+          yield* setEntitiesExactly(bankId, memoryId, request.entities)
+          // Its mentions and entity links changed, not its row: naming `tags` in the update writes the change-log
+          // entry that makes every bank brain (and a kept `.brain` file's catch-up) read the memory and its links again.
+          yield* sql`UPDATE memory_units SET tags = tags, updated_at = now() WHERE bank_id = ${bankId} AND id = ${memoryId}`
+        }
         if (given(request.text) || given(request.entities) || given(request.occurred_start)) {
           const dims = sql.literal(String(Math.trunc(embeddings.identity.dimensions)))
           yield* linkNew(bankId, [memoryId], modelKey(embeddings.identity), dims)
