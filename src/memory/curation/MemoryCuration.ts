@@ -25,7 +25,13 @@ import { setEntitiesExactly } from "./ExactEntities.ts"
 import { liveAt } from "../forgetting/Expiry.ts"
 import { ExpiryWakeups } from "../forgetting/ExpiryWakeups.ts"
 import { makeMemoryRemoval } from "../forgetting/MemoryDeletion.ts"
-import { type ArchivedRow, findArchived, moveToArchive, restoreFromArchive } from "./MemoryArchive.ts"
+import {
+  type ArchivedRow,
+  findArchived,
+  moveToArchive,
+  restoreFromArchive,
+  restoreRestingOpinions
+} from "./MemoryArchive.ts"
 
 const editFields = ["text", "context", "occurred_start", "occurred_end", "fact_type", "entities"] as const
 
@@ -238,7 +244,11 @@ export class MemoryCuration extends Context.Service<MemoryCuration, {
             }
             if (archived === undefined && edits.length === 0) return false
             const dims = sql.literal(String(Math.trunc(embeddings.identity.dimensions)))
-            if (archived !== undefined) yield* linkNew(bankId, [memoryId], modelKey(embeddings.identity), dims)
+            if (archived !== undefined) {
+              // The opinions its invalidation set aside come back with it once all they rest on is live again.
+              const opinions = yield* restoreRestingOpinions(bankId, memoryId)
+              yield* linkNew(bankId, [memoryId, ...opinions], modelKey(embeddings.identity), dims)
+            }
             return yield* requeueEditedFacts(consolidation, bankId, [memoryId], observationsOn)
           })
         ).pipe(Effect.orDie)
