@@ -2,7 +2,8 @@
  * A big bank's brain survives a restart in its `.brain` file: after a SIGKILL the next service loads the file
  * (written here by an export) and catches up from the tables (memories added after the file was written are
  * seen; every deletion of facts now removes the kept file, see ReplaceDerived.test.ts) instead of building; a graceful stop writes the file when it is behind,
- * so the next start loads it with nothing to catch up; a damaged file is built around.
+ * so the next start loads it with nothing to catch up; a damaged file is built around. Memories edited after the file
+ * (text, entities) are answered after a SIGKILL as a brain built fresh from the tables answers them.
  */
 import { assert, describe, it } from "@effect/vitest"
 import { Effect } from "effect"

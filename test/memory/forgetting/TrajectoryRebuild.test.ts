@@ -1,7 +1,8 @@
 /**
  * A removal that deletes an entity's trajectory (its path ran through a removed memory) queues its recompute with the
  * removal, over the real HTTP server on both tiers: once the bank's operations are done, the trajectory reads again,
- * without the removed memory, after an invalidation and after a document retained again in replace mode. Before,
+ * without the removed memory, after an invalidation (and with it again after its restore) and after a document
+ * retained again in replace mode. Before,
  * it answered 404 until the next run over stale entities (a later retain in a bank with automatic trajectories on).
  */
 import { assert, layer } from "@effect/vitest"
@@ -65,6 +66,11 @@ layer(testApp(), { excludeTestServices: true, timeout: "4 minutes" })(
         yield* settled(bank)
         const after = yield* pathOf(bank, alice)
         assert.sameMembers(after, before.filter((id) => id !== gone))
+
+        // Restored: the trajectory runs through it again.
+        yield* ok("PATCH", `${bankPath(bank)}/memories/${gone}`, { state: "valid" })
+        yield* settled(bank)
+        assert.sameMembers(yield* pathOf(bank, alice), before)
       }))
 
     it.effect("after a document retained again in replace mode the trajectory runs over its new fact", () =>
