@@ -109,5 +109,24 @@ layer(testApp(), { excludeTestServices: true, timeout: "4 minutes" })(
         assert.isDefined(promoted, "the document's old fact was replaced")
         assert.sameMembers(after, [...before.filter((id) => id !== promoted), lisbon!.id])
       }))
+
+    it.effect("after a forget of one memory the trajectory reads again without it", () =>
+      Effect.gen(function*() {
+        const bank = "trajectory-forgotten"
+        yield* ok("POST", `${bankPath(bank)}/memories`, {
+          items: aliceFacts.map((content, day) => ({
+            content,
+            timestamp: new Date(Date.UTC(2024, 0, 1 + day, 9)).toISOString()
+          }))
+        })
+        yield* settled(bank)
+        const alice = yield* aliceId(bank)
+        const before = yield* computed(bank, alice)
+        const gone = before[4]!
+        const report = yield* ok("POST", `${bankPath(bank)}/forget`, { memory_ids: [gone] })
+        assert.strictEqual(report.body.removed.trajectories, 1, report.text)
+        yield* settled(bank)
+        assert.sameMembers(yield* pathOf(bank, alice), before.filter((id) => id !== gone))
+      }))
   }
 )
