@@ -373,7 +373,10 @@ export class BankBrains extends Context.Service<BankBrains, {
             brain.records.upsert(delta.rewritten.map((memory) => memory.input))
             brain.records.upsert(delta.added.map((memory) => memory.input))
             brain.graph.appendNodes(delta.added.map((memory) => memory.input.id))
+            // A rewritten memory's links may have been derived anew: its old ones go, its current ones come in.
+            brain.graph.detach(delta.rewritten.map((memory) => memory.input.id))
             brain.graph.addLinks(delta.links)
+            brain.graph.addLinks(delta.rewrittenLinks)
             if (delta.live !== undefined && brain.keywords.size !== delta.live) {
               // Not exposed yet (a cold start): dropped for a build from the tables.
               yield* Effect.logInfo(`the kept brain file of bank ${bankId} does not match its memories; building it`)

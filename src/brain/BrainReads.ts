@@ -73,6 +73,11 @@ export interface BrainDelta {
   /** Changed memories that are still there, read again. */
   readonly rewritten: ReadonlyArray<ReadMemory>
   readonly links: ReadonlyArray<LinkRow>
+  /**
+   * Every link of the rewritten memories as it is now: a rewrite may derive a memory's links anew (a curated text
+   * loses its semantic and temporal links and is linked again), so the brain drops theirs and takes these.
+   */
+  readonly rewrittenLinks: ReadonlyArray<LinkRow>
   readonly entityNames: ReadonlyArray<readonly [string, string]>
   /** Chunks named by the added and rewritten memories that the brain did not hold. */
   readonly chunks: ReadonlyArray<readonly [string, ChunkText]>
@@ -294,6 +299,10 @@ export const makeBrainReads = (sql: SqlClient.SqlClient, options: BrainReadsOpti
       const links = addedIds.length === 0 ? [] : yield* sql<LinkRow>`
         SELECT from_id, to_id, link_type, weight FROM memory_links
         WHERE from_id IN ${sql.in(addedIds)} OR to_id IN ${sql.in(addedIds)}`
+      const rewrittenIds = rewrittenRows.map((memory) => memory.id)
+      const rewrittenLinks = rewrittenIds.length === 0 ? [] : yield* sql<LinkRow>`
+        SELECT from_id, to_id, link_type, weight FROM memory_links
+        WHERE from_id IN ${sql.in(rewrittenIds)} OR to_id IN ${sql.in(rewrittenIds)}`
       const mentions = readIds.length === 0
         ? []
         : yield* sql<Mention>`SELECT unit_id, entity_id FROM unit_entities WHERE unit_id IN ${sql.in(readIds)}`
@@ -313,6 +322,7 @@ export const makeBrainReads = (sql: SqlClient.SqlClient, options: BrainReadsOpti
         added: withMentions(addedRows.map(readMemory), mentions),
         rewritten: withMentions(rewrittenRows.map(readMemory), mentions),
         links,
+        rewrittenLinks,
         entityNames: names.map((row) => [row.id, row.canonicalName] as const),
         chunks: chunks.map((row) => [row.id, { chunkIndex: row.chunkIndex, text: row.text }] as const),
         live

@@ -2,11 +2,12 @@
  * A big bank's brain survives a restart in its `.brain` file: after a SIGKILL the next service loads the file
  * (written here by an export) and catches up from the tables (memories added after the file was written are
  * seen; every deletion of facts now removes the kept file, see ReplaceDerived.test.ts) instead of building; a graceful stop writes the file when it is behind,
- * so the next start loads it with nothing to catch up; a damaged file is built around.
+ * so the next start loads it with nothing to catch up; a damaged file is built around. Memories edited after the file
+ * (text, entities) are answered after a SIGKILL as a brain built fresh from the tables answers them.
  */
 import { assert, describe, it } from "@effect/vitest"
 import { Effect } from "effect"
-import { writeFileSync } from "node:fs"
+import { rmSync, writeFileSync } from "node:fs"
 import { join } from "node:path"
 import { type Child, freePort, spawnService, waitForHealth } from "../support/ChildService.ts"
 import { freshServiceEnv } from "../support/TestDatabase.ts"
@@ -125,5 +126,76 @@ describe("the brain kept in its file", () => {
         yield* stopped(fourth, "SIGTERM")
       })),
     180_000
+  )
+
+  it.live(
+    "answers a memory edited after the file as the database says, after a SIGKILL",
+    () =>
+      Effect.scoped(Effect.gen(function*() {
+        const port = yield* freePort
+        const url = `http://127.0.0.1:${port}`
+        const env = freshServiceEnv({
+          SERVICE_API_PORT: String(port),
+          SERVICE_API_ENABLE_OBSERVATIONS: "false",
+          SERVICE_API_BRAIN_KEEP_FILES_MIN_MEMORIES: "20"
+        })
+        const start = Effect.gen(function*() {
+          const child = yield* spawnService("src/main.ts", env)
+          yield* waitForHealth(url, child)
+          return child
+        })
+        const queries = [
+          "tomatoes in greenhouse 3",
+          "cucumbers under the blue lamp",
+          "week 12 harvest",
+          "lamp 4 greenhouse 2",
+          "which greenhouse flooded",
+          "Marguerite",
+          "what happened in Greenhouse 2"
+        ]
+        const answers = Effect.forEach(queries, (query) => recall(url, query))
+
+        const first = yield* start
+        yield* request(url, "POST", "/memories", {
+          items: Array.from({ length: 40 }, (_, n) => ({
+            content: `Greenhouse ${n % 7} grew ${n * 3} tomatoes in week ${n} under lamp ${n % 5}.`
+          }))
+        })
+        yield* recall(url, "tomatoes in greenhouse 3")
+        const exported = yield* Effect.promise(() => fetch(`${url}/v1/default/banks/${bank}/brain/export`))
+        assert.strictEqual(exported.status, 200)
+        yield* Effect.promise(() => exported.arrayBuffer())
+        assert.strictEqual((yield* status(url)).metrics.file_writes, 1)
+
+        // Edits after the file was written: one memory's text (re-embedded, its links derived anew), another's too.
+        const listed = yield* request(url, "GET", "/memories/list?limit=100")
+        const ids: Array<string> = listed.items.map((item: { id: string }) => item.id)
+        yield* request(url, "PATCH", `/memories/${ids[3]}`, {
+          text: "Greenhouse 2 grew cucumbers under the blue lamp and flooded in week 12."
+        })
+        yield* request(url, "PATCH", `/memories/${ids[17]}`, { text: "The week 12 harvest filled forty crates." })
+        // And one memory's entities alone (no column of its row changes): its mentions and entity links do.
+        yield* request(url, "PATCH", `/memories/${ids[25]}`, { entities: ["Marguerite", "Greenhouse 2"] })
+        const before = yield* answers
+        yield* stopped(first, "SIGKILL")
+
+        const second = yield* start
+        const restarted = yield* answers
+        const loaded = yield* status(url)
+        assert.strictEqual(loaded.metrics.file_loads, 1, "the kept file was not loaded")
+        yield* stopped(second, "SIGKILL")
+
+        // A brain built fresh from the tables is what the database says.
+        const file = join(env["SERVICE_API_DATA_DIR"]!, "brain", loaded.file_path)
+        rmSync(file, { force: true })
+        const third = yield* start
+        const fresh = yield* answers
+        assert.strictEqual((yield* status(url)).metrics.builds, 1)
+        yield* stopped(third, "SIGTERM")
+
+        assert.deepStrictEqual(restarted, fresh, "the restarted service answers otherwise than a fresh build")
+        assert.deepStrictEqual(before, fresh, "the running service answered otherwise than a fresh build")
+      })),
+    240_000
   )
 })

@@ -42,6 +42,12 @@ export class LiveGraph {
   readonly indexOf: Map<string, number>
   private removed: Uint8Array
   private removedCount = 0
+  /**
+   * Memories whose links were rewritten since the base (a curated text is linked anew): every base edge with one of
+   * them at either end is ignored, and their current links all live in the delta (`detach`, then `addLinks`).
+   */
+  private detached: Uint8Array
+  private detachedCount = 0
   private readonly delta = new Map<number, DeltaList>()
   private deltaEdgeCount = 0
   /**
@@ -56,6 +62,7 @@ export class LiveGraph {
     this.ids = [...base.ids]
     this.indexOf = new Map(base.indexOf)
     this.removed = new Uint8Array(Math.max(16, base.nodeCount))
+    this.detached = new Uint8Array(this.removed.length)
   }
 
   static of(base: GraphSnapshot): LiveGraph {
@@ -82,7 +89,8 @@ export class LiveGraph {
 
   /** Nothing changed since the base was built: readers may use the base snapshot directly. */
   get isBase(): boolean {
-    return this.removedCount === 0 && this.delta.size === 0 && this.ids.length === this.base.nodeCount
+    return this.removedCount === 0 && this.detachedCount === 0 && this.delta.size === 0 &&
+      this.ids.length === this.base.nodeCount
   }
 
   isRemoved(index: number): boolean {
@@ -100,6 +108,9 @@ export class LiveGraph {
       const larger = new Uint8Array(Math.max(this.ids.length, this.removed.length * 2))
       larger.set(this.removed)
       this.removed = larger
+      const detached = new Uint8Array(larger.length)
+      detached.set(this.detached)
+      this.detached = detached
     }
   }
 
@@ -116,9 +127,46 @@ export class LiveGraph {
     }
   }
 
+  /**
+   * Drops every link of these memories, base and delta, from both ends: the caller then adds their links as the
+   * database holds them now (`addLinks`), so a memory whose links were derived anew (a curated text) reads exactly
+   * as a fresh build would read it, in the same position. Unknown or removed ids are skipped.
+   */
+  detach(ids: Iterable<string>): void {
+    for (const id of ids) {
+      const u = this.indexOf.get(id)
+      if (u === undefined) continue
+      if (this.detached[u] !== 1) {
+        this.detached[u] = 1
+        this.detachedCount++
+      }
+      const list = this.delta.get(u)
+      if (list === undefined) continue
+      for (const v of new Set(list.targets)) {
+        const other = this.delta.get(v)
+        if (other === undefined) continue
+        for (let i = other.targets.length - 1; i >= 0; i--) {
+          if (other.targets[i] !== u) continue
+          other.targets.splice(i, 1)
+          other.weights.splice(i, 1)
+          other.types.splice(i, 1)
+          this.deltaEdgeCount--
+        }
+        if (other.targets.length === 0) this.delta.delete(v)
+      }
+      this.deltaEdgeCount -= list.targets.length
+      this.delta.delete(u)
+    }
+  }
+
+  /** A base edge still counts: neither end was detached since the base was built. */
+  private baseEdgeLive(u: number, v: number): boolean {
+    return this.detachedCount === 0 || (this.detached[u] !== 1 && this.detached[v] !== 1)
+  }
+
   /** Inserts one directed edge in order; false when a copy at least as strong is already there. */
   private insert(u: number, v: number, weight: number, code: number): boolean {
-    if (u < this.base.nodeCount) {
+    if (u < this.base.nodeCount && this.baseEdgeLive(u, v)) {
       for (let e = this.base.offsets[u]!; e < this.base.offsets[u + 1]!; e++) {
         if (this.base.targets[e] !== v || this.base.types[e] !== code) continue
         if (this.base.weights[e]! >= weight) return false
@@ -195,6 +243,7 @@ export class LiveGraph {
         d++
       }
       if (this.removed[target] === 1) continue
+      if (takeBase && !this.baseEdgeLive(u, target)) continue
       if (count === buffer.targets.length) growBuffer(buffer)
       buffer.targets[count] = target
       buffer.weights[count] = weight
@@ -215,7 +264,9 @@ export class LiveGraph {
     const base = this.base
     if (index < base.nodeCount) {
       for (let e = base.offsets[index]!; e < base.offsets[index + 1]!; e++) {
-        if (base.targets[e] === target && base.types[e] === temporalCode) return target
+        if (base.targets[e] === target && base.types[e] === temporalCode && this.baseEdgeLive(index, target)) {
+          return target
+        }
       }
     }
     const list = this.delta.get(index)
@@ -306,7 +357,7 @@ export class LiveGraph {
       if (newIndex[u]! < 0) continue
       if (u < base.nodeCount) {
         for (let e = base.offsets[u]!; e < base.offsets[u + 1]!; e++) {
-          keep(u, base.targets[e]!, base.weights[e]!, base.types[e]!)
+          if (this.baseEdgeLive(u, base.targets[e]!)) keep(u, base.targets[e]!, base.weights[e]!, base.types[e]!)
         }
       }
       const list = this.delta.get(u)
@@ -319,7 +370,8 @@ export class LiveGraph {
 
   /** Bytes held: the base snapshot, the tombstone flags and the delta lists (estimated at 8 bytes a number). */
   get byteSize(): number {
-    return this.base.byteSize + this.removed.byteLength + this.deltaEdgeCount * 24 + this.delta.size * 96 +
+    return this.base.byteSize + this.removed.byteLength + this.detached.byteLength + this.deltaEdgeCount * 24 +
+      this.delta.size * 96 +
       (this.ids.length - this.base.nodeCount) * 112
   }
 }

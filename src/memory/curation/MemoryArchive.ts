@@ -29,6 +29,34 @@ export const findArchived = Effect.fn("MemoryArchive.find")(function*(bankId: st
 })
 
 /**
+ * Copies live rows into the archive as they are, with their entity names and causal links (the rest of their links
+ * is derived again when they come back). The caller deletes them from `memory_units`.
+ */
+export const archiveRows = Effect.fn("MemoryArchive.archiveRows")(function*(
+  bankId: string,
+  unitIds: ReadonlyArray<string>,
+  reason: string | null
+) {
+  const sql = yield* SqlClient.SqlClient
+  if (unitIds.length === 0) return
+  yield* sql`
+    INSERT INTO memory_unit_archive (unit_id, bank_id, unit, entity_names, causal_links, reason)
+    SELECT u.id, u.bank_id, to_jsonb(u),
+      coalesce((SELECT array_agg(e.canonical_name ORDER BY e.canonical_name) FROM unit_entities ue
+        JOIN entities e ON e.id = ue.entity_id WHERE ue.unit_id = u.id), '{}'),
+      coalesce((SELECT jsonb_agg(jsonb_build_object('from_id', l.from_id, 'to_id', l.to_id, 'link_type', l.link_type,
+          'weight', l.weight))
+        FROM memory_links l WHERE l.bank_id = u.bank_id AND (l.from_id = u.id OR l.to_id = u.id)
+          AND l.link_type IN ${sql.in(causalTypes)}), '[]'::jsonb),
+      ${reason}
+    FROM memory_units u WHERE u.bank_id = ${bankId} AND u.id IN ${sql.in([...unitIds])}
+    ON CONFLICT (unit_id) DO NOTHING`
+})
+
+/** Why an opinion waits in the archive: a memory it rests on was invalidated. */
+export const restingOpinionReason = "rests on an invalidated memory"
+
+/**
  * Moves the live fact into the archive. The live row goes through `remove` (`MemoryRemoval.session(bankId,
  * "invalidate")`): with it go what rests on it (opinions, observations, mental models emptied, dream evidence,
  * anomalies, trajectories through it) and the entities only it named, as for a delete; its chunk, document, access
@@ -40,18 +68,7 @@ export const moveToArchive = Effect.fn("MemoryArchive.moveOut")(function*(
   reason: string | null,
   remove: (ids: ReadonlyArray<string>) => Effect.Effect<unknown, SqlError, SqlClient.SqlClient>
 ) {
-  const sql = yield* SqlClient.SqlClient
-  yield* sql`
-    INSERT INTO memory_unit_archive (unit_id, bank_id, unit, entity_names, causal_links, reason)
-    SELECT u.id, u.bank_id, to_jsonb(u),
-      coalesce((SELECT array_agg(e.canonical_name ORDER BY e.canonical_name) FROM unit_entities ue
-        JOIN entities e ON e.id = ue.entity_id WHERE ue.unit_id = u.id), '{}'),
-      coalesce((SELECT jsonb_agg(jsonb_build_object('from_id', l.from_id, 'to_id', l.to_id, 'link_type', l.link_type,
-          'weight', l.weight))
-        FROM memory_links l WHERE l.bank_id = u.bank_id AND (l.from_id = u.id OR l.to_id = u.id)
-          AND l.link_type IN ${sql.in(causalTypes)}), '[]'::jsonb),
-      ${reason}
-    FROM memory_units u WHERE u.bank_id = ${bankId} AND u.id = ${unitId}`
+  yield* archiveRows(bankId, [unitId], reason)
   // Entities only this fact named go with it, as when a memory is deleted (restoring resolves its names anew).
   yield* remove([unitId])
 })
@@ -81,4 +98,31 @@ export const restoreFromArchive = Effect.fn("MemoryArchive.moveBack")(function*(
     ON CONFLICT DO NOTHING`
   yield* sql`DELETE FROM memory_unit_archive WHERE bank_id = ${bankId} AND unit_id = ${unitId}`
   return true
+})
+
+/**
+ * Brings back the opinions the archive holds because a memory they rest on was invalidated, once every memory they
+ * rest on is live again: those resting on `unitId`, then those resting on them. Answers the ids restored (the caller
+ * links them again). An opinion still resting on another invalidated memory waits for that one's restore.
+ */
+export const restoreRestingOpinions = Effect.fn("MemoryArchive.restoreRestingOpinions")(function*(
+  bankId: string,
+  unitId: string
+) {
+  const sql = yield* SqlClient.SqlClient
+  const restored: Array<string> = []
+  let from = [unitId]
+  while (from.length > 0) {
+    const ready = yield* sql<{ unitId: string }>`SELECT a.unit_id FROM memory_unit_archive a
+      WHERE a.bank_id = ${bankId} AND a.unit->>'fact_type' = 'opinion'
+        AND jsonb_typeof(a.unit->'source_fact_ids') = 'array' AND (a.unit->'source_fact_ids') ?| ${from}::text[]
+        AND NOT EXISTS (SELECT 1 FROM jsonb_array_elements_text(a.unit->'source_fact_ids') s (id)
+          WHERE NOT EXISTS (SELECT 1 FROM memory_units u WHERE u.bank_id = ${bankId} AND u.id = s.id))`
+    from = []
+    for (const row of ready) {
+      if (yield* restoreFromArchive(bankId, row.unitId)) from.push(row.unitId)
+    }
+    restored.push(...from)
+  }
+  return restored
 })

@@ -6,7 +6,10 @@
  */
 import { Clock, Context, Effect, Layer } from "effect"
 import { SqlClient } from "effect/sql"
+import { BankActors } from "../../bank/BankActors.ts"
 import { BankLocks } from "../../bank/BankLocks.ts"
+import { OperationStore } from "../../bank/OperationStore.ts"
+import { trajectoryTask } from "../../entities/EntityRequests.ts"
 import { Banks } from "../../bank/Banks.ts"
 import { EngramConfig } from "../../config/EngramConfig.ts"
 import { Conflict, NotFound, ServiceUnavailable, ValidationError } from "../../domain/Errors.ts"
@@ -25,7 +28,13 @@ import { setEntitiesExactly } from "./ExactEntities.ts"
 import { liveAt } from "../forgetting/Expiry.ts"
 import { ExpiryWakeups } from "../forgetting/ExpiryWakeups.ts"
 import { makeMemoryRemoval } from "../forgetting/MemoryDeletion.ts"
-import { type ArchivedRow, findArchived, moveToArchive, restoreFromArchive } from "./MemoryArchive.ts"
+import {
+  type ArchivedRow,
+  findArchived,
+  moveToArchive,
+  restoreFromArchive,
+  restoreRestingOpinions
+} from "./MemoryArchive.ts"
 
 const editFields = ["text", "context", "occurred_start", "occurred_end", "fact_type", "entities"] as const
 
@@ -90,6 +99,8 @@ export class MemoryCuration extends Context.Service<MemoryCuration, {
       const consolidation = yield* makeConsolidationRequests
       const expiries = yield* ExpiryWakeups
       const removal = yield* makeMemoryRemoval
+      const operations = yield* OperationStore
+      const actors = yield* BankActors
       const inTransaction = <A, E, R>(bankId: string, effect: Effect.Effect<A, E, R>) =>
         locks.withWriteLock(bankId)(effect.pipe(sql.withTransaction, Effect.provideService(SqlClient.SqlClient, sql)))
 
@@ -154,7 +165,12 @@ export class MemoryCuration extends Context.Service<MemoryCuration, {
           yield* sql`UPDATE memory_units SET fact_type = ${request.fact_type}, updated_at = now()
             WHERE bank_id = ${bankId} AND id = ${memoryId}`
         }
-        if (given(request.entities)) yield* setEntitiesExactly(bankId, memoryId, request.entities)
+        if (given(request.entities)) {
+          yield* setEntitiesExactly(bankId, memoryId, request.entities)
+          // Its mentions and entity links changed, not its row: naming `tags` in the update writes the change-log
+          // entry that makes every bank brain (and a kept `.brain` file's catch-up) read the memory and its links again.
+          yield* sql`UPDATE memory_units SET tags = tags, updated_at = now() WHERE bank_id = ${bankId} AND id = ${memoryId}`
+        }
         if (given(request.text) || given(request.entities) || given(request.occurred_start)) {
           const dims = sql.literal(String(Math.trunc(embeddings.identity.dimensions)))
           yield* linkNew(bankId, [memoryId], modelKey(embeddings.identity), dims)
@@ -211,6 +227,7 @@ export class MemoryCuration extends Context.Service<MemoryCuration, {
           : undefined
         const observationsOn = observationsEnabled(bank, config.enableObservations)
         const invalidation = removal.session(bankId, "invalidate")
+        let trajectoriesQueued = false
         const wake = yield* inTransaction(
           bankId,
           Effect.gen(function*() {
@@ -233,13 +250,34 @@ export class MemoryCuration extends Context.Service<MemoryCuration, {
             }
             if (archived === undefined && edits.length === 0) return false
             const dims = sql.literal(String(Math.trunc(embeddings.identity.dimensions)))
-            if (archived !== undefined) yield* linkNew(bankId, [memoryId], modelKey(embeddings.identity), dims)
+            if (archived !== undefined) {
+              // The opinions its invalidation set aside come back with it once all they rest on is live again.
+              const opinions = yield* restoreRestingOpinions(bankId, memoryId)
+              yield* linkNew(bankId, [memoryId, ...opinions], modelKey(embeddings.identity), dims)
+              // The trajectories of the entities it names were computed without it (its invalidation queued that):
+              // computed again with it, queued with the restore.
+              const entityIds = (yield* sql<{ entityId: string }>`SELECT DISTINCT ue.entity_id FROM unit_entities ue
+                JOIN entity_trajectories t ON t.bank_id = ${bankId} AND t.entity_id = ue.entity_id
+                WHERE ue.unit_id IN ${sql.in([memoryId, ...opinions])} ORDER BY ue.entity_id`).map((row) =>
+                row.entityId
+              )
+              if (entityIds.length > 0) {
+                yield* operations.create({
+                  bankId,
+                  taskType: trajectoryTask,
+                  payload: { entity_ids: entityIds, dedupe_key: `restore:${memoryId}`, trigger: "restore" },
+                  itemsCount: entityIds.length
+                })
+                trajectoriesQueued = true
+              }
+            }
             return yield* requeueEditedFacts(consolidation, bankId, [memoryId], observationsOn)
           })
         ).pipe(Effect.orDie)
         yield* invalidation.afterCommit
         yield* graph.changed(bankId)
         if (wake) yield* consolidation.wake(bankId)
+        if (trajectoriesQueued) yield* actors.wake(bankId)
         if (given(request.expires_at) && request.expires_at !== "") yield* expiries.notify
         return yield* get(bankId, memoryId)
       })

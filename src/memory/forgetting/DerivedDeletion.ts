@@ -19,6 +19,7 @@ import { SqlClient } from "effect/sql"
 import { consolidateTask, type makeConsolidationRequests } from "../consolidation/ConsolidationRequests.ts"
 import { releaseObservationsOf } from "../consolidation/ObservationResets.ts"
 import { deleteUnitsAndRecount } from "../retain/EntityMentions.ts"
+import { archiveRows, restingOpinionReason } from "../curation/MemoryArchive.ts"
 
 export interface DerivedDeletion {
   /** Memories deleted (facts, observations, opinions: whatever the ids named). */
@@ -117,6 +118,11 @@ export interface EverythingDerived {
   readonly models: ReadonlyArray<string>
   /** Entities the deleted memories named (a `replace` prunes those left unnamed after writing its new facts). */
   readonly namedEntityIds: ReadonlyArray<string>
+  /**
+   * Entities whose trajectory ran through a deleted memory and was deleted (not the forgotten entities): the caller
+   * may queue their recompute, so the trajectory comes back without what was removed.
+   */
+  readonly trajectoryEntityIds: ReadonlyArray<string>
   readonly chunkIds: ReadonlyArray<string>
   readonly documentIds: ReadonlyArray<string>
 }
@@ -207,14 +213,30 @@ export const deleteEverythingDerived = Effect.fn("Forgetting.deleteEverythingDer
   }
   const archived = selection.archived.length === 0 ? [] : yield* sql`DELETE FROM memory_unit_archive
     WHERE bank_id = ${bankId} AND unit_id IN ${sql.in(selection.archived)} RETURNING unit_id`
+  // An invalidation keeps the opinions resting on the memory (and on those) in the archive beside it, to come back
+  // with it (`restoreRestingOpinions`); any other removal ends that wait for the opinions resting on what it removes.
+  if (kind === "invalidate") {
+    yield* archiveRows(bankId, opinions.map((row) => row.id), restingOpinionReason)
+  }
+  const gone = kind === "invalidate" ? [] : [...ids, ...selection.archived]
+  const waitingOpinions = gone.length === 0 ? [] : yield* sql`WITH RECURSIVE resting (id) AS (
+      SELECT unit_id FROM memory_unit_archive WHERE bank_id = ${bankId} AND unit->>'fact_type' = 'opinion'
+        AND jsonb_typeof(unit->'source_fact_ids') = 'array' AND (unit->'source_fact_ids') ?| ${gone}::text[]
+      UNION
+      SELECT a.unit_id FROM memory_unit_archive a JOIN resting r ON (a.unit->'source_fact_ids') ? r.id
+      WHERE a.bank_id = ${bankId} AND a.unit->>'fact_type' = 'opinion'
+        AND jsonb_typeof(a.unit->'source_fact_ids') = 'array'
+    ) DELETE FROM memory_unit_archive WHERE bank_id = ${bankId} AND unit_id IN (SELECT id FROM resting)
+    RETURNING unit_id`
 
   // The entity itself goes (its trajectory and aliases cascade), whatever else still names it.
   const trajectories = yield* sql`SELECT 1 FROM entity_trajectories WHERE bank_id = ${bankId}
     AND entity_id IN ${sql.in(selection.entityIds.length === 0 ? [""] : selection.entityIds)}`
   const forgottenEntities = selection.entityIds.length === 0 ? [] : yield* sql`DELETE FROM entities
     WHERE bank_id = ${bankId} AND id IN ${sql.in(selection.entityIds)} RETURNING id`
-  // A trajectory's path shows a preview of each fact it runs through: one through a deleted memory goes (it is
-  // recomputed by the next run over stale entities, which a missing trajectory is). Only the named entities' rows.
+  // A trajectory's path shows a preview of each fact it runs through: one through a deleted memory goes (forget and
+  // the ordinary removals queue its recompute, `queueTrajectoryRecompute`; otherwise the next run over stale entities, which a missing
+  // trajectory is, computes it again). Only the named entities' rows.
   const throughDeleted = idList === null || namedEntityIds.length === 0 ?
     [] :
     yield* sql`DELETE FROM entity_trajectories t
@@ -243,7 +265,7 @@ export const deleteEverythingDerived = Effect.fn("Forgetting.deleteEverythingDer
 
   const removed: ForgetRemoved = {
     memories: deleted.memories.length,
-    invalidated_memories: count(archived),
+    invalidated_memories: count(archived) + count(waitingOpinions),
     observations: deleted.observationsReleased,
     entities: forgottenEntities.length + deleted.entitiesPruned,
     trajectories: count(trajectories) + count(throughDeleted),
@@ -263,6 +285,7 @@ export const deleteEverythingDerived = Effect.fn("Forgetting.deleteEverythingDer
     removed,
     models: modelRows.map((row) => String(row["id"])),
     namedEntityIds,
+    trajectoryEntityIds: throughDeleted.map((row) => String(row["entityId"])),
     chunkIds: chunks.map((row) => String(row["id"])),
     documentIds: documents.map((row) => String(row["documentId"]))
   } satisfies EverythingDerived

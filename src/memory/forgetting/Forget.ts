@@ -13,7 +13,9 @@ import { Clock, Context, Data, Effect, Layer } from "effect"
 import { SqlClient } from "effect/sql"
 import type { SqlError } from "effect/sql/SqlError"
 import { AuditLogs } from "../../audit/AuditLogs.ts"
+import { BankActors } from "../../bank/BankActors.ts"
 import { BankLocks } from "../../bank/BankLocks.ts"
+import { OperationStore } from "../../bank/OperationStore.ts"
 import { AccessTelemetry } from "../../activity/AccessTelemetry.ts"
 import { Banks } from "../../bank/Banks.ts"
 import { NotFound, ValidationError } from "../../domain/Errors.ts"
@@ -22,6 +24,7 @@ import { MentalModels } from "../../mentalmodels/MentalModels.ts"
 import { makeConsolidationRequests } from "../consolidation/ConsolidationRequests.ts"
 import { GraphRecall } from "../recall/GraphRecall.ts"
 import { deleteEverythingDerived } from "./DerivedDeletion.ts"
+import { queueTrajectoryRecompute } from "./MemoryDeletion.ts"
 import { purgeHistory } from "./HistoryPurge.ts"
 import { makeKeptBrainFile } from "./KeptBrainFile.ts"
 
@@ -30,6 +33,8 @@ interface Forgotten {
   /** Mental models emptied: queued for refresh after the commit. */
   readonly models: ReadonlyArray<string>
   readonly wake: boolean
+  /** A recompute of the trajectories the forget dropped was queued: wake the bank after the commit. */
+  readonly trajectoriesQueued: boolean
 }
 
 /** Carries a dry run's outcome out of its transaction, which it rolls back. */
@@ -52,6 +57,8 @@ export class Forget extends Context.Service<Forget, {
       const consolidation = yield* makeConsolidationRequests
       const audit = yield* AuditLogs
       const telemetry = yield* AccessTelemetry
+      const operations = yield* OperationStore
+      const actors = yield* BankActors
 
       /** The selected memories and, for an entity, the entity rows: read in the forget's own transaction. */
       const select = Effect.fn("Forget.select")(function*(bankId: string, request: ForgetRequest) {
@@ -171,7 +178,14 @@ export class Forget extends Context.Service<Forget, {
                 }
             } satisfies ForgetReport,
             models: derived.models,
-            wake: derived.deletion.consolidationQueued
+            wake: derived.deletion.consolidationQueued,
+            // Rolled back with a dry run.
+            trajectoriesQueued: yield* queueTrajectoryRecompute(
+              operations.create,
+              bankId,
+              derived.trajectoryEntityIds,
+              "forget"
+            )
           }
         }
       )
@@ -210,6 +224,7 @@ export class Forget extends Context.Service<Forget, {
         if (request.dry_run === true) return result.report
         yield* graph.changed(bankId)
         if (result.wake) yield* consolidation.wake(bankId)
+        if (result.trajectoriesQueued) yield* actors.wake(bankId)
         yield* Effect.forEach(result.models, (id) => Effect.ignore(models.refresh(bankId, id)), { discard: true })
         return { ...result.report, brain: yield* keptBrainFile(bankId) }
       })

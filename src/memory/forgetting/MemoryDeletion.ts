@@ -16,8 +16,9 @@ import { AccessTelemetry } from "../../activity/AccessTelemetry.ts"
 import { BankActors } from "../../bank/BankActors.ts"
 import { BankBrains } from "../../brain/BankBrains.ts"
 import { BankLocks } from "../../bank/BankLocks.ts"
-import { OperationStore } from "../../bank/OperationStore.ts"
+import { type NewOperation, type OperationRecord, OperationStore } from "../../bank/OperationStore.ts"
 import type { ForgetRemoved } from "../../domain/Forget.ts"
+import { trajectoryTask } from "../../entities/EntityRequests.ts"
 import { type RefreshPayload, refreshTaskType } from "../../mentalmodels/RefreshTask.ts"
 import { makeConsolidationRequests } from "../consolidation/ConsolidationRequests.ts"
 import { GraphRecall } from "../recall/GraphRecall.ts"
@@ -44,15 +45,46 @@ export interface AfterRemoval {
   readonly consolidationQueued: boolean
   /** Refresh operations were queued for emptied mental models. */
   readonly modelsQueued: boolean
+  /** A trajectory recompute was queued for entities whose trajectory ran through a removed memory. */
+  readonly trajectoriesQueued: boolean
 }
 
-const nothingRemoved: AfterRemoval = { deleted: 0, consolidationQueued: false, modelsQueued: false }
+const nothingRemoved: AfterRemoval = {
+  deleted: 0,
+  consolidationQueued: false,
+  modelsQueued: false,
+  trajectoriesQueued: false
+}
 
 const addAfterRemoval = (a: AfterRemoval, b: AfterRemoval): AfterRemoval => ({
   deleted: a.deleted + b.deleted,
   consolidationQueued: a.consolidationQueued || b.consolidationQueued,
-  modelsQueued: a.modelsQueued || b.modelsQueued
+  modelsQueued: a.modelsQueued || b.modelsQueued,
+  trajectoriesQueued: a.trajectoriesQueued || b.trajectoriesQueued
 })
+
+/**
+ * The trajectories that ran through a removed memory are computed again (without it) by one run queued in the
+ * removal's transaction: a read once that run is done finds the entity's trajectory, or why it has none (too few facts
+ * left, or the entity pruned). The bank's automatic trajectories setting does not matter: these existed. The caller
+ * wakes the bank after the commit.
+ */
+export const queueTrajectoryRecompute = (
+  create: (operation: NewOperation) => Effect.Effect<OperationRecord>,
+  bankId: string,
+  entities: Iterable<string>,
+  trigger: string
+) =>
+  Effect.suspend(() => {
+    const entityIds = [...new Set(entities)].sort()
+    if (entityIds.length === 0) return Effect.succeed(false)
+    return create({
+      bankId,
+      taskType: trajectoryTask,
+      payload: { entity_ids: entityIds, dedupe_key: `${trigger}:${entityIds.join(",")}`, trigger },
+      itemsCount: entityIds.length
+    }).pipe(Effect.as(true))
+  })
 
 /** Deletes the memories with everything derived, in the deletion's transaction; `documentId` goes when unused. */
 export type RemoveMemories = (
@@ -89,6 +121,7 @@ export const makeMemoryRemoval = Effect.gen(function*() {
       let removed = noneRemoved
       let wake = false
       let models = 0
+      const trajectories = new Set<string>()
       for (let start = 0; start < Math.max(ids.length, 1); start += batchSize) {
         const batch = ids.slice(start, start + batchSize)
         const derived = yield* deleteEverythingDerived(consolidation, bankId, {
@@ -100,6 +133,7 @@ export const makeMemoryRemoval = Effect.gen(function*() {
         removed = addRemoved(removed, derived.removed)
         for (const id of derived.namedEntityIds) named.add(id)
         wake ||= derived.deletion.consolidationQueued
+        for (const id of derived.trajectoryEntityIds) trajectories.add(id)
         // Queued with the deletion, so a crash cannot leave a model emptied and never refreshed.
         for (const id of derived.models) {
           yield* operations.create({
@@ -111,11 +145,17 @@ export const makeMemoryRemoval = Effect.gen(function*() {
           models++
         }
       }
+      yield* queueTrajectoryRecompute(operations.create, bankId, trajectories, "removal")
       return {
         memories,
         removed,
         namedEntityIds: [...named],
-        after: { deleted: memories.length, consolidationQueued: wake, modelsQueued: models > 0 }
+        after: {
+          deleted: memories.length,
+          consolidationQueued: wake,
+          modelsQueued: models > 0,
+          trajectoriesQueued: trajectories.size > 0
+        }
       }
     })
 
@@ -123,7 +163,7 @@ export const makeMemoryRemoval = Effect.gen(function*() {
     if (after.deleted === 0 && !after.modelsQueued) return
     yield* graph.changed(bankId)
     if (after.consolidationQueued) yield* consolidation.wake(bankId)
-    if (after.modelsQueued) yield* actors.wake(bankId)
+    if (after.modelsQueued || after.trajectoriesQueued) yield* actors.wake(bankId)
     // The kept file is removed, not written again: writing it costs what the bank holds (the whole brain, loaded and
     // caught up first), and an agent deletes memories one at a time. It is written again when the brain is next
     // released or the service stops; a start before that builds the brain from the tables.

@@ -29,6 +29,11 @@ type Operation =
     readonly weight: number
   }
   | { readonly kind: "compact" }
+  | {
+    readonly kind: "relink"
+    readonly pick: number
+    readonly links: ReadonlyArray<readonly [number, number, number]>
+  }
 
 const linkTuple = fc.tuple(
   fc.nat(),
@@ -56,7 +61,18 @@ const operation: fc.Arbitrary<Operation> = fc.oneof(
       weight: fc.nat({ max: weights.length - 1 })
     })
   },
-  { weight: 1, arbitrary: fc.record({ kind: fc.constant("compact" as const) }) }
+  { weight: 1, arbitrary: fc.record({ kind: fc.constant("compact" as const) }) },
+  {
+    weight: 2,
+    arbitrary: fc.record({
+      kind: fc.constant("relink" as const),
+      pick: fc.nat(),
+      links: fc.array(
+        fc.tuple(fc.nat(), fc.nat({ max: linkTypes.length - 1 }), fc.nat({ max: weights.length - 1 })),
+        { maxLength: 8 }
+      )
+    })
+  }
 )
 
 const options: SpreadOptions = {
@@ -117,6 +133,27 @@ const apply = (truth: Truth, graph: { current: LiveGraph }, op: Operation, next:
     case "compact":
       graph.current = graph.current.compacted()
       break
+    case "relink": {
+      // A curated memory: its links are derived anew (old ones deleted, new ones to any live memory written), and
+      // the brain reads all of its links again.
+      if (live.length === 0) return
+      const id = live[op.pick % live.length]!
+      const kept = truth.links.filter((link) => link.fromId !== id && link.toId !== id)
+      const fresh = op.links.map(([b, type, weight]): LinkRow => ({
+        fromId: id,
+        toId: live[b % live.length]!,
+        linkType: linkTypes[type]!,
+        weight: weights[weight]!
+      }))
+      truth.links.length = 0
+      truth.links.push(...kept, ...fresh)
+      const current = truth.links.filter((link) =>
+        (link.fromId === id || link.toId === id) && !truth.removed.has(link.fromId) && !truth.removed.has(link.toId)
+      )
+      graph.current.detach([id])
+      graph.current.addLinks(current)
+      break
+    }
   }
   // `BankBrains` compacts at once when a link repeats a base edge more strongly (the delta cannot express it).
   if (graph.current.needsCompaction) graph.current = graph.current.compacted()

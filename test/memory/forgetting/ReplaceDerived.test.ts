@@ -4,7 +4,8 @@
  * dream evidence, anomaly, access history, mental model citation, chunk, trajectory point and the kept `.brain` file
  * go, an entity only the old text named is pruned while one the new text names again keeps its id, the dataset set
  * stops citing the old memory, and the stats count what is left. An invalidation: what rests on the memory goes, what
- * its restore needs (chunk, document, access history, dataset set) stays, and a restore brings the memory back.
+ * its restore needs (chunk, document, access history, dataset set) stays, the opinions resting on it wait in the archive,
+ * and a restore brings the memory back with its opinions; a forget of the invalidated memory ends their wait.
  */
 import { assert, layer } from "@effect/vitest"
 import { Effect } from "effect"
@@ -163,9 +164,27 @@ layer(testApp(), { excludeTestServices: true, timeout: "4 minutes" })(
         const archived = yield* ok("GET", `${base}/memories/${id}`)
         assert.strictEqual(archived.body.state, "invalidated", "the memory waits in the archive")
 
+        // The opinions resting on it wait in the archive (an opinion cannot be restored by hand: it is derived).
+        const waiting = yield* ok("GET", `${base}/memories/${opinions[0]}`)
+        assert.strictEqual(waiting.body.state, "invalidated")
+        assert.strictEqual(waiting.body.invalidation_reason, "rests on an invalidated memory")
+
         yield* ok("PATCH", `${base}/memories/${id}`, { state: "valid" })
         yield* settled(bank)
-        assert.include(yield* reads(bank), "flowerpot", "the restored memory is recalled again")
+        const back = yield* reads(bank)
+        assert.include(back, "flowerpot", "the restored memory is recalled again")
+        assert.include(back, "careless habit", "the opinion resting on it comes back with it")
+        assert.include(back, "deserve a reminder", "and the opinion resting on that opinion")
+        const live = yield* sql<{ id: string }>`SELECT id FROM memory_units WHERE id IN ${sql.in(opinions)}`
+        assert.sameMembers(live.map((row) => row.id), opinions)
+
+        // Invalidated again, then forgotten for good: the opinions waiting for it go too.
+        yield* ok("PATCH", `${base}/memories/${id}`, { state: "invalidated", reason: "moved again" })
+        yield* settled(bank)
+        const forgotten = yield* ok("POST", `${base}/forget`, { memory_ids: [id] })
+        assert.strictEqual(forgotten.body.removed.invalidated_memories, 3, forgotten.text)
+        const archive = yield* count("memory_unit_archive", "true")
+        assert.strictEqual(archive, 0, "nothing waits in the archive for a memory that is gone")
       }))
   }
 )
