@@ -451,6 +451,14 @@ const makeMemoryRepos = Effect.gen(function*() {
     return yield* Effect.forEach(yield* store.listRepos, summary)
   })
 
+  /**
+   * The repo's root bank, from its row alone: what a caller needs to check access before an operation. `get` answers
+   * the summary, which carries every branch's status (a tree build of each dirty one).
+   */
+  const rootBankOf = Effect.fn("MemoryRepos.rootBankOf")(function*(repoId: string) {
+    return (yield* repo(repoId)).rootBankId
+  })
+
   const get = Effect.fn("MemoryRepos.get")(function*(repoId: string) {
     return yield* summary(yield* repo(repoId))
   })
@@ -892,6 +900,7 @@ const makeMemoryRepos = Effect.gen(function*() {
     create,
     list,
     get,
+    rootBankOf,
     forBank,
     branches,
     branchesOfBank,
