@@ -469,6 +469,12 @@ const makeMemoryRepos = Effect.gen(function*() {
     return row === undefined ? null : yield* summary(row)
   })
 
+  /** The id of the bank's repo (null without one), from its row alone: no summary, so no branch's status. */
+  const repoIdOfBank = Effect.fn("MemoryRepos.repoIdOfBank")(function*(bankId: string) {
+    if (!(yield* bankExists(bankId))) return yield* NotFound.of("bank", bankId)
+    return (yield* store.repoByBank(bankId))?.repoId ?? null
+  })
+
   const branches = Effect.fn("MemoryRepos.branches")(function*(repoId: string) {
     return yield* branchViews(yield* repo(repoId))
   })
@@ -902,6 +908,7 @@ const makeMemoryRepos = Effect.gen(function*() {
     get,
     rootBankOf,
     forBank,
+    repoIdOfBank,
     branches,
     branchesOfBank,
     createBranch,
