@@ -220,9 +220,12 @@ const makeMemoryRepos = Effect.gen(function*() {
       return answer(changed, deltas)
     })
 
-  const branchViews = (repoRow: RepoRow) =>
+  /** Views of the repo's branches (of `only` when given: a status is a tree build for a dirty active branch). */
+  const branchViews = (repoRow: RepoRow, only?: string) =>
     Effect.gen(function*() {
-      const rows = yield* store.branches(repoRow.repoId)
+      const rows = (yield* store.branches(repoRow.repoId)).filter((row) =>
+        only === undefined || row.branchName === only
+      )
       const heads = yield* store.commits(rows.flatMap((row) => row.headCommitId === null ? [] : [row.headCommitId]))
       const byId = new Map(heads.map((head) => [head.commitId, head]))
       return yield* Effect.forEach(rows, (row) =>
@@ -518,7 +521,7 @@ const makeMemoryRepos = Effect.gen(function*() {
       yield* store.touch(repoId)
     }))
     const repoRow = yield* repo(repoId)
-    const views = yield* branchViews(repoRow)
+    const views = yield* branchViews(repoRow, input.branch_name)
     return views.find((view) => view.branch_name === input.branch_name)!
   })
 
