@@ -139,7 +139,8 @@ const fingerprintOf = (statements: ReadonlyArray<string>) => {
 
 /**
  * Installs the triggers of every versioned table, once per plan: a comment on `repo_dirty_keys` remembers the
- * plan's fingerprint, and an advisory lock keeps two nodes starting together from racing on the catalog.
+ * plan's fingerprint, and an advisory lock keeps two nodes of one schema starting together from racing on the catalog
+ * (keyed by the schema too, so services of other schemas do not wait).
  */
 export const installDirtyTriggers = (plans: ReadonlyArray<VersionedTable>) =>
   Effect.gen(function*() {
@@ -147,7 +148,7 @@ export const installDirtyTriggers = (plans: ReadonlyArray<VersionedTable>) =>
     const statements = plans.flatMap((plan) => triggerSql(plan, plans))
     const fingerprint = fingerprintOf(statements)
     yield* sql.withTransaction(Effect.gen(function*() {
-      yield* sql`SELECT pg_advisory_xact_lock(hashtext('engram.repo_dirty_triggers'))`
+      yield* sql`SELECT pg_advisory_xact_lock(hashtext('engram.repo_dirty_triggers'), hashtext(current_schema()))`
       const current = yield* sql<
         { note: string | null }
       >`SELECT obj_description('repo_dirty_keys'::regclass, 'pg_class') AS note`

@@ -8,8 +8,8 @@
  *
  * Why a concurrent commit cannot lose an object it is about to reference (the race of every incremental mark-and-
  * sweep): every transaction that stores objects or reads a commit's objects holds the advisory lock
- * `engram.repo_objects` shared (`RepoStore.lockRepo`, the stores in `Snapshots`, `WorkspaceTree`, `SlicedEnable`),
- * and every slice that deletes holds it exclusive. So while a sweep slice runs, no such transaction is in flight,
+ * `engram.repo_objects` of its schema (`ObjectsLock.ts`) shared (`RepoStore.lockRepo`, the stores in `Snapshots`,
+ * `WorkspaceTree`, `SlicedEnable`), and every slice that deletes holds it exclusive. So while a sweep slice runs, no such transaction is in flight,
  * and everything they made is committed and visible. The slice first marks the roots that appeared since the mark
  * began (a commit that reuses an old unreachable row, a stash, a branch moved by a reset) and their closure; only
  * when the marks are closed under the lock does it delete, and only objects older than the cycle (a workspace diff
@@ -19,10 +19,7 @@
  */
 import { Config, Context, Duration, Effect, Layer, Queue } from "effect"
 import { SqlClient } from "effect/sql"
-
-/** The lock every transaction storing or reading repo objects holds shared; a sweep slice holds it exclusive. */
-export const objectsLockShared = `SELECT pg_advisory_xact_lock_shared(hashtext('engram.repo_objects'))`
-const objectsLockExclusive = `SELECT pg_advisory_xact_lock(hashtext('engram.repo_objects'))`
+import { objectsLockExclusive } from "./ObjectsLock.ts"
 
 export interface GcTuning {
   /**

@@ -220,9 +220,12 @@ const makeMemoryRepos = Effect.gen(function*() {
       return answer(changed, deltas)
     })
 
-  const branchViews = (repoRow: RepoRow) =>
+  /** Views of the repo's branches (of `only` when given: a status is a tree build for a dirty active branch). */
+  const branchViews = (repoRow: RepoRow, only?: string) =>
     Effect.gen(function*() {
-      const rows = yield* store.branches(repoRow.repoId)
+      const rows = (yield* store.branches(repoRow.repoId)).filter((row) =>
+        only === undefined || row.branchName === only
+      )
       const heads = yield* store.commits(rows.flatMap((row) => row.headCommitId === null ? [] : [row.headCommitId]))
       const byId = new Map(heads.map((head) => [head.commitId, head]))
       return yield* Effect.forEach(rows, (row) =>
@@ -451,6 +454,14 @@ const makeMemoryRepos = Effect.gen(function*() {
     return yield* Effect.forEach(yield* store.listRepos, summary)
   })
 
+  /**
+   * The repo's root bank, from its row alone: what a caller needs to check access before an operation. `get` answers
+   * the summary, which carries every branch's status (a tree build of each dirty one).
+   */
+  const rootBankOf = Effect.fn("MemoryRepos.rootBankOf")(function*(repoId: string) {
+    return (yield* repo(repoId)).rootBankId
+  })
+
   const get = Effect.fn("MemoryRepos.get")(function*(repoId: string) {
     return yield* summary(yield* repo(repoId))
   })
@@ -459,6 +470,12 @@ const makeMemoryRepos = Effect.gen(function*() {
     if (!(yield* bankExists(bankId))) return yield* NotFound.of("bank", bankId)
     const row = yield* store.repoByBank(bankId)
     return row === undefined ? null : yield* summary(row)
+  })
+
+  /** The id of the bank's repo (null without one), from its row alone: no summary, so no branch's status. */
+  const repoIdOfBank = Effect.fn("MemoryRepos.repoIdOfBank")(function*(bankId: string) {
+    if (!(yield* bankExists(bankId))) return yield* NotFound.of("bank", bankId)
+    return (yield* store.repoByBank(bankId))?.repoId ?? null
   })
 
   const branches = Effect.fn("MemoryRepos.branches")(function*(repoId: string) {
@@ -504,7 +521,7 @@ const makeMemoryRepos = Effect.gen(function*() {
       yield* store.touch(repoId)
     }))
     const repoRow = yield* repo(repoId)
-    const views = yield* branchViews(repoRow)
+    const views = yield* branchViews(repoRow, input.branch_name)
     return views.find((view) => view.branch_name === input.branch_name)!
   })
 
@@ -892,7 +909,9 @@ const makeMemoryRepos = Effect.gen(function*() {
     create,
     list,
     get,
+    rootBankOf,
     forBank,
+    repoIdOfBank,
     branches,
     branchesOfBank,
     createBranch,

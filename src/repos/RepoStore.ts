@@ -6,7 +6,7 @@ import { Effect } from "effect"
 import { SqlClient } from "effect/sql"
 import { createHash } from "node:crypto"
 import type { CommitView } from "../domain/Repo.ts"
-import { objectsLockShared } from "./GarbageCollection.ts"
+import { objectsLockShared } from "./ObjectsLock.ts"
 import type { EnableProgress } from "./SlicedEnable.ts"
 
 export interface RepoRow {

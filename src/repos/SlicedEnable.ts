@@ -15,6 +15,7 @@
 import { Effect } from "effect"
 import { SqlClient } from "effect/sql"
 import { keyExpr } from "./DirtyLog.ts"
+import { objectsLockShared } from "./ObjectsLock.ts"
 import { leafHash, mappedColumns, nodeHash, noMapping, quote, scopeWhere } from "./RowSql.ts"
 import { canonicalHash } from "./Snapshots.ts"
 import type { Snapshots } from "./Snapshots.ts"
@@ -127,7 +128,7 @@ export const enableSlice = (
       Effect.orDie(sql.unsafe<A>(text, params))
     const plans = yield* snapshots.plans
     const byName = new Map(plans.map((plan) => [plan.name, plan]))
-    yield* run(`SELECT pg_advisory_xact_lock_shared(hashtext('engram.repo_objects'))`, [])
+    yield* run(objectsLockShared, [])
     if (progress.phase === "rows") {
       const plan = plans[progress.table]
       if (plan === undefined) return { ...progress, phase: "tree" as const, table: 0, top: 0, last: null }

@@ -10,7 +10,7 @@
  */
 import { Effect } from "effect"
 import { SqlClient } from "effect/sql"
-import { objectsLockShared } from "./GarbageCollection.ts"
+import { objectsLockShared } from "./ObjectsLock.ts"
 import { insertedColumns, leavesUnder, quote, updateBankSql } from "./RowSql.ts"
 import { literal } from "./VersionedTables.ts"
 import type { Snapshots } from "./Snapshots.ts"

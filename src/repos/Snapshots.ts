@@ -12,6 +12,7 @@ import { SqlClient } from "effect/sql"
 import { createHash } from "node:crypto"
 import { installDirtyTriggers } from "./DirtyLog.ts"
 import { deleteKeysSql, insertRowsSql, mapIdsOfRowsSql, updateRowsSql } from "./DeltaSql.ts"
+import { objectsLockShared } from "./ObjectsLock.ts"
 import type { TableWrite } from "./RepoTypes.ts"
 import type { IdMapping } from "./RowSql.ts"
 import {
@@ -194,7 +195,7 @@ export class Snapshots extends Context.Service<Snapshots, {
           const all = yield* plans
           const byName = yield* planMap
           // Held shared until the transaction ends: garbage collection (exclusive) cannot sweep what this stores.
-          if (store !== false) yield* run(`SELECT pg_advisory_xact_lock_shared(hashtext('engram.repo_objects'))`, [])
+          if (store !== false) yield* run(objectsLockShared, [])
           const previous = store === false ? new Map<string, BucketMap>() : yield* tableManifests(Object.values(store))
           const tables: Record<string, TableState> = {}
           let bytesAdded = 0

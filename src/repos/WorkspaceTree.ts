@@ -10,6 +10,7 @@ import { Effect } from "effect"
 import { SqlClient } from "effect/sql"
 import { createHash } from "node:crypto"
 import { keyExpr } from "./DirtyLog.ts"
+import { objectsLockShared } from "./ObjectsLock.ts"
 import { mappedColumns, noMapping, quote, scopeWhere } from "./RowSql.ts"
 import { canonicalHash, rootHashOf } from "./Snapshots.ts"
 import type { Snapshots } from "./Snapshots.ts"
@@ -198,7 +199,7 @@ export const makeWorkspaceTree = (snapshots: Snapshots["Service"]) =>
         if (logged.size === 0) return clean
         const all = yield* plans
         const byName = new Map(all.map((plan) => [plan.name, plan]))
-        if (store) yield* run(`SELECT pg_advisory_xact_lock_shared(hashtext('engram.repo_objects'))`, [])
+        if (store) yield* run(objectsLockShared, [])
         let bytesAdded = 0
         // 1. The live row hash of every logged key (absent: the row is gone), every table in one statement.
         const live = new Map<string, Map<string, string>>()

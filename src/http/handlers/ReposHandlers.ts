@@ -16,11 +16,14 @@ export const ReposHandlers = HttpApiBuilder.group(
   Effect.fn(function*(handlers) {
     const repos = yield* MemoryRepos
 
-    /** Runs `effect` when the key reaches the repo's root bank; a repo it does not reach is answered as missing. */
+    /**
+     * Runs `effect` when the key reaches the repo's root bank; a repo it does not reach is answered as missing. Reads
+     * the repo's row only: the summary (`repos.get`) computes every branch's status, which doubled a status's or a
+     * commit's cost over HTTP.
+     */
     const inReachableRepo = <A, E, R>(repoId: string, effect: Effect.Effect<A, E, R>) =>
       Effect.gen(function*() {
-        const repo = yield* repos.get(repoId)
-        if (!(yield* reachesBank(repo.root_bank_id))) return yield* NotFound.of("repo", repoId)
+        if (!(yield* reachesBank(yield* repos.rootBankOf(repoId)))) return yield* NotFound.of("repo", repoId)
         return yield* effect
       })
 

@@ -25,10 +25,13 @@ const branch = (description: string) => optional(BranchName, description)
 export const repoTools = Effect.gen(function*() {
   const repos = yield* MemoryRepos
 
-  /** The id of the bank's repo; a bank without one is told how to get one. */
+  /**
+   * The id of the bank's repo; a bank without one is told how to get one. From the repo's row: the summary
+   * (`forBank`) would compute every branch's status before the tool's own work.
+   */
   const repoOf = (bankId: string) =>
-    Effect.flatMap(repos.forBank(bankId), (repo) =>
-      repo === null
+    Effect.flatMap(repos.repoIdOfBank(bankId), (repoId) =>
+      repoId === null
         ? Effect.fail(
           new NotFound({
             detail: `bank '${bankId}' has no memory repo: enable_repo turns repo mode on`,
@@ -36,7 +39,7 @@ export const repoTools = Effect.gen(function*() {
             id: bankId
           })
         )
-        : Effect.succeed(repo.repo_id))
+        : Effect.succeed(repoId))
 
   const inRepo = <A, E>(bankId: string, use: (repoId: string) => Effect.Effect<A, E>) =>
     Effect.flatMap(repoOf(bankId), use)

@@ -13,6 +13,7 @@ import { SqlClient } from "effect/sql"
 import type { SqlError } from "effect/sql/SqlError"
 import { createHash } from "node:crypto"
 import { canonicalHash, rootHashOf } from "../../repos/Snapshots.ts"
+import { objectsLockExclusive } from "../../repos/ObjectsLock.ts"
 import { workspacePrefix } from "../../repos/RepoStore.ts"
 import { leafHashOf, nodeHashOf } from "../../repos/WorkspaceTree.ts"
 
@@ -119,7 +120,7 @@ export const purgeHistory = Effect.fn("Forgetting.purgeHistory")(function*(bankI
   if (repo === undefined) return none
   if (repo.enableProgress !== null) return yield* Effect.die(new RepoEnabling())
   // Exclusive: no transaction stores objects (which may be the ones deleted below) until this one ends.
-  yield* run(`SELECT pg_advisory_xact_lock(hashtext('engram.repo_objects'))`)
+  yield* run(objectsLockExclusive)
   const repoId = repo.repoId
   const commits = yield* run<CommitRow>(
     `SELECT commit_id, parent_commit_id, branch_name, message, actor, tables, row_counts, bytes_added, created_at

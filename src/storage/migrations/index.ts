@@ -39,6 +39,7 @@ import repoGc from "./0037_repo_gc.ts"
 import memoryChunkIndex from "./0038_memory_chunk_index.ts"
 import bankCounts from "./0039_bank_counts.ts"
 import bankCountsLinksFold from "./0040_bank_counts_links_fold.ts"
+import repoObjectsLockPerSchema from "./0041_repo_objects_lock_per_schema.ts"
 
 export const migrations = {
   "0001_banks_and_operations": banksAndOperations,
@@ -80,5 +81,6 @@ export const migrations = {
   "0037_repo_gc": repoGc,
   "0038_memory_chunk_index": memoryChunkIndex,
   "0039_bank_counts": bankCounts,
-  "0040_bank_counts_links_fold": bankCountsLinksFold
+  "0040_bank_counts_links_fold": bankCountsLinksFold,
+  "0041_repo_objects_lock_per_schema": repoObjectsLockPerSchema
 }
