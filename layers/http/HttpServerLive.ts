@@ -6,8 +6,8 @@ import * as NodeHttpServer from "@effect/platform-node/NodeHttpServer"
 import { ByteSize, Effect, Layer, Scope } from "effect"
 import { HttpIncomingMessage, HttpMiddleware, HttpRouter } from "effect/http"
 import { HttpApiBuilder, HttpApiScalar, OpenApi } from "effect/http-api"
-import { createServer } from "node:http"
 import { EngramConfig } from "../../src/config/EngramConfig.ts"
+import { createHeldServer } from "./HeldServer.ts"
 import { EngramApi } from "../../src/http/api/Api.ts"
 import { BanksHandlers } from "../../src/http/handlers/BanksHandlers.ts"
 import { ConsolidationHandlers } from "../../src/http/handlers/ConsolidationHandlers.ts"
@@ -132,7 +132,8 @@ export const Routes = Layer.mergeAll(
 
 /**
  * Serves the routes on the configured address (port 0 picks a free one; read it from `HttpServer.address`).
- * Request bodies above SERVICE_API_MAX_REQUEST_BYTES are refused with 413.
+ * Request bodies above SERVICE_API_MAX_REQUEST_BYTES are refused with 413. A request that arrives between `listen` and the
+ * routes being ready waits for them (./HeldServer.ts).
  */
 export const HttpServerLive = Layer.unwrap(
   Effect.gen(function*() {
@@ -140,7 +141,7 @@ export const HttpServerLive = Layer.unwrap(
     return HttpRouter.serve(Routes, { disableListenLog: true, disableLogger: true }).pipe(
       Layer.provide(Layer.succeed(HttpIncomingMessage.MaxBodySize, ByteSize.bytes(config.maxRequestBytes))),
       Layer.provide(RequestSpanNames),
-      Layer.provideMerge(NodeHttpServer.layer(createServer, { port: config.port, host: config.host }))
+      Layer.provideMerge(NodeHttpServer.layer(createHeldServer, { port: config.port, host: config.host }))
     )
   })
 )

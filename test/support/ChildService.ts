@@ -47,8 +47,9 @@ export const waitForHealth = (url: string, child: Child) =>
   eventuallyAsync(
     async () => {
       if (child.process.exitCode !== null) return "exited" as const
-      // Refused until the child listens.
-      return fetch(`${url}/health`).then(
+      // Refused until the child listens; each attempt has its own deadline, so one unanswered request cannot use up
+      // the whole wait.
+      return fetch(`${url}/health`, { signal: AbortSignal.timeout(10_000) }).then(
         (response) => response.ok ? "healthy" as const : "starting" as const,
         () => "starting" as const
       )
