@@ -84,6 +84,11 @@ class Turns {
         this.ring.push(lane)
       }
     }
+    this.scheduleTurn()
+  }
+
+  /** At most one turn is ever waiting: a second would run right after the first, with no poll of the sockets between. */
+  private scheduleTurn() {
     if (this.scheduled) return
     this.scheduled = true
     setImmediate(this.runTurn)
@@ -135,10 +140,7 @@ class Turns {
     this.ring = []
     for (const lane of [...ring.slice(stoppedAt), ...ring.slice(0, stoppedAt)]) this.settle(lane)
     this.ring.push(...activated)
-    if (this.urgent.length > 0 || this.ring.length > 0) {
-      this.scheduled = true
-      setImmediate(this.runTurn)
-    }
+    if (this.urgent.length > 0 || this.ring.length > 0) this.scheduleTurn()
   }
 
   private settle(lane: Lane) {

@@ -82,11 +82,11 @@ const commaList = (value: string): ReadonlyArray<string> =>
 /**
  * Longest the service's fibers run in one turn of the event loop before Node reads its sockets again (the
  * time-sliced scheduler; 0 keeps Effect's default, which runs every queued fiber's slice in one turn). Read by the
- * entry point alone, which provides the scheduler before any layer is built: not one of the settings. Off by
- * default: with it on, two kill-and-restart tests hang once a turn never leaves a second turn waiting (see
- * docs/isolation.md), so it stays opt-in until that is understood.
+ * entry point alone, which provides the scheduler before any layer is built: not one of the settings.
  */
-export const turnBudgetConfig = Config.Duration("SERVICE_API_TURN_BUDGET").pipe(Config.withDefault(Duration.zero))
+export const turnBudgetConfig = Config.Duration("SERVICE_API_TURN_BUDGET").pipe(
+  Config.withDefault(Duration.millis(5))
+)
 
 const rawSettings = Config.all({
   host: Config.String("SERVICE_API_HOST").pipe(Config.withDefault("127.0.0.1")),

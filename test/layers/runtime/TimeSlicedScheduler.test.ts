@@ -55,6 +55,20 @@ describe("TimeSlicedScheduler", () => {
     assert.deepStrictEqual(ran, ["probe", "a", "b", "queued by a"])
   })
 
+  it("runs one turn per loop even when the turn's tasks queue more (Node polls between any two turns)", async () => {
+    const dispatcher = makeTimeSlicedScheduler(1_000).makeDispatcher()
+    const ran: Array<number> = []
+    const step = (n: number) => () => {
+      ran.push(n)
+      if (n < 5) dispatcher.scheduleTask(step(n + 1), 0)
+    }
+    dispatcher.scheduleTask(step(1), 0)
+    for (let turn = 1; turn <= 5; turn++) {
+      await nextTurn()
+      assert.deepStrictEqual(ran, Array.from({ length: turn }, (_, i) => i + 1), `after turn ${turn}`)
+    }
+  })
+
   it("serves lanes round-robin: a bank's one task waits for one task of the busy bank, not for all of them", async () => {
     const service = makeTimeSlicedScheduler(1_000)
     const busyBank = service.lane("bank:a").makeDispatcher()
