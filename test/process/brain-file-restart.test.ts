@@ -39,23 +39,29 @@ const stopped = (child: Child, signal: NodeJS.Signals) =>
     return child.exited
   })
 
+/** A fresh service that keeps brain files from 20 memories on, and how to start it (again) on its port and data. */
+const keepingService = Effect.gen(function*() {
+  const port = yield* freePort
+  const url = `http://127.0.0.1:${port}`
+  const env = freshServiceEnv({
+    SERVICE_API_PORT: String(port),
+    SERVICE_API_ENABLE_OBSERVATIONS: "false",
+    SERVICE_API_BRAIN_KEEP_FILES_MIN_MEMORIES: "20"
+  })
+  const start = Effect.gen(function*() {
+    const child = yield* spawnService("src/main.ts", env)
+    yield* waitForHealth(url, child)
+    return child
+  })
+  return { url, env, start }
+})
+
 describe("the brain kept in its file", () => {
   it.live(
     "is loaded and caught up after a SIGKILL, and written on a graceful stop",
     () =>
       Effect.scoped(Effect.gen(function*() {
-        const port = yield* freePort
-        const url = `http://127.0.0.1:${port}`
-        const env = freshServiceEnv({
-          SERVICE_API_PORT: String(port),
-          SERVICE_API_ENABLE_OBSERVATIONS: "false",
-          SERVICE_API_BRAIN_KEEP_FILES_MIN_MEMORIES: "20"
-        })
-        const start = Effect.gen(function*() {
-          const child = yield* spawnService("src/main.ts", env)
-          yield* waitForHealth(url, child)
-          return child
-        })
+        const { url, env, start } = yield* keepingService
 
         const first = yield* start
         yield* request(url, "POST", "/memories", {
@@ -132,18 +138,7 @@ describe("the brain kept in its file", () => {
     "answers a memory edited after the file as the database says, after a SIGKILL",
     () =>
       Effect.scoped(Effect.gen(function*() {
-        const port = yield* freePort
-        const url = `http://127.0.0.1:${port}`
-        const env = freshServiceEnv({
-          SERVICE_API_PORT: String(port),
-          SERVICE_API_ENABLE_OBSERVATIONS: "false",
-          SERVICE_API_BRAIN_KEEP_FILES_MIN_MEMORIES: "20"
-        })
-        const start = Effect.gen(function*() {
-          const child = yield* spawnService("src/main.ts", env)
-          yield* waitForHealth(url, child)
-          return child
-        })
+        const { url, env, start } = yield* keepingService
         const queries = [
           "tomatoes in greenhouse 3",
           "cucumbers under the blue lamp",

@@ -44,21 +44,27 @@ const computed = (bank: string, entity: string) =>
     return yield* pathOf(bank, entity)
   })
 
+/** Alice's six facts retained a day apart, and her trajectory computed: its path runs through all six. */
+const aliceWithTrajectory = (bank: string) =>
+  Effect.gen(function*() {
+    yield* ok("POST", `${bankPath(bank)}/memories`, {
+      items: aliceFacts.map((content, day) => ({
+        content,
+        timestamp: new Date(Date.UTC(2024, 0, 1 + day, 9)).toISOString()
+      }))
+    })
+    yield* settled(bank)
+    const alice = yield* aliceId(bank)
+    return { alice, before: yield* computed(bank, alice) }
+  })
+
 layer(testApp(), { excludeTestServices: true, timeout: "4 minutes" })(
   "a removal rebuilds the trajectories it removed",
   (it) => {
     it.effect("after an invalidation the trajectory reads again without the memory", () =>
       Effect.gen(function*() {
         const bank = "trajectory-invalidated"
-        yield* ok("POST", `${bankPath(bank)}/memories`, {
-          items: aliceFacts.map((content, day) => ({
-            content,
-            timestamp: new Date(Date.UTC(2024, 0, 1 + day, 9)).toISOString()
-          }))
-        })
-        yield* settled(bank)
-        const alice = yield* aliceId(bank)
-        const before = yield* computed(bank, alice)
+        const { alice, before } = yield* aliceWithTrajectory(bank)
         assert.lengthOf(before, 6)
 
         const gone = before[2]!
@@ -113,15 +119,7 @@ layer(testApp(), { excludeTestServices: true, timeout: "4 minutes" })(
     it.effect("after a forget of one memory the trajectory reads again without it", () =>
       Effect.gen(function*() {
         const bank = "trajectory-forgotten"
-        yield* ok("POST", `${bankPath(bank)}/memories`, {
-          items: aliceFacts.map((content, day) => ({
-            content,
-            timestamp: new Date(Date.UTC(2024, 0, 1 + day, 9)).toISOString()
-          }))
-        })
-        yield* settled(bank)
-        const alice = yield* aliceId(bank)
-        const before = yield* computed(bank, alice)
+        const { alice, before } = yield* aliceWithTrajectory(bank)
         const gone = before[4]!
         const report = yield* ok("POST", `${bankPath(bank)}/forget`, { memory_ids: [gone] })
         assert.strictEqual(report.body.removed.trajectories, 1, report.text)
