@@ -9,7 +9,6 @@ import { SqlClient } from "effect/sql"
 import { BankActors } from "../../bank/BankActors.ts"
 import { BankLocks } from "../../bank/BankLocks.ts"
 import { OperationStore } from "../../bank/OperationStore.ts"
-import { trajectoryTask } from "../../entities/EntityRequests.ts"
 import { Banks } from "../../bank/Banks.ts"
 import { EngramConfig } from "../../config/EngramConfig.ts"
 import { Conflict, NotFound, ServiceUnavailable, ValidationError } from "../../domain/Errors.ts"
@@ -27,7 +26,7 @@ import { linkNew } from "../retain/MemoryLinks.ts"
 import { setEntitiesExactly } from "./ExactEntities.ts"
 import { liveAt } from "../forgetting/Expiry.ts"
 import { ExpiryWakeups } from "../forgetting/ExpiryWakeups.ts"
-import { makeMemoryRemoval } from "../forgetting/MemoryDeletion.ts"
+import { makeMemoryRemoval, queueTrajectoryRecompute } from "../forgetting/MemoryDeletion.ts"
 import {
   type ArchivedRow,
   findArchived,
@@ -256,20 +255,15 @@ export class MemoryCuration extends Context.Service<MemoryCuration, {
               yield* linkNew(bankId, [memoryId, ...opinions], modelKey(embeddings.identity), dims)
               // The trajectories of the entities it names were computed without it (its invalidation queued that):
               // computed again with it, queued with the restore.
-              const entityIds = (yield* sql<{ entityId: string }>`SELECT DISTINCT ue.entity_id FROM unit_entities ue
+              const named = yield* sql<{ entityId: string }>`SELECT ue.entity_id FROM unit_entities ue
                 JOIN entity_trajectories t ON t.bank_id = ${bankId} AND t.entity_id = ue.entity_id
-                WHERE ue.unit_id IN ${sql.in([memoryId, ...opinions])} ORDER BY ue.entity_id`).map((row) =>
-                row.entityId
+                WHERE ue.unit_id IN ${sql.in([memoryId, ...opinions])}`
+              trajectoriesQueued = yield* queueTrajectoryRecompute(
+                operations.create,
+                bankId,
+                named.map((row) => row.entityId),
+                "restore"
               )
-              if (entityIds.length > 0) {
-                yield* operations.create({
-                  bankId,
-                  taskType: trajectoryTask,
-                  payload: { entity_ids: entityIds, dedupe_key: `restore:${memoryId}`, trigger: "restore" },
-                  itemsCount: entityIds.length
-                })
-                trajectoriesQueued = true
-              }
             }
             return yield* requeueEditedFacts(consolidation, bankId, [memoryId], observationsOn)
           })
