@@ -17,19 +17,17 @@ const shuttingDown = (_request: IncomingMessage, response: ServerResponse) => {
   response.end(JSON.stringify({ detail: "the service is shutting down" }))
 }
 
-const isOurs = (listener: unknown) => listener === shuttingDown || (listener as { held?: boolean }).held === true
-
 /** `onHeld` is told of each request that waits (tests, logs). */
 export const createHeldServer = (onHeld: (request: IncomingMessage) => void = () => {}): Server => {
   const server = createServer()
   let held: Array<readonly [IncomingMessage, ServerResponse]> = []
   /** The app's request handlers attached now (`HttpRouter.serve` attaches one). */
   let handlers = 0
-  const hold: RequestListener & { held?: boolean } = (request, response) => {
+  const hold: RequestListener = (request, response) => {
     held.push([request, response])
     onHeld(request)
   }
-  hold.held = true
+  const isOurs = (listener: unknown) => listener === hold || listener === shuttingDown
   server.on("request", hold)
   server.on("newListener", (event, listener) => {
     if (event !== "request" || isOurs(listener) || handlers++ > 0) return
