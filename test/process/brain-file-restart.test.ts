@@ -56,6 +56,23 @@ const keepingService = Effect.gen(function*() {
   return { url, env, start }
 })
 
+/**
+ * Forty memories retained and recalled, then the brain exported: the file a brain is kept in is written on release
+ * (after idle minutes), at a stop, or as here by an export.
+ */
+const keptFileWritten = (url: string) =>
+  Effect.gen(function*() {
+    yield* request(url, "POST", "/memories", {
+      items: Array.from({ length: 40 }, (_, n) => ({
+        content: `Greenhouse ${n % 7} grew ${n * 3} tomatoes in week ${n} under lamp ${n % 5}.`
+      }))
+    })
+    yield* recall(url, "tomatoes in greenhouse 3")
+    const exported = yield* Effect.promise(() => fetch(`${url}/v1/default/banks/${bank}/brain/export`))
+    assert.strictEqual(exported.status, 200)
+    yield* Effect.promise(() => exported.arrayBuffer())
+  })
+
 describe("the brain kept in its file", () => {
   it.live(
     "is loaded and caught up after a SIGKILL, and written on a graceful stop",
@@ -64,16 +81,7 @@ describe("the brain kept in its file", () => {
         const { url, env, start } = yield* keepingService
 
         const first = yield* start
-        yield* request(url, "POST", "/memories", {
-          items: Array.from({ length: 40 }, (_, n) => ({
-            content: `Greenhouse ${n % 7} grew ${n * 3} tomatoes in week ${n} under lamp ${n % 5}.`
-          }))
-        })
-        yield* recall(url, "tomatoes in greenhouse 3")
-        // The file a brain is kept in is written on release (after idle minutes), at a stop, or as here by an export.
-        const exported = yield* Effect.promise(() => fetch(`${url}/v1/default/banks/${bank}/brain/export`))
-        assert.strictEqual(exported.status, 200)
-        yield* Effect.promise(() => exported.arrayBuffer())
+        yield* keptFileWritten(url)
         const written = yield* status(url)
         assert.isNull(written.compatibility_reason)
         assert.strictEqual(written.metrics.builds, 1)
@@ -151,15 +159,7 @@ describe("the brain kept in its file", () => {
         const answers = Effect.forEach(queries, (query) => recall(url, query))
 
         const first = yield* start
-        yield* request(url, "POST", "/memories", {
-          items: Array.from({ length: 40 }, (_, n) => ({
-            content: `Greenhouse ${n % 7} grew ${n * 3} tomatoes in week ${n} under lamp ${n % 5}.`
-          }))
-        })
-        yield* recall(url, "tomatoes in greenhouse 3")
-        const exported = yield* Effect.promise(() => fetch(`${url}/v1/default/banks/${bank}/brain/export`))
-        assert.strictEqual(exported.status, 200)
-        yield* Effect.promise(() => exported.arrayBuffer())
+        yield* keptFileWritten(url)
         assert.strictEqual((yield* status(url)).metrics.file_writes, 1)
 
         // Edits after the file was written: one memory's text (re-embedded, its links derived anew), another's too.
