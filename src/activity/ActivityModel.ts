@@ -79,66 +79,123 @@ export const kalmanStep = (prior: KalmanState, counts: ReadonlyArray<number>): K
 /**
  * Baum–Welch on the hours of successive events (scaled forward–backward), starting from `prior`. Fewer than two
  * observations leave the model as it was.
+ *
+ * Written over flat typed arrays and scalars: the first version allocated a few small arrays per observation and
+ * iteration, and fitting the 2,000 hours a bank keeps held the event loop 40–130 ms in one piece (a CPU profile of
+ * the isolation bench's server); it runs rarely, so it is seldom optimised. The arithmetic is the same, in the
+ * same order, so the fit is the same to the bit (`test/activity/ActivityModel.test.ts` compares it with the
+ * straightforward version).
  */
 export const fitHmm = (prior: HmmState, observations: ReadonlyArray<number>): HmmState => {
+  const fitting = fittingHmm(prior, observations)
+  let step = fitting.next()
+  while (step.done !== true) step = fitting.next()
+  return step.value
+}
+
+/**
+ * `fitHmm` as work that yields between its passes over the observations, for a caller that runs it in slices
+ * (`runSliced`): even with flat arrays, a first fit runs as cold code, 40–70 ms for 2,000 hours.
+ */
+export function* fittingHmm(prior: HmmState, observations: ReadonlyArray<number>): Generator<void, HmmState, void> {
   const length = observations.length
   if (length < 2) return prior
-  let transition = prior.transition.map((row) => [...row])
-  let emission = prior.emission.map((row) => [...row])
-  let initial = [...prior.initial]
-  const alpha = Array.from({ length }, () => [0, 0])
-  const beta = Array.from({ length }, () => [0, 0])
-  const scale = new Array<number>(length).fill(0)
+  let t00 = prior.transition[0]![0]!
+  let t01 = prior.transition[0]![1]!
+  let t10 = prior.transition[1]![0]!
+  let t11 = prior.transition[1]![1]!
+  let e0 = Float64Array.from(prior.emission[0]!)
+  let e1 = Float64Array.from(prior.emission[1]!)
+  let i0 = prior.initial[0]!
+  let i1 = prior.initial[1]!
+  // alpha, beta and gamma hold state 0 at 2t and state 1 at 2t + 1.
+  const alpha = new Float64Array(length * 2)
+  const beta = new Float64Array(length * 2)
+  const gamma = new Float64Array(length * 2)
+  const scale = new Float64Array(length)
   for (let iteration = 0; iteration < baumWelchIterations; iteration++) {
     for (let t = 0; t < length; t++) {
       const symbol = observations[t]!
-      let sum = 0
-      for (let s = 0; s < 2; s++) {
-        const into = t === 0
-          ? initial[s]!
-          : alpha[t - 1]![0]! * transition[0]![s]! + alpha[t - 1]![1]! * transition[1]![s]!
-        alpha[t]![s] = into * emission[s]![symbol]!
-        sum += alpha[t]![s]!
-      }
-      scale[t] = sum > 0 ? sum : 1e-300
-      for (let s = 0; s < 2; s++) alpha[t]![s] = alpha[t]![s]! / scale[t]!
+      const into0 = t === 0 ? i0 : alpha[2 * t - 2]! * t00 + alpha[2 * t - 1]! * t10
+      const a0 = into0 * e0[symbol]!
+      const into1 = t === 0 ? i1 : alpha[2 * t - 2]! * t01 + alpha[2 * t - 1]! * t11
+      const a1 = into1 * e1[symbol]!
+      const sum = a0 + a1
+      const scaled = sum > 0 ? sum : 1e-300
+      scale[t] = scaled
+      alpha[2 * t] = a0 / scaled
+      alpha[2 * t + 1] = a1 / scaled
     }
-    beta[length - 1] = [1, 1]
+    yield
+    beta[2 * length - 2] = 1
+    beta[2 * length - 1] = 1
     for (let t = length - 2; t >= 0; t--) {
       const next = observations[t + 1]!
-      for (let s = 0; s < 2; s++) {
-        beta[t]![s] = (transition[s]![0]! * emission[0]![next]! * beta[t + 1]![0]! +
-          transition[s]![1]! * emission[1]![next]! * beta[t + 1]![1]!) / scale[t + 1]!
-      }
+      const b0 = beta[2 * t + 2]!
+      const b1 = beta[2 * t + 3]!
+      beta[2 * t] = (t00 * e0[next]! * b0 + t01 * e1[next]! * b1) / scale[t + 1]!
+      beta[2 * t + 1] = (t10 * e0[next]! * b0 + t11 * e1[next]! * b1) / scale[t + 1]!
     }
-    const gamma = alpha.map((a, t) => normalize([a[0]! * beta[t]![0]!, a[1]! * beta[t]![1]!]))
-    const expectedTransitions = [[0, 0], [0, 0]]
+    yield
+    for (let t = 0; t < length; t++) {
+      const g0 = alpha[2 * t]! * beta[2 * t]!
+      const g1 = alpha[2 * t + 1]! * beta[2 * t + 1]!
+      const total = g0 + g1
+      gamma[2 * t] = total > 0 ? g0 / total : 0
+      gamma[2 * t + 1] = total > 0 ? g1 / total : 0
+    }
+    let x00 = 0
+    let x01 = 0
+    let x10 = 0
+    let x11 = 0
     for (let t = 0; t < length - 1; t++) {
       const next = observations[t + 1]!
-      const xi = [[0, 0], [0, 0]]
-      let total = 0
-      for (let from = 0; from < 2; from++) {
-        for (let to = 0; to < 2; to++) {
-          xi[from]![to] = alpha[t]![from]! * transition[from]![to]! * emission[to]![next]! * beta[t + 1]![to]!
-          total += xi[from]![to]!
-        }
-      }
-      for (let from = 0; from < 2; from++) {
-        for (let to = 0; to < 2; to++) expectedTransitions[from]![to]! += total > 0 ? xi[from]![to]! / total : 0
-      }
+      const b0 = beta[2 * t + 2]!
+      const b1 = beta[2 * t + 3]!
+      const p00 = alpha[2 * t]! * t00 * e0[next]! * b0
+      const p01 = alpha[2 * t]! * t01 * e1[next]! * b1
+      const p10 = alpha[2 * t + 1]! * t10 * e0[next]! * b0
+      const p11 = alpha[2 * t + 1]! * t11 * e1[next]! * b1
+      const total = p00 + p01 + p10 + p11
+      x00 += total > 0 ? p00 / total : 0
+      x01 += total > 0 ? p01 / total : 0
+      x10 += total > 0 ? p10 / total : 0
+      x11 += total > 0 ? p11 / total : 0
     }
-    initial = gamma[0]!
-    transition = expectedTransitions.map((row, from) => {
-      const normalized = normalize(row)
-      return normalized[0]! + normalized[1]! > 0 ? normalized : [...transition[from]!]
-    })
-    emission = [0, 1].map((s) => {
-      const row = emptyCounts().map(() => emissionSmoothing)
-      for (let t = 0; t < length; t++) row[observations[t]!]! += gamma[t]![s]!
-      return normalize(row)
-    })
+    yield
+    i0 = gamma[0]!
+    i1 = gamma[1]!
+    ;[t00, t01] = normalizedRow(x00, x01, t00, t01)
+    ;[t10, t11] = normalizedRow(x10, x11, t10, t11)
+    e0 = emissionOf(observations, gamma, 0)
+    e1 = emissionOf(observations, gamma, 1)
   }
-  return { transition, emission, initial }
+  return {
+    transition: [[t00, t01], [t10, t11]],
+    emission: [Array.from(e0), Array.from(e1)],
+    initial: [i0, i1]
+  }
+}
+
+/** A row of expected transitions as probabilities; the row before when nothing was expected to leave the state. */
+const normalizedRow = (to0: number, to1: number, before0: number, before1: number): [number, number] => {
+  const total = to0 + to1
+  const row: [number, number] = total > 0 ? [to0 / total, to1 / total] : [0, 0]
+  return row[0] + row[1] > 0 ? row : [before0, before1]
+}
+
+/** A state's emission over the hours: its share of each observation, smoothed, summing to one. */
+const emissionOf = (
+  observations: ReadonlyArray<number>,
+  gamma: Float64Array,
+  state: number
+): Float64Array<ArrayBuffer> => {
+  const row = new Float64Array(hours).fill(emissionSmoothing)
+  for (let t = 0; t < observations.length; t++) row[observations[t]!]! += gamma[2 * t + state]!
+  let total = 0
+  for (let hour = 0; hour < hours; hour++) total += row[hour]!
+  for (let hour = 0; hour < hours; hour++) row[hour] = total > 0 ? row[hour]! / total : 0
+  return row
 }
 
 /** The long-run share of each state: the stationary distribution of the two-state chain. */

@@ -14,7 +14,8 @@ import { createHash } from "node:crypto"
 import { EngramConfig } from "../config/EngramConfig.ts"
 import { AccessTelemetry } from "./AccessTelemetry.ts"
 import type { PredictionMode } from "../brain/BrainSettings.ts"
-import { type ActivityState, emptyCounts, fitHmm, initialHmm, initialKalman, kalmanStep } from "./ActivityModel.ts"
+import { type ActivityState, emptyCounts, fittingHmm, initialHmm, initialKalman, kalmanStep } from "./ActivityModel.ts"
+import { runSliced } from "../brain/Sliced.ts"
 import { combine, type LearnedActivity, learnedOf, type LearnedSources } from "./ActivityExchange.ts"
 
 /** Events the HMM is fitted on: the most recent ones. */
@@ -152,7 +153,10 @@ export class ActivityModels extends Context.Service<ActivityModels, {
             counts,
             sampleCount: counts.reduce((sum, n) => sum + n, 0),
             kalman: kalmanStep(prior?.kalman ?? initialKalman(), counts),
-            hmm: fitHmm(prior?.hmm ?? initialHmm(), yield* recentHours(bankId, to))
+            hmm: yield* runSliced(
+              fittingHmm(prior?.hmm ?? initialHmm(), yield* recentHours(bankId, to)),
+              Effect.yieldNow
+            )
           }
           return { state, marks: to, newEvents, rebuilt: fresh, previous }
         })

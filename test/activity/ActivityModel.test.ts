@@ -4,11 +4,13 @@
  * memories take no rank).
  */
 import { assert, describe, it } from "@effect/vitest"
+import * as fc from "fast-check"
 import {
   type ActivityState,
   distribution,
   emptyCounts,
   fitHmm,
+  type HmmState,
   initialHmm,
   initialKalman,
   kalmanStep,
@@ -56,6 +58,23 @@ describe("activity model", () => {
     assert.isAbove(shares[14]! + shares[15]!, 0.99)
     assert.isAbove(shares[15]!, shares[14]!)
     assert.deepStrictEqual(fitHmm(initialHmm(), [3]), initialHmm(), "one observation leaves the prior")
+  })
+
+  it("the HMM fit is, to the bit, the straightforward Baum–Welch it replaced", () => {
+    const hour = fc.integer({ min: 0, max: 23 })
+    fc.assert(
+      fc.property(
+        fc.array(hour, { minLength: 0, maxLength: 300 }),
+        fc.array(hour, { maxLength: 40 }),
+        (hours, more) => {
+          const once = fitHmm(initialHmm(), hours)
+          assert.deepStrictEqual(once, referenceFitHmm(initialHmm(), hours))
+          // From a fitted prior too, as a rebuild continues the stored model.
+          assert.deepStrictEqual(fitHmm(once, [...hours, ...more]), referenceFitHmm(once, [...hours, ...more]))
+        }
+      ),
+      { numRuns: 200, seed: 47 }
+    )
   })
 
   it("no events: every variant is all zero", () => {
@@ -122,3 +141,69 @@ describe("graph centrality", () => {
     assert.isFalse(without.top(10).includes("a"))
   })
 })
+
+/** The first version of `fitHmm`, arrays of arrays allocated per observation: the reference for the typed-array one. */
+const referenceFitHmm = (prior: HmmState, observations: ReadonlyArray<number>): HmmState => {
+  const normalize = (values: ReadonlyArray<number>): Array<number> => {
+    const total = values.reduce((sum, value) => sum + value, 0)
+    return total > 0 ? values.map((value) => value / total) : values.map(() => 0)
+  }
+  const length = observations.length
+  if (length < 2) return prior
+  let transition = prior.transition.map((row) => [...row])
+  let emission = prior.emission.map((row) => [...row])
+  let initial = [...prior.initial]
+  const alpha = Array.from({ length }, () => [0, 0])
+  const beta = Array.from({ length }, () => [0, 0])
+  const scale = new Array<number>(length).fill(0)
+  for (let iteration = 0; iteration < 5; iteration++) {
+    for (let t = 0; t < length; t++) {
+      const symbol = observations[t]!
+      let sum = 0
+      for (let s = 0; s < 2; s++) {
+        const into = t === 0
+          ? initial[s]!
+          : alpha[t - 1]![0]! * transition[0]![s]! + alpha[t - 1]![1]! * transition[1]![s]!
+        alpha[t]![s] = into * emission[s]![symbol]!
+        sum += alpha[t]![s]!
+      }
+      scale[t] = sum > 0 ? sum : 1e-300
+      for (let s = 0; s < 2; s++) alpha[t]![s] = alpha[t]![s]! / scale[t]!
+    }
+    beta[length - 1] = [1, 1]
+    for (let t = length - 2; t >= 0; t--) {
+      const next = observations[t + 1]!
+      for (let s = 0; s < 2; s++) {
+        beta[t]![s] = (transition[s]![0]! * emission[0]![next]! * beta[t + 1]![0]! +
+          transition[s]![1]! * emission[1]![next]! * beta[t + 1]![1]!) / scale[t + 1]!
+      }
+    }
+    const gamma = alpha.map((a, t) => normalize([a[0]! * beta[t]![0]!, a[1]! * beta[t]![1]!]))
+    const expected = [[0, 0], [0, 0]]
+    for (let t = 0; t < length - 1; t++) {
+      const next = observations[t + 1]!
+      const xi = [[0, 0], [0, 0]]
+      let total = 0
+      for (let from = 0; from < 2; from++) {
+        for (let to = 0; to < 2; to++) {
+          xi[from]![to] = alpha[t]![from]! * transition[from]![to]! * emission[to]![next]! * beta[t + 1]![to]!
+          total += xi[from]![to]!
+        }
+      }
+      for (let from = 0; from < 2; from++) {
+        for (let to = 0; to < 2; to++) expected[from]![to]! += total > 0 ? xi[from]![to]! / total : 0
+      }
+    }
+    initial = gamma[0]!
+    transition = expected.map((row, from) => {
+      const normalized = normalize(row)
+      return normalized[0]! + normalized[1]! > 0 ? normalized : [...transition[from]!]
+    })
+    emission = [0, 1].map((s) => {
+      const row = emptyCounts().map(() => 1e-6)
+      for (let t = 0; t < length; t++) row[observations[t]!]! += gamma[t]![s]!
+      return normalize(row)
+    })
+  }
+  return { transition, emission, initial }
+}
