@@ -8,7 +8,7 @@
 import { Effect } from "effect"
 import type { ConsolidationFact, ObservationDraft } from "./ConsolidationFact.ts"
 import { union } from "./ConsolidationFact.ts"
-import { analyzed } from "./FactAnalyses.ts"
+import { analyzedAll } from "./FactAnalyses.ts"
 import { type AnalyzedFact, analyzeFact } from "./FactAnalysis.ts"
 import { factsByIds, observationsByKeys } from "./ObservationReads.ts"
 import type { Scope } from "./ObservationScopes.ts"
@@ -55,7 +55,7 @@ export const offlineMergedText = (bankId: string) =>
   Effect.fnUntraced(
     function*(survivor: { readonly text: string; readonly key: string | null }, sources: ReadonlyArray<string>) {
       if (survivor.key === null) return survivor.text
-      const facts = (yield* factsByIds(bankId, sources)).map(analyzed)
+      const facts = yield* analyzedAll(yield* factsByIds(bankId, sources))
       return facts.some((fact) => fact.clause !== null) ? renderGroup(headOf(survivor.key), facts) : survivor.text
     }
   )
@@ -66,7 +66,7 @@ export const planOffline = Effect.fn("OfflineConsolidator.plan")(function*(optio
   readonly facts: ReadonlyArray<ConsolidationFact>
   readonly missionTerms: ReadonlySet<string>
 }) {
-  const worthy = options.facts.map(analyzed).filter((fact) => fact.clause !== null && fact.topics.length > 0)
+  const worthy = (yield* analyzedAll(options.facts)).filter((fact) => fact.clause !== null && fact.topics.length > 0)
 
   // How much of each subject's facts in this batch are about each noun (a phrase head counts fully, once per fact).
   const frequency = new Map<string, Map<string, number>>()
@@ -111,7 +111,7 @@ export const planOffline = Effect.fn("OfflineConsolidator.plan")(function*(optio
     return ids.some((id) => !stored.sourceFactIds.includes(id)) ? stored.sourceFactIds : []
   })
   const storedFacts = new Map(
-    (yield* factsByIds(options.bankId, [...new Set(updatedSources)])).map((fact) => [fact.id, analyzed(fact)])
+    (yield* analyzedAll(yield* factsByIds(options.bankId, [...new Set(updatedSources)]))).map((fact) => [fact.id, fact])
   )
   const batchFacts = new Map(worthy.map((fact) => [fact.id, fact]))
 

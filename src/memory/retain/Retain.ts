@@ -29,9 +29,10 @@ import type { PreparedChunk, PreparedDocument, PreparedFact } from "./MemoryWrit
 import { screenItems } from "./MemoryDefense.ts"
 import { makeMemoryRemoval } from "../forgetting/MemoryDeletion.ts"
 import { writeBatch } from "./MemoryWriter.ts"
-import { extractOffline } from "./OfflineExtractor.ts"
+import { extractingOffline } from "./OfflineExtractor.ts"
 import { chunkText } from "./Tokens.ts"
 import { ExpiryWakeups } from "../forgetting/ExpiryWakeups.ts"
+import { runSliced } from "../../brain/Sliced.ts"
 
 export interface RetainOutcome {
   readonly created: number
@@ -120,7 +121,9 @@ export class Retain extends Context.Service<Retain, {
             ? extractWithLlm(input, { bankId, operationId: operationId ?? undefined }).pipe(
               Effect.provideService(Llm, llm)
             )
-            : Effect.sync(() => ({ facts: extractOffline(input), usage: zeroUsage }))
+            : runSliced(extractingOffline(input), Effect.yieldNow).pipe(
+              Effect.map((facts) => ({ facts, usage: zeroUsage }))
+            )
         ).pipe(
           Effect.tap((extraction) => Effect.annotateCurrentSpan("engram.retain.facts", extraction.facts.length)),
           Effect.withSpan("Retain.extract", {
