@@ -118,7 +118,7 @@ layer(testApp({}, TestTaskHandlers), { excludeTestServices: true, timeout: "4 mi
         const queued = (yield* trajectoryOperations(bank)).slice(earlier)
         assert.lengthOf(queued, 1, `one waiting recompute: ${JSON.stringify(queued)}`)
         assert.strictEqual(queued[0]!.status, "pending")
-        assert.deepStrictEqual(queued[0]!.payload.entity_ids, [alice.entity, bob.entity].sort())
+        assert.deepStrictEqual(queued[0]!.payload.entity_ids, [alice.entity, bob.entity])
         assert.strictEqual(queued[0]!.itemsCount, 2)
 
         yield* Deferred.succeed(TestTasks.blockers.get("absorbed")!, undefined)
