@@ -165,7 +165,11 @@ export class EntityIntelligence extends Context.Service<EntityIntelligence, {
             const bank = event.bank ?? (yield* banks.get(event.bankId))
             if (!effectiveEntitySettings(bank.entitySettings).enableEntityIntelligence) return
             if (!(yield* shouldRecompute(event.bankId))) return
-            yield* requests.request(event.bankId, intelligenceTask, "bank", { trigger: "retain" })
+            yield* requests.request(event.bankId, {
+              taskType: intelligenceTask,
+              dedupeKey: "bank",
+              payload: { trigger: "retain" }
+            })
           }).pipe(Effect.catchCause((cause) => Effect.logWarning("queueing entity intelligence failed", cause)))
       )
 
@@ -184,7 +188,11 @@ export class EntityIntelligence extends Context.Service<EntityIntelligence, {
 
       const requestRecompute = Effect.fn("EntityIntelligence.requestRecompute")(function*(bankId: string) {
         yield* banks.get(bankId)
-        return yield* requests.request(bankId, intelligenceTask, "bank", { trigger: "manual" })
+        return yield* requests.request(bankId, {
+          taskType: intelligenceTask,
+          dedupeKey: "bank",
+          payload: { trigger: "manual" }
+        })
       })
 
       return EntityIntelligence.of({ get, requestRecompute })

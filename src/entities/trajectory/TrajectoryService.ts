@@ -158,7 +158,11 @@ export class EntityTrajectories extends Context.Service<EntityTrajectories, {
         }
         // A run over stale entities that hit its cap leaves the rest to a follow-up run rather than holding the bank.
         if (Option.isNone(asked) && entityIds.length === entitiesPerRun) {
-          yield* requests.request(bank.bankId, trajectoryTask, "stale", { trigger: "continuation" })
+          yield* requests.request(bank.bankId, {
+            taskType: trajectoryTask,
+            dedupeKey: "stale",
+            payload: { trigger: "continuation" }
+          })
         }
         return {
           computed: outcomes.filter((outcome) => "current_state" in outcome).length,
@@ -175,7 +179,11 @@ export class EntityTrajectories extends Context.Service<EntityTrajectories, {
           : Effect.gen(function*() {
             const bank = event.bank ?? (yield* banks.get(event.bankId))
             if (!effectiveEntitySettings(bank.entitySettings).enableEntityTrajectories) return
-            yield* requests.request(event.bankId, trajectoryTask, "stale", { trigger: "retain" })
+            yield* requests.request(event.bankId, {
+              taskType: trajectoryTask,
+              dedupeKey: "stale",
+              payload: { trigger: "retain" }
+            })
           }).pipe(Effect.catchCause((cause) => Effect.logWarning("queueing entity trajectories failed", cause)))
       )
 
@@ -202,9 +210,11 @@ export class EntityTrajectories extends Context.Service<EntityTrajectories, {
           yield* banks.get(bankId)
           const name = yield* entityName(bankId, entityId)
           if (Option.isNone(name)) return yield* NotFound.of("entity", entityId)
-          return yield* requests.request(bankId, trajectoryTask, `entity:${entityId}`, {
-            trigger: "manual",
-            entity_ids: [entityId]
+          return yield* requests.request(bankId, {
+            taskType: trajectoryTask,
+            dedupeKey: `entity:${entityId}`,
+            payload: { trigger: "manual" },
+            entityIds: [entityId]
           })
         }
       )

@@ -8,12 +8,12 @@ import { Clock, Context, Effect, Layer } from "effect"
 import { SqlClient } from "effect/sql"
 import { BankActors } from "../../bank/BankActors.ts"
 import { BankLocks } from "../../bank/BankLocks.ts"
-import { OperationStore } from "../../bank/OperationStore.ts"
 import { Banks } from "../../bank/Banks.ts"
 import { EngramConfig } from "../../config/EngramConfig.ts"
 import { Conflict, NotFound, ServiceUnavailable, ValidationError } from "../../domain/Errors.ts"
 import type { CuratedMemory, UpdateMemoryRequest } from "../../domain/MemoryOps.ts"
 import { isoOrNull as iso } from "../../domain/IsoTime.ts"
+import { makeEntityRequests } from "../../entities/EntityRequests.ts"
 import { Embeddings, modelKey } from "../../models/Embeddings.ts"
 import { param } from "../../storage/VectorParam.ts"
 import { makeConsolidationRequests, observationsEnabled } from "../consolidation/ConsolidationRequests.ts"
@@ -26,7 +26,7 @@ import { linkNew } from "../retain/MemoryLinks.ts"
 import { setEntitiesExactly } from "./ExactEntities.ts"
 import { liveAt } from "../forgetting/Expiry.ts"
 import { ExpiryWakeups } from "../forgetting/ExpiryWakeups.ts"
-import { makeMemoryRemoval, queueTrajectoryRecompute } from "../forgetting/MemoryDeletion.ts"
+import { makeMemoryRemoval } from "../forgetting/MemoryDeletion.ts"
 import {
   type ArchivedRow,
   findArchived,
@@ -98,7 +98,7 @@ export class MemoryCuration extends Context.Service<MemoryCuration, {
       const consolidation = yield* makeConsolidationRequests
       const expiries = yield* ExpiryWakeups
       const removal = yield* makeMemoryRemoval
-      const operations = yield* OperationStore
+      const requests = yield* makeEntityRequests
       const actors = yield* BankActors
       const inTransaction = <A, E, R>(bankId: string, effect: Effect.Effect<A, E, R>) =>
         locks.withWriteLock(bankId)(effect.pipe(sql.withTransaction, Effect.provideService(SqlClient.SqlClient, sql)))
@@ -258,8 +258,7 @@ export class MemoryCuration extends Context.Service<MemoryCuration, {
               const named = yield* sql<{ entityId: string }>`SELECT ue.entity_id FROM unit_entities ue
                 JOIN entity_trajectories t ON t.bank_id = ${bankId} AND t.entity_id = ue.entity_id
                 WHERE ue.unit_id IN ${sql.in([memoryId, ...opinions])}`
-              trajectoriesQueued = yield* queueTrajectoryRecompute(
-                operations.create,
+              trajectoriesQueued = yield* requests.queueTrajectories(
                 bankId,
                 named.map((row) => row.entityId),
                 "restore"

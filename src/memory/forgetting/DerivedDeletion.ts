@@ -234,9 +234,9 @@ export const deleteEverythingDerived = Effect.fn("Forgetting.deleteEverythingDer
     AND entity_id IN ${sql.in(selection.entityIds.length === 0 ? [""] : selection.entityIds)}`
   const forgottenEntities = selection.entityIds.length === 0 ? [] : yield* sql`DELETE FROM entities
     WHERE bank_id = ${bankId} AND id IN ${sql.in(selection.entityIds)} RETURNING id`
-  // A trajectory's path shows a preview of each fact it runs through: one through a deleted memory goes (forget and
-  // the ordinary removals queue its recompute, `queueTrajectoryRecompute`; otherwise the next run over stale entities, which a missing
-  // trajectory is, computes it again). Only the named entities' rows.
+  // A trajectory's path shows a preview of each fact it runs through: one through a deleted memory goes, and every
+  // caller queues its recompute in the same transaction (`EntityRequests.queueTrajectories`, from `trajectoryEntityIds`).
+  // Only the named entities' rows.
   const throughDeleted = idList === null || namedEntityIds.length === 0 ?
     [] :
     yield* sql`DELETE FROM entity_trajectories t

@@ -4,6 +4,7 @@
  * slice per transaction (under the bank's write lock, released between slices so a retain or another bank's work
  * gets in), each slice audited in its own transaction without any content — only how many went. Reads already hide
  * an expired memory (`Expiry.ts`), so the sweep is about storage and derived state, never about what recall sees.
+ * Each slice queues the recompute of the trajectories it drops (one waiting operation takes every slice's entities).
  * The scheduler sleeps until the earliest expiry (or until a write sets one) and queues a sweep for each bank with
  * memories due, once: a waiting or running sweep is not queued twice. A process killed mid-sweep loses at most an
  * uncommitted slice; the operation is recovered and starts over on what is left (it is idempotent).
@@ -44,6 +45,7 @@ export const ExpirySweepTask = TaskRegistry.handler(
     const consolidation = yield* makeConsolidationRequests
     const models = yield* MentalModels
     const keptBrainFile = yield* makeKeptBrainFile
+    const actors = yield* BankActors
 
     const sweep = yield* makeSweepSlice
     /** One slice: the oldest expired memories, deleted with everything derived from them and audited. */
@@ -64,9 +66,11 @@ export const ExpirySweepTask = TaskRegistry.handler(
         let removed = noneRemoved
         let wake = false
         const staleModels = new Set<string>()
+        const trajectories = new Set<string>()
         while (true) {
           const { picked: due, derived } = yield* slice(bankId)
           removed = addRemoved(removed, derived.removed)
+          for (const id of derived.trajectoryEntityIds) trajectories.add(id)
           wake ||= derived.deletion.consolidationQueued
           for (const id of derived.models) staleModels.add(id)
           if (derived.deletion.memories.length > 0) yield* graph.changed(bankId)
@@ -75,12 +79,15 @@ export const ExpirySweepTask = TaskRegistry.handler(
           yield* Effect.yieldNow
         }
         if (wake) yield* consolidation.wake(bankId)
+        // The trajectory recompute the slices queued runs once this sweep has let the bank's worker go.
+        if (trajectories.size > 0) yield* actors.wake(bankId)
         yield* Effect.forEach(staleModels, (id) => Effect.ignore(models.refresh(bankId, id)), { discard: true })
         const brain = removed.memories > 0 ? yield* keptBrainFile(bankId) : { updated: false, file_rewritten: false }
         return {
           memories_deleted: removed.memories,
           observations_released: removed.observations,
           mental_models_marked_stale: staleModels.size,
+          trajectories_queued: trajectories.size,
           removed,
           brain_file_rewritten: brain.file_rewritten
         }

@@ -15,16 +15,15 @@ import type { SqlError } from "effect/sql/SqlError"
 import { AuditLogs } from "../../audit/AuditLogs.ts"
 import { BankActors } from "../../bank/BankActors.ts"
 import { BankLocks } from "../../bank/BankLocks.ts"
-import { OperationStore } from "../../bank/OperationStore.ts"
 import { AccessTelemetry } from "../../activity/AccessTelemetry.ts"
 import { Banks } from "../../bank/Banks.ts"
 import { NotFound, ValidationError } from "../../domain/Errors.ts"
+import { makeEntityRequests } from "../../entities/EntityRequests.ts"
 import type { ForgetReport, ForgetRequest } from "../../domain/Forget.ts"
 import { MentalModels } from "../../mentalmodels/MentalModels.ts"
 import { makeConsolidationRequests } from "../consolidation/ConsolidationRequests.ts"
 import { GraphRecall } from "../recall/GraphRecall.ts"
 import { deleteEverythingDerived } from "./DerivedDeletion.ts"
-import { queueTrajectoryRecompute } from "./MemoryDeletion.ts"
 import { purgeHistory } from "./HistoryPurge.ts"
 import { makeKeptBrainFile } from "./KeptBrainFile.ts"
 
@@ -57,7 +56,7 @@ export class Forget extends Context.Service<Forget, {
       const consolidation = yield* makeConsolidationRequests
       const audit = yield* AuditLogs
       const telemetry = yield* AccessTelemetry
-      const operations = yield* OperationStore
+      const requests = yield* makeEntityRequests
       const actors = yield* BankActors
 
       /** The selected memories and, for an entity, the entity rows: read in the forget's own transaction. */
@@ -180,8 +179,7 @@ export class Forget extends Context.Service<Forget, {
             models: derived.models,
             wake: derived.deletion.consolidationQueued,
             // Rolled back with a dry run.
-            trajectoriesQueued: yield* queueTrajectoryRecompute(
-              operations.create,
+            trajectoriesQueued: yield* requests.queueTrajectories(
               bankId,
               derived.trajectoryEntityIds,
               "forget"

@@ -16,9 +16,9 @@ import { AccessTelemetry } from "../../activity/AccessTelemetry.ts"
 import { BankActors } from "../../bank/BankActors.ts"
 import { BankBrains } from "../../brain/BankBrains.ts"
 import { BankLocks } from "../../bank/BankLocks.ts"
-import { type NewOperation, type OperationRecord, OperationStore } from "../../bank/OperationStore.ts"
+import { OperationStore } from "../../bank/OperationStore.ts"
 import type { ForgetRemoved } from "../../domain/Forget.ts"
-import { trajectoryTask } from "../../entities/EntityRequests.ts"
+import { makeEntityRequests } from "../../entities/EntityRequests.ts"
 import { type RefreshPayload, refreshTaskType } from "../../mentalmodels/RefreshTask.ts"
 import { makeConsolidationRequests } from "../consolidation/ConsolidationRequests.ts"
 import { GraphRecall } from "../recall/GraphRecall.ts"
@@ -63,29 +63,6 @@ const addAfterRemoval = (a: AfterRemoval, b: AfterRemoval): AfterRemoval => ({
   trajectoriesQueued: a.trajectoriesQueued || b.trajectoriesQueued
 })
 
-/**
- * The trajectories that ran through a removed memory are computed again (without it) by one run queued in the
- * removal's transaction: a read once that run is done finds the entity's trajectory, or why it has none (too few facts
- * left, or the entity pruned). The bank's automatic trajectories setting does not matter: these existed. The caller
- * wakes the bank after the commit.
- */
-export const queueTrajectoryRecompute = (
-  create: (operation: NewOperation) => Effect.Effect<OperationRecord>,
-  bankId: string,
-  entities: Iterable<string>,
-  trigger: string
-) =>
-  Effect.suspend(() => {
-    const entityIds = [...new Set(entities)].sort()
-    if (entityIds.length === 0) return Effect.succeed(false)
-    return create({
-      bankId,
-      taskType: trajectoryTask,
-      payload: { entity_ids: entityIds, dedupe_key: `${trigger}:${entityIds.join(",")}`, trigger },
-      itemsCount: entityIds.length
-    }).pipe(Effect.as(true))
-  })
-
 /** Deletes the memories with everything derived, in the deletion's transaction; `documentId` goes when unused. */
 export type RemoveMemories = (
   ids: ReadonlyArray<string>,
@@ -113,6 +90,7 @@ export const makeMemoryRemoval = Effect.gen(function*() {
   const brains = yield* BankBrains
   const operations = yield* OperationStore
   const actors = yield* BankActors
+  const requests = yield* makeEntityRequests
 
   const remove: RemoveInTransaction = (bankId, ids, options) =>
     Effect.gen(function*() {
@@ -145,7 +123,10 @@ export const makeMemoryRemoval = Effect.gen(function*() {
           models++
         }
       }
-      yield* queueTrajectoryRecompute(operations.create, bankId, trajectories, "removal")
+      // The trajectories that ran through a removed memory are computed again without it, by a run queued with the
+      // removal (or one already waiting): a read once it is done finds the trajectory, or why there is none (too few
+      // facts left, the entity pruned). The bank's automatic trajectories setting does not matter: these existed.
+      yield* requests.queueTrajectories(bankId, trajectories, "removal")
       return {
         memories,
         removed,

@@ -6,7 +6,8 @@
  * the least influential (`EvictionOrder.ts`). Each evicted memory goes with everything derived from it, by forget's
  * own path (`deleteEverythingDerived`: observations released and rebuilt, mental models citing it emptied and
  * refreshed, dream evidence, anomalies, access history, dataset sets, orphaned chunks and documents), and the kept
- * `.brain` file is written again once the sweep is done. A process killed mid-sweep loses at most an uncommitted slice; the operation is recovered and re-runs
+ * `.brain` file is written again once the sweep is done; each slice queues the recompute of the trajectories it drops
+ * (one waiting operation takes every slice's entities). A process killed mid-sweep loses at most an uncommitted slice; the operation is recovered and re-runs
  * on what is left (it is idempotent). Nothing polls: a retain or a policy change has the bank checked (a burst once,
  * after 5 s), and the scheduler sleeps until the oldest memory under an age limit comes due.
  */
@@ -47,6 +48,7 @@ export const RetentionSweepTask = TaskRegistry.handler(
     const brains = yield* BankBrains
     const consolidation = yield* makeConsolidationRequests
     const keptBrainFile = yield* makeKeptBrainFile
+    const actors = yield* BankActors
 
     const sweep = yield* makeSweepSlice
     /** One slice: the chosen ids (re-read inside the lock by `pick`), deleted with their derived state and audited. */
@@ -71,6 +73,7 @@ export const RetentionSweepTask = TaskRegistry.handler(
         let removed = noneRemoved
         let wake = false
         const staleModels = new Set<string>()
+        const trajectories = new Set<string>()
 
         const drain = (reason: string, pick: Effect.Effect<ReadonlyArray<string>, unknown, SqlClient.SqlClient>) =>
           Effect.gen(function*() {
@@ -80,6 +83,7 @@ export const RetentionSweepTask = TaskRegistry.handler(
               byReason[reason] = (byReason[reason] ?? 0) + deleted.memories.length
               removed = addRemoved(removed, derived.removed)
               wake ||= deleted.consolidationQueued
+              for (const id of derived.trajectoryEntityIds) trajectories.add(id)
               for (const id of derived.models) staleModels.add(id)
               if (deleted.memories.length > 0) yield* graph.changed(bankId)
               if (picked < sweepSlice || deleted.memories.length === 0) break
@@ -117,6 +121,8 @@ export const RetentionSweepTask = TaskRegistry.handler(
         }
 
         if (wake) yield* consolidation.wake(bankId)
+        // The trajectory recompute the slices queued runs once this sweep has let the bank's worker go.
+        if (trajectories.size > 0) yield* actors.wake(bankId)
         yield* Effect.forEach(staleModels, (id) => Effect.ignore(models.refresh(bankId, id)), { discard: true })
         const total = Object.values(byReason).reduce((sum, n) => sum + n, 0)
         const brain = total > 0 ? yield* keptBrainFile(bankId) : { updated: false, file_rewritten: false }
@@ -125,6 +131,7 @@ export const RetentionSweepTask = TaskRegistry.handler(
           by_reason: byReason,
           observations_released: removed.observations,
           mental_models_marked_stale: staleModels.size,
+          trajectories_queued: trajectories.size,
           removed,
           brain_file_rewritten: brain.file_rewritten
         }

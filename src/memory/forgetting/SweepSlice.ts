@@ -3,13 +3,17 @@
  * a retain between slices is seen) deleted with everything derived from them (forget's own path,
  * `deleteEverythingDerived`) and the deletion audited with a count only, in one transaction. Reads' access events
  * still buffered are written first, as forget does, so the slice deletes those of the memories it sweeps and none is
- * written afterwards naming a swept memory.
+ * written afterwards naming a swept memory. The trajectories the slice drops (their path ran through a swept memory)
+ * get their recompute queued in the same transaction, so a crash between slices loses none; the sweep runs on the
+ * bank's worker, so the recompute waits until it is done and every later slice adds its entities to that one waiting
+ * operation (`EntityRequests.queueTrajectories`) rather than queueing its own.
  */
 import { Clock, Effect } from "effect"
 import { SqlClient } from "effect/sql"
 import { AccessTelemetry } from "../../activity/AccessTelemetry.ts"
 import { AuditLogs } from "../../audit/AuditLogs.ts"
 import { BankLocks } from "../../bank/BankLocks.ts"
+import { makeEntityRequests } from "../../entities/EntityRequests.ts"
 import { makeConsolidationRequests } from "../consolidation/ConsolidationRequests.ts"
 import { deleteEverythingDerived, sweptOnly } from "./DerivedDeletion.ts"
 
@@ -19,6 +23,7 @@ export const makeSweepSlice = Effect.gen(function*() {
   const audit = yield* AuditLogs
   const consolidation = yield* makeConsolidationRequests
   const telemetry = yield* AccessTelemetry
+  const requests = yield* makeEntityRequests
 
   return (bankId: string, slice: {
     /** The audit entry's action, e.g. `memories.expiry_sweep`. */
@@ -48,7 +53,12 @@ export const makeSweepSlice = Effect.gen(function*() {
               endedAt: new Date(yield* Clock.currentTimeMillis)
             })
           }
-          return { picked: ids.length, derived }
+          const trajectoriesQueued = yield* requests.queueTrajectories(
+            bankId,
+            derived.trajectoryEntityIds,
+            slice.action
+          )
+          return { picked: ids.length, derived, trajectoriesQueued }
         }).pipe(sql.withTransaction, Effect.orDie, Effect.provideService(SqlClient.SqlClient, sql))
       )
     ))

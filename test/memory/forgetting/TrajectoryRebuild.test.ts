@@ -2,63 +2,30 @@
  * A removal that deletes an entity's trajectory (its path ran through a removed memory) queues its recompute with the
  * removal, over the real HTTP server on both tiers: once the bank's operations are done, the trajectory reads again,
  * without the removed memory, after an invalidation (and with it again after its restore) and after a document
- * retained again in replace mode. Before,
- * it answered 404 until the next run over stale entities (a later retain in a bank with automatic trajectories on).
+ * retained again in replace mode. Before, it answered 404 until the next run over stale entities (a later retain in
+ * a bank with automatic trajectories on). Removals made while a recompute is still waiting add their entities to it
+ * (one operation, its entity set grown) rather than queueing one each.
  */
 import { assert, layer } from "@effect/vitest"
-import { Effect } from "effect"
+import { Deferred, Effect } from "effect"
+import { SqlClient } from "effect/sql"
+import { Operations } from "../../../src/bank/Operations.ts"
+import {
+  computed,
+  entityIdOf,
+  factsAbout,
+  pathOf,
+  personWithTrajectory,
+  trajectoryOperations
+} from "../../support/EntityTrajectory.ts"
 import { bankPath, call, ok, settled } from "../../support/HttpCalls.ts"
 import { testApp } from "../../support/TestServer.ts"
+import { eventually, TestTaskHandlers, TestTasks } from "../../support/TestTasks.ts"
 
-const aliceFacts = [
-  "Alice studies chemistry at Oxford University.",
-  "Alice passed her chemistry exams at Oxford University.",
-  "Alice wrote her chemistry thesis at Oxford University.",
-  "Alice joined Acme Corp as a software engineer.",
-  "Alice leads the software engineering team at Acme Corp.",
-  "Alice was promoted to director of software engineering at Acme Corp."
-]
-
-const aliceId = (bank: string) =>
-  Effect.gen(function*() {
-    const list = yield* ok("GET", `${bankPath(bank)}/entities?limit=100`)
-    const entity = (list.body.items as Array<{ id: string; canonical_name: string }>).find((item) =>
-      item.canonical_name === "Alice"
-    )
-    assert.isDefined(entity, list.text)
-    return entity!.id
-  })
-
-/** The trajectory's path as the read shows it: the ids of the facts it runs through. */
-const pathOf = (bank: string, entity: string) =>
-  Effect.gen(function*() {
-    const read = yield* call("GET", `${bankPath(bank)}/entities/${entity}/trajectory`)
-    assert.strictEqual(read.status, 200, `the trajectory reads: ${read.text}`)
-    return (read.body.viterbi_path as Array<{ unit_id: string }>).map((step) => step.unit_id)
-  })
-
-const computed = (bank: string, entity: string) =>
-  Effect.gen(function*() {
-    yield* ok("POST", `${bankPath(bank)}/entities/${entity}/trajectory/recompute`)
-    yield* settled(bank)
-    return yield* pathOf(bank, entity)
-  })
-
-/** Alice's six facts retained a day apart, and her trajectory computed: its path runs through all six. */
 const aliceWithTrajectory = (bank: string) =>
-  Effect.gen(function*() {
-    yield* ok("POST", `${bankPath(bank)}/memories`, {
-      items: aliceFacts.map((content, day) => ({
-        content,
-        timestamp: new Date(Date.UTC(2024, 0, 1 + day, 9)).toISOString()
-      }))
-    })
-    yield* settled(bank)
-    const alice = yield* aliceId(bank)
-    return { alice, before: yield* computed(bank, alice) }
-  })
+  Effect.map(personWithTrajectory(bank, "Alice"), ({ entity, before }) => ({ alice: entity, before }))
 
-layer(testApp(), { excludeTestServices: true, timeout: "4 minutes" })(
+layer(testApp({}, TestTaskHandlers), { excludeTestServices: true, timeout: "4 minutes" })(
   "a removal rebuilds the trajectories it removed",
   (it) => {
     it.effect("after an invalidation the trajectory reads again without the memory", () =>
@@ -85,15 +52,15 @@ layer(testApp(), { excludeTestServices: true, timeout: "4 minutes" })(
         const base = bankPath(bank)
         yield* ok("POST", `${base}/memories`, {
           items: [
-            ...aliceFacts.slice(0, 5).map((content, day) => ({
+            ...factsAbout("Alice").slice(0, 5).map((content, day) => ({
               content,
               timestamp: new Date(Date.UTC(2024, 0, 1 + day, 9)).toISOString()
             })),
-            { content: aliceFacts[5], document_id: "cv", timestamp: "2024-01-09T09:00:00Z" }
+            { content: factsAbout("Alice")[5], document_id: "cv", timestamp: "2024-01-09T09:00:00Z" }
           ]
         })
         yield* settled(bank)
-        const alice = yield* aliceId(bank)
+        const alice = yield* entityIdOf(bank, "Alice")
         const before = yield* computed(bank, alice)
         assert.lengthOf(before, 6)
 
@@ -125,6 +92,39 @@ layer(testApp(), { excludeTestServices: true, timeout: "4 minutes" })(
         assert.strictEqual(report.body.removed.trajectories, 1, report.text)
         yield* settled(bank)
         assert.sameMembers(yield* pathOf(bank, alice), before.filter((id) => id !== gone))
+      }))
+
+    it.effect("removals while a recompute waits add their entities to it: one run rebuilds every trajectory", () =>
+      Effect.gen(function*() {
+        const operations = yield* Operations
+        const sql = yield* SqlClient.SqlClient
+        const bank = "trajectory-removals-absorbed"
+        const base = bankPath(bank)
+        const alice = yield* personWithTrajectory(bank, "Alice")
+        const bob = yield* personWithTrajectory(bank, "Bob", { firstDay: 10, document: { at: 3, id: "bob-cv" } })
+        const inDocument = (yield* sql<{ id: string }>`SELECT id FROM memory_units
+          WHERE bank_id = ${bank} AND document_id = 'bob-cv'`.pipe(Effect.orDie))[0]!.id
+        // The bank's worker is held, so what the removals queue is still waiting when the next one comes.
+        const held =
+          (yield* operations.submit({ bankId: bank, taskType: "test_block", payload: { key: "absorbed" } })).id
+        yield* eventually(call("GET", `${base}/operations/${held}`), (r) => r.body.status === "running")
+        const earlier = (yield* trajectoryOperations(bank)).length
+
+        const forgotten = alice.before[1]!
+        const report = yield* ok("POST", `${base}/forget`, { memory_ids: [forgotten] })
+        assert.strictEqual(report.body.removed.trajectories, 1, report.text)
+        yield* ok("DELETE", `${base}/documents/bob-cv`)
+
+        const queued = (yield* trajectoryOperations(bank)).slice(earlier)
+        assert.lengthOf(queued, 1, `one waiting recompute: ${JSON.stringify(queued)}`)
+        assert.strictEqual(queued[0]!.status, "pending")
+        assert.deepStrictEqual(queued[0]!.payload.entity_ids, [alice.entity, bob.entity])
+        assert.strictEqual(queued[0]!.itemsCount, 2)
+
+        yield* Deferred.succeed(TestTasks.blockers.get("absorbed")!, undefined)
+        yield* settled(bank)
+        assert.sameMembers(yield* pathOf(bank, alice.entity), alice.before.filter((id) => id !== forgotten))
+        assert.sameMembers(yield* pathOf(bank, bob.entity), bob.before.filter((id) => id !== inDocument))
       }))
   }
 )
