@@ -99,7 +99,7 @@ export function* brainOfFileSliced(
   yield
   let keywords: KeywordIndex
   try {
-    keywords = KeywordIndex.fromParts(content.keywords)
+    keywords = yield* KeywordIndex.fromPartsSliced(content.keywords)
   } catch {
     return { reason: "the keyword index in the file is inconsistent" }
   }

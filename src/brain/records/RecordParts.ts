@@ -160,7 +160,13 @@ export const recordColumnsOf = (value: unknown): RecordColumns => {
 
 export const recordsFromParts = (parts: RecordParts): MemoryRecords => runWhole(recordsFromPartsSliced(parts))
 
-/** `recordsFromParts` in slices of 2,000 memories (`Sliced.ts`): 1.6 s in one piece at 100k memories. */
+/**
+ * Memories placed between two yields of `recordsFromPartsSliced`: 2,000 took 30-45 ms (a CPU profile of a server
+ * loading 10k-memory banks' files under fifty clients), so a slice ran far past its 8 ms.
+ */
+const piece = 500
+
+/** `recordsFromParts` in slices of 500 memories (`Sliced.ts`): 1.6 s in one piece at 100k memories. */
 export function* recordsFromPartsSliced(parts: RecordParts): Sliced<MemoryRecords> {
   const { columns, dimensions } = parts
   const n = columns.ids.length
@@ -170,13 +176,21 @@ export function* recordsFromPartsSliced(parts: RecordParts): Sliced<MemoryRecord
     parts.vectorPresent.length !== n || parts.vectors.length !== n * dimensions
   ) throw new RangeError("records: the numeric parts do not have one entry per memory")
   const records = new MemoryRecords(dimensions)
-  records.nameEntities(columns.entityNames)
-  records.addChunks(
-    columns.chunks.map(([id, chunkIndex, text]): readonly [string, ChunkText] => [id, { chunkIndex, text }])
-  )
+  for (let start = 0; start < columns.entityNames.length; start += piece * 10) {
+    records.nameEntities(columns.entityNames.slice(start, start + piece * 10))
+    yield
+  }
+  for (let start = 0; start < columns.chunks.length; start += piece * 5) {
+    records.addChunks(
+      columns.chunks.slice(start, start + piece * 5).map((
+        [id, chunkIndex, text]
+      ): readonly [string, ChunkText] => [id, { chunkIndex, text }])
+    )
+    yield
+  }
   let inputs: Array<MemoryInput> = []
   for (let i = 0; i < n; i++) {
-    if (inputs.length === 2_000) {
+    if (inputs.length === piece) {
       records.upsert(inputs)
       inputs = []
       yield
