@@ -17,6 +17,15 @@ import { eventually } from "./TestTasks.ts"
 
 export const lasting = "Marguerite waters the office plants every Monday."
 
+/** How many facts (world, experience, opinion) the bank holds, read from the table. */
+export const factCount = (bank: string) =>
+  Effect.gen(function*() {
+    const sql = yield* SqlClient.SqlClient
+    const rows = yield* sql<{ n: number }>`SELECT count(*)::int AS n FROM memory_units
+      WHERE bank_id = ${bank} AND fact_type IN ('world', 'experience', 'opinion')`.pipe(Effect.orDie)
+    return rows[0]!.n
+  })
+
 /** A bank holding one memory with every kind of derived state citing it; answers the memory's id. */
 export const withDerived = (bank: string, secret: string, extra: Record<string, unknown>) =>
   Effect.gen(function*() {

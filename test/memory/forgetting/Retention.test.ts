@@ -11,17 +11,10 @@ import { SqlClient } from "effect/sql"
 import { AccessTelemetry } from "../../../src/activity/AccessTelemetry.ts"
 import { GraphRecall } from "../../../src/memory/recall/GraphRecall.ts"
 import { bankPath, call, ok, settled } from "../../support/HttpCalls.ts"
+import { factCount } from "../../support/DerivedState.ts"
 import { connectMcp } from "../../support/McpClient.ts"
 import { testApp, TestServer } from "../../support/TestServer.ts"
 import { eventually } from "../../support/TestTasks.ts"
-
-const factCount = (bank: string) =>
-  Effect.gen(function*() {
-    const sql = yield* SqlClient.SqlClient
-    const rows = yield* sql<{ n: number }>`SELECT count(*)::int AS n FROM memory_units
-      WHERE bank_id = ${bank} AND fact_type IN ('world', 'experience', 'opinion')`.pipe(Effect.orDie)
-    return rows[0]!.n
-  })
 
 const listedTexts = (bank: string) =>
   Effect.map(

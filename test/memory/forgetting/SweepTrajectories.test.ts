@@ -10,6 +10,7 @@ import { Duration, Effect } from "effect"
 import { SqlClient } from "effect/sql"
 import { pathOf, personWithTrajectory, trajectoryOperations } from "../../support/EntityTrajectory.ts"
 import { bankPath, call, ok, settled } from "../../support/HttpCalls.ts"
+import { factCount } from "../../support/DerivedState.ts"
 import { testApp } from "../../support/TestServer.ts"
 import { eventually } from "../../support/TestTasks.ts"
 
@@ -57,14 +58,6 @@ const tooFewFacts = (bank: string, entity: string, facts: number) =>
       entity_id: entity,
       skipped: `the entity has ${facts} facts; a trajectory needs at least 3`
     })
-  })
-
-const factCount = (bank: string) =>
-  Effect.gen(function*() {
-    const sql = yield* SqlClient.SqlClient
-    const rows = yield* sql<{ n: number }>`SELECT count(*)::int AS n FROM memory_units
-      WHERE bank_id = ${bank} AND fact_type IN ('world', 'experience', 'opinion')`.pipe(Effect.orDie)
-    return rows[0]!.n
   })
 
 /** Sets the bank's count limit and waits until the retention sweep has evicted down to it and the bank settled. */
