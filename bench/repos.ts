@@ -5,7 +5,7 @@
  * memory, a second commit of it (its bytes must stay under 1 % of the first's: only changed rows and bucket
  * manifests are stored), a clean status, a row-level diff of the two commits, branch creation, a checkout there and
  * back, a checkout between branches ten memories apart, and a hard reset of one uncommitted memory.
- * Rerun: `node bench/repos.ts [memories ...] [--commits-only] [--bank-dir DIR]`; `BENCH_DATABASE_URL=postgres://…` runs
+ * Rerun: `node bench/repos.ts [memories ...] [--commits-only] [--bank-dir DIR] [--bank-id ID]`; `BENCH_DATABASE_URL=postgres://…` runs
  * it on PostgreSQL. `--bank-dir DIR` seeds each size once into DIR (on PostgreSQL, a kept schema) and reuses it: a
  * bank whose repo is already enabled skips the first commit (its figures print as –), and each run's branches get
  * names of their own and are deleted at the end, so the next run starts from main again. After each retain the bench
@@ -25,7 +25,12 @@ const runs = sizes.length > 0 ? sizes : [10_000, 100_000]
 const commitsOnly = process.argv.includes("--commits-only")
 const bankDirAt = process.argv.indexOf("--bank-dir")
 const bankDir = bankDirAt < 0 ? undefined : resolve(process.argv[bankDirAt + 1]!)
-const bankId = "repos"
+/**
+ * `--bank-id ID`: the bank to version (default `repos`). With `--bank-dir`, a bank another bench seeded the same way
+ * (`bench/support/seed.ts`) can be used: put its data directory at `DIR/pglite-ID-SIZE` with a `seeded.json`.
+ */
+const bankIdAt = process.argv.indexOf("--bank-id")
+const bankId = bankIdAt < 0 ? "repos" : process.argv[bankIdAt + 1]!
 const bank = `/v1/default/banks/${bankId}`
 const cacheDir = process.env["SERVICE_API_EMBEDDINGS_CACHE_DIR"] ?? join(tmpdir(), "engram-glove-cache", "models")
 const started = performance.now()
