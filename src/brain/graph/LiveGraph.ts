@@ -6,7 +6,7 @@
  * It never touches the database; `BankBrains` feeds it.
  */
 import { every, runWhole, type Sliced } from "../Sliced.ts"
-import type { IndexedLinkRow, LinkRow } from "./GraphSnapshot.ts"
+import type { LinkRow } from "./GraphSnapshot.ts"
 import { GraphSnapshot, linkTypeCode, linkTypes } from "./GraphSnapshot.ts"
 
 /** One node's added edges, ordered like a snapshot's lists: weight descending, then target and type ascending. */
@@ -289,7 +289,7 @@ export class LiveGraph {
 
   /** `compacted` in slices (`Sliced.ts`): 1.4 s in one piece at 100k memories and 2.7M links. */
   *compacting(): Sliced<LiveGraph> {
-    if (this.needsCompaction) return this.rebuilt()
+    if (this.needsCompaction) return yield* this.rebuilding()
     const started = performance.now()
     const nodeIds: Array<string> = []
     const newIndex = new Int32Array(this.ids.length).fill(-1)
@@ -336,8 +336,11 @@ export class LiveGraph {
     return base + (this.delta.get(u)?.targets.length ?? 0) + 1
   }
 
-  /** The live graph built again from its links (where a repeated link must keep only its stronger copy). */
-  private rebuilt(): LiveGraph {
+  /**
+   * The live graph built again from its links (where a repeated link must keep only its stronger copy), in slices:
+   * it gathered every live link of the bank as an object first and built in one piece, about 1.8M links at 100k.
+   */
+  private *rebuilding(): Sliced<LiveGraph> {
     const nodeIds: Array<string> = []
     const newIndex = new Int32Array(this.ids.length).fill(-1)
     for (let i = 0; i < this.ids.length; i++) {
@@ -345,16 +348,17 @@ export class LiveGraph {
       newIndex[i] = nodeIds.length
       nodeIds.push(this.ids[i]!)
     }
-    const links: Array<IndexedLinkRow> = []
+    // What `GraphSnapshot.build` does with a list of indexed links, fed one link at a time.
+    const builder = GraphSnapshot.builder(nodeIds)
     const keep = (u: number, v: number, weight: number, code: number) => {
       // Each link sits in both ends' lists: keep it once, from its lower end.
-      if (u < v && newIndex[v]! >= 0) {
-        links.push({ from: newIndex[u]!, to: newIndex[v]!, linkType: linkTypes[code]!, weight })
-      }
+      if (u < v && newIndex[v]! >= 0) builder.add(newIndex[u]!, newIndex[v]!, linkTypes[code]!, weight)
     }
     const base = this.base
+    const pause = every(50_000)
     for (let u = 0; u < this.ids.length; u++) {
       if (newIndex[u]! < 0) continue
+      if (pause(this.degreeHint(u))) yield
       if (u < base.nodeCount) {
         for (let e = base.offsets[u]!; e < base.offsets[u + 1]!; e++) {
           if (this.baseEdgeLive(u, base.targets[e]!)) keep(u, base.targets[e]!, base.weights[e]!, base.types[e]!)
@@ -365,7 +369,7 @@ export class LiveGraph {
         for (let i = 0; i < list.targets.length; i++) keep(u, list.targets[i]!, list.weights[i]!, list.types[i]!)
       }
     }
-    return new LiveGraph(GraphSnapshot.build({ nodeIds, indexedLinks: links }))
+    return new LiveGraph(yield* builder.finishing())
   }
 
   /** Bytes held: the base snapshot, the tombstone flags and the delta lists (estimated at 8 bytes a number). */
