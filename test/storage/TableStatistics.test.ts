@@ -9,21 +9,20 @@ import { NodeServices } from "@effect/platform-node"
 import * as PgMigrator from "@effect/sql-pg/PgMigrator"
 import { assert, describe, it } from "@effect/vitest"
 import { Context, Effect, Layer, Redacted } from "effect"
-import * as Path from "node:path"
 import { SqlClient, Statement } from "effect/sql"
 import * as SqlLive from "../../layers/storage/SqlLive.ts"
 import { migrations } from "../../src/storage/migrations/index.ts"
 import { TableStatistics } from "../../src/storage/TableStatistics.ts"
-import { freshDatabaseSettings } from "../support/TestDatabase.ts"
+import { freshPgliteDataDir } from "../support/TestDatabase.ts"
 import { freshSchemaName } from "../support/TestRun.ts"
 
 /**
- * A new database for each test: a copy of the run's migrated PGlite template (`freshDatabaseSettings`), where the
+ * A new database for each test: a copy of the run's migrated PGlite template (`freshPgliteDataDir`), where the
  * migrator finds every migration applied, instead of an in-memory PGlite that runs initdb and every migration
  * (about 6 s a test); without a template, a new data directory migrated here.
  */
 const database = Layer.unwrap(Effect.sync(() => {
-  const dataDir = Path.join(freshDatabaseSettings().dataDir!, "pglite")
+  const dataDir = freshPgliteDataDir()
   return PgMigrator.layer({ loader: PgMigrator.fromRecord(migrations), table: "engram_migrations" }).pipe(
     Layer.provide(NodeServices.layer),
     Layer.provideMerge(SqlLive.pglite({ dataDir }))

@@ -27,6 +27,16 @@ export const freshDatabaseSettings = (): Partial<EngramSettings> => {
   return { dataDir, databaseUrl: Option.some(Redacted.make(databaseTier)), databaseSchema: schema }
 }
 
+/**
+ * A new PGlite data dir for a test that opens PGlite itself, whatever the tier: a copy of the run's migrated template
+ * (no initdb, and every migration already applied in `public`), or, without a template, a path PGlite creates.
+ */
+export const freshPgliteDataDir = (): string => {
+  const dataDir = join(mkdtempSync(join(tmpdir(), "engram-test-")), "pglite")
+  if (pgliteTemplate !== undefined) cpSync(pgliteTemplate, dataDir, { recursive: true })
+  return dataDir
+}
+
 /** The same fresh database as environment variables, for a service started as a separate process. */
 export const freshServiceEnv = (extra: Record<string, string> = {}): Record<string, string> => {
   const settings = freshDatabaseSettings()
