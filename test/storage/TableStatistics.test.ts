@@ -13,7 +13,7 @@ import { SqlClient, Statement } from "effect/sql"
 import * as SqlLive from "../../layers/storage/SqlLive.ts"
 import { migrations } from "../../src/storage/migrations/index.ts"
 import { TableStatistics } from "../../src/storage/TableStatistics.ts"
-import { freshPgliteDataDir } from "../support/TestDatabase.ts"
+import { freshPgliteDataDir } from "../support/PgliteCopy.ts"
 import { freshSchemaName } from "../support/TestRun.ts"
 
 /**

@@ -9,13 +9,11 @@ import { cpSync, mkdtempSync } from "node:fs"
 import { tmpdir } from "node:os"
 import { join } from "node:path"
 import type { EngramSettings } from "../../src/config/EngramConfig.ts"
+import { pgliteTemplate } from "./PgliteCopy.ts"
 import { freshSchemaName } from "./TestRun.ts"
 
 /** `pglite`, or the PostgreSQL URL of the tier (set by vitest.config.ts). */
 export const databaseTier = process.env["ENGRAM_TEST_DATABASE"] ?? "pglite"
-
-/** The run's migrated PGlite data dir (`test/globalSetup.ts`), copied into each new one; unset, a server migrates its own. */
-const pgliteTemplate = process.env["ENGRAM_TEST_PGLITE_TEMPLATE"]
 
 export const freshDatabaseSettings = (): Partial<EngramSettings> => {
   const dataDir = mkdtempSync(join(tmpdir(), "engram-test-"))
@@ -25,16 +23,6 @@ export const freshDatabaseSettings = (): Partial<EngramSettings> => {
   }
   const schema = freshSchemaName()
   return { dataDir, databaseUrl: Option.some(Redacted.make(databaseTier)), databaseSchema: schema }
-}
-
-/**
- * A new PGlite data dir for a test that opens PGlite itself, whatever the tier: a copy of the run's migrated template
- * (no initdb, and every migration already applied in `public`), or, without a template, a path PGlite creates.
- */
-export const freshPgliteDataDir = (): string => {
-  const dataDir = join(mkdtempSync(join(tmpdir(), "engram-test-")), "pglite")
-  if (pgliteTemplate !== undefined) cpSync(pgliteTemplate, dataDir, { recursive: true })
-  return dataDir
 }
 
 /** The same fresh database as environment variables, for a service started as a separate process. */

@@ -13,7 +13,7 @@ import { tmpdir } from "node:os"
 import * as Path from "node:path"
 import { openPglite } from "../../../layers/storage/PgliteOpen.ts"
 import * as SqlLive from "../../../layers/storage/SqlLive.ts"
-import { freshPgliteDataDir } from "../../support/TestDatabase.ts"
+import { freshPgliteDataDir } from "../../support/PgliteCopy.ts"
 
 const pgliteTier = (process.env["ENGRAM_TEST_DATABASE"] ?? "pglite") === "pglite"
 

@@ -25,7 +25,7 @@ import { tmpdir } from "node:os"
 import * as Path from "node:path"
 import * as PgVector from "../../../layers/storage/PgVector.ts"
 import * as SqlLive from "../../../layers/storage/SqlLive.ts"
-import { freshPgliteDataDir } from "../../support/TestDatabase.ts"
+import { freshPgliteDataDir } from "../../support/PgliteCopy.ts"
 import { freshSchemaName } from "../../support/TestRun.ts"
 
 interface Backend {
