@@ -17,7 +17,7 @@ import { engramCommand } from "../../src/cli/EngramCommand.ts"
 import { cliBin, type CliRun, parsedJson, runCli } from "../support/CliProcess.ts"
 import { freePort, spawnService, waitForHealth } from "../support/ChildService.ts"
 import { loadLocomo, locomoAvailable, sessionsOf } from "../support/Locomo.ts"
-import { testApp, TestServer } from "../support/TestServer.ts"
+import { freshDatabaseSettings, testApp, TestServer } from "../support/TestServer.ts"
 
 const expectCode = (run: CliRun, code: number) =>
   assert.strictEqual(
@@ -313,7 +313,9 @@ layer(testApp({}, undefined, ModelsLive), { excludeTestServices: true, timeout: 
     () =>
       Effect.scoped(Effect.gen(function*() {
         const port = yield* freePort
-        const dataDir = mkdtempSync(join(tmpdir(), "engram-cli-serve-"))
+        // A data directory holding a copy of the run's migrated PGlite, as every test server starts on (creating one
+        // from nothing, initdb and every migration, is the --embedded test's below).
+        const dataDir = freshDatabaseSettings().dataDir!
         const served = yield* spawnService(cliBin, { SERVICE_API_DATABASE_URL: "" }, [
           "serve",
           "--port",

@@ -177,8 +177,9 @@ layer(app, { excludeTestServices: true, timeout: "4 minutes" })("dreams with a l
         const ids = [...String(body.messages.at(-1).content).matchAll(/^- \[([^\]]+)\]/gm)].map((m) => m[1]!)
         return JSON.stringify(answerFor(ids))
       }
-      // Long enough that 40 recalls on a loaded CI machine finish well inside it.
-      scripted.setFallback((body: any) => ({ content: answer(body), delayMs: 15_000 }))
+      // The model thinks until the checks below are done (it answers before the 20 s timeout of `models`).
+      const thinking = Promise.withResolvers<void>()
+      scripted.setFallback((body: any) => ({ content: answer(body), heldUntil: thinking.promise }))
       const before = scripted.chatRequests().length
       const queued = yield* ok("POST", `${bank(id)}/dreams/trigger`, {})
       yield* eventually(Effect.sync(() => scripted.chatRequests().length), (n) => n > before, Duration.seconds(20))
@@ -201,6 +202,7 @@ layer(app, { excludeTestServices: true, timeout: "4 minutes" })("dreams with a l
         } ms (ratio target: bench/dreams.ts)`
       )
       scripted.setFallback((body: any) => ({ content: answer(body) }))
+      thinking.resolve()
       assert.strictEqual((yield* finished(id, queued.body.operation_id)).status, "completed")
       assert.strictEqual((yield* finished(id, second.body.operation_id)).status, "completed")
     }))

@@ -13,6 +13,11 @@ export type ScriptedReply =
     readonly usage?: { prompt_tokens: number; completion_tokens: number }
     /** Answer only after this many milliseconds (a slow model). */
     readonly delayMs?: number
+    /**
+     * Answer only once this settles: a model that thinks for as long as the test needs to check what happens
+     * meanwhile, instead of a fixed delay long enough for a loaded machine (the client's own timeout still applies).
+     */
+    readonly heldUntil?: Promise<unknown>
   }
   | { readonly status: number; readonly body?: unknown }
   | { readonly hang: true }
@@ -157,6 +162,7 @@ export const scriptedOpenAi = Effect.acquireRelease(
         if (next.delayMs !== undefined) {
           await new Promise((resolve) => setTimeout(resolve, next.delayMs))
         }
+        if (next.heldUntil !== undefined) await next.heldUntil
         if (path.endsWith("/messages")) {
           return send(response, 200, anthropicMessage(body?.model ?? "scripted", next.content, next.usage))
         }

@@ -9,13 +9,11 @@ import { cpSync, mkdtempSync } from "node:fs"
 import { tmpdir } from "node:os"
 import { join } from "node:path"
 import type { EngramSettings } from "../../src/config/EngramConfig.ts"
+import { pgliteTemplate } from "./PgliteCopy.ts"
 import { freshSchemaName } from "./TestRun.ts"
 
 /** `pglite`, or the PostgreSQL URL of the tier (set by vitest.config.ts). */
 export const databaseTier = process.env["ENGRAM_TEST_DATABASE"] ?? "pglite"
-
-/** The run's migrated PGlite data dir (`test/globalSetup.ts`), copied into each new one; unset, a server migrates its own. */
-const pgliteTemplate = process.env["ENGRAM_TEST_PGLITE_TEMPLATE"]
 
 export const freshDatabaseSettings = (): Partial<EngramSettings> => {
   const dataDir = mkdtempSync(join(tmpdir(), "engram-test-"))

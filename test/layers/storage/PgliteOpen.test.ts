@@ -13,6 +13,7 @@ import { tmpdir } from "node:os"
 import * as Path from "node:path"
 import { openPglite } from "../../../layers/storage/PgliteOpen.ts"
 import * as SqlLive from "../../../layers/storage/SqlLive.ts"
+import { freshPgliteDataDir } from "../../support/PgliteCopy.ts"
 
 const pgliteTier = (process.env["ENGRAM_TEST_DATABASE"] ?? "pglite") === "pglite"
 
@@ -72,7 +73,7 @@ describe.runIf(pgliteTier)("openPglite", () => {
         const rows = yield* Effect.gen(function*() {
           const sql = yield* SqlClient.SqlClient
           return yield* sql<{ sharedBuffers: string }>`SHOW shared_buffers`
-        }).pipe(Effect.provide(SqlLive.pglite({ thread }).pipe(Layer.orDie)))
+        }).pipe(Effect.provide(SqlLive.pglite({ thread, dataDir: freshPgliteDataDir() }).pipe(Layer.orDie)))
         assert.strictEqual(rows[0]!.sharedBuffers, "24MB", thread)
       }
     }).pipe(Effect.scoped), 60_000)
@@ -83,7 +84,7 @@ describe.runIf(pgliteTier)("openPglite", () => {
       Effect.gen(function*() {
         const answer = (value: string) =>
           withEnvironment("SERVICE_API_PGLITE_TIER_UP", value).pipe(
-            Effect.andThen(opened(undefined)),
+            Effect.andThen(opened(freshPgliteDataDir())),
             Effect.flatMap((db) =>
               Effect.promise(() => db.query<{ n: number }>("SELECT count(*)::int AS n FROM generate_series(1, 5000)"))
             ),

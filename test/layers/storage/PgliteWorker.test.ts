@@ -17,6 +17,7 @@ import * as Path from "node:path"
 import type { PgliteProtocol } from "../../../layers/storage/PgliteStream.ts"
 import * as PgliteWorker from "../../../layers/storage/PgliteWorker.ts"
 import * as SqlLive from "../../../layers/storage/SqlLive.ts"
+import { freshPgliteDataDir } from "../../support/PgliteCopy.ts"
 import { simpleQuery } from "../../support/PgWire.ts"
 
 /** A worker with PGlite open in memory, shared by the tests that leave it running. */
@@ -97,9 +98,11 @@ describe.runIf(pgliteTier)("PgliteWorker", () => {
       }))
   })
 
+  // The tests below each start a worker of their own, on a copy of the run's migrated template (an in-memory
+  // database runs initdb first, some 3 s; the shared worker above is the in-memory one).
   it.live("closes after the batches already sent, then refuses more", () =>
     Effect.gen(function*() {
-      const db = yield* Effect.orDie(PgliteWorker.start(undefined))
+      const db = yield* Effect.orDie(PgliteWorker.start(freshPgliteDataDir()))
       const chunks: Array<Uint8Array> = []
       const inFlight = db.execProtocolRawStream(simpleQuery("SELECT 42"), { onRawData: (data) => chunks.push(data) })
       yield* Effect.promise(() => db.close())
@@ -112,7 +115,7 @@ describe.runIf(pgliteTier)("PgliteWorker", () => {
 
   it.live("fails the statement in flight and every later one when the worker dies", () =>
     Effect.gen(function*() {
-      const db = yield* Effect.orDie(PgliteWorker.start(undefined))
+      const db = yield* Effect.orDie(PgliteWorker.start(freshPgliteDataDir()))
       const { protocol, handedOver } = watching(db, "pg_sleep")
       const sql = yield* SqlLive.pgliteClient(protocol, "public", true).pipe(Effect.orDie)
       const slow = yield* sql`SELECT pg_sleep(30)`.pipe(Effect.forkChild)

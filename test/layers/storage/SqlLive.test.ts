@@ -25,6 +25,7 @@ import { tmpdir } from "node:os"
 import * as Path from "node:path"
 import * as PgVector from "../../../layers/storage/PgVector.ts"
 import * as SqlLive from "../../../layers/storage/SqlLive.ts"
+import { freshPgliteDataDir } from "../../support/PgliteCopy.ts"
 import { freshSchemaName } from "../../support/TestRun.ts"
 
 interface Backend {
@@ -336,8 +337,10 @@ describe.runIf(runsPglite)("pglite", () => {
 
   it.live("opens PGlite on the thread SERVICE_API_PGLITE_THREAD names (a worker by default), and refuses other values", () =>
     Effect.gen(function*() {
+      // Each on a copy of the run's migrated template: where the data lives is not what this test is about, and an
+      // in-memory PGlite runs initdb first (some 3 s each).
       const withThread = (value: string | undefined) =>
-        SqlLive.pglite().pipe(Layer.provide(ConfigProvider.layer(
+        SqlLive.pglite({ dataDir: freshPgliteDataDir() }).pipe(Layer.provide(ConfigProvider.layer(
           ConfigProvider.fromEnvRecord(value === undefined ? {} : { SERVICE_API_PGLITE_THREAD: value })
         )))
       // Only a worker thread lets a timer fire while a statement runs.
