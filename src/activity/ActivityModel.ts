@@ -6,6 +6,7 @@
  * No I/O here: `ActivityModels` reads the events and stores the state.
  */
 import type { PredictionMode } from "../brain/BrainSettings.ts"
+import { runWhole, type Sliced } from "../brain/Sliced.ts"
 
 export const hours = 24
 const processNoise = 0.01
@@ -86,18 +87,14 @@ export const kalmanStep = (prior: KalmanState, counts: ReadonlyArray<number>): K
  * same order, so the fit is the same to the bit (`test/activity/ActivityModel.test.ts` compares it with the
  * straightforward version).
  */
-export const fitHmm = (prior: HmmState, observations: ReadonlyArray<number>): HmmState => {
-  const fitting = fittingHmm(prior, observations)
-  let step = fitting.next()
-  while (step.done !== true) step = fitting.next()
-  return step.value
-}
+export const fitHmm = (prior: HmmState, observations: ReadonlyArray<number>): HmmState =>
+  runWhole(fittingHmm(prior, observations))
 
 /**
  * `fitHmm` as work that yields between its passes over the observations, for a caller that runs it in slices
  * (`runSliced`): even with flat arrays, a first fit runs as cold code, 40–70 ms for 2,000 hours.
  */
-export function* fittingHmm(prior: HmmState, observations: ReadonlyArray<number>): Generator<void, HmmState, void> {
+export function* fittingHmm(prior: HmmState, observations: ReadonlyArray<number>): Sliced<HmmState> {
   const length = observations.length
   if (length < 2) return prior
   let t00 = prior.transition[0]![0]!

@@ -106,7 +106,7 @@ export const makeEntityRequests = Effect.gen(function*() {
    */
   const queueTrajectories = (bankId: string, entityIds: Iterable<string>, trigger: string) =>
     Effect.suspend(() => {
-      const ids = [...new Set(entityIds)]
+      const ids = [...entityIds]
       if (ids.length === 0) return Effect.succeed(false)
       return queue(bankId, {
         taskType: trajectoryTask,

@@ -176,6 +176,7 @@ export function* recordsFromPartsSliced(parts: RecordParts): Sliced<MemoryRecord
     parts.vectorPresent.length !== n || parts.vectors.length !== n * dimensions
   ) throw new RangeError("records: the numeric parts do not have one entry per memory")
   const records = new MemoryRecords(dimensions)
+  // An entity name or a chunk is one map entry, far cheaper than placing a memory: more of them to a slice.
   for (let start = 0; start < columns.entityNames.length; start += piece * 10) {
     records.nameEntities(columns.entityNames.slice(start, start + piece * 10))
     yield

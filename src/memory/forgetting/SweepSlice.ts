@@ -53,12 +53,8 @@ export const makeSweepSlice = Effect.gen(function*() {
               endedAt: new Date(yield* Clock.currentTimeMillis)
             })
           }
-          const trajectoriesQueued = yield* requests.queueTrajectories(
-            bankId,
-            derived.trajectoryEntityIds,
-            slice.action
-          )
-          return { picked: ids.length, derived, trajectoriesQueued }
+          yield* requests.queueTrajectories(bankId, derived.trajectoryEntityIds, slice.action)
+          return { picked: ids.length, derived }
         }).pipe(sql.withTransaction, Effect.orDie, Effect.provideService(SqlClient.SqlClient, sql))
       )
     ))

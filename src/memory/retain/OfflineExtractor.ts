@@ -8,6 +8,7 @@ import nlp from "compromise"
 import type { ExtractedEntity, ExtractedFact, ExtractionInput } from "./ExtractedFact.ts"
 import { describeWindow, resolveTimes } from "./TimeExpressions.ts"
 import { wink } from "../Wink.ts"
+import { runWhole, type Sliced } from "../../brain/Sliced.ts"
 
 const its = wink.its
 
@@ -113,19 +114,14 @@ const groupSentences = (sentences: ReadonlyArray<string>): Array<string> => {
   return groups
 }
 
-export const extractOffline = (input: ExtractionInput): Array<ExtractedFact> => {
-  const extracting = extractingOffline(input)
-  let step = extracting.next()
-  while (step.done !== true) step = extracting.next()
-  return step.value
-}
+export const extractOffline = (input: ExtractionInput): Array<ExtractedFact> => runWhole(extractingOffline(input))
 
 /**
  * `extractOffline` as work that yields after each group of sentences, for a caller that runs it in slices
  * (`runSliced`): an item's parsing (wink-nlp, compromise, chrono) held the event loop 80-170 ms in one piece in a CPU
  * profile of a server under fifty clients, cold code on a loaded machine.
  */
-export function* extractingOffline(input: ExtractionInput): Generator<void, Array<ExtractedFact>, void> {
+export function* extractingOffline(input: ExtractionInput): Sliced<Array<ExtractedFact>> {
   const facts: Array<ExtractedFact> = []
   const lines = input.text.split(/\n+/).map((line) => line.trim()).filter((line) => line !== "")
   // A transcript is a run of "Speaker: text" lines; anything else is prose.
