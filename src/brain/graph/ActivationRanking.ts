@@ -101,6 +101,40 @@ const radixOrder = (activation: Float64Array, length: number, buffers: RankBuffe
  * position itself, so that selection and the native sort need no comparator.
  */
 const selectBest = (activation: Float64Array, length: number, count: number, buffer: Float64Array): Int32Array => {
+  const { keys, scale } = selectionKeys(activation, length, buffer)
+  selectSmallest(keys, count)
+  const best = keys.subarray(0, count).sort()
+  const order = new Int32Array(count)
+  // Division rather than `%`: on doubles `%` is a slow runtime call.
+  for (let k = 0; k < count; k++) order[k] = best[k]! - Math.floor(best[k]! / scale) * scale
+  return order
+}
+
+/**
+ * A bound under which an activation cannot be among the `count` strongest of positions `0 .. length)`, however the
+ * ties go: the `count`-th strongest activation less a margin wider than the float32 precision ranking compares at.
+ * 0 when there are no more than `count`. What lets a query stop following links that can no longer make its result.
+ */
+export const cutoffForBest = (
+  activation: Float64Array,
+  length: number,
+  count: number,
+  buffers: RankBuffers
+): number => {
+  if (length <= count || count <= 0) return 0
+  if (buffers.selectKeys.length < length) {
+    Object.assign(buffers, makeRankBuffers(Math.max(length, 2 * buffers.order.length)))
+  }
+  const { keys, scale, drop } = selectionKeys(activation, length, buffers.selectKeys)
+  selectSmallest(keys, count)
+  let weakest = keys[0]!
+  for (let k = 1; k < count; k++) if (keys[k]! > weakest) weakest = keys[k]!
+  const position = weakest - Math.floor(weakest / scale) * scale
+  return activation[position]! * (1 - 2 ** (drop - 21))
+}
+
+/** Each position as one float64 key, its activation key above the position itself: distinct, ordered best first. */
+const selectionKeys = (activation: Float64Array, length: number, buffer: Float64Array) => {
   let positionBits = 1
   while (2 ** positionBits < length) positionBits++
   const scale = 2 ** positionBits
@@ -108,12 +142,7 @@ const selectBest = (activation: Float64Array, length: number, count: number, buf
   const drop = Math.max(0, positionBits - 21)
   const keys = buffer.subarray(0, length)
   for (let p = 0; p < length; p++) keys[p] = (descendingKey(activation[p]!) >>> drop) * scale + p
-  selectSmallest(keys, count)
-  const best = keys.subarray(0, count).sort()
-  const order = new Int32Array(count)
-  // Division rather than `%`: on doubles `%` is a slow runtime call.
-  for (let k = 0; k < count; k++) order[k] = best[k]! - Math.floor(best[k]! / scale) * scale
-  return order
+  return { keys, scale, drop }
 }
 
 /** Moves the `k` smallest keys (all distinct) to the front, in no particular order (Hoare's selection). */

@@ -17,7 +17,7 @@
  */
 import type { GraphSnapshot, LinkType } from "./GraphSnapshot.ts"
 import type { RankBuffers } from "./ActivationRanking.ts"
-import { makeRankBuffers, rankByActivation } from "./ActivationRanking.ts"
+import { cutoffForBest, makeRankBuffers, rankByActivation } from "./ActivationRanking.ts"
 import { typeTable } from "./GraphSnapshot.ts"
 import { LiveGraph, makeEdgeBuffer } from "./LiveGraph.ts"
 
@@ -45,7 +45,9 @@ export interface SpreadOptions {
 
 /**
  * Parallel arrays ordered by activation descending; activations equal at float32 precision keep the order in
- * which the nodes were reached (deterministic for the same snapshot, seeds and options).
+ * which the nodes were reached (deterministic for the same snapshot, seeds and options). With `maxNodes`, a node
+ * counts as reached in the last round only once it is strong enough to make the result, so exact ties can order
+ * differently than without it; every node, activation, hop count and parent reported is the same.
  */
 export interface SpreadResult {
   readonly indices: Int32Array
@@ -59,7 +61,10 @@ export interface SpreadResult {
    * remaining, weaker edges could no longer reach the threshold; those are not counted.
    */
   readonly edgesRelaxed: number
-  /** Nodes reported before the `maxNodes` cut: the seeds and every node reached with at least `threshold`. */
+  /**
+   * Nodes reported before the `maxNodes` cut: the seeds and every node reached with at least `threshold` (in the
+   * last round, with what could still make the cut).
+   */
   readonly nodesReached: number
 }
 
@@ -250,11 +255,17 @@ export const spread = (
     }
     round = ++scratch.round
     const last = hop === maxHops
+    // In the last round a new activation spreads no further, so one weaker than what the result already holds can
+    // change nothing it reports: skip it, and a node's weaker edges with it. Most of a query's edges are in this
+    // round (the frontier grows with every hop); its result is what it was, but for the order of exact ties.
+    const floor = last && reached > maxNodes
+      ? Math.max(threshold, cutoffForBest(activation, reached, maxNodes, scratch.rank))
+      : threshold
     for (let f = 0; f < frontierLength; f++) {
       const u = touched[frontier[f]!]!
       const outgoing = frontierActivation[f]! * decay
-      // Below this stored weight no edge of u reaches the threshold, and the list is strongest first.
-      const weakest = threshold / (outgoing * maxTypeWeight)
+      // Below this stored weight no edge of u reaches the floor, and the list is strongest first.
+      const weakest = floor / (outgoing * maxTypeWeight)
       let edgeTargets = targets
       let edgeWeights = weights
       let edgeTypes = types
@@ -276,7 +287,7 @@ export const spread = (
         const w = edgeWeights[e]!
         if (w < weakest) break
         const candidate = outgoing * w * (typeFactor >= 0 ? typeFactor : typeWeight[edgeTypes[e]!]!)
-        if (candidate < threshold) continue
+        if (candidate < floor) continue
         const v = edgeTargets[e]!
         const stamp = seen[v]!
         if (stamp <= base) {

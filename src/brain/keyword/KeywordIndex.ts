@@ -8,6 +8,7 @@
  */
 import type { Candidate } from "../../memory/recall/Candidates.ts"
 import { every, runWhole, type Sliced } from "../Sliced.ts"
+import { keepBest } from "../KeepBest.ts"
 
 export interface IndexedMemory {
   readonly id: string
@@ -455,18 +456,6 @@ const topK = (
     return kx !== ky && kx >= 0 && ky >= 0 ? kx < ky : ids[x]! < ids[y]!
   }
   const kept: Array<number> = []
-  for (let i = 0; i < count; i++) {
-    const position = positions[i]!
-    if (kept.length === k && !better(position, kept[k - 1]!)) continue
-    let low = 0
-    let high = kept.length
-    while (low < high) {
-      const middle = (low + high) >>> 1
-      if (better(position, kept[middle]!)) high = middle
-      else low = middle + 1
-    }
-    kept.splice(low, 0, position)
-    if (kept.length > k) kept.pop()
-  }
+  for (let i = 0; i < count; i++) keepBest(kept, positions[i]!, k, better)
   return kept
 }

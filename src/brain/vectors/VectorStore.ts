@@ -8,6 +8,7 @@
  * re-embedding finished) has none here, exactly as the SQL strategy's `embedding_model = …` condition leaves it out.
  */
 import { compareIds } from "../../memory/recall/Candidates.ts"
+import { keepBest } from "../KeepBest.ts"
 
 export interface ScoredSlot {
   readonly slot: number
@@ -96,17 +97,7 @@ export class VectorStore {
       if (this.present[slot] === 0 || !accept(slot)) continue
       const score = this.similarity(query, queryNorm, slot)
       if (Number.isNaN(score)) continue
-      const candidate = { slot, score }
-      if (kept.length === depth && !better(candidate, kept[depth - 1]!)) continue
-      let low = 0
-      let high = kept.length
-      while (low < high) {
-        const middle = (low + high) >>> 1
-        if (better(candidate, kept[middle]!)) high = middle
-        else low = middle + 1
-      }
-      kept.splice(low, 0, candidate)
-      if (kept.length > depth) kept.pop()
+      keepBest(kept, { slot, score }, depth, better)
     }
     return kept
   }

@@ -1,5 +1,6 @@
 /** Spreading activation: what reaches which memory, how strongly, and along which path. */
 import { assert, describe, it } from "@effect/vitest"
+import * as fc from "fast-check"
 import type { IndexedLinkRow, LinkRow } from "../../../src/brain/graph/GraphSnapshot.ts"
 import { GraphSnapshot, linkTypes } from "../../../src/brain/graph/GraphSnapshot.ts"
 import type { Seed, SpreadOptions, SpreadResult } from "../../../src/brain/graph/SpreadingActivation.ts"
@@ -106,7 +107,8 @@ describe("spread", () => {
   it("cuts the result to `maxNodes`, strongest first", () => {
     const result = spread(chain, [seed(chain, "a")], { hops: 4, maxNodes: 2 })
     assert.deepStrictEqual(byId(chain, result), { a: [1, 0, null], b: [0.5, 1, "a"] })
-    assert.strictEqual(result.nodesReached, 5)
+    // e, a last-round node weaker than the two already held, is not followed: four reached, not five.
+    assert.strictEqual(result.nodesReached, 4)
   })
 
   it("rejects a seed that is not a node and invalid options", () => {
@@ -197,6 +199,43 @@ describe("spread on random graphs", () => {
       assert.deepStrictEqual([...top.indices], [...all.indices.subarray(0, maxNodes)])
       assert.deepStrictEqual([...top.activations], [...all.activations.subarray(0, maxNodes)])
     }
+  })
+
+  it("reports the same nodes, activations, hops and parents with `maxNodes` as the head of the whole ranking, ties too", () => {
+    // Weights from a few values make many exact ties, where the pruned last round may order differently.
+    const weight = fc.oneof(fc.constantFrom(0.25, 0.5, 1), fc.double({ min: 0.05, max: 1, noNaN: true }))
+    const links = fc.array(
+      fc.record({ from: fc.nat(59), to: fc.nat(59), linkType: fc.constantFrom(...linkTypes), weight }),
+      { minLength: 1, maxLength: 300, size: "max" }
+    )
+    const seeds = fc.uniqueArray(fc.record({ index: fc.nat(59), activation: weight }), {
+      minLength: 1,
+      maxLength: 8,
+      selector: (seed) => seed.index
+    })
+    const options = fc.record({
+      hops: fc.integer({ min: 1, max: 4 }),
+      decay: fc.constantFrom(0.5, 0.9, 1),
+      fanOut: fc.integer({ min: 1, max: 40 }),
+      typeWeights: fc.constantFrom({}, { entity: 0.5, semantic: 0.5, temporal: 1 })
+    })
+    fc.assert(
+      fc.property(links, seeds, options, fc.integer({ min: 1, max: 30 }), (indexedLinks, seeds, options, maxNodes) => {
+        const snapshot = GraphSnapshot.build({ nodeIds: Array.from({ length: 60 }, (_, i) => `m${i}`), indexedLinks })
+        const all = spread(snapshot, seeds, options)
+        const top = spread(snapshot, seeds, { ...options, maxNodes })
+        const head = Math.min(maxNodes, all.indices.length)
+        assert.deepStrictEqual([...top.activations], [...all.activations.subarray(0, head)])
+        const whole = new Map([...all.indices].map((node, k) => [node, k]))
+        for (let k = 0; k < top.indices.length; k++) {
+          const at = whole.get(top.indices[k]!)!
+          assert.strictEqual(Math.fround(all.activations[at]!), Math.fround(top.activations[k]!))
+          assert.strictEqual(all.hops[at], top.hops[k])
+          assert.strictEqual(all.parents[at], top.parents[k])
+        }
+      }),
+      { numRuns: 300 }
+    )
   })
 
   it("grows its buffers for a query that reaches many nodes", () => {
