@@ -29,6 +29,7 @@ const featureTools: Record<string, ReadonlyArray<string>> = {
     "repo_log",
     "create_repo_branch",
     "checkout_repo_branch",
+    "delete_repo_branch",
     "repo_diff",
     "reset_repo",
     "fork_repo_bank"
@@ -291,7 +292,7 @@ layer(app, { excludeTestServices: true, timeout: "3 minutes" })("feature-family 
       assert.include(yield* at.multi.fails("list_dreams", { bank_id: "mcp-no-such-bank" }), "not found")
     })))
 
-  it.effect("repo tools: enable, read, status, commit, log, branch, checkout, diff, reset and fork the bank's repo", () =>
+  it.effect("repo tools: enable, read, status, commit, log, branch, checkout, delete a branch, diff, reset and fork the bank's repo", () =>
     Effect.scoped(Effect.gen(function*() {
       const at = yield* endpoints("mcp-repo")
       yield* ok("PUT", bankPath(at.bank), { name: "Repo tools" })
@@ -341,6 +342,13 @@ layer(app, { excludeTestServices: true, timeout: "3 minutes" })("feature-family 
       assert.strictEqual(checkedOut.active_branch, "experiment")
       assert.strictEqual((yield* ok("GET", `${bankPath(at.bank)}/repo`)).body.repo.active_branch, "experiment")
       yield* at.single.ok("checkout_repo_branch", { branch_name: "main" })
+      yield* at.single.ok("create_repo_branch", { branch_name: "scratch" })
+      const remaining = yield* viaMulti(at, "delete_repo_branch", { branch_name: "scratch" })
+      assert.deepStrictEqual(remaining.branches.map((branch: any) => branch.branch_name).sort(), ["experiment", "main"])
+      assert.deepStrictEqual(
+        (yield* ok("GET", `${repoPath}/branches`)).body.branches.map((branch: any) => branch.branch_name).sort(),
+        ["experiment", "main"]
+      )
 
       const reset = yield* at.single.ok("reset_repo", { commit_id: log.commits[1].commit_id, force: true })
       assert.deepStrictEqual(reset, (yield* ok("GET", `${repoPath}/status`)).body)
@@ -365,6 +373,8 @@ layer(app, { excludeTestServices: true, timeout: "3 minutes" })("feature-family 
       yield* refused(at, "repo_log", { limit: 0 }, "limit")
       yield* refused(at, "create_repo_branch", { branch_name: "-leading-dash" }, "branch_name")
       yield* refused(at, "checkout_repo_branch", { branch_name: "nowhere" }, "branch 'nowhere' not found")
+      yield* refused(at, "delete_repo_branch", { branch_name: "main" }, "branch_name", "active branch")
+      yield* refused(at, "delete_repo_branch", { branch_name: "nowhere" }, "branch 'nowhere' not found")
       yield* refused(at, "repo_diff", { from_commit_id: "a", from_branch: "main" }, "from_branch")
       yield* refused(at, "reset_repo", { commit_id: "no-such-commit" }, "commit 'no-such-commit' not found")
       yield* refused(at, "fork_repo_bank", { target_bank_id: "has space" }, "target_bank_id")

@@ -1,6 +1,6 @@
 /**
  * MCP tools for the bank's memory repo (git-like versioning of a bank): turn repo mode on, read the repo, its
- * branches, status, log and diffs, commit, branch, check out, reset and fork into a new bank. Each works on the
+ * branches, status, log and diffs, commit, branch, check out, delete a branch, reset and fork into a new bank. Each works on the
  * repo of the bank the call resolves to, through `MemoryRepos` as the REST handlers do; a fork's target bank must
  * be one the caller's key reaches, as on REST.
  */
@@ -131,6 +131,17 @@ export const repoTools = Effect.gen(function*() {
       fields: { branch_name: described(BranchName, "The branch to make active (see list_repo_branches).") },
       hints: { readOnlyHint: false, destructiveHint: false, idempotentHint: true },
       run: (bankId, { branch_name }) => inRepo(bankId, (repoId) => repos.checkout(repoId, branch_name))
+    }),
+    defineTool({
+      name: "delete_repo_branch",
+      title: "Delete a repo branch",
+      description: "Delete a branch that is not active: its name and its uncommitted work go; commits that no other " +
+        "branch reaches are collected later. Returns the branches that remain. The active branch cannot be deleted " +
+        "(check out another first).",
+      fields: { branch_name: described(BranchName, "The branch to delete (see list_repo_branches).") },
+      hints: { readOnlyHint: false, destructiveHint: true, idempotentHint: false },
+      run: (bankId, { branch_name }) =>
+        inRepo(bankId, (repoId) => Effect.map(repos.deleteBranch(repoId, branch_name), (branches) => ({ branches })))
     }),
     defineTool({
       name: "repo_diff",
