@@ -128,6 +128,8 @@ const measure = async (memories: number, dataDir: string, env: Record<string, st
         )
       })
     }
+    // B's first recalls build its brain: warm it first, or its quiet p99 is that build's time.
+    await recallP99(url, () => true, 30)
     const recallQuiet = await recallP99(url, () => true, 60)
     let enabling = true
     const during = heldRepo === null ? recallP99(url, () => !enabling, 20) : Promise.resolve(Number.NaN)

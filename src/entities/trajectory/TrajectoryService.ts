@@ -17,7 +17,7 @@ import { Llm, type LlmError } from "../../models/Llm.ts"
 import type { OperationRecord } from "../../bank/OperationStore.ts"
 import { TaskFailure, TaskRegistry } from "../../bank/TaskRegistry.ts"
 import { modelKey } from "../../memory/Reembedding.ts"
-import { makeEntityRequests, type QueuedRecompute, trajectoryTask } from "../EntityRequests.ts"
+import { changedFactsKey, makeEntityRequests, type QueuedRecompute, trajectoryTask } from "../EntityRequests.ts"
 import { fingerprintOf, loadObservations, staleEntities, type VectorSpace } from "./Observations.ts"
 import { offlineLabelling } from "./OfflineLabels.ts"
 import { labellingPurpose, labelWithLlm, promptVersion } from "./StateVocabulary.ts"
@@ -25,10 +25,16 @@ import { buildTrajectory } from "./TrajectoryModel.ts"
 import { findTrajectory, saveTrajectory } from "./TrajectoryStore.ts"
 
 export const offlinePromptVersion = "offline-kmeans-v1"
-/** Stale entities one run takes at most; what is left gets its own run, queued by the last one. */
+/**
+ * Entities one run takes at most, when it finds the stale ones or takes what removals queued; what is left gets its own
+ * run, queued by this one, so a sweep of a large bank does not hand one run thousands of entities to compute in a row.
+ */
 const entitiesPerRun = 200
 
-const Payload = Schema.Struct({ entity_ids: Schema.optionalKey(Schema.Array(Schema.String)) })
+const Payload = Schema.Struct({
+  entity_ids: Schema.optionalKey(Schema.Array(Schema.String)),
+  dedupe_key: Schema.optionalKey(Schema.String)
+})
 const decodePayload = Schema.decodeUnknownOption(Payload)
 
 type Outcome =
@@ -141,12 +147,21 @@ export class EntityTrajectories extends Context.Service<EntityTrajectories, {
           Effect.mapError(() => new TaskFailure({ message: "the bank no longer exists", retryable: false }))
         )
         const settings = effectiveEntitySettings(bank.entitySettings)
-        const asked = Option.flatMap(
-          decodePayload(operation.payload),
-          (payload) => Option.fromNullishOr(payload.entity_ids)
-        )
+        const payload = decodePayload(operation.payload)
+        const asked = Option.flatMap(payload, (decoded) => Option.fromNullishOr(decoded.entity_ids))
+        const fromRemovals = Option.exists(payload, (decoded) => decoded.dedupe_key === changedFactsKey)
+        if (Option.isSome(asked) && fromRemovals && asked.value.length > entitiesPerRun) {
+          // Queued (or joined to a waiting run) before this one computes: a crash here retries this run, which queues
+          // the same rest again into the one waiting.
+          yield* requests.request(bank.bankId, {
+            taskType: trajectoryTask,
+            dedupeKey: changedFactsKey,
+            payload: { trigger: "continuation" },
+            entityIds: asked.value.slice(entitiesPerRun)
+          })
+        }
         const entityIds = Option.isSome(asked)
-          ? asked.value
+          ? (fromRemovals ? asked.value.slice(0, entitiesPerRun) : asked.value)
           : yield* staleEntities(bank.bankId, space, settings.trajectoryMinFacts, entitiesPerRun).pipe(
             withSql,
             Effect.orDie

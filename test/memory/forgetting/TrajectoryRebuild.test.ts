@@ -10,6 +10,7 @@ import { assert, layer } from "@effect/vitest"
 import { Deferred, Effect } from "effect"
 import { SqlClient } from "effect/sql"
 import { Operations } from "../../../src/bank/Operations.ts"
+import { changedFactsKey, makeEntityRequests, trajectoryTask } from "../../../src/entities/EntityRequests.ts"
 import {
   computed,
   entityIdOf,
@@ -125,6 +126,28 @@ layer(testApp({}, TestTaskHandlers), { excludeTestServices: true, timeout: "4 mi
         yield* settled(bank)
         assert.sameMembers(yield* pathOf(bank, alice.entity), alice.before.filter((id) => id !== forgotten))
         assert.sameMembers(yield* pathOf(bank, bob.entity), bob.before.filter((id) => id !== inDocument))
+      }))
+
+    it.effect("a recompute removals queued for many entities runs 200 at a time, each run queueing the rest", () =>
+      Effect.gen(function*() {
+        const bank = "trajectory-removals-split"
+        yield* ok("POST", `${bankPath(bank)}/memories`, { items: [{ content: "Carol keeps bees in Porto." }] })
+        yield* settled(bank)
+        const requests = yield* makeEntityRequests
+        // Entities a large sweep would hand over; these no longer exist, so each is skipped at once.
+        const entityIds = Array.from({ length: 450 }, (_, i) => `swept-${String(i).padStart(3, "0")}`)
+        yield* requests.request(bank, {
+          taskType: trajectoryTask,
+          dedupeKey: changedFactsKey,
+          payload: { trigger: "sweep" },
+          entityIds
+        })
+        yield* settled(bank)
+        const runs = (yield* trajectoryOperations(bank)).filter((run) => run.payload.dedupe_key === changedFactsKey)
+        assert.deepStrictEqual(runs.map((run) => run.status), ["completed", "completed", "completed"])
+        assert.deepStrictEqual(runs.map((run) => run.result.entities.length), [200, 200, 50])
+        const done = runs.flatMap((run) => run.result.entities.map((outcome: any) => outcome.entity_id))
+        assert.deepStrictEqual(done, entityIds)
       }))
   }
 )
