@@ -10,7 +10,8 @@
  * bank whose repo is already enabled skips the first commit (its figures print as –), and each run's branches get
  * names of their own and are deleted at the end, so the next run starts from main again. After each retain the bench
  * waits for the bank's background operations to finish, so a repo operation is not measured beside consolidation;
- * the repo garbage collector is not waited for (`SERVICE_API_REPO_GC_DELAY="1 hour"` keeps it from starting).
+ * the repo garbage collector runs as it would for a user (30 s after the first commit, in slices that wait for a
+ * lull in requests), and so does the access telemetry of bank B's recalls.
  */
 import { tmpdir } from "node:os"
 import { join, resolve } from "node:path"

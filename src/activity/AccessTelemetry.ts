@@ -55,8 +55,12 @@ const pruneEvery = 3_600_000
 /** Rows per background slice: one transaction of two statements, about 5 ms on PGlite. */
 const rowsPerSlice = 100
 
-/** Rows per statement: the batch travels as one JSON parameter, so this bounds its size, not its arity. */
-const rowsPerStatement = 2_000
+/**
+ * Rows per transaction when a write cannot wait for a lull: about 50 ms on PGlite. Its one session runs nothing else
+ * meanwhile, so 2,000 (about 200 ms, a second of one client's recalls) held every other statement that long, once a
+ * second: a repo status of a few statements waited for one each. The batch travels as one JSON parameter.
+ */
+const rowsPerStatement = 500
 
 export class AccessTelemetry extends Context.Service<AccessTelemetry, {
   /** Buffers the items one read returned, as one access. No SQL; never fails. */

@@ -3,7 +3,8 @@
  * branch reaches — not through its HEAD's history, nor its stashed working tree, nor its read copy's state — and
  * the commits no branch's history holds any more (orphaned by a hard reset or a branch delete). It is a durable
  * mark-and-sweep in bounded slices, each its own short transaction (state in `repo_gc_state` and `repo_gc_marks`,
- * migration 0037), so the embedded tier's one database session is free between slices and a crash resumes the
+ * migration 0037), so the embedded tier's one database session is free between slices (each waits for a lull in
+ * requests, `Foreground`) and a crash resumes the
  * cycle on the next start. Must not decide what is versioned or how objects are hashed (`Snapshots`).
  *
  * Why a concurrent commit cannot lose an object it is about to reference (the race of every incremental mark-and-
@@ -19,13 +20,15 @@
  */
 import { Config, Context, Duration, Effect, Layer, Queue } from "effect"
 import { SqlClient } from "effect/sql"
+import { Foreground } from "../bank/Foreground.ts"
 import { objectsLockExclusive } from "./ObjectsLock.ts"
 
 export interface GcTuning {
   /**
-   * Marked objects whose children one mark slice adds: a node has up to 256 and a leaf about as many, so 20 is about
-   * 5,000 marks a slice (200 made slices of ~50,000 inserts, which held PGlite's one session for seconds at 10k
-   * memories while the bench measured status and checkouts).
+   * Marked objects whose children one mark slice adds: a node has up to 256 and a leaf about as many, so 5 is about
+   * 1,250 marks a slice, 20–80 ms on PGlite (200 made slices of ~50,000 inserts, which held PGlite's one session for
+   * seconds at 10k memories while the bench measured status and checkouts; 20 made 70–320 ms ones, back to back, which
+   * made a status right after an enable take 0.8–2.3 s at 5k memories).
    */
   readonly markObjects: number
   /** Objects one sweep slice looks at, in hash order. */
@@ -37,7 +40,7 @@ export interface GcTuning {
 }
 
 export const defaultGcTuning: GcTuning = {
-  markObjects: 20,
+  markObjects: 5,
   sweepObjects: 5_000,
   delay: Duration.seconds(30),
   orphanGrace: Duration.hours(1)
@@ -134,6 +137,7 @@ export class GarbageCollection extends Context.Service<GarbageCollection, {
       GarbageCollection,
       Effect.gen(function*() {
         const sql = yield* SqlClient.SqlClient
+        const foreground = yield* Foreground
         const settings = { ...defaultGcTuning, ...tuning }
         const run = <A extends object>(text: string, params: ReadonlyArray<unknown> = []) =>
           Effect.orDie(sql.unsafe<A>(text, params))
@@ -252,7 +256,9 @@ export class GarbageCollection extends Context.Service<GarbageCollection, {
                 startedHere = true
                 yield* Effect.logInfo("repo garbage collection started")
               }
-              yield* Effect.sleep("1 millis") // lets other requests take the database session between slices
+              // Between slices the collector waits for a moment with no request in flight (at most the longest wait of
+              // background work), so a status or a recall is not queued behind one slice per statement.
+              yield* foreground.yieldToRequests
             }
           })
 
