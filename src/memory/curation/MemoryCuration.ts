@@ -11,6 +11,7 @@ import { BankLocks } from "../../bank/BankLocks.ts"
 import { Banks } from "../../bank/Banks.ts"
 import { EngramConfig } from "../../config/EngramConfig.ts"
 import { Conflict, NotFound, ServiceUnavailable, ValidationError } from "../../domain/Errors.ts"
+import { effectiveEntitySettings } from "../../domain/EntitySettings.ts"
 import type { CuratedMemory, UpdateMemoryRequest } from "../../domain/MemoryOps.ts"
 import { isoOrNull as iso } from "../../domain/IsoTime.ts"
 import { makeEntityRequests } from "../../entities/EntityRequests.ts"
@@ -254,10 +255,13 @@ export class MemoryCuration extends Context.Service<MemoryCuration, {
               const opinions = yield* restoreRestingOpinions(bankId, memoryId)
               yield* linkNew(bankId, [memoryId, ...opinions], modelKey(embeddings.identity), dims)
               // The trajectories of the entities it names were computed without it (its invalidation queued that):
-              // computed again with it, queued with the restore.
-              const named = yield* sql<{ entityId: string }>`SELECT ue.entity_id FROM unit_entities ue
-                JOIN entity_trajectories t ON t.bank_id = ${bankId} AND t.entity_id = ue.entity_id
-                WHERE ue.unit_id IN ${sql.in([memoryId, ...opinions])}`
+              // computed again with it, queued with the restore. With automatic trajectories on, every entity it names
+              // is queued, also one whose trajectory the invalidation dropped for too few facts (the run skips an
+              // entity still below the minimum); otherwise only those that have one, as a retain would leave them.
+              const everyEntity = effectiveEntitySettings(bank.entitySettings).enableEntityTrajectories
+              const named = yield* sql<{ entityId: string }>`SELECT DISTINCT ue.entity_id FROM unit_entities ue
+                WHERE ue.unit_id IN ${sql.in([memoryId, ...opinions])} AND (${everyEntity} OR EXISTS (
+                  SELECT 1 FROM entity_trajectories t WHERE t.bank_id = ${bankId} AND t.entity_id = ue.entity_id))`
               trajectoriesQueued = yield* requests.queueTrajectories(
                 bankId,
                 named.map((row) => row.entityId),

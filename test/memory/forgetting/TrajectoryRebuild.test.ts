@@ -47,6 +47,25 @@ layer(testApp({}, TestTaskHandlers), { excludeTestServices: true, timeout: "4 mi
         assert.sameMembers(yield* pathOf(bank, alice), before)
       }))
 
+    it.effect("with automatic trajectories, a restore brings back the trajectory its invalidation dropped", () =>
+      Effect.gen(function*() {
+        const bank = "trajectory-dropped-restored"
+        const { alice, before } = yield* aliceWithTrajectory(bank)
+        yield* ok("PATCH", `${bankPath(bank)}/config`, {
+          updates: { enable_entity_trajectories: true, entity_trajectory_min_facts: 6 }
+        })
+        const gone = before[3]!
+        yield* ok("PATCH", `${bankPath(bank)}/memories/${gone}`, { state: "invalidated", reason: "a mix-up" })
+        yield* settled(bank)
+        // Five facts are below the minimum of six: the recompute the invalidation queued leaves it without one.
+        const dropped = yield* call("GET", `${bankPath(bank)}/entities/${alice}/trajectory`)
+        assert.strictEqual(dropped.status, 404, dropped.text)
+
+        yield* ok("PATCH", `${bankPath(bank)}/memories/${gone}`, { state: "valid" })
+        yield* settled(bank)
+        assert.sameMembers(yield* pathOf(bank, alice), before)
+      }))
+
     it.effect("after a document retained again in replace mode the trajectory runs over its new fact", () =>
       Effect.gen(function*() {
         const bank = "trajectory-replaced"
