@@ -111,6 +111,8 @@ export class Banks extends Context.Service<Banks, {
         known.delete(bankId)
         if (!removed) return yield* NotFound.of("bank", bankId)
         yield* brains.drop(bankId)
+        // Its kept `.brain` file and vector index hold its memories: they go with it.
+        yield* brains.updateKeptFile(bankId, "drop")
         const status = yield* actors.status(bankId)
         if (status.currentOperationId !== null) yield* actors.interrupt(status.currentOperationId)
       })

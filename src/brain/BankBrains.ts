@@ -76,6 +76,11 @@ export interface BrainSnapshot {
   readonly keywords: KeywordIndexParts
   readonly records: MemoryRecords
   readonly dataVersion: DataVersion
+  /**
+   * With `indexFile` asked and the bank's HNSW index complete: the index was written there, and this gives the
+   * position (in the records' order) of each of its labels' memories, −1 for a deleted point.
+   */
+  readonly vectorIndex?: { readonly file: string; readonly labelPositions: Int32Array }
 }
 
 /** The brain side of a bank's status. */
@@ -169,7 +174,10 @@ export class BankBrains extends Context.Service<BankBrains, {
    */
   readonly available: (bankId: string) => Effect.Effect<Option.Option<Brain>>
   /** The bank's brain brought current and compacted, with its data version; none while the breaker is open. */
-  readonly snapshot: (bankId: string) => Effect.Effect<Option.Option<BrainSnapshot>>
+  readonly snapshot: (
+    bankId: string,
+    options?: { readonly indexFile?: string }
+  ) => Effect.Effect<Option.Option<BrainSnapshot>>
   /** Puts an imported brain in place when the bank's data version is still the one it was taken at. */
   readonly install: (bankId: string, brain: KeptBrain) => Effect.Effect<InstallOutcome>
   /** Where the bank's memories stand now, read from SQL. */
@@ -337,6 +345,7 @@ export class BankBrains extends Context.Service<BankBrains, {
             entry.fileMark = kept.value.dataVersion.changeMark
             entry.changesSinceFile = 0
             statsOf(bankId).fileLoads++
+            if (brain.records.hasIndex) statsOf(bankId).indexLoads++
             // Not in `entry.brain` until caught up: readers wait for it rather than read the file's older state.
             yield* catchUp(bankId, entry, brain, { fromFile: true })
             if (entry.brain === undefined) entry.brain = brain
@@ -480,14 +489,21 @@ export class BankBrains extends Context.Service<BankBrains, {
          */
         const vectorsPerSlice = 16
         const indexInBackground = (bankId: string, entry: Entry) => {
-          if (entry.indexing || entry.brain === undefined || !entry.brain.records.wantsIndex) return Effect.void
+          const records = entry.brain?.records
+          if (entry.indexing || records === undefined || !(records.wantsIndex || records.indexPending)) {
+            return Effect.void
+          }
           entry.indexing = true
-          entry.brain.records.startIndex()
+          // A kept index read with the file only takes in what it lacks.
+          if (records.wantsIndex) {
+            records.startIndex()
+            statsOf(bankId).indexBuilds++
+          }
           return Effect.gen(function*() {
             while (true) {
               yield* foreground.yieldToRequests
-              const records = entry.brain?.records
-              if (records === undefined || entries.get(bankId) !== entry || records.indexStep(vectorsPerSlice)) return
+              const current = entry.brain?.records
+              if (current === undefined || entries.get(bankId) !== entry || current.indexStep(vectorsPerSlice)) return
             }
           }).pipe(
             Effect.ensuring(Effect.sync(() => (entry.indexing = false))),
@@ -561,8 +577,12 @@ export class BankBrains extends Context.Service<BankBrains, {
 
         const dataVersion = (bankId: string) => Effect.orDie(reads.dataVersion(bankId))
 
-        /** Under the lock: current, then compacted in place (a later read gains from it too), then flattened. */
-        const snapshot = (bankId: string) =>
+        /**
+         * Under the lock: current, then compacted in place (a later read gains from it too), then flattened. The HNSW
+         * index is written under the lock too (on the thread pool: ~0.1 s at 100k), since every change to it is made
+         * under the lock; a catch-up waits for it.
+         */
+        const snapshot = (bankId: string, options?: { readonly indexFile?: string }) =>
           Effect.gen(function*() {
             const brain = yield* available(bankId)
             if (Option.isNone(brain)) return Option.none<BrainSnapshot>()
@@ -580,10 +600,21 @@ export class BankBrains extends Context.Service<BankBrains, {
                 statsOf(bankId).compactions++
               }
               const keywords = held.keywords.toParts()
+              const indexFile = options?.indexFile
+              const labelPositions = indexFile === undefined ?
+                undefined :
+                yield* Effect.tryPromise(() => records.writeIndex(indexFile)).pipe(
+                  Effect.catch((error) =>
+                    Effect.as(Effect.logWarning(`could not keep the vector index of bank ${bankId}`, error), undefined)
+                  )
+                )
               return Option.some<BrainSnapshot>({
                 graph: graph.base,
                 keywords,
                 records,
+                ...(indexFile !== undefined && labelPositions !== undefined
+                  ? { vectorIndex: { file: indexFile, labelPositions } }
+                  : {}),
                 // The marks of what the brain holds: a write that lands later moves the bank past this stamp.
                 dataVersion: { memories: keywords.ids.length, seqMark: entry.seqMark, changeMark: entry.changeMark }
               })

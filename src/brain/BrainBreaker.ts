@@ -20,6 +20,9 @@ export interface BrainStats {
   imports: number
   /** Cold reads answered by loading the bank's kept `.brain` file (then catching up) instead of a build. */
   fileLoads: number
+  /** HNSW indexes built for the bank's vectors, and those read back with its kept file instead. */
+  indexBuilds: number
+  indexLoads: number
   /** Reads of the brain, and those of them that found none loaded and had to build it first. */
   reads: number
   coldReads: number
@@ -36,6 +39,8 @@ export const emptyStats = (): BrainStats => ({
   compactions: 0,
   imports: 0,
   fileLoads: 0,
+  indexBuilds: 0,
+  indexLoads: 0,
   reads: 0,
   coldReads: 0,
   sqlFallbacks: 0,

@@ -7,7 +7,7 @@
  */
 import { Clock, Context, Effect, Layer, Option } from "effect"
 import { SqlClient } from "effect/sql"
-import { readFile, stat } from "node:fs/promises"
+import { mkdir, readFile, rm, stat } from "node:fs/promises"
 import { join } from "node:path"
 import { BankBrains, type KeptBrain } from "./BankBrains.ts"
 import { Banks } from "../bank/Banks.ts"
@@ -36,6 +36,14 @@ import {
   writingBrainFile
 } from "./file/BrainFile.ts"
 import { BrainFileInvalid, currentVersion, type OpenedBrainFile, opening } from "./file/BrainFormat.ts"
+import {
+  keptIndexPresent,
+  newIndexFileName,
+  readKeptIndex,
+  removeIndexFiles,
+  sealedIndex
+} from "./file/KeptVectorIndex.ts"
+import type { HnswIndex } from "./vectors/HnswIndex.ts"
 
 /** A recent memory as the SQL client reads it (column names camel-cased). */
 interface BrainMemoryRow {
@@ -131,6 +139,10 @@ export class BrainRuntime extends Context.Service<BrainRuntime, {
   ) => Effect.Effect<WrittenBrainFile, NotFound | ServiceUnavailable | ValidationError>
   /** The bank's current `.brain` file parsed, or none when there is no valid one. */
   readonly readFile: (bankId: string) => Effect.Effect<Option.Option<BrainFileContent>>
+  /** The HNSW index kept with the bank's `.brain` file (`content`, read by `readFile`), when it is there and fits. */
+  readonly keptIndex: (bankId: string, content: BrainFileContent) => Effect.Effect<Option.Option<HnswIndex>>
+  /** Removes the bank's `.brain` file and the index kept with it. */
+  readonly removeFile: (bankId: string) => Effect.Effect<void>
   /** Checks a file for a bank without changing anything. */
   readonly validate: (bankId: string, bytes: Uint8Array) => Effect.Effect<Validation>
   /** A file from anywhere (learning reads a remote's): checked and parsed, the bank not compared. */
@@ -269,6 +281,10 @@ export class BrainRuntime extends Context.Service<BrainRuntime, {
           : Option.none()
         const modelsStamp = yield* mentalModelsVersion(bankId)
         const bankVersion = yield* brains.dataVersion(bankId)
+        // A file written while the HNSW index was still building is written again once it is complete.
+        const indexLacking = (yield* brains.state(bankId)).vectorIndex === "ready" &&
+          !(Option.isSome(existing) &&
+            (yield* keptIndexPresent(cacheDir, bankId, existing.value.manifest["vector_index"])))
         // The bank's own activity model (built first when it has none); a file with other activity is not reused.
         const activity = options.activity ??
           encodeActivitySection(yield* activityModels.own(bankId), settings.predictionMode)
@@ -281,13 +297,19 @@ export class BrainRuntime extends Context.Service<BrainRuntime, {
           summary.value.bankId === bankId && summary.value.formatVersion === currentVersion &&
           summary.value.mode === options.mode && summary.value.modelSignature === modelSignature &&
           summary.value.dataVersion !== null && sameDataVersion(summary.value.dataVersion, bankVersion) &&
-          existing.value.manifest["mental_models_version"] === modelsStamp
+          existing.value.manifest["mental_models_version"] === modelsStamp && !indexLacking
         ) {
           yield* brains.fileWritten(bankId, bankVersion)
           const size = yield* Effect.promise(() => stat(path).then((found) => found.size))
           return { path, sizeBytes: size, reused: true } satisfies WrittenBrainFile
         }
-        const snapshot = yield* brains.snapshot(bankId)
+        yield* Effect.promise(() => mkdir(cacheDir, { recursive: true }))
+        const indexName = newIndexFileName(bankId)
+        const snapshot = yield* brains.snapshot(bankId, { indexFile: join(cacheDir, indexName) })
+        // Whatever stops this write from here on, the index it wrote goes with it.
+        yield* Effect.addFinalizer((exit) =>
+          exit._tag === "Success" ? Effect.void : Effect.promise(() => rm(join(cacheDir, indexName), { force: true }))
+        )
         if (Option.isNone(snapshot)) {
           return yield* new ServiceUnavailable({
             detail: `the brain of bank '${bankId}' cannot be built now (its circuit breaker is open); try again later`
@@ -302,6 +324,16 @@ export class BrainRuntime extends Context.Service<BrainRuntime, {
         const memories = options.mode === "full_copy" ? yield* recentMemories(bankId) : []
         const graph = snapshot.value.graph
         const records = yield* sliced(recordsToPartsSliced(snapshot.value.records)).pipe(Effect.orDie)
+        const keptIndex = snapshot.value.vectorIndex
+        const vectorIndex = keptIndex === undefined ? null : yield* sealedIndex(
+          cacheDir,
+          indexName,
+          keptIndex.labelPositions
+        ).pipe(
+          Effect.catch((error) =>
+            Effect.as(Effect.logWarning(`could not keep the vector index of bank ${bankId}`, { reason: error }), null)
+          )
+        )
         const bytes = yield* sliced(writingBrainFile({
           bankId,
           generatedAt: new Date(yield* Clock.currentTimeMillis).toISOString(),
@@ -328,7 +360,8 @@ export class BrainRuntime extends Context.Service<BrainRuntime, {
             tags: model.tags
           })),
           memories,
-          activity
+          activity,
+          vectorIndex
         }, { mental_models_version: modelsStamp })).pipe(Effect.orDie)
         if (bytes.length > settings.maxFileBytes) {
           return yield* ValidationError.single(
@@ -340,10 +373,11 @@ export class BrainRuntime extends Context.Service<BrainRuntime, {
         yield* writeAtomically(path, bytes).pipe(
           Effect.catch(unwritable)
         )
+        yield* removeIndexFiles(cacheDir, bankId, vectorIndex === null ? undefined : indexName)
         countersOf(bankId).fileWrites++
         yield* brains.fileWritten(bankId, snapshot.value.dataVersion)
         return { path, sizeBytes: bytes.length, reused: false } satisfies WrittenBrainFile
-      })
+      }, Effect.scoped)
 
       /** The file checked and parsed once (checksums, sections, bank): the verdict and, when valid, its content. */
       const check = (bankId: string, bytes: Uint8Array) =>
@@ -474,6 +508,9 @@ export class BrainRuntime extends Context.Service<BrainRuntime, {
             compactions: stats.compactions,
             imports_installed: stats.imports,
             file_loads: stats.fileLoads,
+            vector_index: runtime.vectorIndex,
+            vector_index_builds: stats.indexBuilds,
+            vector_index_loads: stats.indexLoads,
             reads: stats.reads,
             cold_reads: stats.coldReads,
             sql_fallbacks: stats.sqlFallbacks,
@@ -497,6 +534,21 @@ export class BrainRuntime extends Context.Service<BrainRuntime, {
         modelSignature,
         writeFile,
         readFile: readCurrent,
+        keptIndex: (bankId, content) =>
+          content.vectorIndex == null || content.records === null
+            ? Effect.succeedNone
+            : readKeptIndex(
+              cacheDir,
+              bankId,
+              content.vectorIndex,
+              content.records.columns.ids,
+              content.records.dimensions
+            ),
+        removeFile: (bankId) =>
+          Effect.andThen(
+            Effect.promise(() => rm(filePath(bankId), { force: true })),
+            removeIndexFiles(cacheDir, bankId)
+          ),
         validate: (bankId, bytes) => Effect.map(check(bankId, bytes), (checked) => checked.verdict),
         parse,
         importFile,

@@ -6,11 +6,12 @@
  * The file is written when an idle brain is released, when the log kept for it grows long, and for every loaded
  * brain whose file is behind when the service stops (bounded by `stopBudget`) — not right after a build, while the
  * brain is in use: that raised a 100k server's resident memory by about 110 MB for good. Only banks of at least
- * `SERVICE_API_BRAIN_KEEP_FILES_MIN_MEMORIES` memories: a small bank builds faster than its file is read.
+ * `SERVICE_API_BRAIN_KEEP_FILES_MIN_MEMORIES` memories: a small bank builds faster than its file is read. A complete
+ * HNSW index is kept beside the file (`file/KeptVectorIndex.ts`) and read back with it, so a start does not spend a
+ * core for most of a minute building a 100k bank's index again.
  */
 import { Duration, Effect, Layer, Option } from "effect"
 import { existsSync } from "node:fs"
-import { rm } from "node:fs/promises"
 import { BankBrains, type KeptBrain } from "./BankBrains.ts"
 import { EngramConfig } from "../config/EngramConfig.ts"
 import { brainOfFileSliced, BrainRuntime } from "./BrainRuntime.ts"
@@ -31,10 +32,10 @@ export const KeptBrainFiles = Layer.effectDiscard(Effect.gen(function*() {
     Effect.gen(function*() {
       const path = runtime.filePath(bankId)
       if (!existsSync(path)) return false
-      if (how === "drop") return yield* Effect.promise(() => rm(path, { force: true })).pipe(Effect.as(false))
+      if (how === "drop") return yield* Effect.as(runtime.removeFile(bankId), false)
       return yield* runtime.writeFile(bankId, { mode: "incremental" }).pipe(
         Effect.as(true),
-        Effect.catchCause(() => Effect.promise(() => rm(path, { force: true })).pipe(Effect.as(false)))
+        Effect.catchCause(() => Effect.as(runtime.removeFile(bankId), false))
       )
     }).pipe(Effect.withSpan("KeptBrainFiles.rewrite", { attributes: { bankId } }))
   )
@@ -63,6 +64,9 @@ export const KeptBrainFiles = Layer.effectDiscard(Effect.gen(function*() {
         yield* Effect.logInfo(`the brain file of bank ${bankId} is not loaded: ${brain.reason}`)
         return Option.none<KeptBrain>()
       }
+      // The HNSW index kept with it, when there is one: otherwise the bank's index is built in the background.
+      const index = yield* runtime.keptIndex(bankId, content.value)
+      if (Option.isSome(index)) brain.records.adoptIndex(index.value)
       return Option.some(brain)
     }).pipe(
       // Whatever went wrong, the brain is built from the tables as if there were no file.

@@ -3,11 +3,12 @@
  * (written here by an export) and catches up from the tables (memories added after the file was written are
  * seen; every deletion of facts now removes the kept file, see ReplaceDerived.test.ts) instead of building; a graceful stop writes the file when it is behind,
  * so the next start loads it with nothing to catch up; a damaged file is built around. Memories edited after the file
- * (text, entities) are answered after a SIGKILL as a brain built fresh from the tables answers them.
+ * (text, entities) are answered after a SIGKILL as a brain built fresh from the tables answers them. A big bank's HNSW
+ * index is kept beside the file and read back instead of built again; deleting the bank removes both.
  */
 import { assert, describe, it } from "@effect/vitest"
 import { Effect } from "effect"
-import { rmSync, writeFileSync } from "node:fs"
+import { readdirSync, rmSync, writeFileSync } from "node:fs"
 import { join } from "node:path"
 import { type Child, freePort, spawnService, waitForHealth } from "../support/ChildService.ts"
 import { freshServiceEnv } from "../support/TestDatabase.ts"
@@ -190,6 +191,61 @@ describe("the brain kept in its file", () => {
 
         assert.deepStrictEqual(restarted, fresh, "the restarted service answers otherwise than a fresh build")
         assert.deepStrictEqual(before, fresh, "the running service answered otherwise than a fresh build")
+      })),
+    240_000
+  )
+
+  it.live(
+    "keeps a big bank's vector index with its file and reads it back at the next start; a bank deleted takes both",
+    () =>
+      Effect.scoped(Effect.gen(function*() {
+        const { url, env, start } = yield* keepingService
+        const directory = join(env["SERVICE_API_DATA_DIR"]!, "brain")
+        const queries = ["tomatoes in greenhouse 3", "lamp 4 in week 90", "crates of basil", "greenhouse 11 flooded"]
+        const answers = Effect.forEach(queries, (query) => recall(url, query))
+
+        const first = yield* start
+        // Past 2,500 vectors of 100 dimensions a bank's nearest neighbours come from an HNSW index.
+        for (let batch = 0; batch < 13; batch++) {
+          yield* request(url, "POST", "/memories", {
+            items: Array.from({ length: 200 }, (_, i) => {
+              const n = batch * 200 + i
+              return {
+                content: `Greenhouse ${n % 13} grew ${n % 97} crates of ${
+                  ["tomatoes", "basil", "kale"][n % 3]
+                } in week ${n} under lamp ${n % 5}.`
+              }
+            })
+          })
+        }
+        yield* recall(url, "tomatoes")
+        let indexed = yield* status(url)
+        for (let tries = 0; indexed.metrics.vector_index !== "ready" && tries < 600; tries++) {
+          yield* Effect.sleep("50 millis")
+          indexed = yield* status(url)
+        }
+        assert.strictEqual(indexed.metrics.vector_index, "ready")
+        assert.strictEqual(indexed.metrics.vector_index_builds, 1)
+        const before = yield* answers
+        // The graceful stop writes the file, and the index beside it.
+        yield* stopped(first, "SIGTERM")
+        const kept = readdirSync(directory)
+        assert.deepStrictEqual(kept.filter((name) => name.endsWith(".brain")), ["kept.brain"])
+        assert.strictEqual(kept.filter((name) => /^kept\.[0-9a-f]{32}\.hnsw$/.test(name)).length, 1, kept.join(", "))
+
+        const second = yield* start
+        assert.deepStrictEqual(yield* answers, before)
+        const loaded = yield* status(url)
+        assert.strictEqual(loaded.metrics.file_loads, 1)
+        assert.strictEqual(loaded.metrics.vector_index_loads, 1)
+        assert.strictEqual(loaded.metrics.vector_index_builds, 0, "the index was built again")
+        assert.strictEqual(loaded.metrics.vector_index, "ready")
+
+        // The bank's memories live on in both files: deleting the bank removes them.
+        const deleted = yield* Effect.promise(() => fetch(`${url}/v1/default/banks/${bank}`, { method: "DELETE" }))
+        assert.isTrue(deleted.ok)
+        assert.deepStrictEqual(readdirSync(directory).filter((name) => name.startsWith("kept.")), [])
+        yield* stopped(second, "SIGTERM")
       })),
     240_000
   )

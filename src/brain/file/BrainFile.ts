@@ -56,6 +56,16 @@ export interface BrainMemory {
 
 export type BrainMode = "incremental" | "full_copy"
 
+/**
+ * The HNSW index kept beside the file (`HnswIndex.writeTo`): its file's name in the same directory, that file's size,
+ * and for each of its labels the position of its memory in `records` (−1: a deleted point).
+ */
+export interface VectorIndexRef {
+  readonly file: string
+  readonly bytes: number
+  readonly labelPositions: Int32Array
+}
+
 export interface BrainFileContent {
   readonly formatVersion: number
   readonly bankId: string
@@ -74,6 +84,8 @@ export interface BrainFileContent {
   readonly mentalModels: ReadonlyArray<BrainMentalModel>
   readonly memories: ReadonlyArray<BrainMemory>
   readonly activity: Uint8Array | null
+  /** Absent when no index was kept with the file (a small bank, an index still building, an older file). */
+  readonly vectorIndex?: VectorIndexRef | null
 }
 
 /** The manifest's description, readable without parsing the sections (validate, status). */
@@ -169,8 +181,11 @@ export function* writingBrainFile(
   sections.json("mental_models", content.mentalModels)
   if (content.mode === "full_copy") sections.json("memories", content.memories)
   if (content.activity !== null) sections.bytes("activity", content.activity)
+  const vectorIndex = content.vectorIndex ?? null
+  if (vectorIndex !== null) sections.typed("vector_index.label_positions", vectorIndex.labelPositions)
   return yield* encoding({
     ...extra,
+    ...(vectorIndex === null ? {} : { vector_index: { file: vectorIndex.file, bytes: vectorIndex.bytes } }),
     format: "engram-brain",
     bank_id: content.bankId,
     generated_at: content.generatedAt,
@@ -284,6 +299,13 @@ function* readColumns(s: OpenedBrainFile["sections"], sectionCount: number, chun
 /** Every section parsed and checked; throws `BrainFileInvalid` with the part that is wrong. */
 export const readBrainFile = (opened: OpenedBrainFile): BrainFileContent => runWhole(readingBrainFile(opened))
 
+const vectorIndexOf = (value: unknown, s: OpenedBrainFile["sections"]): VectorIndexRef | null => {
+  if (typeof value !== "object" || value === null || !s.has("vector_index.label_positions")) return null
+  const { file, bytes } = value as Record<string, unknown>
+  if (typeof file !== "string" || !Number.isSafeInteger(bytes)) return null
+  return { file, bytes: bytes as number, labelPositions: s.i32("vector_index.label_positions") }
+}
+
 /** `readBrainFile` in slices (`Sliced.ts`). */
 export function* readingBrainFile(opened: OpenedBrainFile): Sliced<BrainFileContent> {
   const summary = summarize(opened)
@@ -369,7 +391,8 @@ export function* readingBrainFile(opened: OpenedBrainFile): Sliced<BrainFileCont
       records,
       mentalModels,
       memories,
-      activity: s.has("activity") ? s.bytes("activity") : null
+      activity: s.has("activity") ? s.bytes("activity") : null,
+      vectorIndex: vectorIndexOf(m["vector_index"], s)
     }
   } catch (error) {
     if (error instanceof BrainFileInvalid) throw error

@@ -410,6 +410,51 @@ export class MemoryRecords {
     }
   }
 
+  /** Vectors wait to be added to the index (`indexStep` takes them in). */
+  get indexPending(): boolean {
+    return this.ann !== undefined && this.annQueue.length > 0
+  }
+
+  /**
+   * Writes the complete HNSW index to `path` (see `HnswIndex.writeTo`: no change may be made until it settles) and
+   * gives, for each of its labels, the position of that memory in `inputs()` order (−1 for a deleted point) — the
+   * order a `.brain` file stores them in. Undefined when there is no complete index to write.
+   */
+  async writeIndex(path: string): Promise<Int32Array | undefined> {
+    const ann = this.ann
+    if (ann === undefined || !this.annReady) return undefined
+    const positionOfSlot = new Int32Array(this.records.length).fill(-1)
+    let position = 0
+    for (let slot = 0; slot < this.records.length; slot++) {
+      if (this.records[slot] !== undefined) positionOfSlot[slot] = position++
+    }
+    const positions = Int32Array.from(ann.labels(), (id) => {
+      const slot = id === undefined ? undefined : this.slotOf.get(id)
+      return slot === undefined ? -1 : positionOfSlot[slot]!
+    })
+    await ann.writeTo(path)
+    return positions
+  }
+
+  /**
+   * Takes a kept index (read back with `HnswIndex.readFrom`) as this brain's: points of memories not held (or held
+   * without a vector) are deleted, and held vectors it lacks are queued for `indexStep`.
+   */
+  adoptIndex(index: HnswIndex): void {
+    if (index.dimensions !== this.vectors.dimensions) return
+    for (const id of index.labels()) {
+      if (id === undefined) continue
+      const slot = this.slotOf.get(id)
+      if (slot === undefined || !this.vectors.has(slot)) index.remove(id)
+    }
+    this.ann = index
+    this.annQueue = []
+    for (let slot = 0; slot < this.records.length; slot++) {
+      const record = this.records[slot]
+      if (record !== undefined && this.vectors.has(slot) && !index.has(record.id)) this.annQueue.push(record.id)
+    }
+  }
+
   /** Adds up to `count` queued vectors to the index being built; true once it is complete. */
   indexStep(count: number): boolean {
     if (this.ann === undefined) return true
