@@ -2,24 +2,49 @@
  * How much of the query a memory contains, for the reranker: each content word of the query (stop words dropped,
  * compared by stem, so "painted" finds "painting") counts by how rare it is among the candidates — a name that
  * nearly every candidate holds (a speaker in a conversation) tells them apart least, a rare word most. Computed from
- * the candidates' texts alone, so the brain and SQL paths score alike.
+ * the candidates' texts alone, so the brain and SQL paths score alike. Stems are kept across recalls (below): the same
+ * memories come back recall after recall.
  */
 import { stem } from "porter2"
 import { englishStopWords } from "./keyword/QueryLexemes.ts"
 
-/** The distinct stems of a text's content words; `stems` remembers each word's stem (candidates share most words). */
-const contentStems = (text: string, stems: Map<string, string>): Set<string> => {
-  const found = new Set<string>()
-  for (const word of text.toLowerCase().match(/[\p{L}\p{N}]+/gu) ?? []) {
-    if (word.length < 2 || englishStopWords.has(word)) continue
-    let stemmed = stems.get(word)
-    if (stemmed === undefined) {
-      stemmed = stem(word)
-      stems.set(word, stemmed)
-    }
-    found.add(stemmed)
+/**
+ * Each word's stem, kept across recalls: candidates and queries share most of their words, and stemming them anew on
+ * every recall was about 4 % of a recall's CPU. Emptied when it grows past `stemCacheLimit` words (a vocabulary of
+ * that size fits a few MB).
+ */
+const stemCache = new Map<string, string>()
+const stemCacheLimit = 100_000
+
+const stemOf = (word: string): string => {
+  let stemmed = stemCache.get(word)
+  if (stemmed === undefined) {
+    stemmed = stem(word)
+    if (stemCache.size >= stemCacheLimit) stemCache.clear()
+    stemCache.set(word, stemmed)
   }
-  return found
+  return stemmed
+}
+
+const contentWords = (text: string): Array<string> =>
+  (text.toLowerCase().match(/[\p{L}\p{N}]+/gu) ?? []).filter((word) => word.length >= 2 && !englishStopWords.has(word))
+
+/**
+ * The distinct stems of a candidate's content words, kept for the texts recall returns again and again (a bank's
+ * memories are few next to its recalls): splitting a text into words is most of this module's cost. Bounded like the
+ * stems, a few MB.
+ */
+const textStems = new Map<string, ReadonlyArray<string>>()
+const textStemsLimit = 20_000
+
+const stemsOfText = (text: string): ReadonlyArray<string> => {
+  let stems = textStems.get(text)
+  if (stems === undefined) {
+    stems = [...new Set(contentWords(text).map(stemOf))]
+    if (textStems.size >= textStemsLimit) textStems.clear()
+    textStems.set(text, stems)
+  }
+  return stems
 }
 
 /**
@@ -34,34 +59,43 @@ export const queryCoverages = (
   texts: ReadonlyArray<string>,
   episodes: ReadonlyArray<number>
 ): { readonly own: Array<number>; readonly episode: Array<number> } => {
-  const stems = new Map<string, string>()
-  const queryStems = [...contentStems(query, stems)]
+  const queryStems = [...new Set(contentWords(query).map(stemOf))]
   if (queryStems.length === 0) return { own: texts.map(() => 0), episode: texts.map(() => 0) }
-  const documents = texts.map((text) => contentStems(text, stems))
+  const slotOfStem = new Map(queryStems.map((word, index) => [word, index]))
+  const width = queryStems.length
+  // Which of the query's stems each text holds: one flag per (text, query stem).
+  const holds = new Uint8Array(texts.length * width)
+  texts.forEach((text, index) => {
+    for (const stemmed of stemsOfText(text)) {
+      const slot = slotOfStem.get(stemmed)
+      if (slot !== undefined) holds[index * width + slot] = 1
+    }
+  })
   // BM25's inverse document frequency over the candidates: never zero, so a word all of them hold still counts a little.
-  const weights = queryStems.map((word) => {
-    const df = documents.filter((document) => document.has(word)).length
-    return Math.log(1 + (documents.length - df + 0.5) / (df + 0.5))
+  const weights = queryStems.map((_, slot) => {
+    let df = 0
+    for (let index = 0; index < texts.length; index++) df += holds[index * width + slot]!
+    return Math.log(1 + (texts.length - df + 0.5) / (df + 0.5))
   })
   const total = weights.reduce((sum, weight) => sum + weight, 0)
-  const share = (holds: (word: string) => boolean) => {
+  const share = (held: (slot: number) => boolean) => {
     let covered = 0
-    queryStems.forEach((word, index) => {
-      if (holds(word)) covered += weights[index]!
-    })
+    for (let slot = 0; slot < width; slot++) if (held(slot)) covered += weights[slot]!
     return covered / total
   }
-  const byEpisode = new Map<number, Array<ReadonlySet<string>>>()
-  documents.forEach((document, index) => {
-    const members = byEpisode.get(episodes[index]!)
-    if (members === undefined) byEpisode.set(episodes[index]!, [document])
-    else members.push(document)
+  const byEpisode = new Map<number, Array<number>>()
+  episodes.slice(0, texts.length).forEach((episode, index) => {
+    const members = byEpisode.get(episode)
+    if (members === undefined) byEpisode.set(episode, [index])
+    else members.push(index)
   })
   const episodeShare = new Map(
-    [...byEpisode].map(([episode, members]) => [episode, share((word) => members.some((member) => member.has(word)))])
+    [...byEpisode].map((
+      [episode, members]
+    ) => [episode, share((slot) => members.some((index) => holds[index * width + slot] === 1))])
   )
   return {
-    own: documents.map((document) => share((word) => document.has(word))),
-    episode: documents.map((_, index) => episodeShare.get(episodes[index]!)!)
+    own: texts.map((_, index) => share((slot) => holds[index * width + slot] === 1)),
+    episode: texts.map((_, index) => episodeShare.get(episodes[index]!)!)
   }
 }
