@@ -17,9 +17,15 @@ const shuttingDown = (_request: IncomingMessage, response: ServerResponse) => {
   response.end(JSON.stringify({ detail: "the service is shutting down" }))
 }
 
-/** `onHeld` is told of each request that waits (tests, logs). */
-export const createHeldServer = (onHeld: (request: IncomingMessage) => void = () => {}): Server => {
-  const server = createServer()
+/**
+ * `onHeld` is told of each request that waits (tests, logs). `keepAliveTimeoutMs` replaces Node's 5 s idle timeout of
+ * kept-alive connections (see `EngramSettings.keepAliveTimeout`).
+ */
+export const createHeldServer = (
+  onHeld: (request: IncomingMessage) => void = () => {},
+  keepAliveTimeoutMs?: number
+): Server => {
+  const server = createServer(keepAliveTimeoutMs === undefined ? {} : { keepAliveTimeout: keepAliveTimeoutMs })
   let held: Array<readonly [IncomingMessage, ServerResponse]> = []
   /** The app's request handlers attached now (`HttpRouter.serve` attaches one). */
   let handlers = 0

@@ -3,7 +3,7 @@
  * (/mcp), the JSON error layer and request metrics. It listens on SERVICE_API_HOST:SERVICE_API_PORT.
  */
 import * as NodeHttpServer from "@effect/platform-node/NodeHttpServer"
-import { ByteSize, Effect, Layer, Scope } from "effect"
+import { ByteSize, Duration, Effect, Layer, Scope } from "effect"
 import { HttpIncomingMessage, HttpMiddleware, HttpRouter } from "effect/http"
 import { HttpApiBuilder, HttpApiScalar, OpenApi } from "effect/http-api"
 import { EngramConfig } from "../../src/config/EngramConfig.ts"
@@ -141,7 +141,12 @@ export const HttpServerLive = Layer.unwrap(
     return HttpRouter.serve(Routes, { disableListenLog: true, disableLogger: true }).pipe(
       Layer.provide(Layer.succeed(HttpIncomingMessage.MaxBodySize, ByteSize.bytes(config.maxRequestBytes))),
       Layer.provide(RequestSpanNames),
-      Layer.provideMerge(NodeHttpServer.layer(createHeldServer, { port: config.port, host: config.host }))
+      Layer.provideMerge(
+        NodeHttpServer.layer(() => createHeldServer(undefined, Duration.toMillis(config.keepAliveTimeout)), {
+          port: config.port,
+          host: config.host
+        })
+      )
     )
   })
 )

@@ -35,6 +35,12 @@ export interface EngramSettings {
   readonly mcpToolFamilies: ReadonlyArray<McpToolFamily>
   readonly fileParser: string
   readonly maxRequestBytes: number
+  /**
+   * How long the server keeps an idle kept-alive connection open (SERVICE_API_KEEP_ALIVE_TIMEOUT). Longer than the
+   * idle timeouts of common client pools, so the client, not the server, closes an idle connection: a server closing
+   * one as the client sends its next request on it is a reset the client sees as a failed request.
+   */
+  readonly keepAliveTimeout: Duration.Duration
   /** JSON bodies nested deeper are refused (400) before they are parsed (SERVICE_API_MAX_BODY_DEPTH). */
   readonly maxBodyDepth: number
   /** JSON bodies with more values and keys are refused (413) before they are parsed (SERVICE_API_MAX_BODY_ELEMENTS). */
@@ -104,6 +110,7 @@ const rawSettings = Config.all({
   mcpAllowedOrigins: Config.option(Config.String("SERVICE_API_MCP_ALLOWED_ORIGINS").pipe(Config.map(commaList))),
   fileParser: Config.String("SERVICE_API_FILE_PARSER").pipe(Config.withDefault("native")),
   maxRequestBytes: Config.Int("SERVICE_API_MAX_REQUEST_BYTES").pipe(Config.withDefault(50 * 1024 * 1024)),
+  keepAliveTimeout: Config.Duration("SERVICE_API_KEEP_ALIVE_TIMEOUT").pipe(Config.withDefault(Duration.seconds(95))),
   maxBodyDepth: Config.Int("SERVICE_API_MAX_BODY_DEPTH").pipe(Config.withDefault(defaultJsonLimits.maxDepth)),
   maxBodyElements: Config.Int("SERVICE_API_MAX_BODY_ELEMENTS").pipe(Config.withDefault(defaultJsonLimits.maxElements)),
   actorIdleTimeout: Config.Duration("SERVICE_API_ACTOR_IDLE_TIMEOUT").pipe(Config.withDefault(Duration.minutes(5))),
