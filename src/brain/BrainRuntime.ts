@@ -7,7 +7,7 @@
  */
 import { Clock, Context, Effect, Layer, Option } from "effect"
 import { SqlClient } from "effect/sql"
-import { mkdir, readFile, rm, stat } from "node:fs/promises"
+import { mkdir, readFile, stat } from "node:fs/promises"
 import { join } from "node:path"
 import { BankBrains, type KeptBrain } from "./BankBrains.ts"
 import { Banks } from "../bank/Banks.ts"
@@ -41,6 +41,7 @@ import {
   newIndexFileName,
   readKeptIndex,
   removeIndexFiles,
+  removeQuietly,
   sealedIndex
 } from "./file/KeptVectorIndex.ts"
 import type { HnswIndex } from "./vectors/HnswIndex.ts"
@@ -303,12 +304,14 @@ export class BrainRuntime extends Context.Service<BrainRuntime, {
           const size = yield* Effect.promise(() => stat(path).then((found) => found.size))
           return { path, sizeBytes: size, reused: true } satisfies WrittenBrainFile
         }
-        yield* Effect.promise(() => mkdir(cacheDir, { recursive: true }))
+        // The index is written into the directory before the file: a directory that cannot be made is reported by
+        // the file's own write below (a 503 that does not name it), not here.
+        yield* Effect.ignore(Effect.tryPromise(() => mkdir(cacheDir, { recursive: true })))
         const indexName = newIndexFileName(bankId)
         const snapshot = yield* brains.snapshot(bankId, { indexFile: join(cacheDir, indexName) })
         // Whatever stops this write from here on, the index it wrote goes with it.
         yield* Effect.addFinalizer((exit) =>
-          exit._tag === "Success" ? Effect.void : Effect.promise(() => rm(join(cacheDir, indexName), { force: true }))
+          exit._tag === "Success" ? Effect.void : removeQuietly(join(cacheDir, indexName))
         )
         if (Option.isNone(snapshot)) {
           return yield* new ServiceUnavailable({
@@ -544,11 +547,7 @@ export class BrainRuntime extends Context.Service<BrainRuntime, {
               content.records.columns.ids,
               content.records.dimensions
             ),
-        removeFile: (bankId) =>
-          Effect.andThen(
-            Effect.promise(() => rm(filePath(bankId), { force: true })),
-            removeIndexFiles(cacheDir, bankId)
-          ),
+        removeFile: (bankId) => Effect.andThen(removeQuietly(filePath(bankId)), removeIndexFiles(cacheDir, bankId)),
         validate: (bankId, bytes) => Effect.map(check(bankId, bytes), (checked) => checked.verdict),
         parse,
         importFile,

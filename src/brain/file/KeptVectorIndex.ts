@@ -21,6 +21,9 @@ const namePattern = /^(.*)\.[0-9a-f]{32}\.hnsw$/
 
 const isIndexFileOf = (bankId: string, name: string) => namePattern.exec(name)?.[1] === encodeURIComponent(bankId)
 
+/** Removes a file, whatever stands in the way (a missing or unwritable directory leaves nothing to remove). */
+export const removeQuietly = (path: string) => Effect.promise(() => rm(path, { force: true }).catch(() => undefined))
+
 /** A fresh name for the bank's next index file. */
 export const newIndexFileName = (bankId: string) =>
   `${encodeURIComponent(bankId)}.${randomBytes(16).toString("hex")}.hnsw`
@@ -30,7 +33,9 @@ export const removeIndexFiles = (directory: string, bankId: string, except?: str
   Effect.promise(async () => {
     const names = await readdir(directory).catch(() => [] as Array<string>)
     for (const name of names) {
-      if (name !== except && isIndexFileOf(bankId, name)) await rm(join(directory, name), { force: true })
+      if (name !== except && isIndexFileOf(bankId, name)) {
+        await rm(join(directory, name), { force: true }).catch(() => {})
+      }
     }
   })
 
