@@ -223,6 +223,10 @@ export const makeBrainReads = (sql: SqlClient.SqlClient, options: BrainReadsOpti
         identity,
         (rows) => sinks.memories(rows.map(readMemory))
       )
+      // Both sides of this join are the whole bank's rows: a hash join. Without this, a bank the planner has no
+      // statistics for (a branch's read copy, a fork, a bank just filled in one transaction) was estimated at a
+      // row or two and joined in a nested loop over the positions: quadratic, 41 s for 17k links at 1k memories.
+      yield* sql`SELECT set_config('enable_nestloop', 'off', true)`
       yield* inPages(
         "brain_links",
         sql<{ fromIndex: number; toIndex: number; linkType: string; weight: number }>`
@@ -240,6 +244,7 @@ export const makeBrainReads = (sql: SqlClient.SqlClient, options: BrainReadsOpti
         (fetch) => fetch.values,
         sinks.links
       )
+      yield* sql`SELECT set_config('enable_nestloop', 'on', true)`
       yield* inPages(
         "brain_mentions",
         sql<Mention>`SELECT ue.unit_id, ue.entity_id FROM unit_entities ue JOIN memory_units u ON u.id = ue.unit_id
