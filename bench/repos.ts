@@ -4,7 +4,8 @@
  * the first commit (enable) with bank B's recall p99 while it runs against its quiet p99, status after one retained
  * memory, a second commit of it (its bytes must stay under 1 % of the first's: only changed rows and bucket
  * manifests are stored), a clean status, a row-level diff of the two commits, branch creation, a checkout there and
- * back, a checkout between branches ten memories apart, and a hard reset of one uncommitted memory.
+ * back, a checkout between branches ten memories apart, the first recall by `branch_name` of a branch never read
+ * (its read copy made), and a hard reset of one uncommitted memory.
  * Rerun: `node bench/repos.ts [memories ...] [--commits-only] [--bank-dir DIR] [--bank-id ID]`; `BENCH_DATABASE_URL=postgres://…` runs
  * it on PostgreSQL. `--bank-dir DIR` seeds each size once into DIR (on PostgreSQL, a kept schema) and reuses it: a
  * bank whose repo is already enabled skips the first commit (its figures print as –), and each run's branches get
