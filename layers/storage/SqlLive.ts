@@ -20,6 +20,7 @@ import { PGlite } from "@electric-sql/pglite"
 import { registerCopyLoader } from "../../src/storage/EmbeddedCopy.ts"
 import { openPglite } from "./PgliteOpen.ts"
 import * as PgliteStream from "./PgliteStream.ts"
+import { lockDataDir } from "./DataDirLock.ts"
 import * as PgliteWorker from "./PgliteWorker.ts"
 import * as Float4 from "./Float4.ts"
 import * as PgVector from "./PgVector.ts"
@@ -71,6 +72,8 @@ export const pglite = (options: PgliteOptions = {}): Layer.Layer<Sql, DatabaseSt
   PgClient.layerFrom(
     Effect.gen(function*() {
       const thread = options.thread ?? (yield* threadConfig)
+      // Acquired first, released last (after PGlite has closed and flushed the directory).
+      yield* lockDataDir(options.dataDir)
       const db = yield* Effect.acquireRelease<ClosablePglite, unknown, never, never>(
         thread === "worker"
           ? PgliteWorker.start(options.dataDir)
