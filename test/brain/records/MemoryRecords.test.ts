@@ -5,14 +5,9 @@
  */
 import { assert, describe, it } from "@effect/vitest"
 import { type MemoryInput, MemoryRecords } from "../../../src/brain/records/MemoryRecords.ts"
+import { clusteredVectors } from "../../support/ClusteredVectors.ts"
 
 const dimensions = 100
-
-/** A seeded generator: clustered vectors (uniform random ones make any ANN index look broken). */
-const random = (seed: number) => () => {
-  seed = (seed * 1664525 + 1013904223) >>> 0
-  return seed / 4294967296
-}
 
 const memory = (n: number, vector: Float32Array, overrides: Partial<MemoryInput> = {}): MemoryInput => ({
   id: `m-${String(n).padStart(6, "0")}`,
@@ -37,14 +32,7 @@ const memory = (n: number, vector: Float32Array, overrides: Partial<MemoryInput>
   ...overrides
 })
 
-const clustered = (count: number, seed: number) => {
-  const next = random(seed)
-  const centres = Array.from({ length: 60 }, () => Float32Array.from({ length: dimensions }, () => next() - 0.5))
-  return Array.from({ length: count }, () => {
-    const centre = centres[Math.floor(next() * centres.length)]!
-    return Float32Array.from(centre, (x) => x + (next() - 0.5) * 0.4)
-  })
-}
+const clustered = (count: number, seed: number) => clusteredVectors(count, seed, { dimensions, centres: 60 })
 
 describe("memory records", () => {
   it(

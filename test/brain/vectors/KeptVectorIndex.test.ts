@@ -12,23 +12,11 @@ import { join } from "node:path"
 import { newIndexFileName, readKeptIndex, sealedIndex } from "../../../src/brain/file/KeptVectorIndex.ts"
 import { type MemoryInput, MemoryRecords } from "../../../src/brain/records/MemoryRecords.ts"
 import { recordsFromParts, recordsToParts } from "../../../src/brain/records/RecordParts.ts"
+import { clusteredVectors } from "../../support/ClusteredVectors.ts"
 
 const dimensions = 100
 
-const random = (seed: number) => () => {
-  seed = (seed * 1664525 + 1013904223) >>> 0
-  return seed / 4294967296
-}
-
-/** Vectors around a few centres, as real embeddings cluster. */
-const clustered = (count: number, seed: number) => {
-  const next = random(seed)
-  const centres = Array.from({ length: 40 }, () => Float32Array.from({ length: dimensions }, () => next() - 0.5))
-  return Array.from({ length: count }, () => {
-    const centre = centres[Math.floor(next() * centres.length)]!
-    return Float32Array.from(centre, (x) => x + (next() - 0.5) * 0.4)
-  })
-}
+const clustered = (count: number, seed: number) => clusteredVectors(count, seed, { dimensions, centres: 40 })
 
 const memory = (n: number, vector: Float32Array): MemoryInput => ({
   id: `m-${n}`,
