@@ -59,12 +59,15 @@ export class HnswIndex {
     dimensions: number,
     idOfLabel: ReadonlyArray<string | undefined>
   ): Promise<HnswIndex> {
+    // A memory named by two labels keeps the first: the other is a deleted point, as a rewrite leaves.
+    const seen = new Set<string>()
+    const labelled = idOfLabel.map((id) => id === undefined || seen.has(id) ? undefined : (seen.add(id), id))
     const index = new hnswlib.HierarchicalNSW("cosine", dimensions)
     await index.readIndex(path)
-    if (index.getCurrentCount() !== idOfLabel.length || index.getNumDimensions() !== dimensions) {
+    if (index.getCurrentCount() !== labelled.length || index.getNumDimensions() !== dimensions) {
       throw new RangeError(`the vector index in ${path} does not hold the points its brain file names`)
     }
-    idOfLabel.forEach((id, label) => {
+    labelled.forEach((id, label) => {
       if (id === undefined) {
         // A point the table calls deleted is deleted in the index too (it throws when the file says so already).
         try {
@@ -74,7 +77,7 @@ export class HnswIndex {
         }
       }
     })
-    return new HnswIndex(dimensions, 0, { index, idOfLabel })
+    return new HnswIndex(dimensions, 0, { index, idOfLabel: labelled })
   }
 
   /** The memory of each label, in label order; undefined for a deleted point (what `readFrom` takes back). */
