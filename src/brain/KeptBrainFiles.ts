@@ -30,9 +30,9 @@ export const KeptBrainFiles = Layer.effectDiscard(Effect.gen(function*() {
   // written while they were still holds the deleted memories.
   yield* brains.attachKeptFileUpdate((bankId, how) =>
     Effect.gen(function*() {
-      const path = runtime.filePath(bankId)
-      if (!existsSync(path)) return false
+      // A drop removes whatever is there (an index file a crash left without its `.brain` file too).
       if (how === "drop") return yield* Effect.as(runtime.removeFile(bankId), false)
+      if (!existsSync(runtime.filePath(bankId))) return false
       return yield* runtime.writeFile(bankId, { mode: "incremental" }).pipe(
         Effect.as(true),
         Effect.catchCause(() => Effect.as(runtime.removeFile(bankId), false))
