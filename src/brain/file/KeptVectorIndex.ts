@@ -48,14 +48,20 @@ export const sealedIndex = (directory: string, name: string, labelPositions: Int
     return { file: name, bytes: size, labelPositions }
   })
 
+/** The path of the bank's index file `file` when it is there with `bytes` bytes; undefined otherwise. */
+const wholeIndexPath = async (directory: string, bankId: string, file: unknown, bytes: unknown) => {
+  if (typeof file !== "string" || !isIndexFileOf(bankId, file)) return undefined
+  const path = join(directory, file)
+  const found = await stat(path).catch(() => undefined)
+  return found !== undefined && found.size === bytes ? path : undefined
+}
+
 /** Whether the index a `.brain` file's manifest names (its `vector_index` field) is there, whole. */
 export const keptIndexPresent = (directory: string, bankId: string, manifestField: unknown) =>
   Effect.promise(async () => {
     if (typeof manifestField !== "object" || manifestField === null) return false
-    const { file, bytes } = manifestField as Record<string, unknown>
-    if (typeof file !== "string" || !isIndexFileOf(bankId, file)) return false
-    const found = await stat(join(directory, file)).catch(() => undefined)
-    return found !== undefined && found.size === bytes
+    const { bytes, file } = manifestField as Record<string, unknown>
+    return (await wholeIndexPath(directory, bankId, file, bytes)) !== undefined
   })
 
 /**
@@ -70,10 +76,8 @@ export const readKeptIndex = (
   dimensions: number
 ) =>
   Effect.gen(function*() {
-    if (!isIndexFileOf(bankId, ref.file)) return Option.none<HnswIndex>()
-    const path = join(directory, ref.file)
-    const found = yield* Effect.promise(() => stat(path).catch(() => undefined))
-    if (found === undefined || found.size !== ref.bytes) return Option.none<HnswIndex>()
+    const path = yield* Effect.promise(() => wholeIndexPath(directory, bankId, ref.file, ref.bytes))
+    if (path === undefined) return Option.none<HnswIndex>()
     const idOfLabel = Array.from(ref.labelPositions, (position) => position >= 0 ? ids[position] : undefined)
     const index = yield* Effect.tryPromise(async () => {
       const described = await describeIndexFile(path)

@@ -9,7 +9,7 @@
  * fixed-size block per point — its level-0 links (a 16-bit count, a flags byte whose bit 0 marks it deleted, one
  * spare byte, the links), its vector, its label — then the upper levels' links, which hold no vector.
  */
-import { open } from "node:fs/promises"
+import { type FileHandle, open } from "node:fs/promises"
 
 const headerBytes = 96
 /** Points read and written back per round trip (a few MB). */
@@ -39,16 +39,21 @@ const layoutOf = (header: Buffer): Layout => {
   return layout
 }
 
+/** The layout the open index file's header describes. */
+const layoutIn = async (file: FileHandle): Promise<Layout> => {
+  const header = Buffer.alloc(headerBytes)
+  const { bytesRead } = await file.read(header, 0, headerBytes, 0)
+  if (bytesRead !== headerBytes) throw new RangeError("the index file is shorter than its header")
+  return layoutOf(header)
+}
+
 /** The points and the bytes per vector an index file says it holds, checked before the native reader sees it. */
 export const describeIndexFile = async (
   path: string
 ): Promise<{ readonly points: number; readonly vectorBytes: number }> => {
   const file = await open(path, "r")
   try {
-    const header = Buffer.alloc(headerBytes)
-    const { bytesRead } = await file.read(header, 0, headerBytes, 0)
-    if (bytesRead !== headerBytes) throw new RangeError("the index file is shorter than its header")
-    const layout = layoutOf(header)
+    const layout = await layoutIn(file)
     const { size } = await file.stat()
     if (size < headerBytes + layout.count * layout.bytesPerPoint) {
       throw new RangeError("the index file ends inside its points")
@@ -66,9 +71,7 @@ export const describeIndexFile = async (
 export const sealIndexFile = async (path: string): Promise<number> => {
   const file = await open(path, "r+")
   try {
-    const header = Buffer.alloc(headerBytes)
-    await file.read(header, 0, headerBytes, 0)
-    const layout = layoutOf(header)
+    const layout = await layoutIn(file)
     const chunk = Buffer.alloc(pointsPerRead * layout.bytesPerPoint)
     let scrubbed = 0
     for (let first = 0; first < layout.count; first += pointsPerRead) {
