@@ -24,6 +24,8 @@ import { GraphRecall } from "../memory/recall/GraphRecall.ts"
 import { chunkHash, contentHash } from "../memory/retain/ContentHash.ts"
 import type { PreparedFact } from "../memory/retain/MemoryWriter.ts"
 import { makeMemoryRemoval } from "../memory/forgetting/MemoryDeletion.ts"
+import { liveAt } from "../memory/forgetting/Expiry.ts"
+import { ExpiryWakeups } from "../memory/forgetting/ExpiryWakeups.ts"
 import { writeBatch } from "../memory/retain/MemoryWriter.ts"
 import { Operations } from "../bank/Operations.ts"
 import { TaskFailure, TaskRegistry } from "../bank/TaskRegistry.ts"
@@ -68,6 +70,7 @@ export class DocumentTransfer extends Context.Service<DocumentTransfer, {
       const embeddings = yield* Embeddings
       const graph = yield* GraphRecall
       const config = yield* EngramConfig
+      const expiries = yield* ExpiryWakeups
       const consolidation = yield* makeConsolidationRequests
 
       const submitExport = Effect.fn("DocumentTransfer.submitExport")(function*(bankId: string, request: {
@@ -159,14 +162,15 @@ export class DocumentTransfer extends Context.Service<DocumentTransfer, {
             tags: ReadonlyArray<string> | null
             observationScopes: unknown
             chunkId: string | null
+            expiresAt: Date | null
             entityNames: ReadonlyArray<string> | null
           }>`SELECT u.id, u.text, u.fact_type, u.context, u.occurred_start, u.occurred_end, u.mentioned_at, u.metadata,
-              u.tags, u.observation_scopes, u.chunk_id,
+              u.tags, u.observation_scopes, u.chunk_id, u.expires_at,
               (SELECT array_agg(e.canonical_name ORDER BY e.canonical_name) FROM unit_entities ue
                 JOIN entities e ON e.id = ue.entity_id WHERE ue.unit_id = u.id) AS entity_names
             FROM memory_units u
             WHERE u.bank_id = ${bankId} AND u.document_id = ${document.documentId}
-              AND u.fact_type IN ('world', 'experience')
+              AND u.fact_type IN ('world', 'experience') AND ${liveAt(sql, "u", new Date())}
             ORDER BY u.seq`
           const index = new Map(facts.map((fact, factIndex) => [fact.id, factIndex]))
           facts.forEach((fact, factIndex) => positions.set(fact.id, [documentIndex, factIndex]))
@@ -195,6 +199,8 @@ export class DocumentTransfer extends Context.Service<DocumentTransfer, {
               ...(fact.observationScopes === null || fact.observationScopes === undefined
                 ? {}
                 : { observation_scopes: fact.observationScopes }),
+              // An expiry travels with the fact: imported elsewhere, it is forgotten at the same instant.
+              ...(fact.expiresAt === null ? {} : { expires_at: fact.expiresAt.toISOString() }),
               chunk_index: fact.chunkId === null ? null : chunkIndex.get(fact.chunkId) ?? null,
               entities: [...(fact.entityNames ?? [])]
             })),
@@ -293,6 +299,7 @@ export class DocumentTransfer extends Context.Service<DocumentTransfer, {
           metadata: fact.metadata,
           tags: fact.tags,
           observationScopes: fact.observation_scopes ?? null,
+          expiresAt: fact.expires_at == null ? null : new Date(fact.expires_at),
           contentHash: contentHash(fact.text),
           embedding: vectors[factIndex]!,
           entities: fact.entities.map((name) => ({ name, type: null })),
@@ -377,6 +384,10 @@ export class DocumentTransfer extends Context.Service<DocumentTransfer, {
             imported++
           }
           yield* graph.changed(operation.bankId)
+          // Imported expiries are the scheduler's to keep, as a retain's are; one already past is swept at once.
+          if (content.documents.some((document) => document.facts.some((fact) => fact.expires_at != null))) {
+            yield* expiries.notify
+          }
           if (memories > 0 && observationsEnabled(bank, config.enableObservations)) {
             yield* consolidation.request(operation.bankId, consolidateTask, "retain")
           }

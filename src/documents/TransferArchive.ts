@@ -8,6 +8,7 @@
 import { Effect, Schema } from "effect"
 import { readZip } from "../archives/ZipReader.ts"
 import { ValidationError } from "../domain/Errors.ts"
+import { ExpiresAt } from "../domain/Memory.ts"
 import { writeZip } from "../files/ZipWriter.ts"
 
 export const archiveFormat = "engram-document-transfer"
@@ -25,6 +26,8 @@ export const ArchivedFact = Schema.Struct({
   metadata: Schema.Record(Schema.String, Schema.String),
   tags: Schema.Array(Schema.String),
   observation_scopes: Schema.optionalKey(Schema.Unknown),
+  /** When the fact is forgotten; absent (archives written before expiry existed) or null: never. */
+  expires_at: Schema.optionalKey(Schema.NullOr(ExpiresAt)),
   chunk_index: Schema.NullOr(Schema.Int),
   entities: Schema.Array(Schema.String)
 })

@@ -8,6 +8,7 @@ import { SqlClient } from "effect/sql"
 import { Banks } from "../bank/Banks.ts"
 import { NotFound } from "../domain/Errors.ts"
 import type { TimeseriesField, TimeseriesPeriod } from "../domain/MemoryOps.ts"
+import { liveAt } from "./forgetting/Expiry.ts"
 
 type Trunc = "minute" | "hour" | "day"
 
@@ -104,7 +105,7 @@ export class BankInsights extends Context.Service<BankInsights, {
           FROM memory_units u
           JOIN unit_entities a ON a.unit_id = u.id
           JOIN unit_entities b ON b.unit_id = u.id AND a.entity_id < b.entity_id
-          WHERE u.bank_id = ${bankId} AND u.fact_type IN ('world', 'experience')
+          WHERE u.bank_id = ${bankId} AND u.fact_type IN ('world', 'experience') AND ${liveAt(sql, "u", new Date())}
           GROUP BY a.entity_id, b.entity_id
           HAVING count(*) >= ${options.minCount}`
         const [edges, totals] = yield* Effect.all([

@@ -7,6 +7,7 @@ import { createHash } from "node:crypto"
 import { SqlClient } from "effect/sql"
 import { Banks } from "../bank/Banks.ts"
 import { NotFound } from "../domain/Errors.ts"
+import { liveAt } from "./forgetting/Expiry.ts"
 import { makeMemoryDeletion } from "./forgetting/MemoryDeletion.ts"
 
 interface DocumentRow {
@@ -53,10 +54,12 @@ export class Documents extends Context.Service<Documents, {
       const banks = yield* Banks
       const deletion = yield* makeMemoryDeletion
 
-      const select = sql`
+      // Counts the memories still there now (an expired one is gone from every read before the sweep deletes it).
+      const select = () =>
+        sql`
         SELECT d.document_id, d.bank_id, d.metadata, d.tags, d.context, d.original_text, d.created_at, d.updated_at,
-          (SELECT count(*)::int FROM memory_units u WHERE u.bank_id = d.bank_id AND u.document_id = d.document_id)
-            AS memory_unit_count,
+          (SELECT count(*)::int FROM memory_units u WHERE u.bank_id = d.bank_id AND u.document_id = d.document_id
+            AND ${liveAt(sql, "u", new Date())}) AS memory_unit_count,
           (SELECT count(*)::int FROM chunks c WHERE c.bank_id = d.bank_id AND c.document_id = d.document_id)
             AS chunk_count
         FROM documents d`
@@ -72,7 +75,7 @@ export class Documents extends Context.Service<Documents, {
           ...(filter.q ? [sql`d.document_id ILIKE ${`%${filter.q.replace(/[\\%_]/g, "\\$&")}%`}`] : [])
         ])
         const [rows, total] = yield* Effect.all([
-          sql<DocumentRow>`${select} WHERE ${where} ORDER BY d.updated_at DESC, d.document_id
+          sql<DocumentRow>`${select()} WHERE ${where} ORDER BY d.updated_at DESC, d.document_id
             LIMIT ${filter.limit} OFFSET ${filter.offset}`,
           sql<{ count: number }>`SELECT count(*)::int AS count FROM documents d WHERE ${where}`
         ]).pipe(Effect.orDie)
@@ -80,7 +83,7 @@ export class Documents extends Context.Service<Documents, {
       })
 
       const get = Effect.fn("Documents.get")(function*(bankId: string, documentId: string) {
-        const rows = yield* sql<DocumentRow>`${select} WHERE d.bank_id = ${bankId} AND d.document_id = ${documentId}`
+        const rows = yield* sql<DocumentRow>`${select()} WHERE d.bank_id = ${bankId} AND d.document_id = ${documentId}`
           .pipe(Effect.orDie)
         const row = rows[0]
         if (row === undefined) return yield* NotFound.of("document", documentId)

@@ -4,6 +4,7 @@ import { SqlClient } from "effect/sql"
 import { Banks } from "../bank/Banks.ts"
 import { NotFound } from "../domain/Errors.ts"
 import { isoOrNull as iso } from "../domain/IsoTime.ts"
+import { liveAt } from "./forgetting/Expiry.ts"
 
 interface EntityRow {
   readonly id: string
@@ -74,7 +75,7 @@ export class Entities extends Context.Service<Entities, {
         const observations = yield* sql<{ text: string; mentionedAt: Date | null }>`
           SELECT u.text, coalesce(u.mentioned_at, u.created_at) AS mentioned_at
           FROM unit_entities ue JOIN memory_units u ON u.id = ue.unit_id
-          WHERE ue.entity_id = ${entityId} AND u.fact_type = 'observation'
+          WHERE ue.entity_id = ${entityId} AND u.fact_type = 'observation' AND ${liveAt(sql, "u", new Date())}
           ORDER BY coalesce(u.mentioned_at, u.created_at) DESC LIMIT 50`.pipe(Effect.orDie)
         return {
           id: row.id,

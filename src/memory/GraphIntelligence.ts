@@ -35,6 +35,8 @@ interface Built {
 interface CacheEntry {
   readonly generation: string
   readonly builtAt: number
+  /** The first expiry among the memories it was built from (epoch ms): no read returns it from then. */
+  readonly validUntil: number
   readonly graph: StateGraph
   readonly generatedAt: string
 }
@@ -95,7 +97,10 @@ export class GraphIntelligence extends Context.Service<GraphIntelligence, {
             units
           ])
           const hit = cache.get(key)
-          if (hit !== undefined && hit.generation === generation && now - hit.builtAt < cacheMillis) {
+          if (
+            hit !== undefined && hit.generation === generation && now - hit.builtAt < cacheMillis &&
+            now < hit.validUntil
+          ) {
             cache.delete(key)
             cache.set(key, hit)
             yield* Effect.annotateCurrentSpan({ cached: true })
@@ -107,7 +112,8 @@ export class GraphIntelligence extends Context.Service<GraphIntelligence, {
           // Stored under the generation read before loading: a write that landed meanwhile moves it, so this entry
           // can only be used by reads that could not have seen that write anyway.
           cache.delete(key)
-          cache.set(key, { generation, builtAt: now, graph, generatedAt })
+          const validUntil = loaded.reduce((first, unit) => Math.min(first, unit.expiresAt ?? Infinity), Infinity)
+          cache.set(key, { generation, builtAt: now, validUntil, graph, generatedAt })
           while (cache.size > cacheEntries) cache.delete(cache.keys().next().value!)
           yield* Effect.annotateCurrentSpan({ cached: false, memories: loaded.length, nodes: graph.nodes.length })
           return { graph, generatedAt, cached: false } satisfies Built

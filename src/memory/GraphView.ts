@@ -10,6 +10,7 @@ import type { NotFound } from "../domain/Errors.ts"
 import { isoOrNull as iso } from "../domain/IsoTime.ts"
 import type { FactType } from "../domain/Memory.ts"
 import type { TagsMatch } from "../domain/Recall.ts"
+import { liveAt } from "./forgetting/Expiry.ts"
 import { tagCondition } from "./recall/TagFilter.ts"
 import type { UnitRow as MemoryUnitRow } from "./UnitRow.ts"
 import { entityNamesOfPicked } from "./UnitEntityNames.ts"
@@ -115,6 +116,7 @@ export class GraphView extends Context.Service<GraphView, {
       const where = (bankId: string, filter: GraphFilter, extra: ReadonlyArray<ReturnType<typeof sql.and>> = []) =>
         sql.and([
           sql`u.bank_id = ${bankId}`,
+          liveAt(sql, "u", new Date()),
           ...(filter.type ? [sql`u.fact_type = ${filter.type}`] : []),
           ...(filter.q ? [sql`u.text ILIKE ${`%${filter.q.replace(/[\\%_]/g, "\\$&")}%`}`] : []),
           ...(filter.tags && filter.tags.length > 0

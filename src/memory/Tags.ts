@@ -3,6 +3,7 @@ import { Context, Effect, Layer } from "effect"
 import { SqlClient } from "effect/sql"
 import { Banks } from "../bank/Banks.ts"
 import type { NotFound } from "../domain/Errors.ts"
+import { liveAt } from "./forgetting/Expiry.ts"
 
 /** Turns a glob into a LIKE pattern, escaping LIKE's own wildcards first. */
 export const globToLike = (glob: string) => glob.replace(/[\\%_]/g, "\\$&").replace(/\*/g, "%").replace(/\?/g, "_")
@@ -31,7 +32,7 @@ export class Tags extends Context.Service<Tags, {
           ? globToLike(filter.q.includes("*") || filter.q.includes("?") ? filter.q : `*${filter.q}*`)
           : "%"
         const tagged = sql`SELECT t.tag, count(*)::int AS count FROM memory_units u, unnest(u.tags) AS t(tag)
-          WHERE u.bank_id = ${bankId} AND t.tag LIKE ${pattern} GROUP BY t.tag`
+          WHERE u.bank_id = ${bankId} AND t.tag LIKE ${pattern} AND ${liveAt(sql, "u", new Date())} GROUP BY t.tag`
         const [rows, total] = yield* Effect.all([
           sql<
             { tag: string; count: number }

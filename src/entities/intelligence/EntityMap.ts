@@ -7,6 +7,7 @@
 import { createHash } from "node:crypto"
 import { Effect } from "effect"
 import { SqlClient } from "effect/sql"
+import { liveAt } from "../../memory/forgetting/Expiry.ts"
 import { categorize, type Category, type Circle, circleOf } from "./EntityCategories.ts"
 
 export const mapVersion = "entity-map-v1"
@@ -94,16 +95,15 @@ export const loadEntityMap = Effect.fn("EntityMap.load")(function*(bankId: strin
       SELECT ue.entity_id, left(u.text, ${previewChars}) AS text,
         row_number() OVER (PARTITION BY ue.entity_id ORDER BY coalesce(u.occurred_start, u.mentioned_at, u.created_at) DESC, u.seq DESC) AS n
       FROM unit_entities ue JOIN memory_units u ON u.id = ue.unit_id
-      WHERE u.bank_id = ${bankId} AND u.fact_type IN ('world', 'experience') AND ue.entity_id IN ${
-    sql.in(ids.slice(0, 200))
-  }
+      WHERE u.bank_id = ${bankId} AND u.fact_type IN ('world', 'experience') AND ${liveAt(sql, "u", new Date())}
+        AND ue.entity_id IN ${sql.in(ids.slice(0, 200))}
     ) ranked WHERE n <= 2 ORDER BY entity_id, n`
   const pairs = yield* sql<{ a: string; b: string; count: number; last: Date | null }>`
     SELECT x.entity_id AS a, y.entity_id AS b, count(*)::int AS count,
       max(coalesce(u.occurred_start, u.mentioned_at, u.created_at)) AS last
     FROM unit_entities x JOIN unit_entities y ON y.unit_id = x.unit_id AND x.entity_id < y.entity_id
     JOIN memory_units u ON u.id = x.unit_id
-    WHERE u.bank_id = ${bankId} AND u.fact_type IN ('world', 'experience')
+    WHERE u.bank_id = ${bankId} AND u.fact_type IN ('world', 'experience') AND ${liveAt(sql, "u", new Date())}
     GROUP BY x.entity_id, y.entity_id
     ORDER BY count(*) DESC, max(coalesce(u.occurred_start, u.mentioned_at, u.created_at)) DESC, x.entity_id, y.entity_id
     LIMIT ${maxRelationships}`

@@ -5,6 +5,7 @@
  */
 import { Effect } from "effect"
 import { SqlClient } from "effect/sql"
+import { liveAt } from "../../memory/forgetting/Expiry.ts"
 
 export interface TrajectoryObservation {
   readonly unitId: string
@@ -49,6 +50,7 @@ export const loadObservations = Effect.fn("Trajectory.loadObservations")(functio
     FROM unit_entities ue JOIN memory_units u ON u.id = ue.unit_id
     WHERE ue.entity_id = ${entityId} AND u.bank_id = ${bankId} AND u.fact_type IN ${sql.in(factTypes)}
       AND u.embedding IS NOT NULL AND u.embedding_model = ${space.model} AND vector_dims(u.embedding) = ${space.dimensions}
+      AND ${liveAt(sql, "u", new Date())}
     ORDER BY coalesce(u.occurred_start, u.mentioned_at, u.created_at) DESC, u.seq DESC
     LIMIT ${maxFacts}`
   return rows.toReversed().map((row): TrajectoryObservation => ({
@@ -67,7 +69,8 @@ export const fingerprintOf = Effect.fn("Trajectory.fingerprint")(
     SELECT count(*)::int AS fact_count, max(u.seq)::text AS last_seq
     FROM unit_entities ue JOIN memory_units u ON u.id = ue.unit_id
     WHERE ue.entity_id = ${entityId} AND u.bank_id = ${bankId} AND u.fact_type IN ${sql.in(factTypes)}
-      AND u.embedding IS NOT NULL AND u.embedding_model = ${space.model} AND vector_dims(u.embedding) = ${space.dimensions}`
+      AND u.embedding IS NOT NULL AND u.embedding_model = ${space.model} AND vector_dims(u.embedding) = ${space.dimensions}
+      AND ${liveAt(sql, "u", new Date())}`
     return { factCount: rows[0]?.factCount ?? 0, lastSeq: Number(rows[0]?.lastSeq ?? 0) } satisfies FactFingerprint
   }
 )
@@ -90,6 +93,7 @@ export const staleEntities = Effect.fn("Trajectory.staleEntities")(function*(
       FROM unit_entities ue JOIN memory_units u ON u.id = ue.unit_id
       WHERE u.bank_id = ${bankId} AND u.fact_type IN ${sql.in(factTypes)} AND u.embedding IS NOT NULL
         AND u.embedding_model = ${space.model} AND vector_dims(u.embedding) = ${space.dimensions}
+        AND ${liveAt(sql, "u", new Date())}
       GROUP BY ue.entity_id
       HAVING count(*) >= ${minFacts})
     SELECT f.entity_id FROM facts f

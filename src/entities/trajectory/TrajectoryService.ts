@@ -16,6 +16,7 @@ import { Embeddings } from "../../models/Embeddings.ts"
 import { Llm, type LlmError } from "../../models/Llm.ts"
 import type { OperationRecord } from "../../bank/OperationStore.ts"
 import { TaskFailure, TaskRegistry } from "../../bank/TaskRegistry.ts"
+import { expiredAmong } from "../../memory/forgetting/Expiry.ts"
 import { modelKey } from "../../memory/Reembedding.ts"
 import { changedFactsKey, makeEntityRequests, type QueuedRecompute, trajectoryTask } from "../EntityRequests.ts"
 import { fingerprintOf, loadObservations, staleEntities, type VectorSpace } from "./Observations.ts"
@@ -207,7 +208,14 @@ export class EntityTrajectories extends Context.Service<EntityTrajectories, {
         const name = yield* entityName(bankId, entityId)
         if (Option.isNone(name)) return yield* NotFound.of("entity", entityId)
         const found = yield* findTrajectory(bankId, entityId).pipe(withSql, Effect.orDie)
-        if (Option.isSome(found)) return found.value
+        if (Option.isSome(found)) {
+          // A step whose memory has expired is not shown (its preview is the memory's text) until the sweep recomputes.
+          const path = found.value.viterbi_path
+          const expired = yield* expiredAmong(sql, path.map((step) => step.unit_id), new Date()).pipe(Effect.orDie)
+          return expired.size === 0
+            ? found.value
+            : { ...found.value, viterbi_path: path.filter((step) => !expired.has(step.unit_id)) }
+        }
         const settings = effectiveEntitySettings((yield* banks.get(bankId)).entitySettings)
         const facts = (yield* fingerprintOf(bankId, entityId, space).pipe(withSql, Effect.orDie)).factCount
         return yield* new NotFound({

@@ -2,6 +2,7 @@
  * The one rule every read of memories applies for expiry: a memory whose `expires_at` has come is not there, whether
  * or not the sweep has deleted it yet. SQL reads add `liveAt`; the brain tests the same instant (`MemoryRecords`).
  */
+import { Effect } from "effect"
 import type { SqlClient } from "effect/sql"
 
 /** The condition on `alias` (a `memory_units` alias) that holds for memories not yet expired at `now`. */
@@ -10,3 +11,13 @@ export const liveAt = (sql: SqlClient.SqlClient, alias: string, now: Date) =>
 
 /** Whether a memory that expires at `expiresAt` (epoch ms, null: never) is still there at `now`. */
 export const liveAtMillis = (expiresAt: number | null, now: number) => expiresAt === null || expiresAt > now
+
+/**
+ * Which of `ids` have expired by `now` but are still stored: derived state that names memories by id (a trajectory's
+ * steps) drops them when it is read, as the sweep will drop them when it runs.
+ */
+export const expiredAmong = (sql: SqlClient.SqlClient, ids: ReadonlyArray<string>, now: Date) =>
+  ids.length === 0
+    ? Effect.succeed(new Set<string>())
+    : sql<{ id: string }>`SELECT id FROM memory_units WHERE id IN ${sql.in([...new Set(ids)])}
+        AND expires_at <= ${now}`.pipe(Effect.map((rows) => new Set(rows.map((row) => row.id))))

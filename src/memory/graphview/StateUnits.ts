@@ -5,6 +5,7 @@
  */
 import { Effect } from "effect"
 import type { SqlClient } from "effect/sql"
+import { liveAt } from "../forgetting/Expiry.ts"
 import { tagCondition } from "../recall/TagFilter.ts"
 import { entityNamesOfPicked } from "../UnitEntityNames.ts"
 import type { SurfaceFilter } from "./Surfaces.ts"
@@ -25,6 +26,8 @@ export interface StateUnit {
   readonly embedding: Float32Array | null
   /** The retain document the memory came from, when known: two sentences of one document are read together. */
   readonly docKey: string | null
+  /** When the memory expires (epoch milliseconds; null: never): a view built with it is stale from then. */
+  readonly expiresAt: number | null
 }
 
 /** The reference's bound: 25 memories per requested node, at least 250, at most 2,000. */
@@ -34,6 +37,7 @@ interface Row {
   readonly id: string
   readonly text: string
   readonly at: Date
+  readonly expiresAt: Date | null
   readonly proofs: number
   readonly accesses: number
   readonly tags: ReadonlyArray<string> | null
@@ -51,6 +55,7 @@ export const loadStateUnits = (sql: SqlClient.SqlClient, bankId: string, filter:
   const at = sql`coalesce(u.occurred_start, u.mentioned_at, u.created_at)`
   const where = sql.and([
     sql`u.bank_id = ${bankId}`,
+    liveAt(sql, "u", new Date()),
     ...(filter.type ? [sql`u.fact_type = ${filter.type}`] : []),
     ...(filter.q
       ? [
@@ -66,9 +71,9 @@ export const loadStateUnits = (sql: SqlClient.SqlClient, bankId: string, filter:
   return sql<Row>`
     WITH picked AS (
       SELECT u.id, u.text, ${at} AS at, u.seq, greatest(1, coalesce(cardinality(u.source_fact_ids), 0)) AS proofs,
-        u.tags, u.document_id, u.chunk_id, u.embedding
+        u.tags, u.document_id, u.chunk_id, u.embedding, u.expires_at
       FROM memory_units u WHERE ${where} ORDER BY at DESC, u.seq DESC LIMIT ${limit})
-    SELECT p.id, p.text, p.at, p.proofs, coalesce(c.access_count, 0) AS accesses, p.tags, p.document_id, p.chunk_id,
+    SELECT p.id, p.text, p.at, p.expires_at, p.proofs, coalesce(c.access_count, 0) AS accesses, p.tags, p.document_id, p.chunk_id,
       p.embedding, coalesce(n.entity_names, '{}') AS entity_names
     FROM picked p LEFT JOIN (${entityNamesOfPicked(sql, { types: false })}) n ON n.unit_id = p.id
     LEFT JOIN memory_access_counts c ON c.unit_id = p.id
@@ -84,7 +89,8 @@ export const loadStateUnits = (sql: SqlClient.SqlClient, bankId: string, filter:
         tags: row.tags ?? [],
         entities: row.entityNames ?? [],
         embedding: row.embedding,
-        docKey: docKeyOf(row)
+        docKey: docKeyOf(row),
+        expiresAt: row.expiresAt?.getTime() ?? null
       }))
     )
   )

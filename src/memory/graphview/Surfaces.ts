@@ -7,6 +7,7 @@ import { Effect } from "effect"
 import type { SqlClient } from "effect/sql"
 import type { FactType } from "../../domain/Memory.ts"
 import type { TagsMatch } from "../../domain/Recall.ts"
+import { liveAt } from "../forgetting/Expiry.ts"
 import { tagCondition } from "../recall/TagFilter.ts"
 
 export type Surface = "state" | "evidence"
@@ -85,6 +86,7 @@ const label = (text: string) => (text.length <= 80 ? text : `${text.slice(0, 79)
 export const makeSurface = (sql: SqlClient.SqlClient, bankId: string, filter: SurfaceFilter): SurfaceReader => {
   const units = sql.and([
     sql`u.bank_id = ${bankId}`,
+    liveAt(sql, "u", new Date()),
     ...(filter.type ? [sql`u.fact_type = ${filter.type}`] : []),
     ...(filter.tags && filter.tags.length > 0 ? [tagCondition(sql, "u.tags", filter.tags, filter.tagsMatch)] : []),
     ...(filter.windowDays === null ? [] : [sql`u.created_at >= now() - make_interval(days => ${filter.windowDays})`])

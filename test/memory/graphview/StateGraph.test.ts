@@ -20,6 +20,7 @@ const unit = (id: string, text: string, daysAgo: number, options: Partial<StateU
   entities: [],
   embedding: null,
   docKey: id,
+  expiresAt: null,
   ...options
 })
 
