@@ -3,7 +3,7 @@
  * other branches' working trees are hidden banks. Every operation that moves state runs in one transaction
  * under the repo's row lock, so a crash mid-checkout or mid-reset leaves the old state or the new one.
  */
-import { Config, Context, Effect, Layer } from "effect"
+import { Config, Context, Effect, Fiber, Layer } from "effect"
 import { SqlClient } from "effect/sql"
 import { BankBrains } from "../brain/BankBrains.ts"
 import { Conflict, NotFound, ValidationError } from "../domain/Errors.ts"
@@ -55,6 +55,15 @@ const makeMemoryRepos = Effect.gen(function*() {
   forkTuning.sliceRows = yield* Config.Int("SERVICE_API_REPO_FORK_SLICE_ROWS").pipe(
     Config.withDefault(forkTuning.sliceRows)
   )
+  const scope = yield* Effect.scope
+
+  /**
+   * A sliced enable or fork outlives the request that drives it. A client that gives up (a timeout, a closed
+   * connection) interrupts the request's fiber; the job, run there, stopped part-way and stayed so until the next
+   * call or the next start. It now runs in the service's scope: the caller waits for it, and interrupting the wait
+   * leaves it running. Two drivers of one job are safe (each slice locks and reads the progress afresh).
+   */
+  const outlivingCaller = <A, E>(job: Effect.Effect<A, E>) => Effect.flatMap(Effect.forkIn(job, scope), Fiber.join)
 
   /**
    * After a restore committed: this node's brain of the bank goes, and `changed` reaches the bank's owner on a
@@ -312,7 +321,7 @@ const makeMemoryRepos = Effect.gen(function*() {
   const enable = Effect.fn("MemoryRepos.enable")(function*(bankId: string, name: string | null | undefined) {
     if (!(yield* bankExists(bankId))) return yield* NotFound.of("bank", bankId)
     const started = yield* inTransaction(startEnable(bankId, name))
-    return yield* driveEnable(started, bankId)
+    return yield* outlivingCaller(driveEnable(started, bankId))
   })
 
   /**
@@ -437,15 +446,16 @@ const makeMemoryRepos = Effect.gen(function*() {
         return yield* summary(yield* repo((yield* store.repoByBank(input.bank_id))!.repoId))
       }
     }
-    // Otherwise (no source, or a source without a repo: nothing of it is stored as objects yet) one transaction.
-    const repoRow = yield* inTransaction(Effect.gen(function*() {
+    // Otherwise (no source, or a source without a repo: nothing of it is stored as objects yet) one transaction,
+    // which a client that gives up does not roll back.
+    const repoRow = yield* outlivingCaller(inTransaction(Effect.gen(function*() {
       yield* Effect.orDie(sql`INSERT INTO banks (bank_id) VALUES (${input.bank_id}) ON CONFLICT (bank_id) DO NOTHING`)
       if (source !== undefined && source !== null && source !== input.bank_id) {
         const captured = yield* snapshots.capture({ bankId: source, workspace: false }, {})
         yield* snapshots.restore(input.bank_id, hashes(captured.tables), { rename: true, keepMap: false })
       }
       return yield* enableIn(input.bank_id, input.repo_name)
-    }))
+    })))
     yield* restored(input.bank_id)
     return yield* summary(repoRow)
   })
@@ -766,7 +776,7 @@ const makeMemoryRepos = Effect.gen(function*() {
       }))
     }
     // A pending job another fiber (the start-up resumption) ends meanwhile leaves its request here to answer with.
-    const request = yield* driveFork(input.target_bank_id, pending?.request)
+    const request = yield* outlivingCaller(driveFork(input.target_bank_id, pending?.request))
     const name = yield* Effect.orDie(
       sql<{ name: string | null }>`SELECT name FROM banks WHERE bank_id = ${input.target_bank_id}`
     )
@@ -892,9 +902,13 @@ const makeMemoryRepos = Effect.gen(function*() {
     const current = branch.stateTables !== null && branch.replicaTables !== null &&
       rootHashOf(branch.stateTables) === rootHashOf(branch.replicaTables)
     if (current) return branch.workspaceBankId
-    const replica = yield* replicaOf(row, branchName)
-    if (replica.moved) yield* restored(replica.bankId)
-    return replica.bankId
+    // A first read copies the branch (seconds on a big bank): a reader that gives up meanwhile must not roll the
+    // copy back, or a client whose timeout is shorter than the copy would never get an answer.
+    return yield* outlivingCaller(Effect.gen(function*() {
+      const replica = yield* replicaOf(row, branchName)
+      if (replica.moved) yield* restored(replica.bankId)
+      return replica.bankId
+    }))
   })
 
   yield* resumeInterrupted.pipe(
