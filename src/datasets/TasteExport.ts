@@ -5,8 +5,10 @@
  */
 import { Clock, Context, Effect, Layer } from "effect"
 import { createHash } from "node:crypto"
+import { SqlClient } from "effect/sql"
 import type { CatalogResponse, ExportRequest, ExportResponse } from "../domain/Dataset.ts"
 import type { NotFound, ValidationError } from "../domain/Errors.ts"
+import { expiredAmong } from "../memory/forgetting/Expiry.ts"
 import { Llm } from "../models/Llm.ts"
 import { Datasets } from "./Datasets.ts"
 import { adapterVersion, exportLines, qualitySummary } from "./Exporters.ts"
@@ -85,13 +87,20 @@ export class TasteExport extends Context.Service<TasteExport, {
     Effect.gen(function*() {
       const datasets = yield* Datasets
       const llm = yield* Llm
+      const sql = yield* SqlClient.SqlClient
 
       const exportSets = Effect.fn("TasteExport.export")(function*(bankId: string, request: ExportRequest) {
         const dataset = yield* datasets.resolveDataset(bankId, request.dataset_id)
         const named = request.set_ids !== undefined && request.set_ids !== null && request.set_ids.length > 0
         const includeArchived = named || (request.options?.include_archived ?? false)
-        const sets = (yield* datasets.resolveSets(bankId, dataset, request.set_ids))
+        const resolved = (yield* datasets.resolveSets(bankId, dataset, request.set_ids))
           .filter((set) => includeArchived || set.status !== "archived")
+        // A set retained into the bank goes with its memory; one whose memory has expired is not exported, as the
+        // expiry sweep would delete it (`forgetting/Expiry.ts`).
+        const expired = yield* expiredAmong(sql, resolved.flatMap((set) => set.memoryUnitIds), new Date()).pipe(
+          Effect.orDie
+        )
+        const sets = resolved.filter((set) => !set.memoryUnitIds.some((id) => expired.has(id)))
         const adapter = request.adapter_id ?? "chat_messages_jsonl"
         const exportedAt = new Date(yield* Clock.currentTimeMillis).toISOString()
         const { lines, records } = exportLines(

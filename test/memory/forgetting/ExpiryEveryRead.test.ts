@@ -1,7 +1,8 @@
 /**
  * An expired memory is gone from every read at its instant of expiry, not only from recall and the memory list:
  * over the real HTTP server on both tiers, the graph views, the state surface (whose answers are cached), the tag
- * and document counts, the entity co-occurrence graph, an entity's trajectory and the MCP tools stop returning it
+ * and document counts, the entity co-occurrence graph, an entity's trajectory, a dataset export (of a set retained
+ * into the bank) and the MCP tools stop returning it
  * before any sweep ran. A document archive carries each fact's expiry, so an imported copy is forgotten at the same
  * instant as the original.
  */
@@ -21,35 +22,38 @@ const secret = "Zephyrine Okafor keeps the spare office key under the blue flowe
 const lasting = "Marguerite Delacroix waters the office plants every Monday."
 
 /** Every read other than recall and the memory list that shows memories, as text, keyed by what was read. */
-const reads = Effect.gen(function*() {
-  const all = "window_days=0&confidence_min=0"
-  const texts: Record<string, string> = {}
-  for (
-    const view of [
-      "graph?limit=100",
-      "timeline?limit=100",
-      `graph/intelligence?${all}&limit=100`,
-      `graph/summary?surface=state&${all}`,
-      `graph/neighborhood?surface=state&${all}&depth=3&limit_nodes=120`,
-      "tags",
-      "documents",
-      "entities/graph?min_count=1"
-    ]
-  ) {
-    texts[view] = (yield* ok("GET", `${base}/${view}`)).text
-  }
-  texts["investigate"] = (yield* ok("POST", `${base}/graph/investigate`, {
-    query: "Where is the spare office key?",
-    window_days: 0,
-    confidence_min: 0
-  })).text
-  const server = yield* TestServer
-  const mcp = yield* connectMcp(`${server.url}/mcp/`, { "x-bank-id": bank })
-  texts["mcp graph_intelligence"] = JSON.stringify(
-    yield* mcp.ok("graph_intelligence", { window_days: 0, confidence_min: 0, limit: 100 })
-  )
-  return texts
-})
+const reads = (datasetId: string) =>
+  Effect.gen(function*() {
+    const all = "window_days=0&confidence_min=0"
+    const texts: Record<string, string> = {}
+    for (
+      const view of [
+        "graph?limit=100",
+        "timeline?limit=100",
+        `graph/intelligence?${all}&limit=100`,
+        `graph/summary?surface=state&${all}`,
+        `graph/neighborhood?surface=state&${all}&depth=3&limit_nodes=120`,
+        "tags",
+        "documents",
+        "entities/graph?min_count=1"
+      ]
+    ) {
+      texts[view] = (yield* ok("GET", `${base}/${view}`)).text
+    }
+    texts["investigate"] = (yield* ok("POST", `${base}/graph/investigate`, {
+      query: "Where is the spare office key?",
+      window_days: 0,
+      confidence_min: 0
+    })).text
+    const server = yield* TestServer
+    const mcp = yield* connectMcp(`${server.url}/mcp/`, { "x-bank-id": bank })
+    texts["mcp graph_intelligence"] = JSON.stringify(
+      yield* mcp.ok("graph_intelligence", { window_days: 0, confidence_min: 0, limit: 100 })
+    )
+    texts["dataset export"] = (yield* ok("POST", `${base}/forge/taste/export`, { dataset_id: datasetId })).text
+    texts["mcp export_dataset"] = JSON.stringify(yield* mcp.ok("export_dataset", { dataset_id: datasetId }))
+    return texts
+  })
 
 const tagCount = (texts: Record<string, string>, tag: string) =>
   (JSON.parse(texts["tags"]!).items as Array<{ tag: string; count: number }>).find((item) => item.tag === tag)?.count
@@ -67,7 +71,7 @@ const memoryIdOf = (text: string) =>
     return row!.id
   })
 
-layer(testApp({ mcpToolFamilies: ["graph"] }), { excludeTestServices: true, timeout: "3 minutes" })(
+layer(testApp({ mcpToolFamilies: ["graph", "datasets"] }), { excludeTestServices: true, timeout: "3 minutes" })(
   "expiry reaches every read",
   (it) => {
     it.effect("at its expiry a memory leaves the graph views, the cached state surface, the counts and a trajectory", () =>
@@ -80,6 +84,18 @@ layer(testApp({ mcpToolFamilies: ["graph"] }), { excludeTestServices: true, time
             { content: lasting, tags: ["office"], document_id: "plants-note" }
           ]
         })
+        // A dataset set retained into the bank: it goes with the memory it became.
+        const dataset = (yield* ok("POST", `${base}/forge/taste/datasets`, { name: "office", schema_type: "qa_pair" }))
+          .body.id
+        const sets = (yield* ok("POST", `${base}/forge/taste/datasets/${dataset}/sets`, {
+          sets: [
+            { question: "Where does Zephyrine Okafor keep the key?", answer: "Zephyrine Okafor: under the flowerpot." },
+            { question: "Who waters the plants?", answer: "Marguerite Delacroix waters the office plants." }
+          ]
+        })).body.sets as Array<{ id: string }>
+        const fromSet = (yield* ok("POST", `${base}/forge/taste/retain`, { set_ids: [sets[0]!.id] })).body
+          .memory_unit_ids as Array<string>
+        assert.isNotEmpty(fromSet)
         yield* settled(bank)
         const secretId = yield* memoryIdOf(secret)
         const lastStep = alice.before.at(-1)!
@@ -92,12 +108,18 @@ layer(testApp({ mcpToolFamilies: ["graph"] }), { excludeTestServices: true, time
         // A real expiry a few seconds ahead, set through the API: the state surface builds and caches its answers
         // before it, and the clock, not a write, moves past it.
         const expiresAt = Date.now() + 6_000
-        for (const id of [secretId, lastStep]) {
+        for (const id of [secretId, lastStep, ...fromSet]) {
           yield* ok("PATCH", `${base}/memories/${id}`, { expires_at: new Date(expiresAt).toISOString() })
         }
-        const before = yield* reads
+        const before = yield* reads(dataset)
         assert.isBelow(Date.now(), expiresAt, "the reads before the expiry finished before it (a slow machine?)")
-        for (const view of ["graph?limit=100", `graph/intelligence?window_days=0&confidence_min=0&limit=100`]) {
+        for (
+          const view of [
+            "graph?limit=100",
+            "graph/intelligence?window_days=0&confidence_min=0&limit=100",
+            "dataset export"
+          ]
+        ) {
           assert.include(before[view], "Zephyrine", `${view} shows the memory before its expiry`)
         }
         assert.strictEqual(tagCount(before, "office"), 2)
@@ -105,7 +127,7 @@ layer(testApp({ mcpToolFamilies: ["graph"] }), { excludeTestServices: true, time
         assert.include(yield* pathOf(bank, alice.entity), lastStep)
 
         yield* Effect.sleep(Math.max(0, expiresAt - Date.now()) + 100)
-        const after = yield* reads
+        const after = yield* reads(dataset)
         for (const [view, text] of Object.entries(after)) {
           for (const word of ["Zephyrine", "flowerpot", secretId]) {
             const at = text.indexOf(word)
@@ -117,6 +139,7 @@ layer(testApp({ mcpToolFamilies: ["graph"] }), { excludeTestServices: true, time
           }
         }
         assert.include(after["graph?limit=100"], "Marguerite", "the lasting memory is still shown")
+        assert.include(after["dataset export"], "Marguerite", "the set never retained is still exported")
         assert.strictEqual(tagCount(after, "office"), 1)
         assert.strictEqual(documentCount(after, "key-note"), 0)
         assert.strictEqual(documentCount(after, "plants-note"), 1)
@@ -125,8 +148,8 @@ layer(testApp({ mcpToolFamilies: ["graph"] }), { excludeTestServices: true, time
         assert.sameMembers(path, alice.before.slice(0, -1))
         // Nothing was swept: the rows are still stored, and every read hid them regardless.
         const stored = yield* sql<{ n: number }>`SELECT count(*)::int AS n FROM memory_units
-        WHERE id IN ${sql.in([secretId, lastStep])}`
-        assert.strictEqual(stored[0]!.n, 2)
+        WHERE id IN ${sql.in([secretId, lastStep, ...fromSet])}`
+        assert.strictEqual(stored[0]!.n, 2 + fromSet.length)
         yield* sql`DELETE FROM operations WHERE id = ${holdSweep}`
       }))
 
