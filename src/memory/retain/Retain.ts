@@ -25,10 +25,11 @@ import { autoConsolidates, consolidateTask, makeConsolidationRequests } from "..
 import { chunkHash, contentHash } from "./ContentHash.ts"
 import type { ExtractedFact, ExtractionInput } from "./ExtractedFact.ts"
 import { extractWithLlm } from "./LlmExtractor.ts"
-import type { PreparedChunk, PreparedDocument, PreparedFact } from "./MemoryWriter.ts"
+import type { PreparedChunk, PreparedDocument, PreparedFact, RemoveReplaced, WriteBatch } from "./MemoryWriter.ts"
 import { screenItems } from "./MemoryDefense.ts"
 import { makeMemoryRemoval } from "../forgetting/MemoryDeletion.ts"
 import { writeBatch } from "./MemoryWriter.ts"
+import { groupable, makeGroupCommit, type RetainWrite } from "./GroupCommit.ts"
 import { extractingOffline } from "./OfflineExtractor.ts"
 import { chunkText } from "./Tokens.ts"
 import { ExpiryWakeups } from "../forgetting/ExpiryWakeups.ts"
@@ -109,6 +110,44 @@ export class Retain extends Context.Service<Retain, {
       const consolidation = yield* makeConsolidationRequests
       const expiries = yield* ExpiryWakeups
       const removal = yield* makeMemoryRemoval
+
+      /**
+       * A retain's transaction under the bank's write lock: its documents, memories, entities and links, the anomalies
+       * they cause, and the consolidation run that will take them.
+       */
+      const transaction = (
+        { batch, consolidates }: RetainWrite,
+        replacing: { readonly remove?: RemoveReplaced; readonly replacedChunks: boolean } = { replacedChunks: false }
+      ) =>
+        locks.withWriteLock(batch.bankId)(
+          writeBatch(batch, replacing.remove).pipe(
+            // Anomalies are judged in the same transaction, after the links: a fact and the correction it causes
+            // (an older fact superseded) are stored together or not at all.
+            Effect.tap((written) =>
+              config.anomalyDetection && written.created.length > 0
+                ? detectWriteTimeAnomalies({
+                  bankId: batch.bankId,
+                  unitIds: written.created,
+                  embeddingModel: batch.embeddingModel,
+                  dimensions: batch.dimensions,
+                  causalLinks: written.causalLinks
+                })
+                : Effect.void
+            ),
+            // New or replaced facts wait for consolidation into observations; one queued run serves many retains.
+            // Queued in the same transaction, so facts are never stored without the run that will consolidate them.
+            Effect.tap((written) =>
+              consolidates && (written.created.length > 0 || replacing.replacedChunks)
+                ? consolidation.enqueue(batch.bankId, consolidateTask, "retain")
+                : Effect.void
+            ),
+            sql.withTransaction,
+            Effect.orDie,
+            Effect.provideService(SqlClient.SqlClient, sql)
+          )
+        )
+      // Plain retains that arrive while the bank's writer is busy share its next transaction (`GroupCommit`).
+      const grouped = yield* makeGroupCommit((write) => transaction(write))
 
       // Retain's stages are spans of their own (extract per chunk, embed, write), each carrying counts only:
       // never the text, which may hold anything a user stored.
@@ -274,76 +313,60 @@ export class Retain extends Context.Service<Retain, {
         // buffered access events are written first so that the removal takes theirs too.
         const replaced = removal.session(bankId, "replace")
         if (replacing.size > 0) yield* removal.flush
-        const result = yield* locks.withWriteLock(bankId)(
-          writeBatch({
-            bankId,
-            operationId: options.operationId,
-            embeddingModel: modelKey(embeddings.identity),
-            dimensions: embeddings.identity.dimensions,
-            documents: [...documents.values()].map(({ texts, ...document }) => ({
-              ...document,
-              originalText: texts.join("\n\n")
-            })),
-            chunks,
-            facts: embedded
-          }, replaced.remove).pipe(
-            // Anomalies are judged in the same transaction, after the links: a fact and the correction it causes
-            // (an older fact superseded) are stored together or not at all.
-            Effect.tap((written) =>
-              config.anomalyDetection && written.created.length > 0
-                ? detectWriteTimeAnomalies({
-                  bankId,
-                  unitIds: written.created,
-                  embeddingModel: modelKey(embeddings.identity),
-                  dimensions: embeddings.identity.dimensions,
-                  causalLinks: written.causalLinks
-                })
-                : Effect.void
-            ),
-            // New or replaced facts wait for consolidation into observations; one queued run serves many retains.
-            // Queued in the same transaction, so facts are never stored without the run that will consolidate them.
-            Effect.tap((written) =>
-              consolidates && (written.created.length > 0 || oldChunks.length > 0)
-                ? consolidation.enqueue(bankId, consolidateTask, "retain")
-                : Effect.void
-            ),
-            sql.withTransaction,
-            Effect.orDie,
-            Effect.provideService(SqlClient.SqlClient, sql)
-          )
-        ).pipe(
-          Effect.tap((written) =>
-            Effect.annotateCurrentSpan({
-              "engram.retain.created": written.created.length,
-              "engram.retain.duplicates": written.duplicates
-            })
-          ),
-          Effect.withSpan("Retain.write", { attributes: { "engram.retain.chunks": chunks.length } })
-        )
-        yield* statistics.noteWrites(result.created.length)
-        yield* replaced.afterCommit
-        // The bank's brain applies what was added (and, for a replaced document, removed) as a delta.
-        if (result.created.length > 0 || documents.size > 0) yield* graph.changed(bankId)
-        // The expiry scheduler sleeps until the earliest expiry it knew of: this one may be earlier.
-        if (result.created.length > 0 && items.some((item) => item.expires_at != null)) yield* expiries.notify
-        // Emitted before a background retain settles, so a crash re-runs it and re-emits the same event id.
-        yield* events.emit(
+        const batch: WriteBatch = {
           bankId,
-          "retain.completed",
-          {
-            operation_id: options.operationId,
-            status: "completed",
-            items_count: items.length,
-            memories_created: result.created.length,
-            duplicates_skipped: result.duplicates,
-            document_ids: [...documents.keys()],
-            tags: [...new Set(items.flatMap((item) => [...(item.tags ?? []), ...options.documentTags]))]
-          },
-          options.operationId === null ? undefined : stableId(bankId, "retain.completed", options.operationId),
-          bank
-        )
-        if (consolidates && (result.created.length > 0 || oldChunks.length > 0)) yield* consolidation.wake(bankId)
-        return { created: result.created.length, duplicates: result.duplicates, usage }
+          operationId: options.operationId,
+          embeddingModel: modelKey(embeddings.identity),
+          dimensions: embeddings.identity.dimensions,
+          documents: [...documents.values()].map(({ texts, ...document }) => ({
+            ...document,
+            originalText: texts.join("\n\n")
+          })),
+          chunks,
+          facts: embedded
+        }
+        const grouping = groupable(batch) && oldChunks.length === 0
+        const written = grouping
+          ? grouped({ batch, consolidates })
+          : transaction({ batch, consolidates }, { remove: replaced.remove, replacedChunks: oldChunks.length > 0 })
+        // A grouped retain is committed by the bank's writer, not by this fiber: once it waits for that, it sees the
+        // commit through (the brain's delta, the event) even if its client leaves, as the group's other requests do.
+        const committed = Effect.gen(function*() {
+          const result = yield* written.pipe(
+            Effect.tap((written) =>
+              Effect.annotateCurrentSpan({
+                "engram.retain.created": written.created.length,
+                "engram.retain.duplicates": written.duplicates
+              })
+            ),
+            Effect.withSpan("Retain.write", { attributes: { "engram.retain.chunks": chunks.length } })
+          )
+          yield* statistics.noteWrites(result.created.length)
+          yield* replaced.afterCommit
+          // The bank's brain applies what was added (and, for a replaced document, removed) as a delta.
+          if (result.created.length > 0 || documents.size > 0) yield* graph.changed(bankId)
+          // The expiry scheduler sleeps until the earliest expiry it knew of: this one may be earlier.
+          if (result.created.length > 0 && items.some((item) => item.expires_at != null)) yield* expiries.notify
+          // Emitted before a background retain settles, so a crash re-runs it and re-emits the same event id.
+          yield* events.emit(
+            bankId,
+            "retain.completed",
+            {
+              operation_id: options.operationId,
+              status: "completed",
+              items_count: items.length,
+              memories_created: result.created.length,
+              duplicates_skipped: result.duplicates,
+              document_ids: [...documents.keys()],
+              tags: [...new Set(items.flatMap((item) => [...(item.tags ?? []), ...options.documentTags]))]
+            },
+            options.operationId === null ? undefined : stableId(bankId, "retain.completed", options.operationId),
+            bank
+          )
+          if (consolidates && (result.created.length > 0 || oldChunks.length > 0)) yield* consolidation.wake(bankId)
+          return { created: result.created.length, duplicates: result.duplicates, usage }
+        })
+        return yield* grouping ? Effect.uninterruptible(committed) : committed
       })
 
       const toUnavailable = (error: LlmError | EmbeddingError) =>
