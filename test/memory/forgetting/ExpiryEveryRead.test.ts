@@ -14,6 +14,7 @@ import { encodeArchive } from "../../../src/documents/TransferArchive.ts"
 import { pathOf, personWithTrajectory } from "../../support/EntityTrajectory.ts"
 import { bankPath, call, ok, operationFinished, settled } from "../../support/HttpCalls.ts"
 import { connectMcp } from "../../support/McpClient.ts"
+import { stateSurfaceViews } from "../../support/StateSurfaceViews.ts"
 import { testApp, TestServer } from "../../support/TestServer.ts"
 
 const bank = "expiry-reads"
@@ -24,32 +25,12 @@ const lasting = "Marguerite Delacroix waters the office plants every Monday."
 /** Every read other than recall and the memory list that shows memories, as text, keyed by what was read. */
 const reads = (datasetId: string) =>
   Effect.gen(function*() {
-    const all = "window_days=0&confidence_min=0"
-    const texts: Record<string, string> = {}
-    for (
-      const view of [
-        "graph?limit=100",
-        "timeline?limit=100",
-        `graph/intelligence?${all}&limit=100`,
-        `graph/summary?surface=state&${all}`,
-        `graph/neighborhood?surface=state&${all}&depth=3&limit_nodes=120`,
-        "tags",
-        "documents",
-        "entities/graph?min_count=1"
-      ]
-    ) {
+    const texts = yield* stateSurfaceViews(bank, ["Where is the spare office key?"])
+    for (const view of ["graph?limit=100", "timeline?limit=100", "tags", "documents", "entities/graph?min_count=1"]) {
       texts[view] = (yield* ok("GET", `${base}/${view}`)).text
     }
-    texts["investigate"] = (yield* ok("POST", `${base}/graph/investigate`, {
-      query: "Where is the spare office key?",
-      window_days: 0,
-      confidence_min: 0
-    })).text
     const server = yield* TestServer
     const mcp = yield* connectMcp(`${server.url}/mcp/`, { "x-bank-id": bank })
-    texts["mcp graph_intelligence"] = JSON.stringify(
-      yield* mcp.ok("graph_intelligence", { window_days: 0, confidence_min: 0, limit: 100 })
-    )
     texts["dataset export"] = (yield* ok("POST", `${base}/forge/taste/export`, { dataset_id: datasetId })).text
     texts["mcp export_dataset"] = JSON.stringify(yield* mcp.ok("export_dataset", { dataset_id: datasetId }))
     return texts

@@ -9,6 +9,7 @@ import { assert, layer } from "@effect/vitest"
 import { Effect } from "effect"
 import { bankPath, ok, settled } from "../../support/HttpCalls.ts"
 import { connectMcp } from "../../support/McpClient.ts"
+import { stateSurfaceViews } from "../../support/StateSurfaceViews.ts"
 import { testApp, TestServer } from "../../support/TestServer.ts"
 
 const bank = "forget-surfaces"
@@ -27,37 +28,7 @@ const others = [
 /** Words only the entity's memories and sets hold. */
 const secrets = ["Zephyrine", "Okafor", "flowerpot"]
 
-/** Every view of the state surface, with every node kept (no window, no confidence floor), as text. */
-const stateViews = Effect.gen(function*() {
-  const all = "window_days=0&confidence_min=0"
-  const texts: Record<string, string> = {}
-  for (
-    const view of [
-      `graph/intelligence?${all}&limit=100`,
-      `graph/intelligence?${all}&node_kind=entity&limit=100`,
-      `graph/summary?surface=state&${all}`,
-      `graph/neighborhood?surface=state&${all}&depth=3&limit_nodes=120`
-    ]
-  ) {
-    texts[view] = (yield* ok("GET", `${base}/${view}`)).text
-  }
-  for (const query of ["Where is the spare office key?", "What changed about Zephyrine Okafor?"]) {
-    texts[`investigate ${query}`] = (yield* ok("POST", `${base}/graph/investigate`, {
-      query,
-      window_days: 0,
-      confidence_min: 0
-    })).text
-  }
-  const server = yield* TestServer
-  const mcp = yield* connectMcp(`${server.url}/mcp/`, { "x-bank-id": bank })
-  texts["mcp graph_intelligence"] = JSON.stringify(
-    yield* mcp.ok("graph_intelligence", { window_days: 0, confidence_min: 0, limit: 100 })
-  )
-  texts["mcp investigate_graph"] = JSON.stringify(
-    yield* mcp.ok("investigate_graph", { query: "What changed about Zephyrine Okafor?", window_days: 0 })
-  )
-  return texts
-})
+const stateViews = stateSurfaceViews(bank, ["Where is the spare office key?", "What changed about Zephyrine Okafor?"])
 
 /** The dataset exported by both adapters over REST and by the MCP tool, as text. */
 const exports = (datasetId: string) =>
