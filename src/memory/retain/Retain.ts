@@ -3,7 +3,7 @@
  * asynchronous retain stores a `batch_retain` operation (split into sub-batches) that the bank's actor runs.
  * Extraction uses the configured language model, or the offline extractor when there is none.
  */
-import { Clock, Context, Effect, Layer, Schema } from "effect"
+import { Clock, Context, Effect, Layer, Option, Schema } from "effect"
 import { SqlClient } from "effect/sql"
 import { BankLocks } from "../../bank/BankLocks.ts"
 import { Banks } from "../../bank/Banks.ts"
@@ -325,7 +325,9 @@ export class Retain extends Context.Service<Retain, {
           chunks,
           facts: embedded
         }
-        const grouping = groupable(batch) && oldChunks.length === 0
+        // A retain inside a caller's transaction stays in it: the group's writer runs elsewhere, on its own connection.
+        const inCallersTransaction = Option.isSome(yield* Effect.serviceOption(sql.transactionService))
+        const grouping = !inCallersTransaction && groupable(batch) && oldChunks.length === 0
         const written = grouping
           ? grouped({ batch, consolidates })
           : transaction({ batch, consolidates }, { remove: replaced.remove, replacedChunks: oldChunks.length > 0 })

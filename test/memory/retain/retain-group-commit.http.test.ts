@@ -8,6 +8,7 @@ import { assert, layer } from "@effect/vitest"
 import { Effect } from "effect"
 import { SqlClient } from "effect/sql"
 import { bankPath, settled } from "../../support/HttpCalls.ts"
+import { Retain } from "../../../src/memory/retain/Retain.ts"
 import { testApp, TestServer } from "../../support/TestServer.ts"
 
 const bank = "group-commit"
@@ -58,6 +59,35 @@ layer(testApp({ enableObservations: false }), { excludeTestServices: true })(
         const transactions = yield* sql<{ n: number }>`SELECT count(DISTINCT created_at)::int AS n FROM memory_units
           WHERE bank_id = ${bank} AND seq > ${before[0]!.seq}::bigint AND document_id IS NULL`
         assert.isBelow(transactions[0]!.n, 20, `39 retains written in ${transactions[0]!.n} transactions`)
+      }))
+
+    it.effect("a retain inside a caller's transaction stays in it, while others around it are grouped and stored", () =>
+      Effect.gen(function*() {
+        const sql = yield* SqlClient.SqlClient
+        const retain = yield* Retain
+        const server = yield* TestServer
+        const bankId = "group-commit-tx"
+        assert.strictEqual(
+          (yield* server.request("POST", `${bankPath(bankId)}/memories`, {
+            json: { items: [{ content: turn(3000) }] }
+          }))
+            .status,
+          200
+        )
+        // The caller's transaction retains one item and then rolls back, while plain retains arrive around it.
+        const insideRolledBack = sql.withTransaction(
+          Effect.andThen(retain.retainNow(bankId, { items: [{ content: turn(3001) }] }), Effect.fail("roll back"))
+        ).pipe(Effect.flip)
+        const around = Array.from(
+          { length: 10 },
+          (_, n) => retain.retainNow(bankId, { items: [{ content: turn(3100 + n) }] })
+        )
+        const [rolledBack] = yield* Effect.all([insideRolledBack, ...around], { concurrency: "unbounded" })
+        assert.strictEqual(rolledBack, "roll back")
+        const texts = (yield* sql<{ text: string }>`SELECT text FROM memory_units WHERE bank_id = ${bankId}`)
+          .map((row) => row.text)
+        assert.notInclude(texts, turn(3001), "the rolled-back retain left nothing")
+        for (let n = 0; n < 10; n++) assert.include(texts, turn(3100 + n))
       }))
   }
 )
