@@ -73,8 +73,8 @@ export const loadStateUnits = (sql: SqlClient.SqlClient, bankId: string, filter:
       SELECT u.id, u.text, ${at} AS at, u.seq, greatest(1, coalesce(cardinality(u.source_fact_ids), 0)) AS proofs,
         u.tags, u.document_id, u.chunk_id, u.embedding, u.expires_at
       FROM memory_units u WHERE ${where} ORDER BY at DESC, u.seq DESC LIMIT ${limit})
-    SELECT p.id, p.text, p.at, p.expires_at, p.proofs, coalesce(c.access_count, 0) AS accesses, p.tags, p.document_id, p.chunk_id,
-      p.embedding, coalesce(n.entity_names, '{}') AS entity_names
+    SELECT p.id, p.text, p.at, p.expires_at, p.proofs, coalesce(c.access_count, 0) AS accesses, p.tags, p.document_id,
+      p.chunk_id, p.embedding, coalesce(n.entity_names, '{}') AS entity_names
     FROM picked p LEFT JOIN (${entityNamesOfPicked(sql, { types: false })}) n ON n.unit_id = p.id
     LEFT JOIN memory_access_counts c ON c.unit_id = p.id
     ORDER BY p.at DESC, p.seq DESC`.unprepared.pipe(

@@ -24,68 +24,73 @@ const retain = (bankId: string, ...facts: ReadonlyArray<[string, string]>): Reta
   consolidates: false
 })
 
-/** A writer that waits for `gate` before its first write, fails on a "poison" fact, and creates every other fact. */
-const recordingWriter = (gate: Deferred.Deferred<void>) => {
-  const calls: Array<{ bankId: string; ids: ReadonlyArray<string> }> = []
-  const write = (write: RetainWrite) =>
-    Effect.gen(function*() {
-      const ids = write.batch.facts.map((fact) => fact.id)
-      calls.push({ bankId: write.batch.bankId, ids })
-      if (calls.length === 1) yield* Deferred.await(gate)
-      if (write.batch.facts.some((fact) => fact.text === "poison")) return yield* Effect.die(new Error("bad row"))
-      // The second fact of a retain's content is a duplicate of something stored: not created.
-      return { created: ids.filter((id) => !id.endsWith("-dup")), duplicates: 0, causalLinks: 0 }
-    })
-  return { calls, write }
+/**
+ * A committer whose writer is busy with bank a's first retain while `later` arrive, then freed. The writer records
+ * the ids it is handed, fails a batch holding a "poison" fact, and creates every fact but those ending in "-dup" (as
+ * if stored already). Answers how the first and each later retain ended, and the writer's calls in order.
+ */
+const whileBusy = (later: ReadonlyArray<RetainWrite>) =>
+  Effect.scoped(Effect.gen(function*() {
+    const gate = yield* Deferred.make<void>()
+    const calls: Array<{ bankId: string; ids: ReadonlyArray<string> }> = []
+    const commit = yield* makeGroupCommit((write: RetainWrite) =>
+      Effect.gen(function*() {
+        const ids = write.batch.facts.map((fact) => fact.id)
+        calls.push({ bankId: write.batch.bankId, ids })
+        if (calls.length === 1) yield* Deferred.await(gate)
+        if (write.batch.facts.some((fact) => fact.text === "poison")) return yield* Effect.die(new Error("bad row"))
+        return { created: ids.filter((id) => !id.endsWith("-dup")), duplicates: 0, causalLinks: 0 }
+      })
+    )
+    const first = yield* Effect.forkChild(Effect.exit(commit(retain("a", ["a1", "one"]))))
+    yield* Effect.yieldNow
+    const waiting = yield* Effect.forEach(later, (write) => Effect.forkChild(Effect.exit(commit(write))))
+    yield* Effect.yieldNow
+    yield* Deferred.succeed(gate, undefined)
+    return { first: yield* Fiber.join(first), later: yield* Effect.forEach(waiting, Fiber.join), calls }
+  }))
+
+/** The value of a retain that succeeded (fails the test otherwise). */
+const value = <A>(exit: Exit.Exit<A, unknown>) => {
+  assert.isTrue(Exit.isSuccess(exit), String(exit))
+  return (exit as Exit.Success<A, unknown>).value
 }
 
 describe("group commit", () => {
   it.effect("retains that wait while the writer is busy are written as one batch, each answered with its share", () =>
-    Effect.scoped(Effect.gen(function*() {
-      const gate = yield* Deferred.make<void>()
-      const writer = recordingWriter(gate)
-      const commit = yield* makeGroupCommit(writer.write)
-      const first = yield* Effect.forkChild(commit(retain("a", ["a1", "one"])))
-      yield* Effect.yieldNow
-      const waiting = yield* Effect.forEach(
-        [retain("a", ["a2", "two"]), retain("a", ["a3", "three"], ["a3-dup", "three again"]), retain("b", ["b1", "x"])],
-        (write) => Effect.forkChild(commit(write))
-      )
-      yield* Effect.yieldNow
-      yield* Deferred.succeed(gate, undefined)
-      assert.deepStrictEqual(yield* Fiber.join(first), { created: ["a1"], duplicates: 0, causalLinks: 0 })
-      const [two, three, other] = yield* Effect.forEach(waiting, Fiber.join)
+    Effect.gen(function*() {
+      const { first, later, calls } = yield* whileBusy([
+        retain("a", ["a2", "two"]),
+        retain("a", ["a3", "three"], ["a3-dup", "three again"]),
+        retain("b", ["b1", "x"])
+      ])
+      assert.deepStrictEqual(value(first), { created: ["a1"], duplicates: 0, causalLinks: 0 })
+      const [two, three, other] = later.map(value)
       assert.deepStrictEqual(two!.created, ["a2"])
       assert.deepStrictEqual(three, { created: ["a3"], duplicates: 1, causalLinks: 0 })
       assert.deepStrictEqual(other!.created, ["b1"])
       // Bank a: its first retain alone (the writer was idle), then the two that waited, together; bank b on its own.
-      assert.deepStrictEqual(writer.calls.filter((call) => call.bankId === "a").map((call) => call.ids), [
+      assert.deepStrictEqual(calls.filter((call) => call.bankId === "a").map((call) => call.ids), [
         ["a1"],
         ["a2", "a3", "a3-dup"]
       ])
-      assert.deepStrictEqual(writer.calls.filter((call) => call.bankId === "b").map((call) => call.ids), [["b1"]])
-    })))
+      assert.deepStrictEqual(calls.filter((call) => call.bankId === "b").map((call) => call.ids), [["b1"]])
+    }))
 
   it.effect("a group that fails is written again retain by retain: only the bad one fails", () =>
-    Effect.scoped(Effect.gen(function*() {
-      const gate = yield* Deferred.make<void>()
-      const writer = recordingWriter(gate)
-      const commit = yield* makeGroupCommit(writer.write)
-      const first = yield* Effect.forkChild(commit(retain("a", ["a1", "one"])))
-      yield* Effect.yieldNow
-      const waiting = yield* Effect.forEach(
-        [retain("a", ["a2", "two"]), retain("a", ["a3", "poison"]), retain("a", ["a4", "four"])],
-        (write) => Effect.forkChild(Effect.exit(commit(write)))
-      )
-      yield* Effect.yieldNow
-      yield* Deferred.succeed(gate, undefined)
-      yield* Fiber.join(first)
-      const [two, poisoned, four] = yield* Effect.forEach(waiting, Fiber.join)
-      assert.isTrue(Exit.isSuccess(two!) && two.value.created[0] === "a2")
+    Effect.gen(function*() {
+      const { first, later, calls } = yield* whileBusy([
+        retain("a", ["a2", "two"]),
+        retain("a", ["a3", "poison"]),
+        retain("a", ["a4", "four"])
+      ])
+      value(first)
+      const [two, poisoned, four] = later
+      assert.deepStrictEqual(value(two!).created, ["a2"])
       assert.isTrue(Exit.isFailure(poisoned!), "the bad retain fails")
-      assert.isTrue(Exit.isSuccess(four!) && four.value.created[0] === "a4")
-      assert.deepStrictEqual(writer.calls.map((call) => call.ids), [["a1"], ["a2", "a3", "a4"], ["a2"], ["a3"], ["a4"]])
-    })))
+      assert.deepStrictEqual(value(four!).created, ["a4"])
+      assert.deepStrictEqual(calls.map((call) => call.ids), [["a1"], ["a2", "a3", "a4"], ["a2"], ["a3"], ["a4"]])
+    }))
 
   it("only plain retains of a bounded size are grouped", () => {
     const plain = retain("a", ["a1", "one"]).batch
