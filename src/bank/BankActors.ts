@@ -24,7 +24,8 @@ export interface ActorStatus {
 
 interface Actor {
   readonly wakeups: Queue.Queue<void>
-  current: { readonly operationId: string; readonly fiber: Fiber.Fiber<void> } | undefined
+  /** What the actor runs: one operation, or several of a type that runs together (queued retains). */
+  current: ReadonlyArray<{ readonly operationId: string; readonly fiber: Fiber.Fiber<void> }>
   loop?: Fiber.Fiber<void>
 }
 
@@ -172,10 +173,19 @@ export class BankActors extends Context.Service<BankActors, {
               if (passivated) return
               continue
             }
-            const fiber = yield* Effect.forkChild(runOperation(bankId, next.value))
-            actor.current = { operationId: next.value.id, fiber }
-            yield* Fiber.await(fiber)
-            actor.current = undefined
+            const together = yield* registry.runsTogether(next.value.taskType)
+            const alongside = together !== undefined && together.admits(next.value)
+              ? yield* store.claimFollowing(next.value, together)
+              : []
+            actor.current = yield* Effect.forEach([next.value, ...alongside], (operation) =>
+              Effect.map(Effect.forkChild(runOperation(bankId, operation)), (fiber) => ({
+                operationId: operation.id,
+                fiber
+              })))
+            yield* Fiber.awaitAll(actor.current.map((running) =>
+              running.fiber
+            ))
+            actor.current = []
           }
         }).pipe(
           Effect.onExit(() => Effect.sync(() => actors.get(bankId) === actor && actors.delete(bankId))),
@@ -189,7 +199,7 @@ export class BankActors extends Context.Service<BankActors, {
             Queue.offerUnsafe(existing.wakeups, undefined)
             return
           }
-          const actor: Actor = { wakeups: yield* Queue.sliding<void>(1), current: undefined }
+          const actor: Actor = { wakeups: yield* Queue.sliding<void>(1), current: [] }
           actors.set(bankId, actor)
           // The actor outlives the request that woke it: its bookkeeping (claims, idle waits) is not traced, or
           // it would all land in that request's trace; each operation it runs starts a trace of its own.
@@ -205,7 +215,9 @@ export class BankActors extends Context.Service<BankActors, {
       const interrupt = (operationId: string) =>
         Effect.gen(function*() {
           for (const actor of actors.values()) {
-            if (actor.current?.operationId === operationId) yield* Fiber.interrupt(actor.current.fiber)
+            for (const running of actor.current) {
+              if (running.operationId === operationId) yield* Fiber.interrupt(running.fiber)
+            }
           }
         })
 
@@ -215,7 +227,7 @@ export class BankActors extends Context.Service<BankActors, {
           const circuit = yield* circuitState(bankId)
           return {
             active: actor !== undefined,
-            currentOperationId: actor?.current?.operationId ?? null,
+            currentOperationId: actor?.current[0]?.operationId ?? null,
             circuit: circuit._tag === "Open"
               ? "open" as const
               : circuit._tag === "HalfOpen"

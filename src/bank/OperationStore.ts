@@ -36,6 +36,13 @@ export type OperationRecord = typeof OperationRow.Type
 
 const decodeRows = Schema.decodeUnknownEffect(Schema.Array(OperationRow))
 
+/** Which operations may be claimed beside a first one, and how many (`TaskRegistry.RunsTogether`). */
+interface Together {
+  readonly admits: (operation: OperationRecord) => boolean
+  readonly operations: number
+  readonly items: number
+}
+
 export interface NewOperation {
   readonly bankId: string
   readonly taskType: string
@@ -63,6 +70,13 @@ export class OperationStore extends Context.Service<OperationStore, {
   readonly children: (parentId: string) => Effect.Effect<ReadonlyArray<OperationRecord>>
   /** Atomically moves the oldest runnable pending operation of the bank to running. */
   readonly claimNext: (bankId: string) => Effect.Effect<Option.Option<OperationRecord>>
+  /**
+   * After `claimNext` took `first`: moves to running the operations queued right behind it that may run beside it
+   * (same task type, admitted by `together`), stopping at the first that may not, so nothing jumps the queue.
+   */
+  readonly claimFollowing: (first: OperationRecord, together: Together) => Effect.Effect<
+    ReadonlyArray<OperationRecord>
+  >
   readonly complete: (id: string, result: unknown) => Effect.Effect<boolean>
   readonly fail: (id: string, message: string) => Effect.Effect<boolean>
   /** Gives a claimed operation back to the queue (shutdown, open circuit) without counting an attempt. */
@@ -181,6 +195,35 @@ export class OperationStore extends Context.Service<OperationStore, {
         return claimed
       })
 
+      const claimFollowing = Effect.fn("OperationStore.claimFollowing")(function*(
+        first: OperationRecord,
+        together: Together
+      ) {
+        if (together.operations <= 1) return []
+        const queued = yield* rows(sql`
+          SELECT o.* FROM operations o
+          WHERE o.bank_id = ${first.bankId} AND o.status = 'pending'
+            AND NOT EXISTS (SELECT 1 FROM operations c WHERE c.parent_id = o.id)
+          ORDER BY o.created_at, o.sub_batch_index NULLS FIRST
+          LIMIT ${together.operations - 1}`)
+        const taken: Array<string> = []
+        let items = first.itemsCount
+        for (const operation of queued) {
+          items += operation.itemsCount
+          if (operation.taskType !== first.taskType || !together.admits(operation) || items > together.items) break
+          taken.push(operation.id)
+        }
+        if (taken.length === 0) return []
+        // Claimed by another node meanwhile: not pending any more, so not taken here.
+        const claimed = yield* rows(sql`
+          UPDATE operations SET status = 'running', attempts = attempts + 1, started_at = now(), updated_at = now()
+          WHERE id IN ${sql.in(taken)} AND status = 'pending'
+          RETURNING *`)
+        const parents = new Set(claimed.map((operation) => operation.parentId))
+        yield* Effect.forEach(parents, markParentRunning, { discard: true })
+        return claimed
+      })
+
       const cancel = Effect.fn("OperationStore.cancel")(function*(bankId: string, id: string) {
         const current = yield* first(sql`SELECT * FROM operations WHERE bank_id = ${bankId} AND id = ${id}`)
         if (Option.isNone(current)) return Option.none()
@@ -247,6 +290,7 @@ export class OperationStore extends Context.Service<OperationStore, {
         children: (parentId) =>
           rows(sql`SELECT * FROM operations WHERE parent_id = ${parentId} ORDER BY sub_batch_index`),
         claimNext,
+        claimFollowing,
         complete: (id, result) => settle(id, "completed", result, null),
         fail: (id, message) => settle(id, "failed", null, message),
         release: (id) =>

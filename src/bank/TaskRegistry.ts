@@ -21,9 +21,26 @@ export type TaskHandler = (operation: OperationRecord) => Effect.Effect<unknown,
  */
 export type CancelHandler = (operation: OperationRecord) => Effect.Effect<void>
 
+/**
+ * Operations of one task type that a bank's actor may run at once: the ones queued right after the first, while each
+ * is admitted, up to a count and a number of items. Retains register it so that queued retains share transactions
+ * (their writes meet in the group commit); every operation still runs, settles and fails on its own.
+ */
+export interface RunsTogether {
+  readonly admits: (operation: OperationRecord) => boolean
+  readonly operations: number
+  readonly items: number
+}
+
 export class TaskRegistry extends Context.Service<TaskRegistry, {
-  readonly register: (taskType: string, handler: TaskHandler) => Effect.Effect<void>
+  readonly register: (
+    taskType: string,
+    handler: TaskHandler,
+    options?: { readonly runsTogether?: RunsTogether }
+  ) => Effect.Effect<void>
   readonly get: (taskType: string) => Effect.Effect<TaskHandler | undefined>
+  /** How operations of the type may run together; undefined when they run one at a time. */
+  readonly runsTogether: (taskType: string) => Effect.Effect<RunsTogether | undefined>
   readonly taskTypes: Effect.Effect<ReadonlyArray<string>>
   readonly onCancel: (taskType: string, handler: CancelHandler) => Effect.Effect<void>
   readonly cancelHandler: (taskType: string) => Effect.Effect<CancelHandler | undefined>
@@ -31,9 +48,16 @@ export class TaskRegistry extends Context.Service<TaskRegistry, {
   static readonly layer = Layer.sync(TaskRegistry, () => {
     const handlers = new Map<string, TaskHandler>()
     const cancelHandlers = new Map<string, CancelHandler>()
+    const together = new Map<string, RunsTogether>()
     return TaskRegistry.of({
-      register: (taskType, handler) => Effect.sync(() => void handlers.set(taskType, handler)),
+      register: (taskType, handler, options) =>
+        Effect.sync(() => {
+          handlers.set(taskType, handler)
+          if (options?.runsTogether === undefined) together.delete(taskType)
+          else together.set(taskType, options.runsTogether)
+        }),
       get: (taskType) => Effect.sync(() => handlers.get(taskType)),
+      runsTogether: (taskType) => Effect.sync(() => together.get(taskType)),
       taskTypes: Effect.sync(() => [...handlers.keys()]),
       onCancel: (taskType, handler) => Effect.sync(() => void cancelHandlers.set(taskType, handler)),
       cancelHandler: (taskType) => Effect.sync(() => cancelHandlers.get(taskType))

@@ -7,10 +7,11 @@
  * memories by id, its duplicates).
  *
  * Only plain items are grouped: no document (two requests naming one document would write its row twice in one
- * statement, and a replacement removes old memories), not part of an operation (a queued retain keeps its
- * operation's ids). If a group's transaction fails, each request of it is written again alone, so one request's bad
- * data fails that request only. The writer runs in the service's scope: a client that goes away does not stop the
- * retains grouped with its own.
+ * statement, and a replacement removes old memories). Queued retains are grouped too: a bank's actor runs the retain
+ * operations queued one behind another together (`RunsTogether`), and each memory keeps its own operation's id. If a
+ * group's transaction fails, each request of it is written again alone, so one request's bad data fails that request
+ * only. The writer runs in the service's scope: a client that goes away does not stop the retains grouped with its
+ * own.
  */
 import { Cause, Deferred, Effect, Exit } from "effect"
 import type { WriteBatch, WriteResult } from "./MemoryWriter.ts"
@@ -29,13 +30,18 @@ interface Waiting {
   readonly done: Deferred.Deferred<WriteResult>
 }
 
-/** The facts of many batches of one bank as one batch. */
+/** The facts of many batches of one bank as one batch; each fact and chunk keeps its own batch's operation. */
 const merged = (writes: ReadonlyArray<RetainWrite>): RetainWrite => ({
   batch: {
     ...writes[0]!.batch,
+    operationId: null,
     documents: [],
-    chunks: writes.flatMap((write) => write.batch.chunks),
-    facts: writes.flatMap((write) => write.batch.facts)
+    chunks: writes.flatMap((write) =>
+      write.batch.chunks.map((chunk) => ({ ...chunk, operationId: write.batch.operationId }))
+    ),
+    facts: writes.flatMap((write) =>
+      write.batch.facts.map((fact) => ({ ...fact, operationId: write.batch.operationId }))
+    )
   },
   consolidates: writes.some((write) => write.consolidates)
 })
@@ -48,8 +54,7 @@ const shareOf = (batch: WriteBatch, result: WriteResult): WriteResult => {
 }
 
 /** Whether a retain's batch may share a transaction with others. */
-export const groupable = (batch: WriteBatch) =>
-  batch.operationId === null && batch.documents.length === 0 && batch.facts.length <= groupFacts
+export const groupable = (batch: WriteBatch) => batch.documents.length === 0 && batch.facts.length <= groupFacts
 
 /**
  * `write` is the whole transaction of one batch (write lock, statements, commit); the group committer calls it with

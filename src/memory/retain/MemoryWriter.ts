@@ -44,6 +44,8 @@ export interface PreparedFact {
   readonly factIndex: number
   /** When the fact is forgotten (the item's `expires_at`); absent or null: never. */
   readonly expiresAt?: Date | null
+  /** The operation that queued it, where a group commit merged several retains' batches; absent: the batch's. */
+  readonly operationId?: string | null
 }
 
 export interface PreparedChunk {
@@ -52,6 +54,8 @@ export interface PreparedChunk {
   readonly chunkIndex: number
   readonly text: string
   readonly hash: string
+  /** As `PreparedFact.operationId`. */
+  readonly operationId?: string | null
 }
 
 export interface PreparedDocument {
@@ -163,7 +167,7 @@ const writeFacts = Effect.fnUntraced(function*(batch: WriteBatch) {
     chunkIndex: chunk.chunkIndex,
     text: chunk.text,
     contentHash: chunk.hash,
-    operationId: batch.operationId
+    operationId: chunk.operationId !== undefined ? chunk.operationId : batch.operationId
   }))
   if (Arr.isReadonlyArrayNonEmpty(chunkRows)) {
     yield* sql`INSERT INTO chunks ${sql.insert(chunkRows)} ON CONFLICT DO NOTHING`
@@ -235,7 +239,8 @@ const writeFacts = Effect.fnUntraced(function*(batch: WriteBatch) {
     cjk: cjkTerms(fact.text),
     item_index: fact.itemIndex,
     fact_index: fact.factIndex,
-    expires_at: iso(fact.expiresAt ?? null)
+    expires_at: iso(fact.expiresAt ?? null),
+    operation_id: fact.operationId !== undefined ? fact.operationId : batch.operationId
   }))
   yield* sql`
     INSERT INTO memory_units (id, bank_id, text, fact_type, context, occurred_start, occurred_end, mentioned_at,
@@ -244,11 +249,12 @@ const writeFacts = Effect.fnUntraced(function*(batch: WriteBatch) {
     SELECT x.id, ${bankId}, x.text, x.fact_type, x.context, x.occurred_start, x.occurred_end, x.mentioned_at,
       x.document_id, x.chunk_id, coalesce(x.metadata, '{}'::jsonb), coalesce(x.tags, '{}'), x.observation_scopes,
       x.content_hash, x.embedding::vector, ${batch.embeddingModel},
-      to_tsvector('english', x.text) || to_tsvector('simple', x.cjk), ${batch.operationId}, x.item_index, x.fact_index, x.expires_at
+      to_tsvector('english', x.text) || to_tsvector('simple', x.cjk), x.operation_id, x.item_index, x.fact_index,
+      x.expires_at
     FROM jsonb_to_recordset(${JSON.stringify(units)}::jsonb) AS x(id text, text text, fact_type text, context text,
       occurred_start timestamptz, occurred_end timestamptz, mentioned_at timestamptz, document_id text,
       chunk_id text, metadata jsonb, tags text[], observation_scopes jsonb, content_hash text, embedding text,
-      cjk text, item_index int, fact_index int, expires_at timestamptz)`
+      cjk text, item_index int, fact_index int, expires_at timestamptz, operation_id text)`
 
   // Entities: resolve every mention, then attach units to them (adding to the entities' mention counts).
   const lookup = yield* resolveEntities(bankId, fresh.flatMap((fact) => fact.entities))

@@ -17,6 +17,7 @@ import { EmbeddingError, Embeddings } from "../../models/Embeddings.ts"
 import { Llm, LlmError, type LlmUsage } from "../../models/Llm.ts"
 import { Operations } from "../../bank/Operations.ts"
 import { TaskFailure, TaskRegistry } from "../../bank/TaskRegistry.ts"
+import type { OperationRecord } from "../../bank/OperationStore.ts"
 import { modelKey } from "../Reembedding.ts"
 import { detectWriteTimeAnomalies } from "../anomaly/WriteTimeDetection.ts"
 import { TableStatistics } from "../../storage/TableStatistics.ts"
@@ -29,7 +30,7 @@ import type { PreparedChunk, PreparedDocument, PreparedFact, RemoveReplaced, Wri
 import { screenItems } from "./MemoryDefense.ts"
 import { makeMemoryRemoval } from "../forgetting/MemoryDeletion.ts"
 import { writeBatch } from "./MemoryWriter.ts"
-import { groupable, makeGroupCommit, type RetainWrite } from "./GroupCommit.ts"
+import { groupable, groupFacts, makeGroupCommit, type RetainWrite } from "./GroupCommit.ts"
 import { extractingOffline } from "./OfflineExtractor.ts"
 import { chunkText } from "./Tokens.ts"
 import { ExpiryWakeups } from "../forgetting/ExpiryWakeups.ts"
@@ -393,6 +394,13 @@ export class Retain extends Context.Service<Retain, {
         }
       })
 
+      /** A queued retain whose items name no document (only those are grouped; see `GroupCommit`). */
+      const writesNoDocument = (operation: OperationRecord) => {
+        const items = (operation.payload as { readonly items?: unknown } | null)?.items
+        return operation.documentId === null && Array.isArray(items) &&
+          items.every((item) => (item as { readonly document_id?: unknown } | null)?.document_id == null)
+      }
+
       const retainNow = Effect.fn("Retain.retainNow")(function*(bankId: string, request: RetainRequest) {
         yield* expiriesAhead(request.items)
         const bank = yield* banks.ensure(bankId)
@@ -463,7 +471,10 @@ export class Retain extends Context.Service<Retain, {
               total_tokens: outcome.usage.totalTokens
             }
           }
-        }))
+        }), {
+        // Retains queued one behind another run together, and their writes share transactions (GroupCommit).
+        runsTogether: { admits: writesNoDocument, operations: 50, items: groupFacts }
+      })
 
       const retainForOperation = Effect.fn("Retain.retainForOperation")(function*(
         bankId: string,

@@ -32,11 +32,14 @@ const retain = (bankId: string, ...facts: ReadonlyArray<[string, string]>): Reta
 const whileBusy = (later: ReadonlyArray<RetainWrite>) =>
   Effect.scoped(Effect.gen(function*() {
     const gate = yield* Deferred.make<void>()
-    const calls: Array<{ bankId: string; ids: ReadonlyArray<string> }> = []
+    const calls: Array<{ bankId: string; ids: ReadonlyArray<string>; operations: ReadonlyArray<string | null> }> = []
     const commit = yield* makeGroupCommit((write: RetainWrite) =>
       Effect.gen(function*() {
         const ids = write.batch.facts.map((fact) => fact.id)
-        calls.push({ bankId: write.batch.bankId, ids })
+        const operations = write.batch.facts.map((fact) =>
+          fact.operationId !== undefined ? fact.operationId : write.batch.operationId
+        )
+        calls.push({ bankId: write.batch.bankId, ids, operations })
         if (calls.length === 1) yield* Deferred.await(gate)
         if (write.batch.facts.some((fact) => fact.text === "poison")) return yield* Effect.die(new Error("bad row"))
         return { created: ids.filter((id) => !id.endsWith("-dup")), duplicates: 0, causalLinks: 0 }
@@ -77,6 +80,17 @@ describe("group commit", () => {
       assert.deepStrictEqual(calls.filter((call) => call.bankId === "b").map((call) => call.ids), [["b1"]])
     }))
 
+  it.effect("queued retains grouped together: each fact is written with its own retain's operation", () =>
+    Effect.gen(function*() {
+      const queued = (operationId: string | null, id: string) => {
+        const write = retain("a", [id, `text ${id}`])
+        return { ...write, batch: { ...write.batch, operationId } }
+      }
+      const { calls } = yield* whileBusy([queued("op-1", "a2"), queued(null, "a3"), queued("op-2", "a4")])
+      assert.deepStrictEqual(calls[1]!.ids, ["a2", "a3", "a4"])
+      assert.deepStrictEqual(calls[1]!.operations, ["op-1", null, "op-2"])
+    }))
+
   it.effect("a group that fails is written again retain by retain: only the bad one fails", () =>
     Effect.gen(function*() {
       const { first, later, calls } = yield* whileBusy([
@@ -95,7 +109,7 @@ describe("group commit", () => {
   it("only plain retains of a bounded size are grouped", () => {
     const plain = retain("a", ["a1", "one"]).batch
     assert.isTrue(groupable(plain))
-    assert.isFalse(groupable({ ...plain, operationId: "op" }), "a queued operation keeps its own transaction")
+    assert.isTrue(groupable({ ...plain, operationId: "op" }), "a queued retain is grouped too")
     const withDocument: WriteBatch = {
       ...plain,
       documents: [{
