@@ -49,8 +49,14 @@ const addUsage = (a: LlmUsage, b: LlmUsage): LlmUsage => ({
   totalTokens: a.totalTokens + b.totalTokens
 })
 
-/** Items per sub-batch of an asynchronous retain: each sub-batch is one operation and one transaction. */
+/**
+ * Items per sub-batch of an asynchronous retain: each sub-batch is one operation (its progress and retries), and
+ * queued sub-batches run together, their writes sharing transactions.
+ */
 export const subBatchSize = 25
+
+/** Queued retains a bank runs at once when a language model extracts their facts (each holds a model call). */
+const llmRetainsTogether = 4
 
 const BatchPayload = Schema.Struct({
   items: Schema.Array(MemoryItemSchema),
@@ -472,8 +478,13 @@ export class Retain extends Context.Service<Retain, {
             }
           }
         }), {
-        // Retains queued one behind another run together, and their writes share transactions (GroupCommit).
-        runsTogether: { admits: writesNoDocument, operations: 50, items: groupFacts }
+        // Retains queued one behind another run together, and their writes share transactions (GroupCommit). With
+        // a language model extracting, each one running is a model call in flight: a few, not fifty, per bank.
+        runsTogether: {
+          admits: writesNoDocument,
+          operations: llm.available("retain") ? llmRetainsTogether : 50,
+          items: groupFacts
+        }
       })
 
       const retainForOperation = Effect.fn("Retain.retainForOperation")(function*(
