@@ -73,9 +73,9 @@ describe("process", () => {
           SERVICE_API_ENABLE_OBSERVATIONS: "false"
         }
         const url = `http://127.0.0.1:${env["SERVICE_API_PORT"]}`
-        // 40 sub-batches of 25: a bank's actor runs up to 500 queued items together (their writes grouped), so two
+        // 24 sub-batches of 25: a bank's actor runs up to 500 queued items together (their writes grouped), so two
         // runs of them, and the kill falls between writes of the batch.
-        const items = Array.from({ length: 1000 }, (_, n) => ({
+        const items = Array.from({ length: 600 }, (_, n) => ({
           content: `Reading ${n}: sensor ${n} in greenhouse ${n % 13} measured ${(n * 7) % 31} degrees.`,
           metadata: { n: String(n) }
         }))
