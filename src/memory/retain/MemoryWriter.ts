@@ -15,16 +15,13 @@ import { linkMentions } from "./EntityMentions.ts"
 import { sameNumbers, wordJaccard } from "./ContentHash.ts"
 import { isoOrNull as iso } from "../../domain/IsoTime.ts"
 import { pruneUnnamedEntities } from "../forgetting/DerivedDeletion.ts"
-import { causalLinks, linkBatch, linkPolicy, semanticLinks } from "./MemoryLinks.ts"
+import { causalLinks, linkBatch, linkPolicy, semanticLinks, widerNeighbourSearch } from "./MemoryLinks.ts"
 
 /**
  * Stored memories returned per new fact by the nearest-neighbour search: its semantic links take the best
  * `semanticNeighbours`, and a few more leave room for the nearest fact when observations crowd the top.
  */
 const nearestSearched = linkPolicy.semanticNeighbours + 5
-
-/** Candidates the HNSW search of a new fact's neighbours looks at (`hnsw.ef_search`; pgvector's default is 40). */
-const neighbourSearchBreadth = 80
 
 export interface PreparedFact {
   readonly id: string
@@ -192,9 +189,7 @@ const writeFacts = Effect.fnUntraced(function*(batch: WriteBatch) {
   // semantic links (its nearest stored memories of any type); the search costs the same for a few more rows.
   // Typed as `vector` in the record set, so each probe is parsed once rather than at every comparison.
   const probe = JSON.stringify(unique.map((fact, index) => ({ idx: index, embedding: param(fact.embedding) })))
-  // For the batch's transaction only: the index's graph is kept small to make every insertion cheap, and a wider
-  // search makes up for it (`EmbeddingIndex.ts`, `bench/hnsw-quality.ts`).
-  if (unique.length > 0) yield* sql`SELECT set_config('hnsw.ef_search', ${String(neighbourSearchBreadth)}, true)`
+  if (unique.length > 0) yield* widerNeighbourSearch(sql)
   const nearest = unique.length === 0 ?
     [] :
     yield* sql<{ idx: number; id: string; text: string; factType: string; similarity: number }>`
