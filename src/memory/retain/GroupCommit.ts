@@ -82,11 +82,17 @@ export const makeGroupCommit = Effect.fnUntraced(function*<R>(
       discard: true
     })
 
-  /** Writes the bank's queue out, group by group, until nothing waits; then the bank has no writer. */
-  const drain = (bankId: string, queue: Array<Waiting>) =>
-    Effect.gen(function*() {
+  /**
+   * Writes the bank's queue out, group by group, until nothing waits; then the bank has no writer. Interrupted (the
+   * service is stopping, its scope closes), it answers every retain it still held with an interruption: they wait
+   * for it uninterruptibly, and a queued retain's operation then goes back to pending for the next start.
+   */
+  const drain = (bankId: string, queue: Array<Waiting>) => {
+    let writing: ReadonlyArray<Waiting> = []
+    return Effect.gen(function*() {
       while (queue.length > 0) {
         const group = nextGroup(queue)
+        writing = group
         const exit = yield* Effect.exit(write(group.length === 1 ? group[0]!.write : merged(group.map((w) => w.write))))
         if (Exit.isSuccess(exit)) {
           yield* settle(group, exit.value)
@@ -109,7 +115,14 @@ export const makeGroupCommit = Effect.fnUntraced(function*<R>(
         }
       }
       queues.delete(bankId)
-    })
+    }).pipe(
+      Effect.onInterrupt(() =>
+        Effect.forEach([...writing, ...queue.splice(0)], (waiting) => Deferred.interrupt(waiting.done), {
+          discard: true
+        }).pipe(Effect.andThen(Effect.sync(() => queues.get(bankId) === queue && queues.delete(bankId))))
+      )
+    )
+  }
 
   return (retain: RetainWrite): Effect.Effect<WriteResult, never, R> =>
     Effect.gen(function*() {

@@ -5,7 +5,7 @@
  * share, or with a document, is not grouped.
  */
 import { assert, describe, it } from "@effect/vitest"
-import { Deferred, Effect, Exit, Fiber } from "effect"
+import { Deferred, Effect, Exit, Fiber, Scope } from "effect"
 import { groupable, makeGroupCommit, type RetainWrite } from "../../../src/memory/retain/GroupCommit.ts"
 import type { PreparedFact, WriteBatch } from "../../../src/memory/retain/MemoryWriter.ts"
 
@@ -104,6 +104,24 @@ describe("group commit", () => {
       assert.isTrue(Exit.isFailure(poisoned!), "the bad retain fails")
       assert.deepStrictEqual(value(four!).created, ["a4"])
       assert.deepStrictEqual(calls.map((call) => call.ids), [["a1"], ["a2", "a3", "a4"], ["a2"], ["a3"], ["a4"]])
+    }))
+
+  it.effect("a committer whose scope closes mid-write answers its waiting retains, which do not hang", () =>
+    Effect.gen(function*() {
+      const scope = yield* Scope.make()
+      const writing = yield* Deferred.make<void>()
+      // A writer that never finishes: the service stops while it writes.
+      const commit = yield* makeGroupCommit((_: RetainWrite) =>
+        Effect.andThen(Deferred.succeed(writing, undefined), Effect.never)
+      ).pipe(Scope.provide(scope))
+      // As a queued retain waits: uninterruptibly, so that it sees a commit through.
+      const first = yield* Effect.forkChild(Effect.exit(Effect.uninterruptible(commit(retain("a", ["a1", "one"])))))
+      yield* Deferred.await(writing)
+      const waiting = yield* Effect.forkChild(Effect.exit(Effect.uninterruptible(commit(retain("a", ["a2", "two"])))))
+      yield* Effect.yieldNow
+      yield* Scope.close(scope, Exit.void)
+      const ended = yield* Effect.all([Fiber.join(first), Fiber.join(waiting)]).pipe(Effect.timeout("5 seconds"))
+      for (const exit of ended) assert.isTrue(Exit.hasInterrupts(exit), String(exit))
     }))
 
   it("only plain retains of a bounded size are grouped", () => {
