@@ -6,6 +6,7 @@
 import { Effect } from "effect"
 import { SqlClient } from "effect/sql"
 import { param } from "../../storage/VectorParam.ts"
+import { widenHnswSearch } from "../../storage/HnswSearch.ts"
 import { byScoreThenId, type Candidate } from "./Candidates.ts"
 import { keywordQuery } from "./SearchTerms.ts"
 
@@ -30,8 +31,7 @@ export const semantic = Effect.fn("Recall.semantic")(function*(options: {
       yield* sql`SET LOCAL enable_bitmapscan = off`
     }
     yield* sql`SET LOCAL hnsw.iterative_scan = relaxed_order`
-    // At least 80 candidates: the index's graph is small (m 8), and a search that wide finds 0.99 of the true top 10.
-    yield* sql`SELECT set_config('hnsw.ef_search', ${String(Math.max(80, options.depth * 2))}, true)`
+    yield* widenHnswSearch(sql, options.depth * 2)
     return yield* sql<Candidate>`
       SELECT u.id, 1 - (u.embedding::vector(${d}) <=> ${q}::vector(${d})) AS score
       FROM memory_units u

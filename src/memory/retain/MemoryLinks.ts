@@ -8,6 +8,7 @@
 import { Effect } from "effect"
 import { SqlClient } from "effect/sql"
 import { cosine } from "../Cosine.ts"
+import { widenHnswSearch } from "../../storage/HnswSearch.ts"
 import type { CausalRelation } from "./ExtractedFact.ts"
 
 /** Link bounds: enough neighbours for spreading activation, few enough to keep the graph sparse. */
@@ -186,16 +187,6 @@ export const linkBatch = Effect.fnUntraced(function*(
   ], conflictFree ? "none" : "ignore")
 })
 
-/** Candidates an HNSW search of new memories' neighbours looks at (`hnsw.ef_search`; pgvector's default is 40). */
-const neighbourSearchBreadth = 80
-
-/**
- * For the rest of the caller's transaction: the index's graph is kept small so that every insertion is cheap
- * (`layers/storage/EmbeddingIndex.ts`), and a wider search makes up for it (`bench/hnsw-quality.ts`).
- */
-export const widerNeighbourSearch = (sql: SqlClient.SqlClient) =>
-  sql`SELECT set_config('hnsw.ef_search', ${String(neighbourSearchBreadth)}, true)`.pipe(Effect.asVoid)
-
 /** Links memories written one at a time (an edit, a restore): every kind found in SQL. */
 export const linkNew = Effect.fnUntraced(function*(
   bankId: string,
@@ -205,7 +196,7 @@ export const linkNew = Effect.fnUntraced(function*(
 ) {
   if (ids.length === 0) return
   const sql = yield* SqlClient.SqlClient
-  yield* widerNeighbourSearch(sql)
+  yield* widenHnswSearch(sql)
   yield* insertLinks(sql, bankId, [
     temporal(sql, bankId, ids),
     semanticSearched(sql, bankId, ids, embeddingModel, dims),

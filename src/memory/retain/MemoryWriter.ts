@@ -15,7 +15,8 @@ import { linkMentions } from "./EntityMentions.ts"
 import { sameNumbers, wordJaccard } from "./ContentHash.ts"
 import { isoOrNull as iso } from "../../domain/IsoTime.ts"
 import { pruneUnnamedEntities } from "../forgetting/DerivedDeletion.ts"
-import { causalLinks, linkBatch, linkPolicy, semanticLinks, widerNeighbourSearch } from "./MemoryLinks.ts"
+import { causalLinks, linkBatch, linkPolicy, semanticLinks } from "./MemoryLinks.ts"
+import { widenHnswSearch } from "../../storage/HnswSearch.ts"
 
 /**
  * Stored memories returned per new fact by the nearest-neighbour search: its semantic links take the best
@@ -189,7 +190,7 @@ const writeFacts = Effect.fnUntraced(function*(batch: WriteBatch) {
   // semantic links (its nearest stored memories of any type); the search costs the same for a few more rows.
   // Typed as `vector` in the record set, so each probe is parsed once rather than at every comparison.
   const probe = JSON.stringify(unique.map((fact, index) => ({ idx: index, embedding: param(fact.embedding) })))
-  if (unique.length > 0) yield* widerNeighbourSearch(sql)
+  if (unique.length > 0) yield* widenHnswSearch(sql)
   const nearest = unique.length === 0 ?
     [] :
     yield* sql<{ idx: number; id: string; text: string; factType: string; similarity: number }>`

@@ -64,6 +64,7 @@ const BatchPayload = Schema.Struct({
   item_offset: Schema.optionalKey(Schema.Int)
 })
 const decodePayload = Schema.decodeUnknownEffect(BatchPayload)
+const decodePayloadOption = Schema.decodeUnknownOption(BatchPayload)
 
 const resolveTimestamp = (timestamp: string | null | undefined, now: Date): Date | null =>
   timestamp === undefined || timestamp === null ? now : timestamp === "unset" ? null : new Date(timestamp)
@@ -401,11 +402,12 @@ export class Retain extends Context.Service<Retain, {
       })
 
       /** A queued retain whose items name no document (only those are grouped; see `GroupCommit`). */
-      const writesNoDocument = (operation: OperationRecord) => {
-        const items = (operation.payload as { readonly items?: unknown } | null)?.items
-        return operation.documentId === null && Array.isArray(items) &&
-          items.every((item) => (item as { readonly document_id?: unknown } | null)?.document_id == null)
-      }
+      const writesNoDocument = (operation: OperationRecord) =>
+        operation.documentId === null &&
+        Option.exists(
+          decodePayloadOption(operation.payload),
+          (payload) => payload.items.every((item) => item.document_id == null)
+        )
 
       const retainNow = Effect.fn("Retain.retainNow")(function*(bankId: string, request: RetainRequest) {
         yield* expiriesAhead(request.items)
