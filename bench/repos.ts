@@ -5,7 +5,7 @@
  * memory, a second commit of it (its bytes must stay under 1 % of the first's: only changed rows and bucket
  * manifests are stored), a clean status, a row-level diff of the two commits, branch creation, a checkout there and
  * back, a checkout between branches ten memories apart, the first recall by `branch_name` of a branch never read
- * (its read copy made), and a hard reset of one uncommitted memory.
+ * (its read copy made) with bank B's longest one-item retain meanwhile, and a hard reset of one uncommitted memory.
  * Rerun: `node bench/repos.ts [memories ...] [--commits-only] [--bank-dir DIR] [--bank-id ID]`; `BENCH_DATABASE_URL=postgres://…` runs
  * it on PostgreSQL. `--bank-dir DIR` seeds each size once into DIR (on PostgreSQL, a kept schema) and reuses it: a
  * bank whose repo is already enabled skips the first commit (its figures print as –), and each run's branches get
@@ -62,6 +62,9 @@ interface Row {
   readonly checkout10: number
   /** A recall by `branch_name` of a branch never read before: its read copy is made (the whole branch copied). */
   readonly firstBranchRead: number
+  /** Bank B's longest one-item retain before the first branch read, and while it ran. */
+  readonly retainQuiet: number
+  readonly retainDuringFirstRead: number
   readonly reset: number
   readonly recallQuiet: number
   readonly recallDuringEnable: number
@@ -99,6 +102,24 @@ const recallP99 = async (url: string, until: () => boolean, minimum: number) => 
     samples.push(answer.ms)
   }
   return percentile(samples, 0.99)
+}
+
+/**
+ * Bank B's one-item retains, one after another, until `until()` holds (at least `minimum`): the longest. A retain
+ * needs the database, so on the embedded tier it shows how long another bank's repo job holds the one session.
+ */
+const retainMax = async (url: string, until: () => boolean, minimum: number) => {
+  let longest = 0
+  for (let n = 0; n < minimum || !until(); n++) {
+    const answer = await send(url, {
+      method: "POST",
+      path: `${other}/memories`,
+      body: JSON.stringify({ items: [{ content: `Harbour log ${Date.now()}-${n}: the pilot boat came in at dusk.` }] })
+    })
+    if (answer.status !== 200) throw new Error(`bank B retain answered ${answer.status}`)
+    longest = Math.max(longest, answer.ms)
+  }
+  return longest
 }
 
 /**
@@ -193,6 +214,8 @@ const measure = async (memories: number, dataDir: string, env: Record<string, st
         checkoutBack: skipped.ms,
         checkout10: skipped.ms,
         firstBranchRead: skipped.ms,
+        retainQuiet: skipped.ms,
+        retainDuringFirstRead: skipped.ms,
         reset: skipped.ms,
         recallQuiet,
         recallDuringEnable
@@ -203,11 +226,22 @@ const measure = async (memories: number, dataDir: string, env: Record<string, st
     log(`${memories}: branch ${branch.ms.toFixed(0)} ms`)
     const unread = `${side}-read`
     await call(url, "POST", `${repo}/branches`, { branch_name: unread })
+    const retainQuiet = await retainMax(url, () => true, 10)
+    let reading = true
+    const retainDuringRead = retainMax(url, () => !reading, 1)
     const firstBranchRead = await call(url, "POST", `${bank}/memories/recall`, {
       query: `Where did the ${variant.job} work?`,
       branch_name: unread
+    }).finally(() => {
+      reading = false
     })
-    log(`${memories}: first recall by branch_name (its read copy made) ${firstBranchRead.ms.toFixed(0)} ms`)
+    const retainDuringFirstRead = await retainDuringRead
+    log(
+      `${memories}: first recall by branch_name (its read copy made) ${firstBranchRead.ms.toFixed(0)} ms; ` +
+        `bank B one-item retain max ${retainQuiet.toFixed(0)} ms quiet, ${
+          retainDuringFirstRead.toFixed(0)
+        } ms during it`
+    )
     await call(url, "DELETE", `${repo}/branches/${unread}`)
     const checkout = await call(url, "POST", `${repo}/checkout`, { branch_name: side })
     const back = await call(url, "POST", `${repo}/checkout`, { branch_name: "main" })
@@ -245,6 +279,8 @@ const measure = async (memories: number, dataDir: string, env: Record<string, st
       checkoutBack: back.ms,
       checkout10: checkout10.ms,
       firstBranchRead: firstBranchRead.ms,
+      retainQuiet,
+      retainDuringFirstRead,
       reset: reset.ms,
       recallQuiet,
       recallDuringEnable
@@ -284,9 +320,9 @@ const main = async () => {
     `repos: ${backend.name}, offline GloVe, one client; times in ms (s where marked); bytes = objects newly stored`
   )
   console.log(
-    "| memories | versioned rows | first commit | first bytes | status, 1 change | 2nd commit (1 memory) | 2nd bytes | 2nd / 1st bytes | clean status | diff (rows) | branch | checkout / back | checkout, 10 memories apart | first read by `branch_name` | hard reset | bank B recall p99 quiet / during enable |"
+    "| memories | versioned rows | first commit | first bytes | status, 1 change | 2nd commit (1 memory) | 2nd bytes | 2nd / 1st bytes | clean status | diff (rows) | branch | checkout / back | checkout, 10 memories apart | first read by `branch_name` | bank B retain max quiet / during it | hard reset | bank B recall p99 quiet / during enable |"
   )
-  console.log("|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|")
+  console.log("|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|")
   for (const r of results) {
     console.log(
       `| ${r.memories} | ${r.rows} | ${Number.isNaN(r.first.ms) ? "–" : (r.first.ms / 1000).toFixed(1)} s | ${
@@ -298,9 +334,11 @@ const main = async () => {
         `${ms(r.statusClean)} | ${ms(r.diff)} (${r.diffRows}) | ${ms(r.branch)} | ${ms(r.checkout)} / ${
           ms(r.checkoutBack)
         } | ` +
-        `${ms(r.checkout10)} | ${ms(r.firstBranchRead)} | ${ms(r.reset)} | ${ms(r.recallQuiet)} / ${
-          ms(r.recallDuringEnable)
-        } (${(r.recallDuringEnable / r.recallQuiet).toFixed(1)}×) |`
+        `${ms(r.checkout10)} | ${ms(r.firstBranchRead)} | ${ms(r.retainQuiet)} / ${ms(r.retainDuringFirstRead)} | ${
+          ms(r.reset)
+        } | ${ms(r.recallQuiet)} / ${ms(r.recallDuringEnable)} (${
+          (r.recallDuringEnable / r.recallQuiet).toFixed(1)
+        }×) |`
     )
   }
   const failed = results.filter((r) => r.second.bytes >= r.first.bytes / 100)

@@ -12,7 +12,7 @@ import { commitView, isoOf, makeRepoStore, workspaceBankId, workspacePrefix } fr
 import { GarbageCollection } from "./GarbageCollection.ts"
 import { rootHashOf } from "./Snapshots.ts"
 import { enableSlice, startProgress, storeManifests } from "./SlicedEnable.ts"
-import { finishFork, forkSlice, forkTuning, startForkProgress } from "./SlicedFork.ts"
+import { finishFork, forkSlice, forkTuning, readCopyMark, startForkProgress } from "./SlicedFork.ts"
 import type { ForkJob } from "./SlicedFork.ts"
 import { makeWorkspaceTree } from "./WorkspaceTree.ts"
 import type { TreeState } from "./WorkspaceTree.ts"
@@ -555,6 +555,8 @@ const makeMemoryRepos = Effect.gen(function*() {
       const copy = branch.workspaceBankId
       const shared = (yield* store.branches(repoId)).some((other) => other.workspaceBankId === copy)
       if (copy !== repoRow.rootBankId && copy.startsWith(workspacePrefix) && !shared) {
+        // A read copy under way stops: its job row first (a slice holding it finishes before the bank goes).
+        yield* Effect.orDie(sql`DELETE FROM repo_forks WHERE target_bank_id = ${copy}`)
         yield* Effect.orDie(sql`DELETE FROM banks WHERE bank_id = ${copy}`)
         yield* Effect.orDie(sql`DELETE FROM memory_unit_changes WHERE bank_id = ${copy}`)
         yield* Effect.orDie(sql`DELETE FROM repo_id_maps WHERE workspace_bank_id = ${copy}`)
@@ -811,13 +813,28 @@ const makeMemoryRepos = Effect.gen(function*() {
           const current = yield* forkJob(targetBankId, true)
           if (current === undefined) return undefined
           request = current.request
+          const readCopy = current.request[readCopyMark] === true
+          if (readCopy && !(yield* bankExists(targetBankId))) {
+            // Its repo's root bank was deleted, and with it the hidden bank the copy was going to.
+            yield* Effect.orDie(sql`DELETE FROM repo_forks WHERE target_bank_id = ${targetBankId}`)
+            return undefined
+          }
           const next = yield* forkSlice(snapshots, current).pipe(Effect.provideService(SqlClient.SqlClient, sql))
           if (next !== "done") {
             yield* Effect.orDie(sql`UPDATE repo_forks SET progress = ${JSON.stringify(next)}::jsonb
               WHERE target_bank_id = ${current.targetBankId}`)
             return current
           }
-          yield* finishFork(snapshots, current).pipe(Effect.provideService(SqlClient.SqlClient, sql))
+          yield* finishFork(snapshots, current, { keepIds: readCopy }).pipe(
+            Effect.provideService(SqlClient.SqlClient, sql)
+          )
+          if (readCopy) {
+            // The branch that owns the hidden bank now may not be the one whose first read began the copy (a checkout
+            // hands a parked branch's read copy to the branch it parks): it holds the copied state either way, and
+            // its next read moves it by the difference to its own.
+            yield* store.setReplicaOfBank(current.sourceRepoId, targetBankId, current.tables)
+            return undefined
+          }
           const bankName = current.request["target_bank_name"]
           if (typeof bankName === "string") {
             yield* Effect.orDie(
@@ -863,27 +880,64 @@ const makeMemoryRepos = Effect.gen(function*() {
   })
 
   /**
-   * A parked branch's read copy, brought to its working tree: made by copying on the first read (under the
-   * repo's lock, in one transaction), then moved by the difference between the state it holds and the branch's.
+   * A parked branch's first read copy: its working tree copied into its hidden bank in slices, like a fork (a job
+   * row of `repo_forks`, resumed at start-up if a crash interrupts it), so the copy — linear in the branch's rows —
+   * never holds the database in one long transaction. Joins a copy already under way for the branch's hidden bank.
+   */
+  const firstCopy = (repoRow: RepoRow, branchName: string) =>
+    Effect.gen(function*() {
+      const bankId = yield* inTransaction(Effect.gen(function*() {
+        yield* store.lockRepo(repoRow.repoId)
+        const fresh = yield* repo(repoRow.repoId)
+        const branch = yield* branchOf(fresh, branchName)
+        if (branchName === fresh.activeBranch) return undefined
+        const copy = branch.workspaceBankId
+        if ((yield* forkJob(copy)) !== undefined) return copy
+        if (branch.replicaTables !== null) return undefined
+        const state = yield* parkedState(fresh, branch)
+        if ((yield* branchOf(fresh, branchName)).replicaTables !== null) return undefined // a legacy copy, hashed in place
+        // Empties the hidden bank (normally empty already) and drops its renaming, in this transaction.
+        yield* snapshots.restore(copy, {}, { rename: true, keepMap: true })
+        const request = { [readCopyMark]: true, branch_name: branchName }
+        yield* Effect.orDie(
+          sql`INSERT INTO repo_forks (target_bank_id, source_repo_id, tables, row_counts, progress, request)
+          VALUES (${copy}, ${fresh.repoId}, ${JSON.stringify(state.tables)}::jsonb, ${
+            JSON.stringify(state.rows)
+          }::jsonb,
+            ${JSON.stringify(startForkProgress)}::jsonb, ${JSON.stringify(request)}::jsonb)`
+        )
+        return copy
+      }))
+      if (bankId !== undefined) yield* driveFork(bankId)
+    })
+
+  /**
+   * A parked branch's read copy, brought to its working tree: made in slices on the first read (`firstCopy`),
+   * then moved, under the repo's lock, by the difference between the state it holds and the branch's.
    */
   const replicaOf = (repoRow: RepoRow, branchName: string) =>
-    inTransaction(Effect.gen(function*() {
-      yield* store.lockRepo(repoRow.repoId)
-      const fresh = yield* repo(repoRow.repoId)
-      const branch = yield* branchOf(fresh, branchName)
-      if (branchName === fresh.activeBranch) return { bankId: fresh.rootBankId, moved: false }
-      const state = yield* parkedState(fresh, branch)
-      const held = (yield* branchOf(fresh, branchName)).replicaTables
-      const bankId = branch.workspaceBankId
-      if (held !== null && rootHashOf(held) === rootHashOf(state.tables)) return { bankId, moved: false }
-      if (held === null) yield* snapshots.restore(bankId, state.tables, { rename: true, keepMap: true })
-      else {
-        const changes = yield* rowDelta(snapshots, { _tag: "Stored", tables: held, rows: {} }, storedState(state))
-        yield* snapshots.applyDelta(bankId, forward(changes), { toLocal: true })
+    Effect.gen(function*() {
+      // A checkout between the copy and the move can hand the branch another hidden bank with no copy yet: copy again.
+      while (true) {
+        yield* firstCopy(repoRow, branchName)
+        const replica = yield* inTransaction(Effect.gen(function*() {
+          yield* store.lockRepo(repoRow.repoId)
+          const fresh = yield* repo(repoRow.repoId)
+          const branch = yield* branchOf(fresh, branchName)
+          if (branchName === fresh.activeBranch) return { bankId: fresh.rootBankId, moved: false }
+          const state = yield* parkedState(fresh, branch)
+          const held = (yield* branchOf(fresh, branchName)).replicaTables
+          const bankId = branch.workspaceBankId
+          if (held === null) return undefined
+          if (rootHashOf(held) === rootHashOf(state.tables)) return { bankId, moved: false }
+          const changes = yield* rowDelta(snapshots, { _tag: "Stored", tables: held, rows: {} }, storedState(state))
+          yield* snapshots.applyDelta(bankId, forward(changes), { toLocal: true })
+          yield* store.setReplica(fresh.repoId, branchName, state.tables)
+          return { bankId, moved: true }
+        }))
+        if (replica !== undefined) return replica
       }
-      yield* store.setReplica(fresh.repoId, branchName, state.tables)
-      return { bankId, moved: true }
-    }))
+    })
 
   /**
    * The bank to read for `branch_name` on recall, reflect and memory/document reads: the bank itself for its

@@ -145,6 +145,10 @@ export const makeRepoStore = Effect.gen(function*() {
   const setReplica = (repoId: string, name: string, tables: Readonly<Record<string, string>>) =>
     die(sql`UPDATE repo_branches SET replica_tables = ${JSON.stringify(tables)}::jsonb
       WHERE repo_id = ${repoId} AND branch_name = ${name}`)
+  /** Records that the read copy in hidden bank `bankId` now holds `tables`, for whichever branch owns that bank. */
+  const setReplicaOfBank = (repoId: string, bankId: string, tables: Readonly<Record<string, string>>) =>
+    die(sql`UPDATE repo_branches SET replica_tables = ${JSON.stringify(tables)}::jsonb
+      WHERE repo_id = ${repoId} AND workspace_bank_id = ${bankId}`)
   const setProgress = (repoId: string, progress: EnableProgress | null) =>
     die(sql`UPDATE memory_repos SET enable_progress = ${progress === null ? null : JSON.stringify(progress)}::jsonb,
       dirty_tracked = true, updated_at = now() WHERE repo_id = ${repoId}`)
@@ -217,6 +221,7 @@ export const makeRepoStore = Effect.gen(function*() {
     touch,
     upsertBranch,
     setReplica,
+    setReplicaOfBank,
     setTracked,
     setProgress,
     insertCommit,

@@ -1,9 +1,11 @@
 /**
- * A sliced enable and a sliced fork finish when the client that asked for them goes away: over the real HTTP server
- * on both tiers, the request is aborted once the job has begun its slices (as a client's timeout or a closed
- * connection would), no other call is made, and the job still ends — the repo with its initial commit and a clean
- * status, the fork with its job row gone and the source's memories. Before, the job ran in the request's fiber and
- * stopped part-way until the next call or the next start.
+ * A sliced enable, a sliced fork and a branch's first read copy finish when the client that asked for them goes
+ * away: over the real HTTP server on both tiers, the request is aborted once the job has begun its slices (as a
+ * client's timeout or a closed connection would), no other call is made, and the job still ends — the repo with its initial commit and a clean
+ * status, the fork and the read copy with their job rows gone and the source's memories; a read copy whose branch is
+ * deleted meanwhile stops and leaves nothing, and one that a forget with `purge_history` overtakes copies the rewritten
+ * tree. Before, the job ran in the
+ * request's fiber and stopped part-way until the next call or the next start; the read copy was one transaction.
  */
 import { assert, layer } from "@effect/vitest"
 import { Duration, Effect } from "effect"
@@ -45,7 +47,7 @@ const memoryTexts = (bankId: string) =>
   )
 
 layer(testApp(), { excludeTestServices: true, timeout: "5 minutes" })("memory repos: the client goes away", (it) => {
-  it.effect("an enable and a fork a client abandoned part-way still finish", () =>
+  it.effect("an enable, a fork and a branch's first read copy a client abandoned part-way still finish", () =>
     Effect.gen(function*() {
       const sql = yield* SqlClient.SqlClient
       yield* ok("PUT", bankPath(source), { name: source })
@@ -99,5 +101,71 @@ layer(testApp(), { excludeTestServices: true, timeout: "5 minutes" })("memory re
       )
       yield* eventually(job, (n) => n === 0, Duration.seconds(40), { what: "the abandoned fork finished by itself" })
       assert.deepStrictEqual(yield* memoryTexts(target), yield* memoryTexts(source))
+
+      // And for a parked branch's first read copy, made in slices too: the recall that asked for it leaves.
+      const branch = yield* ok("POST", `/v1/default/repos/${repoId}/branches`, { branch_name: "side" })
+      const copy: string = branch.body.workspace_bank_id
+      const copyProgress = sql<{ phase: string; table: number }>`SELECT progress->>'phase' AS phase,
+          (progress->>'table')::int AS table FROM repo_forks WHERE target_bank_id = ${copy}`.pipe(Effect.orDie)
+      yield* abandoned(
+        `${bankPath(source)}/memories/recall`,
+        { query: "who met whom", branch_name: "side" },
+        copyProgress,
+        (rows) => rows.length === 1 && (rows[0]!.phase !== "ids" || rows[0]!.table > 0)
+      )
+      const copyJob = sql<{ n: number }>`SELECT count(*)::int AS n FROM repo_forks WHERE target_bank_id = ${copy}`
+        .pipe(Effect.orDie, Effect.map((rows) => rows[0]!.n))
+      yield* eventually(copyJob, (n) => n === 0, Duration.seconds(40), {
+        what: "the abandoned read copy finished by itself"
+      })
+      assert.deepStrictEqual(yield* memoryTexts(copy), yield* memoryTexts(source))
+      const held = yield* sql<{ held: boolean }>`SELECT replica_tables = state_tables AS held FROM repo_branches
+        WHERE repo_id = ${repoId} AND branch_name = 'side'`.pipe(Effect.orDie)
+      assert.isTrue(held[0]?.held, "the branch records the copy as holding its state")
+      const listed = yield* ok("GET", `${bankPath(source)}/memories/list?branch_name=side&limit=1`)
+      const live = yield* ok("GET", `${bankPath(source)}/memories/list?limit=1`)
+      assert.strictEqual(listed.body.total, live.body.total, listed.text)
+
+      // A branch deleted while its first read copy is being made: the copy stops and leaves nothing behind.
+      const doomed = yield* ok("POST", `/v1/default/repos/${repoId}/branches`, { branch_name: "doomed" })
+      const doomedCopy: string = doomed.body.workspace_bank_id
+      const server = yield* TestServer
+      const reading = fetch(`${server.url}${bankPath(source)}/memories/recall`, {
+        method: "POST",
+        headers: { "content-type": "application/json" },
+        body: JSON.stringify({ query: "who met whom", branch_name: "doomed" })
+      }).then((response) => response.status)
+      const doomedProgress = sql<{ table: number }>`SELECT (progress->>'table')::int AS table FROM repo_forks
+        WHERE target_bank_id = ${doomedCopy}`.pipe(Effect.orDie)
+      yield* eventually(doomedProgress, (rows) => rows.length === 1 && rows[0]!.table > 0, Duration.seconds(60), {
+        what: "the read copy began its slices",
+        interval: "5 millis"
+      })
+      yield* ok("DELETE", `/v1/default/repos/${repoId}/branches/doomed`)
+      assert.strictEqual(yield* Effect.promise(() => reading), 404, "the read of a deleted branch finds no branch")
+      const left = yield* sql<{ jobs: number; banks: number; ids: number }>`SELECT
+          (SELECT count(*)::int FROM repo_forks WHERE target_bank_id = ${doomedCopy}) AS jobs,
+          (SELECT count(*)::int FROM banks WHERE bank_id = ${doomedCopy}) AS banks,
+          (SELECT count(*)::int FROM repo_id_maps WHERE workspace_bank_id = ${doomedCopy}) AS ids`.pipe(Effect.orDie)
+      assert.deepStrictEqual(left[0], { jobs: 0, banks: 0, ids: 0 })
+
+      // A forget with purge_history while a read copy is being made: the copy of the old tree stops, and the read
+      // answers from a copy of the rewritten one.
+      const purged = yield* ok("POST", `/v1/default/repos/${repoId}/branches`, { branch_name: "purged" })
+      const purgedCopy: string = purged.body.workspace_bank_id
+      const purgedRead = fetch(`${server.url}${bankPath(source)}/memories/list?branch_name=purged&limit=500`)
+        .then(async (response) => ({ status: response.status, body: await response.json() as any }))
+      const purgedProgress = sql<{ table: number }>`SELECT (progress->>'table')::int AS table FROM repo_forks
+        WHERE target_bank_id = ${purgedCopy}`.pipe(Effect.orDie)
+      yield* eventually(purgedProgress, (rows) => rows.length === 1 && rows[0]!.table > 0, Duration.seconds(60), {
+        what: "the read copy began its slices",
+        interval: "5 millis"
+      })
+      yield* ok("POST", `${bankPath(source)}/forget`, { entity: "Ada", purge_history: true })
+      const read = yield* Effect.promise(() => purgedRead)
+      assert.strictEqual(read.status, 200, JSON.stringify(read.body))
+      const readTexts = read.body.items.map((item: { text: string }) => item.text)
+      assert.isFalse(readTexts.some((text: string) => text.includes("Ada")), readTexts.join("\n"))
+      assert.deepStrictEqual(yield* memoryTexts(purgedCopy), yield* memoryTexts(source))
     }))
 })

@@ -15,6 +15,7 @@ import { createHash } from "node:crypto"
 import { canonicalHash, rootHashOf } from "../../repos/Snapshots.ts"
 import { objectsLockExclusive } from "../../repos/ObjectsLock.ts"
 import { workspacePrefix } from "../../repos/RepoStore.ts"
+import { readCopyMark } from "../../repos/SlicedFork.ts"
 import { leafHashOf, nodeHashOf } from "../../repos/WorkspaceTree.ts"
 
 /** What the forget selected, live and by its selectors (matched again against the rows commits hold). */
@@ -119,9 +120,15 @@ export const purgeHistory = Effect.fn("Forgetting.purgeHistory")(function*(bankI
   const repo = repos[0]
   if (repo === undefined) return none
   if (repo.enableProgress !== null) return yield* Effect.die(new RepoEnabling())
+  const repoId = repo.repoId
+  // A read copy being made (in slices, `MemoryRepos.firstCopy`) copies an old tree: it stops, its part-made bank goes.
+  // Before the objects lock: a slice holds its job row while it waits for that lock (shared).
+  const copying = yield* run<{ target_bank_id: string }>(
+    `DELETE FROM repo_forks WHERE source_repo_id = $1 AND (request ->> $2)::boolean RETURNING target_bank_id`,
+    [repoId, readCopyMark]
+  )
   // Exclusive: no transaction stores objects (which may be the ones deleted below) until this one ends.
   yield* run(objectsLockExclusive)
-  const repoId = repo.repoId
   const commits = yield* run<CommitRow>(
     `SELECT commit_id, parent_commit_id, branch_name, message, actor, tables, row_counts, bytes_added, created_at
      FROM repo_commits WHERE repo_id = $1 ORDER BY created_at, commit_id`,
@@ -494,6 +501,14 @@ export const purgeHistory = Effect.fn("Forgetting.purgeHistory")(function*(bankI
 
   // Branch heads, stashes; read copies that held the content are dropped (the next read copies the new tree).
   let readCopiesDropped = 0
+  const dropReadCopy = (copy: string) =>
+    Effect.gen(function*() {
+      readCopiesDropped++
+      yield* run(`DELETE FROM banks WHERE bank_id = $1`, [copy])
+      yield* run(`DELETE FROM memory_unit_changes WHERE bank_id = $1`, [copy])
+      yield* run(`DELETE FROM repo_id_maps WHERE workspace_bank_id = $1`, [copy])
+    })
+  for (const { target_bank_id: copy } of copying) yield* dropReadCopy(copy)
   for (const branch of branches) {
     const head = branch.headCommitId === null ? null : newIds.get(branch.headCommitId) ?? branch.headCommitId
     const state = branch.stateTables === null ? null : rewriteTree(branch.stateTables, branch.stateRows)
@@ -513,12 +528,7 @@ export const purgeHistory = Effect.fn("Forgetting.purgeHistory")(function*(bankI
       ]
     )
     const copy = branch.workspaceBankId
-    if (dropCopy && copy !== bankId && copy.startsWith(workspacePrefix)) {
-      readCopiesDropped++
-      yield* run(`DELETE FROM banks WHERE bank_id = $1`, [copy])
-      yield* run(`DELETE FROM memory_unit_changes WHERE bank_id = $1`, [copy])
-      yield* run(`DELETE FROM repo_id_maps WHERE workspace_bank_id = $1`, [copy])
-    }
+    if (dropCopy && copy !== bankId && copy.startsWith(workspacePrefix)) yield* dropReadCopy(copy)
   }
   const oldIds = rewrites.map((r) => r.old_commit_id)
   if (oldIds.length > 0) {
