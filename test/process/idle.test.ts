@@ -1,13 +1,15 @@
 /**
  * Idle is idle: the real server, as a child process with offline defaults, uses under 2 % of a core over 10 idle
  * seconds — with no webhook, and after a webhook delivery — and still delivers the next event at once, not on
- * the delivery worker's safety poll. Runs on every database tier, like the other process tests.
+ * the delivery worker's safety poll. One server per database tier of the run (PGlite, and PostgreSQL when the run
+ * has it), started side by side and measured over the same windows: the file runs once, on the PGlite project, since
+ * most of its time is waiting (settling and the idle windows), which a second run per tier would only repeat.
  */
-import { assert, layer } from "@effect/vitest"
+import { assert, describe, layer } from "@effect/vitest"
 import { Context, Duration, Effect, Layer } from "effect"
 import { type Child, freePort, spawnService, waitForHealth } from "../support/ChildService.ts"
 import { cpuSeconds } from "../support/ProcessCpu.ts"
-import { freshServiceEnv } from "../support/TestDatabase.ts"
+import { databaseTier, freshServiceEnv, runTiers } from "../support/TestDatabase.ts"
 import { startReceiver, type WebhookReceiver } from "../support/WebhookReceiver.ts"
 import { eventuallyAsync } from "../support/TestTasks.ts"
 
@@ -22,8 +24,6 @@ const settle = Duration.seconds(30)
 /** Well under the delivery worker's 5 s safety poll: a retain's delivery must come from the wake-up. */
 const promptDelivery = 1_500
 
-const tierEnv = () => freshServiceEnv()
-
 const call = (url: string, method: string, body?: unknown) =>
   Effect.promise(() =>
     fetch(url, {
@@ -35,110 +35,145 @@ const call = (url: string, method: string, body?: unknown) =>
 const until = <A>(probe: () => Promise<A>, check: (value: A) => boolean, what: string) =>
   eventuallyAsync(probe, check, "60 seconds", { what, interval: "50 millis" })
 
-class IdleServer extends Context.Service<IdleServer, {
+interface Server {
+  readonly tier: "pglite" | "postgres"
   readonly url: string
   readonly bank: string
   readonly child: Child
   readonly receiver: WebhookReceiver
-}>()("test/process/IdleServer") {}
+}
 
-/** One server for both cases (start-up and settling take most of the time): healthy, one bank, settled. */
-const IdleServerLive = Layer.effect(
-  IdleServer,
+class IdleServers extends Context.Service<IdleServers, ReadonlyArray<Server>>()("test/process/IdleServers") {}
+
+const startServer = (tier: string) =>
   Effect.gen(function*() {
     const receiver = yield* startReceiver()
-    const env = { ...tierEnv(), SERVICE_API_PORT: String(yield* freePort) }
+    const env = { ...freshServiceEnv({}, tier), SERVICE_API_PORT: String(yield* freePort) }
     const url = `http://127.0.0.1:${env["SERVICE_API_PORT"]}`
     const bank = `${url}/v1/default/banks/idle`
     const child = yield* spawnService("src/main.ts", env)
     yield* waitForHealth(url, child)
     assert.strictEqual((yield* call(bank, "PUT", {})).status, 200)
+    return { tier: tier === "pglite" ? "pglite" : "postgres", url, bank, child, receiver } satisfies Server
+  })
+
+/** One server per tier for both cases (start-up and settling take most of the time): healthy, one bank, settled. */
+const IdleServersLive = Layer.effect(
+  IdleServers,
+  Effect.gen(function*() {
+    const servers = yield* Effect.forEach(runTiers(), startServer, { concurrency: "unbounded" })
     yield* Effect.sleep(settle)
-    return { url, bank, child, receiver }
+    return servers
   })
 )
 
-/** The child's share of one core over the idle window; it must still be alive and answering afterwards. */
-const idleCpuShare = Effect.gen(function*() {
-  const { child, url } = yield* IdleServer
-  const pid = child.process.pid!
-  const before = cpuSeconds(pid)
+/** Each server's share of one core over the same idle window; each must still be alive and answering afterwards. */
+const idleCpuShares = Effect.gen(function*() {
+  const servers = yield* IdleServers
+  const before = servers.map((server) => cpuSeconds(server.child.process.pid!))
   // The window itself is the measurement: nothing to wait on but time.
   yield* Effect.sleep(idleWindow)
-  const used = cpuSeconds(pid) - before
-  assert.isNull(child.process.exitCode, `the server exited during the idle window:\n${child.output()}`)
-  assert.strictEqual((yield* call(`${url}/health`, "GET")).status, 200)
-  return used / Duration.toSeconds(idleWindow)
+  const shares = servers.map((server, i) =>
+    (cpuSeconds(server.child.process.pid!) - before[i]!) /
+    Duration.toSeconds(idleWindow)
+  )
+  for (const server of servers) {
+    assert.isNull(
+      server.child.process.exitCode,
+      `${server.tier}: exited during the idle window:\n${server.child.output()}`
+    )
+    assert.strictEqual((yield* call(`${server.url}/health`, "GET")).status, 200)
+  }
+  return servers.map((server, i) => ({ tier: server.tier, share: shares[i]! }))
 })
+
+const assertIdle = (shares: ReadonlyArray<{ readonly tier: string; readonly share: number }>) => {
+  for (const { tier, share } of shares) {
+    assert.isBelow(share, idleShare, `${tier}: idle CPU ${(share * 100).toFixed(1)} % of a core`)
+  }
+}
 
 /** Waits until the bank has no pending or running operation (the consolidation a retain queues). */
-const backgroundDone = Effect.gen(function*() {
-  const { bank } = yield* IdleServer
-  yield* until(
-    () => fetch(`${bank}/operations`).then((r) => r.json() as Promise<any>),
+const backgroundDone = (server: Server) =>
+  until(
+    () => fetch(`${server.bank}/operations`).then((r) => r.json() as Promise<any>),
     (list) =>
       list.operations.every((operation: any) => operation.status !== "pending" && operation.status !== "running"),
-    "background operations to finish"
+    `${server.tier}: background operations to finish`
   )
-})
 
-const retainOne = (content: string) =>
+const retainOne = (server: Server, content: string) =>
   Effect.gen(function*() {
-    const { bank } = yield* IdleServer
-    const retained = yield* call(`${bank}/memories`, "POST", { items: [{ content }] })
+    const retained = yield* call(`${server.bank}/memories`, "POST", { items: [{ content }] })
     assert.strictEqual(retained.status, 200)
     return Date.now()
   })
 
-layer(IdleServerLive, { excludeTestServices: true, timeout: "3 minutes" })("an idle server", (it) => {
-  it.effect.skipIf(process.platform !== "linux")(
-    "uses under 2 % of a core over 10 idle seconds",
-    () =>
-      Effect.gen(function*() {
-        const share = yield* idleCpuShare
-        assert.isBelow(share, idleShare, `idle CPU ${(share * 100).toFixed(1)} % of a core`)
-      }),
-    60_000
-  )
+/** A webhook on the bank, one retain, its delivery recorded, and the bank's background work done. */
+const deliverOnce = (server: Server) =>
+  Effect.gen(function*() {
+    const hook = yield* call(`${server.bank}/webhooks`, "POST", {
+      url: `${server.receiver.url}/events`,
+      event_types: ["retain.completed"]
+    })
+    assert.strictEqual(hook.status, 201)
+    yield* retainOne(server, "The night ferry left the harbour at eleven with the mail on board.")
+    yield* until(async () => server.receiver.received.length, (count) =>
+      count === 1, `${server.tier}: the first delivery`)
+    yield* until(
+      () =>
+        fetch(`${server.bank}/webhooks/${hook.body.id}/deliveries`).then((r) =>
+          r.json() as Promise<any>
+        ),
+      (page) => page.items[0]?.status === "completed",
+      `${server.tier}: the delivery to be recorded`
+    )
+    yield* backgroundDone(server)
+  })
 
-  it.effect.skipIf(process.platform !== "linux")(
-    "uses under 2 % of a core after a webhook delivery, and delivers the next event at once",
-    () =>
-      Effect.gen(function*() {
-        const { bank, receiver } = yield* IdleServer
-        const hook = yield* call(`${bank}/webhooks`, "POST", {
-          url: `${receiver.url}/events`,
-          event_types: ["retain.completed"]
-        })
-        assert.strictEqual(hook.status, 201)
-        yield* retainOne("The night ferry left the harbour at eleven with the mail on board.")
-        yield* until(async () => receiver.received.length, (count) => count === 1, "the first delivery")
-        yield* until(
-          () => fetch(`${bank}/webhooks/${hook.body.id}/deliveries`).then((r) => r.json() as Promise<any>),
-          (page) => page.items[0]?.status === "completed",
-          "the delivery to be recorded"
-        )
-        yield* backgroundDone
+/**
+ * Still working, and woken by the write: each delivery arrives well inside the 5 s safety poll (three in a row, so a
+ * worker that only polled would be caught with near certainty).
+ */
+const deliversPromptly = (server: Server) =>
+  Effect.gen(function*() {
+    for (
+      const [n, content] of [
+        "The ferry's captain noted fog near the lighthouse.",
+        "A crate of oranges was unloaded at the north pier.",
+        "The harbour master closed the port for the storm."
+      ].entries()
+    ) {
+      const retained = yield* retainOne(server, content)
+      const arrived = (yield* until(async () => server.receiver.received[n + 1], (request) =>
+        request !== undefined, `${server.tier}: a delivery`))!
+      assert.strictEqual(arrived.body.event, "retain.completed")
+      assert.isBelow(
+        arrived.at - retained,
+        promptDelivery,
+        `${server.tier}: delivery ${n + 1} took ${arrived.at - retained} ms`
+      )
+    }
+  })
 
-        const share = yield* idleCpuShare
-        assert.isBelow(share, idleShare, `idle CPU ${(share * 100).toFixed(1)} % of a core`)
+// Once per run, on the PGlite project: the servers of every tier are started here (see the header). A skipped suite
+// does not build its layer, so the PostgreSQL project starts nothing.
+const measuredHere = process.platform === "linux" && databaseTier === "pglite"
 
-        // Still working, and woken by the write: each delivery arrives well inside the 5 s safety poll (three in a
-        // row, so a worker that only polled would be caught with near certainty).
-        for (
-          const [n, content] of [
-            "The ferry's captain noted fog near the lighthouse.",
-            "A crate of oranges was unloaded at the north pier.",
-            "The harbour master closed the port for the storm."
-          ].entries()
-        ) {
-          const retained = yield* retainOne(content)
-          const arrived = (yield* until(async () => receiver.received[n + 1], (request) =>
-            request !== undefined, "a delivery"))!
-          assert.strictEqual(arrived.body.event, "retain.completed")
-          assert.isBelow(arrived.at - retained, promptDelivery, `delivery ${n + 1} took ${arrived.at - retained} ms`)
-        }
-      }),
-    90_000
-  )
+describe.skipIf(!measuredHere)("idle servers of every tier", () => {
+  layer(IdleServersLive, { excludeTestServices: true, timeout: "3 minutes" })("side by side", (it) => {
+    it.effect("use under 2 % of a core over 10 idle seconds", () => Effect.map(idleCpuShares, assertIdle), 60_000)
+
+    it.effect(
+      "use under 2 % of a core after a webhook delivery, and deliver the next event at once",
+      () =>
+        Effect.gen(function*() {
+          const servers = yield* IdleServers
+          yield* Effect.forEach(servers, deliverOnce, { concurrency: "unbounded", discard: true })
+          assertIdle(yield* idleCpuShares)
+          yield* Effect.forEach(servers, deliversPromptly, { concurrency: "unbounded", discard: true })
+        }),
+      90_000
+    )
+  })
 })

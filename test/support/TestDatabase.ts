@@ -15,19 +15,31 @@ import { freshSchemaName } from "./TestRun.ts"
 /** `pglite`, or the PostgreSQL URL of the tier (set by vitest.config.ts). */
 export const databaseTier = process.env["ENGRAM_TEST_DATABASE"] ?? "pglite"
 
-export const freshDatabaseSettings = (): Partial<EngramSettings> => {
+/**
+ * Every tier this run was started with: PGlite, and PostgreSQL when the run has its URL. For a test that measures
+ * servers of both side by side in one file (the idle test), where running the file once per tier would only wait twice.
+ */
+export const runTiers = (): Array<string> => {
+  const url = process.env["ENGRAM_TEST_DATABASE_URL"]
+  return url === undefined || url === "" ? ["pglite"] : ["pglite", url]
+}
+
+export const freshDatabaseSettings = (tier: string = databaseTier): Partial<EngramSettings> => {
   const dataDir = mkdtempSync(join(tmpdir(), "engram-test-"))
-  if (databaseTier === "pglite") {
+  if (tier === "pglite") {
     if (pgliteTemplate !== undefined) cpSync(pgliteTemplate, join(dataDir, "pglite"), { recursive: true })
     return { dataDir, databaseUrl: Option.none() }
   }
   const schema = freshSchemaName()
-  return { dataDir, databaseUrl: Option.some(Redacted.make(databaseTier)), databaseSchema: schema }
+  return { dataDir, databaseUrl: Option.some(Redacted.make(tier)), databaseSchema: schema }
 }
 
 /** The same fresh database as environment variables, for a service started as a separate process. */
-export const freshServiceEnv = (extra: Record<string, string> = {}): Record<string, string> => {
-  const settings = freshDatabaseSettings()
+export const freshServiceEnv = (
+  extra: Record<string, string> = {},
+  tier: string = databaseTier
+): Record<string, string> => {
+  const settings = freshDatabaseSettings(tier)
   const env: Record<string, string> = { SERVICE_API_DATA_DIR: settings.dataDir!, ...extra }
   if (settings.databaseUrl && Option.isSome(settings.databaseUrl)) {
     env["SERVICE_API_DATABASE_URL"] = Redacted.value(settings.databaseUrl.value)
