@@ -47,7 +47,7 @@ export const KeptBrainFiles = Layer.effectDiscard(Effect.gen(function*() {
       Effect.tap((written) =>
         written.reused ? Effect.void : Effect.logInfo(`kept the brain of bank ${bankId} in ${written.path}`)
       ),
-      // A bank deleted since (a repo branch's read copy removed with its branch right after a read) has nothing to keep.
+      // A bank deleted since (a branch's read copy removed with its branch right after a read) has nothing to keep.
       Effect.catchTag("NotFound", () => Effect.logDebug(`bank ${bankId} is gone; its brain is not kept`)),
       Effect.catchCause((cause) => Effect.logWarning(`could not keep the brain of bank ${bankId} in its file`, cause)),
       Effect.withSpan("KeptBrainFiles.write", { attributes: { bankId } })

@@ -748,7 +748,9 @@ const makeMemoryRepos = Effect.gen(function*() {
       return yield* ValidationError.single("include_workspace", "a commit has no workspace; use source_branch")
     }
     // The same fork asked again after a crash resumes the copy; any other existing bank is a conflict.
-    const pending = yield* forkJob(input.target_bank_id)
+    const pending = yield* forkJob(input.target_bank_id).pipe(
+      Effect.map((job) => job?.request[readCopyMark] === true ? undefined : job) // a read copy's hidden bank exists
+    )
     if (pending === undefined ? yield* bankExists(input.target_bank_id) : pending.sourceRepoId !== repoId) {
       return yield* new Conflict({ detail: `target_bank_id: bank '${input.target_bank_id}' already exists` })
     }
@@ -915,7 +917,8 @@ const makeMemoryRepos = Effect.gen(function*() {
         if ((yield* forkJob(copy)) !== undefined) return copy
         if (branch.replicaTables !== null) return undefined
         const state = yield* parkedState(fresh, branch)
-        if ((yield* branchOf(fresh, branchName)).replicaTables !== null) return undefined // a legacy copy, hashed in place
+        // A branch parked before branches were pointers: its hidden bank was hashed in place and is its copy.
+        if ((yield* branchOf(fresh, branchName)).replicaTables !== null) return undefined
         // Empties the hidden bank (normally empty already) and drops its renaming, in this transaction.
         yield* snapshots.restore(copy, {}, { rename: true, keepMap: true })
         const request = { [readCopyMark]: true, branch_name: branchName }

@@ -1,12 +1,12 @@
 /**
  * A fork (a new bank from a branch, a commit or a live workspace), or a parked branch's first read copy, copied in
  * bounded slices, each its own short transaction, so the embedded tier's one database session is free between them
- * and a crash resumes where the last slice committed. The job is a row of `repo_forks` (migration 0037) naming the source state (its table
- * manifests, which garbage collection treats as a root until the fork ends) and how far the copy got: first every
- * global id gets its stable new name (`repo_id_maps`, a few top buckets of one table per slice; the names are a
- * hash of the target and the id, so a replayed slice names them the same), then rows are inserted table by table,
- * parents first, a few top buckets per slice. Must not decide repo semantics (which state a ref names): that is
- * `MemoryRepos`.
+ * and a crash resumes where the last slice committed. The job is a row of `repo_forks` (migration 0037) naming the
+ * source state (its table manifests, which garbage collection treats as a root until the fork ends) and how far the
+ * copy got: first every global id gets its stable new name (`repo_id_maps`, a few top buckets of one table per
+ * slice; the names are a hash of the target and the id, so a replayed slice names them the same), then rows are
+ * inserted table by table, parents first, a few top buckets per slice. Must not decide repo semantics (which state a
+ * ref names): that is `MemoryRepos`.
  */
 import { Effect } from "effect"
 import { SqlClient } from "effect/sql"

@@ -1,11 +1,11 @@
 /**
- * A sliced enable, a sliced fork and a branch's first read copy finish when the client that asked for them goes
- * away: over the real HTTP server on both tiers, the request is aborted once the job has begun its slices (as a
- * client's timeout or a closed connection would), no other call is made, and the job still ends — the repo with its initial commit and a clean
- * status, the fork and the read copy with their job rows gone and the source's memories; a read copy whose branch is
- * deleted meanwhile stops and leaves nothing, and one that a forget with `purge_history` overtakes copies the rewritten
- * tree. Before, the job ran in the
- * request's fiber and stopped part-way until the next call or the next start; the read copy was one transaction.
+ * A sliced enable, a sliced fork and a branch's first read copy finish when the client that asked for them goes away:
+ * over the real HTTP server on both tiers, the request is aborted once the job has begun its slices (as a client's
+ * timeout or a closed connection would), no other call is made, and the job still ends — the repo with its initial
+ * commit and a clean status, the fork and the read copy with their job rows gone and the source's memories; a read copy
+ * whose branch is deleted meanwhile stops and leaves nothing, and one that a forget with `purge_history` overtakes
+ * copies the rewritten tree. Before, the job ran in the request's fiber and stopped part-way until the next call or the
+ * next start; the read copy was one transaction.
  */
 import { assert, layer } from "@effect/vitest"
 import { Duration, Effect } from "effect"
