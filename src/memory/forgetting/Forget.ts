@@ -4,6 +4,10 @@
  * and its trajectory, the bank's entity map, mental models citing or naming it (emptied and queued for refresh), dream
  * runs, predictions and proposals resting on it, anomalies, access history, chunks and documents nothing else needs,
  * dataset sets that produced it — in ONE transaction under the bank's write lock: a crash leaves all of it or none.
+ * A forget of more than `forgetTuning.sliceAbove` memories first deletes them in slices, each a transaction under the
+ * write lock like a sweep's (each memory goes with its derived state, and the lock and the embedded database's one
+ * session are free between slices), then forgets what is left as above; a crash between slices leaves each memory
+ * whole or gone, and the same forget asked again finishes it. Dry runs and `purge_history` stay one transaction.
  * The brain learns of it from the change log; its kept `.brain` file is written again. Memory repo commits are listed;
  * with `purge_history` they are rewritten without the content in the same transaction (`HistoryPurge`). A dry run
  * does the same work and rolls it back, so its report is exact. Nothing here logs or returns forgotten content: the
@@ -23,7 +27,7 @@ import type { ForgetReport, ForgetRequest } from "../../domain/Forget.ts"
 import { MentalModels } from "../../mentalmodels/MentalModels.ts"
 import { makeConsolidationRequests } from "../consolidation/ConsolidationRequests.ts"
 import { GraphRecall } from "../recall/GraphRecall.ts"
-import { deleteEverythingDerived } from "./DerivedDeletion.ts"
+import { addRemoved, deleteEverythingDerived, noneRemoved, sweptOnly } from "./DerivedDeletion.ts"
 import { purgeHistory } from "./HistoryPurge.ts"
 import { makeKeptBrainFile } from "./KeptBrainFile.ts"
 
@@ -35,6 +39,34 @@ interface Forgotten {
   /** A recompute of the trajectories the forget dropped was queued: wake the bank after the commit. */
   readonly trajectoriesQueued: boolean
 }
+
+/**
+ * A forget selecting more memories than `sliceAbove` deletes them `sliceMemories` at a time first (the sweeps' slice
+ * size: about 50 ms of PGlite each at 10k memories, see docs/forgetting.md).
+ */
+export const forgetTuning = { sliceAbove: 1_000, sliceMemories: 200 }
+
+/** What the slices of a large forget removed, before its last transaction. */
+interface Sliced {
+  readonly memoryIds: ReadonlyArray<string>
+  readonly removed: ForgetReport["removed"]
+  readonly models: ReadonlyArray<string>
+  readonly wake: boolean
+  readonly trajectoriesQueued: boolean
+  /** The oldest forgotten memory's creation: repo commits since then may hold it. */
+  readonly earliest: Date | null
+}
+
+const nothingSliced: Sliced = {
+  memoryIds: [],
+  removed: noneRemoved,
+  models: [],
+  wake: false,
+  trajectoriesQueued: false,
+  earliest: null
+}
+
+const earlier = (a: Date | null, b: Date | null) => a === null ? b : b === null || a <= b ? a : b
 
 /** Carries a dry run's outcome out of its transaction, which it rolls back. */
 class RolledBack extends Data.TaggedError("RolledBack")<{ readonly outcome: Forgotten }> {}
@@ -59,8 +91,8 @@ export class Forget extends Context.Service<Forget, {
       const requests = yield* makeEntityRequests
       const actors = yield* BankActors
 
-      /** The selected memories and, for an entity, the entity rows: read in the forget's own transaction. */
-      const select = Effect.fn("Forget.select")(function*(bankId: string, request: ForgetRequest) {
+      /** The entity rows a forget names, and the conditions that select its memories. */
+      const selection = Effect.fn("Forget.selection")(function*(bankId: string, request: ForgetRequest) {
         const entities = request.entity == null ? [] : yield* sql<{ id: string }>`
           SELECT DISTINCT e.id FROM entities e LEFT JOIN entity_aliases a ON a.entity_id = e.id
           WHERE e.bank_id = ${bankId} AND (lower(e.canonical_name) = lower(${request.entity}) OR lower(a.alias) = lower(${request.entity}))`
@@ -76,8 +108,14 @@ export class Forget extends Context.Service<Forget, {
           ...(request.document_id == null ? [] : [sql`document_id = ${request.document_id}`]),
           ...(request.tag == null ? [] : [sql`${request.tag} = ANY(tags)`])
         ]
+        return { entityIds, matching: sql.or(conditions) }
+      })
+
+      /** The selected memories and, for an entity, the entity rows: read in the forget's own transaction. */
+      const select = Effect.fn("Forget.select")(function*(bankId: string, request: ForgetRequest) {
+        const { entityIds, matching } = yield* selection(bankId, request)
         const memories = yield* sql<{ id: string; createdAt: Date | null }>`
-          SELECT id, created_at FROM memory_units WHERE bank_id = ${bankId} AND (${sql.or(conditions)})`
+          SELECT id, created_at FROM memory_units WHERE bank_id = ${bankId} AND (${matching})`
         const archived = yield* sql<{ id: string }>`
           SELECT unit_id AS id FROM memory_unit_archive WHERE bank_id = ${bankId} AND (${
           sql.or([
@@ -97,12 +135,16 @@ export class Forget extends Context.Service<Forget, {
 
       /** Everything, in the caller's transaction. */
       const forgetInTransaction = Effect.fn("Forget.run")(
-        function*(bankId: string, request: ForgetRequest): Effect.fn.Return<Forgotten, SqlError, SqlClient.SqlClient> {
+        function*(
+          bankId: string,
+          request: ForgetRequest,
+          sliced: Sliced
+        ): Effect.fn.Return<Forgotten, SqlError, SqlClient.SqlClient> {
           const selected = yield* select(bankId, request)
           const ids = selected.memories.map((row) => row.id)
           const earliest = selected.memories.reduce<Date | null>(
-            (first, row) => row.createdAt !== null && (first === null || row.createdAt < first) ? row.createdAt : first,
-            null
+            (first, row) => earlier(first, row.createdAt),
+            sliced.earliest
           )
           const derived = yield* deleteEverythingDerived(consolidation, bankId, {
             ids,
@@ -152,8 +194,8 @@ export class Forget extends Context.Service<Forget, {
             report: {
               bank_id: bankId,
               dry_run: request.dry_run === true,
-              memory_ids: [...derived.deletion.memories].sort(),
-              removed: derived.removed,
+              memory_ids: [...sliced.memoryIds, ...derived.deletion.memories].sort(),
+              removed: addRemoved(sliced.removed, derived.removed),
               brain: { updated: false, file_rewritten: false },
               repo_commits: purge !== null
                 ? {
@@ -176,17 +218,54 @@ export class Forget extends Context.Service<Forget, {
                     : "these commits may still hold the forgotten content; history is rewritten only with purge_history"
                 }
             } satisfies ForgetReport,
-            models: derived.models,
-            wake: derived.deletion.consolidationQueued,
+            models: [...new Set([...sliced.models, ...derived.models])],
+            wake: sliced.wake || derived.deletion.consolidationQueued,
             // Rolled back with a dry run.
-            trajectoriesQueued: yield* requests.queueTrajectories(
-              bankId,
-              derived.trajectoryEntityIds,
-              "forget"
-            )
+            trajectoriesQueued: (yield* requests.queueTrajectories(bankId, derived.trajectoryEntityIds, "forget")) ||
+              sliced.trajectoriesQueued
           }
         }
       )
+
+      /**
+       * A large forget's memories, deleted a slice at a time with everything derived from them (the sweeps' path),
+       * each slice its own transaction under the bank's write lock; the trajectories a slice drops are queued in it.
+       * Answers what the slices removed; nothing when the forget selects no more than `sliceAbove` memories.
+       */
+      const forgetInSlices = Effect.fn("Forget.slices")(function*(bankId: string, request: ForgetRequest) {
+        const { matching } = yield* selection(bankId, request)
+        const counted = yield* sql<{ n: number }>`
+          SELECT count(*)::int AS n FROM memory_units WHERE bank_id = ${bankId} AND (${matching})`
+        if ((counted[0]?.n ?? 0) <= forgetTuning.sliceAbove) return nothingSliced
+        let done = nothingSliced
+        while (true) {
+          yield* telemetry.flush
+          const slice = yield* locks.withWriteLock(bankId)(
+            Effect.gen(function*() {
+              const { matching } = yield* selection(bankId, request)
+              const picked = yield* sql<{ id: string; createdAt: Date | null }>`
+                SELECT id, created_at FROM memory_units WHERE bank_id = ${bankId} AND (${matching})
+                ORDER BY id LIMIT ${forgetTuning.sliceMemories}`
+              if (picked.length === 0) return undefined
+              const derived = yield* deleteEverythingDerived(consolidation, bankId, sweptOnly(picked.map((m) => m.id)))
+              const queued = yield* requests.queueTrajectories(bankId, derived.trajectoryEntityIds, "forget")
+              return { picked, derived, queued }
+            }).pipe(sql.withTransaction, Effect.provideService(SqlClient.SqlClient, sql))
+          )
+          if (slice === undefined) return done
+          const { picked, derived, queued } = slice
+          done = {
+            memoryIds: [...done.memoryIds, ...derived.deletion.memories],
+            removed: addRemoved(done.removed, derived.removed),
+            models: [...new Set([...done.models, ...derived.models])],
+            wake: done.wake || derived.deletion.consolidationQueued,
+            trajectoriesQueued: done.trajectoriesQueued || queued,
+            earliest: picked.reduce<Date | null>((first, row) => earlier(first, row.createdAt), done.earliest)
+          }
+          yield* graph.changed(bankId)
+          yield* Effect.yieldNow
+        }
+      })
 
       const forget = Effect.fn("Forget.forget")(function*(bankId: string, request: ForgetRequest) {
         const selectors = [request.entity, request.memory_ids, request.document_id, request.tag]
@@ -206,9 +285,12 @@ export class Forget extends Context.Service<Forget, {
         }
         // Reads' access events still buffered are written first: the forget removes them with the rest (none is
         // written afterwards naming a forgotten memory), and a dry run counts what the forget itself will.
+        const sliced = request.dry_run === true || request.purge_history === true
+          ? nothingSliced
+          : yield* forgetInSlices(bankId, request).pipe(Effect.orDie)
         yield* telemetry.flush
         const result = yield* locks.withWriteLock(bankId)(
-          forgetInTransaction(bankId, request).pipe(
+          forgetInTransaction(bankId, request, sliced).pipe(
             Effect.flatMap((outcome) =>
               request.dry_run === true ? Effect.fail(new RolledBack({ outcome })) : Effect.succeed(outcome)
             ),

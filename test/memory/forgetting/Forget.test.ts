@@ -7,6 +7,8 @@
  */
 import { assert, layer } from "@effect/vitest"
 import { Effect } from "effect"
+import { SqlClient } from "effect/sql"
+import { forgetTuning } from "../../../src/memory/forgetting/Forget.ts"
 import { Recall } from "../../../src/memory/recall/Recall.ts"
 import { bankPath, call, ok, operationFinished, settled } from "../../support/HttpCalls.ts"
 import { connectMcp } from "../../support/McpClient.ts"
@@ -200,5 +202,61 @@ layer(testApp({ enableObservations: true, mcpToolFamilies: ["forgetting"] }), {
       const forgotten = yield* mcp.ok("forget", { memory_ids: [hose] })
       assert.strictEqual(forgotten.removed.memories, 1)
       assert.strictEqual((yield* ok("GET", `${other}/memories/list?limit=100`)).body.total, remaining.total - 1)
+    }))
+
+  it.effect("a large forget runs in slices and ends as a forget in one transaction does", () =>
+    Effect.gen(function*() {
+      const sql = yield* SqlClient.SqlClient
+      const banks = ["forget-sliced", "forget-whole"]
+      const items = [
+        ...Array.from({ length: 16 }, (_, i) => ({
+          content: `Quillon Marsh logged tide reading ${i} at the north buoy on day ${i + 1}.`,
+          entities: [{ text: "Quillon Marsh" }]
+        })),
+        ...Array.from({ length: 6 }, (_, i) => ({ content: `The harbour crane ${i} was painted yellow in spring.` }))
+      ]
+      for (const id of banks) {
+        yield* ok("POST", `${bankPath(id)}/memories`, { items })
+        yield* settled(id)
+      }
+      const txid = sql<{ t: string }>`SELECT txid_current()::text AS t`.pipe(
+        Effect.orDie,
+        Effect.map((rows) => Number(rows[0]!.t))
+      )
+      const saved = { ...forgetTuning }
+      yield* Effect.addFinalizer(() => Effect.sync(() => Object.assign(forgetTuning, saved)))
+
+      // Slices of 2 memories: the 16 go in 8 transactions before the last one (one transaction alone takes 3 ids here).
+      Object.assign(forgetTuning, { sliceAbove: 4, sliceMemories: 2 })
+      const before = yield* txid
+      const sliced = (yield* ok("POST", `${bankPath(banks[0]!)}/forget`, { entity: "Quillon Marsh" })).body
+      const transactions = (yield* txid) - before - 1
+      assert.isAtLeast(transactions, 8, "the forget's slices committed one by one")
+
+      Object.assign(forgetTuning, saved)
+      const whole = (yield* ok("POST", `${bankPath(banks[1]!)}/forget`, { entity: "Quillon Marsh" })).body
+
+      // The facts go by both ways, and so does the observation built on them: in one transaction it is selected by
+      // its text and counted with the memories; a slice deleting its facts first releases it, counted as such.
+      const counts = (report: any) => ({
+        memoriesAndObservations: report.removed.memories + report.removed.observations,
+        entities: report.removed.entities,
+        chunks: report.removed.chunks
+      })
+      assert.isAtLeast(sliced.memory_ids.length, 16, JSON.stringify(sliced))
+      assert.deepStrictEqual(counts(sliced), counts(whole))
+      const left = yield* Effect.forEach(banks, (id) =>
+        Effect.map(ok("GET", `${bankPath(id)}/memories/list?limit=100`), (page) =>
+          page.body.items.map((item: { text: string }) =>
+            item.text
+          ).sort()))
+      assert.deepStrictEqual(left[0], left[1])
+      for (let i = 0; i < 6; i++) assert.include(left[0], `The harbour crane ${i} was painted yellow in spring.`)
+      assert.notInclude(left[0]!.join("\n"), "Quillon")
+      for (const id of banks) {
+        assert.notInclude((yield* ok("GET", `${bankPath(id)}/entities?limit=100`)).text, "Quillon")
+        const recalled = yield* ok("POST", `${bankPath(id)}/memories/recall`, { query: "Quillon Marsh tide reading" })
+        assert.notInclude(recalled.text, "Quillon")
+      }
     }))
 })
