@@ -13,7 +13,7 @@
  * does the same work and rolls it back, so its report is exact. Nothing here logs or returns forgotten content: the
  * report holds counts and ids.
  */
-import { Clock, Context, Data, Effect, Layer } from "effect"
+import { Clock, Config, Context, Data, Effect, Layer } from "effect"
 import { SqlClient } from "effect/sql"
 import type { SqlError } from "effect/sql/SqlError"
 import { AuditLogs } from "../../audit/AuditLogs.ts"
@@ -90,6 +90,9 @@ export class Forget extends Context.Service<Forget, {
       const telemetry = yield* AccessTelemetry
       const requests = yield* makeEntityRequests
       const actors = yield* BankActors
+      forgetTuning.sliceAbove = yield* Config.Int("SERVICE_API_FORGET_SLICE_ABOVE").pipe(
+        Config.withDefault(forgetTuning.sliceAbove)
+      )
 
       /** The entity rows a forget names, and the conditions that select its memories. */
       const selection = Effect.fn("Forget.selection")(function*(bankId: string, request: ForgetRequest) {
