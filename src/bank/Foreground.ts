@@ -7,6 +7,9 @@
 import { Context, Duration, Effect, Latch, Layer } from "effect"
 import { EngramConfig } from "../config/EngramConfig.ts"
 
+/** The longest pause `shareAfterSlice` makes (measured beside a repo read copy's slices of up to 0.5 s). */
+const sliceGap = Duration.millis(250)
+
 export class Foreground extends Context.Service<Foreground, {
   /** Runs an interactive request, counted as in flight for its whole length. */
   readonly request: <A, E, R>(effect: Effect.Effect<A, E, R>) => Effect.Effect<A, E, R>
@@ -18,6 +21,13 @@ export class Foreground extends Context.Service<Foreground, {
    */
   readonly yieldAtMost: (atMost: Duration.Duration) => Effect.Effect<void>
   readonly inFlight: Effect.Effect<number>
+  /**
+   * After a slice of a long job that a request waits for (a repo enable, fork or read copy, a large forget), which
+   * held the database for `held`: with other requests in flight than the one driving the job, the session is left to
+   * them for as long (at most `sliceGap`), since a request needs several statements one after another and with the
+   * next slice queued at once it got one statement per slice; alone, the job goes on at once.
+   */
+  readonly shareAfterSlice: (held: Duration.Duration) => Effect.Effect<void>
 }>()("engram/bank/Foreground") {
   static readonly layerWith = (maxWait: Duration.Input) =>
     Layer.sync(Foreground, () => {
@@ -44,7 +54,9 @@ export class Foreground extends Context.Service<Foreground, {
         request: (effect) => Effect.acquireUseRelease(enter, () => effect, () => leave),
         yieldToRequests: yieldAtMost(Duration.zero),
         yieldAtMost,
-        inFlight: Effect.sync(() => inFlight)
+        inFlight: Effect.sync(() => inFlight),
+        shareAfterSlice: (held) =>
+          Effect.suspend(() => inFlight > 1 ? Effect.sleep(Duration.min(held, sliceGap)) : Effect.yieldNow)
       })
     })
 

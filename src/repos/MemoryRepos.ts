@@ -46,9 +46,6 @@ export interface ForkInput {
   readonly repo_name?: string | null | undefined
 }
 
-/** The longest pause between two slices of a repo job while other requests are in flight (see `betweenSlices`). */
-const sliceGap = Duration.millis(250)
-
 const makeMemoryRepos = Effect.gen(function*() {
   const sql = yield* SqlClient.SqlClient
   const snapshots = yield* Snapshots
@@ -62,18 +59,9 @@ const makeMemoryRepos = Effect.gen(function*() {
   const scope = yield* Effect.scope
   const foreground = yield* Foreground
 
-  /**
-   * Between two slices of a job a request waits for (an enable, a fork, a read copy). With other requests in flight
-   * (more than the one driving the job) the session is left to them for as long as the slice held it, at most
-   * `sliceGap`: a write needs several statements one after another, and with the next slice queued at once it got
-   * one statement per slice (bank B's one-item retain took 1.1–1.9 s beside a read copy whose slices took ≤ 0.44 s).
-   * Alone, the next slice follows at once.
-   */
+  /** Between two slices of a job a request waits for: other requests get the session for a while (`Foreground`). */
   const betweenSlices = (sliceStarted: number) =>
-    Effect.flatMap(foreground.inFlight, (requests) =>
-      Effect.sleep(
-        requests > 1 ? Duration.min(Duration.millis(performance.now() - sliceStarted), sliceGap) : Duration.millis(1)
-      ))
+    foreground.shareAfterSlice(Duration.millis(performance.now() - sliceStarted))
 
   /**
    * A sliced enable or fork outlives the request that drives it. A client that gives up (a timeout, a closed

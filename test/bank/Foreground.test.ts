@@ -1,10 +1,11 @@
 /**
  * Background slices wait for a lull between requests, but never longer than the longest wait: under a steady
  * stream of requests background work slows down, it does not stop. A request that has reached the socket but is not
- * read yet counts too: background work that never leaves microtasks still lets the event loop read it first.
+ * read yet counts too: background work that never leaves microtasks still lets the event loop read it first. After a
+ * slice of a job a request waits for, other requests in flight get the session for as long as the slice held it.
  */
 import { assert, describe, it } from "@effect/vitest"
-import { Deferred, Effect, Fiber } from "effect"
+import { Deferred, Duration, Effect, Fiber } from "effect"
 import { TestClock } from "effect/testing"
 import { createServer } from "node:http"
 import type { AddressInfo } from "node:net"
@@ -25,6 +26,28 @@ describe("Foreground", () => {
       yield* Fiber.join(request)
       yield* Fiber.join(slice)
       assert.strictEqual(yield* foreground.inFlight, 0)
+    }).pipe(Effect.provide(Foreground.layerWith("1 second"))))
+
+  it.effect("after a slice a request waits for, other requests get the session as long as the slice held it", () =>
+    Effect.gen(function*() {
+      const foreground = yield* Foreground
+      // Only the request driving the job: the next slice follows at once.
+      yield* Effect.forkChild(foreground.request(Effect.never))
+      yield* Effect.yieldNow
+      yield* foreground.shareAfterSlice(Duration.millis(120))
+      // Another request in flight: a pause as long as the slice, at most 250 ms.
+      yield* Effect.forkChild(foreground.request(Effect.never))
+      yield* Effect.yieldNow
+      const short = yield* Effect.forkChild(foreground.shareAfterSlice(Duration.millis(120)))
+      yield* TestClock.adjust("119 millis")
+      assert.isUndefined(short.pollUnsafe())
+      yield* TestClock.adjust("1 millis")
+      yield* Fiber.join(short)
+      const long = yield* Effect.forkChild(foreground.shareAfterSlice(Duration.seconds(3)))
+      yield* TestClock.adjust("249 millis")
+      assert.isUndefined(long.pollUnsafe())
+      yield* TestClock.adjust("1 millis")
+      yield* Fiber.join(long)
     }).pipe(Effect.provide(Foreground.layerWith("1 second"))))
 
   it.effect("under requests that never stop, a slice still starts after the longest wait", () =>

@@ -13,12 +13,13 @@
  * does the same work and rolls it back, so its report is exact. Nothing here logs or returns forgotten content: the
  * report holds counts and ids.
  */
-import { Clock, Config, Context, Data, Effect, Layer } from "effect"
+import { Clock, Config, Context, Data, Duration, Effect, Layer } from "effect"
 import { SqlClient } from "effect/sql"
 import type { SqlError } from "effect/sql/SqlError"
 import { AuditLogs } from "../../audit/AuditLogs.ts"
 import { BankActors } from "../../bank/BankActors.ts"
 import { BankLocks } from "../../bank/BankLocks.ts"
+import { Foreground } from "../../bank/Foreground.ts"
 import { AccessTelemetry } from "../../activity/AccessTelemetry.ts"
 import { Banks } from "../../bank/Banks.ts"
 import { NotFound, ValidationError } from "../../domain/Errors.ts"
@@ -90,6 +91,7 @@ export class Forget extends Context.Service<Forget, {
       const telemetry = yield* AccessTelemetry
       const requests = yield* makeEntityRequests
       const actors = yield* BankActors
+      const foreground = yield* Foreground
       forgetTuning.sliceAbove = yield* Config.Int("SERVICE_API_FORGET_SLICE_ABOVE").pipe(
         Config.withDefault(forgetTuning.sliceAbove)
       )
@@ -243,6 +245,7 @@ export class Forget extends Context.Service<Forget, {
         let done = nothingSliced
         while (true) {
           yield* telemetry.flush
+          const sliceStarted = performance.now()
           const slice = yield* locks.withWriteLock(bankId)(
             Effect.gen(function*() {
               const { matching } = yield* selection(bankId, request)
@@ -266,7 +269,7 @@ export class Forget extends Context.Service<Forget, {
             earliest: picked.reduce<Date | null>((first, row) => earlier(first, row.createdAt), done.earliest)
           }
           yield* graph.changed(bankId)
-          yield* Effect.yieldNow
+          yield* foreground.shareAfterSlice(Duration.millis(performance.now() - sliceStarted))
         }
       })
 
