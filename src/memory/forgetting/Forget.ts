@@ -241,9 +241,11 @@ export class Forget extends Context.Service<Forget, {
         const { matching } = yield* selection(bankId, request)
         const counted = yield* sql<{ n: number }>`
           SELECT count(*)::int AS n FROM memory_units WHERE bank_id = ${bankId} AND (${matching})`
-        if ((counted[0]?.n ?? 0) <= forgetTuning.sliceAbove) return nothingSliced
+        const selected = counted[0]?.n ?? 0
+        if (selected <= forgetTuning.sliceAbove) return nothingSliced
         let done = nothingSliced
-        while (true) {
+        // Bounded by what was selected at the start: memories retained about it meanwhile go in the last transaction.
+        while (done.memoryIds.length < selected) {
           yield* telemetry.flush
           const sliceStarted = performance.now()
           const slice = yield* locks.withWriteLock(bankId)(
@@ -258,7 +260,8 @@ export class Forget extends Context.Service<Forget, {
               return { picked, derived, queued }
             }).pipe(sql.withTransaction, Effect.provideService(SqlClient.SqlClient, sql))
           )
-          if (slice === undefined) return done
+          // Nothing left, or nothing a slice could delete (the last transaction then meets it): slicing is over.
+          if (slice === undefined || slice.derived.deletion.memories.length === 0) return done
           const { picked, derived, queued } = slice
           done = {
             memoryIds: [...done.memoryIds, ...derived.deletion.memories],
@@ -271,6 +274,7 @@ export class Forget extends Context.Service<Forget, {
           yield* graph.changed(bankId)
           yield* foreground.shareAfterSlice(Duration.millis(performance.now() - sliceStarted))
         }
+        return done
       })
 
       const forget = Effect.fn("Forget.forget")(function*(bankId: string, request: ForgetRequest) {
