@@ -28,9 +28,10 @@ import type { ForgetReport, ForgetRequest } from "../../domain/Forget.ts"
 import { MentalModels } from "../../mentalmodels/MentalModels.ts"
 import { makeConsolidationRequests } from "../consolidation/ConsolidationRequests.ts"
 import { GraphRecall } from "../recall/GraphRecall.ts"
-import { addRemoved, deleteEverythingDerived, noneRemoved, sweptOnly } from "./DerivedDeletion.ts"
+import { addRemoved, deleteEverythingDerived, noneRemoved } from "./DerivedDeletion.ts"
 import { purgeHistory } from "./HistoryPurge.ts"
 import { makeKeptBrainFile } from "./KeptBrainFile.ts"
+import { makeSweepSlice } from "./SweepSlice.ts"
 
 interface Forgotten {
   readonly report: ForgetReport
@@ -47,14 +48,14 @@ interface Forgotten {
  */
 export const forgetTuning = { sliceAbove: 1_000, sliceMemories: 200 }
 
-/** What the slices of a large forget removed, before its last transaction. */
+/** What the slices of a large forget removed (`SweepSlice`, the sweeps' slice), before its last transaction. */
 interface Sliced {
   readonly memoryIds: ReadonlyArray<string>
   readonly removed: ForgetReport["removed"]
   readonly models: ReadonlyArray<string>
   readonly wake: boolean
   readonly trajectoriesQueued: boolean
-  /** The oldest forgotten memory's creation: repo commits since then may hold it. */
+  /** The oldest selected memory's creation, read before the first slice: repo commits since then may hold it. */
   readonly earliest: Date | null
 }
 
@@ -92,6 +93,7 @@ export class Forget extends Context.Service<Forget, {
       const requests = yield* makeEntityRequests
       const actors = yield* BankActors
       const foreground = yield* Foreground
+      const sweepSlice = yield* makeSweepSlice
       forgetTuning.sliceAbove = yield* Config.Int("SERVICE_API_FORGET_SLICE_ABOVE").pipe(
         Config.withDefault(forgetTuning.sliceAbove)
       )
@@ -239,37 +241,36 @@ export class Forget extends Context.Service<Forget, {
        */
       const forgetInSlices = Effect.fn("Forget.slices")(function*(bankId: string, request: ForgetRequest) {
         const { matching } = yield* selection(bankId, request)
-        const counted = yield* sql<{ n: number }>`
-          SELECT count(*)::int AS n FROM memory_units WHERE bank_id = ${bankId} AND (${matching})`
+        const counted = yield* sql<{ n: number; earliest: Date | null }>`
+          SELECT count(*)::int AS n, min(created_at) AS earliest FROM memory_units
+          WHERE bank_id = ${bankId} AND (${matching})`
         const selected = counted[0]?.n ?? 0
         if (selected <= forgetTuning.sliceAbove) return nothingSliced
-        let done = nothingSliced
+        let done: Sliced = { ...nothingSliced, earliest: counted[0]?.earliest ?? null }
         // Bounded by what was selected at the start: memories retained about it meanwhile go in the last transaction.
         while (done.memoryIds.length < selected) {
-          yield* telemetry.flush
           const sliceStarted = performance.now()
-          const slice = yield* locks.withWriteLock(bankId)(
-            Effect.gen(function*() {
-              const { matching } = yield* selection(bankId, request)
-              const picked = yield* sql<{ id: string; createdAt: Date | null }>`
-                SELECT id, created_at FROM memory_units WHERE bank_id = ${bankId} AND (${matching})
-                ORDER BY id LIMIT ${forgetTuning.sliceMemories}`
-              if (picked.length === 0) return undefined
-              const derived = yield* deleteEverythingDerived(consolidation, bankId, sweptOnly(picked.map((m) => m.id)))
-              const queued = yield* requests.queueTrajectories(bankId, derived.trajectoryEntityIds, "forget")
-              return { picked, derived, queued }
-            }).pipe(sql.withTransaction, Effect.provideService(SqlClient.SqlClient, sql))
-          )
+          const slice = yield* sweepSlice(bankId, {
+            action: "forget",
+            pick: () =>
+              Effect.gen(function*() {
+                const { matching } = yield* selection(bankId, request)
+                const picked = yield* sql<{ id: string }>`
+                  SELECT id FROM memory_units WHERE bank_id = ${bankId} AND (${matching})
+                  ORDER BY id LIMIT ${forgetTuning.sliceMemories}`
+                return picked.map((row) => row.id)
+              })
+          })
+          const { derived } = slice
           // Nothing left, or nothing a slice could delete (the last transaction then meets it): slicing is over.
-          if (slice === undefined || slice.derived.deletion.memories.length === 0) return done
-          const { picked, derived, queued } = slice
+          if (derived.deletion.memories.length === 0) return done
           done = {
             memoryIds: [...done.memoryIds, ...derived.deletion.memories],
             removed: addRemoved(done.removed, derived.removed),
             models: [...new Set([...done.models, ...derived.models])],
             wake: done.wake || derived.deletion.consolidationQueued,
-            trajectoriesQueued: done.trajectoriesQueued || queued,
-            earliest: picked.reduce<Date | null>((first, row) => earlier(first, row.createdAt), done.earliest)
+            trajectoriesQueued: done.trajectoriesQueued || slice.trajectoriesQueued,
+            earliest: done.earliest
           }
           yield* graph.changed(bankId)
           yield* foreground.shareAfterSlice(Duration.millis(performance.now() - sliceStarted))

@@ -1,7 +1,8 @@
 /**
- * One slice of a sweep, expiry's or retention's: the memories `pick` chooses (read inside the bank's write lock, so
- * a retain between slices is seen) deleted with everything derived from them (forget's own path,
- * `deleteEverythingDerived`) and the deletion audited with a count only, in one transaction. Reads' access events
+ * One slice of a sweep, expiry's or retention's, or of a large forget: the memories `pick` chooses (read inside the
+ * bank's write lock, so a retain between slices is seen) deleted with everything derived from them (forget's own
+ * path, `deleteEverythingDerived`) and, for a sweep, the deletion audited with a count only, in one transaction (a
+ * forget's request has its own audit entry). Reads' access events
  * still buffered are written first, as forget does, so the slice deletes those of the memories it sweeps and none is
  * written afterwards naming a swept memory. The trajectories the slice drops (their path ran through a swept memory)
  * get their recompute queued in the same transaction, so a crash between slices loses none; the sweep runs on the
@@ -26,10 +27,10 @@ export const makeSweepSlice = Effect.gen(function*() {
   const requests = yield* makeEntityRequests
 
   return (bankId: string, slice: {
-    /** The audit entry's action, e.g. `memories.expiry_sweep`. */
+    /** The audit entry's action, e.g. `memories.expiry_sweep`; also why the trajectories it drops are recomputed. */
     readonly action: string
-    /** The audit entry's route, from how many memories went (never what they said). */
-    readonly describe: (deleted: number) => string
+    /** The audit entry's route, from how many memories went (never what they said); without it, no entry. */
+    readonly describe?: (deleted: number) => string
     /** The ids to delete, chosen at the slice's start time. */
     readonly pick: (startedAt: Date) => Effect.Effect<ReadonlyArray<string>, unknown, SqlClient.SqlClient>
   }) =>
@@ -40,7 +41,7 @@ export const makeSweepSlice = Effect.gen(function*() {
           const ids = yield* slice.pick(startedAt)
           const derived = yield* deleteEverythingDerived(consolidation, bankId, sweptOnly(ids))
           const deleted = derived.deletion.memories.length
-          if (deleted > 0) {
+          if (deleted > 0 && slice.describe !== undefined) {
             yield* audit.record({
               bankId,
               action: slice.action,
@@ -53,8 +54,12 @@ export const makeSweepSlice = Effect.gen(function*() {
               endedAt: new Date(yield* Clock.currentTimeMillis)
             })
           }
-          yield* requests.queueTrajectories(bankId, derived.trajectoryEntityIds, slice.action)
-          return { picked: ids.length, derived }
+          const trajectoriesQueued = yield* requests.queueTrajectories(
+            bankId,
+            derived.trajectoryEntityIds,
+            slice.action
+          )
+          return { picked: ids.length, derived, trajectoriesQueued }
         }).pipe(sql.withTransaction, Effect.orDie, Effect.provideService(SqlClient.SqlClient, sql))
       )
     ))
