@@ -9,7 +9,7 @@ import { Foreground } from "../bank/Foreground.ts"
 import { BankBrains } from "../brain/BankBrains.ts"
 import { Conflict, NotFound, ValidationError } from "../domain/Errors.ts"
 import type { BranchView, DiffResponse, RepoSummary, StatusResponse } from "../domain/Repo.ts"
-import { commitView, isoOf, makeRepoStore, workspaceBankId, workspacePrefix } from "./RepoStore.ts"
+import { commitView, dropHiddenBank, isoOf, makeRepoStore, workspaceBankId, workspacePrefix } from "./RepoStore.ts"
 import { GarbageCollection } from "./GarbageCollection.ts"
 import { rootHashOf } from "./Snapshots.ts"
 import { enableSlice, startProgress, storeManifests } from "./SlicedEnable.ts"
@@ -400,6 +400,20 @@ const makeMemoryRepos = Effect.gen(function*() {
       return yield* summary(yield* repo(started.repoId))
     })
 
+  /** The job row of a fork (or a read copy) of `state` into `targetBankId`, copied from its first slice on. */
+  const startForkJob = (
+    targetBankId: string,
+    sourceRepoId: string,
+    state: TreeState,
+    request: Readonly<Record<string, unknown>>
+  ) =>
+    Effect.orDie(
+      sql`INSERT INTO repo_forks (target_bank_id, source_repo_id, tables, row_counts, progress, request)
+        VALUES (${targetBankId}, ${sourceRepoId}, ${JSON.stringify(state.tables)}::jsonb,
+          ${JSON.stringify(state.rows)}::jsonb, ${JSON.stringify(startForkProgress)}::jsonb,
+          ${JSON.stringify(request)}::jsonb)`
+    )
+
   /** A fork copied in slices that has not finished (`SlicedFork`); `lock` takes its row lock. */
   const forkJob = (targetBankId: string, lock = false) =>
     Effect.map(
@@ -562,11 +576,7 @@ const makeMemoryRepos = Effect.gen(function*() {
       const copy = branch.workspaceBankId
       const shared = (yield* store.branches(repoId)).some((other) => other.workspaceBankId === copy)
       if (copy !== repoRow.rootBankId && copy.startsWith(workspacePrefix) && !shared) {
-        // A read copy under way stops: its job row first (a slice holding it finishes before the bank goes).
-        yield* Effect.orDie(sql`DELETE FROM repo_forks WHERE target_bank_id = ${copy}`)
-        yield* Effect.orDie(sql`DELETE FROM banks WHERE bank_id = ${copy}`)
-        yield* Effect.orDie(sql`DELETE FROM memory_unit_changes WHERE bank_id = ${copy}`)
-        yield* Effect.orDie(sql`DELETE FROM repo_id_maps WHERE workspace_bank_id = ${copy}`)
+        yield* dropHiddenBank(sql, copy)
       }
       yield* store.touch(repoId)
     }))
@@ -776,14 +786,7 @@ const makeMemoryRepos = Effect.gen(function*() {
         if (made.length === 0) {
           return yield* new Conflict({ detail: `target_bank_id: bank '${input.target_bank_id}' already exists` })
         }
-        const request = { ...input, ref, branchName, commitId }
-        yield* Effect.orDie(
-          sql`INSERT INTO repo_forks (target_bank_id, source_repo_id, tables, row_counts, progress, request)
-          VALUES (${input.target_bank_id}, ${repoId}, ${JSON.stringify(state.tables)}::jsonb, ${
-            JSON.stringify(state.rows)
-          }::jsonb,
-            ${JSON.stringify(startForkProgress)}::jsonb, ${JSON.stringify(request)}::jsonb)`
-        )
+        yield* startForkJob(input.target_bank_id, repoId, state, { ...input, ref, branchName, commitId })
       }))
     }
     // A pending job another fiber (the start-up resumption) ends meanwhile leaves its request here to answer with.
@@ -909,14 +912,7 @@ const makeMemoryRepos = Effect.gen(function*() {
         if ((yield* branchOf(fresh, branchName)).replicaTables !== null) return undefined
         // Empties the hidden bank (normally empty already) and drops its renaming, in this transaction.
         yield* snapshots.restore(copy, {}, { rename: true, keepMap: true })
-        const request = { [readCopyMark]: true, branch_name: branchName }
-        yield* Effect.orDie(
-          sql`INSERT INTO repo_forks (target_bank_id, source_repo_id, tables, row_counts, progress, request)
-          VALUES (${copy}, ${fresh.repoId}, ${JSON.stringify(state.tables)}::jsonb, ${
-            JSON.stringify(state.rows)
-          }::jsonb,
-            ${JSON.stringify(startForkProgress)}::jsonb, ${JSON.stringify(request)}::jsonb)`
-        )
+        yield* startForkJob(copy, fresh.repoId, state, { [readCopyMark]: true, branch_name: branchName })
         return copy
       }))
       if (bankId !== undefined) yield* driveFork(bankId)

@@ -61,6 +61,19 @@ export interface CommitRow {
 /** Hidden workspace banks: the bank id rules forbid a leading `_`, so clients can neither create nor name them. */
 export const workspacePrefix = "__repo__"
 
+/**
+ * Removes a hidden bank (a parked branch's read copy) with what names it outside its own tables: a copy still being
+ * made (its `repo_forks` job, first: a slice holding the job finishes before the bank goes), its change log and its id
+ * renaming. In the caller's transaction.
+ */
+export const dropHiddenBank = (sql: SqlClient.SqlClient, bankId: string) =>
+  Effect.orDie(Effect.gen(function*() {
+    yield* sql`DELETE FROM repo_forks WHERE target_bank_id = ${bankId}`
+    yield* sql`DELETE FROM banks WHERE bank_id = ${bankId}`
+    yield* sql`DELETE FROM memory_unit_changes WHERE bank_id = ${bankId}`
+    yield* sql`DELETE FROM repo_id_maps WHERE workspace_bank_id = ${bankId}`
+  }))
+
 export const workspaceBankId = (repoId: string, branch: string) =>
   `${workspacePrefix}${repoId.replaceAll("-", "").slice(0, 8)}__${
     createHash("sha1").update(branch).digest("hex").slice(0, 12)

@@ -14,7 +14,7 @@ import type { SqlError } from "effect/sql/SqlError"
 import { createHash } from "node:crypto"
 import { canonicalHash, rootHashOf } from "../../repos/Snapshots.ts"
 import { objectsLockExclusive } from "../../repos/ObjectsLock.ts"
-import { workspacePrefix } from "../../repos/RepoStore.ts"
+import { dropHiddenBank, workspacePrefix } from "../../repos/RepoStore.ts"
 import { readCopyMark } from "../../repos/SlicedFork.ts"
 import { leafHashOf, nodeHashOf } from "../../repos/WorkspaceTree.ts"
 
@@ -502,12 +502,7 @@ export const purgeHistory = Effect.fn("Forgetting.purgeHistory")(function*(bankI
   // Branch heads, stashes; read copies that held the content are dropped (the next read copies the new tree).
   let readCopiesDropped = 0
   const dropReadCopy = (copy: string) =>
-    Effect.gen(function*() {
-      readCopiesDropped++
-      yield* run(`DELETE FROM banks WHERE bank_id = $1`, [copy])
-      yield* run(`DELETE FROM memory_unit_changes WHERE bank_id = $1`, [copy])
-      yield* run(`DELETE FROM repo_id_maps WHERE workspace_bank_id = $1`, [copy])
-    })
+    Effect.andThen(Effect.sync(() => readCopiesDropped++), dropHiddenBank(sql, copy))
   for (const { target_bank_id: copy } of copying) yield* dropReadCopy(copy)
   for (const branch of branches) {
     const head = branch.headCommitId === null ? null : newIds.get(branch.headCommitId) ?? branch.headCommitId
