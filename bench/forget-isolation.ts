@@ -6,6 +6,7 @@
  * Rerun: `node bench/forget-isolation.ts [memories=3000]`.
  */
 import { resolve } from "node:path"
+import { backgroundDone } from "./support/HttpBank.ts"
 import { percentile, send } from "./support/LoadClient.ts"
 import { removeDir, startServer, tempDir } from "./support/ServerProcess.ts"
 
@@ -33,18 +34,6 @@ const retainsOfB = async (url: string, until: () => boolean, minimum: number) =>
   return times
 }
 
-/** Waits until bank A has no pending or running operation (consolidation after the seeding). */
-const settled = async (url: string) => {
-  const deadline = Date.now() + 600_000
-  while (Date.now() < deadline) {
-    const answer = await send(url, { method: "GET", path: `${bankA}/operations?limit=1000` })
-    const body = JSON.parse(answer.body) as { operations: Array<{ status: string }> }
-    if (!body.operations.some((op) => op.status === "pending" || op.status === "running")) return
-    await new Promise((done) => setTimeout(done, 200))
-  }
-  throw new Error("bank A's background work did not finish")
-}
-
 const run = async (label: string, sliceAbove: number) => {
   const dataDir = tempDir("engram-forget-isolation-")
   const server = await startServer(root, dataDir, {
@@ -62,7 +51,7 @@ const run = async (label: string, sliceAbove: number) => {
     await post(url, `${bankB}/memories`, {
       items: Array.from({ length: 20 }, (_, i) => ({ content: `Harbour log ${i}: the crane was inspected.` }))
     })
-    await settled(url)
+    await backgroundDone(url, bankA)
     const quiet = await retainsOfB(url, () => true, 30)
     let forgetting = true
     const during = retainsOfB(url, () => !forgetting, 1)

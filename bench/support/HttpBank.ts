@@ -23,11 +23,15 @@ export const seedOverHttp = async (url: string, bank: string, memories: number) 
     )
     await json(url, { method: "POST", path: `${bank}/memories`, body: JSON.stringify({ items }) })
   }
-  await waitFor("the bank's background work", async () => {
+  await backgroundDone(url, bank)
+}
+
+/** Waits until `bank` (a `/v1/default/banks/{id}` path) has no pending or running operation (consolidation). */
+export const backgroundDone = (url: string, bank: string, timeoutMs = 600_000) =>
+  waitFor("the bank's background work", async () => {
     const listed = await json(url, { method: "GET", path: `${bank}/operations` })
     return !listed.operations.some((op: any) => op.status === "pending" || op.status === "running")
-  }, 600_000)
-}
+  }, timeoutMs)
 
 /** One recall per question, each after the previous answered; the latencies in milliseconds. */
 export const timedRecalls = async (url: string, bank: string, questions: ReadonlyArray<string>) => {
