@@ -5,7 +5,7 @@
 import * as NodeHttpServer from "@effect/platform-node/NodeHttpServer"
 import { ByteSize, Duration, Effect, Layer, Scope } from "effect"
 import { HttpIncomingMessage, HttpMiddleware, HttpRouter } from "effect/http"
-import { HttpApiBuilder, HttpApiScalar, OpenApi } from "effect/http-api"
+import { HttpApiBuilder, HttpApiScalar } from "effect/http-api"
 import { EngramConfig } from "../../src/config/EngramConfig.ts"
 import { createHeldServer } from "./HeldServer.ts"
 import { EngramApi } from "../../src/http/api/Api.ts"
@@ -45,7 +45,7 @@ import { authFirstMiddleware } from "../../src/http/AuthFirst.ts"
 import { browserGuardMiddleware } from "../../src/http/BrowserGuard.ts"
 import { multipartLimitsMiddleware } from "../../src/http/MultipartLimits.ts"
 import { requestLanesMiddleware } from "../../src/http/RequestLanes.ts"
-import { makeRouteTemplates } from "../../src/http/RouteTemplates.ts"
+import { apiPaths, makeRouteTemplates } from "../../src/http/RouteTemplates.ts"
 import { textHygieneMiddleware } from "../../src/http/TextHygiene.ts"
 import { McpLive, mcpRouteTemplates } from "./McpLive.ts"
 import { UiLive } from "./UiLive.ts"
@@ -99,8 +99,8 @@ const DocsRoute = HttpRouter.use(Effect.fnUntraced(function*(router) {
   yield* router.add("GET", "/docs", Effect.flatten(docs))
 }))
 
-const apiPaths = OpenApi.fromApi(EngramApi).paths as Record<string, Record<string, unknown>>
-const routeOf = makeRouteTemplates({ ...apiPaths, ...mcpRouteTemplates })
+const paths = apiPaths(EngramApi)
+const routeOf = makeRouteTemplates({ ...paths, ...mcpRouteTemplates })
 
 /**
  * Request spans are named `METHOD /route/{template}` (the OpenTelemetry HTTP convention), never by a concrete
@@ -119,7 +119,7 @@ export const Routes = Layer.mergeAll(
   // First of all: every request waits its turn in its bank's lane of the service's scheduler, the probes first.
   requestLanesMiddleware,
   // Then the audit trail records the status the client gets, refusals of the middleware below included.
-  auditTrailMiddleware(routeOf, makeOperationNames(apiPaths)),
+  auditTrailMiddleware(routeOf, makeOperationNames(paths)),
   jsonErrorsMiddleware(routeOf),
   // Before anything reads a body: what a browser page may not do, then the key (global middleware run in the order
   // they are listed here).

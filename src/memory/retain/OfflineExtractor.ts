@@ -4,7 +4,7 @@
  * first-person statements as `experience`. Conversation turns ("Name: text") keep their speaker on every fact
  * and as an entity. Deterministic: the same input always gives the same facts.
  */
-import nlp from "compromise"
+import { nlp } from "../Compromise.ts"
 import type { ExtractedEntity, ExtractedFact, ExtractionInput } from "./ExtractedFact.ts"
 import { describeWindow, resolveTimes } from "./TimeExpressions.ts"
 import { wink } from "../Wink.ts"
