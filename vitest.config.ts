@@ -60,6 +60,8 @@ export default defineConfig({
     execArgv: ["--report-on-fatalerror", `--report-directory=${reportDirectory}`, "--report-compact"],
     // The run's temporary directories and PostgreSQL schemas, removed when it ends.
     globalSetup: ["test/globalSetup.ts"],
+    // Each test file's data dirs are removed when it ends (they live in memory when the machine has room for them).
+    setupFiles: ["test/support/removeDataDirs.ts"],
     testTimeout: 60_000,
     hookTimeout: 120_000,
     fileParallelism: true,

@@ -3,9 +3,9 @@
  * `TestDatabase.ts`, and naming no tier, so that a test that opens PGlite itself can take a copy and still run on
  * the PGlite tier only (`test/tierIndependent.ts`).
  */
-import { cpSync, mkdtempSync } from "node:fs"
-import { tmpdir } from "node:os"
+import { cpSync } from "node:fs"
 import { join } from "node:path"
+import { freshDataDir } from "./DataDirs.ts"
 
 /** The run's migrated PGlite data dir, copied into each new one; unset, a server migrates its own. */
 export const pgliteTemplate = process.env["ENGRAM_TEST_PGLITE_TEMPLATE"]
@@ -15,7 +15,7 @@ export const pgliteTemplate = process.env["ENGRAM_TEST_PGLITE_TEMPLATE"]
  * (no initdb, and every migration already applied in `public`), or, without a template, a path PGlite creates.
  */
 export const freshPgliteDataDir = (): string => {
-  const dataDir = join(mkdtempSync(join(tmpdir(), "engram-test-")), "pglite")
+  const dataDir = join(freshDataDir(), "pglite")
   if (pgliteTemplate !== undefined) cpSync(pgliteTemplate, dataDir, { recursive: true })
   return dataDir
 }

@@ -5,10 +5,10 @@
  * and need only this, so their test process does not import the app's module graph.
  */
 import { Option, Redacted } from "effect"
-import { cpSync, mkdtempSync } from "node:fs"
-import { tmpdir } from "node:os"
+import { cpSync } from "node:fs"
 import { join } from "node:path"
 import type { EngramSettings } from "../../src/config/EngramConfig.ts"
+import { freshDataDir } from "./DataDirs.ts"
 import { pgliteTemplate } from "./PgliteCopy.ts"
 import { freshSchemaName } from "./TestRun.ts"
 
@@ -25,7 +25,7 @@ export const runTiers = (): Array<string> => {
 }
 
 export const freshDatabaseSettings = (tier: string = databaseTier): Partial<EngramSettings> => {
-  const dataDir = mkdtempSync(join(tmpdir(), "engram-test-"))
+  const dataDir = freshDataDir()
   if (tier === "pglite") {
     if (pgliteTemplate !== undefined) cpSync(pgliteTemplate, join(dataDir, "pglite"), { recursive: true })
     return { dataDir, databaseUrl: Option.none() }
