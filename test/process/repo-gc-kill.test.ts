@@ -26,8 +26,8 @@ describe("memory repo garbage collection", () => {
     () =>
       Effect.scoped(Effect.gen(function*() {
         // Small slices, so a collection of this bank takes many of them (the mark alone takes dozens: about 1,250
-        // marks each, ~9,000 objects), and no wait after a request. Sweep slices of 100 (was) made each collection
-        // 9-14 s longer, and the test waits for three of them.
+        // marks each, ~9,000 objects), and no wait after a request. Sweep slices of 100 made each collection 9-14 s
+        // longer, and the test waits for three of them.
         const { url, first, restart } = yield* startService({
           ...repoServiceEnv(),
           SERVICE_API_REPO_GC_DELAY: "10 millis",

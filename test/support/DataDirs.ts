@@ -4,7 +4,7 @@
  *
  * On this kind of machine the disk is slow at what a PGlite data dir is made of: a copy of the migrated template
  * (1,280 files, 42 MB) took 1.2 s of system CPU with `cp -a` into the disk's /tmp and 0.1 s into /dev/shm, and the
- * PGlite-tier tests of `test/memory` ran in 100–105 s instead of 112–114 s. So the run's global setup makes a
+ * PGlite-tier tests of `test/memory` ran in 103 s instead of 119 s (two alternating pairs). So the run's global setup makes a
  * directory in memory (`test/globalSetup.ts`, when /dev/shm has room; `ENGRAM_TEST_DATA_IN_MEMORY=false` keeps it on
  * disk) and every data dir is made there. Memory is not a disk a whole run can fill (a run made a few hundred), so
  * each test file's are removed when it ends (`test/support/removeDataDirs.ts`, a setup file); the run's teardown
