@@ -14,6 +14,7 @@ import { AuditLogs } from "../audit/AuditLogs.ts"
 import { keyRingOf } from "../auth/KeyRing.ts"
 import { EngramConfig } from "../config/EngramConfig.ts"
 import { BankId } from "../domain/Bank.ts"
+import type { ApiPaths } from "./RouteTemplates.ts"
 import { decodedSegment } from "./TextHygiene.ts"
 
 const mutating: ReadonlySet<string> = new Set(["POST", "PUT", "PATCH", "DELETE"])
@@ -33,12 +34,11 @@ const readOnlyPosts: ReadonlySet<string> = new Set([
 ])
 
 /** The OpenAPI operation id of each route template and method ("memories.retain"), from the API's paths. */
-export const makeOperationNames = (paths: Record<string, Record<string, unknown>>) => {
+export const makeOperationNames = (paths: ApiPaths) => {
   const names = new Map<string, string>()
   for (const [template, methods] of Object.entries(paths)) {
-    for (const [method, operation] of Object.entries(methods)) {
-      const id = (operation as { readonly operationId?: unknown } | undefined)?.operationId
-      if (typeof id === "string") names.set(`${method.toUpperCase()} ${template}`, id)
+    for (const [method, { operationId }] of Object.entries(methods)) {
+      if (operationId !== undefined) names.set(`${method.toUpperCase()} ${template}`, operationId)
     }
   }
   return (method: string, template: string) => names.get(`${method} ${template}`) ?? `${method} ${template}`
