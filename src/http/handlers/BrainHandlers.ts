@@ -10,6 +10,7 @@ import { BrainRuntime } from "../../brain/BrainRuntime.ts"
 import { BrainLearn } from "../../learn/BrainLearn.ts"
 import { EngramConfig } from "../../config/EngramConfig.ts"
 import { NotFound, ServiceUnavailable } from "../../domain/Errors.ts"
+import { makeExpirySweep } from "../../memory/forgetting/ExpirySweep.ts"
 import { EngramApi } from "../api/Api.ts"
 
 type FilePayload = Uint8Array | { readonly file: { readonly path: string } }
@@ -21,6 +22,7 @@ export const BrainHandlers = HttpApiBuilder.group(
     const config = yield* EngramConfig
     const runtime = yield* BrainRuntime
     const learn = yield* BrainLearn
+    const sweepExpired = yield* makeExpirySweep
     const settings = config.brain
 
     const disabled = (route: string, setting: string) =>
@@ -54,6 +56,9 @@ export const BrainHandlers = HttpApiBuilder.group(
       export: ({ params, query }) =>
         Effect.gen(function*() {
           yield* filesOn("brain/export")
+          // Reads hide an expired memory at once, but its record stays in the brain (and its row in the tables) until
+          // the sweep deletes it: the file a user takes away must not carry it, so what has expired is deleted first.
+          yield* sweepExpired(params.bank_id)
           const written = yield* runtime.writeFile(params.bank_id, { mode: query.mode ?? "incremental" })
           // Streamed from disk; a newer file renamed over it meanwhile is read whole either way (rename is atomic).
           return Stream.fromAsyncIterable(

@@ -37,62 +37,69 @@ const longestSleepMillis = 3_600_000
  */
 const clusterResyncMillis = 60_000
 
+/**
+ * Deletes the bank's expired memories now, slice by slice, with everything derived from them, then does what follows
+ * a deletion (consolidation woken, trajectories and mental models refreshed, the kept `.brain` file written again).
+ * The `expiry_sweep` task runs it, and so does a `.brain` export, so that the file a user takes away holds no memory
+ * past its expiry even when the scheduled sweep has not reached the bank yet. Idempotent, and safe beside a running
+ * sweep of the same bank: each slice picks what is still there under the bank's write lock.
+ */
+export const makeExpirySweep = Effect.gen(function*() {
+  const sql = yield* SqlClient.SqlClient
+  const graph = yield* GraphRecall
+  const consolidation = yield* makeConsolidationRequests
+  const models = yield* MentalModels
+  const keptBrainFile = yield* makeKeptBrainFile
+  const actors = yield* BankActors
+
+  const sweep = yield* makeSweepSlice
+  /** One slice: the oldest expired memories, deleted with everything derived from them and audited. */
+  const slice = (bankId: string) =>
+    sweep(bankId, {
+      action: "memories.expiry_sweep",
+      describe: (deleted) => `expired memories deleted: ${deleted}`,
+      pick: (startedAt) =>
+        sql<{ id: string }>`SELECT id FROM memory_units
+        WHERE bank_id = ${bankId} AND expires_at <= ${startedAt} ORDER BY expires_at, id LIMIT ${sweepSlice}`.pipe(
+          Effect.map((rows) => rows.map((row) => row.id))
+        )
+    })
+
+  return Effect.fn("ExpirySweep.run")(function*(bankId: string) {
+    let removed = noneRemoved
+    let wake = false
+    const staleModels = new Set<string>()
+    const trajectories = new Set<string>()
+    while (true) {
+      const { picked: due, derived } = yield* slice(bankId)
+      removed = addRemoved(removed, derived.removed)
+      for (const id of derived.trajectoryEntityIds) trajectories.add(id)
+      wake ||= derived.deletion.consolidationQueued
+      for (const id of derived.models) staleModels.add(id)
+      if (derived.deletion.memories.length > 0) yield* graph.changed(bankId)
+      if (due < sweepSlice) break
+      // Other fibers (requests, other banks) run between slices.
+      yield* Effect.yieldNow
+    }
+    if (wake) yield* consolidation.wake(bankId)
+    // The trajectory recompute the slices queued runs once this sweep has let the bank's worker go.
+    if (trajectories.size > 0) yield* actors.wake(bankId)
+    yield* Effect.forEach(staleModels, (id) => Effect.ignore(models.refresh(bankId, id)), { discard: true })
+    const brain = removed.memories > 0 ? yield* keptBrainFile(bankId) : { updated: false, file_rewritten: false }
+    return {
+      memories_deleted: removed.memories,
+      observations_released: removed.observations,
+      mental_models_marked_stale: staleModels.size,
+      trajectories_queued: trajectories.size,
+      removed,
+      brain_file_rewritten: brain.file_rewritten
+    }
+  })
+})
+
 export const ExpirySweepTask = TaskRegistry.handler(
   expirySweepTask,
-  Effect.gen(function*() {
-    const sql = yield* SqlClient.SqlClient
-    const graph = yield* GraphRecall
-    const consolidation = yield* makeConsolidationRequests
-    const models = yield* MentalModels
-    const keptBrainFile = yield* makeKeptBrainFile
-    const actors = yield* BankActors
-
-    const sweep = yield* makeSweepSlice
-    /** One slice: the oldest expired memories, deleted with everything derived from them and audited. */
-    const slice = (bankId: string) =>
-      sweep(bankId, {
-        action: "memories.expiry_sweep",
-        describe: (deleted) => `expired memories deleted: ${deleted}`,
-        pick: (startedAt) =>
-          sql<{ id: string }>`SELECT id FROM memory_units
-        WHERE bank_id = ${bankId} AND expires_at <= ${startedAt} ORDER BY expires_at, id LIMIT ${sweepSlice}`.pipe(
-            Effect.map((rows) => rows.map((row) => row.id))
-          )
-      })
-
-    return (operation) =>
-      Effect.gen(function*() {
-        const bankId = operation.bankId
-        let removed = noneRemoved
-        let wake = false
-        const staleModels = new Set<string>()
-        const trajectories = new Set<string>()
-        while (true) {
-          const { picked: due, derived } = yield* slice(bankId)
-          removed = addRemoved(removed, derived.removed)
-          for (const id of derived.trajectoryEntityIds) trajectories.add(id)
-          wake ||= derived.deletion.consolidationQueued
-          for (const id of derived.models) staleModels.add(id)
-          if (derived.deletion.memories.length > 0) yield* graph.changed(bankId)
-          if (due < sweepSlice) break
-          // Other fibers (requests, other banks) run between slices.
-          yield* Effect.yieldNow
-        }
-        if (wake) yield* consolidation.wake(bankId)
-        // The trajectory recompute the slices queued runs once this sweep has let the bank's worker go.
-        if (trajectories.size > 0) yield* actors.wake(bankId)
-        yield* Effect.forEach(staleModels, (id) => Effect.ignore(models.refresh(bankId, id)), { discard: true })
-        const brain = removed.memories > 0 ? yield* keptBrainFile(bankId) : { updated: false, file_rewritten: false }
-        return {
-          memories_deleted: removed.memories,
-          observations_released: removed.observations,
-          mental_models_marked_stale: staleModels.size,
-          trajectories_queued: trajectories.size,
-          removed,
-          brain_file_rewritten: brain.file_rewritten
-        }
-      })
-  })
+  Effect.map(makeExpirySweep, (sweep) => (operation) => sweep(operation.bankId))
 )
 
 export const ExpiryScheduler = Layer.effectDiscard(Effect.gen(function*() {

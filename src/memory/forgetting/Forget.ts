@@ -252,6 +252,8 @@ export class Forget extends Context.Service<Forget, {
           const sliceStarted = performance.now()
           const slice = yield* sweepSlice(bankId, {
             action: "forget",
+            auditAction: "memories.forget_slice",
+            describe: (deleted) => `forget in slices: ${deleted} memories deleted (the request's entry follows it)`,
             pick: () =>
               Effect.gen(function*() {
                 const { matching } = yield* selection(bankId, request)

@@ -1,8 +1,9 @@
 /**
  * One slice of a sweep, expiry's or retention's, or of a large forget: the memories `pick` chooses (read inside the
  * bank's write lock, so a retain between slices is seen) deleted with everything derived from them (forget's own
- * path, `deleteEverythingDerived`) and, for a sweep, the deletion audited with a count only, in one transaction (a
- * forget's request has its own audit entry). Reads' access events
+ * path, `deleteEverythingDerived`) and audited with a count only, in one transaction: a large forget's slices are
+ * audited too (its request's own entry is written when it answers), so a crash between slices leaves a record of
+ * what they deleted. Reads' access events
  * still buffered are written first, as forget does, so the slice deletes those of the memories it sweeps and none is
  * written afterwards naming a swept memory. The trajectories the slice drops (their path ran through a swept memory)
  * get their recompute queued in the same transaction, so a crash between slices loses none; the sweep runs on the
@@ -29,6 +30,8 @@ export const makeSweepSlice = Effect.gen(function*() {
   return (bankId: string, slice: {
     /** The audit entry's action, e.g. `memories.expiry_sweep`; also why the trajectories it drops are recomputed. */
     readonly action: string
+    /** The audit entry's action when it is not `action` (a forget's slices: `memories.forget_slice`). */
+    readonly auditAction?: string
     /** The audit entry's route, from how many memories went (never what they said); without it, no entry. */
     readonly describe?: (deleted: number) => string
     /** The ids to delete, chosen at the slice's start time. */
@@ -44,7 +47,7 @@ export const makeSweepSlice = Effect.gen(function*() {
           if (deleted > 0 && slice.describe !== undefined) {
             yield* audit.record({
               bankId,
-              action: slice.action,
+              action: slice.auditAction ?? slice.action,
               transport: "system",
               method: "SWEEP",
               route: slice.describe(deleted),

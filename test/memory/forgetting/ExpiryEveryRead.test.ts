@@ -3,8 +3,8 @@
  * over the real HTTP server on both tiers, the graph views, the state surface (whose answers are cached), the tag
  * and document counts, the entity co-occurrence graph, an entity's trajectory, a dataset export (of a set retained
  * into the bank) and the MCP tools stop returning it
- * before any sweep ran. A document archive carries each fact's expiry, so an imported copy is forgotten at the same
- * instant as the original.
+ * before any sweep ran; a `.brain` export deletes what has expired before it writes the file. A document archive
+ * carries each fact's expiry, so an imported copy is forgotten at the same instant as the original.
  */
 import { assert, layer } from "@effect/vitest"
 import { createClient, createConfig, sdk } from "@vectorize-io/hindsight-client"
@@ -131,6 +131,48 @@ layer(testApp({ mcpToolFamilies: ["graph", "datasets"] }), { excludeTestServices
         const stored = yield* sql<{ n: number }>`SELECT count(*)::int AS n FROM memory_units
         WHERE id IN ${sql.in([secretId, lastStep, ...fromSet])}`
         assert.strictEqual(stored[0]!.n, 2 + fromSet.length)
+        yield* sql`DELETE FROM operations WHERE id = ${holdSweep}`
+      }))
+
+    it.effect("a .brain export taken after the expiry, before any sweep, does not carry the memory", () =>
+      Effect.gen(function*() {
+        const sql = yield* SqlClient.SqlClient
+        const server = yield* TestServer
+        const exportBank = "expiry-brain-export"
+        const exportPath = bankPath(exportBank)
+        const exported = () =>
+          Effect.promise(async () => {
+            const response = await fetch(`${server.url}${exportPath}/brain/export`)
+            assert.strictEqual(response.status, 200)
+            return Buffer.from(await response.arrayBuffer())
+          })
+        yield* ok("POST", `${exportPath}/memories`, { items: [{ content: secret }, { content: lasting }] })
+        yield* settled(exportBank)
+        const [row] = yield* sql<{ id: string }>`SELECT id FROM memory_units
+        WHERE bank_id = ${exportBank} AND text = ${secret}`.pipe(Effect.orDie)
+        assert.isDefined(row)
+        // The brain holds the record (a recall loads it), and the file carries the text while it is live.
+        yield* ok("POST", `${exportPath}/memories/recall`, { query: "Where is the spare office key?" })
+        assert.isTrue((yield* exported()).includes("flowerpot"), "the file carries a live memory's text")
+
+        // The scheduled sweep is held off, as above: only the export can have removed it.
+        const holdSweep = crypto.randomUUID()
+        yield* sql`INSERT INTO operations (id, bank_id, task_type, status, payload)
+        VALUES (${holdSweep}, ${exportBank}, 'expiry_sweep', 'running', '{}')`
+        const expiresAt = Date.now() + 1_000
+        yield* ok("PATCH", `${exportPath}/memories/${row!.id}`, { expires_at: new Date(expiresAt).toISOString() })
+        yield* Effect.sleep(Math.max(0, expiresAt - Date.now()) + 100)
+
+        const file = yield* exported()
+        for (const word of ["Zephyrine", "flowerpot", row!.id]) {
+          assert.isFalse(file.includes(word), `the exported file still carries "${word}"`)
+        }
+        assert.isTrue(file.includes("Marguerite"), "the lasting memory is still exported")
+        const stored = yield* sql<{ n: number }>`SELECT count(*)::int AS n FROM memory_units WHERE id = ${row!.id}`
+        assert.strictEqual(stored[0]!.n, 0, "the export deleted the expired memory, as the sweep would have")
+        const audited = yield* sql<{ n: number }>`SELECT count(*)::int AS n FROM audit_logs
+        WHERE bank_id = ${exportBank} AND action = 'memories.expiry_sweep'`
+        assert.strictEqual(audited[0]!.n, 1, "the deletion is audited as a sweep's")
         yield* sql`DELETE FROM operations WHERE id = ${holdSweep}`
       }))
 

@@ -232,9 +232,20 @@ layer(testApp({ enableObservations: true, mcpToolFamilies: ["forgetting"] }), {
       const sliced = (yield* ok("POST", `${bankPath(banks[0]!)}/forget`, { entity: "Quillon Marsh" })).body
       const transactions = (yield* txid) - before - 1
       assert.isAtLeast(transactions, 8, "the forget's slices committed one by one")
+      // Each slice is audited as it commits (a crash between slices leaves their record), with counts, never content.
+      const audited = (bankId: string) =>
+        Effect.orDie(sql<{ route: string }>`SELECT route FROM audit_logs
+        WHERE bank_id = ${bankId} AND action = 'memories.forget_slice' ORDER BY started_at`)
+      const sliceEntries = yield* audited(banks[0]!)
+      assert.isAtLeast(sliceEntries.length, 8, JSON.stringify(sliceEntries))
+      for (const entry of sliceEntries) {
+        assert.match(entry.route, /^forget in slices: \d+ memories deleted/)
+        assert.notInclude(entry.route, "Quillon")
+      }
 
       Object.assign(forgetTuning, saved)
       const whole = (yield* ok("POST", `${bankPath(banks[1]!)}/forget`, { entity: "Quillon Marsh" })).body
+      assert.deepStrictEqual(yield* audited(banks[1]!), [], "a forget in one transaction has only its request's entry")
 
       // The facts go by both ways, and so does the observation built on them: in one transaction it is selected by
       // its text and counted with the memories; a slice deleting its facts first releases it, counted as such.
