@@ -65,9 +65,21 @@ const program = Effect.gen(function*() {
   const during: Array<number> = []
   let checked = performance.now()
   let status: string | undefined
+  let reported = 0
   while ((status = yield* sweeping) === undefined || status === "pending" || status === "running") {
     while (performance.now() - checked < 1000) during.push(yield* recallB)
     checked = performance.now()
+    // A sweep of 100k memories under B's closed loop runs for tens of minutes: say where it stands meanwhile.
+    if (during.length > 0 && Math.floor((checked - sweepStart) / 60_000) > reported) {
+      reported = Math.floor((checked - sweepStart) / 60_000)
+      const gone = yield* sql<{ n: number }>`SELECT count(*)::int AS n FROM audit_logs
+        WHERE bank_id = 'sweep-a' AND action = 'memories.expiry_sweep'`
+      console.error(
+        `${reported} min into the sweep: ${gone[0]?.n ?? 0} slices done; B's p99 so far ${
+          percentile(during, 0.99).toFixed(1)
+        } ms (quiet ${percentile(quiet, 0.99).toFixed(1)} ms)`
+      )
+    }
   }
   const sweepSeconds = (performance.now() - sweepStart) / 1000
   if (status !== "completed") throw new Error(`the expiry sweep ended ${status}`)

@@ -6,8 +6,8 @@
  * rolled back, so every slice sees the same bank. Prints per slice the CPU seconds and bytes read (`rchar` of
  * /proc/self/io), and per SQL statement the same, summed over the slices (the statements the slice ran, from their
  * tracing spans). A slice should cost what it deletes, not what the bank holds.
- * Rerun: `node bench/sweep-slice.ts [memories=10000] [slices=3] [dataDir]` (a given dataDir that already holds the
- * seeded bank is reused, which saves the seeding at 100k).
+ * Rerun: `node bench/sweep-slice.ts [memories=10000] [slices=3] [dataDir] [--commit]` (a given dataDir that already
+ * holds the seeded bank is reused, which saves the seeding at 100k; `--commit` commits the slices, see below).
  */
 import { Effect, Layer, Tracer } from "effect"
 import { SqlClient } from "effect/sql"
@@ -22,9 +22,15 @@ import { deleteEverythingDerived, sweptOnly } from "../src/memory/forgetting/Der
 import { seedUnlessHeld } from "./support/SyntheticBank.ts"
 import { tempDir } from "./support/ServerProcess.ts"
 
-const memories = Number(process.argv[2] ?? 10_000)
-const slices = Number(process.argv[3] ?? 3)
-const dataDir = process.argv[4] ?? tempDir("engram-sweep-slice-")
+const positional = process.argv.slice(2).filter((arg) => !arg.startsWith("--"))
+const memories = Number(positional[0] ?? 10_000)
+const slices = Number(positional[1] ?? 3)
+const dataDir = positional[2] ?? tempDir("engram-sweep-slice-")
+/**
+ * `--commit`: the slices commit one after another, as a sweep's do, so the deleted rows stay behind as dead tuples
+ * (PGlite has no autovacuum) and each slice meets what the earlier ones left. It empties the seeded bank.
+ */
+const commit = process.argv.includes("--commit")
 const bankId = "slice-a"
 const sliceSize = 200
 
@@ -90,7 +96,7 @@ const program = Effect.gen(function*() {
     yield* Effect.gen(function*() {
       // The oldest facts, as an age limit picks them (the pick is not counted: each sweep picks its own way).
       const ids = yield* sql<{ id: string }>`SELECT id FROM memory_units WHERE bank_id = ${bankId}
-        AND fact_type <> 'observation' ORDER BY created_at, id OFFSET ${n * sliceSize} LIMIT ${sliceSize}`
+        AND fact_type <> 'observation' ORDER BY created_at, id OFFSET ${commit ? 0 : n * sliceSize} LIMIT ${sliceSize}`
       const cpu0 = cpu()
       const read0 = rchar()
       recording = true
@@ -98,6 +104,7 @@ const program = Effect.gen(function*() {
       recording = false
       spent = { cpu: cpu() - cpu0, bytes: rchar() - read0 }
       deleted = derived.deletion.memories.length
+      if (commit) return
       return yield* Effect.fail(new Rollback())
     }).pipe(sql.withTransaction, Effect.catchIf((error) => error instanceof Rollback, () => Effect.void))
     console.log(`| ${n + 1} | ${deleted} | ${spent.cpu.toFixed(2)} | ${(spent.bytes / 1e6).toFixed(1)} |`)
