@@ -65,7 +65,19 @@ export const makeExpirySweep = Effect.gen(function*() {
         )
     })
 
+  /** Whether the bank holds an expired memory (the partial index `memory_units_expiring`): else nothing is touched. */
+  const anyExpired = (bankId: string) =>
+    Effect.flatMap(Clock.currentTimeMillis, (now) =>
+      sql<{ due: boolean }>`SELECT EXISTS (SELECT 1 FROM memory_units
+        WHERE expires_at <= ${new Date(now)} AND bank_id = ${bankId}) AS due`.pipe(
+        Effect.orDie,
+        Effect.map((rows) => rows[0]?.due === true)
+      ))
+
   return Effect.fn("ExpirySweep.run")(function*(bankId: string) {
+    // A bank with nothing expired is left as it is: not even the reads' buffered access events are written, so an
+    // export of an unchanged bank stays byte for byte the same file.
+    if (!(yield* anyExpired(bankId))) return nothingSwept
     let removed = noneRemoved
     let wake = false
     const staleModels = new Set<string>()
@@ -96,6 +108,15 @@ export const makeExpirySweep = Effect.gen(function*() {
     }
   })
 })
+
+const nothingSwept = {
+  memories_deleted: 0,
+  observations_released: 0,
+  mental_models_marked_stale: 0,
+  trajectories_queued: 0,
+  removed: noneRemoved,
+  brain_file_rewritten: false
+}
 
 export const ExpirySweepTask = TaskRegistry.handler(
   expirySweepTask,
