@@ -54,8 +54,8 @@ const program = Effect.gen(function*() {
   // Every memory of A expires now; the write that would set it wakes the scheduler, as retain does.
   yield* sql`UPDATE memory_units SET expires_at = now() - interval '1 second' WHERE bank_id = 'sweep-a'`
   yield* graph.changed("sweep-a")
-  // The sweep's own operation is polled, not A's memories: a count of a 100k bank full of dead rows (PGlite has no
-  // autovacuum) read some 100 MB each second, on the session and event loop the sweep and B share.
+  // The sweep's own operation is polled (one indexed row), not A's memories: a count reads every live and dead row of
+  // the bank (PGlite has no autovacuum), each second, on the session and event loop the sweep and B share.
   const sweeping = sql<{ status: string }>`SELECT status FROM operations
     WHERE bank_id = 'sweep-a' AND task_type = 'expiry_sweep' ORDER BY created_at DESC LIMIT 1`.pipe(
     Effect.map((rows) => rows[0]?.status)

@@ -77,21 +77,21 @@ export const makeExpirySweep = Effect.gen(function*() {
   return Effect.fn("ExpirySweep.run")(function*(bankId: string) {
     // A bank with nothing expired is left as it is: not even the reads' buffered access events are written, so an
     // export of an unchanged bank stays byte for byte the same file.
-    if (!(yield* anyExpired(bankId))) return nothingSwept
+    let more = yield* anyExpired(bankId)
     let removed = noneRemoved
     let wake = false
     const staleModels = new Set<string>()
     const trajectories = new Set<string>()
-    while (true) {
+    while (more) {
       const { picked: due, derived } = yield* slice(bankId)
       removed = addRemoved(removed, derived.removed)
       for (const id of derived.trajectoryEntityIds) trajectories.add(id)
       wake ||= derived.deletion.consolidationQueued
       for (const id of derived.models) staleModels.add(id)
       if (derived.deletion.memories.length > 0) yield* graph.changed(bankId)
-      if (due < sweepSlice) break
+      more = due >= sweepSlice
       // Other fibers (requests, other banks) run between slices.
-      yield* Effect.yieldNow
+      if (more) yield* Effect.yieldNow
     }
     if (wake) yield* consolidation.wake(bankId)
     // The trajectory recompute the slices queued runs once this sweep has let the bank's worker go.
@@ -108,15 +108,6 @@ export const makeExpirySweep = Effect.gen(function*() {
     }
   })
 })
-
-const nothingSwept = {
-  memories_deleted: 0,
-  observations_released: 0,
-  mental_models_marked_stale: 0,
-  trajectories_queued: 0,
-  removed: noneRemoved,
-  brain_file_rewritten: false
-}
 
 export const ExpirySweepTask = TaskRegistry.handler(
   expirySweepTask,
