@@ -32,6 +32,8 @@ export const CurrentAccessSource = Context.Reference<AccessSource>("engram/activ
 })
 
 interface BufferedAccess {
+  /** The order it was recorded in (the buffer stays in this order): not written. */
+  readonly recorded: number
   readonly bank_id: string
   readonly access_id: string
   readonly source: AccessSource
@@ -69,6 +71,13 @@ export class AccessTelemetry extends Context.Service<AccessTelemetry, {
   readonly flush: Effect.Effect<void>
   /** Writes what is buffered now, without pruning old events: for a reader that must count every recorded read. */
   readonly writeBuffered: Effect.Effect<void>
+  /**
+   * Writes what is buffered for one bank, and nothing of the others': for a reader of that bank's telemetry, and for
+   * a deletion that must take the accesses of what it deletes. It costs what that bank's reads recorded, so a bank
+   * read without pause by many clients does not hold up another bank's sweep or forget (it did, by up to 17 s a
+   * slice: the whole buffer, up to `maxBuffered` rows, went first).
+   */
+  readonly writeBufferedOf: (bankId: string) => Effect.Effect<void>
   readonly stats: Effect.Effect<{ readonly buffered: number; readonly written: number; readonly dropped: number }>
 }>()("engram/activity/AccessTelemetry") {
   static readonly layerWith = (options: AccessTelemetryOptions) =>
@@ -80,6 +89,7 @@ export class AccessTelemetry extends Context.Service<AccessTelemetry, {
         const flushDelay = Duration.fromInputUnsafe(options.flushDelay ?? Duration.seconds(1))
         const maxBuffered = options.maxBuffered ?? 50_000
         let buffer: Array<BufferedAccess> = []
+        let recorded = 0
         let written = 0
         let dropped = 0
         const retentionMs = Duration.toMillis(Duration.fromInputUnsafe(options.retention ?? Duration.days(90)))
@@ -90,7 +100,7 @@ export class AccessTelemetry extends Context.Service<AccessTelemetry, {
 
         const write = (rows: ReadonlyArray<BufferedAccess>) =>
           sql.withTransaction(Effect.gen(function*() {
-            const batch = JSON.stringify(rows)
+            const batch = JSON.stringify(rows, (key, value) => key === "recorded" ? undefined : value)
             // Accesses of a bank deleted since the read are left out rather than failing the whole batch.
             yield* sql`
               INSERT INTO memory_access_events (bank_id, access_id, source, item_type, item_id, score, accessed_at)
@@ -130,20 +140,54 @@ export class AccessTelemetry extends Context.Service<AccessTelemetry, {
             )
           )
 
-        /** Takes the oldest `limit` rows (a read recorded meanwhile goes to a later write) and writes them. */
-        const writeOldest = (limit: number) =>
-          Effect.uninterruptible(writing.withPermit(Effect.gen(function*() {
-            if (buffer.length === 0) return
-            const taken = buffer.length <= limit ? buffer : buffer.slice(0, limit)
-            buffer = buffer.length <= limit ? [] : buffer.slice(limit)
-            for (let start = 0; start < taken.length; start += rowsPerStatement) {
-              yield* writeCounted(taken.slice(start, start + rowsPerStatement))
-            }
+        /**
+         * Takes rows out of the buffer and writes them, holding the one permit for one statement's worth only, so a
+         * bank's own flush waits for at most one statement of another's, never for a whole backlog.
+         */
+        const writeTaken = (take: () => ReadonlyArray<BufferedAccess>) =>
+          Effect.uninterruptible(writing.withPermit(Effect.suspend(() => {
+            const taken = take()
+            return taken.length === 0 ? Effect.succeed(false) : Effect.as(writeCounted(taken), true)
           })))
+
+        /** The oldest `limit` rows (at most a statement's) recorded up to `upTo`. */
+        const takeOldest = (limit: number, upTo: number) => () => {
+          let end = 0
+          while (end < Math.min(limit, rowsPerStatement, buffer.length) && buffer[end]!.recorded <= upTo) end++
+          const taken = buffer.slice(0, end)
+          buffer = buffer.slice(end)
+          return taken
+        }
+
+        /** Writes the oldest `limit` rows recorded so far (a read recorded meanwhile goes to a later write). */
+        const writeOldest = (limit: number) =>
+          Effect.gen(function*() {
+            const upTo = recorded
+            let left = limit
+            while (left > 0 && (yield* writeTaken(takeOldest(left, upTo)))) left -= rowsPerStatement
+          })
 
         /** Everything buffered, at once: a reader of the telemetry is itself a request, so it must not wait for a lull. */
         const writeBuffered = writeOldest(Number.POSITIVE_INFINITY)
         const flush = Effect.andThen(writeBuffered, prune)
+
+        /** One bank's rows, in the order they were recorded, taken out of the buffer a statement's worth at a time. */
+        const takeOfBank = (bankId: string, upTo: number) => () => {
+          const taken: Array<BufferedAccess> = []
+          const kept: Array<BufferedAccess> = []
+          for (const row of buffer) {
+            if (row.bank_id === bankId && row.recorded <= upTo && taken.length < rowsPerStatement) taken.push(row)
+            else kept.push(row)
+          }
+          if (taken.length > 0) buffer = kept
+          return taken
+        }
+        const writeBufferedOf = (bankId: string) =>
+          Effect.gen(function*() {
+            const upTo = recorded
+            let more = true
+            while (more) more = yield* writeTaken(takeOfBank(bankId, upTo))
+          })
 
         /**
          * The background writer's way: what was buffered when it woke, one slice at a time, each after requests in
@@ -176,6 +220,7 @@ export class AccessTelemetry extends Context.Service<AccessTelemetry, {
                 continue
               }
               buffer.push({
+                recorded: ++recorded,
                 bank_id: bankId,
                 access_id: accessId,
                 source: from,
@@ -201,6 +246,7 @@ export class AccessTelemetry extends Context.Service<AccessTelemetry, {
           record,
           flush,
           writeBuffered,
+          writeBufferedOf,
           stats: Effect.sync(() => ({ buffered: buffer.length, written, dropped }))
         })
       })

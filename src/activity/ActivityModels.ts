@@ -190,7 +190,7 @@ export class ActivityModels extends Context.Service<ActivityModels, {
 
       const current = Effect.fn("ActivityModels.current")(function*(bankId: string) {
         // What reads just recorded is written first, so the model counts them (and two reads in a row agree).
-        yield* telemetry.writeBuffered
+        yield* telemetry.writeBufferedOf(bankId)
         const computed = yield* compute(bankId, false)
         const builtAt = Option.isSome(computed.previous) && computed.newEvents === 0
           ? computed.previous.value.builtAt
@@ -200,7 +200,7 @@ export class ActivityModels extends Context.Service<ActivityModels, {
 
       const build = Effect.fn("ActivityModels.build")(
         function*(bankId: string, options: { readonly rebuild: boolean }) {
-          yield* telemetry.writeBuffered
+          yield* telemetry.writeBufferedOf(bankId)
           const computed = yield* compute(bankId, options.rebuild)
           const builtAt = new Date(yield* Clock.currentTimeMillis)
           const { learned: _learned, ...own } = computed.state as ActivityState & { learned?: unknown }

@@ -75,7 +75,7 @@ export const makeApprovalHandler = Effect.gen(function*() {
       const vectors = yield* embeddings.embedDocuments(batch.map((chunk) => chunk.contentText))
       // Each chunk's document replaces the one an earlier approval wrote, with everything derived from its memory.
       const replaced = removal.session(bankId, "replace")
-      yield* removal.flush
+      yield* removal.flush(bankId)
       const written = yield* locks.withWriteLock(bankId)(
         writeBatch({
           bankId,

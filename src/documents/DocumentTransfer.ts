@@ -311,7 +311,7 @@ export class DocumentTransfer extends Context.Service<DocumentTransfer, {
         }))
         // An import over an existing document replaces it: its old memories go with everything derived from them.
         const replaced = removal.session(bankId, "replace")
-        if (replace) yield* removal.flush
+        if (replace) yield* removal.flush(bankId)
         const written = yield* locks.withWriteLock(bankId)(
           writeBatch({
             bankId,

@@ -122,7 +122,7 @@ export class BrainInfluence extends Context.Service<BrainInfluence, {
       const analytics = Effect.fn("BrainInfluence.analytics")(function*(bankId: string, options: InfluenceOptions) {
         yield* banks.get(bankId)
         // What reads just recorded is written first, so the answer includes them.
-        yield* telemetry.flush
+        yield* telemetry.writeBufferedOf(bankId)
         const now = yield* Clock.currentTimeMillis
         const today = Math.floor(now / dayMs) * dayMs
         const firstDay = today - (options.windowDays - 1) * dayMs

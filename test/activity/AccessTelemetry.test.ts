@@ -2,10 +2,11 @@
  * Access telemetry keeps up with the reads that make it. Between requests it writes in small slices, so the next
  * request waits for one slice at most; under requests that never pause there is no lull to protect, and a round
  * writes everything due at once instead of one slice per longest wait (which fell behind: 3,000 rows would take
- * 30 waits of half a second, while steady reads make that many every second).
+ * 30 waits of half a second, while steady reads make that many every second). A bank's own flush (a sweep's or
+ * forget's, a reader of its telemetry) writes that bank's reads only, not another bank's backlog.
  */
 import { assert, layer } from "@effect/vitest"
-import { Duration, Effect, Fiber } from "effect"
+import { Context, Duration, Effect, Fiber, Layer } from "effect"
 import { SqlClient } from "effect/sql"
 import { Foreground } from "../../src/bank/Foreground.ts"
 import { AccessTelemetry } from "../../src/activity/AccessTelemetry.ts"
@@ -46,5 +47,38 @@ layer(testApp({ backgroundMaxWait: Duration.millis(500) }), { excludeTestService
         assert.strictEqual(rows[0]!.n, 3000)
         yield* Fiber.interrupt(busy)
       }))
+
+    it.effect("a bank's own flush writes that bank's reads and leaves another bank's backlog buffered", () =>
+      Effect.gen(function*() {
+        const sql = yield* SqlClient.SqlClient
+        yield* ok("PUT", "/v1/default/banks/hammered", {})
+        yield* ok("PUT", "/v1/default/banks/swept", {})
+        // A writer of its own whose background round would come only after ten minutes: what is written here is
+        // what the flushes wrote.
+        const context = yield* Layer.build(AccessTelemetry.layerWith({ flushDelay: Duration.minutes(10) }))
+        const telemetry = Context.get(context, AccessTelemetry)
+        for (let read = 0; read < 30; read++) {
+          const items = Array.from(
+            { length: 100 },
+            (_, n) => ({ type: "chunk" as const, id: `c-${read}-${n}`, score: 0.5 })
+          )
+          yield* telemetry.record("hammered", items, "recall")
+          if (read % 10 === 0) yield* telemetry.record("swept", [{ type: "chunk", id: `s-${read}`, score: 0.9 }])
+        }
+        const count = (bank: string) =>
+          Effect.map(
+            sql<{ n: number }>`SELECT count(*)::int AS n FROM memory_access_events WHERE bank_id = ${bank}`,
+            (rows) => rows[0]!.n
+          )
+
+        yield* telemetry.writeBufferedOf("swept")
+        assert.strictEqual(yield* count("swept"), 3, "the bank's own reads are written")
+        assert.strictEqual(yield* count("hammered"), 0, "another bank's backlog was written with them")
+        assert.strictEqual((yield* telemetry.stats).buffered, 3000)
+
+        yield* telemetry.writeBuffered
+        assert.strictEqual(yield* count("hammered"), 3000)
+        assert.strictEqual((yield* telemetry.stats).buffered, 0)
+      }).pipe(Effect.scoped))
   }
 )

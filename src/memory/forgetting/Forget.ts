@@ -296,12 +296,12 @@ export class Forget extends Context.Service<Forget, {
             )
           }
         }
-        // Reads' access events still buffered are written first: the forget removes them with the rest (none is
+        // The bank's reads' access events still buffered are written first: the forget removes them with the rest (none is
         // written afterwards naming a forgotten memory), and a dry run counts what the forget itself will.
         const sliced = request.dry_run === true || request.purge_history === true
           ? nothingSliced
           : yield* forgetInSlices(bankId, request).pipe(Effect.orDie)
-        yield* telemetry.flush
+        yield* telemetry.writeBufferedOf(bankId)
         const result = yield* locks.withWriteLock(bankId)(
           forgetInTransaction(bankId, request, sliced).pipe(
             Effect.flatMap((outcome) =>

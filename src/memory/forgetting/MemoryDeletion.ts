@@ -3,7 +3,7 @@
  * derived, as forget and the sweeps do (`deleteEverythingDerived`): opinions resting on the memories (transitively),
  * the observations built on them released, mental models citing them emptied and queued for refresh, dream evidence,
  * anomalies (but those a user suppressed), access history, dataset sets, orphaned chunks and documents. The caller's work runs in one transaction
- * under the bank's write lock (all of it or none), after the reads' buffered access events are written (so the
+ * under the bank's write lock (all of it or none), after the bank's reads' buffered access events are written (so the
  * deletion removes them too); the emptied models' refreshes are queued in the same transaction; after the commit the
  * brain catches up, consolidation is woken and the kept `.brain` file is removed (written again on the brain's next
  * release). `makeMemoryRemoval` gives the same to paths that hold their own transaction (a document replaced by a
@@ -81,7 +81,7 @@ type RemoveInTransaction = (
  * replaces a document, an invalidation) and for `makeMemoryDeletion`: a `session` of one transaction's removals, whose
  * `remove` runs in the transaction under the bank's write lock, queueing the emptied mental models' refreshes there
  * (they commit with it), and whose `afterCommit` tells the brain, wakes the bank and removes the kept `.brain` file.
- * `flush` writes the reads' buffered access events first, so the removal takes them.
+ * `flush` writes the bank's reads' buffered access events first (not other banks'), so the removal takes them.
  */
 export const makeMemoryRemoval = Effect.gen(function*() {
   const consolidation = yield* makeConsolidationRequests
@@ -164,7 +164,7 @@ export const makeMemoryRemoval = Effect.gen(function*() {
     return { remove: removeInSession, afterCommit: Effect.suspend(() => afterCommit(bankId, after)) }
   }
 
-  return { session, flush: telemetry.flush }
+  return { session, flush: telemetry.writeBufferedOf }
 })
 
 export const makeMemoryDeletion = Effect.gen(function*() {
@@ -178,7 +178,7 @@ export const makeMemoryDeletion = Effect.gen(function*() {
   ) =>
     Effect.gen(function*() {
       const deletion = removal.session(bankId, "delete")
-      yield* removal.flush
+      yield* removal.flush(bankId)
       const value = yield* locks.withWriteLock(bankId)(
         work(deletion.remove).pipe(sql.withTransaction, Effect.provideService(SqlClient.SqlClient, sql))
       ).pipe(Effect.catchTag("SqlError", (error) => Effect.die(error)))

@@ -320,7 +320,7 @@ export class Retain extends Context.Service<Retain, {
         // A replaced document's old memories go with everything derived from them, as a delete takes them; the reads'
         // buffered access events are written first so that the removal takes theirs too.
         const replaced = removal.session(bankId, "replace")
-        if (replacing.size > 0) yield* removal.flush
+        if (replacing.size > 0) yield* removal.flush(bankId)
         const batch: WriteBatch = {
           bankId,
           operationId: options.operationId,
