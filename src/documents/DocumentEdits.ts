@@ -14,6 +14,7 @@ import type { UpdateDocumentRequest } from "../domain/DocumentOps.ts"
 import { isoOrNull as iso } from "../domain/IsoTime.ts"
 import { makeConsolidationRequests, observationsEnabled } from "../memory/consolidation/ConsolidationRequests.ts"
 import { requeueEditedFacts } from "../memory/consolidation/FactRequeue.ts"
+import { notAllExpired } from "../memory/forgetting/Expiry.ts"
 import { GraphRecall } from "../memory/recall/GraphRecall.ts"
 import { Retain } from "../memory/retain/Retain.ts"
 import { Operations } from "../bank/Operations.ts"
@@ -70,8 +71,9 @@ export class DocumentEdits extends Context.Service<DocumentEdits, {
 
       const requireDocument = Effect.fn("DocumentEdits.requireDocument")(function*(bankId: string, documentId: string) {
         yield* banks.get(bankId)
-        const rows = yield* sql`SELECT 1 FROM documents WHERE bank_id = ${bankId} AND document_id = ${documentId}`
-          .pipe(Effect.orDie)
+        // A document whose memories have all expired is gone, as the sweep will delete it.
+        const rows = yield* sql`SELECT 1 FROM documents d WHERE d.bank_id = ${bankId} AND d.document_id = ${documentId}
+          AND ${notAllExpired(sql, "d", new Date(), "document")}`.pipe(Effect.orDie)
         if (rows.length === 0) return yield* NotFound.of("document", documentId)
       })
 
@@ -110,12 +112,14 @@ export class DocumentEdits extends Context.Service<DocumentEdits, {
         page: { readonly limit: number; readonly offset: number }
       ) {
         yield* requireDocument(bankId, documentId)
+        // A chunk whose memories have all expired is left out, as the sweep will delete it.
+        const live = notAllExpired(sql, "c", new Date(), "chunk")
         const [rows, total] = yield* Effect.all([
-          sql<ChunkRow>`SELECT id, document_id, chunk_index, text, created_at FROM chunks
-            WHERE bank_id = ${bankId} AND document_id = ${documentId}
-            ORDER BY chunk_index, created_at, id LIMIT ${page.limit} OFFSET ${page.offset}`,
-          sql<{ count: number }>`SELECT count(*)::int AS count FROM chunks
-            WHERE bank_id = ${bankId} AND document_id = ${documentId}`
+          sql<ChunkRow>`SELECT c.id, c.document_id, c.chunk_index, c.text, c.created_at FROM chunks c
+            WHERE c.bank_id = ${bankId} AND c.document_id = ${documentId} AND ${live}
+            ORDER BY c.chunk_index, c.created_at, c.id LIMIT ${page.limit} OFFSET ${page.offset}`,
+          sql<{ count: number }>`SELECT count(*)::int AS count FROM chunks c
+            WHERE c.bank_id = ${bankId} AND c.document_id = ${documentId} AND ${live}`
         ]).pipe(Effect.orDie)
         return {
           items: rows.map((row) => ({

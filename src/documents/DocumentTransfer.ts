@@ -24,7 +24,7 @@ import { GraphRecall } from "../memory/recall/GraphRecall.ts"
 import { chunkHash, contentHash } from "../memory/retain/ContentHash.ts"
 import type { PreparedFact } from "../memory/retain/MemoryWriter.ts"
 import { makeMemoryRemoval } from "../memory/forgetting/MemoryDeletion.ts"
-import { liveAt } from "../memory/forgetting/Expiry.ts"
+import { liveAt, notAllExpired } from "../memory/forgetting/Expiry.ts"
 import { ExpiryWakeups } from "../memory/forgetting/ExpiryWakeups.ts"
 import { writeBatch } from "../memory/retain/MemoryWriter.ts"
 import { Operations } from "../bank/Operations.ts"
@@ -134,6 +134,8 @@ export class DocumentTransfer extends Context.Service<DocumentTransfer, {
         bankId: string,
         ids: ReadonlyArray<string> | null
       ) {
+        // What has expired is left out, its documents and chunks with it: an archive holds nothing past its expiry.
+        const now = new Date()
         const documents = yield* sql<{
           documentId: string
           metadata: Record<string, unknown>
@@ -141,15 +143,18 @@ export class DocumentTransfer extends Context.Service<DocumentTransfer, {
           context: string | null
           originalText: string | null
           createdAt: Date
-        }>`SELECT document_id, metadata, tags, context, original_text, created_at FROM documents
-          WHERE bank_id = ${bankId} ${ids === null ? sql`` : sql`AND document_id IN ${sql.in(ids)}`}
-          ORDER BY created_at, document_id`
+        }>`SELECT d.document_id, d.metadata, d.tags, d.context, d.original_text, d.created_at FROM documents d
+          WHERE d.bank_id = ${bankId} ${ids === null ? sql`` : sql`AND d.document_id IN ${sql.in(ids)}`}
+            AND ${notAllExpired(sql, "d", now, "document")}
+          ORDER BY d.created_at, d.document_id`
         const positions = new Map<string, readonly [number, number]>()
         const archived: Array<ArchivedDocument> = []
         for (const [documentIndex, document] of documents.entries()) {
           const chunks = yield* sql<{ id: string; chunkIndex: number; text: string }>`
-            SELECT id, chunk_index, text FROM chunks WHERE bank_id = ${bankId} AND document_id = ${document.documentId}
-            ORDER BY chunk_index, id`
+            SELECT c.id, c.chunk_index, c.text FROM chunks c
+            WHERE c.bank_id = ${bankId} AND c.document_id = ${document.documentId}
+              AND ${notAllExpired(sql, "c", now, "chunk")}
+            ORDER BY c.chunk_index, c.id`
           const facts = yield* sql<{
             id: string
             text: string
@@ -170,7 +175,7 @@ export class DocumentTransfer extends Context.Service<DocumentTransfer, {
                 JOIN entities e ON e.id = ue.entity_id WHERE ue.unit_id = u.id) AS entity_names
             FROM memory_units u
             WHERE u.bank_id = ${bankId} AND u.document_id = ${document.documentId}
-              AND u.fact_type IN ('world', 'experience') AND ${liveAt(sql, "u", new Date())}
+              AND u.fact_type IN ('world', 'experience') AND ${liveAt(sql, "u", now)}
             ORDER BY u.seq`
           const index = new Map(facts.map((fact, factIndex) => [fact.id, factIndex]))
           facts.forEach((fact, factIndex) => positions.set(fact.id, [documentIndex, factIndex]))

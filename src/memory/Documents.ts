@@ -7,7 +7,7 @@ import { createHash } from "node:crypto"
 import { SqlClient } from "effect/sql"
 import { Banks } from "../bank/Banks.ts"
 import { NotFound } from "../domain/Errors.ts"
-import { liveAt } from "./forgetting/Expiry.ts"
+import { liveAt, notAllExpired } from "./forgetting/Expiry.ts"
 import { makeMemoryDeletion } from "./forgetting/MemoryDeletion.ts"
 
 interface DocumentRow {
@@ -72,6 +72,7 @@ export class Documents extends Context.Service<Documents, {
         yield* banks.get(bankId)
         const where = sql.and([
           sql`d.bank_id = ${bankId}`,
+          notAllExpired(sql, "d", new Date(), "document"),
           ...(filter.q ? [sql`d.document_id ILIKE ${`%${filter.q.replace(/[\\%_]/g, "\\$&")}%`}`] : [])
         ])
         const [rows, total] = yield* Effect.all([
@@ -83,8 +84,8 @@ export class Documents extends Context.Service<Documents, {
       })
 
       const get = Effect.fn("Documents.get")(function*(bankId: string, documentId: string) {
-        const rows = yield* sql<DocumentRow>`${select()} WHERE d.bank_id = ${bankId} AND d.document_id = ${documentId}`
-          .pipe(Effect.orDie)
+        const rows = yield* sql<DocumentRow>`${select()} WHERE d.bank_id = ${bankId} AND d.document_id = ${documentId}
+          AND ${notAllExpired(sql, "d", new Date(), "document")}`.pipe(Effect.orDie)
         const row = rows[0]
         if (row === undefined) return yield* NotFound.of("document", documentId)
         // The hash clients compare to tell whether a re-sent document changed (SHA-256 of the stored text).

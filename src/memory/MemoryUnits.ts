@@ -11,7 +11,7 @@ import type { FactType, MemoryUnitView } from "../domain/Memory.ts"
 import { makeMemoryDeletion } from "./forgetting/MemoryDeletion.ts"
 import { entityNamesOfPicked } from "./UnitEntityNames.ts"
 import { toUnitView, type UnitRow } from "./UnitRow.ts"
-import { liveAt } from "./forgetting/Expiry.ts"
+import { liveAt, notAllExpired } from "./forgetting/Expiry.ts"
 
 export class MemoryUnits extends Context.Service<MemoryUnits, {
   readonly list: (bankId: string, filter: {
@@ -147,9 +147,8 @@ export class MemoryUnits extends Context.Service<MemoryUnits, {
           chunkIndex: number
           text: string
           createdAt: Date
-        }>`SELECT id, bank_id, document_id, chunk_index, text, created_at FROM chunks WHERE id = ${chunkId}`.pipe(
-          Effect.orDie
-        )
+        }>`SELECT c.id, c.bank_id, c.document_id, c.chunk_index, c.text, c.created_at FROM chunks c
+          WHERE c.id = ${chunkId} AND ${notAllExpired(sql, "c", new Date(), "chunk")}`.pipe(Effect.orDie)
         return yield* Option.match(Option.fromNullishOr(rows[0]), {
           onNone: () => Effect.fail(NotFound.of("chunk", chunkId)),
           onSome: Effect.succeed

@@ -9,6 +9,20 @@ import type { SqlClient } from "effect/sql"
 export const liveAt = (sql: SqlClient.SqlClient, alias: string, now: Date) =>
   sql`(${sql.literal(alias)}.expires_at IS NULL OR ${sql.literal(alias)}.expires_at > ${now})`
 
+/**
+ * The condition on `alias` (a `documents` alias, or a `chunks` alias with `of: "chunk"`) that holds unless every memory
+ * it holds has expired by `now`: such a document or chunk is gone from every read, its text included, as the sweep
+ * will delete it. One that holds no memory at all (nothing was extracted from it) or a live one stays.
+ */
+export const notAllExpired = (sql: SqlClient.SqlClient, alias: string, now: Date, of: "document" | "chunk") => {
+  const owner = sql.literal(alias)
+  const holds = of === "document"
+    ? sql`x.bank_id = ${owner}.bank_id AND x.document_id = ${owner}.document_id`
+    : sql`x.chunk_id = ${owner}.id`
+  return sql`(NOT EXISTS (SELECT 1 FROM memory_units x WHERE ${holds} AND x.expires_at <= ${now})
+    OR EXISTS (SELECT 1 FROM memory_units x WHERE ${holds} AND ${liveAt(sql, "x", now)}))`
+}
+
 /** Whether a memory that expires at `expiresAt` (epoch ms, null: never) is still there at `now`. */
 export const liveAtMillis = (expiresAt: number | null, now: number) => expiresAt === null || expiresAt > now
 

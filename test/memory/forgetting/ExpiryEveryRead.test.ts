@@ -2,7 +2,7 @@
  * An expired memory is gone from every read at its instant of expiry, not only from recall and the memory list:
  * over the real HTTP server on both tiers, the graph views, the state surface (whose answers are cached), the tag
  * and document counts, the entity co-occurrence graph, an entity's trajectory, a dataset export (of a set retained
- * into the bank) and the MCP tools stop returning it
+ * into the bank), the MCP tools, and the document and chunk it came from (their text is the memory's) stop returning it
  * before any sweep ran; a `.brain` export deletes what has expired before it writes the file. A document archive
  * carries each fact's expiry, so an imported copy is forgotten at the same instant as the original.
  */
@@ -10,7 +10,7 @@ import { assert, layer } from "@effect/vitest"
 import { createClient, createConfig, sdk } from "@vectorize-io/hindsight-client"
 import { Effect } from "effect"
 import { SqlClient } from "effect/sql"
-import { encodeArchive } from "../../../src/documents/TransferArchive.ts"
+import { decodeArchive, encodeArchive } from "../../../src/documents/TransferArchive.ts"
 import { pathOf, personWithTrajectory } from "../../support/EntityTrajectory.ts"
 import { bankPath, call, ok, operationFinished, settled } from "../../support/HttpCalls.ts"
 import { connectMcp } from "../../support/McpClient.ts"
@@ -22,18 +22,29 @@ const base = bankPath(bank)
 const secret = "Zephyrine Okafor keeps the spare office key under the blue flowerpot."
 const lasting = "Marguerite Delacroix waters the office plants every Monday."
 
-/** Every read other than recall and the memory list that shows memories, as text, keyed by what was read. */
-const reads = (datasetId: string) =>
+/**
+ * Every read other than recall and the memory list that shows memories, as text, keyed by what was read; the reads of
+ * the expiring memory's own document and chunk with their status.
+ */
+const reads = (datasetId: string, chunkId: string) =>
   Effect.gen(function*() {
     const texts = yield* stateSurfaceViews(bank, ["Where is the spare office key?"])
     for (const view of ["graph?limit=100", "timeline?limit=100", "tags", "documents", "entities/graph?min_count=1"]) {
       texts[view] = (yield* ok("GET", `${base}/${view}`)).text
     }
+    const statuses: Record<string, number> = {}
+    for (
+      const path of [`${base}/documents/key-note`, `${base}/documents/key-note/chunks`, `/v1/default/chunks/${chunkId}`]
+    ) {
+      const response = yield* call("GET", path)
+      texts[path] = response.text
+      statuses[path] = response.status
+    }
     const server = yield* TestServer
     const mcp = yield* connectMcp(`${server.url}/mcp/`, { "x-bank-id": bank })
     texts["dataset export"] = (yield* ok("POST", `${base}/forge/taste/export`, { dataset_id: datasetId })).text
     texts["mcp export_dataset"] = JSON.stringify(yield* mcp.ok("export_dataset", { dataset_id: datasetId }))
-    return texts
+    return { texts, statuses }
   })
 
 const tagCount = (texts: Record<string, string>, tag: string) =>
@@ -79,6 +90,8 @@ layer(testApp({ mcpToolFamilies: ["graph", "datasets"] }), { excludeTestServices
         assert.isNotEmpty(fromSet)
         yield* settled(bank)
         const secretId = yield* memoryIdOf(secret)
+        const [held] = yield* sql<{ chunkId: string }>`SELECT chunk_id FROM memory_units WHERE id = ${secretId}`
+        const chunkId = held!.chunkId
         const lastStep = alice.before.at(-1)!
 
         // The sweep is held off (an open sweep row, as if another runner were sweeping), so what is checked below is
@@ -92,13 +105,14 @@ layer(testApp({ mcpToolFamilies: ["graph", "datasets"] }), { excludeTestServices
         for (const id of [secretId, lastStep, ...fromSet]) {
           yield* ok("PATCH", `${base}/memories/${id}`, { expires_at: new Date(expiresAt).toISOString() })
         }
-        const before = yield* reads(dataset)
+        const { texts: before, statuses: statusesBefore } = yield* reads(dataset, chunkId)
         assert.isBelow(Date.now(), expiresAt, "the reads before the expiry finished before it (a slow machine?)")
         for (
           const view of [
             "graph?limit=100",
             "graph/intelligence?window_days=0&confidence_min=0&limit=100",
-            "dataset export"
+            "dataset export",
+            ...Object.keys(statusesBefore)
           ]
         ) {
           assert.include(before[view], "Zephyrine", `${view} shows the memory before its expiry`)
@@ -108,7 +122,10 @@ layer(testApp({ mcpToolFamilies: ["graph", "datasets"] }), { excludeTestServices
         assert.include(yield* pathOf(bank, alice.entity), lastStep)
 
         yield* Effect.sleep(Math.max(0, expiresAt - Date.now()) + 100)
-        const after = yield* reads(dataset)
+        const { texts: after, statuses } = yield* reads(dataset, chunkId)
+        for (const [path, status] of Object.entries(statuses)) {
+          assert.strictEqual(status, 404, `${path}: ${after[path]}`)
+        }
         for (const [view, text] of Object.entries(after)) {
           for (const word of ["Zephyrine", "flowerpot", secretId]) {
             const at = text.indexOf(word)
@@ -122,7 +139,7 @@ layer(testApp({ mcpToolFamilies: ["graph", "datasets"] }), { excludeTestServices
         assert.include(after["graph?limit=100"], "Marguerite", "the lasting memory is still shown")
         assert.include(after["dataset export"], "Marguerite", "the set never retained is still exported")
         assert.strictEqual(tagCount(after, "office"), 1)
-        assert.strictEqual(documentCount(after, "key-note"), 0)
+        assert.isUndefined(documentCount(after, "key-note"), "the expired memory's document is still listed")
         assert.strictEqual(documentCount(after, "plants-note"), 1)
         const path = yield* pathOf(bank, alice.entity)
         assert.notInclude(path, lastStep, "the trajectory no longer shows the expired fact")
@@ -176,9 +193,10 @@ layer(testApp({ mcpToolFamilies: ["graph", "datasets"] }), { excludeTestServices
         yield* sql`DELETE FROM operations WHERE id = ${holdSweep}`
       }))
 
-    it.effect("a document archive carries each fact's expiry into the bank that imports it", () =>
+    it.effect("a document archive carries each fact's expiry into the bank that imports it, and nothing expired", () =>
       Effect.gen(function*() {
         const server = yield* TestServer
+        const sql = yield* SqlClient.SqlClient
         const raw = createClient(createConfig({ baseUrl: server.url }))
         const source = "expiry-archive-source"
         const target = "expiry-archive-target"
@@ -190,16 +208,28 @@ layer(testApp({ mcpToolFamilies: ["graph", "datasets"] }), { excludeTestServices
               document_id: "badge",
               expires_at: expiresAt
             },
-            { content: "The lab's fire exit is behind the freezer room.", document_id: "exit" }
+            { content: "The lab's fire exit is behind the freezer room.", document_id: "exit" },
+            {
+              content: "The old alarm code of the lab was 4417.",
+              document_id: "old-code",
+              expires_at: new Date(Date.now() + 2_000).toISOString()
+            }
           ]
         })
         yield* settled(source)
+        // The sweep is held off, so the document of the expired memory is still stored when the export reads.
+        yield* sql`INSERT INTO operations (id, bank_id, task_type, status, payload)
+          VALUES (${crypto.randomUUID()}, ${source}, 'expiry_sweep', 'running', '{}')`
+        yield* Effect.sleep("2100 millis")
         const exported = yield* ok("POST", `${bankPath(source)}/document-transfer/export`)
         const done = yield* operationFinished(source, exported.body.operation_id)
         assert.strictEqual(done.status, "completed", JSON.stringify(done))
         const downloaded = yield* Effect.promise(() =>
           sdk.downloadFile({ client: raw, path: { key: done.result_metadata.storage_key }, parseAs: "arrayBuffer" })
         )
+        const archive = yield* decodeArchive(new Uint8Array(downloaded.data as ArrayBuffer))
+        assert.sameMembers(archive.documents.map((document) => document.document_id), ["badge", "exit"])
+        assert.notInclude(JSON.stringify(archive), "4417", "the archive carries an expired memory's text")
         const imported = yield* Effect.promise(() =>
           sdk.importDocuments({
             client: raw,
