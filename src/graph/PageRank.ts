@@ -4,6 +4,8 @@
  * the rank of live nodes without outgoing weight is spread evenly over the live nodes, so the total stays 1. Shared by
  * the influence leaderboard (a bank's memory graph) and code intelligence (a codebase's file graph).
  */
+import { Effect } from "effect"
+
 export interface CompressedGraph {
   readonly size: number
   readonly offsets: Int32Array
@@ -21,7 +23,8 @@ export interface PageRankOptions {
   readonly tolerance?: number
 }
 
-export const pageRank = (graph: CompressedGraph, options: PageRankOptions): Float64Array => {
+/** Power iteration set up over `graph`, run one round per `round()` (false once converged or out of rounds). */
+const powerIteration = (graph: CompressedGraph, options: PageRankOptions) => {
   const { size, offsets, targets, weights } = graph
   const alive = graph.alive ?? (() => true)
   const damping = options.damping ?? 0.85
@@ -29,13 +32,15 @@ export const pageRank = (graph: CompressedGraph, options: PageRankOptions): Floa
   for (let u = 0; u < size; u++) if (alive(u)) live++
   let rank = new Float64Array(size)
   let next = new Float64Array(size)
-  if (live === 0) return rank
   const outWeight = new Float64Array(size)
   for (let u = 0; u < size; u++) {
     for (let e = offsets[u]!; e < offsets[u + 1]!; e++) outWeight[u]! += weights[e]!
   }
   for (let u = 0; u < size; u++) if (alive(u)) rank[u] = 1 / live
-  for (let round = 0; round < options.maxRounds; round++) {
+  let rounds = live === 0 ? options.maxRounds : 0
+  const round = (): boolean => {
+    if (rounds >= options.maxRounds) return false
+    rounds++
     let dangling = 0
     for (let u = 0; u < size; u++) if (alive(u) && outWeight[u] === 0) dangling += rank[u]!
     const base = (1 - damping) / live + damping * dangling / live
@@ -50,10 +55,33 @@ export const pageRank = (graph: CompressedGraph, options: PageRankOptions): Floa
     const swap = rank
     rank = next
     next = swap
-    if (change < size * (options.tolerance ?? 0)) break
+    if (change < size * (options.tolerance ?? 0)) rounds = options.maxRounds
+    return rounds < options.maxRounds
   }
-  return rank
+  return { round, rank: () => rank }
 }
+
+export const pageRank = (graph: CompressedGraph, options: PageRankOptions): Float64Array => {
+  const iteration = powerIteration(graph, options)
+  let more = true
+  while (more) more = iteration.round()
+  return iteration.rank()
+}
+
+/**
+ * The same, letting other fibers (and the event loop) run between rounds: over a 100k-memory bank's graph (1.8M
+ * links) a round takes some 25 ms, and the twenty rounds at once held every request up by about half a second.
+ */
+export const pageRankYielding = (graph: CompressedGraph, options: PageRankOptions): Effect.Effect<Float64Array> =>
+  Effect.gen(function*() {
+    const iteration = powerIteration(graph, options)
+    let more = true
+    while (more) {
+      more = iteration.round()
+      yield* Effect.yieldNow
+    }
+    return iteration.rank()
+  })
 
 /** A compressed graph from an edge list (edges may come in any order). */
 export const compress = (

@@ -73,7 +73,7 @@ export class BrainInfluence extends Context.Service<BrainInfluence, {
           // While the bank's breaker is open there is no graph to rank: the graph factor is 0 for every memory.
           const brain = yield* brains.available(bankId)
           if (Option.isNone(brain)) return null
-          const centrality = pageRank(brain.value.graph)
+          const centrality = yield* pageRank(brain.value.graph)
           centralities.set(bankId, { generation: yield* brains.generation(bankId), centrality })
           return centrality
         })

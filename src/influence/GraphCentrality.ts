@@ -1,9 +1,12 @@
 /**
  * PageRank over the bank's graph snapshot (weighted, links read in both directions as the snapshot stores them),
  * scaled so the most central live memory scores 1. This is the influence leaderboard's `graph` factor: a memory
- * linked to many well-linked memories ranks high whether or not it was ever recalled. Pure: reads the graph only.
+ * linked to many well-linked memories ranks high whether or not it was ever recalled. Reads the graph only: its edges
+ * are copied at once, then the rounds run on the copy, letting requests in between (at 100k memories the whole
+ * computation held the event loop for about half a second).
  */
-import { pageRank as rankOver } from "../graph/PageRank.ts"
+import { Effect } from "effect"
+import { pageRankYielding as rankOver } from "../graph/PageRank.ts"
 import { type LiveGraph, makeEdgeBuffer } from "../brain/graph/LiveGraph.ts"
 
 const damping = 0.85
@@ -17,41 +20,46 @@ export interface Centrality {
   readonly top: (count: number) => ReadonlyArray<string>
 }
 
-export const pageRank = (graph: LiveGraph): Centrality => {
-  const size = graph.nodeCount
-  // The live edges once into compressed rows (base and delta merged, tombstones left out): the iterations then
-  // run over typed arrays instead of merging each node's lists twenty times.
-  const buffer = makeEdgeBuffer()
-  const offsets = new Int32Array(size + 1)
-  for (let u = 0; u < size; u++) {
-    offsets[u + 1] = offsets[u]! + (graph.isRemoved(u) ? 0 : graph.edgesOf(u, everyEdge, buffer))
-  }
-  const targets = new Int32Array(offsets[size]!)
-  const weights = new Float64Array(offsets[size]!)
-  for (let u = 0; u < size; u++) {
-    if (graph.isRemoved(u)) continue
-    const count = graph.edgesOf(u, everyEdge, buffer)
-    for (let e = 0; e < count; e++) {
-      targets[offsets[u]! + e] = buffer.targets[e]!
-      weights[offsets[u]! + e] = buffer.weights[e]!
+export const pageRank = (graph: LiveGraph): Effect.Effect<Centrality> =>
+  Effect.gen(function*() {
+    const size = graph.nodeCount
+    // The live edges once into compressed rows (base and delta merged, tombstones left out): the iterations then
+    // run over typed arrays instead of merging each node's lists twenty times.
+    const buffer = makeEdgeBuffer()
+    const offsets = new Int32Array(size + 1)
+    for (let u = 0; u < size; u++) {
+      offsets[u + 1] = offsets[u]! + (graph.isRemoved(u) ? 0 : graph.edgesOf(u, everyEdge, buffer))
     }
-  }
-  const rank = rankOver({ size, offsets, targets, weights, alive: (u) => !graph.isRemoved(u) }, {
-    damping,
-    maxRounds: iterations
+    const targets = new Int32Array(offsets[size]!)
+    const weights = new Float64Array(offsets[size]!)
+    for (let u = 0; u < size; u++) {
+      if (graph.isRemoved(u)) continue
+      const count = graph.edgesOf(u, everyEdge, buffer)
+      for (let e = 0; e < count; e++) {
+        targets[offsets[u]! + e] = buffer.targets[e]!
+        weights[offsets[u]! + e] = buffer.weights[e]!
+      }
+    }
+    // Who is alive is copied with the edges: the brain may take in writes between the rounds.
+    const alive = new Uint8Array(size)
+    for (let u = 0; u < size; u++) alive[u] = graph.isRemoved(u) ? 0 : 1
+    const rank = yield* rankOver({ size, offsets, targets, weights, alive: (u) => alive[u] === 1 }, {
+      damping,
+      maxRounds: iterations
+    })
+    let highest = 0
+    for (let u = 0; u < size; u++) if (rank[u]! > highest) highest = rank[u]!
+    return {
+      of: (memoryId) => {
+        const index = graph.indexOf.get(memoryId)
+        // A memory the brain took in after the copy has no rank yet.
+        return index === undefined || index >= size || highest === 0 ? 0 : rank[index]! / highest
+      },
+      top: (count) => {
+        const order: Array<number> = []
+        for (let u = 0; u < size; u++) if (alive[u] === 1) order.push(u)
+        order.sort((a, b) => rank[b]! - rank[a]!)
+        return order.slice(0, count).map((u) => graph.ids[u]!)
+      }
+    } satisfies Centrality
   })
-  let highest = 0
-  for (let u = 0; u < size; u++) if (rank[u]! > highest) highest = rank[u]!
-  return {
-    of: (memoryId) => {
-      const index = graph.indexOf.get(memoryId)
-      return index === undefined || highest === 0 ? 0 : rank[index]! / highest
-    },
-    top: (count) => {
-      const order: Array<number> = []
-      for (let u = 0; u < size; u++) if (!graph.isRemoved(u)) order.push(u)
-      order.sort((a, b) => rank[b]! - rank[a]!)
-      return order.slice(0, count).map((u) => graph.ids[u]!)
-    }
-  }
-}

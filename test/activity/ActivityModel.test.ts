@@ -1,9 +1,10 @@
 /**
  * The activity and influence math on its own: Kalman steps, the HMM fit, predictions over a horizon, the trend's
  * EWMA, band and anomalies, and PageRank on a small graph (the hub of a star is the most central; removed
- * memories take no rank).
+ * memories take no rank; other fibers run between its rounds).
  */
 import { assert, describe, it } from "@effect/vitest"
+import { Effect, Fiber } from "effect"
 import * as fc from "fast-check"
 import {
   type ActivityState,
@@ -119,7 +120,7 @@ describe("influence series", () => {
 })
 
 describe("graph centrality", () => {
-  it("PageRank ranks the hub of a star first, scaled to 1; removed memories have none", () => {
+  const star = () => {
     const leaves = ["b", "c", "d", "e"]
     const base = GraphSnapshot.build({
       nodeIds: ["a", ...leaves, "f"],
@@ -128,18 +129,36 @@ describe("graph centrality", () => {
         { fromId: "e", toId: "f", linkType: "semantic", weight: 1 }
       ]
     })
-    const graph = LiveGraph.of(base)
-    const centrality = pageRank(graph)
-    assert.strictEqual(centrality.of("a"), 1)
-    assert.strictEqual(centrality.top(2)[0], "a")
-    assert.strictEqual(centrality.top(2)[1], "e", "the leaf with a second link")
-    assert.isBelow(centrality.of("b"), centrality.of("e"))
-    assert.strictEqual(centrality.of("zzz"), 0)
-    graph.remove("a")
-    const without = pageRank(graph)
-    assert.strictEqual(without.of("a"), 0)
-    assert.isFalse(without.top(10).includes("a"))
-  })
+    return LiveGraph.of(base)
+  }
+
+  it.effect("PageRank ranks the hub of a star first, scaled to 1; removed memories have none", () =>
+    Effect.gen(function*() {
+      const graph = star()
+      const centrality = yield* pageRank(graph)
+      assert.strictEqual(centrality.of("a"), 1)
+      assert.strictEqual(centrality.top(2)[0], "a")
+      assert.strictEqual(centrality.top(2)[1], "e", "the leaf with a second link")
+      assert.isBelow(centrality.of("b"), centrality.of("e"))
+      assert.strictEqual(centrality.of("zzz"), 0)
+      graph.remove("a")
+      const without = yield* pageRank(graph)
+      assert.strictEqual(without.of("a"), 0)
+      assert.isFalse(without.top(10).includes("a"))
+    }))
+
+  it.effect("PageRank lets other fibers run between its rounds (a 100k bank's ranking held the event loop 0.5 s)", () =>
+    Effect.gen(function*() {
+      let turns = 0
+      const ticker = yield* Effect.forkChild(
+        Effect.forever(Effect.andThen(Effect.sync(() => turns++), Effect.yieldNow))
+      )
+      yield* Effect.yieldNow
+      const before = turns
+      yield* pageRank(star())
+      assert.isAtLeast(turns - before, 10, "the ranking ran its twenty rounds without a break")
+      yield* Fiber.interrupt(ticker)
+    }))
 })
 
 /** The first version of `fitHmm`, arrays of arrays allocated per observation: the reference for the typed-array one. */

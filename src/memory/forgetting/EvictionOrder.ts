@@ -45,7 +45,7 @@ export const leastInfluential = Effect.fn("Retention.leastInfluential")(function
     WHERE u.bank_id = ${bankId} AND u.fact_type IN ${sql.in([...countedFactTypes])}`.pipe(Effect.orDie)
   // Without a brain (its breaker open) the graph factor is 0 for every memory, as on the leaderboard.
   const brain = yield* brains.available(bankId)
-  const centrality = Option.isSome(brain) ? pageRank(brain.value.graph) : null
+  const centrality = Option.isSome(brain) ? yield* pageRank(brain.value.graph) : null
   const dreams = yield* dreamSignalByMemory(bankId, since).pipe(Effect.orDie)
   const scored = facts.map((fact) => ({
     id: fact.id,
