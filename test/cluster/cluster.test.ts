@@ -9,7 +9,7 @@ import { Effect, Fiber } from "effect"
 import { mkdtempSync } from "node:fs"
 import { tmpdir } from "node:os"
 import { join } from "node:path"
-import { type Child, freePort, spawnService, waitForHealth } from "../support/ChildService.ts"
+import { type Child, freePort, freePorts, spawnService, waitForHealth } from "../support/ChildService.ts"
 import { clusterSecret, health, request, until } from "../support/ClusterNodes.ts"
 import { databaseTier } from "../support/TestDatabase.ts"
 import { freshSchemaName } from "../support/TestRun.ts"
@@ -53,8 +53,9 @@ describe.skipIf(databaseTier === "pglite")("cluster of two runners and a client"
           SERVICE_API_CLUSTER_PORT: String(clusterPort),
           SERVICE_API_DATA_DIR: mkdtempSync(join(tmpdir(), "engram-cluster-"))
         })
-        const ports = [yield* freePort, yield* freePort, yield* freePort]
-        const clusterPorts = [yield* freePort, yield* freePort, yield* freePort]
+        const distinct = yield* freePorts(6)
+        const ports = distinct.slice(0, 3)
+        const clusterPorts = distinct.slice(3)
         const urls = ports.map((port) => `http://127.0.0.1:${port}`)
 
         // The first runner migrates the schema; the others join once it is there.

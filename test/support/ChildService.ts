@@ -1,20 +1,30 @@
 /** Starts engram (or a fixture around it) as a separate Node process, so tests can kill it for real. */
 import { type ChildProcess, spawn } from "node:child_process"
-import { createServer } from "node:net"
+import { createServer, type Server } from "node:net"
 import { Effect } from "effect"
 import type { Scope } from "effect"
 import { eventuallyAsync } from "./Eventually.ts"
 
-export const freePort = Effect.promise(() =>
-  new Promise<number>((resolve) => {
-    const server = createServer()
-    server.listen(0, "127.0.0.1", () => {
+/**
+ * `count` distinct free ports: each is held open until all are found, since a port closed at once can be handed out
+ * again by the next ask (a cluster node once got the same port for its HTTP server and its runner).
+ */
+export const freePorts = (count: number) =>
+  Effect.promise(async () => {
+    const servers = await Promise.all(Array.from({ length: count }, () =>
+      new Promise<Server>((resolve) => {
+        const server = createServer()
+        server.listen(0, "127.0.0.1", () => resolve(server))
+      })))
+    const ports = servers.map((server) => {
       const address = server.address()
-      const port = typeof address === "object" && address !== null ? address.port : 0
-      server.close(() => resolve(port))
+      return typeof address === "object" && address !== null ? address.port : 0
     })
+    await Promise.all(servers.map((server) => new Promise((resolve) => server.close(resolve))))
+    return ports
   })
-)
+
+export const freePort = Effect.map(freePorts(1), (ports) => ports[0]!)
 
 export interface Child {
   readonly process: ChildProcess

@@ -3,7 +3,7 @@ import { Duration, Effect } from "effect"
 import { mkdtempSync } from "node:fs"
 import { tmpdir } from "node:os"
 import { join } from "node:path"
-import { type Child, freePort, spawnService, waitForHealth } from "./ChildService.ts"
+import { type Child, freePorts, spawnService, waitForHealth } from "./ChildService.ts"
 import { freshSchemaName } from "./TestRun.ts"
 import { eventuallyAsync } from "./TestTasks.ts"
 
@@ -47,8 +47,9 @@ export const makeCluster = (databaseUrl: string, shards: number, extra: Record<s
   /** Starts a node's process without waiting for it to serve (a node expected to refuse to start). */
   const spawn = (mode: "runner" | "client", nodeEnv: Record<string, string> = {}) =>
     Effect.gen(function*() {
-      const port = yield* freePort
-      const clusterPort = yield* freePort
+      const ports = yield* freePorts(2)
+      const port = ports[0]!
+      const clusterPort = ports[1]!
       const child = yield* spawnService("src/main.ts", {
         SERVICE_API_DATABASE_URL: databaseUrl,
         SERVICE_API_DATABASE_SCHEMA: schema,
