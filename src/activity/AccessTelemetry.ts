@@ -150,44 +150,36 @@ export class AccessTelemetry extends Context.Service<AccessTelemetry, {
             return taken.length === 0 ? Effect.succeed(false) : Effect.as(writeCounted(taken), true)
           })))
 
-        /** The oldest `limit` rows (at most a statement's) recorded up to `upTo`. */
-        const takeOldest = (limit: number, upTo: number) => () => {
-          let end = 0
-          while (end < Math.min(limit, rowsPerStatement, buffer.length) && buffer[end]!.recorded <= upTo) end++
-          const taken = buffer.slice(0, end)
-          buffer = buffer.slice(end)
-          return taken
-        }
-
-        /** Writes the oldest `limit` rows recorded so far (a read recorded meanwhile goes to a later write). */
-        const writeOldest = (limit: number) =>
-          Effect.gen(function*() {
-            const upTo = recorded
-            let left = limit
-            while (left > 0 && (yield* writeTaken(takeOldest(left, upTo)))) left -= rowsPerStatement
-          })
-
-        /** Everything buffered, at once: a reader of the telemetry is itself a request, so it must not wait for a lull. */
-        const writeBuffered = writeOldest(Number.POSITIVE_INFINITY)
-        const flush = Effect.andThen(writeBuffered, prune)
-
-        /** One bank's rows, in the order they were recorded, taken out of the buffer a statement's worth at a time. */
-        const takeOfBank = (bankId: string, upTo: number) => () => {
+        /**
+         * The oldest `limit` rows (at most a statement's) recorded up to `upTo`, of one bank or of every bank, taken
+         * out of the buffer (which stays in recording order).
+         */
+        const takeOldest = (limit: number, upTo: number, bankId: string | undefined) => () => {
+          const most = Math.min(limit, rowsPerStatement)
           const taken: Array<BufferedAccess> = []
           const kept: Array<BufferedAccess> = []
           for (const row of buffer) {
-            if (row.bank_id === bankId && row.recorded <= upTo && taken.length < rowsPerStatement) taken.push(row)
+            const wanted = taken.length < most && row.recorded <= upTo &&
+              (bankId === undefined || row.bank_id === bankId)
+            if (wanted) taken.push(row)
             else kept.push(row)
           }
           if (taken.length > 0) buffer = kept
           return taken
         }
-        const writeBufferedOf = (bankId: string) =>
+
+        /** Writes the oldest `limit` rows recorded so far, of one bank or of all (a read recorded meanwhile waits). */
+        const writeOldest = (limit: number, bankId?: string) =>
           Effect.gen(function*() {
             const upTo = recorded
-            let more = true
-            while (more) more = yield* writeTaken(takeOfBank(bankId, upTo))
+            let left = limit
+            while (left > 0 && (yield* writeTaken(takeOldest(left, upTo, bankId)))) left -= rowsPerStatement
           })
+
+        /** Everything buffered, at once: a reader of the telemetry is itself a request, so it must not wait for a lull. */
+        const writeBuffered = writeOldest(Number.POSITIVE_INFINITY)
+        const flush = Effect.andThen(writeBuffered, prune)
+        const writeBufferedOf = (bankId: string) => writeOldest(Number.POSITIVE_INFINITY, bankId)
 
         /**
          * The background writer's way: what was buffered when it woke, one slice at a time, each after requests in

@@ -23,26 +23,26 @@ export interface Centrality {
 export const pageRank = (graph: LiveGraph): Effect.Effect<Centrality> =>
   Effect.gen(function*() {
     const size = graph.nodeCount
+    // Who is alive is copied with the edges: the brain may take in writes between the rounds.
+    const alive = new Uint8Array(size)
+    for (let u = 0; u < size; u++) alive[u] = graph.isRemoved(u) ? 0 : 1
     // The live edges once into compressed rows (base and delta merged, tombstones left out): the iterations then
     // run over typed arrays instead of merging each node's lists twenty times.
     const buffer = makeEdgeBuffer()
     const offsets = new Int32Array(size + 1)
     for (let u = 0; u < size; u++) {
-      offsets[u + 1] = offsets[u]! + (graph.isRemoved(u) ? 0 : graph.edgesOf(u, everyEdge, buffer))
+      offsets[u + 1] = offsets[u]! + (alive[u] === 1 ? graph.edgesOf(u, everyEdge, buffer) : 0)
     }
     const targets = new Int32Array(offsets[size]!)
     const weights = new Float64Array(offsets[size]!)
     for (let u = 0; u < size; u++) {
-      if (graph.isRemoved(u)) continue
+      if (alive[u] === 0) continue
       const count = graph.edgesOf(u, everyEdge, buffer)
       for (let e = 0; e < count; e++) {
         targets[offsets[u]! + e] = buffer.targets[e]!
         weights[offsets[u]! + e] = buffer.weights[e]!
       }
     }
-    // Who is alive is copied with the edges: the brain may take in writes between the rounds.
-    const alive = new Uint8Array(size)
-    for (let u = 0; u < size; u++) alive[u] = graph.isRemoved(u) ? 0 : 1
     const rank = yield* rankOver({ size, offsets, targets, weights, alive: (u) => alive[u] === 1 }, {
       damping,
       maxRounds: iterations

@@ -296,8 +296,8 @@ export class Forget extends Context.Service<Forget, {
             )
           }
         }
-        // The bank's reads' access events still buffered are written first: the forget removes them with the rest (none is
-        // written afterwards naming a forgotten memory), and a dry run counts what the forget itself will.
+        // The bank's reads' access events still buffered are written first: the forget removes them with the rest
+        // (none is written afterwards naming a forgotten memory), and a dry run counts what the forget itself will.
         const sliced = request.dry_run === true || request.purge_history === true
           ? nothingSliced
           : yield* forgetInSlices(bankId, request).pipe(Effect.orDie)
