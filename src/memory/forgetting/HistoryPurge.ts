@@ -533,7 +533,9 @@ export const purgeHistory = Effect.fn("Forgetting.purgeHistory")(function*(bankI
     ])
   }
 
-  // The replaced objects go, unless another repo's trees (a fork with its own repo) or an enable in progress name them.
+  // The replaced objects go, unless another repo's trees (a fork with its own repo), a fork under way (it copies the
+  // state it was asked for, this repo's old trees included: a bank forked before the forget is another bank) or an
+  // enable in progress name them.
   const fresh = new Set([
     ...newObjects.map((o) => o.hash),
     ...goneRows.flatMap((row) => row.nh === null ? [] : [row.nh])
@@ -544,7 +546,8 @@ export const purgeHistory = Effect.fn("Forgetting.purgeHistory")(function*(bankI
      foreign_trees AS MATERIALIZED (
        SELECT e.value AS hash FROM repo_commits c CROSS JOIN LATERAL jsonb_each_text(c.tables) e WHERE c.repo_id <> $2
        UNION SELECT e.value FROM repo_branches b CROSS JOIN LATERAL jsonb_each_text(coalesce(b.state_tables, '{}'::jsonb)) e WHERE b.repo_id <> $2
-       UNION SELECT e.value FROM repo_branches b CROSS JOIN LATERAL jsonb_each_text(coalesce(b.replica_tables, '{}'::jsonb)) e WHERE b.repo_id <> $2),
+       UNION SELECT e.value FROM repo_branches b CROSS JOIN LATERAL jsonb_each_text(coalesce(b.replica_tables, '{}'::jsonb)) e WHERE b.repo_id <> $2
+       UNION SELECT e.value FROM repo_forks f CROSS JOIN LATERAL jsonb_each_text(f.tables) e),
      foreign_tops AS MATERIALIZED (
        SELECT e.value AS hash FROM foreign_trees f JOIN repo_objects o ON o.hash = f.hash AND o.kind = 'table'
        CROSS JOIN LATERAL jsonb_each_text(o.body) e),

@@ -3,7 +3,8 @@
  * route returns its content — log, diff between any two commits, checkout of every branch then recall, `branch_name`
  * reads of a parked branch, a parked branch's stashed work, forks of every commit — and no stored repo object holds
  * it; every commit of the other memories keeps exactly its other memories. A dry run lists the same rewrites and
- * changes nothing; the rewrite is audited without the name.
+ * changes nothing; the rewrite is audited without the name. A fork begun before the purge (its job row left part-way, as
+ * a restart leaves it) still finishes from the objects it started from: the purge keeps what a fork under way copies.
  */
 import { assert, layer } from "@effect/vitest"
 import { Effect } from "effect"
@@ -209,6 +210,52 @@ layer(testApp(), { excludeTestServices: true, timeout: "4 minutes" })("forget wi
         assert.strictEqual(audit.body.items.length, 1)
         assert.include(audit.text, "4 commits")
         assert.notInclude(audit.text, name)
+      }),
+    240_000
+  )
+
+  it.effect(
+    "keeps the objects a fork begun before it still copies, so the fork finishes whole",
+    () =>
+      Effect.gen(function*() {
+        const sql = yield* SqlClient.SqlClient
+        const forking = "purge-forking"
+        const target = "purge-forked-before"
+        const texts = (bank: string) =>
+          Effect.map(
+            ok("GET", `${bankPath(bank)}/memories/list?limit=1000`),
+            (r) => (r.body.items as Array<{ text: string }>).map((item) => item.text).sort()
+          )
+        yield* ok("POST", `${bankPath(forking)}/memories`, {
+          items: [
+            about("keeps the spare office key under the blue flowerpot."),
+            about("moved to Lisbon in March to lead the design team."),
+            ...Array.from({ length: 12 }, (_, n) => ({ content: `Marguerite repotted fern ${n} in the lobby.` }))
+          ]
+        })
+        yield* settled(forking)
+        const repo = (yield* ok("POST", `${bankPath(forking)}/repos/enable`, {})).body
+        const expected = yield* texts(forking)
+        assert.isTrue(expected.some((text) => text.includes(name)))
+        // A fork of the first commit, begun and left before its first slice (what a restart right after the request
+        // leaves): its bank and its job row, as the fork call writes them.
+        const head = repo.head_commit_id as string
+        yield* sql`INSERT INTO banks (bank_id) VALUES (${target})`
+        yield* sql`INSERT INTO repo_forks (target_bank_id, source_repo_id, tables, row_counts, progress, request)
+          SELECT ${target}, repo_id, tables, row_counts, '{"phase":"ids","table":0,"top":0}'::jsonb,
+            ${JSON.stringify({ target_bank_id: target, source_commit_id: head, ref: `commit:${head}`, commitId: head })}::jsonb
+          FROM repo_commits WHERE commit_id = ${head}`
+
+        const report = (yield* ok("POST", `${bankPath(forking)}/forget`, { entity: name, purge_history: true })).body
+        assert.deepStrictEqual(report.repo_commits.rewrites.map((r: any) => r.old_commit_id), [head])
+        assert.notInclude((yield* ok("GET", `${bankPath(forking)}/memories/list?limit=1000`)).text, name)
+
+        // The same fork call resumes the job: the copy is the commit as it was when the fork was asked for.
+        yield* ok("POST", `/v1/default/repos/${repo.repo_id}/fork-bank`, {
+          target_bank_id: target,
+          source_commit_id: head
+        })
+        assert.deepStrictEqual(yield* texts(target), expected, "the fork lost rows the purge deleted")
       }),
     240_000
   )
