@@ -243,7 +243,9 @@ layer(testApp(), { excludeTestServices: true, timeout: "4 minutes" })("forget wi
         yield* sql`INSERT INTO banks (bank_id) VALUES (${target})`
         yield* sql`INSERT INTO repo_forks (target_bank_id, source_repo_id, tables, row_counts, progress, request)
           SELECT ${target}, repo_id, tables, row_counts, '{"phase":"ids","table":0,"top":0}'::jsonb,
-            ${JSON.stringify({ target_bank_id: target, source_commit_id: head, ref: `commit:${head}`, commitId: head })}::jsonb
+            ${
+          JSON.stringify({ target_bank_id: target, source_commit_id: head, ref: `commit:${head}`, commitId: head })
+        }::jsonb
           FROM repo_commits WHERE commit_id = ${head}`
 
         const report = (yield* ok("POST", `${bankPath(forking)}/forget`, { entity: name, purge_history: true })).body
