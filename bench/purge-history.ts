@@ -4,9 +4,11 @@
  * forgotten in one bank without `purge_history` and in the other with it. Both forgets delete the same memories and
  * derived state; the difference is the history rewrite (reading every tree's rows, rebuilding leaves, nodes,
  * manifests and commits, deleting the replaced objects). In-process through the library on PGlite; the ratio of the
- * two is the figure (same run, same machine). Rerun: `node bench/purge-history.ts [memories]`.
+ * two is the figure (same run, same machine). Beside the purge, a bank B (1,000 memories) is recalled in a loop (its
+ * brain answers) and read by one small SQL statement in another: each one's p99 during the purge against quiet shows
+ * what the purge's one transaction holds up on PGlite's one session. Rerun: `node bench/purge-history.ts [memories]`.
  */
-import { Clock, Effect, Layer } from "effect"
+import { Clock, Effect, Fiber, Layer } from "effect"
 import { SqlClient } from "effect/sql"
 import { tmpdir } from "node:os"
 import { join } from "node:path"
@@ -14,12 +16,19 @@ import { GloveEmbeddingsLive } from "../layers/models/embeddings/EmbeddingsLive.
 import { WordVectorsLive } from "../layers/models/WordVectorsLive.ts"
 import { engramWith, Llm } from "../src/index.ts"
 import { Forget } from "../src/memory/forgetting/Forget.ts"
+import { Recall } from "../src/memory/recall/Recall.ts"
 import { MemoryRepos } from "../src/repos/MemoryRepos.ts"
 import { seedBank } from "./support/SyntheticBank.ts"
 import { tempDir } from "./support/ServerProcess.ts"
 
 const memories = Number(process.argv[2] ?? 2_000)
 const entity = "Kyoto"
+const questions = ["Who went hiking last weekend?", "What did Ava cook?", "Where does Ben work?", "Who adopted a dog?"]
+
+const percentile = (values: ReadonlyArray<number>, p: number) => {
+  const sorted = [...values].sort((a, b) => a - b)
+  return sorted[Math.min(sorted.length - 1, Math.floor(p * sorted.length))] ?? Number.NaN
+}
 
 const program = Effect.gen(function*() {
   const sql = yield* SqlClient.SqlClient
@@ -49,8 +58,44 @@ const program = Effect.gen(function*() {
       const result = yield* effect
       return { result, ms: performance.now() - start }
     })
-  const plain = yield* timed(forget.forget("purge-plain", { entity }))
-  const purged = yield* timed(forget.forget("purge-rewrite", { entity, purge_history: true }))
+  yield* seedBank({ bankId: "purge-b", memories: 1_000, streamSeed: 9, endsAt, consolidated: true })
+
+  // Bank B beside the forgets: a recall loop (answered by its brain) and a loop of one small SQL read.
+  const recall = yield* Recall
+  let asked = 0
+  const recallB = Effect.gen(function*() {
+    const start = performance.now()
+    yield* recall.recall("purge-b", { query: questions[asked++ % questions.length]!, budget: "low" })
+    return performance.now() - start
+  }).pipe(Effect.orDie)
+  const readB = Effect.gen(function*() {
+    const start = performance.now()
+    yield* sql`SELECT id FROM memory_units WHERE bank_id = 'purge-b' ORDER BY created_at DESC LIMIT 1`
+    yield* Effect.sleep("5 millis")
+    return performance.now() - start - 5
+  }).pipe(Effect.orDie)
+  for (let i = 0; i < 20; i++) yield* recallB
+  /** B's recall and read latencies while `work` runs, and the work's result and time. */
+  const beside = <A>(work: Effect.Effect<A, unknown>) =>
+    Effect.gen(function*() {
+      let running = true
+      const loop = (probe: Effect.Effect<number>) =>
+        Effect.gen(function*() {
+          const samples: Array<number> = []
+          while (running) samples.push(yield* probe)
+          return samples
+        })
+      const recalls = yield* Effect.forkChild(loop(recallB))
+      const reads = yield* Effect.forkChild(loop(readB))
+      const result = yield* timed(work)
+      running = false
+      return { result, recalls: yield* Fiber.join(recalls), reads: yield* Fiber.join(reads) }
+    })
+  const quiet = yield* beside(Effect.sleep("5 seconds"))
+  const plainRun = yield* beside(forget.forget("purge-plain", { entity }))
+  const purgedRun = yield* beside(forget.forget("purge-rewrite", { entity, purge_history: true }))
+  const plain = plainRun.result
+  const purged = purgedRun.result
 
   console.log(
     `purge_history cost: 2 banks x ${memories} memories, 3 commits each, ${
@@ -66,6 +111,23 @@ const program = Effect.gen(function*() {
         (purged.ms / plain.ms).toFixed(2)
       }x |`
   )
+  console.log("")
+  console.log("bank B beside each forget (1,000 memories): p50 / p99 / max, ms")
+  console.log("| while | B's recalls | recall p50 / p99 / max | p99 / quiet | B's SQL reads | read p50 / p99 / max |")
+  console.log("|---|---:|---:|---:|---:|---:|")
+  const figures = (samples: ReadonlyArray<number>) =>
+    `${percentile(samples, 0.5).toFixed(1)} / ${percentile(samples, 0.99).toFixed(1)} / ${
+      Math.max(...samples).toFixed(1)
+    }`
+  for (
+    const [name, run] of [["quiet", quiet], ["forget", plainRun], ["forget with purge_history", purgedRun]] as const
+  ) {
+    console.log(
+      `| ${name} | ${run.recalls.length} | ${figures(run.recalls)} | ${
+        (percentile(run.recalls, 0.99) / percentile(quiet.recalls, 0.99)).toFixed(2)
+      }x | ${run.reads.length} | ${figures(run.reads)} |`
+    )
+  }
 }).pipe(Effect.orDie)
 
 process.env["SERVICE_API_EMBEDDINGS_CACHE_DIR"] ??= join(tmpdir(), "engram-glove-cache", "models")
