@@ -10,8 +10,8 @@
  * server's CPU seconds and bytes read, which a loaded machine hardly changes. Targets per phase: B's recall
  * p99 ≤ 2 × the quiet p99, /health p99 ≤ 50 ms, no failed request, no connection reset. Banks A are seeded directly
  * (10k memories, 100k for the cold build and the import; `--quick`: 2k and 10k). It measures and never retries.
- * Rerun: `node bench/isolation.ts [--quick] [--pg <url>] [--phases 10,...] [--server-args "FLAGS"]` (a PostgreSQL pass
- * too with `--pg` or ENGRAM_BENCH_DATABASE_URL, in a temporary schema; `--phases` runs only the numbered phases,
+ * Rerun: `node bench/isolation.ts [--quick] [--pg <url> [--pg-only]] [--phases 10,...] [--server-args "FLAGS"]` (a
+ * PostgreSQL pass too with `--pg` or ENGRAM_BENCH_DATABASE_URL, in a temporary schema, or alone with `--pg-only`; `--phases` runs only the numbered phases,
  * between the two quiet ones; `--data-dir DIR` (PGlite) seeds DIR once and reuses it; `--server-args` passes Node flags to the server, e.g. `--cpu-prof`).
  */
 import { execFileSync, spawn } from "node:child_process"
@@ -65,6 +65,8 @@ const settings = {
   jobTimeoutMinutes: quick ? 10 : 45,
   settleSeconds: quick ? 120 : 600,
   pg: option("pg") ?? process.env["ENGRAM_BENCH_DATABASE_URL"],
+  /** With `--pg`: the PostgreSQL pass alone (a 100k seed takes minutes on each backend). */
+  pgOnly: argv.includes("--pg-only"),
   /** Node flags for the server, e.g. `--cpu-prof --cpu-prof-dir=/tmp/prof` to see what it spends in a phase. */
   dataDir: option("data-dir"),
   serverArgs: option("server-args")?.split(" ").filter((flag) => flag !== "") ?? []
@@ -756,7 +758,7 @@ const main = async () => {
         loadavg()[0]!.toFixed(1)
       } at start`
   )
-  const backends: Array<Backend> = [{ name: "PGlite (embedded)" }]
+  const backends: Array<Backend> = settings.pg !== undefined && settings.pgOnly ? [] : [{ name: "PGlite (embedded)" }]
   if (settings.pg !== undefined) backends.push({ name: "PostgreSQL", url: settings.pg })
   for (const backend of backends) report(backend, await runBackend(backend))
   console.log("")
