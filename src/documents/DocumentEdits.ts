@@ -14,7 +14,7 @@ import type { UpdateDocumentRequest } from "../domain/DocumentOps.ts"
 import { isoOrNull as iso } from "../domain/IsoTime.ts"
 import { makeConsolidationRequests, observationsEnabled } from "../memory/consolidation/ConsolidationRequests.ts"
 import { requeueEditedFacts } from "../memory/consolidation/FactRequeue.ts"
-import { notAllExpired } from "../memory/forgetting/Expiry.ts"
+import { notAllExpired, shownText } from "../memory/forgetting/Expiry.ts"
 import { GraphRecall } from "../memory/recall/GraphRecall.ts"
 import { Retain } from "../memory/retain/Retain.ts"
 import { Operations } from "../bank/Operations.ts"
@@ -146,9 +146,11 @@ export class DocumentEdits extends Context.Service<DocumentEdits, {
         return { operationId: operation.id }
       })
 
-      // The document as stored is the input: its text, context, metadata and tags, said when its memories were.
+      // The document as stored is the input: its text, context, metadata and tags, said when its memories were. A
+      // part whose memories have all expired is not read back (it would come back as memories that never expire).
       yield* registry.register(reprocessTask, (operation) =>
         Effect.gen(function*() {
+          const now = new Date()
           const payload = yield* decodeReprocess(operation.payload).pipe(
             Effect.mapError(() =>
               new TaskFailure({ message: "the stored reprocess payload is invalid", retryable: false })
@@ -161,11 +163,12 @@ export class DocumentEdits extends Context.Service<DocumentEdits, {
             tags: ReadonlyArray<string>
             saidAt: Date | null
             chunkText: string | null
-          }>`SELECT d.original_text, d.context, d.metadata, d.tags,
+          }>`SELECT ${shownText(sql, "d", now)} AS original_text, d.context, d.metadata, d.tags,
               (SELECT min(u.mentioned_at) FROM memory_units u
                 WHERE u.bank_id = d.bank_id AND u.document_id = d.document_id) AS said_at,
               (SELECT string_agg(c.text, E'\\n\\n' ORDER BY c.chunk_index) FROM chunks c
-                WHERE c.bank_id = d.bank_id AND c.document_id = d.document_id) AS chunk_text
+                WHERE c.bank_id = d.bank_id AND c.document_id = d.document_id
+                  AND ${notAllExpired(sql, "c", now, "chunk")}) AS chunk_text
             FROM documents d WHERE d.bank_id = ${operation.bankId} AND d.document_id = ${payload.document_id}`
             .pipe(Effect.orDie)
           const document = rows[0]

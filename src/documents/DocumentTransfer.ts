@@ -24,7 +24,7 @@ import { GraphRecall } from "../memory/recall/GraphRecall.ts"
 import { chunkHash, contentHash } from "../memory/retain/ContentHash.ts"
 import type { PreparedFact } from "../memory/retain/MemoryWriter.ts"
 import { makeMemoryRemoval } from "../memory/forgetting/MemoryDeletion.ts"
-import { liveAt, notAllExpired } from "../memory/forgetting/Expiry.ts"
+import { liveAt, notAllExpired, shownText } from "../memory/forgetting/Expiry.ts"
 import { ExpiryWakeups } from "../memory/forgetting/ExpiryWakeups.ts"
 import { writeBatch } from "../memory/retain/MemoryWriter.ts"
 import { Operations } from "../bank/Operations.ts"
@@ -143,7 +143,10 @@ export class DocumentTransfer extends Context.Service<DocumentTransfer, {
           context: string | null
           originalText: string | null
           createdAt: Date
-        }>`SELECT d.document_id, d.metadata, d.tags, d.context, d.original_text, d.created_at FROM documents d
+        }>`SELECT d.document_id, d.metadata, d.tags, d.context, ${
+          shownText(sql, "d", now)
+        } AS original_text, d.created_at
+          FROM documents d
           WHERE d.bank_id = ${bankId} ${ids === null ? sql`` : sql`AND d.document_id IN ${sql.in(ids)}`}
             AND ${notAllExpired(sql, "d", now, "document")}
           ORDER BY d.created_at, d.document_id`

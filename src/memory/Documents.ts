@@ -7,7 +7,7 @@ import { createHash } from "node:crypto"
 import { SqlClient } from "effect/sql"
 import { Banks } from "../bank/Banks.ts"
 import { NotFound } from "../domain/Errors.ts"
-import { liveAt, notAllExpired } from "./forgetting/Expiry.ts"
+import { liveAt, notAllExpired, shownText } from "./forgetting/Expiry.ts"
 import { makeMemoryDeletion } from "./forgetting/MemoryDeletion.ts"
 
 interface DocumentRow {
@@ -55,9 +55,10 @@ export class Documents extends Context.Service<Documents, {
       const deletion = yield* makeMemoryDeletion
 
       // Counts the memories still there now (an expired one is gone from every read before the sweep deletes it).
-      const select = () =>
+      // The text only where it is shown (one document): with an expired chunk it is rebuilt from the others.
+      const select = (text = sql`d.original_text`) =>
         sql`
-        SELECT d.document_id, d.bank_id, d.metadata, d.tags, d.context, d.original_text, d.created_at, d.updated_at,
+        SELECT d.document_id, d.bank_id, d.metadata, d.tags, d.context, ${text} AS original_text, d.created_at, d.updated_at,
           (SELECT count(*)::int FROM memory_units u WHERE u.bank_id = d.bank_id AND u.document_id = d.document_id
             AND ${liveAt(sql, "u", new Date())}) AS memory_unit_count,
           (SELECT count(*)::int FROM chunks c WHERE c.bank_id = d.bank_id AND c.document_id = d.document_id)
@@ -84,8 +85,9 @@ export class Documents extends Context.Service<Documents, {
       })
 
       const get = Effect.fn("Documents.get")(function*(bankId: string, documentId: string) {
-        const rows = yield* sql<DocumentRow>`${select()} WHERE d.bank_id = ${bankId} AND d.document_id = ${documentId}
-          AND ${notAllExpired(sql, "d", new Date(), "document")}`.pipe(Effect.orDie)
+        const now = new Date()
+        const rows = yield* sql<DocumentRow>`${select(shownText(sql, "d", now))} WHERE d.bank_id = ${bankId}
+          AND d.document_id = ${documentId} AND ${notAllExpired(sql, "d", now, "document")}`.pipe(Effect.orDie)
         const row = rows[0]
         if (row === undefined) return yield* NotFound.of("document", documentId)
         // The hash clients compare to tell whether a re-sent document changed (SHA-256 of the stored text).

@@ -20,6 +20,7 @@ import { consolidateTask, type makeConsolidationRequests } from "../consolidatio
 import { releaseObservationsOf } from "../consolidation/ObservationResets.ts"
 import { deleteUnitsAndRecount } from "../retain/EntityMentions.ts"
 import { archiveRows, restingOpinionReason } from "../curation/MemoryArchive.ts"
+import { rewriteDocumentTexts } from "./Expiry.ts"
 
 export interface DerivedDeletion {
   /** Memories deleted (facts, observations, opinions: whatever the ids named). */
@@ -249,7 +250,7 @@ export const deleteEverythingDerived = Effect.fn("Forgetting.deleteEverythingDer
     yield* sql`DELETE FROM chunks c WHERE c.bank_id = ${bankId}
     AND c.id IN ${
       sql.in(chunkIds)
-    } AND NOT EXISTS (SELECT 1 FROM memory_units u WHERE u.chunk_id = c.id) RETURNING c.id`
+    } AND NOT EXISTS (SELECT 1 FROM memory_units u WHERE u.chunk_id = c.id) RETURNING c.id, c.document_id`
   const documents = keepsSources ? [] : yield* sql`DELETE FROM documents d WHERE d.bank_id = ${bankId}
     AND (d.document_id IN ${sql.in(documentIds.length === 0 ? [""] : documentIds)}
       ${selection.documentId == null ? sql`` : sql`OR d.document_id = ${selection.documentId}`})
@@ -259,6 +260,13 @@ export const deleteEverythingDerived = Effect.fn("Forgetting.deleteEverythingDer
     yield* sql`DELETE FROM chunks WHERE bank_id = ${bankId}
       AND document_id IN ${sql.in(documents.map((row) => String(row["documentId"])))}`
   }
+  // A document other memories still use loses the deleted chunks' text from its whole text too.
+  const documentsGone = new Set(documents.map((row) => String(row["documentId"])))
+  yield* rewriteDocumentTexts(
+    sql,
+    bankId,
+    chunks.map((row) => String(row["documentId"])).filter((id) => !documentsGone.has(id))
+  )
   // The bank's entity map is built from every entity: any forgotten one (or its name in it) drops it.
   const intelligence = yield* sql`DELETE FROM entity_intelligence WHERE bank_id = ${bankId}
     AND (${forgottenEntities.length + deleted.entitiesPruned > 0} OR ${names("content")}) RETURNING bank_id`
