@@ -18,17 +18,13 @@ import { engramWith, Llm } from "../src/index.ts"
 import { Forget } from "../src/memory/forgetting/Forget.ts"
 import { Recall } from "../src/memory/recall/Recall.ts"
 import { MemoryRepos } from "../src/repos/MemoryRepos.ts"
+import { percentile } from "./support/LoadClient.ts"
 import { seedBank } from "./support/SyntheticBank.ts"
 import { tempDir } from "./support/ServerProcess.ts"
 
 const memories = Number(process.argv[2] ?? 2_000)
 const entity = "Kyoto"
 const questions = ["Who went hiking last weekend?", "What did Ava cook?", "Where does Ben work?", "Who adopted a dog?"]
-
-const percentile = (values: ReadonlyArray<number>, p: number) => {
-  const sorted = [...values].sort((a, b) => a - b)
-  return sorted[Math.min(sorted.length - 1, Math.floor(p * sorted.length))] ?? Number.NaN
-}
 
 const program = Effect.gen(function*() {
   const sql = yield* SqlClient.SqlClient
