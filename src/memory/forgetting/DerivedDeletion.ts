@@ -20,7 +20,7 @@ import { consolidateTask, type makeConsolidationRequests } from "../consolidatio
 import { releaseObservationsOf } from "../consolidation/ObservationResets.ts"
 import { deleteUnitsAndRecount } from "../retain/EntityMentions.ts"
 import { archiveRows, restingOpinionReason } from "../curation/MemoryArchive.ts"
-import { rewriteDocumentTexts } from "./Expiry.ts"
+import { rewriteDocumentTexts } from "./DocumentText.ts"
 
 export interface DerivedDeletion {
   /** Memories deleted (facts, observations, opinions: whatever the ids named). */

@@ -26,40 +26,20 @@ export const notAllExpired = (sql: SqlClient.SqlClient, alias: string, now: Date
 /**
  * A document's text as reads show it at `now` (`alias`: a `documents` alias): its stored `original_text`, unless one
  * of its chunks is gone from reads because every memory it holds has expired; then its other chunks' texts, in order
- * (of retain, then within one: an appended item's chunks are numbered from 0 again),
- * so the expired part is not read back through the whole (the sweep rewrites the stored text the same way when it
- * deletes the chunk, `rewriteDocumentTexts`).
+ * (of retain, then within one: an appended item's chunks are numbered from 0 again), so the expired part is not read
+ * back through the whole (the sweep rewrites the stored text the same way when it deletes the chunk,
+ * `rewriteDocumentTexts` in `DocumentText.ts`).
  */
 export const shownText = (sql: SqlClient.SqlClient, alias: string, now: Date) => {
   const document = sql.literal(alias)
-  const ofDocument = (chunk: string) =>
-    sql`${sql.literal(chunk)}.bank_id = ${document}.bank_id AND ${
-      sql.literal(chunk)
-    }.document_id = ${document}.document_id`
-  return sql`(CASE WHEN EXISTS (SELECT 1 FROM chunks hc WHERE ${ofDocument("hc")}
-      AND NOT ${notAllExpired(sql, "hc", now, "chunk")})
-    THEN (SELECT string_agg(vc.text, E'\\n\\n' ORDER BY vc.created_at, vc.chunk_index) FROM chunks vc WHERE ${
-    ofDocument("vc")
-  }
-      AND ${notAllExpired(sql, "vc", now, "chunk")})
-    ELSE ${document}.original_text END)`
+  const chunksOf = (chunk: string) =>
+    sql`chunks ${sql.literal(chunk)} WHERE ${sql.literal(chunk)}.bank_id = ${document}.bank_id
+      AND ${sql.literal(chunk)}.document_id = ${document}.document_id`
+  const hidden = sql`EXISTS (SELECT 1 FROM ${chunksOf("hc")} AND NOT ${notAllExpired(sql, "hc", now, "chunk")})`
+  const shown = sql`(SELECT string_agg(vc.text, E'\\n\\n' ORDER BY vc.created_at, vc.chunk_index) FROM ${chunksOf("vc")}
+    AND ${notAllExpired(sql, "vc", now, "chunk")})`
+  return sql`(CASE WHEN ${hidden} THEN ${shown} ELSE ${document}.original_text END)`
 }
-
-/**
- * After chunks of still-used documents were deleted with the memories they held (a forget, a sweep, a delete), each
- * such document's stored text becomes its remaining chunks' texts, in order: the deleted memories' source is not kept
- * in the whole. A document with a memory that names no chunk keeps its text (what that memory came from is not
- * known apart from the rest).
- */
-export const rewriteDocumentTexts = (sql: SqlClient.SqlClient, bankId: string, documentIds: ReadonlyArray<string>) =>
-  documentIds.length === 0 ? Effect.void : Effect.asVoid(sql`
-    UPDATE documents d SET updated_at = now(), original_text = (
-      SELECT string_agg(c.text, E'\\n\\n' ORDER BY c.created_at, c.chunk_index) FROM chunks c
-      WHERE c.bank_id = d.bank_id AND c.document_id = d.document_id)
-    WHERE d.bank_id = ${bankId} AND d.document_id IN ${sql.in([...new Set(documentIds)])}
-      AND EXISTS (SELECT 1 FROM chunks c WHERE c.bank_id = d.bank_id AND c.document_id = d.document_id)
-      AND NOT EXISTS (SELECT 1 FROM memory_units u WHERE u.bank_id = d.bank_id AND u.document_id = d.document_id
-        AND u.chunk_id IS NULL)`)
 
 /** Whether a memory that expires at `expiresAt` (epoch ms, null: never) is still there at `now`. */
 export const liveAtMillis = (expiresAt: number | null, now: number) => expiresAt === null || expiresAt > now

@@ -17,6 +17,7 @@ import { objectsLockExclusive } from "../../repos/ObjectsLock.ts"
 import { dropHiddenBank, workspacePrefix } from "../../repos/RepoStore.ts"
 import { readCopyMark } from "../../repos/SlicedFork.ts"
 import { leafHashOf, nodeHashOf } from "../../repos/WorkspaceTree.ts"
+import { withoutChunkTexts } from "./DocumentText.ts"
 
 /** What the forget selected, live and by its selectors (matched again against the rows commits hold). */
 export interface PurgeSelection {
@@ -315,6 +316,31 @@ export const purgeHistory = Effect.fn("Forgetting.purgeHistory")(function*(bankI
     list(documentIds)
   ])
   yield* gone("documents", `o.body ->> 'document_id' = ANY(${E})`, [list([]), list(documentIds)])
+  // A document a tree keeps loses the pieces of its chunks that went, as the live forget rewrites the live text.
+  const keptDocuments = yield* run<{ h: string; text: string; gone: ReadonlyArray<string> }>(
+    `WITH gone_chunks AS (SELECT DISTINCT o.body ->> 'document_id' AS doc, o.body ->> 'text' AS text
+       FROM purge_gone g JOIN repo_objects o ON o.hash = g.h WHERE g.tbl = 'chunks')
+     SELECT r.h, o.body ->> 'original_text' AS text,
+       (SELECT jsonb_agg(c.text) FROM gone_chunks c WHERE c.doc = o.body ->> 'document_id') AS gone
+     FROM purge_reach r JOIN repo_objects o ON o.hash = r.h
+     WHERE r.tbl = 'documents' AND o.body ->> 'original_text' IS NOT NULL
+       AND o.body ->> 'document_id' IN (SELECT doc FROM gone_chunks)
+       AND NOT EXISTS (SELECT 1 FROM purge_gone g WHERE g.tbl = r.tbl AND g.h = r.h)`
+  )
+  const shortened = keptDocuments.flatMap(({ gone: pieces, h, text }) => {
+    const rest = withoutChunkTexts(text, pieces)
+    return rest === text ? [] : [{ h, text: rest }]
+  })
+  if (shortened.length > 0) {
+    yield* run(
+      `INSERT INTO purge_gone (tbl, h, nh, body)
+       SELECT 'documents', o.hash, encode(sha256(convert_to(s.body::text, 'UTF8')), 'hex'), s.body
+       FROM jsonb_array_elements($1::jsonb) e JOIN repo_objects o ON o.hash = e ->> 'h'
+       CROSS JOIN LATERAL (SELECT o.body || jsonb_build_object('original_text', e ->> 'text') AS body) s
+       ON CONFLICT DO NOTHING`,
+      [JSON.stringify(shortened)]
+    )
+  }
   yield* run(
     `WITH p AS (SELECT $1::jsonb AS a, $2::text AS b)
      INSERT INTO purge_gone (tbl, h, nh, body)

@@ -261,4 +261,50 @@ layer(testApp(), { excludeTestServices: true, timeout: "4 minutes" })("forget wi
       }),
     240_000
   )
+
+  it.effect(
+    "takes the forgotten part out of a document's text in every commit that keeps the document",
+    () =>
+      Effect.gen(function*() {
+        const bank = "purge-document-text"
+        const lasting = "Marguerite waters the office plants every Monday."
+        const documentText = (target: string) =>
+          Effect.map(
+            ok("GET", `${bankPath(target)}/documents/notes`),
+            (r) => r.body.original_text as string
+          )
+        yield* ok("POST", `${bankPath(bank)}/memories`, { items: [{ content: lasting, document_id: "notes" }] })
+        yield* settled(bank)
+        const repo = (yield* ok("POST", `${bankPath(bank)}/repos/enable`, {})).body
+        // An appended item about the entity: the document's one text holds both items from the second commit on.
+        yield* ok("POST", `${bankPath(bank)}/memories`, {
+          items: [{
+            ...about("keeps the spare office key under the blue flowerpot."),
+            document_id: "notes",
+            update_mode: "append"
+          }]
+        })
+        yield* settled(bank)
+        yield* ok("POST", `/v1/default/repos/${repo.repo_id}/commit`, { message: "appended" })
+        assert.include(yield* documentText(bank), name)
+
+        yield* ok("POST", `${bankPath(bank)}/forget`, { entity: name, purge_history: true })
+        assert.notInclude(yield* documentText(bank), name)
+        assert.include(yield* documentText(bank), lasting)
+        const commits = (yield* ok("GET", `/v1/default/repos/${repo.repo_id}/log?limit=10`)).body.commits as Array<any>
+        assert.strictEqual(commits.length, 2)
+        for (const [i, commit] of commits.entries()) {
+          const target = `purge-document-text-${i}`
+          yield* ok("POST", `/v1/default/repos/${repo.repo_id}/fork-bank`, {
+            target_bank_id: target,
+            source_commit_id: commit.commit_id
+          })
+          const text = yield* documentText(target)
+          assert.notInclude(text, name, `commit "${commit.message}" still holds the forgotten part of the document`)
+          assert.notInclude(text, "flowerpot")
+          assert.strictEqual(text, lasting, commit.message)
+        }
+      }),
+    240_000
+  )
 })
