@@ -14,7 +14,8 @@ import type { UpdateDocumentRequest } from "../domain/DocumentOps.ts"
 import { isoOrNull as iso } from "../domain/IsoTime.ts"
 import { makeConsolidationRequests, observationsEnabled } from "../memory/consolidation/ConsolidationRequests.ts"
 import { requeueEditedFacts } from "../memory/consolidation/FactRequeue.ts"
-import { notAllExpired, shownText } from "../memory/forgetting/Expiry.ts"
+import { joinedChunkTexts, shownText } from "../memory/forgetting/DocumentText.ts"
+import { notAllExpired } from "../memory/forgetting/Expiry.ts"
 import { GraphRecall } from "../memory/recall/GraphRecall.ts"
 import { Retain } from "../memory/retain/Retain.ts"
 import { Operations } from "../bank/Operations.ts"
@@ -166,9 +167,7 @@ export class DocumentEdits extends Context.Service<DocumentEdits, {
           }>`SELECT ${shownText(sql, "d", now)} AS original_text, d.context, d.metadata, d.tags,
               (SELECT min(u.mentioned_at) FROM memory_units u
                 WHERE u.bank_id = d.bank_id AND u.document_id = d.document_id) AS said_at,
-              (SELECT string_agg(c.text, E'\\n\\n' ORDER BY c.chunk_index) FROM chunks c
-                WHERE c.bank_id = d.bank_id AND c.document_id = d.document_id
-                  AND ${notAllExpired(sql, "c", now, "chunk")}) AS chunk_text
+              ${joinedChunkTexts(sql, "d", notAllExpired(sql, "c", now, "chunk"))} AS chunk_text
             FROM documents d WHERE d.bank_id = ${operation.bankId} AND d.document_id = ${payload.document_id}`
             .pipe(Effect.orDie)
           const document = rows[0]

@@ -7,7 +7,8 @@ import { createHash } from "node:crypto"
 import { SqlClient } from "effect/sql"
 import { Banks } from "../bank/Banks.ts"
 import { NotFound } from "../domain/Errors.ts"
-import { liveAt, notAllExpired, shownText } from "./forgetting/Expiry.ts"
+import { shownText } from "./forgetting/DocumentText.ts"
+import { liveAt, notAllExpired } from "./forgetting/Expiry.ts"
 import { makeMemoryDeletion } from "./forgetting/MemoryDeletion.ts"
 
 interface DocumentRow {

@@ -23,24 +23,6 @@ export const notAllExpired = (sql: SqlClient.SqlClient, alias: string, now: Date
     OR EXISTS (SELECT 1 FROM memory_units x WHERE ${holds} AND ${liveAt(sql, "x", now)}))`
 }
 
-/**
- * A document's text as reads show it at `now` (`alias`: a `documents` alias): its stored `original_text`, unless one
- * of its chunks is gone from reads because every memory it holds has expired; then its other chunks' texts, in order
- * (of retain, then within one: an appended item's chunks are numbered from 0 again), so the expired part is not read
- * back through the whole (the sweep rewrites the stored text the same way when it deletes the chunk,
- * `rewriteDocumentTexts` in `DocumentText.ts`).
- */
-export const shownText = (sql: SqlClient.SqlClient, alias: string, now: Date) => {
-  const document = sql.literal(alias)
-  const chunksOf = (chunk: string) =>
-    sql`chunks ${sql.literal(chunk)} WHERE ${sql.literal(chunk)}.bank_id = ${document}.bank_id
-      AND ${sql.literal(chunk)}.document_id = ${document}.document_id`
-  const hidden = sql`EXISTS (SELECT 1 FROM ${chunksOf("hc")} AND NOT ${notAllExpired(sql, "hc", now, "chunk")})`
-  const shown = sql`(SELECT string_agg(vc.text, E'\\n\\n' ORDER BY vc.created_at, vc.chunk_index) FROM ${chunksOf("vc")}
-    AND ${notAllExpired(sql, "vc", now, "chunk")})`
-  return sql`(CASE WHEN ${hidden} THEN ${shown} ELSE ${document}.original_text END)`
-}
-
 /** Whether a memory that expires at `expiresAt` (epoch ms, null: never) is still there at `now`. */
 export const liveAtMillis = (expiresAt: number | null, now: number) => expiresAt === null || expiresAt > now
 

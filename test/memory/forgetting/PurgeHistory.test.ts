@@ -9,6 +9,7 @@
 import { assert, layer } from "@effect/vitest"
 import { Effect } from "effect"
 import { SqlClient } from "effect/sql"
+import { startForkProgress } from "../../../src/repos/SlicedFork.ts"
 import { bankPath, call, ok, settled } from "../../support/HttpCalls.ts"
 import { testApp } from "../../support/TestServer.ts"
 
@@ -242,7 +243,7 @@ layer(testApp(), { excludeTestServices: true, timeout: "4 minutes" })("forget wi
         const head = repo.head_commit_id as string
         yield* sql`INSERT INTO banks (bank_id) VALUES (${target})`
         yield* sql`INSERT INTO repo_forks (target_bank_id, source_repo_id, tables, row_counts, progress, request)
-          SELECT ${target}, repo_id, tables, row_counts, '{"phase":"ids","table":0,"top":0}'::jsonb,
+          SELECT ${target}, repo_id, tables, row_counts, ${JSON.stringify(startForkProgress)}::jsonb,
             ${
           JSON.stringify({ target_bank_id: target, source_commit_id: head, ref: `commit:${head}`, commitId: head })
         }::jsonb
