@@ -1,16 +1,19 @@
 // Test tiers: every test file runs on embedded PGlite; when ENGRAM_TEST_DATABASE_URL names a PostgreSQL
 // server, the same files run a second time against it (`.ci/run` starts one and sets the variable).
-import { join } from "node:path"
 import { tmpdir } from "node:os"
+import { join } from "node:path"
 import { defineConfig } from "vitest/config"
-import { compileCacheDirectory, gloveCacheDirectory } from "./test/support/MachineCaches.ts"
 import { tierIndependentTests } from "./test/tierIndependent.ts"
 
 const postgresUrl = process.env["ENGRAM_TEST_DATABASE_URL"]
 
-// The GloVe table, converted once per machine, and Node's on-disk cache of compiled modules (`NODE_COMPILE_CACHE`), shared
-// by the test processes and the engram processes they start (test/support/MachineCaches.ts). A CLI command spent
-// 1.4 CPU s, 1.0 with the compile cache (`node bench/start-cost.ts`); the run's global setup fills it for servers.
+// The GloVe table is converted once per machine and shared by every test (and the child processes they start).
+const gloveCache = join(tmpdir(), "engram-glove-cache", "models")
+
+// Node's on-disk cache of compiled modules (`NODE_COMPILE_CACHE`), shared the same way by the test processes and the
+// engram processes they start. A CLI command spent 1.4 CPU s, 1.0 with it (`node bench/start-cost.ts`); Node writes
+// the cache when a process exits normally, so a server start gains only from what such a process loaded before it.
+const compileCache = join(tmpdir(), "engram-node-compile-cache")
 
 // The browser tests exercise the web UI, and the CLI tests a client of the HTTP API (its --embedded engine always
 // runs PGlite), not the database: both run on the PGlite tier only.
@@ -36,8 +39,8 @@ const tier = (name: string, database: string, exclude: Array<string> = []) =>
       isolate,
       env: {
         ENGRAM_TEST_DATABASE: database,
-        SERVICE_API_EMBEDDINGS_CACHE_DIR: gloveCacheDirectory,
-        NODE_COMPILE_CACHE: compileCacheDirectory
+        SERVICE_API_EMBEDDINGS_CACHE_DIR: gloveCache,
+        NODE_COMPILE_CACHE: compileCache
       },
       include: isolate ? isolatedDirectories.map((directory) => `${directory}/**/*.test.ts`) : ["test/**/*.test.ts"],
       exclude: [

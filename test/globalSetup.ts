@@ -16,7 +16,6 @@ import { mkdtempSync, statfsSync } from "node:fs"
 import { rm } from "node:fs/promises"
 import { tmpdir } from "node:os"
 import { join } from "node:path"
-import { warmCompileCache } from "./support/MachineCaches.ts"
 
 /**
  * Schemas dropped at once. A run leaves a few hundred (one per test server on the PostgreSQL tier), each of some
@@ -56,7 +55,7 @@ const dataDirsInMemory = (tag: string): string | undefined => {
   }
 }
 
-export default async function setup() {
+export default function setup() {
   // The pglite and postgres projects both run this; the first one to start owns the run's space.
   if (process.env["ENGRAM_TEST_RUN"] !== undefined) return
   const tag = crypto.randomUUID().replaceAll("-", "").slice(0, 8)
@@ -71,10 +70,6 @@ export default async function setup() {
   try {
     execFileSync(process.execPath, ["test/support/pgliteTemplate.ts", template], { stdio: "inherit" })
     process.env["ENGRAM_TEST_PGLITE_TEMPLATE"] = template
-    // Node writes its compile cache only when a process exits normally; most test servers end with a SIGKILL.
-    await warmCompileCache(template, dir).catch((error) =>
-      console.warn(`the compile cache was not warmed (servers compile their modules): ${String(error)}`)
-    )
   } catch (error) {
     console.warn(`no PGlite template for this run (each test server migrates its own): ${String(error)}`)
   }
