@@ -47,6 +47,7 @@ const shardingConfig = (settings: ClusterSettings) => {
     runnerListenAddress: runner ? Option.some(listen) : Option.none(),
     shardsPerGroup: settings.shards,
     runnerHealthCheckInterval: settings.healthCheckInterval,
+    shardLockExpiration: settings.shardLockExpiration,
     // A graceful stop hands shards over at once; a SIGKILLed runner's advisory locks go with its sessions.
     preemptiveShutdown: true
   })

@@ -18,8 +18,14 @@ export interface ClusterSettings {
   readonly advertisedHost: Option.Option<string>
   /** Shards banks are hashed over; every node of a cluster must agree (SERVICE_API_CLUSTER_SHARDS). */
   readonly shards: number
-  /** How often a runner pings the others; a dead one loses its shards after about this long plus ~3 s. */
+  /** How often a runner pings the others (SERVICE_API_CLUSTER_HEALTH_CHECK_INTERVAL). */
   readonly healthCheckInterval: Duration.Duration
+  /**
+   * How long a runner's shard locks last without a refresh (SERVICE_API_CLUSTER_SHARD_LOCK_EXPIRATION; effect/cluster's
+   * default): a SIGKILLed runner's singletons moved 28–30 s after the kill with 35 s, 5–11 s with 10 s. A runner stalled
+   * longer than this loses its shards while it still runs their entities.
+   */
+  readonly shardLockExpiration: Duration.Duration
   /**
    * Keys the TLS between nodes (SERVICE_API_CLUSTER_SECRET); the same on every node. Required in `runner` and
    * `client` modes: without it whoever reaches the cluster port could read and write every bank.
@@ -37,6 +43,7 @@ export const defaultClusterSettings: ClusterSettings = {
   advertisedHost: Option.none(),
   shards: 300,
   healthCheckInterval: Duration.seconds(5),
+  shardLockExpiration: Duration.seconds(35),
   secret: Option.none()
 }
 
@@ -50,6 +57,9 @@ export const clusterSettingsConfig: Config.Config<ClusterSettings> = Config.all(
   shards: Config.Int("SERVICE_API_CLUSTER_SHARDS").pipe(Config.withDefault(defaultClusterSettings.shards)),
   healthCheckInterval: Config.Duration("SERVICE_API_CLUSTER_HEALTH_CHECK_INTERVAL").pipe(
     Config.withDefault(defaultClusterSettings.healthCheckInterval)
+  ),
+  shardLockExpiration: Config.Duration("SERVICE_API_CLUSTER_SHARD_LOCK_EXPIRATION").pipe(
+    Config.withDefault(defaultClusterSettings.shardLockExpiration)
   ),
   secret: Config.option(Config.Redacted("SERVICE_API_CLUSTER_SECRET"))
 })

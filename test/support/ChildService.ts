@@ -42,7 +42,9 @@ export const spawnService = (script: string, env: Record<string, string>, args: 
       let output = ""
       child.stdout?.on("data", (chunk) => (output += chunk))
       child.stderr?.on("data", (chunk) => (output += chunk))
-      const exited = new Promise<number | null>((resolve) => child.on("exit", (code) => resolve(code)))
+      // "close", not "exit": the exit can be seen before the last of the child's output is read, and a test that
+      // reads what a refused start printed would see it cut short.
+      const exited = new Promise<number | null>((resolve) => child.on("close", (code) => resolve(code)))
       return { process: child, output: () => output, exited }
     }),
     (child) => Effect.sync(() => child.process.exitCode === null && child.process.kill("SIGKILL"))

@@ -56,6 +56,8 @@ export const makeCluster = (databaseUrl: string, shards: number, extra: Record<s
         SERVICE_API_ENABLE_OBSERVATIONS: "false",
         SERVICE_API_CLUSTER_SHARDS: String(shards),
         SERVICE_API_CLUSTER_HEALTH_CHECK_INTERVAL: "2 seconds",
+        // A killed runner's shards move after about this long (35 s by default): the kill tests wait for it.
+        SERVICE_API_CLUSTER_SHARD_LOCK_EXPIRATION: "10 seconds",
         SERVICE_API_CLUSTER_MODE: mode,
         SERVICE_API_PORT: String(port),
         SERVICE_API_CLUSTER_PORT: String(clusterPort),
