@@ -33,6 +33,9 @@ export interface ClusterSettings {
   readonly secret: Option.Option<Redacted.Redacted<string>>
 }
 
+/** Shorter shard lock expirations are refused at start-up: a runner would refresh its locks every second or faster. */
+const minimumShardLockExpirationMillis = 3_000
+
 /** Shorter secrets are refused at start-up: the secret is the only thing between the cluster port and every bank. */
 export const minimumClusterSecretLength = 16
 
@@ -75,6 +78,10 @@ export const clusterSettingsProblem = (
       "the embedded database serves one process only"
   }
   if (settings.shards < 1) return "SERVICE_API_CLUSTER_SHARDS must be at least 1"
+  // A runner refreshes its locks every third of the expiration, and its lock session times out after it.
+  if (Duration.toMillis(settings.shardLockExpiration) < minimumShardLockExpirationMillis) {
+    return "SERVICE_API_CLUSTER_SHARD_LOCK_EXPIRATION must be at least 3 seconds"
+  }
   // The message names the variable and the rule, never the value (nor its length).
   if (Option.isNone(settings.secret)) {
     return `SERVICE_API_CLUSTER_MODE=${settings.mode} requires SERVICE_API_CLUSTER_SECRET: the same secret of at least ` +
