@@ -4,6 +4,7 @@
  * runners. Both share one PostgreSQL, where `effect/cluster` keeps runners, shard locks and persisted messages.
  */
 import { Config, Duration, Option, Redacted } from "effect"
+import { ShardingConfig } from "effect/cluster"
 
 export const clusterModes = ["off", "runner", "client"] as const
 export type ClusterMode = typeof clusterModes[number]
@@ -34,7 +35,7 @@ export interface ClusterSettings {
 }
 
 /** Shorter shard lock expirations are refused at start-up: a runner would refresh its locks every second or faster. */
-const minimumShardLockExpirationMillis = 3_000
+const minimumShardLockExpirationSeconds = 3
 
 /** Shorter secrets are refused at start-up: the secret is the only thing between the cluster port and every bank. */
 export const minimumClusterSecretLength = 16
@@ -46,7 +47,7 @@ export const defaultClusterSettings: ClusterSettings = {
   advertisedHost: Option.none(),
   shards: 300,
   healthCheckInterval: Duration.seconds(5),
-  shardLockExpiration: Duration.seconds(35),
+  shardLockExpiration: Duration.fromInputUnsafe(ShardingConfig.defaults.shardLockExpiration),
   secret: Option.none()
 }
 
@@ -79,8 +80,8 @@ export const clusterSettingsProblem = (
   }
   if (settings.shards < 1) return "SERVICE_API_CLUSTER_SHARDS must be at least 1"
   // A runner refreshes its locks every third of the expiration, and its lock session times out after it.
-  if (Duration.toMillis(settings.shardLockExpiration) < minimumShardLockExpirationMillis) {
-    return "SERVICE_API_CLUSTER_SHARD_LOCK_EXPIRATION must be at least 3 seconds"
+  if (Duration.toSeconds(settings.shardLockExpiration) < minimumShardLockExpirationSeconds) {
+    return `SERVICE_API_CLUSTER_SHARD_LOCK_EXPIRATION must be at least ${minimumShardLockExpirationSeconds} seconds`
   }
   // The message names the variable and the rule, never the value (nor its length).
   if (Option.isNone(settings.secret)) {
