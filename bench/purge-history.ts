@@ -6,7 +6,8 @@
  * manifests and commits, deleting the replaced objects). In-process through the library on PGlite; the ratio of the
  * two is the figure (same run, same machine). Beside the purge, a bank B (1,000 memories) is recalled in a loop (its
  * brain answers) and read by one small SQL statement in another: each one's p99 during the purge against quiet shows
- * what the purge's one transaction holds up on PGlite's one session. Rerun: `node bench/purge-history.ts [memories]`.
+ * what the purge holds up on PGlite's one session. Rerun: `node bench/purge-history.ts [memories] [--alone]`
+ * (`--alone`: without bank B, the forgets' own cost).
  */
 import { Clock, Effect, Fiber, Layer } from "effect"
 import { SqlClient } from "effect/sql"
@@ -23,6 +24,8 @@ import { seedBank } from "./support/SyntheticBank.ts"
 import { tempDir } from "./support/ServerProcess.ts"
 
 const memories = Number(process.argv[2] ?? 2_000)
+/** `--alone`: no bank B beside the forgets (their own cost, without sharing PGlite's session with B's work). */
+const alone = process.argv.includes("--alone")
 const entity = "Kyoto"
 const questions = ["Who went hiking last weekend?", "What did Ava cook?", "Where does Ben work?", "Who adopted a dog?"]
 
@@ -81,8 +84,8 @@ const program = Effect.gen(function*() {
           while (running) samples.push(yield* probe)
           return samples
         })
-      const recalls = yield* Effect.forkChild(loop(recallB))
-      const reads = yield* Effect.forkChild(loop(readB))
+      const recalls = yield* Effect.forkChild(alone ? Effect.succeed([0]) : loop(recallB))
+      const reads = yield* Effect.forkChild(alone ? Effect.succeed([0]) : loop(readB))
       const result = yield* timed(work)
       running = false
       return { result, recalls: yield* Fiber.join(recalls), reads: yield* Fiber.join(reads) }
@@ -107,6 +110,7 @@ const program = Effect.gen(function*() {
         (purged.ms / plain.ms).toFixed(2)
       }x |`
   )
+  if (alone) return
   console.log("")
   console.log("bank B beside each forget (1,000 memories): p50 / p99 / max, ms")
   console.log("| while | B's recalls | recall p50 / p99 / max | p99 / quiet | B's SQL reads | read p50 / p99 / max |")

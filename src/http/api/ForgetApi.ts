@@ -16,7 +16,8 @@ export class ForgetApi extends HttpApiGroup.make("forgetting")
       "Forget every memory naming an entity (or with the given ids, document or tag) and everything derived from " +
         "it — observations, the entity and its trajectory, the entity map, mental models (emptied and refreshed), " +
         "dream evidence, anomalies, access history, orphaned chunks and documents, dataset sets; the brain and its " +
-        "kept file follow. One transaction. `dry_run` reports what would go and changes nothing. Memory repo " +
+        "kept file follow. Deleted in one transaction (a large forget in slices first). `dry_run` reports " +
+        "what would go and changes nothing. Memory repo " +
         "commits that may hold the content are listed; `purge_history: true` rewrites them without it (the one " +
         "history-rewriting operation: commit ids change, the report maps old to new)."
     )

@@ -7,9 +7,10 @@
  * A forget of more than `forgetTuning.sliceAbove` memories first deletes them in slices, each a transaction under the
  * write lock like a sweep's (each memory goes with its derived state, and the lock and the embedded database's one
  * session are free between slices), then forgets what is left as above; a crash between slices leaves each memory
- * whole or gone, and the same forget asked again finishes it. Dry runs and `purge_history` stay one transaction.
+ * whole or gone, and the same forget asked again finishes it. Dry runs and `purge_history` delete in one transaction.
  * The brain learns of it from the change log; its kept `.brain` file is written again. Memory repo commits are listed;
- * with `purge_history` they are rewritten without the content in the same transaction (`HistoryPurge`). A dry run
+ * with `purge_history` they are rewritten without the content in the same transaction (`HistoryPurge`), from a plan of
+ * the rewrite read before it in slices (`PurgePlan`: history's objects never change). A dry run
  * does the same work and rolls it back, so its report is exact. Nothing here logs or returns forgotten content: the
  * report holds counts and ids.
  */
@@ -30,6 +31,7 @@ import { makeConsolidationRequests } from "../consolidation/ConsolidationRequest
 import { GraphRecall } from "../recall/GraphRecall.ts"
 import { addRemoved, deleteEverythingDerived, noneRemoved } from "./DerivedDeletion.ts"
 import { purgeHistory } from "./HistoryPurge.ts"
+import { planPurge, type PurgePlan, type PurgeSelection } from "./PurgePlan.ts"
 import { makeKeptBrainFile } from "./KeptBrainFile.ts"
 import { makeSweepSlice } from "./SweepSlice.ts"
 
@@ -74,6 +76,29 @@ const earlier = (a: Date | null, b: Date | null) => a === null ? b : b === null 
 class RolledBack extends Data.TaggedError("RolledBack")<{ readonly outcome: Forgotten }> {}
 
 const likePattern = (text: string) => `%${text.replace(/[\\%_]/g, "\\$&")}%`
+
+/** What a purge of history looks for: the selected memories, their chunks and documents, and the selectors. */
+const purgeSelection = (
+  request: ForgetRequest,
+  selected: {
+    readonly memories: ReadonlyArray<
+      { readonly id: string; readonly chunkId: string | null; readonly documentId: string | null }
+    >
+    readonly entityIds: ReadonlyArray<string>
+  }
+): PurgeSelection => {
+  const distinct = (values: ReadonlyArray<string | null>) => [...new Set(values.filter((v) => v !== null))]
+  return {
+    memoryIds: selected.memories.map((row) => row.id),
+    entityIds: selected.entityIds,
+    chunkIds: distinct(selected.memories.map((row) => row.chunkId)),
+    documentIds: distinct(selected.memories.map((row) => row.documentId)),
+    entity: request.entity ?? null,
+    requestedIds: request.memory_ids ?? [],
+    documentId: request.document_id ?? null,
+    tag: request.tag ?? null
+  }
+}
 
 export class Forget extends Context.Service<Forget, {
   readonly forget: (bankId: string, request: ForgetRequest) => Effect.Effect<ForgetReport, NotFound | ValidationError>
@@ -121,8 +146,9 @@ export class Forget extends Context.Service<Forget, {
       /** The selected memories and, for an entity, the entity rows: read in the forget's own transaction. */
       const select = Effect.fn("Forget.select")(function*(bankId: string, request: ForgetRequest) {
         const { entityIds, matching } = yield* selection(bankId, request)
-        const memories = yield* sql<{ id: string; createdAt: Date | null }>`
-          SELECT id, created_at FROM memory_units WHERE bank_id = ${bankId} AND (${matching})`
+        const memories = yield* sql<
+          { id: string; createdAt: Date | null; chunkId: string | null; documentId: string | null }
+        >`SELECT id, created_at, chunk_id, document_id FROM memory_units WHERE bank_id = ${bankId} AND (${matching})`
         const archived = yield* sql<{ id: string }>`
           SELECT unit_id AS id FROM memory_unit_archive WHERE bank_id = ${bankId} AND (${
           sql.or([
@@ -145,7 +171,8 @@ export class Forget extends Context.Service<Forget, {
         function*(
           bankId: string,
           request: ForgetRequest,
-          sliced: Sliced
+          sliced: Sliced,
+          prepared: PurgePlan | null
         ): Effect.fn.Return<Forgotten, SqlError, SqlClient.SqlClient> {
           const selected = yield* select(bankId, request)
           const ids = selected.memories.map((row) => row.id)
@@ -161,16 +188,9 @@ export class Forget extends Context.Service<Forget, {
             documentId: request.document_id ?? null
           })
 
-          const purge = request.purge_history !== true ? null : yield* purgeHistory(bankId, {
-            memoryIds: ids,
-            entityIds: selected.entityIds,
-            chunkIds: derived.chunkIds,
-            documentIds: derived.documentIds,
-            entity: request.entity ?? null,
-            requestedIds: request.memory_ids ?? [],
-            documentId: request.document_id ?? null,
-            tag: request.tag ?? null
-          })
+          const purge = request.purge_history !== true ?
+            null :
+            yield* purgeHistory(bankId, purgeSelection(request, selected), prepared)
           if (purge !== null && request.dry_run !== true) {
             const at = new Date(yield* Clock.currentTimeMillis)
             yield* audit.record({
@@ -301,9 +321,21 @@ export class Forget extends Context.Service<Forget, {
         const sliced = request.dry_run === true || request.purge_history === true
           ? nothingSliced
           : yield* forgetInSlices(bankId, request).pipe(Effect.orDie)
+        // The history purge's reads, in slices before the transaction (it redoes them only if the repo moves on).
+        const prepared = request.purge_history !== true ? null : yield* select(bankId, request).pipe(
+          Effect.flatMap((selected) =>
+            planPurge(
+              bankId,
+              purgeSelection(request, selected),
+              (held) => foreground.shareAfterSlice(Duration.millis(held))
+            )
+          ),
+          Effect.provideService(SqlClient.SqlClient, sql),
+          Effect.orDie
+        )
         yield* telemetry.writeBufferedOf(bankId)
         const result = yield* locks.withWriteLock(bankId)(
-          forgetInTransaction(bankId, request, sliced).pipe(
+          forgetInTransaction(bankId, request, sliced, prepared).pipe(
             Effect.flatMap((outcome) =>
               request.dry_run === true ? Effect.fail(new RolledBack({ outcome })) : Effect.succeed(outcome)
             ),
