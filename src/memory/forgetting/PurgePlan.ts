@@ -6,15 +6,16 @@
  * `between` after each: on the embedded tier the one database session then goes to other requests between slices,
  * where a purge used to hold it for all of its reads (58.9 s at 10k memories). A plan says which trees it read
  * (`fingerprint`) and which memories it was asked about; the purge's transaction uses it only while both still hold
- * (`stillHolds`), and otherwise plans again inside the transaction. Must not log or return content.
+ * (`stillHolds`), and otherwise plans again inside the transaction. Must not log or return content. Longer than the
+ * house's 300 lines on purpose: its passes share the leaves read first and the id sets each pass grows, and read in
+ * order as one procedure; the trees' rebuild is `TreeRewrite.ts`.
  */
 import { Effect } from "effect"
 import { SqlClient } from "effect/sql"
 import type { SqlError } from "effect/sql/SqlError"
 import type { PlacedObject } from "../../repos/NamedElsewhere.ts"
-import { canonicalHash } from "../../repos/Snapshots.ts"
-import { leafHashOf, nodeHashOf } from "../../repos/WorkspaceTree.ts"
 import { withoutChunkTexts } from "./DocumentText.ts"
+import { makeTreeRewrite, type RepoObject } from "./TreeRewrite.ts"
 
 /** What the forget selected, live and by its selectors (matched again against the rows commits hold). */
 export interface PurgeSelection {
@@ -59,12 +60,7 @@ export interface RepoTrees {
   readonly fingerprint: string
 }
 
-export interface RepoObject {
-  readonly hash: string
-  readonly kind: "row" | "bucket" | "node" | "table"
-  /** JSON text: a row's as PostgreSQL prints its `jsonb` (its hash is of that text), the others' as built here. */
-  readonly body: string
-}
+export type { RepoObject } from "./TreeRewrite.ts"
 
 export interface PurgePlan {
   readonly selection: PurgeSelection
@@ -492,117 +488,37 @@ export const planPurge = Effect.fn("Forgetting.planPurge")(function*(
     )
   )
 
-  // New leaves without the rows (or with the changed ones); then nodes, then table manifests.
-  const replaced = new Map<string, string | null>()
-  const removedOf = new Map<string, number>()
-  const newObjects: Array<RepoObject> = [...rewritten]
-  const touchedKeys = new Map<string, readonly [string, string]>()
-  const tablesOfLeaf = new Map<string, string>()
-  for (const [table, leaves] of changedLeaves) for (const leaf of leaves) tablesOfLeaf.set(leaf, table)
-  const leafBodies = yield* sliced(
-    [...tablesOfLeaf.keys()],
-    2_000,
-    between,
-    (slice) =>
+  // New leaves without the rows (or with the changed ones); then the nodes above them, then table manifests.
+  const rebuild = makeTreeRewrite(fate)
+  const tableOfLeaf = new Map<string, string>()
+  for (const [table, leaves] of changedLeaves) for (const leaf of leaves) tableOfLeaf.set(leaf, table)
+  const readBodies = (hashes: ReadonlyArray<string>, perSlice: number) =>
+    sliced(hashes, perSlice, between, (slice) =>
       run<{ hash: string; body: Record<string, string> }>(
         `SELECT hash, body FROM repo_objects WHERE hash IN (SELECT jsonb_array_elements_text($1::jsonb))`,
         [slice]
-      )
-  )
-  const replacedObjects = new Map<string, PlacedObject>()
-  const place = (hash: string, table: string, level: PlacedObject["level"], key: string | null) =>
-    replacedObjects.set(`${table}\u0000${hash}`, { hash, table, level, key })
-  /** A key of each changed leaf: where it and the node above it sit. */
-  const keyOfLeaf = new Map<string, string>()
-  for (const leaf of leafBodies) {
-    const table = tablesOfLeaf.get(leaf.hash)!
-    const entries = new Map<string, string>()
-    let removed = 0
-    for (const [key, hash] of Object.entries(leaf.body)) {
-      keyOfLeaf.set(leaf.hash, key)
-      const to = fate.get(`${table}\u0000${hash}`)
-      if (to !== undefined) {
-        touchedKeys.set(JSON.stringify([table, key]), [table, key])
-        place(hash, table, "row", key)
-      }
-      if (to === undefined) entries.set(key, hash)
-      else if (to === null) removed++
-      else entries.set(key, to)
-    }
-    removedOf.set(leaf.hash, removed)
-    place(leaf.hash, table, "leaf", keyOfLeaf.get(leaf.hash) ?? null)
-    if (entries.size === 0) {
-      replaced.set(leaf.hash, null)
-      continue
-    }
-    const hash = leafHashOf(entries)
-    replaced.set(leaf.hash, hash)
-    newObjects.push({ hash, kind: "bucket", body: JSON.stringify(Object.fromEntries(entries)) })
+      ))
+  for (const leaf of yield* readBodies([...tableOfLeaf.keys()], 2_000)) {
+    rebuild.leaf(tableOfLeaf.get(leaf.hash)!, leaf.hash, leaf.body)
   }
-  const nodeHashes = new Set<string>()
+  /** Each node above a changed leaf, with its table and a key under it (where it sits). */
+  const nodesAbove = new Map<string, { readonly table: string; readonly key: string | null }>()
   for (const [table, leaves] of changedLeaves) {
     for (const leaf of leaves) {
       for (const top of leafTops.get(table)?.get(leaf) ?? []) {
-        if (top === leaf) continue
-        nodeHashes.add(top)
-        place(top, table, "node", keyOfLeaf.get(leaf) ?? null)
+        if (top !== leaf) nodesAbove.set(top, { table, key: rebuild.keyOf(leaf) })
       }
     }
   }
-  const nodes = yield* sliced(
-    [...nodeHashes],
-    40,
-    between,
-    (slice) =>
-      run<{ hash: string; body: Record<string, string> }>(
-        `SELECT hash, body FROM repo_objects WHERE hash IN (SELECT jsonb_array_elements_text($1::jsonb))`,
-        [slice]
-      )
-  )
-  for (const node of nodes) {
-    const leaves = new Map<number, string>()
-    let removed = 0
-    for (const [number, leaf] of Object.entries(node.body)) {
-      const to = replaced.has(leaf) ? replaced.get(leaf)! : leaf
-      removed += removedOf.get(leaf) ?? 0
-      if (to !== null) leaves.set(Number(number), to)
-    }
-    removedOf.set(node.hash, removed)
-    if (leaves.size === 0) {
-      replaced.set(node.hash, null)
-      continue
-    }
-    const hash = nodeHashOf(leaves)
-    replaced.set(node.hash, hash)
-    newObjects.push({
-      hash,
-      kind: "node",
-      body: JSON.stringify(Object.fromEntries([...leaves].map(([n, h]) => [String(n), h])))
-    })
+  for (const node of yield* readBodies([...nodesAbove.keys()], 40)) {
+    const { key, table } = nodesAbove.get(node.hash)!
+    rebuild.node(table, node.hash, node.body, key)
   }
   for (const [table, manifest] of manifests) {
     const body = manifestBodies.get(manifest)
-    if (body === undefined || replaced.has(manifest)) continue
-    const buckets: Record<string, string> = {}
-    let removed = 0
-    let changed = false
-    for (const [bucket, top] of Object.entries(body)) {
-      const to = replaced.has(top) ? replaced.get(top)! : top
-      if (to !== top) changed = true
-      removed += removedOf.get(top) ?? 0
-      if (to !== null) buckets[bucket] = to
-    }
-    if (!changed) continue
-    removedOf.set(manifest, removed)
-    place(manifest, table, "table", null)
-    if (Object.keys(buckets).length === 0) {
-      replaced.set(manifest, null)
-      continue
-    }
-    const hash = canonicalHash(buckets)
-    replaced.set(manifest, hash)
-    newObjects.push({ hash, kind: "table", body: JSON.stringify(buckets) })
+    if (body !== undefined) rebuild.manifest(table, manifest, body)
   }
+  const rebuilt = rebuild.result()
 
   const column = (name: "id" | "chunk" | "doc") =>
     new Set(memoryRows.flatMap((row) => row[name] === null ? [] : [row[name]!]))
@@ -613,10 +529,7 @@ export const planPurge = Effect.fn("Forgetting.planPurge")(function*(
     treeChunkIds: column("chunk"),
     treeDocumentIds: column("doc"),
     fate,
-    replaced,
-    removedOf,
-    newObjects,
-    replacedObjects: [...replacedObjects.values()],
-    touchedKeys: [...touchedKeys.values()]
+    ...rebuilt,
+    newObjects: [...rewritten, ...rebuilt.newObjects]
   } satisfies PurgePlan
 })
