@@ -143,7 +143,10 @@ export class Forget extends Context.Service<Forget, {
         return { entityIds, matching: sql.or(conditions) }
       })
 
-      /** The selected memories and, for an entity, the entity rows: read in the forget's own transaction. */
+      /**
+       * The selected memories and, for an entity, the entity rows: read in the forget's own transaction (and, for a
+       * purge's plan, once before it: the transaction compares the two).
+       */
       const select = Effect.fn("Forget.select")(function*(bankId: string, request: ForgetRequest) {
         const { entityIds, matching } = yield* selection(bankId, request)
         const memories = yield* sql<
