@@ -62,7 +62,7 @@ describe("purge_history under SIGKILL", () => {
         assert.isAtLeast(live, 200)
 
         // A dry run does the purge's work and rolls it back: it times the purge the kill lands in. Three quarters in:
-        // the purge reads history before its transaction (in slices, changing nothing), so a kill at half landed there.
+        // the purge reads history before its transaction (in slices, changing nothing), so a kill at half could land there.
         const started = performance.now()
         const dry = yield* call(url, "POST", `${bank}/forget`, { entity: name, purge_history: true, dry_run: true })
         const took = performance.now() - started
