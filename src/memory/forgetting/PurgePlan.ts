@@ -168,8 +168,9 @@ export const stillHolds = (plan: PurgePlan, trees: RepoTrees, selection: PurgeSe
 
 /**
  * About 2,000 rows a statement (60-150 ms of PGlite on a quiet machine at 2k memories: a memory row costs twice a
- * link's): another bank's statement waits for one slice at most. Sized by rows, not by time: a statement's time includes its wait for the session, so under other banks'
- * traffic time-sized slices shrank to a few leaves: a 500-memory plan beside a busy bank took 3.3 s that way, 0.94 s sized by rows.
+ * link's): another bank's statement waits for one slice at most. Sized by rows, not by time: a statement's time
+ * includes its wait for the session, so under other banks' traffic time-sized slices shrank to a few leaves (a
+ * 500-memory plan beside a busy bank took 3.3 s that way, 0.94 s sized by rows).
  */
 const rowsPerSlice = 2_000
 
