@@ -48,7 +48,12 @@ export const namedElsewhere = Effect.fn("Repos.namedElsewhere")(function*(
   )
   if (trees.length === 0) return named
   const manifestsOf = new Map<string, Array<string>>()
-  for (const { hash, tbl } of trees) manifestsOf.set(tbl, [...(manifestsOf.get(tbl) ?? []), hash])
+  for (const { hash, tbl } of trees) {
+    const manifests = manifestsOf.get(tbl) ?? []
+    manifestsOf.set(tbl, manifests)
+    manifests.push(hash)
+  }
+  const outsideManifests = new Set(trees.map((t) => `${t.tbl}\u0000${t.hash}`))
   const bodies = new Map<string, { kind: string; body: Body }>()
   /** Reads the objects not read yet. */
   const read = (hashes: Iterable<string>) =>
@@ -82,7 +87,7 @@ export const namedElsewhere = Effect.fn("Repos.namedElsewhere")(function*(
   yield* read(placed.filter((o) => o.level === "row").flatMap(leavesOf))
   for (const o of placed) {
     const isNamed = o.level === "table"
-      ? (manifestsOf.get(o.table) ?? []).includes(o.hash)
+      ? outsideManifests.has(`${o.table}\u0000${o.hash}`)
       : o.level === "node"
       ? topsOf(o).includes(o.hash)
       : o.level === "leaf"

@@ -128,7 +128,8 @@ export interface EverythingDerived {
   readonly documentIds: ReadonlyArray<string>
 }
 
-const likePattern = (text: string) => `%${text.replace(/[\\%_]/g, "\\$&")}%`
+/** `text` anywhere in a value, for `ILIKE`: its `\`, `%` and `_` taken literally. */
+export const likePattern = (text: string) => `%${text.replace(/[\\%_]/g, "\\$&")}%`
 
 export const deleteEverythingDerived = Effect.fn("Forgetting.deleteEverythingDerived")(function*(
   consolidation: ConsolidationRequests,

@@ -29,7 +29,7 @@ import type { ForgetReport, ForgetRequest } from "../../domain/Forget.ts"
 import { MentalModels } from "../../mentalmodels/MentalModels.ts"
 import { makeConsolidationRequests } from "../consolidation/ConsolidationRequests.ts"
 import { GraphRecall } from "../recall/GraphRecall.ts"
-import { addRemoved, deleteEverythingDerived, noneRemoved } from "./DerivedDeletion.ts"
+import { addRemoved, deleteEverythingDerived, likePattern, noneRemoved } from "./DerivedDeletion.ts"
 import { purgeHistory } from "./HistoryPurge.ts"
 import { planPurge, type PurgePlan, type PurgeSelection } from "./PurgePlan.ts"
 import { makeKeptBrainFile } from "./KeptBrainFile.ts"
@@ -74,8 +74,6 @@ const earlier = (a: Date | null, b: Date | null) => a === null ? b : b === null 
 
 /** Carries a dry run's outcome out of its transaction, which it rolls back. */
 class RolledBack extends Data.TaggedError("RolledBack")<{ readonly outcome: Forgotten }> {}
-
-const likePattern = (text: string) => `%${text.replace(/[\\%_]/g, "\\$&")}%`
 
 /** What a purge of history looks for: the selected memories, their chunks and documents, and the selectors. */
 const purgeSelection = (

@@ -14,6 +14,7 @@ import { Effect } from "effect"
 import { SqlClient } from "effect/sql"
 import type { SqlError } from "effect/sql/SqlError"
 import type { PlacedObject } from "../../repos/NamedElsewhere.ts"
+import { likePattern } from "./DerivedDeletion.ts"
 import { withoutChunkTexts } from "./DocumentText.ts"
 import { makeTreeRewrite, type RepoObject } from "./TreeRewrite.ts"
 
@@ -120,7 +121,6 @@ const memoryTables = [
 ]
 const purgedTables = new Set([...memoryTables, ...citingTables])
 
-const likePattern = (text: string) => `%${text.replace(/[\\%_]/g, "\\$&")}%`
 const list = (values: Iterable<string>) => JSON.stringify([...values])
 const textArray = (param: string) => `ARRAY(SELECT jsonb_array_elements_text(${param}::jsonb))`
 /** `value` is one of the JSON array `param`'s strings: a hashed lookup per row, not a walk of the array. */
@@ -155,12 +155,11 @@ export const stillHolds = (plan: PurgePlan, trees: RepoTrees, selection: PurgeSe
     const right = new Set(y)
     return [...x.filter((id) => !right.has(id)), ...y.filter((id) => !left.has(id))].every((id) => !known(id))
   }
-  const memory = (id: string) => plan.treeMemoryIds.has(id)
   return plan.trees.fingerprint === trees.fingerprint &&
     sortedJson(a.entityIds) === sortedJson(selection.entityIds) &&
     sortedJson(a.requestedIds) === sortedJson(selection.requestedIds) &&
     a.entity === selection.entity && a.documentId === selection.documentId && a.tag === selection.tag &&
-    outsideTrees(a.memoryIds, selection.memoryIds, memory) &&
+    outsideTrees(a.memoryIds, selection.memoryIds, (id) => plan.treeMemoryIds.has(id)) &&
     // A chunk or document no tree's memory names is not in any tree: memories are committed with their sources.
     outsideTrees(a.chunkIds, selection.chunkIds, (id) => plan.treeChunkIds.has(id)) &&
     outsideTrees(a.documentIds, selection.documentIds, (id) => plan.treeDocumentIds.has(id))
@@ -447,10 +446,14 @@ export const planPurge = Effect.fn("Forgetting.planPurge")(function*(
     const next = new Map(rows.map((row) => [row.h, row.nh]))
     goes(table, rows, (h) => next.get(h)!)
   }
-  const piecesOf = new Map<string, Array<string>>()
+  // Each gone chunk's text once per document: a chunk found in several leaves (versions of its bucket) must not
+  // take a second, kept occurrence of its text out.
+  const piecesOf = new Map<string, Set<string>>()
   for (const chunk of goneChunks) {
     if (chunk.text === null) continue
-    piecesOf.set(chunk.doc, [...(piecesOf.get(chunk.doc) ?? []), chunk.text])
+    const pieces = piecesOf.get(chunk.doc) ?? new Set<string>()
+    piecesOf.set(chunk.doc, pieces)
+    pieces.add(chunk.text)
   }
   if (piecesOf.size > 0) {
     const kept = (yield* scan<{ text: string; doc: string }>(
@@ -461,7 +464,7 @@ export const planPurge = Effect.fn("Forgetting.planPurge")(function*(
       [list(piecesOf.keys())]
     )).filter((row) => !gone("documents", row.h))
     const shortened = kept.flatMap((row) => {
-      const rest = withoutChunkTexts(row.text, piecesOf.get(row.doc) ?? [])
+      const rest = withoutChunkTexts(row.text, [...(piecesOf.get(row.doc) ?? [])])
       return rest === row.text ? [] : [{ leaf: row.leaf, h: row.h, text: rest }]
     })
     if (shortened.length > 0) {

@@ -44,8 +44,9 @@ export const makeTreeRewrite = (fate: ReadonlyMap<string, string | null>) => {
     leaf: (table: string, hash: string, body: Body) => {
       const entries = new Map<string, string>()
       let removed = 0
+      const [anyKey] = Object.keys(body)
+      if (anyKey !== undefined) keyOfLeaf.set(hash, anyKey)
       for (const [key, row] of Object.entries(body)) {
-        keyOfLeaf.set(hash, key)
         const to = fate.get(`${table}\u0000${row}`)
         if (to === undefined) {
           entries.set(key, row)
@@ -57,7 +58,7 @@ export const makeTreeRewrite = (fate: ReadonlyMap<string, string | null>) => {
         if (to === null) removed++
         else entries.set(key, to)
       }
-      place(hash, table, "leaf", keyOfLeaf.get(hash) ?? null)
+      place(hash, table, "leaf", anyKey ?? null)
       replace(
         hash,
         removed,
