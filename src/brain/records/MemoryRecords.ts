@@ -93,6 +93,12 @@ export class MemoryRecords {
   private textBytes = 0
   readonly vectors: VectorStore
   private readonly entityNames = new Map<string, string>()
+  /**
+   * Each name's entities, and each entity's place in `entityNames`: a recall's entities are looked up by name, and a
+   * walk of every entity of the bank for them cost each recall a step and an entry per entity.
+   */
+  private readonly entitiesNamed = new Map<string, Array<string>>()
+  private readonly entityOrder = new Map<string, number>()
   /** For each entity, the slots of the memories that name it (`include.entities`, a state's other facts). */
   private readonly mentionsOf = new Map<string, Set<number>>()
   /**
@@ -237,7 +243,28 @@ export class MemoryRecords {
 
   /** Entity names as the tables have them now (a rename reaches every memory that names the entity). */
   nameEntities(names: Iterable<readonly [string, string]>): void {
-    for (const [id, name] of names) this.entityNames.set(id, name)
+    for (const [id, name] of names) {
+      const before = this.entityNames.get(id)
+      if (before === name) continue
+      if (before === undefined) {
+        this.entityOrder.set(id, this.entityOrder.size)
+      } else {
+        const named = this.entitiesNamed.get(before)!
+        named.splice(named.indexOf(id), 1)
+        if (named.length === 0) this.entitiesNamed.delete(before)
+      }
+      this.entityNames.set(id, name)
+      const named = this.entitiesNamed.get(name)
+      if (named === undefined) this.entitiesNamed.set(name, [id])
+      else named.push(id)
+    }
+  }
+
+  /** The ids of the entities with these names, in the order the brain first learnt them. */
+  private entitiesWithNames(names: ReadonlyArray<string>): Array<string> {
+    const ids: Array<string> = []
+    for (const name of new Set(names)) ids.push(...(this.entitiesNamed.get(name) ?? []))
+    return ids.sort((a, b) => this.entityOrder.get(a)! - this.entityOrder.get(b)!)
   }
 
   addChunks(chunks: Iterable<readonly [string, ChunkText]>): void {
@@ -496,11 +523,10 @@ export class MemoryRecords {
    * that name any of them (by `coalesce(mentioned_at, created_at)`, newest first, at most `limit` in all).
    */
   entityObservations(names: ReadonlyArray<string>, limit: number, now = Number.NEGATIVE_INFINITY) {
-    const wanted = new Set(names)
     const picked: Array<{ id: string; canonicalName: string }> = []
     // An entity no live memory names is gone from the tables too (deletes prune it): it is not found here either.
-    for (const [id, name] of this.entityNames) {
-      if (wanted.has(name) && (this.mentionsOf.get(id)?.size ?? 0) > 0) picked.push({ id, canonicalName: name })
+    for (const id of this.entitiesWithNames(names)) {
+      if ((this.mentionsOf.get(id)?.size ?? 0) > 0) picked.push({ id, canonicalName: this.entityNames.get(id)! })
     }
     const observations: Array<{ entityId: string; slot: number; at: number }> = []
     for (const entity of picked) {
@@ -530,7 +556,6 @@ export class MemoryRecords {
    * happened, else when they were said — at most `limit`: a state's history, for questions about a state.
    */
   factsNaming(names: ReadonlyArray<string>, limit: number, now = Number.NEGATIVE_INFINITY): Array<UnitRow> {
-    const wanted = new Set(names)
     const facts = this.typeMask(["world", "experience"])
     const { typeCodes, startsAt, expiresAt } = this
     // `startsAt` is `coalesce(occurred_start, mentioned_at)`; NaN (neither) sorts last.
@@ -540,8 +565,7 @@ export class MemoryRecords {
       const y = at(b)
       return x !== y ? x > y : compareIds(this.idAt(a), this.idAt(b)) < 0
     }
-    const lists = [...this.entityNames].filter(([, name]) => wanted.has(name))
-      .map(([id]) => this.mentionsOf.get(id) ?? new Set<number>())
+    const lists = this.entitiesWithNames(names).map((id) => this.mentionsOf.get(id) ?? new Set<number>())
     // A memory naming two of the entities is offered once.
     const seen = lists.length > 1 ? new Set<number>() : undefined
     const kept: Array<number> = []
@@ -611,7 +635,7 @@ export class MemoryRecords {
       this.endsAt.byteLength + this.seqs.byteLength + this.expiresAt.byteLength
     // A record object with its id and fields, a map entry, and an entity list: about 260 bytes before texts.
     return perSlot + this.records.length * 260 + this.textBytes + this.chunkBytes + this.vectors.byteSize +
-      this.entityNames.size * 120 + (this.ann?.byteSize ?? 0)
+      this.entityNames.size * 200 + (this.ann?.byteSize ?? 0)
   }
 
   private setEntities(slot: number, entityIds: ReadonlyArray<string>): void {

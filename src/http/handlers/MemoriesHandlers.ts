@@ -13,6 +13,7 @@ import { MemoryUnits } from "../../memory/MemoryUnits.ts"
 import { MemoryCuration } from "../../memory/curation/MemoryCuration.ts"
 import { MemoryRepos } from "../../repos/MemoryRepos.ts"
 import { EngramApi } from "../api/Api.ts"
+import { jsonAsIs } from "../JsonAsIs.ts"
 import { formRequestDecoder } from "./FormRequest.ts"
 import { paging } from "./Paging.ts"
 
@@ -78,7 +79,7 @@ export const MemoriesHandlers = HttpApiBuilder.group(
       }),
       recall: Effect.fn(function*({ params, payload }) {
         const { branch_name, ...request } = payload
-        return yield* recall.recall(yield* repos.readBank(params.bank_id, branch_name), request)
+        return jsonAsIs(yield* recall.recall(yield* repos.readBank(params.bank_id, branch_name), request))
       }),
       list: Effect.fn(function*({ params, query }) {
         const { limit, offset } = paging(query)

@@ -2,10 +2,13 @@
  * With the bank's brain loaded, a recall reads nothing but the brain: no SQL statement for the default options, for
  * each filter (types, tags and their match modes, tag groups, a time in the query or a query timestamp, budgets, a
  * minimum score, a token budget) and for each include (entities, chunks, source facts) — so a recall never waits
- * behind another bank's work on the database. A recall right after an acknowledged retain sees that retain.
+ * behind another bank's work on the database. A recall right after an acknowledged retain sees that retain. Each
+ * answer is sent as recall built it, without the schema encoding it again (`src/http/JsonAsIs.ts`), so each is also
+ * checked to be exactly what that encoding gives: no field outside `RecallResponse`, none missing, every value valid.
  */
 import { assert, layer } from "@effect/vitest"
-import { Effect, Layer } from "effect"
+import { Effect, Layer, Schema } from "effect"
+import { RecallResponse } from "../../../src/domain/Recall.ts"
 import { bankPath, settled } from "../../support/HttpCalls.ts"
 import { probe, recordStatements } from "../../support/StatementProbe.ts"
 import { testApp, TestServer } from "../../support/TestServer.ts"
@@ -38,6 +41,12 @@ const items = [
     timestamp: new Date(Date.UTC(2024, 3, 2)).toISOString()
   }
 ]
+
+/** What the endpoint's schema would have sent for this body: decoded and encoded again, extra keys dropped. */
+const encodedAgain = (body: unknown) =>
+  Schema.encodeUnknownSync(RecallResponse)(
+    Schema.decodeUnknownSync(RecallResponse)(body, { onExcessProperty: "ignore" })
+  )
 
 const requests: ReadonlyArray<readonly [string, Record<string, unknown>]> = [
   ["defaults", {}],
@@ -81,6 +90,7 @@ layer(Layer.provide(testApp({ enableObservations: true }), recordStatements), { 
             ) {
               const recalled = yield* probe("POST", `${base}/memories/recall`, { query, ...options })
               assert.strictEqual(recalled.response.status, 200, `${name}: ${recalled.response.text}`)
+              assert.deepStrictEqual(recalled.response.body, encodedAgain(recalled.response.body), name)
               assert.deepStrictEqual(
                 recalled.statements.map((statement) => statement.sql),
                 [],
