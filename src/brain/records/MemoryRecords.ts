@@ -528,22 +528,22 @@ export class MemoryRecords {
     for (const id of this.entitiesWithNames(names)) {
       if ((this.mentionsOf.get(id)?.size ?? 0) > 0) picked.push({ id, canonicalName: this.entityNames.get(id)! })
     }
+    // The newest `limit`, ties in the order met: what a stable sort of all of them and its first `limit` give, without
+    // an object per observation of a main entity (hundreds, on every recall that names it).
     const observations: Array<{ entityId: string; slot: number; at: number }> = []
+    const newer = (a: { at: number }, b: { at: number }) => a.at > b.at
     for (const entity of picked) {
       for (const slot of this.observationsOf.get(entity.id) ?? []) {
         if (this.expiresAt[slot]! <= now) continue
         const record = this.records[slot]!
-        observations.push({
-          entityId: entity.id,
-          slot,
-          at: record.mentionedAt ?? record.createdAt ?? Number.NEGATIVE_INFINITY
-        })
+        const at = record.mentionedAt ?? record.createdAt ?? Number.NEGATIVE_INFINITY
+        if (limit > 0 && observations.length === limit && !(at > observations[limit - 1]!.at)) continue
+        keepBest(observations, { entityId: entity.id, slot, at }, limit, newer)
       }
     }
-    observations.sort((a, b) => b.at - a.at)
     return {
       entities: picked,
-      observations: observations.slice(0, limit).map((observation) => ({
+      observations: observations.map((observation) => ({
         entityId: observation.entityId,
         text: this.records[observation.slot]!.text,
         mentionedAt: Number.isFinite(observation.at) ? new Date(observation.at) : null
