@@ -1,7 +1,7 @@
 /**
  * Isolation (issue 32): one bank's work must never stall another bank. Bank B (100 memories, filled over HTTP) is
  * recalled by one client in sequence (budget low, a fixed set of questions) while a second loop polls /health every
- * ~50 ms, first in a quiet phase — the baseline of the same run — then while other banks do one heavy job at a time:
+ * ~50 ms, each from a process of its own (`support/ProbeChild.ts`), first in a quiet phase — the baseline of the same run — then while other banks do one heavy job at a time:
  * 100-item retains, a cold brain build, a `.brain` import, a codebase import, a dataset import, a consolidation, a
  * dream, a memory repo's first commit and a branch, 50 clients of mixed traffic, 4 clients sending hostile bodies
  * at full speed from a child process (issue 33: no key, a declared length over the cap, 5M elements, 100k levels deep;
@@ -19,14 +19,14 @@ import { existsSync, readdirSync, readFileSync, statSync, writeFileSync } from "
 import { Agent } from "node:http"
 import { cpus, loadavg, tmpdir } from "node:os"
 import { dirname, join, relative, resolve } from "node:path"
-import { monitorEventLoopDelay } from "node:perf_hooks"
 import { createInterface } from "node:readline"
 import { makeZip } from "../test/support/ZipWriter.ts"
 import { random, recallQuestions, turnAt } from "./support/Conversation.ts"
 import type { Backend } from "./support/Datasets.ts"
 import { seedOverHttp } from "./support/HttpBank.ts"
 import { benchHeaders, type Call, percentile } from "./support/LoadClient.ts"
-import { call, emptyProbe, multipart, type Probe, probeLoop } from "./support/Probe.ts"
+import { call, emptyProbe, multipart, type Probe } from "./support/Probe.ts"
+import { startProbe } from "./support/ProbeChild.ts"
 import type { DropJob, SeedJob } from "./support/seed.ts"
 import {
   cpuSeconds,
@@ -87,9 +87,7 @@ const messageOf = (error: unknown) => error instanceof Error ? error.message : S
 const k = (n: number) => n >= 1000 ? `${Number((n / 1000).toFixed(1))}k` : String(n)
 const fmt = (n: number, digits = 1) => Number.isFinite(n) ? n.toFixed(digits) : "–"
 
-// One connection pool each, so B's probes never queue behind A's job for a socket.
-const recallAgent = new Agent({ keepAlive: true, maxSockets: 1 })
-const healthAgent = new Agent({ keepAlive: true, maxSockets: 1 })
+// B's recall and `/health` are probed from processes of their own (`ProbeChild.ts`), with their own sockets.
 const jobAgent = new Agent({ keepAlive: true, maxSockets: 4 })
 
 /** A's side: a 2xx answer, or an error naming the request and the answer. */
@@ -120,12 +118,13 @@ const waitOperation = async (url: string, bankId: string, id: string) => {
   }
 }
 
-let questionIndex = 0
-const bRecall = (): Omit<Call, "kind"> => ({
-  method: "POST",
-  path: `${bankPath(banks.b)}/memories/recall`,
-  body: JSON.stringify({ query: questions[questionIndex++ % questions.length]!, budget: "low" })
-})
+/** B's recalls, one per question, sent in turn by B's probe. */
+const bRecalls = () =>
+  questions.map((query) => ({
+    method: "POST",
+    path: `${bankPath(banks.b)}/memories/recall`,
+    body: JSON.stringify({ query, budget: "low" })
+  }))
 
 /** A's job, prepared outside the measured window; it answers what it did, for the table. */
 type Job = () => Promise<string>
@@ -141,7 +140,7 @@ interface Row {
   readonly error?: string
   readonly recall: Probe
   readonly health: Probe
-  /** The longest the bench's own event loop was held up: a delay there shows in every latency it measures. */
+  /** The longest a probe process's own event loop was held up: a delay there shows in every latency it measures. */
   readonly clientDelayMs: number
   /**
    * The server's CPU time in the window (user + system, all its threads), in seconds: unlike latencies it hardly
@@ -162,8 +161,6 @@ const timeLimit = <A>(promise: Promise<A>, ms: number) => {
   })
   return Promise.race([promise, limit]).finally(() => clearTimeout(timer))
 }
-
-const clientDelay = monitorEventLoopDelay({ resolution: 10 })
 
 /** Bytes a process has read through read(2) and its kin, sockets included (`rchar` of /proc/<pid>/io). */
 const bytesRead = (pid: number) =>
@@ -186,21 +183,18 @@ const measure = async (url: string, serverPid: number, phase: Phase): Promise<Ro
       serverReadMb: Number.NaN
     }
   }
-  // B's brain is loaded and current before the window: the phase measures isolation, not B's own cold start.
-  const first = bRecall()
-  const warm = await call(recallAgent, url, first.method, first.path, first.body)
-  if (warm.status !== 200) log(`${phase.name}: B's warm-up recall answered ${warm.status}`)
-  // The health probe's kept-alive socket too: after a long preparation (the hostile phase starts a child that builds
-  // 25 MB of bodies) it sat idle past the server's 5 s keep-alive timeout, and the window's first /health raced the
-  // server's close of it (one ECONNRESET counted against the server).
-  await call(healthAgent, url, "GET", "/health")
+  // Each probe runs in a process of its own (`ProbeChild.ts`), so what this process does (A's job, reading answers)
+  // never shows as the server's latency. B's probe sends one recall first: B's brain is loaded and current before the
+  // window, which measures isolation, not B's own cold start. The health probe's first request warms its kept-alive
+  // socket: after a long preparation an idle one raced the server's close of it (an ECONNRESET counted against the
+  // server).
+  const authorization = benchHeaders["authorization"]!
+  const [recallProbe, healthProbe] = await Promise.all([
+    startProbe({ url, authorization, calls: bRecalls(), paceMs: 0 }),
+    startProbe({ url, authorization, calls: [{ method: "GET", path: "/health" }], paceMs: 50 })
+  ])
   // The window's bounds on the monotonic clock, which a server's `--cpu-prof` samples share (µs): see ProfileWindow.ts.
   log(`${phase.name}: measuring from ${process.hrtime.bigint() / 1000n} µs`)
-  let running = true
-  clientDelay.reset()
-  clientDelay.enable()
-  const recall = probeLoop(url, recallAgent, bRecall, 0, () => running)
-  const health = probeLoop(url, healthAgent, () => ({ method: "GET", path: "/health" }), 50, () => running)
   const cpu0 = cpuSeconds(serverPid)
   const read0 = bytesRead(serverPid)
   const t0 = performance.now()
@@ -211,12 +205,11 @@ const measure = async (url: string, serverPid: number, phase: Phase): Promise<Ro
   const jobSeconds = (performance.now() - t0) / 1000
   const rest = settings.minWindowSeconds * 1000 - (performance.now() - t0)
   if (rest > 0) await sleep(rest)
-  running = false
+  const [recalled, polled] = await Promise.all([recallProbe.stop(), healthProbe.stop()])
   const serverCpu = cpuSeconds(serverPid) - cpu0
   const serverReadMb = (bytesRead(serverPid) - read0) / 1e6
-  const row = { name: phase.name, jobSeconds, ...outcome, recall: await recall, health: await health }
-  clientDelay.disable()
-  const clientDelayMs = clientDelay.max / 1e6
+  const row = { name: phase.name, jobSeconds, ...outcome, recall: recalled.probe, health: polled.probe }
+  const clientDelayMs = Math.max(recalled.loopMaxMs, polled.loopMaxMs)
   log(
     `${phase.name}: ${outcome.error === undefined ? "done" : `failed: ${outcome.error}`} in ${
       jobSeconds.toFixed(1)
@@ -641,9 +634,8 @@ const runBackend = async (backend: Backend) => {
     // A kept data directory holds the last run's bank B: start it afresh, so every run recalls the same bank.
     if (settings.dataDir !== undefined) await call(jobAgent, server.url, "DELETE", bankPath(banks.b))
     await seedOverHttp(server.url, bankPath(banks.b), settings.bMemories)
-    for (let i = 0; i < 20; i++) {
-      const recall = bRecall()
-      await call(recallAgent, server.url, recall.method, recall.path, recall.body)
+    for (const recall of bRecalls().slice(0, 20)) {
+      await call(jobAgent, server.url, recall.method, recall.path, recall.body)
     }
     const rows: Array<Row> = [await measure(server.url, server.pid, quiet("0 quiet (baseline)"))]
     const chosen = phases.filter((phase) => settings.phases?.includes(phase.name.split(" ")[0]!) ?? true)
@@ -676,7 +668,7 @@ const report = (backend: Backend, result: Awaited<ReturnType<typeof runBackend>>
       `questions in turn), /health polled every ~50 ms. A's banks seeded directly in ${fmt(seeded.seedSeconds, 0)} s: ${
         sizes.join(", ")
       }. ` +
-      `Each window lasts A's job and at least ${settings.minWindowSeconds} s. "bench loop max": the longest this process's own ` +
+      `Each window lasts A's job and at least ${settings.minWindowSeconds} s. "bench loop max": the longest a probe process's own ` +
       "event loop was held up in the window (it delays every latency measured here, whatever the server does). B's client " +
       "is sequential, so a stall of any length is one sample: read max beside p99."
   )
