@@ -11,7 +11,8 @@ import type { CodebaseStore } from "./CodebaseStore.ts"
 import { buildArtifacts } from "./intel/Artifacts.ts"
 import { defaultTriageSettings, type TriageSettings } from "./intel/Significance.ts"
 import type { FileParse } from "./parse/SyntaxExtractor.ts"
-import { assembleSnapshot } from "./snapshot/SnapshotAssembly.ts"
+import { assemblingSnapshot } from "./snapshot/SnapshotAssembly.ts"
+import { runSliced } from "../brain/Sliced.ts"
 import { planSnapshot } from "./snapshot/SnapshotPlan.ts"
 import type { SnapshotRows } from "./snapshot/SnapshotRows.ts"
 import { selectEntries } from "./source/ArchiveSelection.ts"
@@ -179,16 +180,21 @@ export const runImport = (
     const texts = new Map(
       plan.files.filter((file) => file.text !== null).map((file) => [file.path, file.text!.split("\n")])
     )
-    const rows = assembleSnapshot({
-      snapshotId: snapshot.value.id,
-      files: plan.files,
-      parses,
-      parseFailures: failures,
-      deletedPaths: plan.deletedPaths,
-      previousRoutes: yield* store.previousRoutes(snapshot.value.previousSnapshotId),
-      settings: triageOf(codebase.triageSettings),
-      lines: texts
-    })
+    const previousRoutes = yield* store.previousRoutes(snapshot.value.previousSnapshotId)
+    // In slices with a turn of the event loop between them: other requests are served while a large tree assembles.
+    const rows = yield* runSliced(
+      assemblingSnapshot({
+        snapshotId: snapshot.value.id,
+        files: plan.files,
+        parses,
+        parseFailures: failures,
+        deletedPaths: plan.deletedPaths,
+        previousRoutes,
+        settings: triageOf(codebase.triageSettings),
+        lines: texts
+      }),
+      Effect.yieldNow
+    )
     const artifactsStarted = yield* Clock.currentTimeMillis
     const artifacts = buildArtifacts(rows.files, texts, rows.symbols, rows.edges, rows.chunks)
     const stats = {

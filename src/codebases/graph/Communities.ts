@@ -3,14 +3,19 @@
  * modularity, then aggregation of each community into one node, repeated while anything moves). Nodes are
  * visited in index order and ties go to the lowest community, so the same graph always gives the same clusters.
  */
+import { every, runWhole, type Sliced } from "../../brain/Sliced.ts"
+
 export interface UndirectedEdge {
   readonly a: number
   readonly b: number
   readonly weight: number
 }
 
-/** One level of local moving; returns each node's community (renumbered 0..k-1) and whether anything moved. */
-const localMoving = (nodeCount: number, adjacency: ReadonlyArray<Map<number, number>>, selfLoops: Float64Array) => {
+/**
+ * One level of local moving; returns each node's community (renumbered 0..k-1) and whether anything moved. It yields
+ * every few hundred nodes, so it can run in slices (`Sliced.ts`).
+ */
+function* localMoving(nodeCount: number, adjacency: ReadonlyArray<Map<number, number>>, selfLoops: Float64Array) {
   const degree = new Float64Array(nodeCount)
   let total = 0
   for (let node = 0; node < nodeCount; node++) {
@@ -23,9 +28,11 @@ const localMoving = (nodeCount: number, adjacency: ReadonlyArray<Map<number, num
   const communityDegree = Float64Array.from(degree)
   const twoM = total === 0 ? 1 : total
   let moved = false
+  const pause = every(200)
   for (let sweep = 0; sweep < 25; sweep++) {
     let changed = false
     for (let node = 0; node < nodeCount; node++) {
+      if (pause()) yield
       const own = community[node]!
       const links = new Map<number, number>()
       for (const [neighbour, weight] of adjacency[node]!) {
@@ -64,7 +71,14 @@ const localMoving = (nodeCount: number, adjacency: ReadonlyArray<Map<number, num
 }
 
 /** The community of every node, numbered from 0 in order of first appearance. */
-export const louvain = (nodeCount: number, edges: ReadonlyArray<UndirectedEdge>): Int32Array => {
+export const louvain = (nodeCount: number, edges: ReadonlyArray<UndirectedEdge>): Int32Array =>
+  runWhole(louvainSteps(nodeCount, edges))
+
+/**
+ * `louvain` as sliced work: a snapshot of this repository's `src/` (542 files) spent about 70 ms in it in one piece
+ * (`bench/isolation.ts`, phase 4).
+ */
+export function* louvainSteps(nodeCount: number, edges: ReadonlyArray<UndirectedEdge>): Sliced<Int32Array> {
   let membership = Int32Array.from({ length: nodeCount }, (_, index) => index)
   let levelNodes = nodeCount
   let levelEdges: ReadonlyArray<UndirectedEdge> = edges
@@ -76,7 +90,8 @@ export const louvain = (nodeCount: number, edges: ReadonlyArray<UndirectedEdge>)
       adjacency[edge.a]!.set(edge.b, (adjacency[edge.a]!.get(edge.b) ?? 0) + edge.weight)
       adjacency[edge.b]!.set(edge.a, (adjacency[edge.b]!.get(edge.a) ?? 0) + edge.weight)
     }
-    const { community, count, moved } = localMoving(levelNodes, adjacency, selfLoops)
+    yield
+    const { community, count, moved } = yield* localMoving(levelNodes, adjacency, selfLoops)
     membership = Int32Array.from(membership, (node) => community[node]!)
     if (!moved || count === levelNodes) break
     const nextLoops = new Float64Array(count)

@@ -1,12 +1,16 @@
 /**
  * The second half of building a snapshot, once every indexed file has a parse: resolved import and call edges,
  * symbol PageRank and fan-in, clusters by community detection over the file graph, chunks with their code
- * intelligence, auto-routes (inherited for unchanged chunks) and related-chunk counts. Pure and synchronous;
- * storing the result is `CodebaseStore`'s job. This file is long because it is one pass over shared indexes.
+ * intelligence, auto-routes (inherited for unchanged chunks) and related-chunk counts. Pure; storing the result is
+ * `CodebaseStore`'s job. This file is long because it is one pass over shared indexes. It is written as sliced work
+ * (`Sliced.ts`) that yields between steps and every few dozen files or chunks: in one piece it held the event loop
+ * for about 400 ms on this repository's `src/` (542 files), and every request of every bank waited (`bench/isolation.ts`,
+ * phase 4).
  */
+import { every, runWhole, type Sliced } from "../../brain/Sliced.ts"
 import type { FileParse, ParsedSymbol } from "../parse/SyntaxExtractor.ts"
 import { makeImportResolver } from "../graph/ImportResolver.ts"
-import { louvain, type UndirectedEdge } from "../graph/Communities.ts"
+import { louvainSteps, type UndirectedEdge } from "../graph/Communities.ts"
 import { normalise, pageRank, type WeightedEdge } from "../graph/PageRank.ts"
 import { chunkFile, sha1 } from "../intel/Chunker.ts"
 import { exportness, round4, safetyTags, significance, type TriageSettings } from "../intel/Significance.ts"
@@ -33,8 +37,11 @@ interface GlobalSymbol {
 
 const symbolKinds = new Set(["class", "interface", "function", "method"])
 
-export const assembleSnapshot = (input: AssemblyInput): SnapshotRows => {
+export const assembleSnapshot = (input: AssemblyInput): SnapshotRows => runWhole(assemblingSnapshot(input))
+
+export function* assemblingSnapshot(input: AssemblyInput): Sliced<SnapshotRows> {
   const { snapshotId, settings } = input
+  const pause = every(25)
   const indexed = input.files.filter((file) => file.status === "indexed" && input.parses.has(file.path))
   const resolver = makeImportResolver(indexed.map((file) => file.path))
 
@@ -42,6 +49,7 @@ export const assembleSnapshot = (input: AssemblyInput): SnapshotRows => {
   const symbols: Array<GlobalSymbol> = []
   const symbolsOfFile = new Map<string, Array<number>>()
   for (const file of indexed) {
+    if (pause()) yield
     const list: Array<number> = []
     for (const symbol of input.parses.get(file.path)!.symbols) {
       list.push(symbols.length)
@@ -54,6 +62,7 @@ export const assembleSnapshot = (input: AssemblyInput): SnapshotRows => {
   const edges: Array<EdgeRow> = []
   const importsOf = new Map<string, Set<string>>()
   for (const file of indexed) {
+    if (pause()) yield
     const targets = new Set<string>()
     for (const found of input.parses.get(file.path)!.imports) {
       const toPath = resolver.resolve(file.path, file.language, found.specifier)
@@ -92,6 +101,7 @@ export const assembleSnapshot = (input: AssemblyInput): SnapshotRows => {
   }
   const callPairs = new Set<string>()
   for (const file of indexed) {
+    if (pause()) yield
     const own = symbolsOfFile.get(file.path)!
     const imported = importsOf.get(file.path)!
     for (const call of input.parses.get(file.path)!.calls) {
@@ -129,7 +139,9 @@ export const assembleSnapshot = (input: AssemblyInput): SnapshotRows => {
       }
     }
   }
+  yield
   const symbolRank = normalise(pageRank(symbols.length, graphEdges))
+  yield
   const rawFileRank = new Map<string, number>()
   symbols.forEach((entry, index) =>
     rawFileRank.set(entry.path, (rawFileRank.get(entry.path) ?? 0) + symbolRank[index]!)
@@ -148,7 +160,8 @@ export const assembleSnapshot = (input: AssemblyInput): SnapshotRows => {
     const ib = fileIndex.get(b)
     if (ia !== undefined && ib !== undefined) undirected.push({ a: ia, b: ib, weight })
   }
-  const community = louvain(chunkedFiles.length, undirected)
+  yield
+  const community = yield* louvainSteps(chunkedFiles.length, undirected)
   const members = new Map<number, Array<string>>()
   chunkedFiles.forEach((file, index) => {
     const list = members.get(community[index]!) ?? []
@@ -175,11 +188,15 @@ export const assembleSnapshot = (input: AssemblyInput): SnapshotRows => {
   for (const [path, list] of symbolsOfFile) {
     list.forEach((index, local) => globalSymbolIndex.set(`${path}\u0000${local}`, index))
   }
-  const drafts = chunkedFiles.flatMap((file) => {
+  const drafts: Array<{ readonly draft: ReturnType<typeof chunkFile>[number]; readonly file: PlannedFile }> = []
+  for (const file of chunkedFiles) {
+    if (pause()) yield
     const parse = input.parses.get(file.path)
-    return chunkFile(file.path, file.language, input.lines.get(file.path) ?? [""], parse?.symbols ?? [])
-      .map((draft) => ({ draft, file }))
-  })
+    for (const draft of chunkFile(file.path, file.language, input.lines.get(file.path) ?? [""], parse?.symbols ?? [])) {
+      drafts.push({ draft, file })
+    }
+  }
+  yield
   const representative = new Map<string, string>()
   for (
     const { draft, file } of [...drafts].sort((x, y) =>
@@ -228,7 +245,10 @@ export const assembleSnapshot = (input: AssemblyInput): SnapshotRows => {
     })
   }
 
-  const chunks: Array<ChunkRow> = drafts.map(({ draft, file }, index) => {
+  yield
+  const chunks: Array<ChunkRow> = []
+  for (const [index, { draft, file }] of drafts.entries()) {
+    if (pause()) yield
     const global = draft.symbol >= 0 ? globalSymbolIndex.get(`${file.path}\u0000${draft.symbol}`) : undefined
     const symbol = global === undefined ? undefined : symbols[global]!.symbol
     const symbolPr = global === undefined ? 0 : symbolRank[global]!
@@ -262,7 +282,7 @@ export const assembleSnapshot = (input: AssemblyInput): SnapshotRows => {
       : scored.hint === "memory" ?
       ["memory", "auto_triage_memory_pending"]
       : ["unrouted", "auto_triage_review"]
-    return {
+    chunks.push({
       id: ids[index]!,
       ...draft,
       clusterId: cluster.id,
@@ -281,8 +301,9 @@ export const assembleSnapshot = (input: AssemblyInput): SnapshotRows => {
       relatedCount: related[index]!,
       symbolExported: symbol === undefined ? null : symbol.exported,
       symbolPagerank: global === undefined ? null : round4(symbolRank[global]!)
-    }
-  })
+    })
+  }
+  yield
 
   const symbolRows: Array<SymbolRow> = symbols.map((entry, index) => ({
     path: entry.path,
