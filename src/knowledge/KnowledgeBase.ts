@@ -8,6 +8,7 @@ import { Clock, Context, Effect, Layer } from "effect"
 import { SqlClient } from "effect/sql"
 import { Banks } from "../bank/Banks.ts"
 import type { NotFound } from "../domain/Errors.ts"
+import { isoOrNull as iso } from "../domain/IsoTime.ts"
 import { FieldIssue, NotFound as NotFoundError, ValidationError } from "../domain/Errors.ts"
 import type {
   CreateFolderRequest,
@@ -38,8 +39,6 @@ import { nest, type Nested, subtreeOf, wouldCycle } from "./KnowledgeTree.ts"
 const pageTrigger: MentalModelTriggerInput = { mode: "delta", refresh_after_consolidation: true }
 
 type KnowledgeError = NotFound | ValidationError
-
-const iso = (date: Date | null) => (date === null ? null : date.toISOString())
 
 /** Folders before pages, then by name (case-insensitive), then by age: a stable, readable order. */
 const byKindAndName = (a: NodeRow, b: NodeRow) =>

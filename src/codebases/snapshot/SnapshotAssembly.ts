@@ -12,7 +12,7 @@ import type { FileParse, ParsedSymbol } from "../parse/SyntaxExtractor.ts"
 import { makeImportResolver } from "../graph/ImportResolver.ts"
 import { louvainSteps, type UndirectedEdge } from "../graph/Communities.ts"
 import { normalise, pageRank, type WeightedEdge } from "../graph/PageRank.ts"
-import { chunkFile, sha1 } from "../intel/Chunker.ts"
+import { type ChunkDraft, chunkFile, sha1 } from "../intel/Chunker.ts"
 import { exportness, round4, safetyTags, significance, type TriageSettings } from "../intel/Significance.ts"
 import type { PlannedFile } from "./SnapshotPlan.ts"
 import type { ChunkRow, EdgeRow, FileRow, SnapshotRows, SymbolRow } from "./SnapshotRows.ts"
@@ -188,7 +188,7 @@ export function* assemblingSnapshot(input: AssemblyInput): Sliced<SnapshotRows> 
   for (const [path, list] of symbolsOfFile) {
     list.forEach((index, local) => globalSymbolIndex.set(`${path}\u0000${local}`, index))
   }
-  const drafts: Array<{ readonly draft: ReturnType<typeof chunkFile>[number]; readonly file: PlannedFile }> = []
+  const drafts: Array<{ readonly draft: ChunkDraft; readonly file: PlannedFile }> = []
   for (const file of chunkedFiles) {
     if (pause()) yield
     const parse = input.parses.get(file.path)
