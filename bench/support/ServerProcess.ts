@@ -146,7 +146,9 @@ export const startServer = async (
   const stop = async () => {
     if (child.exitCode === null && child.signalCode === null) {
       child.kill("SIGTERM")
-      const killed = await Promise.race([exited.then(() => true), sleep(15_000).then(() => false)])
+      // A server holding a 100k-memory brain writes its `.brain` file as it stops (~15 s, more under `--cpu-prof`,
+      // whose profile is written only at a clean exit): a minute before it is killed.
+      const killed = await Promise.race([exited.then(() => true), sleep(60_000).then(() => false)])
       if (!killed) {
         child.kill("SIGKILL")
         await exited

@@ -286,6 +286,7 @@ export class BankBrains extends Context.Service<BankBrains, {
             let graph: GraphSnapshotBuilder | undefined
             let seqMark = 0
             const changeMark = yield* reads.build(bankId, {
+              expect: (memories) => records.expect(memories),
               memories: (memories) => {
                 keywords.append(memories.map((memory) => memory.indexed))
                 records.upsert(memories.map((memory) => memory.input))

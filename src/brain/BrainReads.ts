@@ -57,6 +57,8 @@ export interface ReadMemory {
 
 /** Where a build hands what it reads, page by page. */
 export interface BuildSinks {
+  /** How many memories the pages will bring, before the first page (room for them is made once). */
+  readonly expect: (memories: number) => void
   readonly memories: (memories: ReadonlyArray<ReadMemory>) => void
   /** Links as `[from position, to position, type, weight]`, positions numbered in `seq` order from 0. */
   readonly links: (links: ReadonlyArray<ReadonlyArray<unknown>>) => void
@@ -216,6 +218,9 @@ export const makeBrainReads = (sql: SqlClient.SqlClient, options: BrainReadsOpti
       // A cursor is planned for its first rows unless told that all of them will be read.
       yield* sql`SET LOCAL cursor_tuple_fraction = 1`
       const changeMark = yield* lastChange(bankId)
+      const [counted] = yield* sql<{ readonly memories: number }>`
+        SELECT count(*)::int AS memories FROM memory_units WHERE bank_id = ${bankId}`
+      sinks.expect(counted?.memories ?? 0)
       yield* inPages(
         "brain_memories",
         memoryRows(sql`bank_id = ${bankId}`),

@@ -101,7 +101,13 @@ export function* brainOfFileSliced(
   }
   let graph: GraphSnapshot
   try {
-    graph = GraphSnapshot.fromAdjacency(content.graph.ids, content.graph, 0)
+    const { indexOf, ...adjacency } = content.graph
+    graph = GraphSnapshot.fromAdjacency(
+      adjacency.ids,
+      adjacency,
+      0,
+      indexOf === undefined ? undefined : { indexOf, droppedLinks: 0 }
+    )
   } catch {
     return { reason: "the graph in the file is inconsistent" }
   }

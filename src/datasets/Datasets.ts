@@ -19,6 +19,7 @@ import type {
 import { NotFound, ValidationError } from "../domain/Errors.ts"
 import { type DatasetRow, DatasetStore, type SetRow, toDatasetResponse, toSetResponse } from "./DatasetStore.ts"
 import { importRows } from "./ImportRows.ts"
+import { runSliced } from "../brain/Sliced.ts"
 import { type JsonObject, normalizeSchemaType, payloadHash, payloadProblems } from "./Payloads.ts"
 import { statusChangeProblem } from "./SetStatusRules.ts"
 
@@ -171,7 +172,7 @@ export class Datasets extends Context.Service<Datasets, {
       const importSets = Effect.fn("Datasets.importSets")(
         function*(bankId: string, datasetId: string, request: SetImport) {
           const dataset = yield* resolveDataset(bankId, datasetId)
-          const rows = importRows(request, dataset.schemaType)
+          const rows = yield* runSliced(importRows(request, dataset.schemaType), Effect.yieldNow)
           if (rows._tag === "invalid") return yield* rows.error
           // Keys continue after the dataset's seeds (never reused: seeds are only deleted with their dataset).
           const prefix = request.set_key_prefix ?? "set"

@@ -20,6 +20,7 @@ import { Effect, Stream } from "effect"
 import { HttpRouter, HttpServerRequest, HttpServerResponse } from "effect/http"
 import { EngramConfig } from "../config/EngramConfig.ts"
 import { type JsonLimits, JsonShapeScanner, shapeMessage } from "../domain/JsonShape.ts"
+import { collectBody } from "./BodyBytes.ts"
 import { cleanJsonText, isIdentifierKey, isUnfitIdentifier, refusal, storableText } from "../domain/StorableText.ts"
 
 const strictUtf8 = new TextDecoder("utf-8", { fatal: true, ignoreBOM: true })
@@ -87,7 +88,14 @@ const applyToBody = (request: HttpServerRequest.HttpServerRequest, route: string
   Effect.gen(function*() {
     // Whatever the content type: a declared length over the cap is refused unread (Node discards what follows).
     if (Number(request.headers["content-length"]) > caps.maxBytes) return tooLarge(caps.maxBytes)
-    if (!hasJsonBody(request) || request.method === "GET" || request.method === "HEAD") return request
+    if (request.method === "GET" || request.method === "HEAD") return request
+    if (isRawBytes(request)) {
+      const raw = yield* readRaw(request, caps.maxBytes)
+      if (raw._tag === "Unreadable") return badRequest("body", "body", "could not be read")
+      if (raw._tag === "TooLarge") return tooLarge(caps.maxBytes)
+      return withBody(request, raw.bytes)
+    }
+    if (!hasJsonBody(request)) return request
     const read = yield* readScanned(request, caps)
     if (read._tag === "Unreadable") return badRequest("body", "body", "could not be read")
     if (read._tag === "TooLarge") return tooLarge(caps.maxBytes)
@@ -117,15 +125,40 @@ type Read =
   | { readonly _tag: "TooLarge" }
   | { readonly _tag: "Unreadable" }
 
-/** The chunks in one buffer of their own (`arrayBuffer` hands out the whole buffer). */
-const joined = (chunks: ReadonlyArray<Uint8Array>, length: number) => {
-  const bytes = new Uint8Array(length)
-  let at = 0
-  for (const chunk of chunks) {
-    bytes.set(chunk, at)
-    at += chunk.length
-  }
-  return bytes
+const declaredLength = (request: HttpServerRequest.HttpServerRequest) => {
+  const header = request.headers["content-length"]
+  return header === undefined ? undefined : Number(header)
+}
+
+/**
+ * A raw binary body (a `.brain` import), read here rather than by the platform, whose one `Buffer.concat` of a large
+ * body held the event loop (`BodyBytes.ts`).
+ */
+const isRawBytes = (request: HttpServerRequest.HttpServerRequest) =>
+  /^\s*application\/octet-stream\s*(;|$)/i.test(request.headers["content-type"] ?? "")
+
+type RawRead =
+  | { readonly _tag: "Read"; readonly bytes: Uint8Array<ArrayBuffer> }
+  | { readonly _tag: "TooLarge" }
+  | { readonly _tag: "Unreadable" }
+
+const readRaw = (request: HttpServerRequest.HttpServerRequest, maxBytes: number): Effect.Effect<RawRead> => {
+  const body = collectBody(declaredLength(request))
+  let bytes = 0
+  return Stream.runForEachWhile(request.stream, (chunk) =>
+    Effect.sync(() => {
+      bytes += chunk.length
+      if (bytes > maxBytes) return false
+      body.push(chunk)
+      return true
+    })).pipe(
+      Effect.flatMap((): Effect.Effect<RawRead> =>
+        bytes > maxBytes
+          ? Effect.succeed({ _tag: "TooLarge" })
+          : Effect.map(body.finish, (bytes) => ({ _tag: "Read", bytes }))
+      ),
+      Effect.orElseSucceed((): RawRead => ({ _tag: "Unreadable" }))
+    )
 }
 
 /**
@@ -137,23 +170,22 @@ const joined = (chunks: ReadonlyArray<Uint8Array>, length: number) => {
  */
 const readScanned = (request: HttpServerRequest.HttpServerRequest, caps: BodyCaps): Effect.Effect<Read> => {
   const scanner = new JsonShapeScanner(caps.limits)
-  const chunks: Array<Uint8Array> = []
+  const body = collectBody(declaredLength(request))
   let bytes = 0
   return Stream.runForEachWhile(request.stream, (chunk) =>
     Effect.sync(() => {
       bytes += chunk.length
       if (bytes > caps.maxBytes) return false
-      if (scanner.push(chunk) !== undefined) {
-        chunks.length = 0
-        return false
-      }
-      chunks.push(chunk)
+      if (scanner.push(chunk) !== undefined) return false
+      body.push(chunk)
       return true
     })).pipe(
-      Effect.map((): Read =>
+      Effect.flatMap((): Effect.Effect<Read> =>
         bytes > caps.maxBytes
-          ? { _tag: "TooLarge" }
-          : { _tag: "Read", bytes: scanner.problem === undefined ? joined(chunks, bytes) : new Uint8Array(0), scanner }
+          ? Effect.succeed({ _tag: "TooLarge" })
+          : scanner.problem === undefined
+          ? Effect.map(body.finish, (bytes) => ({ _tag: "Read", bytes, scanner }))
+          : Effect.succeed({ _tag: "Read", bytes: new Uint8Array(0), scanner })
       ),
       Effect.orElseSucceed((): Read => ({ _tag: "Unreadable" }))
     )
@@ -216,19 +248,22 @@ const cleanQuery = (search: string): Cleaned => {
 const withBody = (
   request: HttpServerRequest.HttpServerRequest,
   bytes: Uint8Array<ArrayBuffer>,
-  text: string
+  knownText?: string
 ): HttpServerRequest.HttpServerRequest => {
+  // A binary body is decoded as text only if a route asks for it.
+  let decoded = knownText
+  const text = () => (decoded ??= new TextDecoder().decode(bytes))
   const copy = Object.create(request) as HttpServerRequest.HttpServerRequest
   Object.defineProperties(copy, {
-    text: { get: () => Effect.succeed(text) },
-    textUnsafe: { get: () => text },
-    json: { get: () => Effect.sync(() => JSON.parse(text) as unknown) },
-    jsonUnsafe: { get: () => JSON.parse(text) as unknown },
+    text: { get: () => Effect.sync(text) },
+    textUnsafe: { get: text },
+    json: { get: () => Effect.sync(() => JSON.parse(text()) as unknown) },
+    jsonUnsafe: { get: () => JSON.parse(text()) as unknown },
     arrayBuffer: { get: () => Effect.succeed(bytes.buffer) },
     stream: { get: () => Stream.succeed(bytes) },
     modify: {
       value: (options: Parameters<HttpServerRequest.HttpServerRequest["modify"]>[0]) =>
-        withBody(request.modify(options), bytes, text)
+        withBody(request.modify(options), bytes, decoded)
     }
   })
   return copy

@@ -55,13 +55,28 @@ const fetchBytes = (path: string) =>
     })
   })
 
-const postFile = (path: string, bytes: Uint8Array, as: "raw" | "multipart" = "raw") =>
+const postFile = (path: string, bytes: Uint8Array, as: "raw" | "chunked" | "multipart" = "raw") =>
   Effect.gen(function*() {
     const server = yield* TestServer
     return yield* Effect.promise(async () => {
       let init: RequestInit
       if (as === "raw") {
         init = { method: "POST", headers: { "content-type": "application/octet-stream" }, body: bytes }
+      } else if (as === "chunked") {
+        // No declared length: the server gathers the chunks as they come (http/BodyBytes.ts).
+        const pieces = [bytes.subarray(0, 1000), bytes.subarray(1000, 5000), bytes.subarray(5000)]
+        const body = new ReadableStream<Uint8Array>({
+          start(controller) {
+            for (const piece of pieces) controller.enqueue(piece)
+            controller.close()
+          }
+        })
+        init = {
+          method: "POST",
+          headers: { "content-type": "application/octet-stream" },
+          body,
+          duplex: "half"
+        } as RequestInit
       } else {
         const form = new FormData()
         form.append("file", new Blob([bytes]), "bank.brain")
@@ -109,7 +124,7 @@ layer(app, { excludeTestServices: true, timeout: "3 minutes" })("brain runtime",
       assert.strictEqual(exported.type, "application/octet-stream")
       assert.deepStrictEqual([...exported.bytes.subarray(0, 8)], [0x89, 0x45, 0x42, 0x52, 0x4e, 0x0d, 0x0a, 0x1a])
 
-      for (const as of ["raw", "multipart"] as const) {
+      for (const as of ["raw", "chunked", "multipart"] as const) {
         const verdict = yield* postFile(`${bank("brain-a")}/brain/import/validate`, exported.bytes, as)
         assert.strictEqual(verdict.status, 200, verdict.text)
         assert.deepStrictEqual(verdict.body, { valid: true, version: 2, reason: null })

@@ -5,8 +5,9 @@
  * tags and linked memories, and both exporters with every line checked.
  */
 import { assert, layer } from "@effect/vitest"
-import { Effect } from "effect"
-import { testApp } from "../support/TestServer.ts"
+import { Effect, Schema } from "effect"
+import { SetImportResponse } from "../../src/domain/Dataset.ts"
+import { testApp, TestServer } from "../support/TestServer.ts"
 import { checkChatLines, createDataset, importJsonl, request, taste } from "./datasets-support.ts"
 
 const chatRows = [
@@ -84,6 +85,53 @@ layer(testApp(), { excludeTestServices: true })("datasets offline", (it) => {
       const deleted = yield* request("DELETE", `${taste("crud")}/datasets/${id}`)
       assert.deepStrictEqual(deleted.body, { deleted: true, dataset_id: id, sets_deleted: 3 })
       assert.strictEqual((yield* request("GET", `${taste("crud")}/datasets/${id}`)).status, 404)
+    }))
+
+  it.effect("a large import is answered in full, streamed piece by piece, in the declared shape, every set stored", () =>
+    Effect.gen(function*() {
+      const id = yield* createDataset("big", "chat_messages", ["bulk"])
+      // Over one insert statement (500 sets) and over one piece of the streamed answer (200 sets).
+      const rows = Array.from({ length: 1_234 }, (_, n) => ({
+        messages: [{ role: "user", content: `Question ${n}: é, "quotes", \\ and a tab\t?` }, {
+          role: "assistant",
+          content: `Answer ${n}.`
+        }]
+      }))
+      const server = yield* TestServer
+      const answer = yield* Effect.promise(async () => {
+        const response = await fetch(`${server.url}${taste("big")}/datasets/${id}/sets`, {
+          method: "POST",
+          headers: { "content-type": "application/json" },
+          body: JSON.stringify({ jsonl: rows.map((row) => JSON.stringify(row)).join("\n") })
+        })
+        return {
+          status: response.status,
+          chunked: response.headers.get("transfer-encoding"),
+          text: await response.text()
+        }
+      })
+      assert.strictEqual(answer.status, 200, answer.text.slice(0, 500))
+      assert.strictEqual(answer.chunked, "chunked")
+      const body = JSON.parse(answer.text)
+      // Sent as built, never through the schema's encoder: it must be exactly what the schema would send.
+      const roundTrip = Schema.encodeUnknownSync(SetImportResponse)(
+        Schema.decodeUnknownSync(SetImportResponse)(body, { onExcessProperty: "ignore" })
+      )
+      assert.deepStrictEqual(roundTrip, body)
+      assert.strictEqual(body.dataset_id, id)
+      assert.strictEqual(body.imported_count, rows.length)
+      assert.deepStrictEqual(body.sets.map((set: any) => set.source_payload), rows)
+      assert.deepStrictEqual(
+        body.sets.map((set: any) => set.set_key),
+        rows.map((_, n) => `set_${String(n + 1).padStart(4, "0")}`)
+      )
+      assert.isTrue(body.sets.every((set: any) => set.status === "draft" && set.taste_tags.includes("bulk")))
+
+      const stored = yield* request("GET", `${taste("big")}/datasets/${id}`)
+      assert.strictEqual(stored.body.set_count, rows.length)
+      const last = yield* request("GET", `${taste("big")}/datasets/${id}/sets?limit=1&offset=${rows.length - 1}`)
+      assert.deepStrictEqual(last.body.sets[0].working_payload, rows.at(-1))
+      assert.strictEqual(last.body.sets[0].id, body.sets.at(-1).id)
     }))
 
   it.effect("a malformed JSONL import names every bad line and imports nothing; exactly one of jsonl or sets", () =>

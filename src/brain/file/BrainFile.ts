@@ -10,7 +10,7 @@ import { linkTypes } from "../graph/GraphSnapshot.ts"
 import { runWhole, type Sliced } from "../Sliced.ts"
 import { BrainFileInvalid, encoding, type OpenedBrainFile } from "./BrainFormat.ts"
 import { SectionError, SectionWriter } from "./Sections.ts"
-import { type RecordColumns, recordColumnsOf, type RecordParts } from "../records/RecordParts.ts"
+import { checkingRecordColumns, type RecordColumns, type RecordParts } from "../records/RecordParts.ts"
 
 /**
  * Where the bank's memories stood when the brain was taken: live memories, the highest `seq` and the last change
@@ -33,6 +33,8 @@ export interface GraphParts {
   readonly targets: Int32Array
   readonly weights: Float32Array
   readonly types: Uint8Array
+  /** Each id's position, when the reader already built it (checking a file's graph does). */
+  readonly indexOf?: ReadonlyMap<string, number>
 }
 
 export interface BrainMentalModel {
@@ -100,10 +102,11 @@ export interface BrainFileSummary {
 }
 
 /**
- * Memory records per JSON section: a section is parsed whole, and 5,000 records' texts and fields parse in tens of
- * milliseconds, so a reader can pause between them.
+ * Memory records per JSON section: a section is parsed whole, so a reader pauses between sections. 5,000 records'
+ * texts and fields took 50–110 ms to parse in a `.brain` import at 100k memories (on a 2-core machine busy with
+ * other requests); 1,000 keep a section within a slice. Readers take any size the manifest names.
  */
-const recordsPerSection = 5_000
+const recordsPerSection = 1_000
 
 /** The records' text columns of memories `from` to `to`, as one section stores them. */
 const columnsBetween = (columns: RecordColumns, from: number, to: number) => ({
@@ -238,7 +241,11 @@ export const summarize = (opened: OpenedBrainFile): BrainFileSummary => {
   }
 }
 
-const checkGraph = (graph: GraphParts) => {
+/** Nodes or edges checked between two points where the work may pause. */
+const checksPerStep = 50_000
+
+/** Checks the graph's arrays against each other; returns each node id's position (the ids must be distinct). */
+function* checkingGraph(graph: GraphParts): Sliced<ReadonlyMap<string, number>> {
   const n = graph.ids.length
   const edges = graph.targets.length
   if (graph.offsets.length !== n + 1 || graph.offsets[0] !== 0 || graph.offsets[n] !== edges) {
@@ -247,16 +254,21 @@ const checkGraph = (graph: GraphParts) => {
   if (graph.weights.length !== edges || graph.types.length !== edges) {
     throw new SectionError("graph edge arrays differ in length")
   }
+  const indexOf = new Map<string, number>()
   for (let i = 0; i < n; i++) {
     if (graph.offsets[i + 1]! < graph.offsets[i]!) throw new SectionError("graph offsets go back")
+    indexOf.set(graph.ids[i]!, i)
+    if (i % checksPerStep === checksPerStep - 1) yield
   }
+  if (indexOf.size !== n) throw new SectionError("graph node ids repeat")
   for (let e = 0; e < edges; e++) {
     const target = graph.targets[e]!
     if (!(target >= 0 && target < n) || graph.types[e]! >= linkTypes.length || !(graph.weights[e]! > 0)) {
       throw new SectionError("a graph edge points outside the graph or has an invalid type or weight")
     }
+    if (e % (checksPerStep * 10) === checksPerStep * 10 - 1) yield
   }
-  if (new Set(graph.ids).size !== n) throw new SectionError("graph node ids repeat")
+  return indexOf
 }
 
 const arrayOf = <A>(value: unknown, name: string, check: (item: Record<string, unknown>) => boolean): Array<A> => {
@@ -273,7 +285,7 @@ const tagSetsOf = (value: unknown): ReadonlyArray<ReadonlyArray<string>> => {
   return value as ReadonlyArray<ReadonlyArray<string>>
 }
 
-/** The records' columns from their sections, in order, as one value for `recordColumnsOf` to check. */
+/** The records' columns from their sections, in order, as one value for `checkingRecordColumns` to check. */
 function* readColumns(s: OpenedBrainFile["sections"], sectionCount: number, chunkCount: number): Sliced<unknown> {
   const merged: Record<string, Array<unknown>> = {}
   for (let i = 0; i < sectionCount; i++) {
@@ -312,32 +324,46 @@ export function* readingBrainFile(opened: OpenedBrainFile): Sliced<BrainFileCont
   const s = opened.sections
   const m = opened.manifest
   try {
-    const graph: GraphParts | null = s.has("graph.ids")
-      ? {
-        ids: s.strings("graph.ids"),
-        offsets: s.i32("graph.offsets"),
-        targets: s.i32("graph.targets"),
-        weights: s.f32("graph.weights"),
-        types: s.u8("graph.types")
-      }
-      : null
-    if (graph !== null) checkGraph(graph)
-    const keywords: KeywordIndexParts | null = s.has("keywords.ids")
-      ? {
-        ids: s.strings("keywords.ids"),
-        lengths: s.i32("keywords.lengths"),
-        typeCodes: s.u8("keywords.type_codes"),
-        typeNames: s.strings("keywords.type_names"),
-        tagSetOf: s.i32("keywords.tag_set_of"),
-        tagSets: tagSetsOf(s.json("keywords.tag_sets")),
-        lexemes: s.strings("keywords.lexemes"),
-        postingOffsets: s.i32("keywords.posting_offsets"),
-        postingPositions: s.i32("keywords.posting_positions"),
-        listStart: s.i32("keywords.list_start"),
-        memoryLexemes: s.i32("keywords.memory_lexemes"),
+    // Each large section is copied in steps, and the work yields between sections: at 100k memories the graph and
+    // keyword sections alone held the event loop for ~0.3 s when read in one piece.
+    let graph: GraphParts | null = null
+    if (s.has("graph.ids")) {
+      const ids = s.strings("graph.ids")
+      yield
+      const offsets = yield* s.i32Sliced("graph.offsets")
+      const targets = yield* s.i32Sliced("graph.targets")
+      const weights = yield* s.f32Sliced("graph.weights")
+      const types = yield* s.u8Sliced("graph.types")
+      const parts = { ids, offsets, targets, weights, types }
+      graph = { ...parts, indexOf: yield* checkingGraph(parts) }
+    }
+    let keywords: KeywordIndexParts | null = null
+    if (s.has("keywords.ids")) {
+      const ids = s.strings("keywords.ids")
+      yield
+      const lengths = yield* s.i32Sliced("keywords.lengths")
+      const typeCodes = yield* s.u8Sliced("keywords.type_codes")
+      const typeNames = s.strings("keywords.type_names")
+      const tagSetOf = yield* s.i32Sliced("keywords.tag_set_of")
+      const tagSets = tagSetsOf(s.json("keywords.tag_sets"))
+      yield
+      const lexemes = s.strings("keywords.lexemes")
+      yield
+      keywords = {
+        ids,
+        lengths,
+        typeCodes,
+        typeNames,
+        tagSetOf,
+        tagSets,
+        lexemes,
+        postingOffsets: yield* s.i32Sliced("keywords.posting_offsets"),
+        postingPositions: yield* s.i32Sliced("keywords.posting_positions"),
+        listStart: yield* s.i32Sliced("keywords.list_start"),
+        memoryLexemes: yield* s.i32Sliced("keywords.memory_lexemes"),
         maxSeq: typeof m["keyword_max_seq"] === "number" ? m["keyword_max_seq"] : 0
       }
-      : null
+    }
     yield
     const dimensions = m["records_dimensions"]
     const sectionCount = m["records_sections"]
@@ -347,16 +373,17 @@ export function* readingBrainFile(opened: OpenedBrainFile): Sliced<BrainFileCont
     const records: RecordParts | null = hasRecords
       ? {
         dimensions: dimensions as number,
-        columns: recordColumnsOf(yield* readColumns(s, sectionCount as number, chunkCount as number)),
-        seqs: s.f64("records.seqs"),
-        times: s.f64("records.times"),
-        confidence: s.f64("records.confidence"),
+        columns: yield* checkingRecordColumns(yield* readColumns(s, sectionCount as number, chunkCount as number)),
+        seqs: yield* s.f64Sliced("records.seqs"),
+        times: yield* s.f64Sliced("records.times"),
+        confidence: yield* s.f64Sliced("records.confidence"),
         // Absent from files written before memories could expire: none of theirs does.
-        expiresAt: s.has("records.expires_at") ? s.f64("records.expires_at") : new Float64Array(0),
-        vectors: s.f32("records.vectors"),
-        vectorPresent: s.u8("records.vector_present")
+        expiresAt: s.has("records.expires_at") ? yield* s.f64Sliced("records.expires_at") : new Float64Array(0),
+        vectors: yield* s.f32Sliced("records.vectors"),
+        vectorPresent: yield* s.u8Sliced("records.vector_present")
       }
       : null
+    yield
     const mentalModels = s.has("mental_models")
       ? arrayOf<BrainMentalModel>(
         s.json("mental_models"),

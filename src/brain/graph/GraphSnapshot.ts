@@ -349,10 +349,18 @@ export class GraphSnapshotBuilder {
       start = end
     }
     offsets[n] = write
-    if (write < edges) {
+    // Repeated edges leave room unused: a little is kept (views), a lot is let go (copies). Copying every edge's three
+    // arrays again was one step of ~0.3 s at 100k memories.
+    if (write < edges - edges / 8) {
+      yield
       targets = targets.slice(0, write)
+      yield
       weights = weights.slice(0, write)
       types = types.slice(0, write)
+    } else if (write < edges) {
+      targets = targets.subarray(0, write)
+      weights = weights.subarray(0, write)
+      types = types.subarray(0, write)
     }
 
     return GraphSnapshot.fromAdjacency(ids, { offsets, targets, weights, types }, performance.now() - this.started, {

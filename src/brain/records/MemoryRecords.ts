@@ -119,8 +119,20 @@ export class MemoryRecords {
   /** The highest `seq` held. */
   maxSeq = 0
 
-  constructor(dimensions: number) {
-    this.vectors = new VectorStore(dimensions)
+  /**
+   * `capacity`: the memories it will hold, when known. Growing by doubling copies every vector held into a fresh
+   * buffer in one piece (65k → 131k memories: 157 MB written at once, ~0.35 s on this machine's page faults); a
+   * buffer sized up front is written a slice at a time as memories are placed.
+   */
+  constructor(dimensions: number, capacity = 16) {
+    this.vectors = new VectorStore(dimensions, capacity)
+    this.reserve(capacity)
+  }
+
+  /** Makes room for `count` memories at once (see the constructor), when a loader knows how many will come. */
+  expect(count: number): void {
+    this.reserve(count)
+    this.vectors.expect(count)
   }
 
   /** Live memories. */
@@ -589,7 +601,7 @@ export class MemoryRecords {
 
   /** `compacted` in slices of 2,000 memories (`Sliced.ts`): 1.2 s in one piece at 100k memories. */
   *compacting(): Sliced<MemoryRecords> {
-    const next = new MemoryRecords(this.vectors.dimensions)
+    const next = new MemoryRecords(this.vectors.dimensions, this.size)
     next.nameEntities(this.entityNames)
     const pause = every(2_000)
     for (let slot = 0; slot < this.records.length; slot++) {

@@ -108,30 +108,43 @@ const isStrings = (value: unknown) => Array.isArray(value) && value.every(isStri
 const isStringMap = (value: unknown) =>
   typeof value === "object" && value !== null && !Array.isArray(value) && Object.values(value).every(isString)
 
-/** Checks the JSON column section: the right shape and one entry per memory in every column. */
-export const recordColumnsOf = (value: unknown): RecordColumns => {
+/** Items of a column checked between two points where the work may pause. */
+const checksPerStep = 20_000
+
+/**
+ * Checks the JSON column section: the right shape and one entry per memory in every column. In slices: at 100k
+ * memories the check walks 1.3M items and holds a set of every id.
+ */
+export function* checkingRecordColumns(value: unknown): Sliced<RecordColumns> {
   if (typeof value !== "object" || value === null) throw new RangeError("records: the columns are not an object")
   const c = value as Record<string, unknown>
   // Checked item by item, so the caller's element type holds for what passed.
-  const column = <A>(name: string, check: (item: unknown) => boolean): ReadonlyArray<A> => {
+  function* column<A>(name: string, check: (item: unknown) => boolean): Sliced<ReadonlyArray<A>> {
     const items: unknown = c[name]
-    if (!Array.isArray(items) || !items.every(check)) throw new RangeError(`records: column ${name} is malformed`)
+    if (!Array.isArray(items)) throw new RangeError(`records: column ${name} is malformed`)
+    for (let i = 0; i < items.length; i++) {
+      if (!check(items[i])) throw new RangeError(`records: column ${name} is malformed`)
+      if (i % checksPerStep === checksPerStep - 1) yield
+    }
     return items as ReadonlyArray<A>
   }
   const columns: RecordColumns = {
-    ids: column("ids", isString),
-    texts: column("texts", isString),
-    factTypes: column("factTypes", isString),
-    contexts: column("contexts", isNullableString),
-    documentIds: column("documentIds", isNullableString),
-    chunkIds: column("chunkIds", isNullableString),
-    metadata: column("metadata", (item) => item === null || isStringMap(item)),
-    tags: column("tags", isStrings),
-    sourceFactIds: column("sourceFactIds", (item) => item === null || isStrings(item)),
-    supersededBy: column("supersededBy", isNullableString),
-    entityIds: column("entityIds", isStrings),
-    entityNames: column("entityNames", (item) => Array.isArray(item) && item.length === 2 && item.every(isString)),
-    chunks: column(
+    ids: yield* column("ids", isString),
+    texts: yield* column("texts", isString),
+    factTypes: yield* column("factTypes", isString),
+    contexts: yield* column("contexts", isNullableString),
+    documentIds: yield* column("documentIds", isNullableString),
+    chunkIds: yield* column("chunkIds", isNullableString),
+    metadata: yield* column("metadata", (item) => item === null || isStringMap(item)),
+    tags: yield* column("tags", isStrings),
+    sourceFactIds: yield* column("sourceFactIds", (item) => item === null || isStrings(item)),
+    supersededBy: yield* column("supersededBy", isNullableString),
+    entityIds: yield* column("entityIds", isStrings),
+    entityNames: yield* column(
+      "entityNames",
+      (item) => Array.isArray(item) && item.length === 2 && item.every(isString)
+    ),
+    chunks: yield* column(
       "chunks",
       (item) =>
         Array.isArray(item) && item.length === 3 && isString(item[0]) && Number.isInteger(item[1]) && isString(item[2])
@@ -154,7 +167,12 @@ export const recordColumnsOf = (value: unknown): RecordColumns => {
   ) {
     if (columns[name].length !== n) throw new RangeError(`records: column ${name} does not have one entry per memory`)
   }
-  if (new Set(columns.ids).size !== n) throw new RangeError("records: memory ids repeat")
+  const seen = new Set<string>()
+  for (let i = 0; i < n; i++) {
+    seen.add(columns.ids[i]!)
+    if (i % checksPerStep === checksPerStep - 1) yield
+  }
+  if (seen.size !== n) throw new RangeError("records: memory ids repeat")
   return columns
 }
 
@@ -175,7 +193,7 @@ export function* recordsFromPartsSliced(parts: RecordParts): Sliced<MemoryRecord
     (parts.expiresAt.length !== n && parts.expiresAt.length !== 0) ||
     parts.vectorPresent.length !== n || parts.vectors.length !== n * dimensions
   ) throw new RangeError("records: the numeric parts do not have one entry per memory")
-  const records = new MemoryRecords(dimensions)
+  const records = new MemoryRecords(dimensions, n)
   // An entity name or a chunk is one map entry, far cheaper than placing a memory: more of them to a slice.
   for (let start = 0; start < columns.entityNames.length; start += piece * 10) {
     records.nameEntities(columns.entityNames.slice(start, start + piece * 10))

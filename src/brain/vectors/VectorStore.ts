@@ -123,6 +123,11 @@ export class VectorStore {
     return store
   }
 
+  /** Room for `slots` vectors made at once, when a loader knows how many will come. */
+  expect(slots: number): void {
+    this.reserve(slots)
+  }
+
   private reserve(slots: number): void {
     if (slots <= this.present.length) return
     const capacity = Math.max(slots, this.present.length * 2, 16)

@@ -6,6 +6,7 @@ import { TasteExport } from "../../datasets/TasteExport.ts"
 import { TasteRetain } from "../../datasets/TasteRetain.ts"
 import { TasteTransforms } from "../../datasets/TasteTransforms.ts"
 import { EngramApi } from "../api/Api.ts"
+import { jsonWithListInPieces } from "../JsonAsIs.ts"
 import { paging } from "./Paging.ts"
 
 export const DatasetsHandlers = HttpApiBuilder.group(
@@ -26,7 +27,12 @@ export const DatasetsHandlers = HttpApiBuilder.group(
       deleteDataset: ({ params }) => datasets.remove(params.bank_id, params.dataset_id),
       listSets: ({ params, query }) =>
         datasets.listSets(params.bank_id, params.dataset_id, { ...paging(query), status: query.status }),
-      importSets: ({ params, payload }) => datasets.importSets(params.bank_id, params.dataset_id, payload),
+      // Up to 10,000 sets in one answer: streamed as it is serialised (see JsonAsIs).
+      importSets: ({ params, payload }) =>
+        Effect.map(
+          datasets.importSets(params.bank_id, params.dataset_id, payload),
+          (answer) => jsonWithListInPieces(answer, "sets")
+        ),
       getSet: ({ params }) => datasets.getSet(params.bank_id, params.set_id),
       updateSet: ({ params, payload }) => datasets.updateSet(params.bank_id, params.set_id, payload),
       revertSet: ({ params }) => datasets.revert(params.bank_id, params.set_id),

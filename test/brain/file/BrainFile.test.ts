@@ -7,12 +7,30 @@ import { assert, describe, it } from "@effect/vitest"
 import * as fc from "fast-check"
 import { readFileSync } from "node:fs"
 import { join } from "node:path"
-import { readBrainFile, summarize, writeBrainFile } from "../../../src/brain/file/BrainFile.ts"
+import {
+  readBrainFile,
+  readingBrainFile,
+  summarize,
+  writeBrainFile,
+  writingBrainFile
+} from "../../../src/brain/file/BrainFile.ts"
 import { BrainFileInvalid, open } from "../../../src/brain/file/BrainFormat.ts"
 import { GraphSnapshot } from "../../../src/brain/graph/GraphSnapshot.ts"
 import { KeywordIndex } from "../../../src/brain/keyword/KeywordIndex.ts"
 import { MemoryRecords } from "../../../src/brain/records/MemoryRecords.ts"
 import { recordsFromParts, recordsToParts } from "../../../src/brain/records/RecordParts.ts"
+import type { Sliced } from "../../../src/brain/Sliced.ts"
+
+/** Runs sliced work to its end, counting the points where it offered to pause. */
+const stepsOf = <A>(work: Sliced<A>) => {
+  let pauses = 0
+  let step = work.next()
+  while (step.done !== true) {
+    pauses++
+    step = work.next()
+  }
+  return { pauses, value: step.value }
+}
 
 const lexicon = ["tea", "lake", "paint", "dog", "swim", "café", "東京", "run"]
 const types = ["world", "experience", "observation"]
@@ -132,6 +150,57 @@ describe("brain file", () => {
       ),
       { numRuns: 60 }
     )
+  })
+
+  it("writes and reads a large file in steps: a few MiB of vectors, a thousand records at a time", () => {
+    const count = 12_000
+    const dimensions = 128
+    const records = new MemoryRecords(dimensions)
+    records.upsert(Array.from({ length: count }, (_, i) => ({
+      id: `m-${i}`,
+      seq: i + 1,
+      text: `memory ${i} about the lake`,
+      factType: "world",
+      context: null,
+      occurredStart: null,
+      occurredEnd: null,
+      mentionedAt: Date.UTC(2024, 0, 1) + i,
+      createdAt: Date.UTC(2024, 0, 1),
+      documentId: null,
+      chunkId: null,
+      metadata: null,
+      tags: [],
+      sourceFactIds: null,
+      confidence: null,
+      supersededBy: null,
+      expiresAt: null,
+      entityIds: [],
+      embedding: Float32Array.from({ length: dimensions }, (_, d) => Math.sin(i + d))
+    })))
+    const ids = Array.from({ length: count }, (_, i) => `m-${i}`)
+    const graph = GraphSnapshot.build({
+      nodeIds: ids,
+      links: ids.slice(1).map((id, i) => ({ fromId: ids[i]!, toId: id, linkType: "temporal", weight: 1 }))
+    })
+    const keywords = KeywordIndex.build(ids.map((id, i) => ({
+      id,
+      seq: i + 1,
+      factType: "world",
+      tags: [],
+      lexemes: ["memory", "lake"]
+    })))
+    const vectorBytes = count * dimensions * 4
+    const written = stepsOf(writingBrainFile({ ...content(graph, keywords), records: recordsToParts(records) }))
+    // 6 MB of vectors: at least a step per 2 MiB on the way out (it was one step for every typed section).
+    assert.isAtLeast(written.pauses, count / 1_000 + Math.floor(vectorBytes / (2 * 1024 * 1024)))
+    const read = stepsOf(readingBrainFile(open(written.value, 1e9)))
+    // And on the way in: a step per thousand records' columns and per 2 MiB of vectors (five steps before).
+    assert.isAtLeast(read.pauses, count / 1_000 + Math.floor(vectorBytes / (2 * 1024 * 1024)))
+    assert.deepStrictEqual(read.value, readBrainFile(open(written.value, 1e9)))
+    const back = recordsFromParts(read.value.records!)
+    assert.strictEqual(back.size, count)
+    assert.deepStrictEqual(back.vectorOf("m-11999"), records.vectorOf("m-11999"))
+    assert.deepStrictEqual(back.get("m-5000"), records.get("m-5000"))
   })
 
   it("opens the version-1 fixture", () => {
