@@ -11,6 +11,17 @@ import { Effect } from "effect"
 
 /** What one slice of a join at the end copies: ~10 ms of page faults on a slow host. */
 const joinSliceBytes = 4 * 1024 * 1024
+/** A body is kept as its chunks up to this size; past it, in a buffer of its declared length. */
+const defaultEarlyBytes = 1024 * 1024
+
+const offsetsOf = (chunks: ReadonlyArray<Uint8Array>): Array<readonly [number, Uint8Array]> => {
+  let at = 0
+  return chunks.map((chunk) => {
+    const entry = [at, chunk] as const
+    at += chunk.length
+    return entry
+  })
+}
 
 export interface BodyCollector {
   /** Takes the next chunk (the caller stops at its cap before passing more than it accepts). */
@@ -19,21 +30,33 @@ export interface BodyCollector {
   readonly finish: Effect.Effect<Uint8Array<ArrayBuffer>>
 }
 
-/** A collector for a body of `declared` bytes (the `content-length` header), or of unknown length. */
-export const collectBody = (declared: number | undefined): BodyCollector => {
+/**
+ * A collector for a body of `declared` bytes (the `content-length` header), or of unknown length. The buffer of the
+ * declared length is made once the first MiB has come, not on the header's word: a client that declares 50 MB and
+ * sends nothing holds no buffer.
+ */
+export const collectBody = (declared: number | undefined, earlyBytes = defaultEarlyBytes): BodyCollector => {
   const exact = declared !== undefined && Number.isSafeInteger(declared) && declared >= 0 ? declared : undefined
-  let target: Uint8Array<ArrayBuffer> | undefined = exact === undefined ? undefined : new Uint8Array(exact)
+  let target: Uint8Array<ArrayBuffer> | undefined
   let chunks: Array<Uint8Array> = []
   let length = 0
+  // More came than was declared (the parser should not let it through): chunks to the end.
+  let overran = false
   const push = (chunk: Uint8Array) => {
-    if (target !== undefined && length + chunk.length <= target.length) target.set(chunk, length)
+    const end = length + chunk.length
+    if (exact !== undefined && end > exact) overran = true
+    if (target === undefined && !overran && exact !== undefined && end > earlyBytes) {
+      target = new Uint8Array(exact)
+      for (const [at, kept] of offsetsOf(chunks)) target.set(kept, at)
+      chunks = []
+    }
+    if (target !== undefined && !overran) target.set(chunk, length)
     else {
-      // More than was declared (the parser should not let it through) or no declared length: keep the chunks.
       if (target !== undefined) chunks = [target.subarray(0, length)]
       target = undefined
       chunks.push(chunk)
     }
-    length += chunk.length
+    length = end
   }
   const finish = Effect.suspend(() => {
     if (target !== undefined) {

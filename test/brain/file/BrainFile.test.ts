@@ -19,18 +19,7 @@ import { GraphSnapshot } from "../../../src/brain/graph/GraphSnapshot.ts"
 import { KeywordIndex } from "../../../src/brain/keyword/KeywordIndex.ts"
 import { MemoryRecords } from "../../../src/brain/records/MemoryRecords.ts"
 import { recordsFromParts, recordsToParts } from "../../../src/brain/records/RecordParts.ts"
-import type { Sliced } from "../../../src/brain/Sliced.ts"
-
-/** Runs sliced work to its end, counting the points where it offered to pause. */
-const stepsOf = <A>(work: Sliced<A>) => {
-  let pauses = 0
-  let step = work.next()
-  while (step.done !== true) {
-    pauses++
-    step = work.next()
-  }
-  return { pauses, value: step.value }
-}
+import { stepsOf } from "../../support/SlicedSteps.ts"
 
 const lexicon = ["tea", "lake", "paint", "dog", "swim", "café", "東京", "run"]
 const types = ["world", "experience", "observation"]
