@@ -91,8 +91,8 @@ export class SectionWriter {
   }
 
   /**
-   * `copyInto` a few MiB per step (`Sliced.ts`): a 100k-memory bank's vectors, 120 MB, held the event loop for
-   * ~0.4 s when copied in one step (the first write to each page of the new file is what costs).
+   * `copyInto` a few MiB per step (`Sliced.ts`): a 100k-memory bank's file (140 MiB: vectors 38, each graph edge array
+   * 14) held the event loop for up to 0.39 s a section (the first write to each page of the new file is what costs).
    */
   *copyingInto(target: Uint8Array, at: number): Sliced<void> {
     const { entries } = this.layout()
@@ -153,7 +153,8 @@ export class SectionReader {
 
   /**
    * `view` a few MiB per step: what a large copy costs is the first write to each page of the fresh buffer (the
-   * vectors of a 100k-memory file, 120 MB, held the event loop for ~0.4 s in one piece).
+   * typed sections of a 100k-memory file, 38 MiB of vectors and 14 MiB per graph edge array, held the event loop for
+   * 0.3–0.6 s a step when each was copied in one piece).
    */
   private *copying(name: string, kind: SectionKind, width: number): Sliced<ArrayBuffer> {
     const entry = this.entry(name, kind)

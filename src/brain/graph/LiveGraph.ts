@@ -326,7 +326,7 @@ export class LiveGraph {
     }
     offsets[nodeIds.length] = write
     yield
-    // Removed edges leave room unused. A little is kept (views of the arrays): copying 2.7M edges' three arrays
+    // Removed edges leave room unused. A little is kept (views of the arrays): copying 3.7M edge entries' three arrays
     // into fresh ones held the event loop for ~0.3 s at 100k memories; a lot is let go (copies).
     const keep = <T extends Int32Array | Float32Array | Uint8Array>(array: T): T =>
       (write >= room - room / 8 ? array.subarray(0, write) : array.slice(0, write)) as T
