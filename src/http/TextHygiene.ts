@@ -170,7 +170,10 @@ const readRaw = (request: HttpServerRequest.HttpServerRequest, maxBytes: number)
  */
 const readScanned = (request: HttpServerRequest.HttpServerRequest, caps: BodyCaps): Effect.Effect<Read> => {
   const scanner = new JsonShapeScanner(caps.limits)
-  const body = collectBody(declaredLength(request))
+  // Kept as chunks, joined in slices at the end: a buffer of the declared length made before the scanner has seen
+  // the whole body costs a hostile client nothing (25 MB declared, refused at its millionth element) and the server
+  // a large allocation each time (B's recall 0.6 -> 2.2 x quiet under four such clients).
+  const body = collectBody(undefined)
   let bytes = 0
   return Stream.runForEachWhile(request.stream, (chunk) =>
     Effect.sync(() => {
