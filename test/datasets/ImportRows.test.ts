@@ -26,3 +26,17 @@ describe("importRows", () => {
     assert.include((refused.value as any).error.detail, "sets[700]")
   })
 })
+
+describe("importRows past the row limit", () => {
+  it("refuses more than 10,000 rows before parsing any (blank lines do not count)", () => {
+    // 10,001 lines that are not even JSON: counted, never parsed, so the answer is the count, not 10,001 bad lines.
+    const over = stepsOf(importRows({ jsonl: Array.from({ length: 10_001 }, () => "not json").join("\n") }, "custom"))
+    const refused = over.value as any
+    assert.strictEqual(refused._tag, "invalid")
+    assert.include(refused.error.detail, "holds 10001 rows; at most 10000 per import")
+    const withBlanks = Array.from({ length: 10_000 }, (_, n) => JSON.stringify({ n })).join("\n\n\r\n") + "\n"
+    assert.strictEqual((stepsOf(importRows({ jsonl: withBlanks }, "custom")).value as any)._tag, "ok")
+    const sets = Array.from({ length: 10_001 }, () => "not an object")
+    assert.include((stepsOf(importRows({ sets }, "custom")).value as any).error.detail, "holds 10001 rows")
+  })
+})
