@@ -490,7 +490,7 @@ export class BankBrains extends Context.Service<BankBrains, {
          * A big bank's vectors get an HNSW index, filled in the background 16 vectors per slice (each about 3 ms at 100k
          * memories: with more, a client recalling in sequence met a slice in every lull between its requests); searches
          * scan exactly until it is complete. A slice runs after a lull, or at once after a read of the bank: each read
-         * meanwhile scans every vector (15–30 ms at 100k), so one slice per read pays for itself, and under sustained load
+         * meanwhile scans every vector (15–30 ms at 100k), so one slice per read (3–7 ms) pays for itself, and under sustained load
          * there is no lull — waiting for one, a bank read without pause gained 16 vectors per `backgroundMaxWait` (half
          * a second: an hour for 100k). Reads the brain each slice anew: a compaction replaces the records object and
          * carries the index along.
