@@ -14,15 +14,6 @@ const joinSliceBytes = 4 * 1024 * 1024
 /** A body is kept as its chunks up to this size; past it, in a buffer of its declared length. */
 const defaultEarlyBytes = 1024 * 1024
 
-const offsetsOf = (chunks: ReadonlyArray<Uint8Array>): Array<readonly [number, Uint8Array]> => {
-  let at = 0
-  return chunks.map((chunk) => {
-    const entry = [at, chunk] as const
-    at += chunk.length
-    return entry
-  })
-}
-
 export interface BodyCollector {
   /** Takes the next chunk (the caller stops at its cap before passing more than it accepts). */
   readonly push: (chunk: Uint8Array) => void
@@ -47,7 +38,11 @@ export const collectBody = (declared: number | undefined, earlyBytes = defaultEa
     if (exact !== undefined && end > exact) overran = true
     if (target === undefined && !overran && exact !== undefined && end > earlyBytes) {
       target = new Uint8Array(exact)
-      for (const [at, kept] of offsetsOf(chunks)) target.set(kept, at)
+      let at = 0
+      for (const kept of chunks) {
+        target.set(kept, at)
+        at += kept.length
+      }
       chunks = []
     }
     if (target !== undefined && !overran) target.set(chunk, length)

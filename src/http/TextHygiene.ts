@@ -89,17 +89,14 @@ const applyToBody = (request: HttpServerRequest.HttpServerRequest, route: string
     // Whatever the content type: a declared length over the cap is refused unread (Node discards what follows).
     if (Number(request.headers["content-length"]) > caps.maxBytes) return tooLarge(caps.maxBytes)
     if (request.method === "GET" || request.method === "HEAD") return request
-    if (isRawBytes(request)) {
-      const raw = yield* readRaw(request, caps.maxBytes)
-      if (raw._tag === "Unreadable") return badRequest("body", "body", "could not be read")
-      if (raw._tag === "TooLarge") return tooLarge(caps.maxBytes)
-      return withBody(request, raw.bytes)
-    }
-    if (!hasJsonBody(request)) return request
-    const read = yield* readScanned(request, caps)
+    const raw = isRawBytes(request)
+    if (!raw && !hasJsonBody(request)) return request
+    const scanner = raw ? undefined : new JsonShapeScanner(caps.limits)
+    const read = yield* readCapped(request, caps.maxBytes, scanner)
     if (read._tag === "Unreadable") return badRequest("body", "body", "could not be read")
     if (read._tag === "TooLarge") return tooLarge(caps.maxBytes)
-    const problem = read.scanner.problem
+    if (scanner === undefined) return withBody(request, read.bytes)
+    const problem = scanner.problem
     if (problem !== undefined) {
       const setting = problem._tag === "TooDeep" ? "SERVICE_API_MAX_BODY_DEPTH" : "SERVICE_API_MAX_BODY_ELEMENTS"
       return badRequest("body", "body", `${shapeMessage(problem)} (${setting})`, problem._tag === "TooDeep" ? 400 : 413)
@@ -112,7 +109,7 @@ const applyToBody = (request: HttpServerRequest.HttpServerRequest, route: string
     }
     // MCP bodies are JSON-RPC envelopes: the tool catalog applies these rules to each call's arguments and answers a
     // refusal as a tool error the assistant can read, not as an HTTP status.
-    if (route.startsWith("/mcp/") || !read.scanner.mayNeedCleaning) return withBody(request, read.bytes, text)
+    if (route.startsWith("/mcp/") || !scanner.mayNeedCleaning) return withBody(request, read.bytes, text)
     const cleaned = cleanJsonText(text)
     if (cleaned._tag === "Refused") return badRequest(cleaned.field, "body", cleaned.message)
     return cleaned._tag === "Clean" && cleaned.changed
@@ -121,7 +118,7 @@ const applyToBody = (request: HttpServerRequest.HttpServerRequest, route: string
   })
 
 type Read =
-  | { readonly _tag: "Read"; readonly bytes: Uint8Array<ArrayBuffer>; readonly scanner: JsonShapeScanner }
+  | { readonly _tag: "Read"; readonly bytes: Uint8Array<ArrayBuffer> }
   | { readonly _tag: "TooLarge" }
   | { readonly _tag: "Unreadable" }
 
@@ -137,58 +134,40 @@ const declaredLength = (request: HttpServerRequest.HttpServerRequest) => {
 const isRawBytes = (request: HttpServerRequest.HttpServerRequest) =>
   /^\s*application\/octet-stream\s*(;|$)/i.test(request.headers["content-type"] ?? "")
 
-type RawRead =
-  | { readonly _tag: "Read"; readonly bytes: Uint8Array<ArrayBuffer> }
-  | { readonly _tag: "TooLarge" }
-  | { readonly _tag: "Unreadable" }
-
-const readRaw = (request: HttpServerRequest.HttpServerRequest, maxBytes: number): Effect.Effect<RawRead> => {
-  const body = collectBody(declaredLength(request))
+/**
+ * Reads the body up to `maxBytes`, a JSON body through `scanner` chunk by chunk as it arrives, so a hostile body
+ * costs a few microseconds per chunk rather than one long pass once it is all in. Reading stops at the first chunk
+ * past a cap: the refusal goes out with the rest unread, and the platform closes the connection after at most 256 KiB
+ * more (`unread-bodies.test.ts`). Reading the rest to keep the connection cost the server the whole body (25 MB of
+ * socket data per hostile wide request in the isolation bench, 5–8 MB now); a client still sending may see the
+ * connection end after its answer. A body the scanner refused comes back empty.
+ *
+ * A scanned body is kept as chunks and joined in slices at the end: a buffer of the declared length made before the
+ * scanner has seen the whole body costs a hostile client nothing (25 MB declared, refused at its millionth element)
+ * and the server a large allocation each time (B's recall 0.6 -> 2.2 x quiet under four such clients). A raw body
+ * goes into a buffer of its declared length as it arrives.
+ */
+const readCapped = (
+  request: HttpServerRequest.HttpServerRequest,
+  maxBytes: number,
+  scanner: JsonShapeScanner | undefined
+): Effect.Effect<Read> => {
+  const body = collectBody(scanner === undefined ? declaredLength(request) : undefined)
   let bytes = 0
   return Stream.runForEachWhile(request.stream, (chunk) =>
     Effect.sync(() => {
       bytes += chunk.length
       if (bytes > maxBytes) return false
-      body.push(chunk)
-      return true
-    })).pipe(
-      Effect.flatMap((): Effect.Effect<RawRead> =>
-        bytes > maxBytes
-          ? Effect.succeed({ _tag: "TooLarge" })
-          : Effect.map(body.finish, (bytes) => ({ _tag: "Read", bytes }))
-      ),
-      Effect.orElseSucceed((): RawRead => ({ _tag: "Unreadable" }))
-    )
-}
-
-/**
- * Reads the body, scanning each chunk as it arrives, so a hostile body costs a few microseconds per chunk rather
- * than one long pass once it is all in. Reading stops at the first chunk past a cap: the refusal goes out with the
- * rest unread, and the platform closes the connection after at most 256 KiB more (`unread-bodies.test.ts`). Reading
- * the rest to keep the connection cost the server the whole body (25 MB of socket data per hostile wide request in the
- * isolation bench, 5–8 MB now); a client still sending may see the connection end after its answer.
- */
-const readScanned = (request: HttpServerRequest.HttpServerRequest, caps: BodyCaps): Effect.Effect<Read> => {
-  const scanner = new JsonShapeScanner(caps.limits)
-  // Kept as chunks, joined in slices at the end: a buffer of the declared length made before the scanner has seen
-  // the whole body costs a hostile client nothing (25 MB declared, refused at its millionth element) and the server
-  // a large allocation each time (B's recall 0.6 -> 2.2 x quiet under four such clients).
-  const body = collectBody(undefined)
-  let bytes = 0
-  return Stream.runForEachWhile(request.stream, (chunk) =>
-    Effect.sync(() => {
-      bytes += chunk.length
-      if (bytes > caps.maxBytes) return false
-      if (scanner.push(chunk) !== undefined) return false
+      if (scanner !== undefined && scanner.push(chunk) !== undefined) return false
       body.push(chunk)
       return true
     })).pipe(
       Effect.flatMap((): Effect.Effect<Read> =>
-        bytes > caps.maxBytes
+        bytes > maxBytes
           ? Effect.succeed({ _tag: "TooLarge" })
-          : scanner.problem === undefined
-          ? Effect.map(body.finish, (bytes) => ({ _tag: "Read", bytes, scanner }))
-          : Effect.succeed({ _tag: "Read", bytes: new Uint8Array(0), scanner })
+          : scanner?.problem !== undefined
+          ? Effect.succeed({ _tag: "Read", bytes: new Uint8Array(0) })
+          : Effect.map(body.finish, (bytes) => ({ _tag: "Read", bytes }))
       ),
       Effect.orElseSucceed((): Read => ({ _tag: "Unreadable" }))
     )

@@ -144,15 +144,13 @@ export class SectionReader {
     return entry
   }
 
-  /** A copy, aligned for its element type (the area's own alignment is not guaranteed). */
+  /** A copy, aligned for its element type (the area's own alignment is not guaranteed); `copying` at once. */
   private view(name: string, kind: SectionKind, width: number): ArrayBuffer {
-    const entry = this.entry(name, kind)
-    if (entry.length !== entry.count * width) throw new SectionError(`section ${name} has a wrong length`)
-    return this.area.slice(entry.offset, entry.offset + entry.length).buffer
+    return runWhole(this.copying(name, kind, width))
   }
 
   /**
-   * `view` a few MiB per step: what a large copy costs is the first write to each page of the fresh buffer (the
+   * The section copied a few MiB per step: what a large copy costs is the first write to each page of the fresh buffer (the
    * typed sections of a 100k-memory file, 38 MiB of vectors and 14 MiB per graph edge array, held the event loop for
    * 0.3–0.6 s a step when each was copied in one piece).
    */

@@ -7,7 +7,7 @@
  */
 import { every, runWhole, type Sliced } from "../Sliced.ts"
 import type { LinkRow } from "./GraphSnapshot.ts"
-import { GraphSnapshot, linkTypeCode, linkTypes } from "./GraphSnapshot.ts"
+import { GraphSnapshot, linkTypeCode, linkTypes, trimmed } from "./GraphSnapshot.ts"
 
 /** One node's added edges, ordered like a snapshot's lists: weight descending, then target and type ascending. */
 interface DeltaList {
@@ -326,11 +326,13 @@ export class LiveGraph {
     }
     offsets[nodeIds.length] = write
     yield
-    // Removed edges leave room unused. A little is kept (views of the arrays): copying 3.7M edge entries' three arrays
-    // into fresh ones held the event loop for ~0.3 s at 100k memories; a lot is let go (copies).
-    const keep = <T extends Int32Array | Float32Array | Uint8Array>(array: T): T =>
-      (write >= room - room / 8 ? array.subarray(0, write) : array.slice(0, write)) as T
-    const adjacency = { offsets, targets: keep(targets), weights: keep(weights), types: keep(types) }
+    // Removed edges leave room unused (see `trimmed`).
+    const adjacency = {
+      offsets,
+      targets: trimmed(targets, write),
+      weights: trimmed(weights, write),
+      types: trimmed(types, write)
+    }
     return new LiveGraph(
       GraphSnapshot.fromAdjacency(nodeIds, adjacency, performance.now() - started, { indexOf, droppedLinks: 0 })
     )

@@ -122,9 +122,10 @@ export function* checkingRecordColumns(value: unknown): Sliced<RecordColumns> {
   function* column<A>(name: string, check: (item: unknown) => boolean): Sliced<ReadonlyArray<A>> {
     const items: unknown = c[name]
     if (!Array.isArray(items)) throw new RangeError(`records: column ${name} is malformed`)
-    for (let i = 0; i < items.length; i++) {
-      if (!check(items[i])) throw new RangeError(`records: column ${name} is malformed`)
-      if (i % checksPerStep === checksPerStep - 1) yield
+    const pause = every(checksPerStep)
+    for (const item of items) {
+      if (!check(item)) throw new RangeError(`records: column ${name} is malformed`)
+      if (pause()) yield
     }
     return items as ReadonlyArray<A>
   }
@@ -168,9 +169,10 @@ export function* checkingRecordColumns(value: unknown): Sliced<RecordColumns> {
     if (columns[name].length !== n) throw new RangeError(`records: column ${name} does not have one entry per memory`)
   }
   const seen = new Set<string>()
-  for (let i = 0; i < n; i++) {
-    seen.add(columns.ids[i]!)
-    if (i % checksPerStep === checksPerStep - 1) yield
+  const pause = every(checksPerStep)
+  for (const id of columns.ids) {
+    seen.add(id)
+    if (pause()) yield
   }
   if (seen.size !== n) throw new RangeError("records: memory ids repeat")
   return columns

@@ -19,6 +19,7 @@ import { GraphSnapshot } from "../../../src/brain/graph/GraphSnapshot.ts"
 import { KeywordIndex } from "../../../src/brain/keyword/KeywordIndex.ts"
 import { MemoryRecords } from "../../../src/brain/records/MemoryRecords.ts"
 import { recordsFromParts, recordsToParts } from "../../../src/brain/records/RecordParts.ts"
+import { plainMemory } from "../../support/MemoryInputs.ts"
 import { stepsOf } from "../../support/SlicedSteps.ts"
 
 const lexicon = ["tea", "lake", "paint", "dog", "swim", "café", "東京", "run"]
@@ -145,27 +146,12 @@ describe("brain file", () => {
     const count = 12_000
     const dimensions = 128
     const records = new MemoryRecords(dimensions)
-    records.upsert(Array.from({ length: count }, (_, i) => ({
-      id: `m-${i}`,
-      seq: i + 1,
-      text: `memory ${i} about the lake`,
-      factType: "world",
-      context: null,
-      occurredStart: null,
-      occurredEnd: null,
-      mentionedAt: Date.UTC(2024, 0, 1) + i,
-      createdAt: Date.UTC(2024, 0, 1),
-      documentId: null,
-      chunkId: null,
-      metadata: null,
-      tags: [],
-      sourceFactIds: null,
-      confidence: null,
-      supersededBy: null,
-      expiresAt: null,
-      entityIds: [],
-      embedding: Float32Array.from({ length: dimensions }, (_, d) => Math.sin(i + d))
-    })))
+    records.upsert(
+      Array.from(
+        { length: count },
+        (_, i) => plainMemory(i, Float32Array.from({ length: dimensions }, (_, d) => Math.sin(i + d)))
+      )
+    )
     const ids = Array.from({ length: count }, (_, i) => `m-${i}`)
     const graph = GraphSnapshot.build({
       nodeIds: ids,

@@ -10,35 +10,14 @@ import { mkdtempSync, readFileSync, rmSync } from "node:fs"
 import { tmpdir } from "node:os"
 import { join } from "node:path"
 import { newIndexFileName, readKeptIndex, sealedIndex } from "../../../src/brain/file/KeptVectorIndex.ts"
-import { type MemoryInput, MemoryRecords } from "../../../src/brain/records/MemoryRecords.ts"
+import { MemoryRecords } from "../../../src/brain/records/MemoryRecords.ts"
 import { recordsFromParts, recordsToParts } from "../../../src/brain/records/RecordParts.ts"
 import { clusteredVectors } from "../../support/ClusteredVectors.ts"
+import { plainMemory } from "../../support/MemoryInputs.ts"
 
 const dimensions = 100
 
 const clustered = (count: number, seed: number) => clusteredVectors(count, seed, { dimensions, centres: 40 })
-
-const memory = (n: number, vector: Float32Array): MemoryInput => ({
-  id: `m-${n}`,
-  seq: n + 1,
-  text: `memory ${n}`,
-  factType: "world",
-  context: null,
-  occurredStart: null,
-  occurredEnd: null,
-  mentionedAt: Date.UTC(2024, 0, 1) + n * 60_000,
-  createdAt: Date.UTC(2025, 0, 1),
-  documentId: null,
-  chunkId: null,
-  metadata: null,
-  tags: [],
-  sourceFactIds: null,
-  confidence: null,
-  supersededBy: null,
-  expiresAt: null,
-  entityIds: [],
-  embedding: vector
-})
 
 /** The vector as hnswlib-node stores it under cosine (normalised in float32), as bytes to look for in a file. */
 const storedBytes = (vector: Float32Array) => {
@@ -50,7 +29,7 @@ const storedBytes = (vector: Float32Array) => {
 
 const indexedRecords = (vectors: ReadonlyArray<Float32Array>) => {
   const records = new MemoryRecords(dimensions)
-  records.upsert(vectors.map((vector, n) => memory(n, vector)))
+  records.upsert(vectors.map((vector, n) => plainMemory(n, vector)))
   records.startIndex()
   while (!records.indexStep(5_000)) { /* filled in steps, as in the background */ }
   return records
@@ -124,7 +103,7 @@ describe("kept vector index", () => {
         const parts = recordsToParts(records)
         // The bank moved on: 200 memories more, one gone.
         const later = recordsFromParts(parts)
-        later.upsert(vectors.slice(3_000).map((vector, i) => memory(3_000 + i, vector)))
+        later.upsert(vectors.slice(3_000).map((vector, i) => plainMemory(3_000 + i, vector)))
         later.remove("m-10")
         const index = yield* readKeptIndex(directory, "b", ref, parts.columns.ids, dimensions)
         later.adoptIndex(Option.getOrThrow(index))
