@@ -12,7 +12,7 @@
  * attached (`attachFiles`, by the brain runtime), a cold read loads the bank's kept file and catches up from the
  * tables instead of building: the change log is then kept back to the file's mark, so the file stays usable.
  */
-import { Cause, Clock, Context, Duration, Effect, Latch, Layer, Option, Schedule, Semaphore } from "effect"
+import { Cause, Clock, Context, Duration, Effect, Latch, Layer, Option, Result, Schedule, Semaphore } from "effect"
 import { SqlClient } from "effect/sql"
 import { GraphSnapshot, type GraphSnapshotBuilder } from "./graph/GraphSnapshot.ts"
 import { LiveGraph } from "./graph/LiveGraph.ts"
@@ -29,6 +29,7 @@ import { MemoryRecords } from "./records/MemoryRecords.ts"
 import { makeChangeLogMarks, type SharedChangeLog } from "./ChangeLogMarks.ts"
 import { BrainBreaker, BrainFaults, type BrainStats, type BreakerState, emptyStats } from "./BrainBreaker.ts"
 import { Foreground } from "../bank/Foreground.ts"
+import { type HnswBuilder, makeHnswBuilder } from "./vectors/HnswBuilder.ts"
 
 export type { Brain } from "./Brain.ts"
 
@@ -66,6 +67,11 @@ export interface BankBrainsOptions {
    * (`SERVICE_API_BRAIN_MAX_BYTES` sets it for the service).
    */
   readonly maxBytes?: number
+  /**
+   * Build big banks' HNSW indexes on a worker thread (`HnswBuilder`). Default true; false fills them on the event
+   * loop in slices, as the worker's fallback does.
+   */
+  readonly indexWorker?: boolean
   /** The embedding model whose vectors the brain holds. Default: the `Embeddings` service's, when there is one. */
   readonly vectors?: { readonly model: string; readonly dimensions: number }
 }
@@ -227,6 +233,7 @@ export class BankBrains extends Context.Service<BankBrains, {
         const entries = new Map<string, Entry>()
         const scope = yield* Effect.scope
         const faults = yield* BrainFaults
+        const builder = options.indexWorker === false ? undefined : yield* makeHnswBuilder()
         const breakerFailures = options.breaker?.failures ?? 3
         const coolDownMillis = Duration.toMillis(options.breaker?.coolDown ?? Duration.seconds(30))
         // Kept apart from the entries (swept when idle): a breaker and its counters outlive an idle brain.
@@ -487,35 +494,79 @@ export class BankBrains extends Context.Service<BankBrains, {
         }
 
         /**
-         * A big bank's vectors get an HNSW index, filled in the background 16 vectors per slice (each about 3 ms at 100k
-         * memories: with more, a client recalling in sequence met a slice in every lull between its requests); searches
-         * scan exactly until it is complete. A slice runs after a lull, or at once after a read of the bank: each read
-         * meanwhile scans every vector (15–30 ms at 100k), so one slice per read (3–7 ms) pays for itself, and under sustained load
-         * there is no lull — waiting for one, a bank read without pause gained 16 vectors per `backgroundMaxWait` (half
-         * a second: an hour for 100k). Reads the brain each slice anew: a compaction replaces the records object and
-         * carries the index along.
+         * A big bank's vectors get an HNSW index, built on the index worker (`HnswBuilder`) from a snapshot of its
+         * vectors; searches scan exactly until it is in (or use the index it replaces). What changed meanwhile, and
+         * what a kept index read with the file lacks, is added here, 16 vectors per slice (3–7 ms at 100k). A slice
+         * runs after a lull, or at once after a read of the bank: each read meanwhile scans every vector (15–30 ms
+         * at 100k), so one slice per read pays for itself, and under sustained load there is no lull. Without the
+         * worker (`indexWorker: false`, or when it fails) the whole index is filled that way. Reads the brain each
+         * slice anew: a compaction replaces the records object and carries the index along.
          */
         const vectorsPerSlice = 16
-        const indexInBackground = (bankId: string, entry: Entry) => {
-          const records = entry.brain?.records
-          if (entry.indexing || records === undefined || !(records.wantsIndex || records.indexPending)) {
-            return Effect.void
-          }
-          entry.indexing = true
-          // A kept index read with the file only takes in what it lacks.
-          if (records.wantsIndex) {
-            records.startIndex()
-            statsOf(bankId).indexBuilds++
-          }
-          return Effect.gen(function*() {
+        const fillIndex = (bankId: string, entry: Entry) =>
+          Effect.gen(function*() {
             while (true) {
               yield* Effect.raceFirst(foreground.yieldToRequests, Latch.await(entry.indexNudge))
               Latch.closeUnsafe(entry.indexNudge)
               // After a read, not inside it: the slice waits for the event loop's next turn.
               yield* Effect.yieldNow
               const current = entry.brain?.records
-              if (current === undefined || entries.get(bankId) !== entry || current.indexStep(vectorsPerSlice)) return
+              if (current === undefined || entries.get(bankId) !== entry) return
+              const queued = current.indexQueued
+              const complete = current.indexStep(vectorsPerSlice)
+              statsOf(bankId).indexPointsAddedInline += queued - current.indexQueued
+              if (complete) return
             }
+          })
+
+        /**
+         * Builds the index on the worker and puts it in under the lock. False when the worker failed (the caller then
+         * fills it here); true otherwise, also when the brain was released or built again from the tables meanwhile
+         * (the next read starts a build of its own).
+         */
+        const buildIndexAside = (bankId: string, entry: Entry, builder: HnswBuilder, records: MemoryRecords) =>
+          Effect.gen(function*() {
+            const snapshot = yield* runSliced(records.indexSnapshot(), Effect.yieldNow)
+            const abandon = Effect.sync(() => entry.brain?.records.abandonIndexBuild(snapshot))
+            const built = yield* Effect.result(builder.build(snapshot, records.vectors.dimensions)).pipe(
+              Effect.onInterrupt(() => abandon)
+            )
+            return yield* entry.lock.withPermit(Effect.gen(function*() {
+              const current = entry.brain?.records
+              if (current === undefined || entries.get(bankId) !== entry) return true
+              if (Result.isFailure(built)) {
+                current.abandonIndexBuild(snapshot)
+                yield* Effect.logWarning(
+                  `the vector index of bank ${bankId} could not be built on its worker; building it here`,
+                  built.failure.message
+                )
+                return false
+              }
+              if (yield* runSliced(current.adoptingBuiltIndex(built.success, snapshot), Effect.yieldNow)) {
+                statsOf(bankId).indexWorkerBuilds++
+              } else {
+                built.success.release()
+              }
+              return true
+            }))
+          })
+
+        const indexInBackground = (bankId: string, entry: Entry) => {
+          const records = entry.brain?.records
+          if (entry.indexing || records === undefined || !(records.wantsIndex || records.indexPending)) {
+            return Effect.void
+          }
+          entry.indexing = true
+          const wanted = records.wantsIndex
+          if (wanted) statsOf(bankId).indexBuilds++
+          return Effect.gen(function*() {
+            // A kept index read with the file only takes in what it lacks.
+            if (wanted) {
+              const builtAside = builder !== undefined && (yield* buildIndexAside(bankId, entry, builder, records))
+              const current = entry.brain?.records
+              if (!builtAside && current !== undefined && entries.get(bankId) === entry) current.startIndex()
+            }
+            yield* fillIndex(bankId, entry)
           }).pipe(
             Effect.ensuring(Effect.sync(() => (entry.indexing = false))),
             Effect.withSpan("BankBrains.index", { attributes: { bankId } }),
@@ -682,7 +733,7 @@ export class BankBrains extends Context.Service<BankBrains, {
               failureCount: breaker.failureCount,
               stats: { ...statsOf(bankId) },
               bytes: brain === undefined ? 0 : brainBytes(brain),
-              vectorIndex: brain === undefined || !brain.records.hasIndex
+              vectorIndex: brain === undefined || (!brain.records.hasIndex && entry?.indexing !== true)
                 ? "exact"
                 : brain.records.annReady
                 ? "ready"
@@ -800,6 +851,7 @@ export class BankBrains extends Context.Service<BankBrains, {
     return BankBrains.layerWith({
       vectors: { model: modelKey(embeddings.identity), dimensions: embeddings.identity.dimensions },
       maxBytes: config.brain.maxBytes,
+      indexWorker: config.brain.indexWorker,
       breaker: { failures: config.brain.breakerFailures, coolDown: config.brain.breakerCoolDown },
       ...(config.cluster.mode === "off" ? {} : { sharedChangeLog: { nodeId: crypto.randomUUID() } })
     })

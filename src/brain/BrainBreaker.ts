@@ -23,6 +23,9 @@ export interface BrainStats {
   /** HNSW indexes built for the bank's vectors, and those read back with its kept file instead. */
   indexBuilds: number
   indexLoads: number
+  /** Of the builds, those made on the index worker; and the points added on the event loop (slices of 16). */
+  indexWorkerBuilds: number
+  indexPointsAddedInline: number
   /** Reads of the brain, and those of them that found none loaded and had to build it first. */
   reads: number
   coldReads: number
@@ -41,6 +44,8 @@ export const emptyStats = (): BrainStats => ({
   fileLoads: 0,
   indexBuilds: 0,
   indexLoads: 0,
+  indexWorkerBuilds: 0,
+  indexPointsAddedInline: 0,
   reads: 0,
   coldReads: 0,
   sqlFallbacks: 0,

@@ -520,6 +520,8 @@ export class BrainRuntime extends Context.Service<BrainRuntime, {
             vector_index: runtime.vectorIndex,
             vector_index_builds: stats.indexBuilds,
             vector_index_loads: stats.indexLoads,
+            vector_index_worker_builds: stats.indexWorkerBuilds,
+            vector_index_points_added_inline: stats.indexPointsAddedInline,
             reads: stats.reads,
             cold_reads: stats.coldReads,
             sql_fallbacks: stats.sqlFallbacks,

@@ -41,6 +41,11 @@ export interface BrainSettings {
    * (SERVICE_API_BRAIN_MAX_BYTES; the default holds a bank of several hundred thousand memories).
    */
   readonly maxBytes: number
+  /**
+   * Big banks' HNSW indexes are built on a worker thread (SERVICE_API_BRAIN_INDEX_WORKER); false builds them on the
+   * event loop in small slices, as happens anyway when the worker cannot run.
+   */
+  readonly indexWorker: boolean
 }
 
 /** What a `.brain` file carries at most, by hardware tier. */
@@ -63,7 +68,8 @@ export const defaultBrainSettings: BrainSettings = {
   breakerFailures: 3,
   breakerCoolDown: Duration.seconds(30),
   learnAllowPrivateNetworks: false,
-  maxBytes: 1024 * 1024 * 1024
+  maxBytes: 1024 * 1024 * 1024,
+  indexWorker: true
 }
 
 export const brainSettingsConfig: Config.Config<BrainSettings> = Config.all({
@@ -99,5 +105,8 @@ export const brainSettingsConfig: Config.Config<BrainSettings> = Config.all({
   learnAllowPrivateNetworks: Config.Boolean("SERVICE_API_BRAIN_LEARN_ALLOW_PRIVATE_NETWORKS").pipe(
     Config.withDefault(defaultBrainSettings.learnAllowPrivateNetworks)
   ),
-  maxBytes: Config.Int("SERVICE_API_BRAIN_MAX_BYTES").pipe(Config.withDefault(defaultBrainSettings.maxBytes))
+  maxBytes: Config.Int("SERVICE_API_BRAIN_MAX_BYTES").pipe(Config.withDefault(defaultBrainSettings.maxBytes)),
+  indexWorker: Config.Boolean("SERVICE_API_BRAIN_INDEX_WORKER").pipe(
+    Config.withDefault(defaultBrainSettings.indexWorker)
+  )
 })

@@ -15,7 +15,7 @@ import { existsSync } from "node:fs"
 import { BankBrains, type KeptBrain } from "./BankBrains.ts"
 import { EngramConfig } from "../config/EngramConfig.ts"
 import { brainOfFileSliced, BrainRuntime } from "./BrainRuntime.ts"
-import { runSlicedOrFail } from "./Sliced.ts"
+import { runSliced, runSlicedOrFail } from "./Sliced.ts"
 
 /** How long a stopping service spends writing files, all banks together. */
 const stopBudget = Duration.seconds(15)
@@ -68,7 +68,7 @@ export const KeptBrainFiles = Layer.effectDiscard(Effect.gen(function*() {
       }
       // The HNSW index kept with it, when there is one: otherwise the bank's index is built in the background.
       const index = yield* runtime.keptIndex(bankId, content.value)
-      if (Option.isSome(index)) brain.records.adoptIndex(index.value)
+      if (Option.isSome(index)) yield* runSliced(brain.records.adoptingIndex(index.value), Effect.yieldNow)
       return Option.some(brain)
     }).pipe(
       // Whatever went wrong, the brain is built from the tables as if there were no file.

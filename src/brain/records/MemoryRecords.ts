@@ -50,6 +50,15 @@ export interface ChunkText {
   readonly text: string
 }
 
+/** A brain's vectors and their memories, in the same order, for an index built on another thread. */
+export interface IndexSnapshot {
+  readonly ids: ReadonlyArray<string>
+  /** `ids.length × dimensions` floats, in a buffer of its own (it may be moved to another thread). */
+  readonly vectors: Float32Array
+  /** Filled by the records as memories are removed or change vector after the snapshot. */
+  readonly changes: ReadonlySet<string>
+}
+
 /** Which memories a request may see: its fact types, when it has one its tag scope, and the instant it reads at. */
 export interface RecordScope {
   readonly types: ReadonlyArray<string>
@@ -114,6 +123,11 @@ export class MemoryRecords {
    */
   private ann: HnswIndex | undefined
   private annQueue: Array<string> = []
+  /**
+   * While an index is built elsewhere from a snapshot (`indexSnapshot`): the memories whose vector changed or that
+   * were removed since, whose points in that index are stale (`adoptBuiltIndex` takes them out and queues them again).
+   */
+  private staleInBuild: Set<string> | undefined
   /** Vectors held per (tag set, fact type), so a request's scope is counted without a scan. */
   private readonly vectorsByGroup = new Map<number, number>()
   /** The highest `seq` held. */
@@ -179,11 +193,13 @@ export class MemoryRecords {
   /** Puts a memory in its slot (a new one, or the one it holds), the record object kept as it is. */
   private place(record: MemoryRecord, entityIds: ReadonlyArray<string>, embedding: Float32Array | null): void {
     let slot = this.slotOf.get(record.id)
+    const sameVectorAsHeld = slot !== undefined && embedding !== null && this.vectors.has(slot) &&
+      sameVector(this.vectors.get(slot)!, embedding)
+    if (!sameVectorAsHeld) this.staleInBuild?.add(record.id)
     // A memory read again for another field (its access telemetry, a confidence) keeps its HNSW point: re-adding an
     // unchanged vector cost ~0.4 ms at 10k, and one catch-up after fifty clients' recalls re-added hundreds at once
     // (300–440 ms of the event loop in `bench/isolation.ts` phase 9).
-    const keepPoint = slot !== undefined && this.ann?.has(record.id) === true && embedding !== null &&
-      this.vectors.has(slot) && sameVector(this.vectors.get(slot)!, embedding)
+    const keepPoint = sameVectorAsHeld && this.ann?.has(record.id) === true
     if (slot === undefined) {
       slot = this.records.length
       this.records.push(undefined)
@@ -218,6 +234,7 @@ export class MemoryRecords {
   remove(id: string): boolean {
     const slot = this.slotOf.get(id)
     if (slot === undefined) return false
+    this.staleInBuild?.add(id)
     this.forget(slot)
     this.slotOf.delete(id)
     this.records[slot] = undefined
@@ -449,6 +466,56 @@ export class MemoryRecords {
     }
   }
 
+  /**
+   * The held vectors with their memories, copied 2,000 per step into a buffer of their own (to be moved to the thread
+   * that builds an index from them: `HnswBuilder`); from here on changes are tracked for `adoptBuiltIndex`. A
+   * compaction meanwhile carries the tracking along, and this generator goes on reading the records it started on,
+   * which the compaction left as they were.
+   */
+  *indexSnapshot(): Sliced<IndexSnapshot> {
+    const stale = new Set<string>()
+    this.staleInBuild = stale
+    const { dimensions } = this.vectors
+    const slots: Array<number> = []
+    for (let slot = 0; slot < this.records.length; slot++) {
+      if (this.records[slot] !== undefined && this.vectors.has(slot)) slots.push(slot)
+    }
+    const ids = slots.map((slot) => this.idAt(slot))
+    // Filled a step at a time: a fresh 40 MB buffer written in one piece stalls on its page faults (stop 60).
+    const vectors = new Float32Array(slots.length * dimensions)
+    const pause = every(2_000)
+    for (let position = 0; position < slots.length; position++) {
+      if (pause()) yield
+      // A slot written since (its id is in `stale`) may hold its new vector or be cleared: either is replaced later.
+      const vector = this.vectors.get(slots[position]!)
+      if (vector !== undefined) vectors.set(vector, position * dimensions)
+    }
+    return { ids, vectors, changes: stale }
+  }
+
+  /**
+   * Takes an index built from `snapshot` as this brain's (replacing the one it had): points of memories removed or
+   * changed since the snapshot are taken out, and held vectors it lacks are queued for `indexStep`. False, and nothing
+   * taken, when these records did not follow that snapshot's changes (built again from the tables since).
+   */
+  *adoptingBuiltIndex(index: HnswIndex, snapshot: IndexSnapshot): Sliced<boolean> {
+    if (this.staleInBuild !== snapshot.changes) return false
+    this.staleInBuild = undefined
+    for (const id of snapshot.changes) index.remove(id)
+    yield* this.adoptingIndex(index)
+    return true
+  }
+
+  /** The build from `snapshot` failed or was given up: changes are no longer tracked for it. */
+  abandonIndexBuild(snapshot: IndexSnapshot): void {
+    if (this.staleInBuild === snapshot.changes) this.staleInBuild = undefined
+  }
+
+  /** Memories waiting to be added to the index by `indexStep`. */
+  get indexQueued(): number {
+    return this.annQueue.length
+  }
+
   /** Vectors wait to be added to the index (`indexStep` takes them in). */
   get indexPending(): boolean {
     return this.ann !== undefined && this.annQueue.length > 0
@@ -477,21 +544,31 @@ export class MemoryRecords {
 
   /**
    * Takes a kept index (read back with `HnswIndex.readFrom`) as this brain's: points of memories not held (or held
-   * without a vector) are deleted, and held vectors it lacks are queued for `indexStep`.
+   * without a vector) are deleted, and held vectors it lacks are queued for `indexStep`. In steps of 10,000 (two walks
+   * of 100k in one piece held the event loop 20–40 ms); the index answers only once it is in, at the end.
    */
-  adoptIndex(index: HnswIndex): void {
+  *adoptingIndex(index: HnswIndex): Sliced<void> {
     if (index.dimensions !== this.vectors.dimensions) return
+    const pause = every(10_000)
     for (const id of index.labels()) {
+      if (pause()) yield
       if (id === undefined) continue
       const slot = this.slotOf.get(id)
       if (slot === undefined || !this.vectors.has(slot)) index.remove(id)
     }
-    this.ann = index
-    this.annQueue = []
+    const queue: Array<string> = []
     for (let slot = 0; slot < this.records.length; slot++) {
+      if (pause()) yield
       const record = this.records[slot]
-      if (record !== undefined && this.vectors.has(slot) && !index.has(record.id)) this.annQueue.push(record.id)
+      if (record !== undefined && this.vectors.has(slot) && !index.has(record.id)) queue.push(record.id)
     }
+    this.ann = index
+    this.annQueue = queue
+  }
+
+  /** `adoptingIndex` at once (tests, and callers off the request path). */
+  adoptIndex(index: HnswIndex): void {
+    runWhole(this.adoptingIndex(index))
   }
 
   /** Adds up to `count` queued vectors to the index being built; true once it is complete. */
@@ -616,6 +693,7 @@ export class MemoryRecords {
     // The index is keyed by memory id: it serves the compacted records as it is.
     next.ann = this.ann
     next.annQueue = [...this.annQueue]
+    next.staleInBuild = this.staleInBuild
     return next
   }
 

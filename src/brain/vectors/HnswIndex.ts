@@ -13,11 +13,20 @@
  * a core at 100k memories, which every start paid before. Both run on libuv's thread pool, not the event loop.
  */
 import hnswlib from "hnswlib-node"
+import { setImmediate } from "node:timers/promises"
 
 /** Graph degree, build and query effort: R@50 ≈ 0.98 at 100k × 384 dimensions with ef 128 (measured). */
 const m = 16
 const efConstruction = 128
 const efSearch = 128
+
+/** An index read back from a file, with its labels' memories (`readFrom`). */
+interface ReadIndex {
+  readonly index: hnswlib.HierarchicalNSW
+  readonly idOfLabel: Array<string | undefined>
+  readonly labelOfId: Map<string, number>
+  readonly deletedCount: number
+}
 
 export class HnswIndex {
   readonly dimensions: number
@@ -25,14 +34,10 @@ export class HnswIndex {
   private capacity: number
   /** The memory of each label; undefined once its point is deleted. */
   private readonly idOfLabel: Array<string | undefined> = []
-  private readonly labelOfId = new Map<string, number>()
+  private readonly labelOfId: Map<string, number> = new Map()
   private deletedCount = 0
 
-  constructor(
-    dimensions: number,
-    capacity = 1024,
-    read?: { readonly index: hnswlib.HierarchicalNSW; readonly idOfLabel: ReadonlyArray<string | undefined> }
-  ) {
+  constructor(dimensions: number, capacity = 1024, read?: ReadIndex) {
     this.dimensions = dimensions
     if (read === undefined) {
       this.capacity = Math.max(16, capacity)
@@ -41,43 +46,50 @@ export class HnswIndex {
     } else {
       this.index = read.index
       this.capacity = read.index.getMaxElements()
-      read.idOfLabel.forEach((id, label) => {
-        this.idOfLabel.push(id)
-        if (id === undefined) this.deletedCount++
-        else this.labelOfId.set(id, label)
-      })
+      this.idOfLabel = read.idOfLabel
+      this.labelOfId = read.labelOfId
+      this.deletedCount = read.deletedCount
     }
     this.index.setEf(efSearch)
   }
 
   /**
    * The index kept at `path` by `writeTo`, its labels naming `idOfLabel`'s memories (undefined: a deleted point).
-   * Refused when the file holds another number of points or another dimension.
+   * Refused when the file holds another number of points or another dimension. The labels are taken in 10,000 per
+   * turn of the event loop: 100k in one piece held it 30–70 ms.
    */
   static async readFrom(
     path: string,
     dimensions: number,
     idOfLabel: ReadonlyArray<string | undefined>
   ): Promise<HnswIndex> {
-    // A memory named by two labels keeps the first: the other is a deleted point, as a rewrite leaves.
-    const seen = new Set<string>()
-    const labelled = idOfLabel.map((id) => id === undefined || seen.has(id) ? undefined : (seen.add(id), id))
     const index = new hnswlib.HierarchicalNSW("cosine", dimensions)
     await index.readIndex(path)
-    if (index.getCurrentCount() !== labelled.length || index.getNumDimensions() !== dimensions) {
+    if (index.getCurrentCount() !== idOfLabel.length || index.getNumDimensions() !== dimensions) {
       throw new RangeError(`the vector index in ${path} does not hold the points its brain file names`)
     }
-    labelled.forEach((id, label) => {
-      if (id === undefined) {
-        // A point the table calls deleted is deleted in the index too (it throws when the file says so already).
-        try {
-          index.markDelete(label)
-        } catch {
-          // already deleted
-        }
+    const labelled: Array<string | undefined> = new Array(idOfLabel.length)
+    const labelOfId = new Map<string, number>()
+    let deletedCount = 0
+    for (let label = 0; label < idOfLabel.length; label++) {
+      if (label > 0 && label % 10_000 === 0) await setImmediate()
+      const id = idOfLabel[label]
+      // A memory named by two labels keeps the first: the other is a deleted point, as a rewrite leaves.
+      if (id !== undefined && !labelOfId.has(id)) {
+        labelled[label] = id
+        labelOfId.set(id, label)
+        continue
       }
-    })
-    return new HnswIndex(dimensions, 0, { index, idOfLabel: labelled })
+      labelled[label] = undefined
+      deletedCount++
+      // A point the table calls deleted is deleted in the index too (it throws when the file says so already).
+      try {
+        index.markDelete(label)
+      } catch {
+        // already deleted
+      }
+    }
+    return new HnswIndex(dimensions, 0, { index, idOfLabel: labelled, labelOfId, deletedCount })
   }
 
   /** The memory of each label, in label order; undefined for a deleted point (what `readFrom` takes back). */
@@ -142,6 +154,17 @@ export class HnswIndex {
       return id !== undefined && accept(id)
     })
     return found.neighbors.map((label) => this.idOfLabel[label]!)
+  }
+
+  /**
+   * Frees the native index now (it answers nothing afterwards). Re-initialising is the only way this binding frees
+   * one before a garbage collection, which a worker's small heap may not run for minutes.
+   */
+  release(): void {
+    this.index.initIndex({ maxElements: 1, m, efConstruction, randomSeed: 42 })
+    this.idOfLabel.length = 0
+    this.labelOfId.clear()
+    this.deletedCount = 0
   }
 
   /** Approximate bytes held: the vectors as float32, the graph's links and the label map per point. */

