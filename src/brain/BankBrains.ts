@@ -497,7 +497,7 @@ export class BankBrains extends Context.Service<BankBrains, {
          * A big bank's vectors get an HNSW index, built on the index worker (`HnswBuilder`) from a snapshot of its
          * vectors; searches scan exactly until it is in (or use the index it replaces). What changed meanwhile, and
          * what a kept index read with the file lacks, is added here, 16 vectors per slice (3–7 ms at 100k). A slice
-         * runs after a lull, or at once after a read of the bank: each read meanwhile scans every vector (15–30 ms
+         * runs after a lull, or at once after a read of the bank: each read meanwhile scans every vector (9–30 ms
          * at 100k), so one slice per read pays for itself, and under sustained load there is no lull. Without the
          * worker (`indexWorker: false`, or when it fails) the whole index is filled that way. Reads the brain each
          * slice anew: a compaction replaces the records object and carries the index along.
