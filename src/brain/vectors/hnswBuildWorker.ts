@@ -1,11 +1,11 @@
 /**
- * Entry point of the vector-index worker thread (spawned by `HnswBuilder`): builds one HNSW index per message from
- * the vectors it is handed, writes it to the file the message names and answers with its size. The index is the
- * same `HnswIndex` the server holds (same degree, effort and seed), its labels the vectors' positions. At 100k
- * memories a build is about 45 s of a core, which used to run on the event loop in 3–7 ms slices.
+ * Entry point of a vector-index worker thread (started by `HnswBuilder` for one build): builds an HNSW index from
+ * the vectors it was handed, writes it to the file it was told and answers with its size, then ends. The index is
+ * the same `HnswIndex` the server holds (same degree, effort and seed), its labels the vectors' positions. Between
+ * points it reads the cancel flag, so a given-up build ends within one point: the parent never terminates it.
  */
 import { constants } from "node:os"
-import { parentPort } from "node:worker_threads"
+import { parentPort, workerData } from "node:worker_threads"
 import { lowerThreadPriority } from "../../workers/BackgroundPriority.ts"
 import type { HnswBuildReply, HnswBuildRequest } from "./HnswBuilder.ts"
 import { HnswIndex } from "./HnswIndex.ts"
@@ -15,11 +15,13 @@ lowerThreadPriority(constants.priority.PRIORITY_LOW)
 
 const build = async (request: HnswBuildRequest): Promise<HnswBuildReply> => {
   const { capacity, dimensions, path } = request
+  const cancelled = new Int32Array(request.cancel)
   const vectors = new Float32Array(request.vectors)
   const count = vectors.length / dimensions
   const index = new HnswIndex(dimensions, capacity)
   try {
     for (let label = 0; label < count; label++) {
+      if (Atomics.load(cancelled, 0) === 1) return { ok: false, message: "the build was given up" }
       index.add(String(label), vectors.subarray(label * dimensions, (label + 1) * dimensions))
     }
     await index.writeTo(path)
@@ -31,8 +33,4 @@ const build = async (request: HnswBuildRequest): Promise<HnswBuildReply> => {
   }
 }
 
-parentPort?.on("message", (request: HnswBuildRequest) => {
-  void build(request).then((reply) => parentPort?.postMessage(reply))
-})
-
-parentPort?.postMessage("ready")
+void build(workerData as HnswBuildRequest).then((reply) => parentPort?.postMessage(reply))

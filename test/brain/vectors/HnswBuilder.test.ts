@@ -3,9 +3,12 @@
  * once the index is taken in, it answers like an exact scan for the vectors held now — memories removed since the
  * snapshot are gone, changed vectors are found where they are now, memories removed and written again with another
  * vector are found under the new one, and memories added since are in. An index whose snapshot the records did not
- * follow (read again from the tables meanwhile) is not taken.
+ * follow (read again from the tables meanwhile) is not taken, and a build under way when the server shuts down ends
+ * its worker without taking the process down.
  */
 import { assert, describe, it } from "@effect/vitest"
+import { spawnSync } from "node:child_process"
+import { fileURLToPath } from "node:url"
 import { Effect } from "effect"
 import { MemoryRecords } from "../../../src/brain/records/MemoryRecords.ts"
 import { runWhole } from "../../../src/brain/Sliced.ts"
@@ -77,4 +80,12 @@ describe("vector index built on the worker", () => {
       assert.isFalse(rebuilt.hasIndex)
       assert.isTrue(rebuilt.wantsIndex)
     }).pipe(Effect.scoped))
+
+  it("a build under way when its builder shuts down ends without taking the process down", () => {
+    const script = fileURLToPath(new URL("../../support/hnswShutdownChild.ts", import.meta.url))
+    const child = spawnSync(process.execPath, [script], { encoding: "utf8", timeout: 150_000 })
+    assert.notInclude(child.stderr, "FATAL ERROR")
+    assert.strictEqual(child.status, 0, child.stderr.slice(0, 2_000))
+    assert.include(child.stdout, "survived")
+  }, 180_000)
 })
