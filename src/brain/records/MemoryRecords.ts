@@ -125,7 +125,8 @@ export class MemoryRecords {
   private annQueue: Array<string> = []
   /**
    * While an index is built elsewhere from a snapshot (`indexSnapshot`): the memories whose vector changed or that
-   * were removed since, whose points in that index are stale (`adoptBuiltIndex` takes them out and queues them again).
+   * were removed since, whose points in that index are stale (`adoptingBuiltIndex` takes them out and queues them
+   * again).
    */
   private staleInBuild: Set<string> | undefined
   /** Vectors held per (tag set, fact type), so a request's scope is counted without a scan. */
@@ -193,13 +194,14 @@ export class MemoryRecords {
   /** Puts a memory in its slot (a new one, or the one it holds), the record object kept as it is. */
   private place(record: MemoryRecord, entityIds: ReadonlyArray<string>, embedding: Float32Array | null): void {
     let slot = this.slotOf.get(record.id)
-    const sameVectorAsHeld = slot !== undefined && embedding !== null && this.vectors.has(slot) &&
-      sameVector(this.vectors.get(slot)!, embedding)
-    if (!sameVectorAsHeld) this.staleInBuild?.add(record.id)
+    const indexed = this.ann?.has(record.id) === true
+    const vectorUnchanged = (indexed || this.staleInBuild !== undefined) && slot !== undefined && embedding !== null &&
+      this.vectors.has(slot) && sameVector(this.vectors.get(slot)!, embedding)
+    if (!vectorUnchanged) this.staleInBuild?.add(record.id)
     // A memory read again for another field (its access telemetry, a confidence) keeps its HNSW point: re-adding an
     // unchanged vector cost ~0.4 ms at 10k, and one catch-up after fifty clients' recalls re-added hundreds at once
     // (300–440 ms of the event loop in `bench/isolation.ts` phase 9).
-    const keepPoint = sameVectorAsHeld && this.ann?.has(record.id) === true
+    const keepPoint = indexed && vectorUnchanged
     if (slot === undefined) {
       slot = this.records.length
       this.records.push(undefined)
@@ -468,7 +470,7 @@ export class MemoryRecords {
 
   /**
    * The held vectors with their memories, copied 2,000 per step into a buffer of their own (to be moved to the thread
-   * that builds an index from them: `HnswBuilder`); from here on changes are tracked for `adoptBuiltIndex`. A
+   * that builds an index from them: `HnswBuilder`); from here on changes are tracked for `adoptingBuiltIndex`. A
    * compaction meanwhile carries the tracking along, and this generator goes on reading the records it started on,
    * which the compaction left as they were.
    */

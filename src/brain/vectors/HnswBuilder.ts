@@ -22,7 +22,7 @@ import { HnswIndex } from "./HnswIndex.ts"
 
 export class HnswBuildFailure extends Data.TaggedError("HnswBuildFailure")<{ readonly message: string }> {}
 
-/** What the worker starts with: the vectors (`capacity` points fit the index; it grows past that) and where to write. */
+/** What the worker starts with: the vectors (`capacity` points fit the index; it grows past it) and where to write. */
 export interface HnswBuildRequest {
   readonly dimensions: number
   readonly capacity: number
