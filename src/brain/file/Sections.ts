@@ -150,9 +150,9 @@ export class SectionReader {
   }
 
   /**
-   * The section copied a few MiB per step: what a large copy costs is the first write to each page of the fresh buffer (the
-   * typed sections of a 100k-memory file, 38 MiB of vectors and 14 MiB per graph edge array, held the event loop for
-   * 0.3–0.6 s a step when each was copied in one piece).
+   * The section copied a few MiB per step: what a large copy costs is the first write to each page of the fresh
+   * buffer (the typed sections of a 100k-memory file, 38 MiB of vectors and 14 MiB per graph edge array, held the
+   * event loop for 0.3–0.6 s a step when each was copied in one piece).
    */
   private *copying(name: string, kind: SectionKind, width: number): Sliced<ArrayBuffer> {
     const entry = this.entry(name, kind)

@@ -54,7 +54,7 @@ const runWorker = (request: HnswBuildRequest) =>
     const worker = new Worker(script, {
       workerData: request,
       transferList: [request.vectors],
-      // The vectors and the index live outside the worker's JavaScript heap.
+      // The vectors and the index live outside the worker's JavaScript heap, and no label map is kept there.
       resourceLimits: { maxOldGenerationSizeMb: 64 }
     })
     let failure: string | undefined

@@ -92,6 +92,33 @@ export class HnswIndex {
     return new HnswIndex(dimensions, 0, { index, idOfLabel: labelled, labelOfId, deletedCount })
   }
 
+  /**
+   * Builds the index of `vectors` (`dimensions` floats each, labelled by position) into `path` with this class's
+   * degree, effort and seed, for `readFrom` to take back: the index worker's job. No label map is kept (a million
+   * ids would outgrow a worker's small heap). Stops before the next point once `stopped()`; false then.
+   */
+  static async buildFile(
+    path: string,
+    dimensions: number,
+    vectors: Float32Array,
+    capacity: number,
+    stopped: () => boolean
+  ): Promise<boolean> {
+    const count = vectors.length / dimensions
+    const index = new hnswlib.HierarchicalNSW("cosine", dimensions)
+    index.initIndex({ maxElements: Math.max(16, capacity, count), m, efConstruction, randomSeed: 42 })
+    try {
+      for (let label = 0; label < count; label++) {
+        if (stopped()) return false
+        index.addPoint(Array.from(vectors.subarray(label * dimensions, (label + 1) * dimensions)), label)
+      }
+      await index.writeIndex(path)
+      return true
+    } finally {
+      freeNative(index)
+    }
+  }
+
   /** The memory of each label, in label order; undefined for a deleted point (what `readFrom` takes back). */
   labels(): ReadonlyArray<string | undefined> {
     return this.idOfLabel.slice()
@@ -156,12 +183,9 @@ export class HnswIndex {
     return found.neighbors.map((label) => this.idOfLabel[label]!)
   }
 
-  /**
-   * Frees the native index now (it answers nothing afterwards). Re-initialising is the only way this binding frees
-   * one before a garbage collection, which a worker's small heap may not run for minutes.
-   */
+  /** Frees the native index now (it answers nothing afterwards), instead of at some later garbage collection. */
   release(): void {
-    this.index.initIndex({ maxElements: 1, m, efConstruction, randomSeed: 42 })
+    freeNative(this.index)
     this.idOfLabel.length = 0
     this.labelOfId.clear()
     this.deletedCount = 0
@@ -171,4 +195,12 @@ export class HnswIndex {
   get byteSize(): number {
     return this.capacity * (this.dimensions * 4 + m * 2 * 4 + 16) + this.idOfLabel.length * 80
   }
+}
+
+/**
+ * Frees a native index's memory now. Re-initialising is the only way this binding frees one before a garbage
+ * collection, which a worker's small heap may not run for minutes.
+ */
+const freeNative = (index: hnswlib.HierarchicalNSW): void => {
+  index.initIndex({ maxElements: 1, m, efConstruction, randomSeed: 42 })
 }
