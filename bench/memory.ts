@@ -1,6 +1,6 @@
 /**
  * Resident memory of a fresh server (issue 32: ≤ 300 MiB after one retain and one recall). Starts the real server
- * (`node --max-semi-space-size=16 src/main.ts`, as `npm start` runs it) as a child process on a new data directory
+ * (`node bin/engram.mjs serve`, as `npm start` runs it: `bin/server-settings.mjs`) as a child process on a new data directory
  * with the offline defaults (embedded PGlite on its worker thread, GloVe embeddings, offline extraction), waits for
  * /health, retains one item (and waits for its background work), recalls once, and reads the child's VmRSS from
  * /proc after each step and again once the server has been quiet for 30 s — V8's memory reducer gives idle garbage
@@ -39,8 +39,8 @@ const cacheDir = process.env["SERVICE_API_EMBEDDINGS_CACHE_DIR"] ?? join(tmpdir(
 const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms))
 const log = (message: string) => console.error(message)
 const env = { SERVICE_API_EMBEDDINGS_CACHE_DIR: cacheDir, SERVICE_API_PGLITE_THREAD: thread }
-/** `npm start`'s flags, and any given with `--node-args "..."` (to try V8 flags). */
-const nodeArgs = ["--max-semi-space-size=16", ...(option("node-args")?.split(" ").filter((flag) => flag !== "") ?? [])]
+/** Node flags given with `--node-args "..."` (to try V8 flags), besides those the server starts with. */
+const nodeArgs = option("node-args")?.split(" ").filter((flag) => flag !== "") ?? []
 const bank = "/v1/default/banks/memory-bench"
 
 const waitForOperations = async (url: string) => {
@@ -130,8 +130,8 @@ const results: Array<Run> = []
 for (let i = 0; i < runs; i++) results.push(await once(i))
 const column = (key: "started" | "retained" | "recalled" | "settled" | "peak") => median(results.map((run) => run[key]))
 console.log(
-  `\nResident memory of a fresh server, PGlite on the ${thread} thread, node ${
-    nodeArgs.join(" ")
+  `\nResident memory of a fresh server, PGlite on the ${thread} thread, npm start's settings${
+    nodeArgs.length > 0 ? ` and ${nodeArgs.join(" ")}` : ""
   }, median of ${runs} (MiB):`
 )
 console.log(`| just started | after one retain | after one recall | ${settleSeconds} s later | peak |`)

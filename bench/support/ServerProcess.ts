@@ -1,5 +1,6 @@
 /**
- * Starts engram (`node src/main.ts`) as a child process for benchmarks and reads its CPU time and resident memory
+ * Starts engram as `npm start` runs it (`node bin/engram.mjs serve`: the server's V8 and malloc settings, see
+ * bin/server-settings.mjs) as a child process for benchmarks and reads its CPU time and resident memory
  * from /proc. Every child, temporary directory and PostgreSQL schema made here is registered for clean-up, which runs
  * on normal exit, on an error and on Ctrl-C, so no server outlives the bench and no data is left behind.
  */
@@ -96,18 +97,18 @@ export interface Server {
   readonly stop: () => Promise<void>
 }
 
-/** `node src/main.ts` on the data directory (and database, when given), on a free loopback port; waits for /health. */
+/** `npm start`'s server on the data directory (and database, when given), on a free loopback port; waits for /health. */
 export const startServer = async (
   root: string,
   dataDir: string,
   env: Record<string, string>,
-  /** Node flags before the script, e.g. `npm start`'s `--max-semi-space-size=16`. */
+  /** Node flags the server runs with besides its own, e.g. `--cpu-prof`. */
   nodeArgs: ReadonlyArray<string> = []
 ): Promise<Server> => {
   const port = await freePort()
   const logFile = join(dataDir, "server.log")
   const log = openSync(logFile, "a")
-  const child = spawn(process.execPath, [...nodeArgs, join(root, "src/main.ts")], {
+  const child = spawn(process.execPath, [...nodeArgs, join(root, "bin/engram.mjs"), "serve"], {
     cwd: root,
     env: {
       ...process.env,

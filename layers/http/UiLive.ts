@@ -11,8 +11,13 @@ import { join } from "node:path"
 import { fileURLToPath } from "node:url"
 import { contentTypeOf, resolveAsset } from "../../src/http/ui/StaticAssets.ts"
 
-/** `ui/dist` of this checkout, wherever the process was started from. */
-export const defaultUiRoot = fileURLToPath(new URL("../../ui/dist", import.meta.url))
+/**
+ * `ui/dist` of this checkout, wherever the process was started from: two folders up from this file's sources, three
+ * from its compiled copy in `dist/layers/http/`.
+ */
+export const defaultUiRoot = fileURLToPath(
+  new URL(import.meta.url.endsWith(".ts") ? "../../ui/dist" : "../../../ui/dist", import.meta.url)
+)
 
 const notBuilt = "the web UI is not built: run `npm run build:ui` (npm install runs it through the `prepare` script)"
 

@@ -12,6 +12,7 @@ import { Command } from "effect/cli"
 import { mkdirSync, mkdtempSync, readFileSync, writeFileSync } from "node:fs"
 import { tmpdir } from "node:os"
 import { join } from "node:path"
+import { chooseEntry } from "../../bin/entry.mjs"
 import { ModelsLive } from "../../layers/Models.ts"
 import { engramCommand } from "../../src/cli/EngramCommand.ts"
 import { cliBin, type CliRun, parsedJson, runCli } from "../support/CliProcess.ts"
@@ -325,6 +326,21 @@ layer(testApp({}, undefined, ModelsLive), { excludeTestServices: true, timeout: 
         ])
         const url = `http://127.0.0.1:${port}`
         yield* waitForHealth(url, served)
+        if (process.platform === "linux") {
+          // The launcher became the server (same pid) with npm start's settings (bin/server-settings.mjs): a young
+          // generation of 2 x 16 MiB and malloc's fixed thresholds (glibc splits its copy of the variable in place at
+          // the colons, so the process's environment shows the first tunable).
+          const pid = served.process.pid!
+          const commandLine = readFileSync(`/proc/${pid}/cmdline`, "utf8").split("\0")
+          assert.include(commandLine, "--max-semi-space-size=16")
+          // The compiled program when `npm install` built dist/ from these sources (bin/entry.mjs), else the sources.
+          assert.include(commandLine, chooseEntry(join(import.meta.dirname, "../.."), "cli/main").path)
+          const environment = readFileSync(`/proc/${pid}/environ`, "utf8").split("\0")
+          assert.isTrue(
+            environment.some((entry) => entry.startsWith("GLIBC_TUNABLES=glibc.malloc.mmap_threshold=131072")),
+            environment.filter((entry) => entry.startsWith("GLIBC")).join(", ")
+          )
+        }
         expectCode(yield* runCli(["banks", "create", "served", "--url", url]), 0)
         served.process.kill("SIGTERM")
         assert.strictEqual(yield* Effect.promise(() => served.exited), 0, served.output())
