@@ -60,7 +60,7 @@ const unitPools = new WeakMap<
   GloveTableShape,
   { readonly rows: Array<number>; readonly vectors: Array<Float32Array> }
 >()
-const unitPool = (table: GloveTableShape, poolSize = 50_000) => {
+const unitPool = (table: GloveTableShape, poolSize = 32_768) => {
   const known = unitPools.get(table)
   if (known !== undefined) return known
   const pool = { rows: [] as Array<number>, vectors: [] as Array<Float32Array> }
