@@ -7,11 +7,12 @@ import { spawnSync } from "node:child_process"
 import { existsSync } from "node:fs"
 import { dirname, join } from "node:path"
 import { fileURLToPath } from "node:url"
-import { chooseEntry } from "./entry.mjs"
+import { chooseEntry, programFor } from "./entry.mjs"
 import { serverSettings } from "./server-settings.mjs"
 
 const root = join(dirname(fileURLToPath(import.meta.url)), "..")
-const chosen = chooseEntry(root, "cli/main")
+const { args: programArgs, program } = programFor(process.argv.slice(2))
+const chosen = chooseEntry(root, program)
 const entry = chosen.path
 const checkout = existsSync(join(root, "src"))
 const major = Number(process.versions.node.split(".")[0])
@@ -27,16 +28,22 @@ if (major >= 24 || !checkout) {
   // The same process becomes the server (same pid, same signals) where the platform can; elsewhere it runs as is.
   // V8's heap sizes and glibc's malloc read their settings when a process starts, so they need a process of their own.
   if (settings.changed && typeof process.execve === "function") {
-    process.execve(process.execPath, [process.execPath, ...process.execArgv, ...settings.flags, entry, ...args], settings.env)
+    process.execve(
+      process.execPath,
+      [process.execPath, ...process.execArgv, ...settings.flags, entry, ...programArgs],
+      settings.env
+    )
   }
-  await import(entry)
+  // In this process: the command line's entry, which runs `serve` in-process too (src/main.ts runs only as the entry of
+  // a process of its own).
+  await import(program === "main" ? chooseEntry(root, "cli/main").path : entry)
 } else {
   const projectNode = join(root, "node_modules", "node", "bin", "node")
   if (!existsSync(projectNode)) {
     console.error(`engram needs Node 24 or later (this is ${process.version}); run \`npm install\` in ${root}`)
     process.exit(1)
   }
-  const result = spawnSync(projectNode, [...process.execArgv, ...settings.flags, entry, ...args], {
+  const result = spawnSync(projectNode, [...process.execArgv, ...settings.flags, entry, ...programArgs], {
     stdio: "inherit",
     env: settings.env
   })

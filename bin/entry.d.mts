@@ -11,3 +11,6 @@ export interface Entry {
 export declare const builtStamp: (root: string) => string
 export declare const newestSource: (root: string) => number
 export declare const chooseEntry: (root: string, relative: string) => Entry
+export declare const programFor: (
+  args: ReadonlyArray<string>
+) => { readonly program: string; readonly args: ReadonlyArray<string> }

@@ -39,3 +39,11 @@ export const chooseEntry = (root, relative) => {
   const current = statSync(builtStamp(root)).mtimeMs >= newestSource(root)
   return current ? { path: compiled, compiled: true, stale: false } : { path: sources, compiled: false, stale: true }
 }
+
+/**
+ * The program for these command-line arguments, relative to `src/` without extension. `serve` alone (what `npm start`
+ * runs) starts the service's own entry, `src/main.ts`, which is the same program without the command line's modules;
+ * anything else goes to the command line, `src/cli/main.ts`, with the arguments as given.
+ */
+export const programFor = (args) =>
+  args.length === 1 && args[0] === "serve" ? { program: "main", args: [] } : { program: "cli/main", args }

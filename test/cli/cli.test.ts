@@ -344,15 +344,19 @@ layer(testApp({}, undefined, ModelsLive), { excludeTestServices: true, timeout: 
         expectCode(yield* runCli(["banks", "create", "served", "--url", url]), 0)
         served.process.kill("SIGTERM")
         assert.strictEqual(yield* Effect.promise(() => served.exited), 0, served.output())
-        // The bank outlived the process: it was stored in the data directory given.
-        const again = yield* spawnService(cliBin, { SERVICE_API_DATABASE_URL: "" }, [
-          "serve",
-          "--port",
-          String(port),
-          "--data-dir",
-          dataDir
-        ])
+        // The bank outlived the process: it was stored in the data directory given. This time as `npm start` runs
+        // it, `serve` alone configured by the environment: the service's own entry, not the command line's.
+        const again = yield* spawnService(cliBin, {
+          SERVICE_API_DATABASE_URL: "",
+          SERVICE_API_PORT: String(port),
+          SERVICE_API_DATA_DIR: dataDir
+        }, ["serve"])
         yield* waitForHealth(url, again)
+        if (process.platform === "linux") {
+          const commandLine = readFileSync(`/proc/${again.process.pid!}/cmdline`, "utf8").split("\0")
+          assert.include(commandLine, chooseEntry(join(import.meta.dirname, "../.."), "main").path)
+          assert.include(commandLine, "--max-semi-space-size=16")
+        }
         const listed = parsedJson(yield* runCli(["banks", "list", "--json", "--url", url]))
         assert.isTrue(listed.banks.some((bank: any) => bank.bank_id === "served"))
       })),

@@ -6,7 +6,7 @@ import { assert, describe, it } from "@effect/vitest"
 import { mkdirSync, mkdtempSync, utimesSync, writeFileSync } from "node:fs"
 import { tmpdir } from "node:os"
 import { join } from "node:path"
-import { builtStamp, chooseEntry } from "../../bin/entry.mjs"
+import { builtStamp, chooseEntry, programFor } from "../../bin/entry.mjs"
 import { serverSettings, withMallocTunables } from "../../bin/server-settings.mjs"
 
 /** A tree with `files` (relative path → modification time in seconds). */
@@ -62,6 +62,18 @@ describe("entry", () => {
 })
 
 const fixed = "glibc.malloc.mmap_threshold=131072:glibc.malloc.trim_threshold=131072"
+
+describe("program", () => {
+  it("runs `serve` alone (npm start) from the service's entry, anything else from the command line's", () => {
+    assert.deepStrictEqual(programFor(["serve"]), { program: "main", args: [] })
+    assert.deepStrictEqual(programFor(["serve", "--port", "9000"]), {
+      program: "cli/main",
+      args: ["serve", "--port", "9000"]
+    })
+    assert.deepStrictEqual(programFor(["banks", "list"]), { program: "cli/main", args: ["banks", "list"] })
+    assert.deepStrictEqual(programFor([]), { program: "cli/main", args: [] })
+  })
+})
 
 describe("server settings", () => {
   it("adds the young generation's size and malloc's fixed thresholds on Linux", () => {
