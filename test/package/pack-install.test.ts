@@ -1,14 +1,23 @@
 /**
- * engram as a library others install: `npm run build` compiles it, `npm pack` makes the tarball, a fresh project
- * `npm install`s it, its declarations type-check a consumer's TypeScript, and a program imports it with plain Node
- * (no type stripping) and runs a bank in-process.
+ * engram as a library others install: `npm run build` compiles it (here into a staged copy), `npm pack` makes the
+ * tarball, a fresh project `npm install`s it, its declarations type-check a consumer's TypeScript, and a program
+ * imports it with plain Node (no type stripping) and runs a bank in-process.
  *
  * No network: the fresh project's node_modules starts with links to this checkout's installed packages (the
  * tarball's dependencies, already installed here), so `npm install --offline` only has to add engram itself.
  * The test does not touch the database tier, so it runs on the pglite tier only.
  */
 import { execFile } from "node:child_process"
-import { existsSync, mkdirSync, mkdtempSync, readdirSync, readFileSync, symlinkSync, writeFileSync } from "node:fs"
+import {
+  cpSync,
+  existsSync,
+  mkdirSync,
+  mkdtempSync,
+  readdirSync,
+  readFileSync,
+  symlinkSync,
+  writeFileSync
+} from "node:fs"
 import { tmpdir } from "node:os"
 import { join, resolve } from "node:path"
 import { promisify } from "node:util"
@@ -40,8 +49,16 @@ const freshProject = (directory: string) => {
 describe.skipIf(databaseTier !== "pglite")("the packed package", () => {
   it("installs into a fresh project, and a program retains and recalls with it on plain Node", async () => {
     const work = mkdtempSync(join(tmpdir(), "engram-pack-"))
-    await run(join(installed, ".bin", "tsc"), ["-p", "tsconfig.build.json"], { cwd: root })
-    const packed = await run("npm", ["pack", "--ignore-scripts", "--json", "--pack-destination", work], { cwd: root })
+    // Built and packed from a staged copy: the checkout's own dist/ is what `npm start` and the CLI tests run while
+    // this test goes on (bin/entry.mjs), and a compiler rewriting it under them would be read half-written.
+    const stage = join(work, "stage")
+    await run(join(installed, ".bin", "tsc"), ["-p", "tsconfig.build.json", "--outDir", join(stage, "dist")], {
+      cwd: root
+    })
+    for (const path of ["package.json", "README.md", "bin", "layers/stubs"]) {
+      cpSync(join(root, path), join(stage, path), { recursive: true })
+    }
+    const packed = await run("npm", ["pack", "--ignore-scripts", "--json", "--pack-destination", work], { cwd: stage })
     const [tarball] = JSON.parse(packed.stdout) as Array<{ filename: string; files: Array<{ path: string }> }>
     assert.isDefined(tarball)
     const paths = tarball.files.map((file) => file.path)
