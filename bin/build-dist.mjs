@@ -6,7 +6,7 @@
  * to run as they are: it never fails the install.
  */
 import { spawnSync } from "node:child_process"
-import { closeSync, existsSync, openSync, rmSync, utimesSync } from "node:fs"
+import { existsSync, rmSync, utimesSync, writeFileSync } from "node:fs"
 import { createRequire } from "node:module"
 import { dirname, join } from "node:path"
 import { fileURLToPath } from "node:url"
@@ -38,7 +38,7 @@ if (!existsSync(join(root, "src"))) {
     { cwd: root, stdio: "inherit" }
   )
   if (result.status === 0) {
-    closeSync(openSync(stamp, "w"))
+    writeFileSync(stamp, "")
     utimesSync(stamp, began, began)
     console.log(`engram: compiled into dist/ in ${Math.round(performance.now() - started)} ms`)
   } else {

@@ -7,20 +7,21 @@ import { spawnSync } from "node:child_process"
 import { existsSync } from "node:fs"
 import { dirname, join } from "node:path"
 import { fileURLToPath } from "node:url"
-import { chooseEntry, programFor } from "./entry.mjs"
+import { chooseEntry, programFor, programPath } from "./entry.mjs"
 import { serverSettings } from "./server-settings.mjs"
 
 const root = join(dirname(fileURLToPath(import.meta.url)), "..")
-const { args: programArgs, program } = programFor(process.argv.slice(2))
+const args = process.argv.slice(2)
+const serving = args.includes("serve")
+const { args: programArgs, program } = programFor(args)
 const chosen = chooseEntry(root, program)
 const entry = chosen.path
 const checkout = existsSync(join(root, "src"))
 const major = Number(process.versions.node.split(".")[0])
-const args = process.argv.slice(2)
-const settings = args.includes("serve")
+const settings = serving
   ? serverSettings(process.execArgv, process.env, process.platform)
   : { flags: [], env: process.env, changed: false }
-if (chosen.stale && args.includes("serve")) {
+if (chosen.stale && serving) {
   console.error("engram: running the TypeScript sources: they changed since dist/ was compiled (`npm run build:dist`)")
 }
 
@@ -34,9 +35,9 @@ if (major >= 24 || !checkout) {
       settings.env
     )
   }
-  // In this process: the command line's entry, which runs `serve` in-process too (src/main.ts runs only as the entry of
-  // a process of its own).
-  await import(program === "main" ? chooseEntry(root, "cli/main").path : entry)
+  // In this process: the command line's entry (compiled or not as chosen), which runs `serve` in-process too
+  // (src/main.ts runs only as the entry of a process of its own).
+  await import(program === "main" ? programPath(root, "cli/main", chosen.compiled) : entry)
 } else {
   const projectNode = join(root, "node_modules", "node", "bin", "node")
   if (!existsSync(projectNode)) {

@@ -11,6 +11,7 @@ export interface Entry {
 export declare const builtStamp: (root: string) => string
 export declare const newestSource: (root: string) => number
 export declare const chooseEntry: (root: string, relative: string) => Entry
+export declare const programPath: (root: string, relative: string, compiled: boolean) => string
 export declare const programFor: (
   args: ReadonlyArray<string>
 ) => { readonly program: string; readonly args: ReadonlyArray<string> }

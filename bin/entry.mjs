@@ -32,13 +32,19 @@ export const newestSource = (root) => {
  * `dist/` was built from the sources as they are; `stale` when a compiled program exists but sources changed since.
  */
 export const chooseEntry = (root, relative) => {
-  const sources = join(root, "src", ...relative.split("/")) + ".ts"
-  const compiled = join(root, "dist", "src", ...relative.split("/")) + ".js"
+  const sources = programPath(root, relative, false)
+  const compiled = programPath(root, relative, true)
   if (!existsSync(sources)) return { path: compiled, compiled: true, stale: false }
   if (!existsSync(compiled) || !existsSync(builtStamp(root))) return { path: sources, compiled: false, stale: false }
   const current = statSync(builtStamp(root)).mtimeMs >= newestSource(root)
   return current ? { path: compiled, compiled: true, stale: false } : { path: sources, compiled: false, stale: true }
 }
+
+/** The program `relative` to `src/` (no extension): its compiled copy in dist/, or its TypeScript source. */
+export const programPath = (root, relative, compiled) =>
+  compiled
+    ? join(root, "dist", "src", ...relative.split("/")) + ".js"
+    : join(root, "src", ...relative.split("/")) + ".ts"
 
 /**
  * The program for these command-line arguments, relative to `src/` without extension. `serve` alone (what `npm start`
