@@ -151,13 +151,20 @@ export const resolveTimes = (text: string, reference: Date): Array<TimeWindow> =
   return windows.filter(isStorable).sort((a, b) => a.position - b.position).map(({ position: _, ...window }) => window)
 }
 
-const formatter = new Intl.DateTimeFormat("en-GB", { day: "numeric", month: "long", year: "numeric", timeZone: "UTC" })
-const monthFormatter = new Intl.DateTimeFormat("en-GB", { month: "long", year: "numeric", timeZone: "UTC" })
+/**
+ * "4 March 2024" and "March 2024", as `Intl.DateTimeFormat("en-GB", …, { timeZone: "UTC" })` writes them for years 1
+ * to 9999 (the storable ones), by hand: building that formatter made ICU map about 5 MiB of its date data into every
+ * server's memory at start, for two fixed English formats.
+ */
+const monthName = (date: Date) => {
+  const name = months[date.getUTCMonth()]!
+  return name[0]!.toUpperCase() + name.slice(1)
+}
 
 /** A human description of a window, written into facts so readers need not redo the arithmetic. */
 export const describeWindow = (window: TimeWindow): string =>
   window.precision === "year"
     ? String(window.start.getUTCFullYear())
     : window.precision === "month"
-    ? monthFormatter.format(window.start)
-    : formatter.format(window.start)
+    ? `${monthName(window.start)} ${window.start.getUTCFullYear()}`
+    : `${window.start.getUTCDate()} ${monthName(window.start)} ${window.start.getUTCFullYear()}`

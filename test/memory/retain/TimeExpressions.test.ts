@@ -1,6 +1,7 @@
 /** Time expressions resolved into windows: a month with its year is that month of that year, not the next one. */
 import { assert, describe, it } from "@effect/vitest"
-import { resolveTimes } from "../../../src/memory/retain/TimeExpressions.ts"
+import * as fc from "fast-check"
+import { describeWindow, resolveTimes } from "../../../src/memory/retain/TimeExpressions.ts"
 
 const reference = new Date("2026-11-27T12:00:00Z")
 const window = (text: string) => {
@@ -31,5 +32,29 @@ describe("time expressions", () => {
     // What points ahead keeps the next one, past form or not.
     assert.deepStrictEqual(window("The trip is scheduled in March."), ["2027-03-01", "2027-03-31", "month"])
     assert.deepStrictEqual(window("We planned to go in February."), ["2027-02-01", "2027-02-28", "month"])
+  })
+
+  it("describes a day and a month as en-GB's Intl formatter does, for every storable year", () => {
+    const dayFormat = new Intl.DateTimeFormat("en-GB", {
+      day: "numeric",
+      month: "long",
+      year: "numeric",
+      timeZone: "UTC"
+    })
+    const monthFormat = new Intl.DateTimeFormat("en-GB", { month: "long", year: "numeric", timeZone: "UTC" })
+    const storable = fc.date({
+      min: new Date("0001-01-01T00:00:00Z"),
+      max: new Date("9999-12-31T23:59:59.999Z"),
+      noInvalidDate: true
+    })
+    fc.assert(
+      fc.property(storable, (start) => {
+        const window = (precision: "day" | "month" | "year") => ({ expression: "", start, end: start, precision })
+        assert.strictEqual(describeWindow(window("day")), dayFormat.format(start))
+        assert.strictEqual(describeWindow(window("month")), monthFormat.format(start))
+        assert.strictEqual(describeWindow(window("year")), String(start.getUTCFullYear()))
+      }),
+      { numRuns: 2000 }
+    )
   })
 })
