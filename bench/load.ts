@@ -3,8 +3,9 @@
  * only, retain only, mixed 80/20 with observations on, retain with observations on), write→read pairs, retain
  * latency by bank size, idle CPU and resident memory, on banks of 10k and 100k synthetic memories seeded directly
  * (plus 1k); targets are ratios measured in the same run. Rerun: `node bench/load.ts [--quick] [--seconds 20]
- * [--sizes 10000,100000] [--pg <url>] [--pg-only]` (PostgreSQL as well with `--pg` or ENGRAM_BENCH_DATABASE_URL, or
- * only PostgreSQL with `--pg-only`).
+ * [--sizes 10000,100000] [--pg <url>] [--pg-only] [--server-args "FLAGS"]` (PostgreSQL as well with `--pg` or
+ * ENGRAM_BENCH_DATABASE_URL, or only PostgreSQL with `--pg-only`; `--server-args` passes Node flags to every server it
+ * starts, e.g. `"--cpu-prof --cpu-prof-dir=DIR"`).
  */
 import { execFileSync } from "node:child_process"
 import { cpus, loadavg, tmpdir } from "node:os"
@@ -50,7 +51,8 @@ const settings = {
   idleSeconds: Number(option("idle-seconds") ?? (quick ? 5 : 10)),
   /** How long to wait for background work (consolidation) to catch up after a case before moving on. */
   settleSeconds: Number(option("settle-seconds") ?? (quick ? 30 : 60)),
-  pg: option("pg") ?? process.env["ENGRAM_BENCH_DATABASE_URL"]
+  pg: option("pg") ?? process.env["ENGRAM_BENCH_DATABASE_URL"],
+  serverArgs: option("server-args")?.split(" ").filter((flag) => flag !== "") ?? []
 }
 const mainSize = settings.sizes[0]!
 const largeSize = Math.max(...settings.sizes)
@@ -208,7 +210,7 @@ const idle = async (server: Server, backend: Backend) => {
 
 const withServer = async <A>(dataset: Dataset, label: string, body: (server: Server) => Promise<A>) => {
   log(`server on ${k(dataset.memories)} memories: ${label}`)
-  const server = await startServer(root, dataset.dataDir, dataset.env)
+  const server = await startServer(root, dataset.dataDir, dataset.env, settings.serverArgs)
   log("server ready")
   try {
     return await body(server)

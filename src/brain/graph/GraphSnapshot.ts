@@ -133,6 +133,23 @@ export class GraphSnapshot {
     return this.ids.length
   }
 
+  #strongestWeight: number | undefined
+
+  /** The greatest stored weight of any edge (0 without edges); read once, then kept. */
+  get strongestWeight(): number {
+    if (this.#strongestWeight === undefined) {
+      let strongest = 0
+      // Each list is strongest first: its head is its greatest weight.
+      for (let u = 0; u < this.ids.length; u++) {
+        if (this.offsets[u + 1]! > this.offsets[u]! && this.weights[this.offsets[u]!]! > strongest) {
+          strongest = this.weights[this.offsets[u]!]!
+        }
+      }
+      this.#strongestWeight = strongest
+    }
+    return this.#strongestWeight
+  }
+
   /** Directed edges: every kept link counts once from each end. */
   get edgeCount(): number {
     return this.targets.length

@@ -50,6 +50,8 @@ export class LiveGraph {
   private detachedCount = 0
   private readonly delta = new Map<number, DeltaList>()
   private deltaEdgeCount = 0
+  /** The greatest weight ever added to the delta (an upper bound: a removed edge's weight is not taken back). */
+  private strongestDeltaWeight = 0
   /**
    * Set when a new link repeats a base edge with a greater weight: a fresh build would keep the stronger copy,
    * which the delta cannot express, so the owner must compact before the next read. Writers never do this today
@@ -85,6 +87,11 @@ export class LiveGraph {
   /** Directed edges in the delta (each added link counts once from each end). */
   get deltaEdges(): number {
     return this.deltaEdgeCount
+  }
+
+  /** No edge weighs more than this (the base's strongest, or a stronger one added since). */
+  get strongestWeight(): number {
+    return Math.max(this.base.strongestWeight, this.strongestDeltaWeight)
   }
 
   /** Nothing changed since the base was built: readers may use the base snapshot directly. */
@@ -193,6 +200,7 @@ export class LiveGraph {
     list.weights.splice(at, 0, weight)
     list.types.splice(at, 0, code)
     this.deltaEdgeCount++
+    if (weight > this.strongestDeltaWeight) this.strongestDeltaWeight = weight
     return true
   }
 

@@ -14,6 +14,15 @@
  * activation would stay under `threshold` are not reported at all. Fan-out: a node follows at most `fanOut`
  * of its edges, the strongest by stored weight (a prefix of its adjacency list); query-time type weights are
  * applied after that choice, so a type weighted 0 still takes slots: leave a type out at build time to free them.
+ *
+ * Pruning. With `maxNodes`, a candidate activation below the `maxNodes`-th strongest already reached cannot make the
+ * result, since activations only grow and the reached set only widens. In the last round it spreads no further, so
+ * it is skipped there. In earlier rounds it is skipped too when nothing it spreads can be stronger than itself (decay
+ * times the greatest type weight times the greatest edge weight at most 1) and `minImprovement` is 0: then a node's
+ * activation after round h is its best path of at most h links, whatever order the work came in, and a path that
+ * reaches the result runs through activations at least as strong as its end. (With a minimum improvement, whether a
+ * node spreads again depends on what it spread before, so a skipped weak path could change what a strong one spreads.)
+ * On a bank's graph most candidates of the second and third hop are far below the result's weakest member.
  */
 import type { GraphSnapshot, LinkType } from "./GraphSnapshot.ts"
 import type { RankBuffers } from "./ActivationRanking.ts"
@@ -54,7 +63,7 @@ export interface SpreadResult {
   readonly activations: Float64Array
   /** Links on the path behind the activation; 0 for a seed. */
   readonly hops: Uint8Array
-  /** The neighbour the activation came from; -1 for a seed. */
+  /** The neighbour the activation came from (of several at exactly that activation and hop count, the lowest); -1 for a seed. */
   readonly parents: Int32Array
   /**
    * Edges examined (activation computed and compared) over the whole query. A node's list is cut short where its
@@ -186,6 +195,8 @@ export const spread = (
   }
   // With one weight for every type the loop need not read `types` at all: one cache miss less per node.
   const typeFactor = uniform ? maxTypeWeight : -1
+  // See "Pruning" above: whether a candidate too weak for the result may be skipped before the last round.
+  const pruneEveryRound = improvement === 1 && decay * maxTypeWeight * graph.strongestWeight <= 1
 
   // A live graph with changes is read through `edgesOf` (base and delta merged, tombstones skipped); one without
   // changes, and a plain snapshot, straight from the arrays.
@@ -255,10 +266,10 @@ export const spread = (
     }
     round = ++scratch.round
     const last = hop === maxHops
-    // In the last round a new activation spreads no further, so one weaker than what the result already holds can
-    // change nothing it reports: skip it, and a node's weaker edges with it. Most of a query's edges are in this
-    // round (the frontier grows with every hop); its result is what it was, but for the order of exact ties.
-    const floor = last && reached > maxNodes
+    // A new activation weaker than what the result already holds changes nothing it reports (see "Pruning"): skip
+    // it, and a node's weaker edges with it. Most of a query's edges are in the last rounds (the frontier grows with
+    // every hop); the result is what it was, but for the order of exact ties.
+    const floor = (last || pruneEveryRound) && reached > maxNodes
       ? Math.max(threshold, cutoffForBest(activation, reached, maxNodes, scratch.rank))
       : threshold
     for (let f = 0; f < frontierLength; f++) {
@@ -311,6 +322,10 @@ export const spread = (
               seen[v] = round
               next[nextLength++] = p
             }
+          } else if (candidate === activation[p]! && hops[p] === hop && u < parent[p]!) {
+            // An exact tie within one round goes to the lower parent, not to whichever came first: pruning changes
+            // the order nodes are queued in, and must not change the reported parent.
+            parent[p] = u
           }
         }
       }

@@ -9,12 +9,17 @@ import type { Candidate } from "./Candidates.ts"
 import type { SpreadOptions } from "../../brain/graph/SpreadingActivation.ts"
 import { spread } from "../../brain/graph/SpreadingActivation.ts"
 
-/** Causal links carry the most meaning, then temporal neighbours (adjacent turns), then shared meaning or entities. */
+/**
+ * Causal links carry the most meaning, then temporal neighbours (adjacent turns), then shared meaning or entities.
+ * No minimum improvement: each memory gets its best path of at most three links, and what cannot make the result is
+ * skipped in every round, not only the last (see "Pruning" in SpreadingActivation.ts).
+ */
 export const graphSpreadOptions: SpreadOptions = {
   hops: 3,
   decay: 0.5,
   fanOut: 32,
   threshold: 0.005,
+  minImprovement: 0,
   typeWeights: { causes: 1, caused_by: 1, enables: 0.9, prevents: 0.9, temporal: 0.8, semantic: 0.6, entity: 0.5 }
 }
 

@@ -205,7 +205,13 @@ describe("spread on random graphs", () => {
     // Weights from a few values make many exact ties, where the pruned last round may order differently.
     const weight = fc.oneof(fc.constantFrom(0.25, 0.5, 1), fc.double({ min: 0.05, max: 1, noNaN: true }))
     const links = fc.array(
-      fc.record({ from: fc.nat(59), to: fc.nat(59), linkType: fc.constantFrom(...linkTypes), weight }),
+      // A weight above 1 lets activation grow along a path, which turns the earlier rounds' pruning off.
+      fc.record({
+        from: fc.nat(59),
+        to: fc.nat(59),
+        linkType: fc.constantFrom(...linkTypes),
+        weight: fc.oneof(weight, fc.constant(1.5))
+      }),
       { minLength: 1, maxLength: 300, size: "max" }
     )
     const seeds = fc.uniqueArray(fc.record({ index: fc.nat(59), activation: weight }), {
@@ -217,7 +223,9 @@ describe("spread on random graphs", () => {
       hops: fc.integer({ min: 1, max: 4 }),
       decay: fc.constantFrom(0.5, 0.9, 1),
       fanOut: fc.integer({ min: 1, max: 40 }),
-      typeWeights: fc.constantFrom({}, { entity: 0.5, semantic: 0.5, temporal: 1 })
+      typeWeights: fc.constantFrom({}, { entity: 0.5, semantic: 0.5, temporal: 1 }),
+      // 0 prunes every round, not only the last (see "Pruning" in SpreadingActivation.ts).
+      minImprovement: fc.constantFrom(0, 0.05)
     })
     fc.assert(
       fc.property(links, seeds, options, fc.integer({ min: 1, max: 30 }), (indexedLinks, seeds, options, maxNodes) => {
@@ -236,8 +244,41 @@ describe("spread on random graphs", () => {
           assert.strictEqual(all.parents[at], top.parents[k])
         }
       }),
-      { numRuns: 300 }
+      { numRuns: 1000 }
     )
+  })
+
+  it("with no minimum improvement, follows far fewer edges for a top-k than for the whole ranking, same head", () => {
+    const snapshot = randomGraph(12, 5000, 40000)
+    const seeds = [{ index: 1, activation: 1 }, { index: 2, activation: 0.9 }, { index: 3, activation: 0.8 }]
+    const options = { hops: 3, minImprovement: 0, typeWeights: { entity: 0.5, semantic: 0.6, temporal: 0.8 } }
+    const all = spread(snapshot, seeds, options)
+    const top = spread(snapshot, seeds, { ...options, maxNodes: 50 })
+    assert.deepStrictEqual([...top.indices], [...all.indices.subarray(0, 50)])
+    assert.deepStrictEqual([...top.activations], [...all.activations.subarray(0, 50)])
+    // Pruned in the last round only (a minimum improvement keeps the earlier rounds whole):
+    const lastOnly = spread(snapshot, seeds, { ...options, minImprovement: 1e-12, maxNodes: 50 })
+    assert.isBelow(top.edgesRelaxed, lastOnly.edgesRelaxed / 2)
+  })
+
+  it("gives an exact tie of one round to the lower parent, so pruning cannot change it", () => {
+    // Found by the property above: 15 and 58 reach 21 equally in the third round; without the top-k cut, 58 was
+    // queued first (21 had reached it weakly in the second round), with it 15 was.
+    const indexedLinks = [[15, 3], [58, 3], [15, 21], [58, 21], [38, 15], [4, 3]].map(([from, to]) => ({
+      from: from!,
+      to: to!,
+      linkType: "temporal" as const,
+      weight: 1.5
+    }))
+    indexedLinks.push({ from: 10, to: 21, linkType: "temporal", weight: 1 })
+    const snapshot = GraphSnapshot.build({ nodeIds: Array.from({ length: 60 }, (_, i) => `m${i}`), indexedLinks })
+    const seeds = [{ index: 38, activation: 0.05 }, { index: 10, activation: 0.05 }, { index: 4, activation: 0.25 }]
+    const options = { hops: 3, decay: 0.5, fanOut: 3, minImprovement: 0 }
+    for (const result of [spread(snapshot, seeds, options), spread(snapshot, seeds, { ...options, maxNodes: 5 })]) {
+      const at = [...result.indices].indexOf(21)
+      assert.strictEqual(result.parents[at], 15)
+      assert.strictEqual(result.hops[at], 3)
+    }
   })
 
   it("grows its buffers for a query that reaches many nodes", () => {
