@@ -30,6 +30,7 @@ import { startProbe } from "./support/ProbeChild.ts"
 import type { DropJob, SeedJob } from "./support/seed.ts"
 import {
   cpuSeconds,
+  nodeFlags,
   removeDir,
   runScript,
   type Server,
@@ -69,7 +70,7 @@ const settings = {
   pgOnly: argv.includes("--pg-only"),
   /** Node flags for the server, e.g. `--cpu-prof --cpu-prof-dir=/tmp/prof` to see what it spends in a phase. */
   dataDir: option("data-dir"),
-  serverArgs: option("server-args")?.split(" ").filter((flag) => flag !== "") ?? []
+  serverArgs: nodeFlags(option("server-args"))
 }
 const target = { ratio: 2, healthP99: 50 }
 const apiKey = "isolation-bench-key"

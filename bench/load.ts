@@ -25,6 +25,7 @@ import { type Backend, type Dataset, prepareDatasets } from "./support/Datasets.
 import {
   cpuSeconds,
   memoryMiB,
+  nodeFlags,
   postgresCpuSeconds,
   removeDir,
   type Server,
@@ -52,7 +53,7 @@ const settings = {
   /** How long to wait for background work (consolidation) to catch up after a case before moving on. */
   settleSeconds: Number(option("settle-seconds") ?? (quick ? 30 : 60)),
   pg: option("pg") ?? process.env["ENGRAM_BENCH_DATABASE_URL"],
-  serverArgs: option("server-args")?.split(" ").filter((flag) => flag !== "") ?? []
+  serverArgs: nodeFlags(option("server-args"))
 }
 const mainSize = settings.sizes[0]!
 const largeSize = Math.max(...settings.sizes)

@@ -16,7 +16,7 @@ import { existsSync, readFileSync, rmSync } from "node:fs"
 import { tmpdir } from "node:os"
 import { join, resolve } from "node:path"
 import { json } from "./support/LoadClient.ts"
-import { memoryMiB, startServer, tempDir } from "./support/ServerProcess.ts"
+import { memoryMiB, nodeFlags, startServer, tempDir } from "./support/ServerProcess.ts"
 
 const root = resolve(import.meta.dirname, "..")
 const argv = process.argv.slice(2)
@@ -40,7 +40,7 @@ const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms))
 const log = (message: string) => console.error(message)
 const env = { SERVICE_API_EMBEDDINGS_CACHE_DIR: cacheDir, SERVICE_API_PGLITE_THREAD: thread }
 /** Node flags given with `--node-args "..."` (to try V8 flags), besides those the server starts with. */
-const nodeArgs = option("node-args")?.split(" ").filter((flag) => flag !== "") ?? []
+const nodeArgs = nodeFlags(option("node-args"))
 const bank = "/v1/default/banks/memory-bench"
 
 const waitForOperations = async (url: string) => {

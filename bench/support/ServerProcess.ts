@@ -97,6 +97,10 @@ export interface Server {
   readonly stop: () => Promise<void>
 }
 
+/** Node flags a bench was given as one option (`--server-args "--cpu-prof --cpu-prof-dir=DIR"`), for `startServer`. */
+export const nodeFlags = (option: string | undefined): ReadonlyArray<string> =>
+  option?.split(" ").filter((flag) => flag !== "") ?? []
+
 /** `npm start`'s server on the data directory (and database, when given), on a free loopback port; waits for /health. */
 export const startServer = async (
   root: string,
