@@ -55,7 +55,11 @@ describe.skipIf(databaseTier !== "pglite")("the packed package", () => {
     await run(join(installed, ".bin", "tsc"), ["-p", "tsconfig.build.json", "--outDir", join(stage, "dist")], {
       cwd: root
     })
-    for (const path of ["package.json", "README.md", "bin", "layers/stubs"]) {
+    // What `npm pack` takes from the checkout: package.json's `files` (the compiled ones are built above), the
+    // manifest and the README, which npm always adds.
+    const ours = JSON.parse(readFileSync(join(root, "package.json"), "utf8")) as { files: Array<string> }
+    const checkoutFiles = ours.files.filter((path) => !path.startsWith("dist/"))
+    for (const path of ["package.json", "README.md", ...checkoutFiles]) {
       cpSync(join(root, path), join(stage, path), { recursive: true })
     }
     const packed = await run("npm", ["pack", "--ignore-scripts", "--json", "--pack-destination", work], { cwd: stage })
