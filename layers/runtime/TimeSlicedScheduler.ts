@@ -7,15 +7,17 @@
  * stretch of the loop lasted 100–500 ms, and a request that just arrived, however small (`/health`), waited for all
  * of it (`bench/isolation.ts` phase 9). Here
  * - a turn runs queued tasks for at most `budgetMillis`, then lets Node poll its sockets;
- * - the probes' tasks (lane `probes`, src/http/RequestLanes.ts) and any with a negative priority run first;
+ * - the probes' tasks (lane `probes`, src/http/RequestLanes.ts) and any with a negative priority run first, and so
+ *   does the next slice of a fiber that holds a database connection for a transaction (src/storage/SessionHolder.ts)
+ *   when a reply resumes it: on the embedded tier every other statement waits while it holds the one session;
  * - the others run round-robin between lanes, one task of each lane at a time, so a bank's requests wait for one
  *   slice of each other busy bank, not for every request queued before them: a bank is an actor with its share;
  * - within a lane, tasks keep their order, and a task queued during a turn waits for the next (a fiber that yields
  *   lets the others run).
  */
-import type { Fiber } from "effect"
-import { Scheduler } from "effect"
+import { Fiber, Scheduler } from "effect"
 import { PROBES_LANE, SERVICE_LANE } from "../../src/http/RequestLanes.ts"
+import { HoldsDatabaseSession } from "../../src/storage/SessionHolder.ts"
 
 /** The queue of one lane, consumed from the front without shifting. */
 class Lane implements Scheduler.SchedulerDispatcher {
@@ -39,7 +41,7 @@ class Lane implements Scheduler.SchedulerDispatcher {
   }
 
   scheduleTask(task: () => void, priority: number): void {
-    this.turns.schedule(this, task, priority)
+    this.turns.schedule(this, task, this.turns.takeResumedHolder() ? -1 : priority)
   }
 
   flush(): void {
@@ -66,6 +68,11 @@ class Turns {
   private scheduled = false
   inTurn = false
   deadline = 0
+  /**
+   * A fiber holding a database session that was just resumed outside a turn and is about to yield: its next task is
+   * queued with the probes'. Kept as the fiber so that only that fiber's own yield, the next schedule, takes it.
+   */
+  resumedHolder: Fiber.Fiber<unknown, unknown> | undefined = undefined
   private readonly budgetMillis: number
   private readonly onIdle: (lane: Lane) => void
 
@@ -85,6 +92,13 @@ class Turns {
       }
     }
     this.scheduleTurn()
+  }
+
+  takeResumedHolder(): boolean {
+    const holder = this.resumedHolder
+    if (holder === undefined) return false
+    this.resumedHolder = undefined
+    return holder === Fiber.getCurrent()
   }
 
   /** At most one turn is ever waiting: a second would run right after the first, with no poll of the sockets between. */
@@ -183,14 +197,19 @@ class Service {
    * - outside a turn, as soon as it is resumed: a fiber woken by a promise, a socket or a timer would otherwise run
    *   its whole slice right there, and a microtask queue of resumed recalls held the loop 100–150 ms (phase 9,
    *   `--cpu-prof`). Its first run is left alone: a request's fiber starts in Node's poll phase and reaches the
-   *   middleware that queues it in its lane at its priority within a few operations.
+   *   middleware that queues it in its lane at its priority within a few operations. A resumed fiber that holds a
+   *   database session for a transaction yields too, but its next slice runs first (`Turns.resumedHolder`); a slice
+   *   that spends the budget goes back to its lane as any other, so a transaction's computing stays fair.
    */
   shouldYield(fiber: Fiber.Fiber<unknown, unknown>): boolean {
     const ops = fiber.currentOpCount
     if (ops >= fiber.cache.maxOpsBeforeYield) return true
     if (this.turns.inTurn) return (ops & 63) === 0 && performance.now() >= this.turns.deadline
     if (ops !== 1) return false
-    if (this.started.has(fiber)) return true
+    if (this.started.has(fiber)) {
+      if (fiber.getRef(HoldsDatabaseSession)) this.turns.resumedHolder = fiber
+      return true
+    }
     this.started.add(fiber)
     return false
   }

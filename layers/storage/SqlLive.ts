@@ -18,6 +18,7 @@ import * as Str from "effect/String"
 import * as Path from "node:path"
 import { PGlite } from "@electric-sql/pglite"
 import { registerCopyLoader } from "../../src/storage/EmbeddedCopy.ts"
+import { markSessionHolders } from "../../src/storage/SessionHolder.ts"
 import { openPglite } from "./PgliteOpen.ts"
 import * as PgliteStream from "./PgliteStream.ts"
 import { lockDataDir } from "./DataDirLock.ts"
@@ -140,7 +141,7 @@ export const pgliteClient = Effect.fnUntraced(function*(
     idleTimeout: Duration.infinity
   })
   yield* prepare(client, schema, types)
-  return client
+  return markSessionHolders(client)
 })
 
 /** What the layer opens and closes: the bridge's view of PGlite, on whichever thread it runs. */
@@ -167,7 +168,7 @@ export const postgres = (options: PostgresOptions): Layer.Layer<Sql, DatabaseSta
         maxConnections: options.maxConnections ?? 10
       })
       yield* prepare(client, schema, types)
-      return client
+      return markSessionHolders(client)
     }).pipe(
       Effect.mapError((error) =>
         new DatabaseStartupError({

@@ -6,6 +6,7 @@
 import { assert, describe, it } from "@effect/vitest"
 import { Effect, Fiber, Scheduler } from "effect"
 import { makeTimeSlicedScheduler } from "../../../layers/runtime/TimeSlicedScheduler.ts"
+import { HoldsDatabaseSession } from "../../../src/storage/SessionHolder.ts"
 
 const busyFor = (millis: number) => {
   const until = performance.now() + millis
@@ -111,5 +112,45 @@ describe("TimeSlicedScheduler", () => {
     // With Effect's default scheduler the probe waits behind every busy fiber's queued slice (20 here).
     assert.strictEqual(waited, 0)
     assert.strictEqual(slices, 200)
+  })
+
+  it("runs the next slice of a fiber holding a database session first when a reply resumes it; others wait in lane", async () => {
+    let slices = 0
+    /** Busy slices that ran between a fiber's resumption by a reply (a timer here) and its next slice. */
+    const waitAfterReply = Effect.gen(function*() {
+      let resumedAt = 0
+      const reply = Effect.callback<void>((resume) => {
+        setTimeout(() => {
+          resumedAt = slices
+          resume(Effect.void)
+        }, 3)
+      })
+      // The first resumption of a fiber that started inside a turn runs on the spot; the next ones yield.
+      yield* reply
+      yield* reply
+      return slices - resumedAt
+    })
+    const program = Effect.gen(function*() {
+      const busy = Effect.gen(function*() {
+        for (let slice = 0; slice < 20; slice++) {
+          busyFor(1)
+          slices++
+          yield* Effect.yieldNow
+        }
+      })
+      const fibers = yield* Effect.forEach(Array.from({ length: 20 }), () => Effect.forkChild(busy))
+      const [holder, other] = yield* Effect.all([
+        waitAfterReply.pipe(Effect.provideService(HoldsDatabaseSession, true)),
+        waitAfterReply
+      ], { concurrency: "unbounded" })
+      yield* Fiber.joinAll(fibers)
+      return { holder, other }
+    })
+    const waited = await Effect.runPromise(
+      program.pipe(Effect.provideService(Scheduler.Scheduler, makeTimeSlicedScheduler(5)))
+    )
+    // The holder's next statement goes out before any queued slice; the other fiber waits behind the lane's tasks.
+    assert.strictEqual(waited.holder, 0)
+    assert.isAtLeast(waited.other, 10)
   })
 })
