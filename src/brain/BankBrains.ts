@@ -12,7 +12,20 @@
  * attached (`attachFiles`, by the brain runtime), a cold read loads the bank's kept file and catches up from the
  * tables instead of building: the change log is then kept back to the file's mark, so the file stays usable.
  */
-import { Cause, Clock, Context, Duration, Effect, Latch, Layer, Option, Result, Schedule, Semaphore } from "effect"
+import {
+  Cause,
+  Clock,
+  Context,
+  Duration,
+  Effect,
+  Exit,
+  Latch,
+  Layer,
+  Option,
+  Result,
+  Schedule,
+  Semaphore
+} from "effect"
 import { SqlClient } from "effect/sql"
 import { GraphSnapshot, type GraphSnapshotBuilder } from "./graph/GraphSnapshot.ts"
 import { LiveGraph } from "./graph/LiveGraph.ts"
@@ -142,9 +155,15 @@ interface Entry {
   fileMark: number | undefined
   /** Change-log entries applied since the file was written: past `bulkChange`, the file is renewed. */
   changesSinceFile: number
-  /** Bumped by `changed`: a catch-up that started before the bump leaves the brain marked stale. */
+  /** Bumped by every committed write: a catch-up that started before the bump leaves the brain marked stale. */
   version: number
   appliedVersion: number
+  /**
+   * The version a read must find applied before it may use the brain. `changed` moves it with `version`; a write
+   * applied by its own caller (`applyWrite`) does not, unless that application fails: its caller acknowledges it
+   * only once it is applied, so until then a read need not see it, and does not wait for it.
+   */
+  owedVersion: number
   lastUsed: number
   /** A compaction is waiting for a lull or running. */
   compacting: boolean
@@ -165,6 +184,13 @@ export type KeptFileUpdate = "rewrite" | "drop"
 export class BankBrains extends Context.Service<BankBrains, {
   /** A write to the bank committed: bring its brain (if loaded) up to date in the background. */
   readonly changed: (bankId: string) => Effect.Effect<void>
+  /**
+   * A write the caller committed and has not acknowledged yet: its brain (if loaded) applies it before this returns,
+   * in the caller's fiber. Reads meanwhile use the brain as it was rather than wait for the catch-up: nobody has
+   * been told of the write yet. For the writes on a request's path (a retain), so that fifty clients' recalls do not
+   * each wait for the database session behind the retains' statements.
+   */
+  readonly applyWrite: (bankId: string) => Effect.Effect<void>
   /** Releases the bank's brain (its actor passivated, or the bank was deleted). */
   readonly drop: (bankId: string) => Effect.Effect<void>
   /** Releases the bank's brain; the next read builds it from the tables, not from its kept file. */
@@ -480,6 +506,7 @@ export class BankBrains extends Context.Service<BankBrains, {
               changesSinceFile: 0,
               version: 0,
               appliedVersion: 0,
+              owedVersion: 0,
               lastUsed: now,
               compacting: false,
               rebuilding: false,
@@ -609,7 +636,7 @@ export class BankBrains extends Context.Service<BankBrains, {
               entry.lastUsed = now
               const brain = entry.brain
               if (entry.indexing) Latch.openUnsafe(entry.indexNudge)
-              if (brain !== undefined && (entry.appliedVersion === entry.version || entry.rebuilding)) {
+              if (brain !== undefined && (entry.appliedVersion >= entry.owedVersion || entry.rebuilding)) {
                 return Effect.succeed(Option.some(brain))
               }
               if ((oversized.get(bankId) ?? 0) > now || !breakerOf(bankId).admit(now)) {
@@ -748,16 +775,39 @@ export class BankBrains extends Context.Service<BankBrains, {
         const generations = new Map<string, number>()
         const bump = (bankId: string) => generations.set(bankId, (generations.get(bankId) ?? 0) + 1)
 
+        const couldNotApply = (cause: Cause.Cause<unknown>) =>
+          Effect.logWarning("could not apply a write to the bank's brain", cause)
+
         const changed = (bankId: string) =>
           Effect.suspend(() => {
             bump(bankId)
             const entry = entries.get(bankId)
             if (entry === undefined) return Effect.void
-            entry.version++
+            entry.owedVersion = ++entry.version
             if (entry.brain === undefined) return Effect.void
             return refreshOrFail(bankId, entry).pipe(
-              Effect.catchCause((cause) => Effect.logWarning("could not apply a write to the bank's brain", cause)),
+              Effect.catchCause(couldNotApply),
               Effect.forkIn(scope),
+              Effect.asVoid
+            )
+          })
+
+        const applyWrite = (bankId: string) =>
+          Effect.suspend(() => {
+            bump(bankId)
+            const entry = entries.get(bankId)
+            if (entry === undefined) return Effect.void
+            const version = ++entry.version
+            // No brain to apply it to, or one being built that may have read the tables before this commit: the next
+            // read catches up, as after `changed`.
+            if (entry.brain === undefined) return Effect.sync(() => void (entry.owedVersion = version))
+            return refreshOrFail(bankId, entry).pipe(
+              Effect.onExit((exit) =>
+                Effect.sync(() => {
+                  if (Exit.isFailure(exit)) entry.owedVersion = Math.max(entry.owedVersion, version)
+                })
+              ),
+              Effect.catchCause(couldNotApply),
               Effect.asVoid
             )
           })
@@ -798,6 +848,7 @@ export class BankBrains extends Context.Service<BankBrains, {
 
         return BankBrains.of({
           changed,
+          applyWrite,
           drop: (bankId) =>
             Effect.sync(() => {
               bump(bankId)

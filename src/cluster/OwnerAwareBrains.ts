@@ -15,7 +15,8 @@ export const OwnerAwareBrains = Layer.effect(
     if (node.role === "off") return brains
     return BankBrains.of({
       ...brains,
-      changed: (bankId) => Effect.andThen(brains.changed(bankId), node.changedHere(bankId))
+      changed: (bankId) => Effect.andThen(brains.changed(bankId), node.changedHere(bankId)),
+      applyWrite: (bankId) => Effect.andThen(brains.applyWrite(bankId), node.changedHere(bankId))
     })
   })
 )

@@ -4,7 +4,7 @@
  * incrementally maintained graph and keyword index answer exactly as a fresh build, and so does recall.
  */
 import { assert, layer } from "@effect/vitest"
-import { Effect, Option } from "effect"
+import { Deferred, Effect, Fiber, Option } from "effect"
 import * as fc from "fast-check"
 import { SqlClient } from "effect/sql"
 import type { Brain } from "../../src/brain/BankBrains.ts"
@@ -213,5 +213,62 @@ layer(testApp(), { excludeTestServices: true })("bank brain", (it) => {
         assert.deepStrictEqual(answers(yield* current(bank)), answers(yield* fresh(bank)))
       })
       yield* check.pipe(Effect.provide(BankBrains.layerWith({ bulkChange: 3 })))
+    }))
+
+  it.effect("a write its writer applies: reads keep the brain while the catch-up waits for the database, then see it", () =>
+    Effect.gen(function*() {
+      const server = yield* TestServer
+      const brains = yield* BankBrains
+      const sql = yield* SqlClient.SqlClient
+      const bank = `brain-apply-${bankNumber++}`
+      const seeded = yield* server.request("POST", `/v1/default/banks/${bank}/memories`, {
+        json: { items: sentences.slice(0, 6).map((content) => ({ content })) }
+      })
+      assert.strictEqual(seeded.status, 200, seeded.text)
+      yield* current(bank)
+      const ids = (yield* sql<{ id: string }>`SELECT id FROM memory_units WHERE bank_id = ${bank} ORDER BY seq`)
+        .map((row) => row.id)
+
+      /**
+       * Deletes a memory behind the brain's back (the change log records it), then holds the change log locked in a
+       * transaction: a catch-up cannot read it until `release` (on PGlite nothing can reach the one session).
+       */
+      const deleteThenBlockCatchUp = (id: string) =>
+        Effect.gen(function*() {
+          yield* sql`DELETE FROM memory_units WHERE id = ${id}`
+          const locked = yield* Deferred.make<void>()
+          const release = yield* Deferred.make<void>()
+          yield* sql`LOCK TABLE memory_unit_changes IN ACCESS EXCLUSIVE MODE`.pipe(
+            Effect.andThen(Deferred.succeed(locked, undefined)),
+            Effect.andThen(Deferred.await(release)),
+            sql.withTransaction,
+            Effect.forkChild
+          )
+          yield* Deferred.await(locked)
+          return release
+        })
+      const readWithin = Effect.timeoutOption(brains.available(bank), "2 seconds")
+      const holds = (id: string) => (brain: Option.Option<Option.Option<Brain>>) =>
+        Option.getOrThrow(Option.getOrThrow(brain)).records.row(id) !== undefined
+
+      // Applied by its writer: the read does not wait for the catch-up, and answers from the brain as it was.
+      const release = yield* deleteThenBlockCatchUp(ids[0]!)
+      // Started at once: the write is counted (and its catch-up waits for the lock) before the read below.
+      const applying = yield* Effect.forkChild(brains.applyWrite(bank), { startImmediately: true })
+      const during = yield* readWithin
+      assert.isTrue(Option.isSome(during), "a read waited for a write nobody has been told of")
+      assert.isTrue(holds(ids[0]!)(during), "the brain as it was, before the unacknowledged write")
+      yield* Deferred.succeed(release, undefined)
+      yield* Fiber.join(applying)
+      // Once applyWrite has returned (when a retain is acknowledged), every read sees the write.
+      assert.isFalse(holds(ids[0]!)(yield* readWithin))
+
+      // `changed` (a write already acknowledged): a read waits for its catch-up, however long the database takes.
+      const releaseAgain = yield* deleteThenBlockCatchUp(ids[1]!)
+      yield* brains.changed(bank)
+      const blocked = yield* Effect.forkChild(brains.available(bank), { startImmediately: true })
+      assert.isTrue(Option.isNone(yield* Effect.timeoutOption(Fiber.join(blocked), "1 second")))
+      yield* Deferred.succeed(releaseAgain, undefined)
+      assert.isUndefined(Option.getOrThrow(yield* Fiber.join(blocked)).records.row(ids[1]!))
     }))
 })

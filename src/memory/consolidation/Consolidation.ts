@@ -259,8 +259,9 @@ export class Consolidation extends Context.Service<Consolidation, {
               factIds: facts.map((fact) => fact.id)
             })
           ).pipe(Effect.orDie)
-          // Each batch's observations reach recall's brain as soon as they are written, not at the end of the run.
-          yield* graph.changed(bankId)
+          // Each batch's observations reach recall's brain as soon as they are written, not at the end of the run:
+          // applied here, in the run's fiber, so that recalls meanwhile answer from the brain without waiting for it.
+          yield* graph.applyWrite(bankId)
           // A batch is a bounded slice: the next one waits for a lull between requests. Observations are the most
           // deferrable work there is (they catch up once requests pause), so under sustained load the wait is three
           // times the batch, at least the longest wait: consolidation takes at most a quarter of the time requests

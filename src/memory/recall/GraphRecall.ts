@@ -49,6 +49,11 @@ export class GraphRecall extends Context.Service<GraphRecall, {
    * Call it after the commit, for every write, whatever it changed.
    */
   readonly changed: (bankId: string) => Effect.Effect<void>
+  /**
+   * A write the caller committed and will acknowledge once this returns: its brain applies it now, in the caller's
+   * fiber, and reads meanwhile do not wait for it (`BankBrains.applyWrite`).
+   */
+  readonly applyWrite: (bankId: string) => Effect.Effect<void>
 }>()("engram/memory/recall/GraphRecall") {
   static readonly layer = Layer.effect(
     GraphRecall,
@@ -114,7 +119,8 @@ export class GraphRecall extends Context.Service<GraphRecall, {
       return GraphRecall.of({
         expand,
         adjacent,
-        changed: brains.changed
+        changed: brains.changed,
+        applyWrite: brains.applyWrite
       })
     })
   )
