@@ -16,6 +16,7 @@ import {
   Cause,
   Clock,
   Context,
+  Deferred,
   Duration,
   Effect,
   Exit,
@@ -388,7 +389,12 @@ export class BankBrains extends Context.Service<BankBrains, {
           }).pipe(Effect.withSpan("BankBrains.coldStart", { attributes: { bankId } }))
 
         /** Applies what was written since the brain's marks (`BrainReads.delta`), or rebuilds when that is bulk. */
-        const catchUp = (bankId: string, entry: Entry, brain: Brain, options?: { readonly fromFile: boolean }) =>
+        const catchUp = (
+          bankId: string,
+          entry: Entry,
+          brain: Brain,
+          options?: { readonly fromFile?: boolean; readonly onRebuild?: (() => void) | undefined }
+        ) =>
           Effect.gen(function*() {
             const fromFile = options?.fromFile === true
             const delta = yield* reads.delta(bankId, {
@@ -401,6 +407,7 @@ export class BankBrains extends Context.Service<BankBrains, {
             if (delta === undefined) {
               // Readers keep the brain they have meanwhile (see `available`): a rebuild is never on a request's path.
               entry.rebuilding = true
+              options?.onRebuild?.()
               return yield* build(bankId, entry).pipe(Effect.ensuring(Effect.sync(() => (entry.rebuilding = false))))
             }
             const still = new Set(delta.rewritten.map((memory) => memory.input.id))
@@ -607,11 +614,11 @@ export class BankBrains extends Context.Service<BankBrains, {
          * outcome. Only the background catch-up after a write (`changed`) runs it without asking the breaker: it
          * needs a loaded brain, which a closed breaker built.
          */
-        const refreshOrFail = (bankId: string, entry: Entry) =>
+        const refreshOrFail = (bankId: string, entry: Entry, onRebuild?: () => void) =>
           entry.lock.withPermit(Effect.gen(function*() {
             const version = entry.version
             if (entry.brain === undefined) yield* coldStart(bankId, entry)
-            else if (entry.appliedVersion !== version) yield* catchUp(bankId, entry, entry.brain)
+            else if (entry.appliedVersion !== version) yield* catchUp(bankId, entry, entry.brain, { onRebuild })
             entry.appliedVersion = version
             yield* indexInBackground(bankId, entry)
             return entry.brain!
@@ -801,14 +808,21 @@ export class BankBrains extends Context.Service<BankBrains, {
             // No brain to apply it to, or one being built that may have read the tables before this commit: the next
             // read catches up, as after `changed`.
             if (entry.brain === undefined) return Effect.sync(() => void (entry.owedVersion = version))
-            return refreshOrFail(bankId, entry).pipe(
+            // Settled once reads see the write, or once a rebuild has begun (a bulk write): reads then use the brain
+            // as it was until the rebuild is done, as after `changed`, and the writer does not wait for a whole build.
+            const settled = Deferred.makeUnsafe<void>()
+            const settle = () => void Deferred.doneUnsafe(settled, Exit.void)
+            return refreshOrFail(bankId, entry, settle).pipe(
               Effect.onExit((exit) =>
                 Effect.sync(() => {
                   if (Exit.isFailure(exit)) entry.owedVersion = Math.max(entry.owedVersion, version)
+                  settle()
                 })
               ),
               Effect.catchCause(couldNotApply),
-              Effect.asVoid
+              // In the service's scope, as `changed`'s: a writer that goes away leaves the catch-up to finish.
+              Effect.forkIn(scope),
+              Effect.andThen(Deferred.await(settled))
             )
           })
 

@@ -271,4 +271,33 @@ layer(testApp(), { excludeTestServices: true })("bank brain", (it) => {
       yield* Deferred.succeed(releaseAgain, undefined)
       assert.isUndefined(Option.getOrThrow(yield* Fiber.join(blocked)).records.row(ids[1]!))
     }))
+
+  it.effect("a bulk write its writer applies: the writer does not wait for the rebuild, reads keep the brain until it is done", () =>
+    Effect.gen(function*() {
+      const server = yield* TestServer
+      const sql = yield* SqlClient.SqlClient
+      const bank = `brain-apply-bulk-${bankNumber++}`
+      const seeded = yield* server.request("POST", `/v1/default/banks/${bank}/memories`, {
+        json: { items: sentences.map((content) => ({ content })) }
+      })
+      assert.strictEqual(seeded.status, 200, seeded.text)
+      yield* Effect.gen(function*() {
+        const brains = yield* BankBrains
+        yield* current(bank)
+        const ids = (yield* sql<{ id: string }>`SELECT id FROM memory_units WHERE bank_id = ${bank} ORDER BY seq`)
+          .map((row) => row.id)
+        // More changes than `bulkChange` behind the brain's back: the catch-up reads the bank whole instead.
+        const gone = ids.slice(0, 5)
+        yield* sql`DELETE FROM memory_units WHERE id IN ${sql.in(gone)}`
+        yield* brains.applyWrite(bank)
+        const during = yield* current(bank)
+        assert.isTrue(gone.every((id) => during.records.row(id) !== undefined), "the writer waited for the rebuild")
+        yield* eventually(
+          brains.available(bank),
+          (brain) => Option.isSome(brain) && gone.every((id) => brain.value.records.row(id) === undefined),
+          "10 seconds",
+          { what: "the rebuilt brain without the deleted memories", interval: "20 millis" }
+        )
+      }).pipe(Effect.provide(BankBrains.layerWith({ bulkChange: 3, pageRows: { memories: 1, links: 2 } })))
+    }))
 })
