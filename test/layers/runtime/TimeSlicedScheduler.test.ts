@@ -15,6 +15,17 @@ const busyFor = (millis: number) => {
   }
 }
 
+/** Twenty fibers, each `slices` slices of 1 ms that yield between them; `onSlice` counts them. */
+const forkBusyFibers = (slices: number, onSlice: () => void) =>
+  Effect.forEach(Array.from({ length: 20 }), () =>
+    Effect.forkChild(Effect.gen(function*() {
+      for (let slice = 0; slice < slices; slice++) {
+        busyFor(1)
+        onSlice()
+        yield* Effect.yieldNow
+      }
+    })))
+
 /**
  * Resolves in the next check phase of Node's loop, just after the turn queued before it: one call, one turn (and a
  * poll of the sockets between two calls).
@@ -85,14 +96,7 @@ describe("TimeSlicedScheduler", () => {
   it("is every fiber's scheduler once provided: a probe arriving while fibers are busy runs before their next slices", async () => {
     let slices = 0
     const program = Effect.gen(function*() {
-      const busy = Effect.gen(function*() {
-        for (let slice = 0; slice < 10; slice++) {
-          busyFor(1)
-          slices++
-          yield* Effect.yieldNow
-        }
-      })
-      const fibers = yield* Effect.forEach(Array.from({ length: 20 }), () => Effect.forkChild(busy))
+      const fibers = yield* forkBusyFibers(10, () => slices++)
       const context = yield* Effect.context<never>()
       // A request arrives from outside the queue (Node's poll phase; a timer here), as a new root fiber.
       const waited = yield* Effect.callback<number>((resume) => {
@@ -131,14 +135,7 @@ describe("TimeSlicedScheduler", () => {
       return slices - resumedAt
     })
     const program = Effect.gen(function*() {
-      const busy = Effect.gen(function*() {
-        for (let slice = 0; slice < 20; slice++) {
-          busyFor(1)
-          slices++
-          yield* Effect.yieldNow
-        }
-      })
-      const fibers = yield* Effect.forEach(Array.from({ length: 20 }), () => Effect.forkChild(busy))
+      const fibers = yield* forkBusyFibers(20, () => slices++)
       const [holder, other] = yield* Effect.all([
         waitAfterReply.pipe(Effect.provideService(HoldsDatabaseSession, true)),
         waitAfterReply
