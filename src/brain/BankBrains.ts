@@ -186,9 +186,10 @@ export class BankBrains extends Context.Service<BankBrains, {
   /** A write to the bank committed: bring its brain (if loaded) up to date in the background. */
   readonly changed: (bankId: string) => Effect.Effect<void>
   /**
-   * A write the caller committed and has not acknowledged yet: its brain (if loaded) applies it before this returns,
-   * in the caller's fiber. Reads meanwhile use the brain as it was rather than wait for the catch-up: nobody has
-   * been told of the write yet. For the writes on a request's path (a retain), so that fifty clients' recalls do not
+   * A write the caller committed and has not acknowledged yet: its brain (if loaded) applies it before this returns
+   * (the catch-up runs in the service's scope and the caller waits for it; for a bulk write, until its rebuild has
+   * begun). Reads meanwhile use the brain as it was rather than wait for the catch-up: nobody has been told of the
+   * write yet. For the writes on a request's path (a retain), so that fifty clients' recalls do not
    * each wait for the database session behind the retains' statements.
    */
   readonly applyWrite: (bankId: string) => Effect.Effect<void>
@@ -611,8 +612,9 @@ export class BankBrains extends Context.Service<BankBrains, {
 
         /**
          * Builds or catches up under the lock, unless someone else did while we waited; the breaker counts the
-         * outcome. Only the background catch-up after a write (`changed`) runs it without asking the breaker: it
-         * needs a loaded brain, which a closed breaker built.
+         * outcome. Only the catch-up after a write (`changed`, `applyWrite`) runs it without asking the breaker: it
+         * needs a loaded brain, which a closed breaker built. `onRebuild` is called when the catch-up turns out to be
+         * a rebuild, once reads keep the brain as it was until that is done.
          */
         const refreshOrFail = (bankId: string, entry: Entry, onRebuild?: () => void) =>
           entry.lock.withPermit(Effect.gen(function*() {
@@ -785,12 +787,19 @@ export class BankBrains extends Context.Service<BankBrains, {
         const couldNotApply = (cause: Cause.Cause<unknown>) =>
           Effect.logWarning("could not apply a write to the bank's brain", cause)
 
+        /** A committed write moves the bank's generation and its brain's version: the entry, when there is one. */
+        const countWrite = (bankId: string) => {
+          bump(bankId)
+          const entry = entries.get(bankId)
+          if (entry !== undefined) entry.version++
+          return entry
+        }
+
         const changed = (bankId: string) =>
           Effect.suspend(() => {
-            bump(bankId)
-            const entry = entries.get(bankId)
+            const entry = countWrite(bankId)
             if (entry === undefined) return Effect.void
-            entry.owedVersion = ++entry.version
+            entry.owedVersion = entry.version
             if (entry.brain === undefined) return Effect.void
             return refreshOrFail(bankId, entry).pipe(
               Effect.catchCause(couldNotApply),
@@ -801,10 +810,9 @@ export class BankBrains extends Context.Service<BankBrains, {
 
         const applyWrite = (bankId: string) =>
           Effect.suspend(() => {
-            bump(bankId)
-            const entry = entries.get(bankId)
+            const entry = countWrite(bankId)
             if (entry === undefined) return Effect.void
-            const version = ++entry.version
+            const version = entry.version
             // No brain to apply it to, or one being built that may have read the tables before this commit: the next
             // read catches up, as after `changed`.
             if (entry.brain === undefined) return Effect.sync(() => void (entry.owedVersion = version))

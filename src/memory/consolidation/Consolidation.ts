@@ -260,7 +260,7 @@ export class Consolidation extends Context.Service<Consolidation, {
             })
           ).pipe(Effect.orDie)
           // Each batch's observations reach recall's brain as soon as they are written, not at the end of the run:
-          // applied here, in the run's fiber, so that recalls meanwhile answer from the brain without waiting for it.
+          // the run waits for it, so that recalls meanwhile answer from the brain without waiting for it.
           yield* graph.applyWrite(bankId)
           // A batch is a bounded slice: the next one waits for a lull between requests. Observations are the most
           // deferrable work there is (they catch up once requests pause), so under sustained load the wait is three

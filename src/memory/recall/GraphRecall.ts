@@ -50,8 +50,8 @@ export class GraphRecall extends Context.Service<GraphRecall, {
    */
   readonly changed: (bankId: string) => Effect.Effect<void>
   /**
-   * A write the caller committed and will acknowledge once this returns: its brain applies it now, in the caller's
-   * fiber, and reads meanwhile do not wait for it (`BankBrains.applyWrite`).
+   * A write the caller committed and will acknowledge once this returns: its brain applies it before this returns,
+   * and reads meanwhile do not wait for it (`BankBrains.applyWrite`).
    */
   readonly applyWrite: (bankId: string) => Effect.Effect<void>
 }>()("engram/memory/recall/GraphRecall") {
