@@ -7,6 +7,7 @@
 import { Context, Effect, Layer, Schema } from "effect"
 import { SqlClient, SqlSchema } from "effect/sql"
 import type { AuditStatsPeriod } from "../domain/AuditLog.ts"
+import { makeCoalesced } from "../storage/Coalesced.ts"
 
 export interface NewAuditEntry {
   readonly bankId: string
@@ -85,14 +86,34 @@ export class AuditLogs extends Context.Service<AuditLogs, {
     Effect.gen(function*() {
       const sql = yield* SqlClient.SqlClient
 
-      const record = (entry: NewAuditEntry) =>
-        // INSERT … SELECT: a request that failed before its bank existed (or deleted it) leaves no row, instead of
-        // a foreign-key error.
+      // INSERT … SELECT: a request that failed before its bank existed (or deleted it) leaves no row, instead of
+      // a foreign-key error.
+      const insertOne = (entry: NewAuditEntry) =>
         sql`INSERT INTO audit_logs (id, bank_id, action, transport, method, route, status, actor, started_at, ended_at)
           SELECT ${crypto.randomUUID()}, ${entry.bankId}, ${entry.action}, ${entry.transport}, ${entry.method},
             ${entry.route}, ${entry.status}, ${entry.actor}, ${entry.startedAt}, ${entry.endedAt}
-          WHERE EXISTS (SELECT 1 FROM banks WHERE bank_id = ${entry.bankId})`.pipe(
-          Effect.asVoid,
+          WHERE EXISTS (SELECT 1 FROM banks WHERE bank_id = ${entry.bankId})`.pipe(Effect.asVoid)
+
+      // Every mutating request writes a row before it answers: concurrent ones share a statement (`Coalesced`).
+      const insert = yield* makeCoalesced({
+        name: "AuditLogs.record",
+        maxBatch: 500,
+        alone: insertOne,
+        batch: (entries: ReadonlyArray<NewAuditEntry>) => {
+          const rows = entries.map((entry) => ({ ...entry, id: crypto.randomUUID() }))
+          return sql`INSERT INTO audit_logs (id, bank_id, action, transport, method, route, status, actor, started_at,
+              ended_at)
+            SELECT x.id, x."bankId", x.action, x.transport, x.method, x.route, x.status, x.actor, x."startedAt",
+              x."endedAt"
+            FROM jsonb_to_recordset(${JSON.stringify(rows)}::jsonb) AS x(id text, "bankId" text, action text,
+              transport text, method text, route text, status int, actor text, "startedAt" timestamptz,
+              "endedAt" timestamptz)
+            WHERE EXISTS (SELECT 1 FROM banks WHERE bank_id = x."bankId")`.pipe(Effect.as(entries.map(() => undefined)))
+        }
+      })
+
+      const record = (entry: NewAuditEntry) =>
+        insert(entry).pipe(
           Effect.catchCause((cause) =>
             Effect.logError(`audit entry lost: ${entry.transport} ${entry.action} on bank '${entry.bankId}'`, cause)
           ),

@@ -11,6 +11,7 @@ import { decodePipelineOverrides } from "../domain/PipelineSettings.ts"
 import { decodeDreamOverrides } from "../dreams/DreamConfig.ts"
 import { decodeRetentionSettings } from "../domain/Retention.ts"
 import { emptySettings } from "./BankSettings.ts"
+import { makeCoalesced } from "../storage/Coalesced.ts"
 
 const BankRow = Schema.Struct({
   bankId: Schema.String,
@@ -102,10 +103,23 @@ export class BankStore extends Context.Service<BankStore, {
       const rows = (query: Effect.Effect<ReadonlyArray<unknown>, unknown>) =>
         query.pipe(Effect.flatMap(decodeRows), Effect.map((found) => found.map(toBank)), Effect.orDie)
 
-      const find = Effect.fn("BankStore.find")(function*(bankId: string) {
-        const found = yield* rows(sql`SELECT * FROM banks WHERE bank_id = ${bankId}`)
-        return Option.fromNullishOr(found[0])
+      // Every retain reads its bank's row first (its settings): concurrent reads share a statement (`Coalesced`).
+      const findCoalesced = yield* makeCoalesced({
+        name: "BankStore.find",
+        maxBatch: 200,
+        alone: (bankId: string) =>
+          rows(sql`SELECT * FROM banks WHERE bank_id = ${bankId}`).pipe(
+            Effect.map((found) => Option.fromNullishOr(found[0]))
+          ),
+        batch: (bankIds: ReadonlyArray<string>) =>
+          rows(sql`SELECT * FROM banks WHERE bank_id IN ${sql.in([...new Set(bankIds)])}`).pipe(
+            Effect.map((found) => {
+              const byId = new Map(found.map((bank) => [bank.bankId, bank]))
+              return bankIds.map((bankId) => Option.fromNullishOr(byId.get(bankId)))
+            })
+          )
       })
+      const find = (bankId: string) => findCoalesced(bankId).pipe(Effect.withSpan("BankStore.find"))
 
       const save = Effect.fn("BankStore.save")(function*(bankId: string, settings: BankSettings) {
         const columns = toColumns(settings)

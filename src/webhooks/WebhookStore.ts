@@ -8,6 +8,13 @@ import { SqlClient } from "effect/sql"
 import type { BankEvent, EventType } from "../events/BankEvents.ts"
 import type { HttpConfig } from "./WebhookSchemas.ts"
 import { defaultHttpConfig } from "./WebhookSchemas.ts"
+import { makeCoalesced } from "../storage/Coalesced.ts"
+
+/** An event to queue for the bank's webhooks, with the body they are sent. */
+interface Enqueued {
+  readonly event: BankEvent
+  readonly body: string
+}
 
 export interface WebhookRecord {
   readonly id: string
@@ -153,8 +160,8 @@ export class WebhookStore extends Context.Service<WebhookStore, {
       // A webhook a memory repo restored without its URL (URLs are never in commits) has '' and gets nothing.
       // `created_at` is the paging cursor, so it must order a webhook's deliveries strictly; PGlite's clock only
       // ticks in milliseconds, so a delivery is stamped at least a microsecond after the webhook's previous one.
-      const enqueue = Effect.fn("WebhookStore.enqueue")(function*(event: BankEvent, body: string) {
-        const rows = yield* sql`
+      const enqueueOne = ({ event, body }: Enqueued) =>
+        sql`
           INSERT INTO webhook_deliveries (id, webhook_id, bank_id, event_id, event_type, body, status, created_at)
           SELECT gen_random_uuid()::text, w.id, w.bank_id, ${event.eventId}, ${event.type}, ${body}, 'pending',
             greatest(clock_timestamp(),
@@ -162,9 +169,45 @@ export class WebhookStore extends Context.Service<WebhookStore, {
           FROM webhooks w
           WHERE w.bank_id = ${event.bankId} AND w.enabled AND w.url <> '' AND ${event.type} = ANY (w.event_types)
           ON CONFLICT (webhook_id, event_id) DO NOTHING
-          RETURNING id`.pipe(Effect.orDie)
-        return rows.length
+          RETURNING id`.pipe(Effect.map((rows) => rows.length))
+
+      // Every retain emits an event: concurrent ones share a statement (`Coalesced`). Within it, a webhook's
+      // deliveries are stamped a microsecond apart in the events' order, as separate statements would have been.
+      const enqueueMany = (events: ReadonlyArray<Enqueued>) => {
+        const rows = events.map(({ event, body }, index) => ({
+          ord: index,
+          eventId: event.eventId,
+          type: event.type,
+          bankId: event.bankId,
+          body
+        }))
+        return sql<{ eventId: string }>`
+          INSERT INTO webhook_deliveries (id, webhook_id, bank_id, event_id, event_type, body, status, created_at)
+          SELECT gen_random_uuid()::text, w.id, w.bank_id, x."eventId", x.type, x.body, 'pending',
+            greatest(clock_timestamp(),
+              (SELECT max(d.created_at) + interval '1 microsecond' FROM webhook_deliveries d WHERE d.webhook_id = w.id))
+              + (row_number() OVER (PARTITION BY w.id ORDER BY x.ord) - 1) * interval '1 microsecond'
+          FROM jsonb_to_recordset(${JSON.stringify(rows)}::jsonb)
+            AS x(ord int, "eventId" text, type text, "bankId" text, body text)
+          JOIN webhooks w ON w.bank_id = x."bankId" AND w.enabled AND w.url <> '' AND x.type = ANY (w.event_types)
+          ON CONFLICT (webhook_id, event_id) DO NOTHING
+          RETURNING event_id`.pipe(
+          Effect.map((inserted) => {
+            const counts = new Map<string, number>()
+            for (const row of inserted) counts.set(row.eventId, (counts.get(row.eventId) ?? 0) + 1)
+            return events.map(({ event }) => counts.get(event.eventId) ?? 0)
+          })
+        )
+      }
+
+      const enqueueCoalesced = yield* makeCoalesced({
+        name: "WebhookStore.enqueue",
+        maxBatch: 200,
+        alone: enqueueOne,
+        batch: enqueueMany
       })
+      const enqueue = (event: BankEvent, body: string) =>
+        enqueueCoalesced({ event, body }).pipe(Effect.orDie, Effect.withSpan("WebhookStore.enqueue"))
 
       const claimDue = Effect.fn("WebhookStore.claimDue")(function*(limit: number) {
         const rows = yield* sql<Omit<DueDelivery, "httpConfig"> & { httpConfig: unknown }>`

@@ -7,6 +7,7 @@
 import { Context, Effect, Layer } from "effect"
 import { SqlClient } from "effect/sql"
 import { param } from "../../storage/VectorParam.ts"
+import { makeCoalesced } from "../../storage/Coalesced.ts"
 import { cjkTerms } from "../../memory/recall/SearchTerms.ts"
 
 export interface NewOpinion {
@@ -101,11 +102,24 @@ export class OpinionStore extends Context.Service<OpinionStore, {
 
       const list = (bankId: string) => opinionRows(sql.and([sql`u.bank_id = ${bankId}`, sql`u.fact_type = 'opinion'`]))
 
-      const hasOpinions = (bankId: string) =>
-        sql`SELECT 1 FROM memory_units WHERE bank_id = ${bankId} AND fact_type = 'opinion' LIMIT 1`.pipe(
-          Effect.map((rows) => rows.length > 0),
-          Effect.orDie
-        )
+      // Asked after every retain that added facts: concurrent ones share a statement (`Coalesced`).
+      const holdingOpinions = yield* makeCoalesced({
+        name: "OpinionStore.hasOpinions",
+        maxBatch: 200,
+        alone: (bankId: string) =>
+          sql`SELECT 1 FROM memory_units WHERE bank_id = ${bankId} AND fact_type = 'opinion' LIMIT 1`.pipe(
+            Effect.map((rows) => rows.length > 0)
+          ),
+        batch: (bankIds: ReadonlyArray<string>) =>
+          sql<{ bankId: string }>`SELECT b.bank_id FROM banks b WHERE b.bank_id IN ${sql.in([...new Set(bankIds)])}
+            AND EXISTS (SELECT 1 FROM memory_units u WHERE u.bank_id = b.bank_id AND u.fact_type = 'opinion')`.pipe(
+            Effect.map((rows) => {
+              const holding = new Set(rows.map((row) => row.bankId))
+              return bankIds.map((bankId) => holding.has(bankId))
+            })
+          )
+      })
+      const hasOpinions = (bankId: string) => holdingOpinions(bankId).pipe(Effect.orDie)
 
       const relatedFacts = Effect.fn("OpinionStore.relatedFacts")(function*(
         bankId: string,
