@@ -181,15 +181,24 @@ export class WebhookStore extends Context.Service<WebhookStore, {
           bankId: event.bankId,
           body
         }))
+        // Each webhook's first stamp is taken once (a materialised CTE: `clock_timestamp()` is volatile), and its
+        // deliveries follow it a microsecond apart: stamps taken row by row could tie or cross on PostgreSQL's clock.
         return sql<{ eventId: string }>`
+          WITH targets AS (
+            SELECT w.id AS webhook_id, w.bank_id, x."eventId" AS event_id, x.type, x.body,
+              row_number() OVER (PARTITION BY w.id ORDER BY x.ord) AS n
+            FROM jsonb_to_recordset(${JSON.stringify(rows)}::jsonb)
+              AS x(ord int, "eventId" text, type text, "bankId" text, body text)
+            JOIN webhooks w ON w.bank_id = x."bankId" AND w.enabled AND w.url <> '' AND x.type = ANY (w.event_types)
+          ), firsts AS MATERIALIZED (
+            SELECT h.webhook_id, greatest(clock_timestamp(), (SELECT max(d.created_at) + interval '1 microsecond'
+              FROM webhook_deliveries d WHERE d.webhook_id = h.webhook_id)) AS stamp
+            FROM (SELECT DISTINCT webhook_id FROM targets) h
+          )
           INSERT INTO webhook_deliveries (id, webhook_id, bank_id, event_id, event_type, body, status, created_at)
-          SELECT gen_random_uuid()::text, w.id, w.bank_id, x."eventId", x.type, x.body, 'pending',
-            greatest(clock_timestamp(),
-              (SELECT max(d.created_at) + interval '1 microsecond' FROM webhook_deliveries d WHERE d.webhook_id = w.id))
-              + (row_number() OVER (PARTITION BY w.id ORDER BY x.ord) - 1) * interval '1 microsecond'
-          FROM jsonb_to_recordset(${JSON.stringify(rows)}::jsonb)
-            AS x(ord int, "eventId" text, type text, "bankId" text, body text)
-          JOIN webhooks w ON w.bank_id = x."bankId" AND w.enabled AND w.url <> '' AND x.type = ANY (w.event_types)
+          SELECT gen_random_uuid()::text, t.webhook_id, t.bank_id, t.event_id, t.type, t.body, 'pending',
+            f.stamp + (t.n - 1) * interval '1 microsecond'
+          FROM targets t JOIN firsts f ON f.webhook_id = t.webhook_id
           ON CONFLICT (webhook_id, event_id) DO NOTHING
           RETURNING event_id`.pipe(
           Effect.map((inserted) => {
