@@ -86,19 +86,12 @@ export class AuditLogs extends Context.Service<AuditLogs, {
     Effect.gen(function*() {
       const sql = yield* SqlClient.SqlClient
 
+      // Every mutating request writes a row before it answers: concurrent ones share a statement (`Coalesced`).
       // INSERT … SELECT: a request that failed before its bank existed (or deleted it) leaves no row, instead of
       // a foreign-key error.
-      const insertOne = (entry: NewAuditEntry) =>
-        sql`INSERT INTO audit_logs (id, bank_id, action, transport, method, route, status, actor, started_at, ended_at)
-          SELECT ${crypto.randomUUID()}, ${entry.bankId}, ${entry.action}, ${entry.transport}, ${entry.method},
-            ${entry.route}, ${entry.status}, ${entry.actor}, ${entry.startedAt}, ${entry.endedAt}
-          WHERE EXISTS (SELECT 1 FROM banks WHERE bank_id = ${entry.bankId})`.pipe(Effect.asVoid)
-
-      // Every mutating request writes a row before it answers: concurrent ones share a statement (`Coalesced`).
       const insert = yield* makeCoalesced({
         name: "AuditLogs.record",
         maxBatch: 500,
-        alone: insertOne,
         batch: (entries: ReadonlyArray<NewAuditEntry>) => {
           const rows = entries.map((entry) => ({ ...entry, id: crypto.randomUUID() }))
           return sql`INSERT INTO audit_logs (id, bank_id, action, transport, method, route, status, actor, started_at,

@@ -107,10 +107,6 @@ export class BankStore extends Context.Service<BankStore, {
       const findCoalesced = yield* makeCoalesced({
         name: "BankStore.find",
         maxBatch: 200,
-        alone: (bankId: string) =>
-          rows(sql`SELECT * FROM banks WHERE bank_id = ${bankId}`).pipe(
-            Effect.map((found) => Option.fromNullishOr(found[0]))
-          ),
         batch: (bankIds: ReadonlyArray<string>) =>
           rows(sql`SELECT * FROM banks WHERE bank_id IN ${sql.in([...new Set(bankIds)])}`).pipe(
             Effect.map((found) => {

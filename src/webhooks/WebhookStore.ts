@@ -160,20 +160,9 @@ export class WebhookStore extends Context.Service<WebhookStore, {
       // A webhook a memory repo restored without its URL (URLs are never in commits) has '' and gets nothing.
       // `created_at` is the paging cursor, so it must order a webhook's deliveries strictly; PGlite's clock only
       // ticks in milliseconds, so a delivery is stamped at least a microsecond after the webhook's previous one.
-      const enqueueOne = ({ event, body }: Enqueued) =>
-        sql`
-          INSERT INTO webhook_deliveries (id, webhook_id, bank_id, event_id, event_type, body, status, created_at)
-          SELECT gen_random_uuid()::text, w.id, w.bank_id, ${event.eventId}, ${event.type}, ${body}, 'pending',
-            greatest(clock_timestamp(),
-              (SELECT max(d.created_at) + interval '1 microsecond' FROM webhook_deliveries d WHERE d.webhook_id = w.id))
-          FROM webhooks w
-          WHERE w.bank_id = ${event.bankId} AND w.enabled AND w.url <> '' AND ${event.type} = ANY (w.event_types)
-          ON CONFLICT (webhook_id, event_id) DO NOTHING
-          RETURNING id`.pipe(Effect.map((rows) => rows.length))
-
       // Every retain emits an event: concurrent ones share a statement (`Coalesced`). Within it, a webhook's
       // deliveries are stamped a microsecond apart in the events' order, as separate statements would have been.
-      const enqueueMany = (events: ReadonlyArray<Enqueued>) => {
+      const enqueueAll = (events: ReadonlyArray<Enqueued>) => {
         const rows = events.map(({ event, body }, index) => ({
           ord: index,
           eventId: event.eventId,
@@ -212,8 +201,7 @@ export class WebhookStore extends Context.Service<WebhookStore, {
       const enqueueCoalesced = yield* makeCoalesced({
         name: "WebhookStore.enqueue",
         maxBatch: 200,
-        alone: enqueueOne,
-        batch: enqueueMany
+        batch: enqueueAll
       })
       const enqueue = (event: BankEvent, body: string) =>
         enqueueCoalesced({ event, body }).pipe(Effect.orDie, Effect.withSpan("WebhookStore.enqueue"))

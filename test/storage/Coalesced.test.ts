@@ -15,21 +15,14 @@ import { databaseTier, testApp } from "../support/TestServer.ts"
 const recordingStatement = Effect.gen(function*() {
   const batches: Array<ReadonlyArray<number>> = []
   const release = yield* Deferred.make<void>()
-  const answer = (n: number) => n === 13 ? Effect.fail(`bad request ${n}`) : Effect.succeed(n * 10)
   const coalesced = yield* makeCoalesced({
     name: "test.statement",
     maxBatch: 50,
-    alone: (n: number) =>
-      Effect.gen(function*() {
-        batches.push([n])
-        yield* Deferred.await(release)
-        return yield* answer(n)
-      }),
     batch: (ns: ReadonlyArray<number>) =>
       Effect.gen(function*() {
         batches.push(ns)
         yield* Deferred.await(release)
-        if (ns.includes(13)) return yield* Effect.fail("a batch holding 13")
+        if (ns.includes(13)) return yield* Effect.fail("13 is a bad request")
         return ns.map((n) => n * 10)
       })
   })

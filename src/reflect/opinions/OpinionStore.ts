@@ -106,10 +106,6 @@ export class OpinionStore extends Context.Service<OpinionStore, {
       const holdingOpinions = yield* makeCoalesced({
         name: "OpinionStore.hasOpinions",
         maxBatch: 200,
-        alone: (bankId: string) =>
-          sql`SELECT 1 FROM memory_units WHERE bank_id = ${bankId} AND fact_type = 'opinion' LIMIT 1`.pipe(
-            Effect.map((rows) => rows.length > 0)
-          ),
         batch: (bankIds: ReadonlyArray<string>) =>
           sql<{ bankId: string }>`SELECT b.bank_id FROM banks b WHERE b.bank_id IN ${sql.in([...new Set(bankIds)])}
             AND EXISTS (SELECT 1 FROM memory_units u WHERE u.bank_id = b.bank_id AND u.fact_type = 'opinion')`.pipe(
