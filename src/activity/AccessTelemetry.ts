@@ -106,27 +106,28 @@ export class AccessTelemetry extends Context.Service<AccessTelemetry, {
         // One write at a time: a reader's flush waits for a write in progress, so it then sees those rows too.
         const writing = Semaphore.makeUnsafe(1)
 
+        /**
+         * One statement for both tables: the events and the memories' counters (shown by the graph views) follow the
+         * same accesses and commit together. One statement rather than a transaction of two: on the embedded tier each
+         * statement, and a transaction's `BEGIN` and `COMMIT`, is a turn at the one session that retains wait for.
+         * Accesses of a bank deleted since the read are left out; so are memories deleted since it.
+         */
         const write = (rows: ReadonlyArray<BufferedAccess>) =>
-          sql.withTransaction(Effect.gen(function*() {
-            const batch = JSON.stringify(rows)
-            // Accesses of a bank deleted since the read are left out rather than failing the whole batch.
-            yield* sql`
-              INSERT INTO memory_access_events (bank_id, access_id, source, item_type, item_id, score, accessed_at)
+          sql`
+            WITH batch AS MATERIALIZED (
               SELECT v.bank_id, v.access_id, v.source, v.item_type, v.item_id, v.score, v.accessed_at
-              FROM jsonb_to_recordset(${batch}::jsonb) AS v(bank_id text, access_id text, source text,
+              FROM jsonb_to_recordset(${JSON.stringify(rows)}::jsonb) AS v(bank_id text, access_id text, source text,
                 item_type text, item_id text, score real, accessed_at timestamptz)
-              WHERE EXISTS (SELECT 1 FROM banks b WHERE b.bank_id = v.bank_id)`
-            // The memories' own counters (shown by the graph views) follow the same accesses; memories deleted since
-            // the read are skipped.
-            yield* sql`
-              INSERT INTO memory_access_counts (unit_id, bank_id, access_count)
-              SELECT u.id, u.bank_id, c.n
-              FROM (SELECT v.bank_id, v.item_id, count(*)::int AS n
-                    FROM jsonb_to_recordset(${batch}::jsonb) AS v(bank_id text, item_type text, item_id text)
-                    WHERE v.item_type = 'memory' GROUP BY v.bank_id, v.item_id) c
-              JOIN memory_units u ON u.id = c.item_id AND u.bank_id = c.bank_id
-              ON CONFLICT (unit_id) DO UPDATE SET access_count = memory_access_counts.access_count + EXCLUDED.access_count`
-          }))
+              WHERE EXISTS (SELECT 1 FROM banks b WHERE b.bank_id = v.bank_id)),
+            events AS (
+              INSERT INTO memory_access_events (bank_id, access_id, source, item_type, item_id, score, accessed_at)
+              SELECT bank_id, access_id, source, item_type, item_id, score, accessed_at FROM batch)
+            INSERT INTO memory_access_counts (unit_id, bank_id, access_count)
+            SELECT u.id, u.bank_id, c.n
+            FROM (SELECT bank_id, item_id, count(*)::int AS n FROM batch WHERE item_type = 'memory'
+                  GROUP BY bank_id, item_id) c
+            JOIN memory_units u ON u.id = c.item_id AND u.bank_id = c.bank_id
+            ON CONFLICT (unit_id) DO UPDATE SET access_count = memory_access_counts.access_count + EXCLUDED.access_count`
 
         /** Telemetry is kept for the widest window anything reads; older rows go, so the table stays bounded. */
         const prune = Effect.gen(function*() {

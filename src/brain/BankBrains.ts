@@ -436,15 +436,14 @@ export class BankBrains extends Context.Service<BankBrains, {
               return yield* build(bankId, entry)
             }
             // A file loaded with nothing to catch up applied no write.
-            if (!fromFile || delta.changes.length + delta.added.length > 0) statsOf(bankId).incrementalUpdates++
+            if (!fromFile || delta.changeCount + delta.added.length > 0) statsOf(bankId).incrementalUpdates++
             for (const memory of delta.added) entry.seqMark = Math.max(entry.seqMark, memory.input.seq)
-            const lastChange = delta.changes.at(-1)
-            if (lastChange !== undefined) {
-              entry.changeMark = lastChange.changeSeq
-              yield* pruneChanges(bankId, entry, lastChange.changeSeq)
+            if (delta.lastChangeSeq !== undefined) {
+              entry.changeMark = delta.lastChangeSeq
+              yield* pruneChanges(bankId, entry, delta.lastChangeSeq)
             }
             if (entry.fileMark !== undefined && files !== undefined) {
-              entry.changesSinceFile += delta.changes.length
+              entry.changesSinceFile += delta.changeCount
               // The log kept for the file has grown as long as a catch-up would read: renew the file in a lull (the
               // file's snapshot takes this lock, so not here).
               if (entry.changesSinceFile > bulkChange) {

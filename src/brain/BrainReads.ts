@@ -12,7 +12,6 @@ import type { Fragment, Statement } from "effect/sql/Statement"
 import type { DataVersion } from "./file/BrainFile.ts"
 import type { IndexedMemory } from "./keyword/KeywordIndex.ts"
 import type { ChunkText, MemoryInput } from "./records/MemoryRecords.ts"
-import { changeLogHorizon } from "./ChangeLogMarks.ts"
 
 /** A memory as the brain's reads select it: its record, its lexemes and its embedding (of the current model). */
 interface MemoryRow {
@@ -69,7 +68,10 @@ export interface BuildSinks {
 
 /** What was written since a brain's marks. */
 export interface BrainDelta {
-  readonly changes: ReadonlyArray<{ readonly changeSeq: number; readonly unitId: string }>
+  /** Change-log entries since the mark, and the last one's number (none without entries). */
+  readonly changeCount: number
+  readonly lastChangeSeq: number | undefined
+  /** The memories those entries name, each once. */
   readonly changedIds: ReadonlyArray<string>
   readonly added: ReadonlyArray<ReadMemory>
   /** Changed memories that are still there, read again. */
@@ -123,26 +125,36 @@ const readMemory = (row: MemoryRow): ReadMemory => ({
   }
 })
 
-/** The memories with the entities each names, for the records. */
-const withMentions = (memories: ReadonlyArray<ReadMemory>, mentions: ReadonlyArray<Mention>): Array<ReadMemory> => {
-  const named = new Map<string, Array<string>>()
-  for (const mention of mentions) {
-    const list = named.get(mention.unitId)
-    if (list === undefined) named.set(mention.unitId, [mention.entityId])
-    else list.push(mention.entityId)
+/** A row of the delta's one statement: its summary (once) or one memory with its mentions, links and chunk. */
+interface DeltaRow {
+  readonly changeCount: number | null
+  readonly lastChangeSeq: number | null
+  readonly changedIds: ReadonlyArray<string>
+  readonly addedCount: number
+  readonly prunedBelow: number | null
+  readonly live: number | null
+  readonly isAdded: boolean
+  readonly chunk: readonly [number, string] | null
+  readonly mentions: ReadonlyArray<readonly [string, string]> | null
+  readonly links: ReadonlyArray<readonly [string, string, string, number]> | null
+}
+
+/** A memory's row rather than the summary's (whose memory columns are null). */
+const isMemory = (row: DeltaRow & Partial<MemoryRow>): row is DeltaRow & MemoryRow => row.id != null
+
+/** The memories' links, each once: a link between two of them comes with both. */
+const linksOf = (memories: ReadonlyArray<DeltaRow>): Array<LinkRow> => {
+  const links = new Map<string, LinkRow>()
+  for (const memory of memories) {
+    for (const [fromId, toId, linkType, weight] of memory.links ?? []) {
+      links.set(`${fromId}\u0000${toId}\u0000${linkType}`, { fromId, toId, linkType, weight })
+    }
   }
-  return memories.map((memory) => {
-    const entityIds = named.get(memory.input.id)
-    return entityIds === undefined ? memory : { ...memory, input: { ...memory.input, entityIds } }
-  })
+  return [...links.values()]
 }
 
 export const makeBrainReads = (sql: SqlClient.SqlClient, options: BrainReadsOptions) => {
-  /**
-   * A transaction whose reads all see one moment. Its `BEGIN` says so, rather than a `SET TRANSACTION` after it: one
-   * round trip less for every catch-up, which a retain waits for (on the embedded tier each is a hop to PGlite's
-   * thread and back).
-   */
+  /** A transaction whose reads all see one moment (a build's pages); its `BEGIN` says so, one round trip less. */
   const repeatableRead = <A, E, R>(effect: Effect.Effect<A, E, R>) =>
     sql.withTransaction(effect).pipe(
       Effect.provideService(SqlClient.BeginTransaction, "BEGIN ISOLATION LEVEL REPEATABLE READ")
@@ -153,12 +165,12 @@ export const makeBrainReads = (sql: SqlClient.SqlClient, options: BrainReadsOpti
     : sql`CASE WHEN embedding_model = ${options.vectors.model} AND vector_dims(embedding) = ${options.vectors.dimensions}
         THEN embedding END AS embedding`
 
+  const memoryColumns = sql`id, seq::float8 AS seq, text, fact_type, context, occurred_start, occurred_end,
+    mentioned_at, created_at, document_id, chunk_id, metadata, tags, source_fact_ids, confidence, superseded_by,
+    expires_at, tsvector_to_array(search_text) AS lexemes, ${embedding}`
+
   const memoryRows = (where: Fragment) =>
-    sql<MemoryRow>`
-      SELECT id, seq::float8 AS seq, text, fact_type, context, occurred_start, occurred_end, mentioned_at, created_at,
-        document_id, chunk_id, metadata, tags, source_fact_ids, confidence, superseded_by, expires_at,
-        tsvector_to_array(search_text) AS lexemes, ${embedding}
-      FROM memory_units WHERE ${where} ORDER BY seq`
+    sql<MemoryRow>`SELECT ${memoryColumns} FROM memory_units WHERE ${where} ORDER BY seq`
 
   /**
    * The bank's change mark: its last change-log entry, or just below its horizon when that is higher — a repo
@@ -286,6 +298,12 @@ export const makeBrainReads = (sql: SqlClient.SqlClient, options: BrainReadsOpti
    * `seq`) with the entities they name and their links — every link is written with its newer memory, so the new
    * memories' links are all the new links — and the entity names and chunks they need. None when the log was pruned
    * past the brain (`checkHorizon`) or the change is bulk: the caller rebuilds.
+   *
+   * One statement, so one snapshot without a transaction: a retain waits for its bank's catch-up, and on the embedded
+   * tier each statement (and a transaction's `BEGIN` and `COMMIT`) is a turn at the one session, queued behind every
+   * other bank's work — seven turns when this was a repeatable-read transaction of five reads. The log's summary comes
+   * as one row and each memory as one row with its mentions and links beside it (a `FULL JOIN … ON false` stacks the
+   * two shapes without listing every column twice); a chunk's text comes with the first of its memories.
    */
   const delta = (bankId: string, marks: {
     readonly seqMark: number
@@ -295,56 +313,81 @@ export const makeBrainReads = (sql: SqlClient.SqlClient, options: BrainReadsOpti
     readonly hasChunk: (id: string) => boolean
   }) =>
     Effect.gen(function*() {
+      // One more than the bulk limit: reading that many says "bulk" without reading the rest.
+      const most = options.bulkChange + 1
+      const prunedBelow = marks.checkHorizon
+        ? sql`(SELECT pruned_below::float8 FROM memory_change_horizons WHERE bank_id = ${bankId})`
+        : sql`NULL::float8`
+      const live = marks.countLive
+        ? sql`(SELECT count(*)::float8 FROM memory_units WHERE bank_id = ${bankId})`
+        : sql`NULL::float8`
+      const rows = yield* sql<DeltaRow & Partial<MemoryRow>>`
+        WITH changes AS MATERIALIZED (
+          SELECT change_seq, unit_id FROM memory_unit_changes
+          WHERE bank_id = ${bankId} AND change_seq > ${marks.changeMark}),
+        changed AS MATERIALIZED (SELECT DISTINCT unit_id AS id FROM changes LIMIT ${most}),
+        added AS MATERIALIZED (
+          SELECT id FROM memory_units WHERE bank_id = ${bankId} AND seq > ${marks.seqMark} ORDER BY seq LIMIT ${most}),
+        wanted AS MATERIALIZED (
+          SELECT id, true AS is_added FROM added
+          UNION ALL
+          SELECT u.id, false FROM memory_units u JOIN changed c ON c.id = u.id
+          WHERE u.bank_id = ${bankId} AND u.seq <= ${marks.seqMark}),
+        summary AS (
+          SELECT (SELECT count(*)::int FROM changes) AS change_count,
+            (SELECT max(change_seq)::float8 FROM changes) AS last_change_seq,
+            (SELECT coalesce(array_agg(id), '{}') FROM changed) AS changed_ids,
+            (SELECT count(*)::int FROM added) AS added_count,
+            ${prunedBelow} AS pruned_below, ${live} AS live),
+        memories AS (
+          SELECT m.*,
+            CASE WHEN row_number() OVER (PARTITION BY m.chunk_id ORDER BY m.seq) = 1
+              THEN (SELECT jsonb_build_array(ch.chunk_index, ch.text) FROM chunks ch WHERE ch.id = m.chunk_id)
+            END AS chunk,
+            (SELECT jsonb_agg(jsonb_build_array(ue.entity_id, e.canonical_name))
+              FROM unit_entities ue JOIN entities e ON e.id = ue.entity_id WHERE ue.unit_id = m.id) AS mentions,
+            (SELECT jsonb_agg(jsonb_build_array(l.from_id, l.to_id, l.link_type, l.weight))
+              FROM memory_links l WHERE l.from_id = m.id OR l.to_id = m.id) AS links
+          FROM (SELECT w.is_added, ${memoryColumns} FROM memory_units JOIN wanted w USING (id)) m)
+        SELECT summary.*, memories.* FROM summary FULL JOIN memories ON false
+        ORDER BY memories.seq NULLS FIRST`
+      const summary = rows.find((row) => row.changeCount !== null)!
       // Entries this brain has not applied were pruned (another node's, after this node's mark expired; or those
       // after an older file): read it whole. One process alone never prunes past its own brain.
-      if (marks.checkHorizon && (yield* changeLogHorizon(sql, bankId)) - 1 > marks.changeMark) {
+      if (marks.checkHorizon && (summary.prunedBelow ?? 0) - 1 > marks.changeMark) {
         yield* Effect.logInfo(`the change log of bank ${bankId} was pruned past this brain; rebuilding it`)
         return undefined
       }
-      const changes = yield* sql<{ changeSeq: number; unitId: string }>`
-        SELECT change_seq::float8 AS change_seq, unit_id FROM memory_unit_changes
-        WHERE bank_id = ${bankId} AND change_seq > ${marks.changeMark} ORDER BY change_seq`
-      const addedRows = yield* memoryRows(sql.and([sql`bank_id = ${bankId}`, sql`seq > ${marks.seqMark}`]))
-      const changedIds = [...new Set(changes.map((change) => change.unitId))]
-      if (addedRows.length > options.bulkChange || changedIds.length > options.bulkChange) return undefined
-      const rewrittenRows = changedIds.length === 0
-        ? []
-        : yield* memoryRows(
-          sql.and([sql`bank_id = ${bankId}`, sql`seq <= ${marks.seqMark}`, sql`id IN ${sql.in(changedIds)}`])
-        )
-      const addedIds = addedRows.map((memory) => memory.id)
-      const readIds = [...addedIds, ...rewrittenRows.map((memory) => memory.id)]
-      const links = addedIds.length === 0 ? [] : yield* sql<LinkRow>`
-        SELECT from_id, to_id, link_type, weight FROM memory_links
-        WHERE from_id IN ${sql.in(addedIds)} OR to_id IN ${sql.in(addedIds)}`
-      const rewrittenIds = rewrittenRows.map((memory) => memory.id)
-      const rewrittenLinks = rewrittenIds.length === 0 ? [] : yield* sql<LinkRow>`
-        SELECT from_id, to_id, link_type, weight FROM memory_links
-        WHERE from_id IN ${sql.in(rewrittenIds)} OR to_id IN ${sql.in(rewrittenIds)}`
-      // The mentions with their entities' names, in one statement (one hop less, as above).
-      const mentions = readIds.length === 0 ? [] : yield* sql<Mention & { canonicalName: string }>`
-        SELECT ue.unit_id, ue.entity_id, e.canonical_name FROM unit_entities ue JOIN entities e ON e.id = ue.entity_id
-        WHERE ue.unit_id IN ${sql.in(readIds)}`
-      const names = [...new Map(mentions.map((mention) => [mention.entityId, mention.canonicalName])).entries()]
-      const chunkIds = [...new Set([...addedRows, ...rewrittenRows].map((memory) => memory.chunkId))]
-        .filter((id): id is string => id !== null && !marks.hasChunk(id))
-      const chunks = chunkIds.length === 0 ? [] : yield* sql<{ id: string; chunkIndex: number; text: string }>`
-        SELECT id, chunk_index, text FROM chunks WHERE id IN ${sql.in(chunkIds)}`
-      const live = marks.countLive
-        ? (yield* sql<{ n: number }>`SELECT count(*)::float8 AS n FROM memory_units WHERE bank_id = ${bankId}`)[0]!.n
-        : undefined
+      if (summary.addedCount >= most || summary.changedIds.length >= most) return undefined
+      const memories = rows.filter(isMemory)
+      const addedRows = memories.filter((row) => row.isAdded)
+      const rewrittenRows = memories.filter((row) => !row.isAdded)
+      const names = new Map<string, string>()
+      const chunks: Array<readonly [string, ChunkText]> = []
+      for (const row of memories) {
+        for (const [entityId, name] of row.mentions ?? []) names.set(entityId, name)
+        if (row.chunk !== null && row.chunkId !== null && !marks.hasChunk(row.chunkId)) {
+          chunks.push([row.chunkId, { chunkIndex: row.chunk[0], text: row.chunk[1] }])
+        }
+      }
+      const read = (row: DeltaRow & MemoryRow): ReadMemory => {
+        const memory = readMemory(row)
+        const entityIds = row.mentions?.map(([entityId]) => entityId) ?? []
+        return entityIds.length === 0 ? memory : { ...memory, input: { ...memory.input, entityIds } }
+      }
       return {
-        changes,
-        changedIds,
-        added: withMentions(addedRows.map(readMemory), mentions),
-        rewritten: withMentions(rewrittenRows.map(readMemory), mentions),
-        links,
-        rewrittenLinks,
-        entityNames: names,
-        chunks: chunks.map((row) => [row.id, { chunkIndex: row.chunkIndex, text: row.text }] as const),
-        live
+        changeCount: summary.changeCount!,
+        lastChangeSeq: summary.lastChangeSeq ?? undefined,
+        changedIds: summary.changedIds,
+        added: addedRows.map(read),
+        rewritten: rewrittenRows.map(read),
+        links: linksOf(addedRows),
+        rewrittenLinks: linksOf(rewrittenRows),
+        entityNames: [...names],
+        chunks,
+        live: summary.live ?? undefined
       } satisfies BrainDelta
-    }).pipe(repeatableRead)
+    })
 
   return { build, delta, dataVersion, lastChange, prune }
 }

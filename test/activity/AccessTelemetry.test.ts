@@ -3,11 +3,13 @@
  * request waits for one slice at most; under requests that never pause there is no lull to protect, and a round
  * writes everything due at once instead of one slice per longest wait (which fell behind: 3,000 rows would take
  * 30 waits of half a second, while steady reads make that many every second). A bank's own flush (a sweep's or
- * forget's, a reader of its telemetry) writes that bank's reads only, not another bank's backlog.
+ * forget's, a reader of its telemetry) writes that bank's reads only, not another bank's backlog. A write is one
+ * statement for the events and the memories' counters: on the embedded tier every statement is a turn at the one
+ * session that retains wait for.
  */
 import { assert, layer } from "@effect/vitest"
 import { Context, Duration, Effect, Fiber, Layer } from "effect"
-import { SqlClient } from "effect/sql"
+import { SqlClient, Statement } from "effect/sql"
 import { Foreground } from "../../src/bank/Foreground.ts"
 import { AccessTelemetry } from "../../src/activity/AccessTelemetry.ts"
 import { ok } from "../support/HttpCalls.ts"
@@ -79,6 +81,34 @@ layer(testApp({ backgroundMaxWait: Duration.millis(500) }), { excludeTestService
         yield* telemetry.writeBuffered
         assert.strictEqual(yield* count("hammered"), 3000)
         assert.strictEqual((yield* telemetry.stats).buffered, 0)
+      }).pipe(Effect.scoped))
+
+    it.effect("a write is one statement: the events and the memories' counters together", () =>
+      Effect.gen(function*() {
+        const sql = yield* SqlClient.SqlClient
+        yield* ok("POST", "/v1/default/banks/counted/memories", { items: [{ content: "Ada keeps bees in Lyon." }] })
+        const [memory] = yield* sql<{ id: string }>`SELECT id FROM memory_units WHERE bank_id = 'counted' LIMIT 1`
+        const context = yield* Layer.build(AccessTelemetry.layerWith({ flushDelay: Duration.minutes(10) }))
+        const telemetry = Context.get(context, AccessTelemetry)
+        yield* telemetry.record("counted", [{ type: "memory", id: memory!.id, score: 0.9 }], "recall")
+        yield* telemetry.record("counted", [
+          { type: "memory", id: memory!.id, score: 0.8 },
+          { type: "memory", id: "gone-since-the-read", score: 0.7 }
+        ], "recall")
+        const statements: Array<string> = []
+        yield* telemetry.writeBufferedOf("counted").pipe(
+          Effect.provideService(Statement.CurrentTransformer, (statement) => {
+            statements.push(statement.compile()[0])
+            return Effect.succeed(statement)
+          })
+        )
+        assert.strictEqual(statements.length, 1, statements.join("\n---\n"))
+        const [events] = yield* sql<{ n: number }>`
+          SELECT count(*)::int AS n FROM memory_access_events WHERE bank_id = 'counted'`
+        assert.strictEqual(events!.n, 3)
+        const counts = yield* sql<{ unitId: string; accessCount: number }>`
+          SELECT unit_id, access_count FROM memory_access_counts WHERE bank_id = 'counted'`
+        assert.deepStrictEqual(counts, [{ unitId: memory!.id, accessCount: 2 }])
       }).pipe(Effect.scoped))
   }
 )

@@ -6,7 +6,7 @@
 import { assert, layer } from "@effect/vitest"
 import { Deferred, Effect, Fiber, Option } from "effect"
 import * as fc from "fast-check"
-import { SqlClient } from "effect/sql"
+import { SqlClient, Statement } from "effect/sql"
 import type { Brain } from "../../src/brain/BankBrains.ts"
 import { BankBrains } from "../../src/brain/BankBrains.ts"
 import { Foreground } from "../../src/bank/Foreground.ts"
@@ -270,6 +270,44 @@ layer(testApp(), { excludeTestServices: true })("bank brain", (it) => {
       assert.isTrue(Option.isNone(yield* Effect.timeoutOption(Fiber.join(blocked), "1 second")))
       yield* Deferred.succeed(releaseAgain, undefined)
       assert.isUndefined(Option.getOrThrow(yield* Fiber.join(blocked)).records.row(ids[1]!))
+    }))
+
+  it.effect("a catch-up reads what was written in one statement", () =>
+    Effect.gen(function*() {
+      const server = yield* TestServer
+      const brains = yield* BankBrains
+      const sql = yield* SqlClient.SqlClient
+      const bank = `brain-one-read-${bankNumber++}`
+      const seeded = yield* server.request("POST", `/v1/default/banks/${bank}/memories`, {
+        json: { items: sentences.slice(0, 6).map((content) => ({ content })) }
+      })
+      assert.strictEqual(seeded.status, 200, seeded.text)
+      yield* current(bank)
+      const ids = (yield* sql<{ id: string }>`SELECT id FROM memory_units WHERE bank_id = ${bank} ORDER BY seq`)
+        .map((row) => row.id)
+      // Behind the brain's back: one memory removed, one rewritten (the change log records both); then one added.
+      yield* sql`DELETE FROM memory_units WHERE id = ${ids[0]!}`
+      yield* sql`UPDATE memory_units SET text = 'Caroline moved the support group to Tuesdays.' WHERE id = ${ids[1]!}`
+      const added = yield* server.request("POST", `/v1/default/banks/${bank}/memories`, {
+        json: { items: [{ content: sentences[7]! }] }
+      })
+      assert.strictEqual(added.status, 200, added.text)
+      yield* sql`UPDATE memory_units SET text = 'Caroline moved the support group to Fridays.' WHERE id = ${ids[2]!}`
+
+      // The catch-up's own reads; pruning the log it has applied is a write of its own, in the background.
+      const reads: Array<string> = []
+      yield* brains.applyWrite(bank).pipe(
+        Effect.provideService(Statement.CurrentTransformer, (statement) => {
+          const [text] = statement.compile()
+          if (!text.includes("DELETE FROM memory_unit_changes")) reads.push(text)
+          return Effect.succeed(statement)
+        })
+      )
+      assert.strictEqual(reads.length, 1, reads.join("\n---\n"))
+      const brain = yield* current(bank)
+      assert.isUndefined(brain.records.row(ids[0]!))
+      assert.include(brain.records.row(ids[2]!)!.text, "Fridays")
+      assert.deepStrictEqual(answers(brain), answers(yield* fresh(bank)))
     }))
 
   it.effect("a bulk write its writer applies: the writer does not wait for the rebuild, reads keep the brain until it is done", () =>
