@@ -2,8 +2,9 @@
  * The runtime under agents' workload: 50 closed-loop clients over loopback HTTP against `node src/main.ts` (recall
  * only, retain only, mixed 80/20 with observations on, retain with observations on), write→read pairs, retain
  * latency by bank size, idle CPU and resident memory, on banks of 10k and 100k synthetic memories seeded directly
- * (plus 1k); targets are ratios measured in the same run. Rerun: `node bench/load.ts [--quick] [--seconds 20]
- * [--sizes 10000,100000] [--pg <url>] [--pg-only] [--server-args "FLAGS"]` (PostgreSQL as well with `--pg` or
+ * (plus 1k); targets are ratios measured in the same run. It also reports the server's CPU per request in the
+ * recall-only and mixed cases, and what a mixed-case retain costs in recalls: with the cores busy, throughput follows
+ * it. Rerun: `node bench/load.ts [--quick] [--seconds 20] [--sizes 10000,100000] [--pg <url>] [--pg-only] [--server-args "FLAGS"]` (PostgreSQL as well with `--pg` or
  * ENGRAM_BENCH_DATABASE_URL, or only PostgreSQL with `--pg-only`; `--server-args` passes Node flags to every server it
  * starts, e.g. `"--cpu-prof --cpu-prof-dir=DIR"`).
  */
@@ -246,8 +247,15 @@ const runBackend = async (backend: Backend) => {
 
 const measureBackend = async (backend: Backend, datasets: Awaited<ReturnType<typeof prepareDatasets>>) => {
   const load = { clients: settings.clients, seconds: settings.seconds, warmup: settings.warmup }
-  const loadOn = async (server: Server, next: () => Call) => {
-    const result = await closedLoop(server.url, load, next)
+  /** Server CPU (and, on PostgreSQL, the database's) per request of each case's measured window, in ms. */
+  const cpuPerRequest = new Map<string, number>()
+  const loadOn = async (server: Server, next: () => Call, label?: string) => {
+    await closedLoop(server.url, { ...load, seconds: load.warmup, warmup: 0 }, next)
+    const cpu0 = cpuSeconds(server.pid) + (backend.url === undefined ? 0 : postgresCpuSeconds())
+    const result = await closedLoop(server.url, { ...load, warmup: 0 }, next)
+    const cpu = cpuSeconds(server.pid) + (backend.url === undefined ? 0 : postgresCpuSeconds()) - cpu0
+    const completed = [...result.byKind.values()].reduce((sum, samples) => sum + samples.completed, 0)
+    if (label !== undefined && completed > 0) cpuPerRequest.set(label, (cpu * 1000) / completed)
     for (const samples of result.byKind.values()) failedCalls += samples.errors
     return result
   }
@@ -268,7 +276,7 @@ const measureBackend = async (backend: Backend, datasets: Awaited<ReturnType<typ
     pairResults.set(mainSize, pair)
     log("recall only")
     const rng = random(31)
-    const recallOnly = await loadOn(server, () => recallCall(rng))
+    const recallOnly = await loadOn(server, () => recallCall(rng), "recall only")
     log("retain only")
     const retainOnly = await loadOn(server, retainCalls(mainSize + 10_000))
     await settle(server, false)
@@ -287,7 +295,7 @@ const measureBackend = async (backend: Backend, datasets: Awaited<ReturnType<typ
     log("mixed")
     const rng = random(37)
     const nextRetain = retainCalls(mainSize + 10_000)
-    const mixed = await loadOn(server, () => rng() < 0.2 ? nextRetain() : recallCall(rng))
+    const mixed = await loadOn(server, () => rng() < 0.2 ? nextRetain() : recallCall(rng), "mixed")
     const caughtUp = await settle(server, true)
     return { mixed, caughtUp }
   })
@@ -361,6 +369,19 @@ const measureBackend = async (backend: Backend, datasets: Awaited<ReturnType<typ
   }
   const caught = (seconds: number | null) =>
     seconds === null ? `not within ${settings.settleSeconds} s` : `${seconds.toFixed(1)} s`
+  // Fifty clients keep the cores busy (the load client shares them on one machine), so throughput follows CPU per
+  // request: mixed reaches 0.9 × recall-only only when its retains cost at most (1 / 0.9 − 0.8) / 0.2 = 1.56 recalls.
+  const recallCpu = cpuPerRequest.get("recall only")
+  const mixedCpu = cpuPerRequest.get("mixed")
+  if (recallCpu !== undefined && mixedCpu !== undefined) {
+    const retainCpu = (mixedCpu - 0.8 * recallCpu) / 0.2
+    resources.push([
+      "CPU per request, recall only / mixed 80/20 (server" + (backend.url === undefined ? ")" : " + postgres)"),
+      `${recallCpu.toFixed(1)} / ${mixedCpu.toFixed(1)} ms; so a mixed-case retain ≈ ${retainCpu.toFixed(1)} ms = ${
+        (retainCpu / recallCpu).toFixed(2)
+      } recalls`
+    ])
+  }
   resources.push(["consolidation caught up after case 3", caught(s2.caughtUp)])
   resources.push(["consolidation caught up after case 4", caught(s3.caughtUp)])
 
