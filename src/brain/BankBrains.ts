@@ -67,6 +67,12 @@ export interface BankBrainsOptions {
    */
   readonly bulkChange?: number
   /**
+   * One process prunes a bank's change log once it has applied this many of the bank's entries since the last prune,
+   * or this long after it (default 512 entries or 10 seconds): entries left a while cost nothing, since a catch-up reads past
+   * its mark by index, while a prune after every catch-up was a statement of its own each time.
+   */
+  readonly pruneEvery?: { readonly entries: number; readonly millis: number }
+  /**
    * Rows a build reads per round trip. Default 500 memories (each with its text, fields and vector, decoded and indexed
    * on the event loop in one piece per page: with 2,000, /health waited up to 190 ms during a cold 100k build in
    * bench/isolation.ts) and 10,000 links (about 0.5 MB on the wire): pages this
@@ -156,6 +162,9 @@ interface Entry {
   fileMark: number | undefined
   /** Change-log entries applied since the file was written: past `bulkChange`, the file is renewed. */
   changesSinceFile: number
+  /** Change-log entries applied since this process last pruned the bank's log, and when it did (`pruneChanges`). */
+  changesSincePrune: number
+  prunedAt: number
   /** Bumped by every committed write: a catch-up that started before the bump leaves the brain marked stale. */
   version: number
   appliedVersion: number
@@ -257,6 +266,7 @@ export class BankBrains extends Context.Service<BankBrains, {
         const timeToLive = Duration.toMillis(options.idleTimeToLive ?? Duration.minutes(5))
         const share = options.compactShare ?? 0.25
         const bulkChange = options.bulkChange ?? 5_000
+        const pruneEvery = options.pruneEvery ?? { entries: 512, millis: 10_000 }
         const pageRows = options.pageRows ?? { memories: 500, links: 10_000 }
         const entries = new Map<string, Entry>()
         const scope = yield* Effect.scope
@@ -304,14 +314,24 @@ export class BankBrains extends Context.Service<BankBrains, {
          * one, whose `change_seq` is part of the bank's data version (a `.brain` file is stamped with it), and those
          * after the kept file's mark. With a shared database, only below every live node's mark.
          */
-        const pruneChanges = (bankId: string, entry: Entry, upTo: number) => {
-          const below = entry.fileMark === undefined ? upTo : Math.min(upTo, entry.fileMark)
-          return (marks === undefined ? reads.prune(bankId, below) : marks.record(bankId, below)).pipe(
-            Effect.catch((error) => Effect.logWarning("could not prune the memory change log", error)),
-            Effect.forkIn(scope),
-            Effect.asVoid
-          )
-        }
+        const pruneChanges = (bankId: string, entry: Entry, upTo: number, applied: number) =>
+          Effect.gen(function*() {
+            const below = entry.fileMark === undefined ? upTo : Math.min(upTo, entry.fileMark)
+            entry.changesSincePrune += applied
+            if (marks === undefined) {
+              // In batches (`pruneEvery`): a prune after every catch-up cost 6 ms of PGlite's thread each time, about
+              // a tenth of its work with one client retaining and observations on.
+              const now = yield* Clock.currentTimeMillis
+              if (entry.changesSincePrune < pruneEvery.entries && now - entry.prunedAt < pruneEvery.millis) return
+              entry.changesSincePrune = 0
+              entry.prunedAt = now
+            }
+            // With a shared log, the mark is this node's word on how far it has applied: recorded every time.
+            yield* (marks === undefined ? reads.prune(bankId, below) : marks.record(bankId, below)).pipe(
+              Effect.catch((error) => Effect.logWarning("could not prune the memory change log", error)),
+              Effect.forkIn(scope)
+            )
+          })
 
         /** The whole brain from the tables (see `BrainReads.build`). */
         const build = (bankId: string, entry: Entry) =>
@@ -357,9 +377,12 @@ export class BankBrains extends Context.Service<BankBrains, {
               edges: snapshot.edgeCount,
               buildMillis: snapshot.buildMillis
             })
-            // With a shared log even an empty mark is recorded, so other nodes do not prune past this brain.
+            // With a shared log even an empty mark is recorded, so other nodes do not prune past this brain. A build
+            // is rare: it prunes at once.
             entry.fileMark = undefined
-            if (changeMark > 0 || marks !== undefined) yield* pruneChanges(bankId, entry, changeMark)
+            if (changeMark > 0 || marks !== undefined) {
+              yield* pruneChanges(bankId, entry, changeMark, Number.POSITIVE_INFINITY)
+            }
           }).pipe(Effect.withSpan("BankBrains.build", { attributes: { bankId } }))
 
         /**
@@ -440,7 +463,7 @@ export class BankBrains extends Context.Service<BankBrains, {
             for (const memory of delta.added) entry.seqMark = Math.max(entry.seqMark, memory.input.seq)
             if (delta.lastChangeSeq !== undefined) {
               entry.changeMark = delta.lastChangeSeq
-              yield* pruneChanges(bankId, entry, delta.lastChangeSeq)
+              yield* pruneChanges(bankId, entry, delta.lastChangeSeq, delta.changeCount)
             }
             if (entry.fileMark !== undefined && files !== undefined) {
               entry.changesSinceFile += delta.changeCount
@@ -510,6 +533,8 @@ export class BankBrains extends Context.Service<BankBrains, {
               seqMark: 0,
               changeMark: 0,
               fileMark: undefined,
+              changesSincePrune: 0,
+              prunedAt: 0,
               changesSinceFile: 0,
               version: 0,
               appliedVersion: 0,

@@ -310,6 +310,42 @@ layer(testApp(), { excludeTestServices: true })("bank brain", (it) => {
       assert.deepStrictEqual(answers(brain), answers(yield* fresh(bank)))
     }))
 
+  it.effect("one process prunes the change log in batches, not after every catch-up", () =>
+    Effect.gen(function*() {
+      const server = yield* TestServer
+      const sql = yield* SqlClient.SqlClient
+      const bank = `brain-prune-${bankNumber++}`
+      const seeded = yield* server.request("POST", `/v1/default/banks/${bank}/memories`, {
+        json: { items: sentences.slice(0, 8).map((content) => ({ content })) }
+      })
+      assert.strictEqual(seeded.status, 200, seeded.text)
+      const ids = (yield* sql<{ id: string }>`SELECT id FROM memory_units WHERE bank_id = ${bank} ORDER BY seq`)
+        .map((row) => row.id)
+      const logged = Effect.map(
+        sql<{ n: number }>`SELECT count(*)::int AS n FROM memory_unit_changes WHERE bank_id = ${bank}`,
+        (rows) => rows[0]!.n
+      )
+      const check = Effect.gen(function*() {
+        const brains = yield* BankBrains
+        yield* current(bank)
+        const removeAndCatchUp = (id: string) =>
+          Effect.gen(function*() {
+            yield* sql`DELETE FROM memory_units WHERE id = ${id}`
+            yield* brains.changed(bank)
+            yield* current(bank)
+          })
+        // The first catch-up prunes (below its own last entry, which stays); the next two leave theirs.
+        for (const id of ids.slice(0, 3)) yield* removeAndCatchUp(id)
+        yield* Effect.sleep("300 millis")
+        assert.strictEqual(yield* logged, 3, "pruned after a catch-up that was not the batch's")
+        // The log has moved three entries past the last prune: the next catch-up prunes all but its last.
+        yield* removeAndCatchUp(ids[3]!)
+        yield* eventually(logged, (n) => n === 1)
+        assert.deepStrictEqual(answers(yield* current(bank)), answers(yield* fresh(bank)))
+      })
+      yield* check.pipe(Effect.provide(BankBrains.layerWith({ pruneEvery: { entries: 3, millis: 3_600_000 } })))
+    }))
+
   it.effect("a bulk write its writer applies: the writer does not wait for the rebuild, reads keep the brain until it is done", () =>
     Effect.gen(function*() {
       const server = yield* TestServer
