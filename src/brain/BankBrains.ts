@@ -67,9 +67,9 @@ export interface BankBrainsOptions {
    */
   readonly bulkChange?: number
   /**
-   * One process prunes a bank's change log once it has applied this many of the bank's entries since the last prune,
-   * or this long after it (default 512 entries or 10 seconds): entries left a while cost nothing, since a catch-up reads past
-   * its mark by index, while a prune after every catch-up was a statement of its own each time.
+   * One process prunes a bank's change log once it has applied this many of the bank's entries since the last
+   * prune, or this long after it (default 512 entries or 10 seconds): entries left a while cost nothing, since a
+   * catch-up reads past its mark by index, while a prune after every catch-up was a statement of its own each time.
    */
   readonly pruneEvery?: { readonly entries: number; readonly millis: number }
   /**

@@ -91,6 +91,21 @@ const fresh = (bankId: string) =>
 
 let bankNumber = 0
 
+/** A bank of the first `count` sentences, retained over HTTP, and its memories' ids in retain order. */
+const seeded = (prefix: string, count: number) =>
+  Effect.gen(function*() {
+    const server = yield* TestServer
+    const sql = yield* SqlClient.SqlClient
+    const bank = `${prefix}-${bankNumber++}`
+    const retained = yield* server.request("POST", `/v1/default/banks/${bank}/memories`, {
+      json: { items: sentences.slice(0, count).map((content) => ({ content })) }
+    })
+    assert.strictEqual(retained.status, 200, retained.text)
+    const ids = (yield* sql<{ id: string }>`SELECT id FROM memory_units WHERE bank_id = ${bank} ORDER BY seq`)
+      .map((row) => row.id)
+    return { bank, ids }
+  })
+
 layer(testApp(), { excludeTestServices: true })("bank brain", (it) => {
   it.effect(
     "kept current by deltas, answers exactly as a fresh build after any sequence of writes",
@@ -217,17 +232,10 @@ layer(testApp(), { excludeTestServices: true })("bank brain", (it) => {
 
   it.effect("a write its writer applies: reads keep the brain while the catch-up waits for the database, then see it", () =>
     Effect.gen(function*() {
-      const server = yield* TestServer
       const brains = yield* BankBrains
       const sql = yield* SqlClient.SqlClient
-      const bank = `brain-apply-${bankNumber++}`
-      const seeded = yield* server.request("POST", `/v1/default/banks/${bank}/memories`, {
-        json: { items: sentences.slice(0, 6).map((content) => ({ content })) }
-      })
-      assert.strictEqual(seeded.status, 200, seeded.text)
+      const { bank, ids } = yield* seeded("brain-apply", 6)
       yield* current(bank)
-      const ids = (yield* sql<{ id: string }>`SELECT id FROM memory_units WHERE bank_id = ${bank} ORDER BY seq`)
-        .map((row) => row.id)
 
       /**
        * Deletes a memory behind the brain's back (the change log records it), then holds the change log locked in a
@@ -277,14 +285,8 @@ layer(testApp(), { excludeTestServices: true })("bank brain", (it) => {
       const server = yield* TestServer
       const brains = yield* BankBrains
       const sql = yield* SqlClient.SqlClient
-      const bank = `brain-one-read-${bankNumber++}`
-      const seeded = yield* server.request("POST", `/v1/default/banks/${bank}/memories`, {
-        json: { items: sentences.slice(0, 6).map((content) => ({ content })) }
-      })
-      assert.strictEqual(seeded.status, 200, seeded.text)
+      const { bank, ids } = yield* seeded("brain-one-read", 6)
       yield* current(bank)
-      const ids = (yield* sql<{ id: string }>`SELECT id FROM memory_units WHERE bank_id = ${bank} ORDER BY seq`)
-        .map((row) => row.id)
       // Behind the brain's back: one memory removed, one rewritten (the change log records both); then one added.
       yield* sql`DELETE FROM memory_units WHERE id = ${ids[0]!}`
       yield* sql`UPDATE memory_units SET text = 'Caroline moved the support group to Tuesdays.' WHERE id = ${ids[1]!}`
@@ -312,15 +314,8 @@ layer(testApp(), { excludeTestServices: true })("bank brain", (it) => {
 
   it.effect("one process prunes the change log in batches, not after every catch-up", () =>
     Effect.gen(function*() {
-      const server = yield* TestServer
       const sql = yield* SqlClient.SqlClient
-      const bank = `brain-prune-${bankNumber++}`
-      const seeded = yield* server.request("POST", `/v1/default/banks/${bank}/memories`, {
-        json: { items: sentences.slice(0, 8).map((content) => ({ content })) }
-      })
-      assert.strictEqual(seeded.status, 200, seeded.text)
-      const ids = (yield* sql<{ id: string }>`SELECT id FROM memory_units WHERE bank_id = ${bank} ORDER BY seq`)
-        .map((row) => row.id)
+      const { bank, ids } = yield* seeded("brain-prune", 8)
       const logged = Effect.map(
         sql<{ n: number }>`SELECT count(*)::int AS n FROM memory_unit_changes WHERE bank_id = ${bank}`,
         (rows) => rows[0]!.n
