@@ -4,9 +4,9 @@
  * latency by bank size, idle CPU and resident memory, on banks of 10k and 100k synthetic memories seeded directly
  * (plus 1k); targets are ratios measured in the same run. It also reports the server's CPU per request in the
  * recall-only and mixed cases, and what a mixed-case retain costs in recalls: with the cores busy, throughput follows
- * it. Rerun: `node bench/load.ts [--quick] [--seconds 20] [--sizes 10000,100000] [--pg <url>] [--pg-only] [--server-args "FLAGS"]` (PostgreSQL as well with `--pg` or
- * ENGRAM_BENCH_DATABASE_URL, or only PostgreSQL with `--pg-only`; `--server-args` passes Node flags to every server it
- * starts, e.g. `"--cpu-prof --cpu-prof-dir=DIR"`).
+ * it. Rerun: `node bench/load.ts [--quick] [--seconds 20] [--sizes 10000,100000] [--pg <url>] [--pg-only]
+ * [--server-args "FLAGS"]` (PostgreSQL as well with `--pg` or ENGRAM_BENCH_DATABASE_URL, or only PostgreSQL with
+ * `--pg-only`; `--server-args` passes Node flags to every server it starts, e.g. `"--cpu-prof --cpu-prof-dir=DIR"`).
  */
 import { execFileSync } from "node:child_process"
 import { cpus, loadavg, tmpdir } from "node:os"
@@ -188,13 +188,23 @@ const retainLatency = (server: Server, from: number) => {
  */
 const idleGraceSeconds = 20
 
-const cpuSince = (server: Server, backend: Backend) => {
+/** CPU seconds used from now on: the server's, and PostgreSQL's processes' (none on PGlite). */
+const cpuSecondsSince = (server: Server, backend: Backend) => {
   const server0 = cpuSeconds(server.pid)
   const pg0 = backend.url === undefined ? 0 : postgresCpuSeconds()
-  return (seconds: number) => ({
-    server: (cpuSeconds(server.pid) - server0) / seconds * 100,
-    postgres: backend.url === undefined ? null : (postgresCpuSeconds() - pg0) / seconds * 100
+  return () => ({
+    server: cpuSeconds(server.pid) - server0,
+    postgres: backend.url === undefined ? null : postgresCpuSeconds() - pg0
   })
+}
+
+/** CPU used from now on, in % of one core over `seconds`. */
+const cpuSince = (server: Server, backend: Backend) => {
+  const used = cpuSecondsSince(server, backend)
+  return (seconds: number) => {
+    const { postgres, server: own } = used()
+    return { server: own / seconds * 100, postgres: postgres === null ? null : postgres / seconds * 100 }
+  }
 }
 
 /**
@@ -251,9 +261,10 @@ const measureBackend = async (backend: Backend, datasets: Awaited<ReturnType<typ
   const cpuPerRequest = new Map<string, number>()
   const loadOn = async (server: Server, next: () => Call, label?: string) => {
     await closedLoop(server.url, { ...load, seconds: load.warmup, warmup: 0 }, next)
-    const cpu0 = cpuSeconds(server.pid) + (backend.url === undefined ? 0 : postgresCpuSeconds())
+    const used = cpuSecondsSince(server, backend)
     const result = await closedLoop(server.url, { ...load, warmup: 0 }, next)
-    const cpu = cpuSeconds(server.pid) + (backend.url === undefined ? 0 : postgresCpuSeconds()) - cpu0
+    const { postgres, server: own } = used()
+    const cpu = own + (postgres ?? 0)
     const completed = [...result.byKind.values()].reduce((sum, samples) => sum + samples.completed, 0)
     if (label !== undefined && completed > 0) cpuPerRequest.set(label, (cpu * 1000) / completed)
     for (const samples of result.byKind.values()) failedCalls += samples.errors

@@ -100,7 +100,7 @@ export interface BrainReadsOptions {
 
 const millis = (date: Date | null): number | null => (date === null ? null : date.getTime())
 
-const readMemory = (row: MemoryRow): ReadMemory => ({
+const readMemory = (row: MemoryRow, entityIds: ReadonlyArray<string> = []): ReadMemory => ({
   indexed: { id: row.id, seq: row.seq, factType: row.factType, tags: row.tags ?? [], lexemes: row.lexemes ?? [] },
   input: {
     id: row.id,
@@ -120,7 +120,7 @@ const readMemory = (row: MemoryRow): ReadMemory => ({
     confidence: row.confidence,
     supersededBy: row.supersededBy,
     expiresAt: millis(row.expiresAt),
-    entityIds: [],
+    entityIds,
     embedding: row.embedding
   }
 })
@@ -247,7 +247,7 @@ export const makeBrainReads = (sql: SqlClient.SqlClient, options: BrainReadsOpti
         memoryRows(sql`bank_id = ${bankId}`),
         options.pageRows.memories,
         identity,
-        (rows) => sinks.memories(rows.map(readMemory))
+        (rows) => sinks.memories(rows.map((row) => readMemory(row)))
       )
       // Both sides of this join are the whole bank's rows: a hash join. Without this, a bank the planner has no
       // statistics for (a branch's read copy, a fork, a bank just filled in one transaction) was estimated at a
@@ -370,11 +370,7 @@ export const makeBrainReads = (sql: SqlClient.SqlClient, options: BrainReadsOpti
           chunks.push([row.chunkId, { chunkIndex: row.chunk[0], text: row.chunk[1] }])
         }
       }
-      const read = (row: DeltaRow & MemoryRow): ReadMemory => {
-        const memory = readMemory(row)
-        const entityIds = row.mentions?.map(([entityId]) => entityId) ?? []
-        return entityIds.length === 0 ? memory : { ...memory, input: { ...memory.input, entityIds } }
-      }
+      const read = (row: DeltaRow & MemoryRow) => readMemory(row, row.mentions?.map(([entityId]) => entityId))
       return {
         changeCount: summary.changeCount!,
         lastChangeSeq: summary.lastChangeSeq ?? undefined,

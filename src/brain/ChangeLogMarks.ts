@@ -17,11 +17,6 @@ export interface SharedChangeLog {
   readonly renewEvery?: Duration.Input
 }
 
-/** How far the bank's log was pruned: entries below it may be gone. Read inside the catch-up's transaction. */
-export const changeLogHorizon = (sql: SqlClient.SqlClient, bankId: string) =>
-  sql<{ prunedBelow: number }>`SELECT pruned_below::float8 AS pruned_below FROM memory_change_horizons
-    WHERE bank_id = ${bankId}`.pipe(Effect.map((rows) => rows[0]?.prunedBelow ?? 0))
-
 export const makeChangeLogMarks = (sql: SqlClient.SqlClient, shared: SharedChangeLog) => {
   const timeToLive = `${Duration.toMillis(shared.markTimeToLive ?? Duration.minutes(2))} milliseconds`
   const node = shared.nodeId
