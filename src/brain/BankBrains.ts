@@ -28,6 +28,7 @@ import {
   Semaphore
 } from "effect"
 import { SqlClient } from "effect/sql"
+import type { SqlError } from "effect/sql/SqlError"
 import { GraphSnapshot, type GraphSnapshotBuilder } from "./graph/GraphSnapshot.ts"
 import { LiveGraph } from "./graph/LiveGraph.ts"
 import { KeywordIndex } from "./keyword/KeywordIndex.ts"
@@ -38,7 +39,7 @@ import { EngramConfig } from "../config/EngramConfig.ts"
 import { Embeddings, modelKey } from "../models/Embeddings.ts"
 import { type Brain, brainBytes, compactingBrain, wantsCompaction } from "./Brain.ts"
 import { runSliced } from "./Sliced.ts"
-import { makeBrainReads } from "./BrainReads.ts"
+import { type BrainDelta, makeBrainReads } from "./BrainReads.ts"
 import { MemoryRecords } from "./records/MemoryRecords.ts"
 import { makeChangeLogMarks, type SharedChangeLog } from "./ChangeLogMarks.ts"
 import { BrainBreaker, BrainFaults, type BrainStats, type BreakerState, emptyStats } from "./BrainBreaker.ts"
@@ -188,6 +189,18 @@ interface Entry {
   readonly lock: Semaphore.Semaphore
 }
 
+/**
+ * What a writer's commit will add to the bank's brain, read by `deltaOfWrite` inside its transaction: the brain and
+ * the marks it was read from, and the bank's write count then. Opaque to the writer, which hands it to `applyWrite`.
+ */
+export interface WriteDelta {
+  readonly brain: Brain
+  readonly seqMark: number
+  readonly changeMark: number
+  readonly version: number
+  readonly delta: BrainDelta
+}
+
 /** What a deletion does to a bank's kept `.brain` file (see `updateKeptFile`). */
 export type KeptFileUpdate = "rewrite" | "drop"
 
@@ -201,7 +214,15 @@ export class BankBrains extends Context.Service<BankBrains, {
    * write yet. For the writes on a request's path (a retain), so that fifty clients' recalls do not
    * each wait for the database session behind the retains' statements.
    */
-  readonly applyWrite: (bankId: string) => Effect.Effect<void>
+  readonly applyWrite: (bankId: string, written?: WriteDelta) => Effect.Effect<void>
+  /**
+   * For a writer's transaction, after its last write and before its commit: reads what the commit will add to the
+   * bank's brain, in the transaction (so it sees the writer's own rows and holds no second turn at the database), for
+   * `applyWrite` to apply after the commit without a read of its own. None, and no statement, when the bank has no
+   * brain loaded or it is being rebuilt; none when the write is bulk (then `applyWrite` rebuilds, as without it).
+   * `applyWrite` falls back to its own read when the brain moved meanwhile (another write's catch-up, a rebuild).
+   */
+  readonly deltaOfWrite: (bankId: string) => Effect.Effect<WriteDelta | undefined, SqlError>
   /** Releases the bank's brain (its actor passivated, or the bank was deleted). */
   readonly drop: (bankId: string) => Effect.Effect<void>
   /** Releases the bank's brain; the next read builds it from the tables, not from its kept file. */
@@ -417,17 +438,22 @@ export class BankBrains extends Context.Service<BankBrains, {
           bankId: string,
           entry: Entry,
           brain: Brain,
-          options?: { readonly fromFile?: boolean; readonly onRebuild?: (() => void) | undefined }
+          options?: {
+            readonly fromFile?: boolean
+            readonly onRebuild?: (() => void) | undefined
+            /** Read already, from the brain's current marks (`deltaOfWrite`). */
+            readonly delta?: BrainDelta | undefined
+          }
         ) =>
           Effect.gen(function*() {
             const fromFile = options?.fromFile === true
-            const delta = yield* reads.delta(bankId, {
+            const delta = options?.delta ?? (yield* reads.delta(bankId, {
               seqMark: entry.seqMark,
               changeMark: entry.changeMark,
               checkHorizon: marks !== undefined || fromFile,
               countLive: fromFile,
               hasChunk: (id) => brain.records.hasChunk(id)
-            })
+            }))
             if (delta === undefined) {
               // Readers keep the brain they have meanwhile (see `available`): a rebuild is never on a request's path.
               entry.rebuilding = true
@@ -640,11 +666,16 @@ export class BankBrains extends Context.Service<BankBrains, {
          * needs a loaded brain, which a closed breaker built. `onRebuild` is called when the catch-up turns out to be
          * a rebuild, once reads keep the brain as it was until that is done.
          */
-        const refreshOrFail = (bankId: string, entry: Entry, onRebuild?: () => void) =>
+        const refreshOrFail = (bankId: string, entry: Entry, onRebuild?: () => void, written?: WriteDelta) =>
           entry.lock.withPermit(Effect.gen(function*() {
             const version = entry.version
             if (entry.brain === undefined) yield* coldStart(bankId, entry)
-            else if (entry.appliedVersion !== version) yield* catchUp(bankId, entry, entry.brain, { onRebuild })
+            else if (entry.appliedVersion !== version && written !== undefined && readFrom(entry, written)) {
+              yield* catchUp(bankId, entry, entry.brain, { onRebuild, delta: written.delta })
+              // The delta holds every write counted before it was read, and the writer's own (one count since): with
+              // no other count since, the brain is current; else what the others wrote is read as after `changed`.
+              if (version !== written.version + 1) yield* catchUp(bankId, entry, entry.brain, { onRebuild })
+            } else if (entry.appliedVersion !== version) yield* catchUp(bankId, entry, entry.brain, { onRebuild })
             entry.appliedVersion = version
             yield* indexInBackground(bankId, entry)
             return entry.brain!
@@ -812,6 +843,29 @@ export class BankBrains extends Context.Service<BankBrains, {
           Effect.logWarning("could not apply a write to the bank's brain", cause)
 
         /** A committed write moves the bank's generation and its brain's version: the entry, when there is one. */
+        /** The writer's delta was read from the brain as it still is: nothing was applied or rebuilt since. */
+        const readFrom = (entry: Entry, written: WriteDelta) =>
+          entry.brain === written.brain && !entry.rebuilding && entry.seqMark === written.seqMark &&
+          entry.changeMark === written.changeMark
+
+        const deltaOfWrite = (bankId: string) =>
+          Effect.suspend(() => {
+            const entry = entries.get(bankId)
+            const brain = entry?.brain
+            if (entry === undefined || brain === undefined || entry.rebuilding) return Effect.succeed(undefined)
+            const taken = { brain, seqMark: entry.seqMark, changeMark: entry.changeMark, version: entry.version }
+            return reads.delta(bankId, {
+              seqMark: taken.seqMark,
+              changeMark: taken.changeMark,
+              checkHorizon: marks !== undefined,
+              countLive: false,
+              hasChunk: (id) => brain.records.hasChunk(id)
+            }).pipe(
+              Effect.map((delta): WriteDelta | undefined => delta === undefined ? undefined : { ...taken, delta }),
+              Effect.withSpan("BankBrains.deltaOfWrite", { attributes: { bankId } })
+            )
+          })
+
         const countWrite = (bankId: string) => {
           bump(bankId)
           const entry = entries.get(bankId)
@@ -832,7 +886,7 @@ export class BankBrains extends Context.Service<BankBrains, {
             )
           })
 
-        const applyWrite = (bankId: string) =>
+        const applyWrite = (bankId: string, written?: WriteDelta) =>
           Effect.suspend(() => {
             const entry = countWrite(bankId)
             if (entry === undefined) return Effect.void
@@ -844,7 +898,7 @@ export class BankBrains extends Context.Service<BankBrains, {
             // as it was until the rebuild is done, as after `changed`, and the writer does not wait for a whole build.
             const settled = Deferred.makeUnsafe<void>()
             const settle = () => void Deferred.doneUnsafe(settled, Exit.void)
-            return refreshOrFail(bankId, entry, settle).pipe(
+            return refreshOrFail(bankId, entry, settle, written).pipe(
               Effect.onExit((exit) =>
                 Effect.sync(() => {
                   if (Exit.isFailure(exit)) entry.owedVersion = Math.max(entry.owedVersion, version)
@@ -895,6 +949,7 @@ export class BankBrains extends Context.Service<BankBrains, {
         return BankBrains.of({
           changed,
           applyWrite,
+          deltaOfWrite,
           drop: (bankId) =>
             Effect.sync(() => {
               bump(bankId)

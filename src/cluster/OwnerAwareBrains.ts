@@ -16,7 +16,7 @@ export const OwnerAwareBrains = Layer.effect(
     return BankBrains.of({
       ...brains,
       changed: (bankId) => Effect.andThen(brains.changed(bankId), node.changedHere(bankId)),
-      applyWrite: (bankId) => Effect.andThen(brains.applyWrite(bankId), node.changedHere(bankId))
+      applyWrite: (bankId, written) => Effect.andThen(brains.applyWrite(bankId, written), node.changedHere(bankId))
     })
   })
 )

@@ -4,13 +4,14 @@
  * incrementally maintained graph and keyword index answer exactly as a fresh build, and so does recall.
  */
 import { assert, layer } from "@effect/vitest"
-import { Deferred, Effect, Fiber, Option } from "effect"
+import { Context, Deferred, Effect, Fiber, Option } from "effect"
 import * as fc from "fast-check"
 import { SqlClient, Statement } from "effect/sql"
-import type { Brain } from "../../src/brain/BankBrains.ts"
+import type { Brain, WriteDelta } from "../../src/brain/BankBrains.ts"
 import { BankBrains } from "../../src/brain/BankBrains.ts"
 import { Foreground } from "../../src/bank/Foreground.ts"
 import { MemoryUnits } from "../../src/memory/MemoryUnits.ts"
+import { Retain } from "../../src/memory/retain/Retain.ts"
 import { spread } from "../../src/brain/graph/SpreadingActivation.ts"
 import { graphSpreadOptions } from "../../src/memory/recall/GraphRecall.ts"
 import { eventually } from "../support/Eventually.ts"
@@ -310,6 +311,64 @@ layer(testApp(), { excludeTestServices: true })("bank brain", (it) => {
       assert.isUndefined(brain.records.row(ids[0]!))
       assert.include(brain.records.row(ids[2]!)!.text, "Fridays")
       assert.deepStrictEqual(answers(brain), answers(yield* fresh(bank)))
+    }))
+
+  it.effect("a writer's delta read in its transaction is applied with no read, or read again if the brain moved", () =>
+    Effect.gen(function*() {
+      const brains = yield* BankBrains
+      const sql = yield* SqlClient.SqlClient
+      const { bank, ids } = yield* seeded("brain-write-delta", 6)
+      yield* current(bank)
+      const rewriteAndRead = (id: string, text: string) =>
+        sql`UPDATE memory_units SET text = ${text} WHERE id = ${id}`.pipe(
+          Effect.andThen(brains.deltaOfWrite(bank)),
+          sql.withTransaction
+        )
+      const applying = (written: WriteDelta | undefined) =>
+        Effect.gen(function*() {
+          const reads: Array<string> = []
+          yield* brains.applyWrite(bank, written).pipe(
+            Effect.provideService(Statement.CurrentTransformer, (statement) => {
+              const [text] = statement.compile()
+              if (!text.includes("DELETE FROM memory_unit_changes")) reads.push(text)
+              return Effect.succeed(statement)
+            })
+          )
+          return reads
+        })
+
+      // Read in the transaction (it sees the uncommitted row), applied after the commit without a statement.
+      const written = yield* rewriteAndRead(ids[0]!, "Caroline moved the support group to Fridays.")
+      assert.isDefined(written)
+      assert.deepStrictEqual(yield* applying(written), [])
+      assert.include((yield* current(bank)).records.row(ids[0]!)!.text, "Fridays")
+
+      // Another write applied between the read and its application: the delta is stale, so it is read again.
+      const stale = yield* rewriteAndRead(ids[1]!, "Melanie painted a sunset over the sea.")
+      yield* sql`DELETE FROM memory_units WHERE id = ${ids[2]!}`
+      yield* brains.applyWrite(bank)
+      assert.strictEqual((yield* applying(stale)).length, 1)
+      const brain = yield* current(bank)
+      assert.include(brain.records.row(ids[1]!)!.text, "sunset")
+      assert.isUndefined(brain.records.row(ids[2]!))
+      assert.deepStrictEqual(answers(brain), answers(yield* fresh(bank)))
+
+      // A retain reads its delta inside its own transaction: the retain's only read of the change log.
+      const deltaReads: Array<boolean> = []
+      const retain = yield* Retain
+      yield* retain.retainNow(bank, { items: [{ content: sentences[8]! }] }).pipe(
+        Effect.provideService(Statement.CurrentTransformer, (statement, _sql, fiber) => {
+          const [text] = statement.compile()
+          if (text.includes("memory_unit_changes") && !text.includes("DELETE")) {
+            deltaReads.push(Context.getOption(fiber.context, sql.transactionService)._tag === "Some")
+          }
+          return Effect.succeed(statement)
+        })
+      )
+      assert.deepStrictEqual(deltaReads, [true])
+      const after = yield* current(bank)
+      assert.isTrue(after.records.size === ids.length, "the retained memory is in the brain")
+      assert.deepStrictEqual(answers(after), answers(yield* fresh(bank)))
     }))
 
   it.effect("one process prunes the change log in batches, not after every catch-up", () =>

@@ -249,19 +249,24 @@ export class Consolidation extends Context.Service<Consolidation, {
             mergedText: useLlm ? (survivor) => Effect.succeed(survivor.text) : offlineMergedText(bankId),
             embed: embedOne
           }).pipe(Effect.provideService(SqlClient.SqlClient, sql), Effect.catchTag("SqlError", Effect.die))
-          const outcome: WriteOutcome = yield* write(
+          const { outcome, delta } = yield* write(
             bankId,
-            writeObservations({
-              bankId,
-              operationId: operation.id,
-              space,
-              drafts: merged,
-              factIds: facts.map((fact) => fact.id)
+            Effect.gen(function*() {
+              const outcome: WriteOutcome = yield* writeObservations({
+                bankId,
+                operationId: operation.id,
+                space,
+                drafts: merged,
+                factIds: facts.map((fact) => fact.id)
+              })
+              // The batch's last statement: what it adds to the bank's brain, read while the transaction holds the
+              // session, so applying it below needs no turn of its own at the database.
+              return { outcome, delta: yield* graph.deltaOfWrite(bankId) }
             })
           ).pipe(Effect.orDie)
           // Each batch's observations reach recall's brain as soon as they are written, not at the end of the run:
           // the run waits for it, so that recalls meanwhile answer from the brain without waiting for it.
-          yield* graph.applyWrite(bankId)
+          yield* graph.applyWrite(bankId, delta)
           // A batch is a bounded slice: the next one waits for a lull between requests. Observations are the most
           // deferrable work there is (they catch up once requests pause), so under sustained load the wait is three
           // times the batch, at least the longest wait: consolidation takes at most a quarter of the time requests

@@ -4,7 +4,8 @@
  * (`BankBrains`): built on first use, kept current with the bank's writes as deltas, released when idle.
  */
 import { Context, Effect, Layer, Option } from "effect"
-import { BankBrains, type Brain } from "../../brain/BankBrains.ts"
+import type { SqlError } from "effect/sql/SqlError"
+import { BankBrains, type Brain, type WriteDelta } from "../../brain/BankBrains.ts"
 import type { Candidate } from "./Candidates.ts"
 import type { SpreadOptions } from "../../brain/graph/SpreadingActivation.ts"
 import { spread } from "../../brain/graph/SpreadingActivation.ts"
@@ -53,7 +54,12 @@ export class GraphRecall extends Context.Service<GraphRecall, {
    * A write the caller committed and will acknowledge once this returns: its brain applies it before this returns,
    * and reads meanwhile do not wait for it (`BankBrains.applyWrite`).
    */
-  readonly applyWrite: (bankId: string) => Effect.Effect<void>
+  readonly applyWrite: (bankId: string, written?: WriteDelta) => Effect.Effect<void>
+  /**
+   * Inside the writer's transaction, after its last write: what its commit adds to the bank's brain, for
+   * `applyWrite` to apply with no read of its own (`BankBrains.deltaOfWrite`).
+   */
+  readonly deltaOfWrite: (bankId: string) => Effect.Effect<WriteDelta | undefined, SqlError>
 }>()("engram/memory/recall/GraphRecall") {
   static readonly layer = Layer.effect(
     GraphRecall,
@@ -120,7 +126,8 @@ export class GraphRecall extends Context.Service<GraphRecall, {
         expand,
         adjacent,
         changed: brains.changed,
-        applyWrite: brains.applyWrite
+        applyWrite: brains.applyWrite,
+        deltaOfWrite: brains.deltaOfWrite
       })
     })
   )

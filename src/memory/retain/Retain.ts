@@ -26,7 +26,14 @@ import { autoConsolidates, consolidateTask, makeConsolidationRequests } from "..
 import { chunkHash, contentHash } from "./ContentHash.ts"
 import type { ExtractedFact, ExtractionInput } from "./ExtractedFact.ts"
 import { extractWithLlm } from "./LlmExtractor.ts"
-import type { PreparedChunk, PreparedDocument, PreparedFact, RemoveReplaced, WriteBatch } from "./MemoryWriter.ts"
+import type {
+  PreparedChunk,
+  PreparedDocument,
+  PreparedFact,
+  RemoveReplaced,
+  WriteBatch,
+  WriteResult
+} from "./MemoryWriter.ts"
 import { screenItems } from "./MemoryDefense.ts"
 import { makeMemoryRemoval } from "../forgetting/MemoryDeletion.ts"
 import { writeBatch } from "./MemoryWriter.ts"
@@ -68,6 +75,10 @@ const decodePayloadOption = Schema.decodeUnknownOption(BatchPayload)
 
 const resolveTimestamp = (timestamp: string | null | undefined, now: Date): Date | null =>
   timestamp === undefined || timestamp === null ? now : timestamp === "unset" ? null : new Date(timestamp)
+
+/** Whether a written batch changed what the bank's brain holds: new memories, or a document written or replaced. */
+const changesBrain = (batch: WriteBatch, written: WriteResult) =>
+  written.created.length > 0 || batch.documents.length > 0
 
 /** Stable ids make a re-run of the same operation write the same chunks, which the database then ignores. */
 const stableId = (...parts: ReadonlyArray<string | number>) => {
@@ -149,9 +160,25 @@ export class Retain extends Context.Service<Retain, {
                 ? consolidation.enqueue(batch.bankId, consolidateTask, "retain")
                 : Effect.void
             ),
+            // The last statement: what the commit adds to the bank's brain, read while the transaction holds the
+            // session (on PGlite a read after the commit waited its turn behind every other bank's statements).
+            Effect.flatMap((written) =>
+              Effect.map(
+                changesBrain(batch, written) ? graph.deltaOfWrite(batch.bankId) : Effect.succeed(undefined),
+                (delta) => ({ written, delta })
+              )
+            ),
             sql.withTransaction,
             Effect.orDie,
             Effect.provideService(SqlClient.SqlClient, sql)
+          )
+        ).pipe(
+          // Applied before the retain is acknowledged, as `applyWrite` promises; with the delta read above it reads
+          // nothing (unless the brain moved meanwhile).
+          Effect.flatMap(({ written, delta }): Effect.Effect<WriteResult> =>
+            changesBrain(batch, written)
+              ? Effect.as(graph.applyWrite(batch.bankId, delta), { ...written, brainCurrent: true })
+              : Effect.succeed(written)
           )
         )
       // Plain retains that arrive while the bank's writer is busy share its next transaction (`GroupCommit`).
@@ -356,7 +383,7 @@ export class Retain extends Context.Service<Retain, {
           // The bank's brain applies what was added (and, for a replaced document, removed) as a delta, before the
           // retain is acknowledged: recalls then never wait for a retain's catch-up (and its turn at the database).
           // It runs beside the event's listeners, whose statements wait for the same session.
-          const applied = result.created.length > 0 || documents.size > 0
+          const applied = changesBrain(batch, result) && result.brainCurrent !== true
             ? yield* Effect.forkChild(graph.applyWrite(bankId))
             : undefined
           // The expiry scheduler sleeps until the earliest expiry it knew of: this one may be earlier.
