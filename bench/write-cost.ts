@@ -57,7 +57,9 @@ const label = (sqlText: string) => {
   if (/^INSERT INTO memory_links/.test(text)) return "INSERT memory_links (causal)"
   if (/^WITH added AS \( INSERT INTO unit_entities/.test(text)) return "INSERT unit_entities + UPDATE entities counts"
   if (/jsonb_to_recordset.*embedding vector\) CROSS JOIN LATERAL/.test(text)) return "SELECT nearest (near-duplicates)"
-  if (/^SELECT content_hash FROM memory_units/.test(text)) return "SELECT content_hash (duplicates)"
+  if (/^SELECT ARRAY\( SELECT content_hash FROM memory_units/.test(text)) {
+    return "SELECT content_hash (duplicates; widens the HNSW search)"
+  }
   if (/^SELECT e\.id, e\.canonical_name/.test(text)) return "SELECT entity aliases (resolution)"
   if (/^WITH pairs AS .* UNION ALL SELECT .statement./.test(text)) {
     return "SELECT anomaly pairs, mentions and statements"

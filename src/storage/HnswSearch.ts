@@ -8,6 +8,13 @@ import type { SqlClient } from "effect/sql"
 
 export const hnswSearchBreadth = 80
 
-/** Sets the breadth for the rest of the caller's transaction (at least `hnswSearchBreadth`). */
+/**
+ * The expression that sets the breadth for the rest of the caller's transaction (at least `hnswSearchBreadth`), for a
+ * statement the caller runs anyway before its search: one turn at the database less.
+ */
+export const hnswSearchWidened = (sql: SqlClient.SqlClient, breadth: number = hnswSearchBreadth) =>
+  sql`set_config('hnsw.ef_search', ${String(Math.max(hnswSearchBreadth, breadth))}, true)`
+
+/** Sets the breadth for the rest of the caller's transaction, as a statement of its own. */
 export const widenHnswSearch = (sql: SqlClient.SqlClient, breadth: number = hnswSearchBreadth) =>
-  sql`SELECT set_config('hnsw.ef_search', ${String(Math.max(hnswSearchBreadth, breadth))}, true)`.pipe(Effect.asVoid)
+  sql`SELECT ${hnswSearchWidened(sql, breadth)}`.pipe(Effect.asVoid)

@@ -16,7 +16,7 @@ import { sameNumbers, wordJaccard } from "./ContentHash.ts"
 import { isoOrNull as iso } from "../../domain/IsoTime.ts"
 import { pruneUnnamedEntities } from "../forgetting/DerivedDeletion.ts"
 import { causalLinks, linkBatch, linkPolicy, semanticLinks } from "./MemoryLinks.ts"
-import { widenHnswSearch } from "../../storage/HnswSearch.ts"
+import { hnswSearchWidened } from "../../storage/HnswSearch.ts"
 
 /**
  * Stored memories returned per new fact by the nearest-neighbour search: its semantic links take the best
@@ -179,10 +179,13 @@ const writeFacts = Effect.fnUntraced(function*(batch: WriteBatch) {
   // Deduplicate: the same statement (by normalised content) or a close rewording of one already stored.
   // An expired memory the sweep has not reached yet is already gone for every read: it makes nothing a duplicate.
   const hashes = [...new Set(batch.facts.map((fact) => fact.contentHash))]
-  const existing = hashes.length === 0 ? [] : yield* sql<{ contentHash: string }>`
-    SELECT content_hash FROM memory_units WHERE bank_id = ${bankId} AND content_hash IN ${sql.in(hashes)}
-      AND (expires_at IS NULL OR expires_at > now())`
-  const seen = new Set(existing.map((row) => row.contentHash))
+  // The same statement widens the HNSW search below for the rest of the transaction (one turn less).
+  const [existing] = hashes.length === 0 ? [] : yield* sql<{ hashes: ReadonlyArray<string>; widened: string }>`
+    SELECT ARRAY(
+        SELECT content_hash FROM memory_units WHERE bank_id = ${bankId} AND content_hash IN ${sql.in(hashes)}
+          AND (expires_at IS NULL OR expires_at > now())) AS hashes,
+      ${hnswSearchWidened(sql)} AS widened`
+  const seen = new Set(existing?.hashes ?? [])
   const unique = batch.facts.filter((fact) => {
     if (seen.has(fact.contentHash)) return false
     seen.add(fact.contentHash)
@@ -192,7 +195,6 @@ const writeFacts = Effect.fnUntraced(function*(batch: WriteBatch) {
   // semantic links (its nearest stored memories of any type); the search costs the same for a few more rows.
   // Typed as `vector` in the record set, so each probe is parsed once rather than at every comparison.
   const probe = JSON.stringify(unique.map((fact, index) => ({ idx: index, embedding: param(fact.embedding) })))
-  if (unique.length > 0) yield* widenHnswSearch(sql)
   const nearest = unique.length === 0 ?
     [] :
     yield* sql<{ idx: number; id: string; text: string; factType: string; similarity: number }>`
