@@ -842,7 +842,6 @@ export class BankBrains extends Context.Service<BankBrains, {
         const couldNotApply = (cause: Cause.Cause<unknown>) =>
           Effect.logWarning("could not apply a write to the bank's brain", cause)
 
-        /** A committed write moves the bank's generation and its brain's version: the entry, when there is one. */
         /** The writer's delta was read from the brain as it still is: nothing was applied or rebuilt since. */
         const readFrom = (entry: Entry, written: WriteDelta) =>
           entry.brain === written.brain && !entry.rebuilding && entry.seqMark === written.seqMark &&
@@ -866,6 +865,7 @@ export class BankBrains extends Context.Service<BankBrains, {
             )
           })
 
+        /** A committed write moves the bank's generation and its brain's version: the entry, when there is one. */
         const countWrite = (bankId: string) => {
           bump(bankId)
           const entry = entries.get(bankId)
