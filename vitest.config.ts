@@ -55,9 +55,20 @@ const tier = (name: string, database: string, exclude: Array<string> = []) =>
 // prints them, since the crash itself shows only as "Worker exited unexpectedly with signal …".
 const reportDirectory = process.env["ENGRAM_NODE_REPORT_DIR"] ?? join(tmpdir(), "engram-node-reports")
 
+// WebAssembly stays in Liftoff in the test processes from their launch, as PGlite's does in a server
+// (`layers/storage/PgliteTiering.ts`). Left to that file, a test process, which opens PGlite many times on several
+// threads, turned V8's tier-up flags off and on around each open while other modules lived: one CI run's worker died
+// of a V8 check in freeing WebAssembly code (`jit_page_->allocations_.erase(addr) == 1`, SIGTRAP) mid-file.
+const webAssemblyInLiftoff = ["--no-wasm-tier-up", "--no-wasm-dynamic-tiering"]
+
 export default defineConfig({
   test: {
-    execArgv: ["--report-on-fatalerror", `--report-directory=${reportDirectory}`, "--report-compact"],
+    execArgv: [
+      "--report-on-fatalerror",
+      `--report-directory=${reportDirectory}`,
+      "--report-compact",
+      ...webAssemblyInLiftoff
+    ],
     // The run's temporary directories and PostgreSQL schemas, removed when it ends.
     globalSetup: ["test/globalSetup.ts"],
     // Each test file's data dirs are removed when it ends (they live in memory when the machine has room for them).
