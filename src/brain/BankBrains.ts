@@ -433,6 +433,24 @@ export class BankBrains extends Context.Service<BankBrains, {
             if (entry.brain === undefined) entry.brain = brain
           }).pipe(Effect.withSpan("BankBrains.coldStart", { attributes: { bankId } }))
 
+        /**
+         * What was written since the marks (`BrainReads.delta`); a brain just loaded from its file also checks the
+         * log's horizon and counts the bank's memories.
+         */
+        const readDelta = (
+          bankId: string,
+          from: { readonly seqMark: number; readonly changeMark: number },
+          brain: Brain,
+          fromFile = false
+        ) =>
+          reads.delta(bankId, {
+            seqMark: from.seqMark,
+            changeMark: from.changeMark,
+            checkHorizon: marks !== undefined || fromFile,
+            countLive: fromFile,
+            hasChunk: (id) => brain.records.hasChunk(id)
+          })
+
         /** Applies what was written since the brain's marks (`BrainReads.delta`), or rebuilds when that is bulk. */
         const catchUp = (
           bankId: string,
@@ -447,13 +465,7 @@ export class BankBrains extends Context.Service<BankBrains, {
         ) =>
           Effect.gen(function*() {
             const fromFile = options?.fromFile === true
-            const delta = options?.delta ?? (yield* reads.delta(bankId, {
-              seqMark: entry.seqMark,
-              changeMark: entry.changeMark,
-              checkHorizon: marks !== undefined || fromFile,
-              countLive: fromFile,
-              hasChunk: (id) => brain.records.hasChunk(id)
-            }))
+            const delta = options?.delta ?? (yield* readDelta(bankId, entry, brain, fromFile))
             if (delta === undefined) {
               // Readers keep the brain they have meanwhile (see `available`): a rebuild is never on a request's path.
               entry.rebuilding = true
@@ -670,12 +682,15 @@ export class BankBrains extends Context.Service<BankBrains, {
           entry.lock.withPermit(Effect.gen(function*() {
             const version = entry.version
             if (entry.brain === undefined) yield* coldStart(bankId, entry)
-            else if (entry.appliedVersion !== version && written !== undefined && readFrom(entry, written)) {
-              yield* catchUp(bankId, entry, entry.brain, { onRebuild, delta: written.delta })
-              // The delta holds every write counted before it was read, and the writer's own (one count since): with
-              // no other count since, the brain is current; else what the others wrote is read as after `changed`.
-              if (version !== written.version + 1) yield* catchUp(bankId, entry, entry.brain, { onRebuild })
-            } else if (entry.appliedVersion !== version) yield* catchUp(bankId, entry, entry.brain, { onRebuild })
+            else if (entry.appliedVersion !== version) {
+              const fresh = written !== undefined && readFrom(entry, written) ? written : undefined
+              yield* catchUp(bankId, entry, entry.brain, { onRebuild, delta: fresh?.delta })
+              // The writer's delta holds every write counted before it was read, and the writer's own (one count
+              // since): with no other count since, the brain is current; else what the others wrote is read now.
+              if (fresh !== undefined && version !== fresh.version + 1) {
+                yield* catchUp(bankId, entry, entry.brain, { onRebuild })
+              }
+            }
             entry.appliedVersion = version
             yield* indexInBackground(bankId, entry)
             return entry.brain!
@@ -853,13 +868,7 @@ export class BankBrains extends Context.Service<BankBrains, {
             const brain = entry?.brain
             if (entry === undefined || brain === undefined || entry.rebuilding) return Effect.succeed(undefined)
             const taken = { brain, seqMark: entry.seqMark, changeMark: entry.changeMark, version: entry.version }
-            return reads.delta(bankId, {
-              seqMark: taken.seqMark,
-              changeMark: taken.changeMark,
-              checkHorizon: marks !== undefined,
-              countLive: false,
-              hasChunk: (id) => brain.records.hasChunk(id)
-            }).pipe(
+            return readDelta(bankId, taken, brain).pipe(
               Effect.map((delta): WriteDelta | undefined => delta === undefined ? undefined : { ...taken, delta }),
               Effect.withSpan("BankBrains.deltaOfWrite", { attributes: { bankId } })
             )

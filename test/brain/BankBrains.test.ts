@@ -90,6 +90,23 @@ const fresh = (bankId: string) =>
     return yield* current(bankId)
   }).pipe(Effect.provide(BankBrains.layerWith({ pageRows: { memories: 3, links: 4 } })))
 
+/**
+ * The statements an application of a write runs in its own fiber: the catch-up's reads. Pruning the log it has
+ * applied is a write of its own, in the background, and not counted.
+ */
+const readsOf = <A, E, R>(apply: Effect.Effect<A, E, R>) =>
+  Effect.gen(function*() {
+    const reads: Array<string> = []
+    yield* apply.pipe(
+      Effect.provideService(Statement.CurrentTransformer, (statement) => {
+        const [text] = statement.compile()
+        if (!text.includes("DELETE FROM memory_unit_changes")) reads.push(text)
+        return Effect.succeed(statement)
+      })
+    )
+    return reads
+  })
+
 let bankNumber = 0
 
 /** A bank of the first `count` sentences, retained over HTTP, and its memories' ids in retain order. */
@@ -297,15 +314,7 @@ layer(testApp(), { excludeTestServices: true })("bank brain", (it) => {
       assert.strictEqual(added.status, 200, added.text)
       yield* sql`UPDATE memory_units SET text = 'Caroline moved the support group to Fridays.' WHERE id = ${ids[2]!}`
 
-      // The catch-up's own reads; pruning the log it has applied is a write of its own, in the background.
-      const reads: Array<string> = []
-      yield* brains.applyWrite(bank).pipe(
-        Effect.provideService(Statement.CurrentTransformer, (statement) => {
-          const [text] = statement.compile()
-          if (!text.includes("DELETE FROM memory_unit_changes")) reads.push(text)
-          return Effect.succeed(statement)
-        })
-      )
+      const reads = yield* readsOf(brains.applyWrite(bank))
       assert.strictEqual(reads.length, 1, reads.join("\n---\n"))
       const brain = yield* current(bank)
       assert.isUndefined(brain.records.row(ids[0]!))
@@ -324,18 +333,7 @@ layer(testApp(), { excludeTestServices: true })("bank brain", (it) => {
           Effect.andThen(brains.deltaOfWrite(bank)),
           sql.withTransaction
         )
-      const applying = (written: WriteDelta | undefined) =>
-        Effect.gen(function*() {
-          const reads: Array<string> = []
-          yield* brains.applyWrite(bank, written).pipe(
-            Effect.provideService(Statement.CurrentTransformer, (statement) => {
-              const [text] = statement.compile()
-              if (!text.includes("DELETE FROM memory_unit_changes")) reads.push(text)
-              return Effect.succeed(statement)
-            })
-          )
-          return reads
-        })
+      const applying = (written: WriteDelta | undefined) => readsOf(brains.applyWrite(bank, written))
 
       // Read in the transaction (it sees the uncommitted row), applied after the commit without a statement.
       const written = yield* rewriteAndRead(ids[0]!, "Caroline moved the support group to Fridays.")

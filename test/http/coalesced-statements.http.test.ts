@@ -6,16 +6,10 @@
  */
 import { assert, layer } from "@effect/vitest"
 import { Effect, Layer } from "effect"
-import { Statement } from "effect/sql"
+import { makeStatementLog } from "../support/StatementLog.ts"
 import { databaseTier, testApp, TestServer } from "../support/TestServer.ts"
 
-/** Every statement's text the service ran, from its start (background work included). */
-const ran: Array<string> = []
-const recordEveryStatement = Layer.succeed(Statement.CurrentTransformer, (statement) => {
-  ran.push(statement.compile()[0].replace(/\s+/g, " ").trim())
-  return Effect.succeed(statement)
-})
-const count = (since: number, pattern: RegExp) => ran.slice(since).filter((text) => pattern.test(text)).length
+const { count, layer: recordEveryStatement, ran } = makeStatementLog()
 
 const banks = "/v1/default/banks"
 const withHook = "coalesced-a"

@@ -50,12 +50,7 @@ const merged = (writes: ReadonlyArray<RetainWrite>): RetainWrite => ({
 const shareOf = (batch: WriteBatch, result: WriteResult): WriteResult => {
   const mine = new Set(batch.facts.map((fact) => fact.id))
   const created = result.created.filter((id) => mine.has(id))
-  return {
-    created,
-    duplicates: batch.facts.length - created.length,
-    causalLinks: 0,
-    ...(result.brainCurrent === undefined ? {} : { brainCurrent: result.brainCurrent })
-  }
+  return { created, duplicates: batch.facts.length - created.length, causalLinks: 0 }
 }
 
 /** Whether a retain's batch may share a transaction with others. */

@@ -85,8 +85,6 @@ export interface WriteResult {
   readonly duplicates: number
   /** Causal links the batch asked for (some may not have been stored: their targets were duplicates). */
   readonly causalLinks: number
-  /** The bank's brain applied the write after its commit (`BankBrains.deltaOfWrite`): nobody else needs to. */
-  readonly brainCurrent?: boolean
 }
 
 /**

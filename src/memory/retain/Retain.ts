@@ -3,7 +3,7 @@
  * asynchronous retain stores a `batch_retain` operation (split into sub-batches) that the bank's actor runs.
  * Extraction uses the configured language model, or the offline extractor when there is none.
  */
-import { Clock, Context, Effect, Fiber, Layer, Option, Schema } from "effect"
+import { Clock, Context, Effect, Layer, Option, Schema } from "effect"
 import { SqlClient } from "effect/sql"
 import { BankLocks } from "../../bank/BankLocks.ts"
 import { Banks } from "../../bank/Banks.ts"
@@ -173,11 +173,12 @@ export class Retain extends Context.Service<Retain, {
             Effect.provideService(SqlClient.SqlClient, sql)
           )
         ).pipe(
-          // Applied before the retain is acknowledged, as `applyWrite` promises; with the delta read above it reads
-          // nothing (unless the brain moved meanwhile).
+          // The bank's brain applies what was added (and, for a replaced document, removed) before the retain is
+          // acknowledged, once for a whole group: recalls then never wait for a retain's catch-up. With the delta
+          // read above it reads nothing (unless the brain moved meanwhile).
           Effect.flatMap(({ written, delta }): Effect.Effect<WriteResult> =>
             changesBrain(batch, written)
-              ? Effect.as(graph.applyWrite(batch.bankId, delta), { ...written, brainCurrent: true })
+              ? Effect.as(graph.applyWrite(batch.bankId, delta), written)
               : Effect.succeed(written)
           )
         )
@@ -380,12 +381,6 @@ export class Retain extends Context.Service<Retain, {
           )
           yield* statistics.noteWrites(result.created.length)
           yield* replaced.afterCommit
-          // The bank's brain applies what was added (and, for a replaced document, removed) as a delta, before the
-          // retain is acknowledged: recalls then never wait for a retain's catch-up (and its turn at the database).
-          // It runs beside the event's listeners, whose statements wait for the same session.
-          const applied = changesBrain(batch, result) && result.brainCurrent !== true
-            ? yield* Effect.forkChild(graph.applyWrite(bankId))
-            : undefined
           // The expiry scheduler sleeps until the earliest expiry it knew of: this one may be earlier.
           if (result.created.length > 0 && items.some((item) => item.expires_at != null)) yield* expiries.notify
           // Emitted before a background retain settles, so a crash re-runs it and re-emits the same event id.
@@ -405,7 +400,6 @@ export class Retain extends Context.Service<Retain, {
             bank
           )
           if (consolidates && (result.created.length > 0 || oldChunks.length > 0)) yield* consolidation.wake(bankId)
-          if (applied !== undefined) yield* Fiber.join(applied)
           return { created: result.created.length, duplicates: result.duplicates, usage }
         })
         return yield* grouping ? Effect.uninterruptible(committed) : committed

@@ -6,23 +6,18 @@
  */
 import { assert, layer } from "@effect/vitest"
 import { Context, Effect, type Fiber, Layer } from "effect"
-import { SqlClient, Statement } from "effect/sql"
+import { SqlClient } from "effect/sql"
+import { makeStatementLog } from "../../support/StatementLog.ts"
 import { testApp, TestServer } from "../../support/TestServer.ts"
 
-/** Every statement's text the service ran, from its start (background work included). */
-const ran: Array<string> = []
 /** Of the statements that read the change log, whether each ran inside a transaction (once the test knows how). */
 const changeLogReads: Array<boolean> = []
 let inTransaction: ((fiber: Fiber.Fiber<unknown, unknown>) => boolean) | undefined
-const recordEveryStatement = Layer.succeed(Statement.CurrentTransformer, (statement, _sql, fiber) => {
-  const text = statement.compile()[0].replace(/\s+/g, " ").trim()
-  ran.push(text)
+const { count, layer: recordEveryStatement, ran } = makeStatementLog((text, fiber) => {
   if (inTransaction !== undefined && /memory_unit_changes/.test(text) && !/^DELETE/.test(text)) {
     changeLogReads.push(inTransaction(fiber))
   }
-  return Effect.succeed(statement)
 })
-const count = (since: number, pattern: RegExp) => ran.slice(since).filter((text) => pattern.test(text)).length
 
 const bank = "/v1/default/banks/grouped-brain"
 
