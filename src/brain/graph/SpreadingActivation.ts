@@ -282,10 +282,13 @@ export const spread = (
       let edgeTypes = types
       let start: number
       let end: number
-      if (live === undefined) {
+      // Base edges to gaps are skipped in the loop, and the fan-out then counts the edges taken.
+      let skipGaps = false
+      if (live === undefined || live.readsBase(u)) {
         start = offsets[u]!
         end = offsets[u + 1]!
-        if (end - start > fanOut) end = start + fanOut
+        skipGaps = live !== undefined && live.hasGaps
+        if (!skipGaps && end - start > fanOut) end = start + fanOut
       } else {
         start = 0
         end = live.edgesOf(u, fanOut, liveEdges)
@@ -294,7 +297,15 @@ export const spread = (
         edgeTypes = liveEdges.types
       }
       let e = start
+      let gaps = 0
       for (; e < end; e++) {
+        if (skipGaps) {
+          if (live!.isGap(edgeTargets[e]!)) {
+            gaps++
+            continue
+          }
+          if (e - start - gaps === fanOut) break
+        }
         const w = edgeWeights[e]!
         if (w < weakest) break
         const candidate = outgoing * w * (typeFactor >= 0 ? typeFactor : typeWeight[edgeTypes[e]!]!)
@@ -329,7 +340,7 @@ export const spread = (
           }
         }
       }
-      relaxed += e - start
+      relaxed += e - start - gaps
     }
   }
   scratch.frontier = frontier
