@@ -4,10 +4,12 @@
  * then 400 queries of 3 random seeds each (hops 3, default fan-out and threshold), whole result ranked and top 100,
  * best of 5 interleaved rounds after a warm-up. Baseline in the same run: a plain breadth-first walk over the same
  * CSR arrays with the same hop and fan-out bounds (edges scanned, no arithmetic); a naive Map-of-arrays version
- * of the same spreading is shown too. Rerun: `node bench/spreading-activation.ts [links...]`.
+ * of the same spreading is shown too, and the top-100 query on the same graph held as a brain holds it after some writes
+ * (a `LiveGraph`: the newest 3 % of memories appended to a base of the others). Rerun: `node bench/spreading-activation.ts [links...]`.
  */
 import type { GraphSnapshot, IndexedLinkRow, LinkRow } from "../src/brain/graph/GraphSnapshot.ts"
 import { GraphSnapshot as Snapshot } from "../src/brain/graph/GraphSnapshot.ts"
+import { LiveGraph } from "../src/brain/graph/LiveGraph.ts"
 import type { Seed } from "../src/brain/graph/SpreadingActivation.ts"
 import { spread } from "../src/brain/graph/SpreadingActivation.ts"
 
@@ -18,6 +20,8 @@ const warmup = 100
 const rounds = 5
 const seedsPerQuery = 3
 const options = { hops: 3 } as const
+/** The share of memories the live-graph variant appends after its base was built, as writes since a compaction do. */
+const writtenSinceBase = 0.03
 
 /** A small seeded generator (mulberry32), so every run builds the same graphs and asks the same queries. */
 const random = (seed: number) => () => {
@@ -184,6 +188,26 @@ const compare = (variants: ReadonlyArray<(query: number) => number>) => {
   })
 }
 
+/**
+ * The same graph as a brain holds it some writes after its last compaction: a base of the older memories and their
+ * links, the newest `writtenSinceBase` appended with their links (a delta on the base nodes they link to).
+ */
+const asLiveGraph = (nodeIds: ReadonlyArray<string>, links: ReadonlyArray<IndexedLinkRow>) => {
+  const cut = Math.floor(nodeIds.length * (1 - writtenSinceBase))
+  const old = links.filter((link) => link.from < cut && link.to < cut)
+  const live = LiveGraph.of(Snapshot.build({ nodeIds: nodeIds.slice(0, cut), indexedLinks: old }))
+  live.appendNodes(nodeIds.slice(cut))
+  live.addLinks(
+    links.filter((link) => link.from >= cut || link.to >= cut).map((link) => ({
+      fromId: nodeIds[link.from]!,
+      toId: nodeIds[link.to]!,
+      linkType: link.linkType,
+      weight: link.weight
+    }))
+  )
+  return live
+}
+
 /** The same link rows by id, each id a distinct string as a database driver returns them. */
 const asDecodedRows = (nodeIds: ReadonlyArray<string>, links: ReadonlyArray<IndexedLinkRow>): Array<LinkRow> => {
   const copy = (id: string) => Buffer.from(id).toString()
@@ -221,6 +245,7 @@ for (const linkCount of linkCounts) {
   const visited = new Uint32Array(snapshot.nodeCount)
   const naive = toNaive(snapshot)
   const naiveSeeds = seedSets.map((seeds) => seeds.map((seed) => [snapshot.ids[seed.index]!, seed.activation] as const))
+  const live = asLiveGraph(nodeIds, links)
   let stamp = 0
   let reached = 0
   const variants = [
@@ -231,12 +256,13 @@ for (const linkCount of linkCounts) {
     },
     (q: number) => spread(snapshot, seedSets[q]!, { ...options, maxNodes: 100 }).edgesRelaxed,
     (q: number) => breadthFirst(snapshot, seedSets[q]!, visited, ++stamp),
-    (q: number) => naiveSpread(naive, naiveSeeds[q]!)
+    (q: number) => naiveSpread(naive, naiveSeeds[q]!),
+    (q: number) => spread(live, seedSets[q]!, { ...options, maxNodes: 100 }).edgesRelaxed
   ]
   // Warm-up on other seeds, so every variant is compiled before it is timed.
   for (let q = queries; q < queries + warmup; q++) for (const run of variants) run(q)
   reached = 0
-  const [all, top, bfs, slow] = compare(variants)
+  const [all, top, bfs, slow, liveTop] = compare(variants)
   queryRows.push([
     linkCount.toLocaleString("en"),
     f(all!.edgesPerQuery, 0),
@@ -250,7 +276,9 @@ for (const linkCount of linkCounts) {
     mega(bfs!.perSecond),
     `${f(all!.perSecond / bfs!.perSecond)}x`,
     mega(slow!.perSecond),
-    `${f(all!.perSecond / slow!.perSecond, 1)}x`
+    `${f(all!.perSecond / slow!.perSecond, 1)}x`,
+    f(liveTop!.p50, 3),
+    `${f(liveTop!.p50 / top!.p50)}x`
   ])
 }
 
@@ -279,5 +307,7 @@ table([
   "BFS edges/s (baseline)",
   "vs baseline",
   "naive Map edges/s",
-  "vs naive"
+  "vs naive",
+  `p50 ms (top 100, live graph, ${writtenSinceBase * 100} % written since its base)`,
+  "live / snapshot p50"
 ], queryRows)

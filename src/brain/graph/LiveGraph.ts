@@ -235,9 +235,11 @@ export class LiveGraph {
 
   /**
    * Writes node `u`'s live edges in adjacency order — the base list and the delta list merged, tombstoned targets
-   * left out — into `buffer`, at most `limit` of them (the fan-out prefix). Returns how many; grows the buffer.
+   * left out — into `buffer`, at most `limit` of them (the fan-out prefix), and none weighing less than `minWeight`
+   * (the list is strongest first: spreading activation stops there anyway, so the merge stops too). Returns how many;
+   * grows the buffer.
    */
-  edgesOf(u: number, limit: number, buffer: EdgeBuffer): number {
+  edgesOf(u: number, limit: number, buffer: EdgeBuffer, minWeight = 0): number {
     const base = this.base
     let e = u < base.nodeCount ? base.offsets[u]! : 0
     const baseEnd = u < base.nodeCount ? base.offsets[u + 1]! : 0
@@ -269,6 +271,7 @@ export class LiveGraph {
         code = list!.types[d]!
         d++
       }
+      if (weight < minWeight) break
       if (this.removed[target] === 1) continue
       if (takeBase && !this.baseEdgeLive(u, target)) continue
       if (count === buffer.targets.length) growBuffer(buffer)

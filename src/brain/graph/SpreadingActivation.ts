@@ -291,7 +291,7 @@ export const spread = (
         if (!skipGaps && end - start > fanOut) end = start + fanOut
       } else {
         start = 0
-        end = live.edgesOf(u, fanOut, liveEdges)
+        end = live.edgesOf(u, fanOut, liveEdges, weakest)
         edgeTargets = liveEdges.targets
         edgeWeights = liveEdges.weights
         edgeTypes = liveEdges.types
