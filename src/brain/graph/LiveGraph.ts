@@ -107,7 +107,8 @@ export class LiveGraph {
   /**
    * Node `u`'s live edges are its base list minus the edges to gaps (`isGap`): it has no delta list and was not
    * detached. Spreading activation then reads the base arrays in place instead of merging a copy (`edgesOf`):
-   * after a few writes most of a bank's nodes are like this, and the copy cost a recall five times the spread.
+   * after a few writes most of a bank's nodes are like this, and copying their edges made a recall's spread five
+   * times dearer than on the snapshot.
    */
   readsBase(u: number): boolean {
     return u < this.base.nodeCount && this.detached[u] !== 1 && !this.delta.has(u)
