@@ -201,6 +201,9 @@ export const spread = (
   // A live graph with changes is read through `edgesOf` (base and delta merged, tombstones skipped); one without
   // changes, and a plain snapshot, straight from the arrays.
   const live = graph instanceof LiveGraph && !graph.isBase ? graph : undefined
+  // Base lists read in place may hold edges to tombstones or detached memories: those are skipped in the loop, and
+  // the fan-out then counts the edges taken.
+  const baseHasGaps = live?.hasGaps ?? false
   const snapshot = graph instanceof LiveGraph ? graph.base : graph
   const n = graph.nodeCount
   const { offsets, targets, weights, types } = snapshot
@@ -282,12 +285,11 @@ export const spread = (
       let edgeTypes = types
       let start: number
       let end: number
-      // Base edges to gaps are skipped in the loop, and the fan-out then counts the edges taken.
       let skipGaps = false
       if (live === undefined || live.readsBase(u)) {
         start = offsets[u]!
         end = offsets[u + 1]!
-        skipGaps = live !== undefined && live.hasGaps
+        skipGaps = baseHasGaps
         if (!skipGaps && end - start > fanOut) end = start + fanOut
       } else {
         start = 0
