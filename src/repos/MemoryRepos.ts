@@ -46,6 +46,13 @@ export interface ForkInput {
   readonly repo_name?: string | null | undefined
 }
 
+/**
+ * Runs after each committed slice of an enable or a fork, before the next. Only tests set it, to hold a job part-way
+ * (a client that leaves, a branch deleted mid-copy) rather than race its slices with polls: on a loaded machine a
+ * job finished between two polls and the test waited for a state that had come and gone.
+ */
+export const sliceHook: { afterSlice: Effect.Effect<void> } = { afterSlice: Effect.void }
+
 const makeMemoryRepos = Effect.gen(function*() {
   const sql = yield* SqlClient.SqlClient
   const snapshots = yield* Snapshots
@@ -61,7 +68,9 @@ const makeMemoryRepos = Effect.gen(function*() {
 
   /** Between two slices of a job a request waits for: other requests get the session for a while (`Foreground`). */
   const betweenSlices = (sliceStarted: number) =>
-    foreground.shareAfterSlice(Duration.millis(performance.now() - sliceStarted))
+    foreground.shareAfterSlice(Duration.millis(performance.now() - sliceStarted)).pipe(
+      Effect.andThen(Effect.suspend(() => sliceHook.afterSlice))
+    )
 
   /**
    * A sliced enable or fork outlives the request that drives it. A client that gives up (a timeout, a closed

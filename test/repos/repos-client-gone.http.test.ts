@@ -8,8 +8,9 @@
  * next start; the read copy was one transaction.
  */
 import { assert, layer } from "@effect/vitest"
-import { Duration, Effect } from "effect"
+import { Deferred, Duration, Effect } from "effect"
 import { SqlClient } from "effect/sql"
+import { sliceHook } from "../../src/repos/MemoryRepos.ts"
 import { enableTuning } from "../../src/repos/SlicedEnable.ts"
 import { forkTuning } from "../../src/repos/SlicedFork.ts"
 import { bankPath, ok, settled } from "../support/HttpCalls.ts"
@@ -20,10 +21,36 @@ const source = "client-gone-src"
 const people = ["Ada", "Boris", "Chloe", "Dmitri", "Elena", "Farid", "Greta", "Hugo"]
 const places = ["Oslo", "Porto", "Quito", "Riga", "Seoul", "Tunis", "Lima", "Accra"]
 
-/** Sends the request and aborts it once `begun` holds (polled), as a client that gives up would. */
-const abandoned = <A>(path: string, body: unknown, begun: Effect.Effect<A>, until: (a: A) => boolean) =>
+/**
+ * Holds the next enable or fork after the first slice whose committed progress satisfies `until`: `reached` waits for
+ * that, `release` lets the job go on. Polling for the state instead raced the job, which on a loaded machine could
+ * finish between two polls (the CI's one failure of this test: a wait for a state that had come and gone).
+ */
+const holdJobWhen = <A>(progress: Effect.Effect<A>, until: (a: A) => boolean) =>
+  Effect.gen(function*() {
+    const reached = yield* Deferred.make<void>()
+    const released = yield* Deferred.make<void>()
+    sliceHook.afterSlice = Effect.gen(function*() {
+      if (yield* Deferred.isDone(reached)) return
+      if (!until(yield* progress)) return
+      yield* Deferred.succeed(reached, undefined)
+      yield* Deferred.await(released)
+    })
+    return {
+      reached: Deferred.await(reached).pipe(
+        Effect.timeoutOrElse({ duration: "60 seconds", onTimeout: () => Effect.die(new Error("the job never began")) })
+      ),
+      release: Effect.sync(() => (sliceHook.afterSlice = Effect.void)).pipe(
+        Effect.andThen(Deferred.succeed(released, undefined))
+      )
+    }
+  })
+
+/** Sends the request and aborts it once the job's progress satisfies `until`, as a client that gives up would. */
+const abandoned = <A>(path: string, body: unknown, progress: Effect.Effect<A>, until: (a: A) => boolean) =>
   Effect.gen(function*() {
     const server = yield* TestServer
+    const hold = yield* holdJobWhen(progress, until)
     const controller = new AbortController()
     const sent = fetch(`${server.url}${path}`, {
       method: "POST",
@@ -31,9 +58,10 @@ const abandoned = <A>(path: string, body: unknown, begun: Effect.Effect<A>, unti
       body: JSON.stringify(body),
       signal: controller.signal
     }).then((response) => response.status, () => "aborted" as const)
-    yield* eventually(begun, until, Duration.seconds(60), { what: "the job began its slices", interval: "5 millis" })
+    yield* hold.reached
     controller.abort()
     assert.strictEqual(yield* Effect.promise(() => sent), "aborted", "the client left before the answer")
+    yield* hold.release
   })
 
 const memoryTexts = (bankId: string) =>
@@ -64,6 +92,7 @@ layer(testApp(), { excludeTestServices: true, timeout: "5 minutes" })("memory re
         Effect.sync(() => {
           Object.assign(enableTuning, savedEnable)
           forkTuning.sliceRows = savedFork
+          sliceHook.afterSlice = Effect.void
         })
       )
       Object.assign(enableTuning, { sliceRows: 7, sliceBuckets: 5 })
@@ -130,18 +159,17 @@ layer(testApp(), { excludeTestServices: true, timeout: "5 minutes" })("memory re
       const doomed = yield* ok("POST", `/v1/default/repos/${repoId}/branches`, { branch_name: "doomed" })
       const doomedCopy: string = doomed.body.workspace_bank_id
       const server = yield* TestServer
+      const doomedProgress = sql<{ table: number }>`SELECT (progress->>'table')::int AS table FROM repo_forks
+        WHERE target_bank_id = ${doomedCopy}`.pipe(Effect.orDie)
+      const doomedHold = yield* holdJobWhen(doomedProgress, (rows) => rows.length === 1 && rows[0]!.table > 0)
       const reading = fetch(`${server.url}${bankPath(source)}/memories/recall`, {
         method: "POST",
         headers: { "content-type": "application/json" },
         body: JSON.stringify({ query: "who met whom", branch_name: "doomed" })
       }).then((response) => response.status)
-      const doomedProgress = sql<{ table: number }>`SELECT (progress->>'table')::int AS table FROM repo_forks
-        WHERE target_bank_id = ${doomedCopy}`.pipe(Effect.orDie)
-      yield* eventually(doomedProgress, (rows) => rows.length === 1 && rows[0]!.table > 0, Duration.seconds(60), {
-        what: "the read copy began its slices",
-        interval: "5 millis"
-      })
+      yield* doomedHold.reached
       yield* ok("DELETE", `/v1/default/repos/${repoId}/branches/doomed`)
+      yield* doomedHold.release
       assert.strictEqual(yield* Effect.promise(() => reading), 404, "the read of a deleted branch finds no branch")
       const left = yield* sql<{ jobs: number; banks: number; ids: number }>`SELECT
           (SELECT count(*)::int FROM repo_forks WHERE target_bank_id = ${doomedCopy}) AS jobs,
@@ -153,15 +181,14 @@ layer(testApp(), { excludeTestServices: true, timeout: "5 minutes" })("memory re
       // answers from a copy of the rewritten one.
       const purged = yield* ok("POST", `/v1/default/repos/${repoId}/branches`, { branch_name: "purged" })
       const purgedCopy: string = purged.body.workspace_bank_id
-      const purgedRead = fetch(`${server.url}${bankPath(source)}/memories/list?branch_name=purged&limit=500`)
-        .then(async (response) => ({ status: response.status, body: await response.json() as any }))
       const purgedProgress = sql<{ table: number }>`SELECT (progress->>'table')::int AS table FROM repo_forks
         WHERE target_bank_id = ${purgedCopy}`.pipe(Effect.orDie)
-      yield* eventually(purgedProgress, (rows) => rows.length === 1 && rows[0]!.table > 0, Duration.seconds(60), {
-        what: "the read copy began its slices",
-        interval: "5 millis"
-      })
+      const purgedHold = yield* holdJobWhen(purgedProgress, (rows) => rows.length === 1 && rows[0]!.table > 0)
+      const purgedRead = fetch(`${server.url}${bankPath(source)}/memories/list?branch_name=purged&limit=500`)
+        .then(async (response) => ({ status: response.status, body: await response.json() as any }))
+      yield* purgedHold.reached
       yield* ok("POST", `${bankPath(source)}/forget`, { entity: "Ada", purge_history: true })
+      yield* purgedHold.release
       const read = yield* Effect.promise(() => purgedRead)
       assert.strictEqual(read.status, 200, JSON.stringify(read.body))
       const readTexts = read.body.items.map((item: { text: string }) => item.text)
