@@ -38,7 +38,7 @@ const holdJobWhen = <A>(progress: Effect.Effect<A>, until: (a: A) => boolean) =>
     })
     return {
       reached: Deferred.await(reached).pipe(
-        Effect.timeoutOrElse({ duration: "60 seconds", onTimeout: () => Effect.die(new Error("the job never began")) })
+        Effect.timeoutOrElse({ duration: "60 seconds", orElse: () => Effect.die(new Error("the job never began")) })
       ),
       release: Effect.sync(() => (sliceHook.afterSlice = Effect.void)).pipe(
         Effect.andThen(Deferred.succeed(released, undefined))
