@@ -15,16 +15,25 @@ export interface ScoredSlot {
   readonly score: number
 }
 
+/**
+ * Vectors are held in pages of this many slots, and a page is never copied: growing one contiguous array by doubling
+ * copied every vector held and, at 100k vectors of 100 dimensions, allocated 80 MB at once, which made V8 run a full
+ * collection of the heap on the spot — a 300 ms stall of the event loop on the first retain after a 100k brain was
+ * loaded (`bench/isolation.ts` phase 9, stop 69), 145 ms in a bare process.
+ */
+const pageBits = 11
+const pageSlots = 1 << pageBits
+const pageMask = pageSlots - 1
+
 export class VectorStore {
   readonly dimensions: number
-  private data: Float32Array
+  private readonly pages: Array<Float32Array> = []
   private norms: Float64Array
   private present: Uint8Array
   private count = 0
 
   constructor(dimensions: number, capacity = 16) {
     this.dimensions = dimensions
-    this.data = new Float32Array(Math.max(1, capacity) * dimensions)
     this.norms = new Float64Array(Math.max(1, capacity))
     this.present = new Uint8Array(Math.max(1, capacity))
   }
@@ -35,7 +44,7 @@ export class VectorStore {
   }
 
   get byteSize(): number {
-    return this.data.byteLength + this.norms.byteLength + this.present.byteLength
+    return this.pages.length * pageSlots * this.dimensions * 4 + this.norms.byteLength + this.present.byteLength
   }
 
   has(slot: number): boolean {
@@ -45,14 +54,16 @@ export class VectorStore {
   /** The vector at `slot` (a view: copy it to keep it), or undefined. */
   get(slot: number): Float32Array | undefined {
     if (!this.has(slot)) return undefined
-    return this.data.subarray(slot * this.dimensions, (slot + 1) * this.dimensions)
+    const at = (slot & pageMask) * this.dimensions
+    return this.pages[slot >>> pageBits]!.subarray(at, at + this.dimensions)
   }
 
   /** Stores `vector` at `slot`, or clears the slot when the vector is absent or of another dimension. */
   set(slot: number, vector: Float32Array | null): void {
     if (vector === null || vector.length !== this.dimensions) return this.clear(slot)
     this.reserve(slot + 1)
-    this.data.set(vector, slot * this.dimensions)
+    while (this.pages.length <= slot >>> pageBits) this.pages.push(new Float32Array(pageSlots * this.dimensions))
+    this.pages[slot >>> pageBits]!.set(vector, (slot & pageMask) * this.dimensions)
     let norm = 0
     for (let i = 0; i < vector.length; i++) norm += vector[i]! * vector[i]!
     this.norms[slot] = Math.sqrt(norm)
@@ -70,7 +81,8 @@ export class VectorStore {
   similarity(query: Float32Array, queryNorm: number, slot: number): number {
     const norm = this.norms[slot]!
     if (norm === 0 || queryNorm === 0) return Number.NaN
-    return cosineOf(dotAt(query, this.data, slot * this.dimensions, this.dimensions), queryNorm, norm)
+    const page = this.pages[slot >>> pageBits]!
+    return cosineOf(dotAt(query, page, (slot & pageMask) * this.dimensions, this.dimensions), queryNorm, norm)
   }
 
   /**
@@ -89,19 +101,23 @@ export class VectorStore {
     const kept: Array<ScoredSlot> = []
     const better = (a: ScoredSlot, b: ScoredSlot) =>
       a.score > b.score || (a.score === b.score && compareIds(idOf(a.slot), idOf(b.slot)) < 0)
-    const { data, dimensions, norms, present } = this
-    const limit = Math.min(present.length, data.length / dimensions)
+    const { dimensions, norms, pages, present } = this
     // A slot scoring below the worst kept cannot enter: it is neither tested against the scope nor made an object
     // (at 100k vectors of 100 dimensions the scan took 16 ms with both done for every slot, 8.5–10 ms without).
     let worstKept = -Infinity
-    for (let slot = 0; slot < limit; slot++) {
-      if (present[slot] === 0) continue
-      const norm = norms[slot]!
-      if (norm === 0) continue
-      const score = cosineOf(dotAt(query, data, slot * dimensions, dimensions), queryNorm, norm)
-      if (score < worstKept || !accept(slot)) continue
-      keepBest(kept, { slot, score }, depth, better)
-      if (kept.length === depth) worstKept = kept[depth - 1]!.score
+    for (let index = 0; index < pages.length; index++) {
+      const page = pages[index]!
+      const first = index << pageBits
+      const end = Math.min(first + pageSlots, present.length)
+      for (let slot = first, at = 0; slot < end; slot++, at += dimensions) {
+        if (present[slot] === 0) continue
+        const norm = norms[slot]!
+        if (norm === 0) continue
+        const score = cosineOf(dotAt(query, page, at, dimensions), queryNorm, norm)
+        if (score < worstKept || !accept(slot)) continue
+        keepBest(kept, { slot, score }, depth, better)
+        if (kept.length === depth) worstKept = kept[depth - 1]!.score
+      }
     }
     return kept
   }
@@ -109,7 +125,12 @@ export class VectorStore {
   /** The held vectors in slot order with a presence mask, for a `.brain` file. */
   toParts(slots: number): { readonly data: Float32Array; readonly present: Uint8Array } {
     this.reserve(slots)
-    return { data: this.data.slice(0, slots * this.dimensions), present: this.present.slice(0, slots) }
+    const data = new Float32Array(slots * this.dimensions)
+    for (let index = 0; index < this.pages.length && index << pageBits < slots; index++) {
+      const take = Math.min(pageSlots, slots - (index << pageBits)) * this.dimensions
+      data.set(this.pages[index]!.subarray(0, take), (index << pageBits) * this.dimensions)
+    }
+    return { data, present: this.present.slice(0, slots) }
   }
 
   static fromParts(
@@ -127,17 +148,15 @@ export class VectorStore {
     return store
   }
 
-  /** Room for `slots` vectors made at once, when a loader knows how many will come. */
+  /** Room for `slots` vectors' norms and presence made at once, when a loader knows how many will come. */
   expect(slots: number): void {
     this.reserve(slots)
   }
 
+  /** Grows the per-slot norms and presence (9 bytes a slot, so copying them is cheap); pages come as slots are set. */
   private reserve(slots: number): void {
     if (slots <= this.present.length) return
     const capacity = Math.max(slots, this.present.length * 2, 16)
-    const data = new Float32Array(capacity * this.dimensions)
-    data.set(this.data)
-    this.data = data
     const norms = new Float64Array(capacity)
     norms.set(this.norms)
     this.norms = norms
