@@ -768,7 +768,7 @@ export class BankBrains extends Context.Service<BankBrains, {
                 if (entry.brain === held) entry.brain = { ...held, graph, records }
                 statsOf(bankId).compactions++
               }
-              const keywords = held.keywords.toParts()
+              const keywords = yield* runSliced(held.keywords.toPartsSliced(), Effect.yieldNow)
               const indexFile = options?.indexFile
               const labelPositions = indexFile === undefined ?
                 undefined :

@@ -218,8 +218,18 @@ export class KeywordIndex {
    * `fromParts` installs them as they are, with no re-indexing (the first recall after an import builds nothing).
    */
   toParts(): KeywordIndexParts {
-    const index = this.removedCount > 0 ? this.compacted() : this
+    return runWhole(this.toPartsSliced())
+  }
+
+  /**
+   * `toParts` in slices (`Sliced.ts`): a brain kept to its file after a retention sweep of a 100k bank compacted and
+   * flattened its index in one piece, 110 ms of the event loop (`bench/isolation.ts` phase 12, stop 69). The index
+   * must not change until it ends (the brain's lock holds catch-ups off).
+   */
+  *toPartsSliced(): Sliced<KeywordIndexParts> {
+    const index = this.removedCount > 0 ? yield* this.compacting() : this
     const count = index.ids.length
+    const tick = every(16_384)
     const lexemes: Array<string> = []
     const numberOf = new Map<Postings, number>()
     const postingOffsets = new Int32Array(index.postings.size + 1)
@@ -233,9 +243,13 @@ export class KeywordIndex {
       postingPositions.set(list.positions.subarray(0, list.length), write)
       write += list.length
       postingOffsets[lexemes.length] = write
+      if (tick(1 + (list.length >> 4))) yield
     }
     const memoryLexemes = new Int32Array(index.lists.length)
-    for (let i = 0; i < index.lists.length; i++) memoryLexemes[i] = numberOf.get(index.lists[i]!)!
+    for (let i = 0; i < index.lists.length; i++) {
+      memoryLexemes[i] = numberOf.get(index.lists[i]!)!
+      if (tick()) yield
+    }
     return {
       ids: index.ids,
       lengths: index.lengths.slice(0, count),

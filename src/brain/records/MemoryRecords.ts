@@ -678,11 +678,14 @@ export class MemoryRecords {
     return runWhole(this.compacting())
   }
 
-  /** `compacted` in slices of 2,000 memories (`Sliced.ts`): 1.2 s in one piece at 100k memories. */
+  /**
+   * `compacted` in slices of 500 memories (`Sliced.ts`): 1.2 s in one piece at 100k memories; slices of 2,000 took 24 ms
+   * on a quiet machine and up to 150 ms beside a retention sweep (`bench/isolation.ts` phase 12, stop 69).
+   */
   *compacting(): Sliced<MemoryRecords> {
     const next = new MemoryRecords(this.vectors.dimensions, this.size)
     next.nameEntities(this.entityNames)
-    const pause = every(2_000)
+    const pause = every(500)
     for (let slot = 0; slot < this.records.length; slot++) {
       const record = this.records[slot]
       if (record === undefined) continue

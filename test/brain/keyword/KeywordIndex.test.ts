@@ -167,4 +167,26 @@ describe("KeywordIndex", () => {
       { numRuns: 300 }
     )
   })
+
+  it("flattens for a brain file in slices, with tombstones, into the same parts as in one piece", () => {
+    const vocabulary = Array.from({ length: 3_000 }, (_, n) => `w${n}`)
+    const many = Array.from(
+      { length: 30_000 },
+      (_, n) =>
+        memory(`m${n}`, n + 1, [vocabulary[n % 3_000]!, vocabulary[(n * 7) % 3_000]!, vocabulary[(n * 13) % 3_000]!])
+    )
+    const index = KeywordIndex.build(many)
+    for (let n = 0; n < 30_000; n += 3) index.remove(`m${n}`)
+    const whole = index.toParts()
+    const slices = index.toPartsSliced()
+    let pauses = 0
+    let step = slices.next()
+    while (step.done !== true) {
+      pauses++
+      step = slices.next()
+    }
+    assert.isAbove(pauses, 4, "it yields between slices")
+    assert.deepStrictEqual(step.value, whole)
+    assert.strictEqual(whole.ids.length, 20_000)
+  })
 })
