@@ -385,7 +385,11 @@ export class BankBrains extends Context.Service<BankBrains, {
             })
             // The build's last passes sort millions of edges: in slices, a turn of the event loop between them.
             const snapshot = yield* runSliced((graph ?? GraphSnapshot.builder(nodeIds)).finishing(), Effect.yieldNow)
-            const brain: Brain = { graph: LiveGraph.of(snapshot), keywords, records }
+            const brain: Brain = {
+              graph: yield* runSliced(LiveGraph.ofSliced(snapshot), Effect.yieldNow),
+              keywords,
+              records
+            }
             entry.brain = brain
             entry.seqMark = seqMark
             entry.changeMark = changeMark
@@ -418,7 +422,7 @@ export class BankBrains extends Context.Service<BankBrains, {
             const kept = files === undefined || skipFile ? Option.none<KeptBrain>() : yield* files.load(bankId)
             if (Option.isNone(kept)) return yield* build(bankId, entry)
             const brain: Brain = {
-              graph: LiveGraph.of(kept.value.graph),
+              graph: yield* runSliced(LiveGraph.ofSliced(kept.value.graph), Effect.yieldNow),
               keywords: kept.value.keywords,
               records: kept.value.records
             }
@@ -799,6 +803,8 @@ export class BankBrains extends Context.Service<BankBrains, {
           Effect.gen(function*() {
             const now = yield* Clock.currentTimeMillis
             const entry = entryOf(bankId, now)
+            // The imported graph's own copy is made in slices before the lock: the comparison and the swap stay together.
+            const graph = yield* runSliced(LiveGraph.ofSliced(imported.graph), Effect.yieldNow)
             return yield* entry.lock.withPermit(Effect.gen(function*() {
               const version = entry.version
               const bank = yield* dataVersion(bankId)
@@ -810,7 +816,7 @@ export class BankBrains extends Context.Service<BankBrains, {
                 } satisfies InstallOutcome
               }
               entry.brain = {
-                graph: LiveGraph.of(imported.graph),
+                graph,
                 keywords: imported.keywords,
                 records: imported.records
               }

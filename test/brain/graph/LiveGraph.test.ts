@@ -236,4 +236,35 @@ describe("LiveGraph", () => {
     assert.isTrue(compacted.isBase)
     assert.strictEqual(compacted.base.edgeCount, 4)
   })
+
+  it("is made from a big snapshot in slices, and what it takes in never reaches the snapshot it shares", () => {
+    const nodeIds = Array.from({ length: 50_000 }, (_, n) => `m${n}`)
+    const links = nodeIds.map((id, n) => ({
+      fromId: id,
+      toId: nodeIds[(n * 7 + 1) % 50_000]!,
+      linkType: "semantic",
+      weight: 0.7
+    }))
+    const base = GraphSnapshot.build({ nodeIds, links })
+    const making = LiveGraph.ofSliced(base)
+    let pauses = 0
+    let step = making.next()
+    while (step.done !== true) {
+      pauses++
+      step = making.next()
+    }
+    assert.isAbove(pauses, 3, "it yields between slices")
+    const live = step.value
+    live.appendNodes(["fresh"])
+    live.remove("m0")
+    assert.strictEqual(live.indexOf.get("fresh"), 50_000)
+    assert.isFalse(live.indexOf.has("m0"))
+    assert.strictEqual(base.ids.length, 50_000, "the snapshot's ids are its own")
+    assert.strictEqual(base.indexOf.get("m0"), 0, "the snapshot's index is its own")
+    assert.isFalse(base.indexOf.has("fresh"))
+    const compacted = live.compacted()
+    compacted.appendNodes(["later"])
+    assert.isFalse(compacted.base.indexOf.has("later"), "a compacted graph's snapshot is not changed by later writes")
+    assert.strictEqual(compacted.base.ids.length, 50_000)
+  })
 })
