@@ -10,6 +10,7 @@ import { GraphSnapshot, linkTypes } from "../../../src/brain/graph/GraphSnapshot
 import { LiveGraph } from "../../../src/brain/graph/LiveGraph.ts"
 import type { SpreadOptions } from "../../../src/brain/graph/SpreadingActivation.ts"
 import { spread } from "../../../src/brain/graph/SpreadingActivation.ts"
+import { stepsOf } from "../../support/SlicedSteps.ts"
 
 /** Few distinct weights, so ties in adjacency order and in activation are common. */
 const weights = [1, 0.5, 0.5, 0.25, 0.8, 0.125]
@@ -246,15 +247,9 @@ describe("LiveGraph", () => {
       weight: 0.7
     }))
     const base = GraphSnapshot.build({ nodeIds, links })
-    const making = LiveGraph.ofSliced(base)
-    let pauses = 0
-    let step = making.next()
-    while (step.done !== true) {
-      pauses++
-      step = making.next()
-    }
+    const { pauses, value } = stepsOf(LiveGraph.ofSliced(base))
     assert.isAbove(pauses, 3, "it yields between slices")
-    const live = step.value
+    const live = value
     live.appendNodes(["fresh"])
     live.remove("m0")
     assert.strictEqual(live.indexOf.get("fresh"), 50_000)

@@ -7,6 +7,7 @@ import { assert, describe, it } from "@effect/vitest"
 import * as fc from "fast-check"
 import type { IndexedMemory } from "../../../src/brain/keyword/KeywordIndex.ts"
 import { KeywordIndex } from "../../../src/brain/keyword/KeywordIndex.ts"
+import { stepsOf } from "../../support/SlicedSteps.ts"
 
 const memory = (
   id: string,
@@ -178,15 +179,9 @@ describe("KeywordIndex", () => {
     const index = KeywordIndex.build(many)
     for (let n = 0; n < 30_000; n += 3) index.remove(`m${n}`)
     const whole = index.toParts()
-    const slices = index.toPartsSliced()
-    let pauses = 0
-    let step = slices.next()
-    while (step.done !== true) {
-      pauses++
-      step = slices.next()
-    }
+    const { pauses, value } = stepsOf(index.toPartsSliced())
     assert.isAbove(pauses, 4, "it yields between slices")
-    assert.deepStrictEqual(step.value, whole)
+    assert.deepStrictEqual(value, whole)
     assert.strictEqual(whole.ids.length, 20_000)
   })
 })

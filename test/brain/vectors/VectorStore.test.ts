@@ -6,22 +6,10 @@
  */
 import { assert, describe, it } from "@effect/vitest"
 import { VectorStore } from "../../../src/brain/vectors/VectorStore.ts"
+import { cosine } from "../../../src/memory/Cosine.ts"
 import { clusteredVectors } from "../../support/ClusteredVectors.ts"
 
 const dimensions = 24
-
-/** pgvector's cosine similarity, computed plainly. */
-const cosine = (a: Float32Array, b: Float32Array) => {
-  let dot = 0
-  let na = 0
-  let nb = 0
-  for (let i = 0; i < a.length; i++) {
-    dot += a[i]! * b[i]!
-    na += a[i]! * a[i]!
-    nb += b[i]! * b[i]!
-  }
-  return Math.min(1, Math.max(-1, dot / (Math.sqrt(na) * Math.sqrt(nb))))
-}
 
 describe("VectorStore", () => {
   it("holds vectors across many pages as written, and its exact search is a plain scan's", () => {
