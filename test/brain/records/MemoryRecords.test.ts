@@ -103,6 +103,32 @@ describe("memory records", () => {
     assert.strictEqual(records.nearest(moved, { types: ["world"], tags: () => true }, 1)[0]?.id, memory(43, moved).id)
   })
 
+  it("a large write to an indexed bank adds a few points at once and queues the rest; searches stay exact meanwhile", () => {
+    const vectors = clustered(3_400, 13)
+    const records = new MemoryRecords(dimensions)
+    records.upsert(vectors.slice(0, 3_000).map((vector, n) => memory(n, vector)))
+    records.startIndex()
+    while (!records.indexStep(5_000)) { /* filled in steps, as in the background */ }
+    const scope = { types: ["world", "observation"], tags: () => true }
+    const query = vectors[3_200]!.map((x) => x + 0.01)
+    records.upsert([memory(3_000, vectors[3_000]!)])
+    assert.isTrue(records.annReady, "a small write goes into the index at once")
+    // A retain of a hundred items, or a consolidation batch: hundreds of points would hold the event loop.
+    records.upsert(vectors.slice(3_001, 3_400).map((vector, n) => memory(3_001 + n, vector)))
+    assert.strictEqual(records.indexQueued, 399 - 16, "sixteen points at once, the rest queued")
+    assert.isFalse(records.annReady)
+    const exact = records.nearest(query, scope, 20, { exact: true })
+    assert.deepStrictEqual(records.nearest(query, scope, 20), exact, "an exact scan while the queue drains")
+    assert.isTrue(exact.some((hit) => Number(hit.id.slice(2)) > 3_016), "queued memories are found")
+    let slices = 0
+    while (!records.indexStep(16)) slices++
+    assert.strictEqual(slices, Math.ceil((399 - 16) / 16) - 1)
+    assert.isTrue(records.annReady)
+    const indexed = records.nearest(query, scope, 20)
+    const exactScore = new Map(exact.map((hit) => [hit.id, hit.score]))
+    assert.isAtLeast(indexed.filter((hit) => exactScore.get(hit.id) === hit.score).length, 18)
+  })
+
   it("the time window finds the memories whose time overlaps it, nearest its middle first", () => {
     const records = new MemoryRecords(2)
     const day = 86_400_000
