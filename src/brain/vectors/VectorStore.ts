@@ -16,10 +16,11 @@ export interface ScoredSlot {
 }
 
 /**
- * Vectors are held in pages of this many slots, and a page is never copied: growing one contiguous array by doubling
- * copied every vector held and, at 100k vectors of 100 dimensions, allocated 80 MB at once, which made V8 run a full
- * collection of the heap on the spot — a 300 ms stall of the event loop on the first retain after a 100k brain was
- * loaded (`bench/isolation.ts` phase 9, stop 69), 145 ms in a bare process.
+ * Vectors are held in pages of this many slots, and a full page is never copied: growing one contiguous array by
+ * doubling copied every vector held and, at 100k vectors of 100 dimensions, allocated 80 MB at once, which made V8 run
+ * a full collection of the heap on the spot — a 300 ms stall of the event loop on the first retain after a 100k brain
+ * was loaded (`bench/isolation.ts` phase 9, stop 69), 145 ms in a bare process. A page itself starts small and doubles
+ * until full (at most 800 KB copied at 100 dimensions), so a small bank's brain holds kilobytes, not a whole page.
  */
 const pageBits = 11
 const pageSlots = 1 << pageBits
@@ -44,7 +45,9 @@ export class VectorStore {
   }
 
   get byteSize(): number {
-    return this.pages.length * pageSlots * this.dimensions * 4 + this.norms.byteLength + this.present.byteLength
+    let vectors = 0
+    for (const page of this.pages) vectors += page.byteLength
+    return vectors + this.norms.byteLength + this.present.byteLength
   }
 
   has(slot: number): boolean {
@@ -62,8 +65,7 @@ export class VectorStore {
   set(slot: number, vector: Float32Array | null): void {
     if (vector === null || vector.length !== this.dimensions) return this.clear(slot)
     this.reserve(slot + 1)
-    while (this.pages.length <= slot >>> pageBits) this.pages.push(new Float32Array(pageSlots * this.dimensions))
-    this.pages[slot >>> pageBits]!.set(vector, (slot & pageMask) * this.dimensions)
+    this.pageHolding(slot).set(vector, (slot & pageMask) * this.dimensions)
     let norm = 0
     for (let i = 0; i < vector.length; i++) norm += vector[i]! * vector[i]!
     this.norms[slot] = Math.sqrt(norm)
@@ -151,6 +153,20 @@ export class VectorStore {
   /** Room for `slots` vectors' norms and presence made at once, when a loader knows how many will come. */
   expect(slots: number): void {
     this.reserve(slots)
+  }
+
+  /** The page of `slot`, made or grown to hold it (a page doubles until it holds `pageSlots`). */
+  private pageHolding(slot: number): Float32Array {
+    const index = slot >>> pageBits
+    while (this.pages.length <= index) this.pages.push(new Float32Array(0))
+    const page = this.pages[index]!
+    const needed = ((slot & pageMask) + 1) * this.dimensions
+    if (page.length >= needed) return page
+    const length = Math.min(pageSlots * this.dimensions, Math.max(needed, page.length * 2, 16 * this.dimensions))
+    const larger = new Float32Array(length)
+    larger.set(page)
+    this.pages[index] = larger
+    return larger
   }
 
   /** Grows the per-slot norms and presence (9 bytes a slot, so copying them is cheap); pages come as slots are set. */
