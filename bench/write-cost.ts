@@ -7,7 +7,7 @@
  * difference), and EXPLAIN ANALYZE of a rolled-back insert into the real table names the triggers' time.
  * Embedded PGlite always; PostgreSQL too when ENGRAM_BENCH_DATABASE_URL is set. Measurement only.
  * Rerun: `node bench/write-cost.ts [--base 3000] [--batches 10] [--statements-only] [--postgres-only]
- * [--observations] [--batch 100] [--concurrency 1] [--count-triggers-ab 2]`.
+ * [--observations] [--batch 100] [--concurrency 1] [--count-triggers-ab 2] [--recalled]`.
  * `--count-triggers-ab N` measures instead what the stats counts' triggers (migration 0039) add to a retain: after
  * the seeding, N rounds of `--batches` retains with the triggers and N without (dropped and created again in the
  * bench's own scratch database, alternating, so load drifts hit both alike), each round's statements, node CPU and
@@ -20,7 +20,7 @@ import { readFileSync } from "node:fs"
 import { tmpdir } from "node:os"
 import { join } from "node:path"
 import { glove } from "../layers/models/embeddings/EmbeddingsLive.ts"
-import { engramWith, Llm, Retain } from "../src/index.ts"
+import { engramWith, Llm, Recall, Retain } from "../src/index.ts"
 import { turnAt } from "./support/Conversation.ts"
 import { tempDir, tempSchema } from "./support/ServerProcess.ts"
 
@@ -45,6 +45,11 @@ const concurrency = option("concurrency", 1)
  * are traced too.
  */
 const observations = argv.includes("--observations")
+/**
+ * `--recalled`: one recall into the bank after the seeding, so its brain is loaded and kept current by the retains,
+ * as in a bank an agent also recalls from (the retains' neighbour searches then read the brain, not the tables).
+ */
+const recalled = argv.includes("--recalled")
 /** `--count-triggers-ab N`: rounds with and without the stats counts' triggers (see the header). */
 const countTriggerRounds = option("count-triggers-ab", 0)
 
@@ -362,6 +367,7 @@ const measure = (tier: string, databaseUrl?: string) =>
       yield* retain.retainNow(bank, { items: items(from, Math.min(100, base - from)) })
     }
     yield* drained(bank)
+    if (recalled) yield* (yield* Recall).recall(bank, { query: "the budget" })
     if (countTriggerRounds > 0) {
       console.log(
         `\n### ${tier}: the stats counts' triggers, ${batches} retains of ${batch} per round, bank of ${base}`

@@ -45,6 +45,7 @@ import { makeChangeLogMarks, type SharedChangeLog } from "./ChangeLogMarks.ts"
 import { BrainBreaker, BrainFaults, type BrainStats, type BreakerState, emptyStats } from "./BrainBreaker.ts"
 import { Foreground } from "../bank/Foreground.ts"
 import { type HnswBuilder, makeHnswBuilder } from "./vectors/HnswBuilder.ts"
+import { type HeldVectors, lendVectors } from "./HeldVectors.ts"
 
 export type { Brain } from "./Brain.ts"
 
@@ -223,6 +224,11 @@ export class BankBrains extends Context.Service<BankBrains, {
    * `applyWrite` falls back to its own read when the brain moved meanwhile (another write's catch-up, a rebuild).
    */
   readonly deltaOfWrite: (bankId: string) => Effect.Effect<WriteDelta | undefined, SqlError>
+  /**
+   * For a writer's nearest-neighbour search: the bank's loaded brain's vectors at its position now (`HeldVectors`),
+   * when the brain holds vectors of `model` at `dimensions` and is not being rebuilt; reads nothing.
+   */
+  readonly heldVectors: (bankId: string, model: string, dimensions: number) => HeldVectors | undefined
   /** Releases the bank's brain (its actor passivated, or the bank was deleted). */
   readonly drop: (bankId: string) => Effect.Effect<void>
   /** Releases the bank's brain; the next read builds it from the tables, not from its kept file. */
@@ -880,6 +886,19 @@ export class BankBrains extends Context.Service<BankBrains, {
             )
           })
 
+        const heldVectors = (bankId: string, model: string, held: number): HeldVectors | undefined => {
+          const entry = entries.get(bankId)
+          if (entry?.brain === undefined || entry.rebuilding) return undefined
+          if (vectors === undefined || vectors.model !== model || vectors.dimensions !== held) return undefined
+          const positionOf = (of: Entry) => ({ seqMark: of.seqMark, changeMark: of.changeMark })
+          return lendVectors(positionOf(entry), () => {
+            const now = entries.get(bankId)
+            return now?.brain === undefined || now.rebuilding
+              ? undefined
+              : { records: now.brain.records, position: positionOf(now) }
+          })
+        }
+
         /** A committed write moves the bank's generation and its brain's version: the entry, when there is one. */
         const countWrite = (bankId: string) => {
           bump(bankId)
@@ -965,6 +984,7 @@ export class BankBrains extends Context.Service<BankBrains, {
           changed,
           applyWrite,
           deltaOfWrite,
+          heldVectors,
           drop: (bankId) =>
             Effect.sync(() => {
               bump(bankId)

@@ -12,6 +12,7 @@ import type { Fragment, Statement } from "effect/sql/Statement"
 import type { DataVersion } from "./file/BrainFile.ts"
 import type { IndexedMemory } from "./keyword/KeywordIndex.ts"
 import type { ChunkText, MemoryInput } from "./records/MemoryRecords.ts"
+import { bankChangeMark, bankPositionColumns } from "./HeldVectors.ts"
 
 /** A memory as the brain's reads select it: its record, its lexemes and its embedding (of the current model). */
 interface MemoryRow {
@@ -172,24 +173,13 @@ export const makeBrainReads = (sql: SqlClient.SqlClient, options: BrainReadsOpti
   const memoryRows = (where: Fragment) =>
     sql<MemoryRow>`SELECT ${memoryColumns} FROM memory_units WHERE ${where} ORDER BY seq`
 
-  /**
-   * The bank's change mark: its last change-log entry, or just below its horizon when that is higher — a repo
-   * restore moves the horizon past every entry (`Snapshots.invalidateBrains`), so every brain taken before it
-   * rebuilds, and one built after it stands at that mark.
-   */
-  const changeMarkOf = (bankId: string) =>
-    sql`greatest(
-      (SELECT coalesce(max(change_seq), 0) FROM memory_unit_changes WHERE bank_id = ${bankId}),
-      (SELECT coalesce(max(pruned_below) - 1, 0) FROM memory_change_horizons WHERE bank_id = ${bankId}))::float8`
-
   const lastChange = (bankId: string) =>
-    sql<{ mark: number }>`SELECT ${changeMarkOf(bankId)} AS mark`.pipe(Effect.map((rows) => rows[0]?.mark ?? 0))
+    sql<{ mark: number }>`SELECT ${bankChangeMark(sql, bankId)} AS mark`.pipe(Effect.map((rows) => rows[0]?.mark ?? 0))
 
   const dataVersion = (bankId: string) =>
     sql<{ memories: number; seqMark: number; changeMark: number }>`
       SELECT (SELECT count(*)::float8 FROM memory_units WHERE bank_id = ${bankId}) AS memories,
-        (SELECT coalesce(max(seq), 0)::float8 FROM memory_units WHERE bank_id = ${bankId}) AS seq_mark,
-        ${changeMarkOf(bankId)} AS change_mark`
+        ${bankPositionColumns(sql, bankId)}`
       .pipe(Effect.map((rows): DataVersion => rows[0] ?? { memories: 0, seqMark: 0, changeMark: 0 }))
 
   /**

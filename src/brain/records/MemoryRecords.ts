@@ -81,7 +81,7 @@ const exactScanFloats = 250_000
 const minimumIndexShare = 0.15
 /**
  * New HNSW points one `upsert` adds at once; the rest of a large write wait in the index's queue, which the brain
- * drains 16 at a time between requests (`indexStep`), and searches scan exactly until it is empty. A 100-item retain
+ * drains 16 at a time between requests (`indexStep`); searches scan what waits there beside the index. A 100-item retain
  * or a consolidation batch adds hundreds of memories, each point 0.3–0.6 ms of the event loop at 10k–100k.
  */
 const inlineIndexAdds = 16
@@ -170,6 +170,11 @@ export class MemoryRecords {
 
   get tombstones(): number {
     return this.removedCount
+  }
+
+  /** Every fact type the records have held (a scope of all of them sees every live memory). */
+  get factTypes(): ReadonlyArray<string> {
+    return this.typeNames
   }
 
   has(id: string): boolean {
@@ -390,8 +395,10 @@ export class MemoryRecords {
 
   /**
    * The semantic strategy: the `depth` memories in scope most similar to the query. From the HNSW index when the bank
-   * has a ready one (its candidates scored exactly, so only which memories come back is approximate), else — and
-   * when the scope lets the index find fewer than `depth`, or `exact` is asked — an exact scan.
+   * has one that lacks at most a scan's worth of queued vectors — the index's candidates and the queued vectors in
+   * scope, all scored exactly, so only which memories come back is approximate — else (and when the scope lets the
+   * index find fewer than `depth`, or `exact` is asked) an exact scan. Queued vectors are searched beside the index
+   * because a bank being written to always has some: each write queues all but 16 of its points (`inlineIndexAdds`).
    */
   nearest(
     query: Float32Array,
@@ -402,21 +409,42 @@ export class MemoryRecords {
     const test = this.scopeTest(scope)
     const idOf = (slot: number) => this.idAt(slot)
     let found: Array<ScoredSlot> | undefined
-    if (options?.exact !== true && this.annReady && this.indexPays(this.vectorsInScope(scope))) {
+    if (options?.exact !== true && this.annAnswers && this.indexPays(this.vectorsInScope(scope))) {
       const norm = Math.sqrt(query.reduce((sum, x) => sum + x * x, 0))
       const accepted = (id: string) => {
         const slot = this.slotOf.get(id)
         return slot !== undefined && this.vectors.has(slot) && test(slot)
       }
-      found = this.ann!.search(query, depth, accepted)
-        .map((id) => this.slotOf.get(id)!)
+      // A scope that takes every live memory needs no filter, the index's dearest part (deleted points never answer).
+      const candidates = this.ann!.search(query, depth, this.takesEvery(scope) ? undefined : accepted)
+      const slots = new Set(candidates.flatMap((id) => {
+        const slot = this.slotOf.get(id)
+        return slot !== undefined && this.vectors.has(slot) ? [slot] : []
+      }))
+      for (const id of this.annQueue) {
+        const slot = this.slotOf.get(id)
+        if (slot !== undefined && this.vectors.has(slot) && test(slot)) slots.add(slot)
+      }
+      found = [...slots]
         .map((slot) => ({ slot, score: this.vectors.similarity(query, norm, slot) }))
         .filter((hit) => !Number.isNaN(hit.score))
         .sort((a, b) => b.score - a.score || compareIds(idOf(a.slot), idOf(b.slot)))
+        .slice(0, depth)
       if (found.length < depth) found = undefined
     }
     return (found ?? this.vectors.exactTop(query, depth, test, idOf))
       .map((hit) => ({ id: this.idAt(hit.slot), score: hit.score }))
+  }
+
+  /** Whether the scope takes every live memory: all the fact types held, no tag filter, nothing that expires. */
+  private takesEvery(scope: RecordScope): boolean {
+    const everyType = this.typeNames.every((type) => scope.types.includes(type))
+    return everyType && scope.tags === undefined && (scope.now === undefined || this.expiring === 0)
+  }
+
+  /** An HNSW index exists and lacks no more vectors than an exact scan would take (those are scanned beside it). */
+  private get annAnswers(): boolean {
+    return this.ann !== undefined && this.annQueue.length * this.vectors.dimensions <= exactScanFloats
   }
 
   /** The query's similarity to each of `ids` that holds a vector, scored as `nearest` scores them. */

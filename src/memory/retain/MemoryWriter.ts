@@ -17,6 +17,7 @@ import { isoOrNull as iso } from "../../domain/IsoTime.ts"
 import { pruneUnnamedEntities } from "../forgetting/DerivedDeletion.ts"
 import { causalLinks, linkBatch, linkPolicy, semanticLinks } from "./MemoryLinks.ts"
 import { hnswSearchWidened } from "../../storage/HnswSearch.ts"
+import { bankPositionColumns, type HeldVectors, samePosition } from "../../brain/HeldVectors.ts"
 
 /**
  * Stored memories returned per new fact by the nearest-neighbour search: its semantic links take the best
@@ -104,7 +105,9 @@ export type RemoveReplaced = (
  */
 export const writeBatch = Effect.fn("MemoryWriter.writeBatch")(function*(
   batch: WriteBatch,
-  removeReplaced?: RemoveReplaced
+  removeReplaced?: RemoveReplaced,
+  /** The bank's brain's vectors, searched instead of the HNSW index when it stands where the tables do. */
+  held?: HeldVectors
 ) {
   const sql = yield* SqlClient.SqlClient
   const { bankId } = batch
@@ -146,7 +149,9 @@ export const writeBatch = Effect.fn("MemoryWriter.writeBatch")(function*(
             updated_at = now(), retained_at = now()`
   }
 
-  const written = yield* writeFacts(batch)
+  // A replaced document's memories are gone in this transaction but still in the brain: search the tables then.
+  const replaced = batch.documents.some((document) => document.replace)
+  const written = yield* writeFacts(batch, replaced ? undefined : held)
   if (named.size > 0) {
     const pruned = yield* pruneUnnamedEntities(bankId, [...named])
     // The bank's entity map is built from every entity: one gone drops it (recomputed when next requested).
@@ -155,12 +160,61 @@ export const writeBatch = Effect.fn("MemoryWriter.writeBatch")(function*(
   return written
 })
 
-/** The batch's chunks, memories, entities and links (its documents are written first). */
-const writeFacts = Effect.fnUntraced(function*(batch: WriteBatch) {
+type NearestRow = {
+  readonly idx: number
+  readonly id: string
+  readonly text: string
+  readonly factType: string
+  readonly similarity: number
+}
+
+/**
+ * Each fact's `nearestSearched` nearest stored memories from the bank's brain, in slices that let requests in between
+ * (a search of a big bank's index takes a fraction of a millisecond; a hundred of them in one piece would hold the
+ * event loop); none when the brain moved meanwhile (the caller then asks the tables).
+ */
+const nearestInBrain = Effect.fnUntraced(function*(held: HeldVectors, facts: ReadonlyArray<PreparedFact>) {
+  const rows: Array<NearestRow> = []
+  for (let idx = 0; idx < facts.length; idx++) {
+    if (idx > 0 && idx % brainSearchesPerSlice === 0) yield* Effect.yieldNow
+    const found = held.nearest(facts[idx]!.embedding, nearestSearched)
+    if (found === undefined) return undefined
+    for (const neighbour of found) rows.push({ idx, ...neighbour })
+  }
+  return rows
+})
+
+const brainSearchesPerSlice = 16
+
+/**
+ * The same from the tables' HNSW index, in the transaction. The probes are typed as `vector` in the record set, so
+ * each is parsed once rather than at every comparison.
+ */
+const nearestInTables = Effect.fnUntraced(function*(batch: WriteBatch, facts: ReadonlyArray<PreparedFact>) {
+  if (facts.length === 0) return []
   const sql = yield* SqlClient.SqlClient
-  const { bankId, dimensions } = batch
+  const { bankId } = batch
   // The dimension is a trusted integer from the embedder; it must be literal for the partial HNSW index to apply.
-  const dims = sql.literal(String(Math.trunc(dimensions)))
+  const dims = sql.literal(String(Math.trunc(batch.dimensions)))
+  const probe = JSON.stringify(facts.map((fact, index) => ({ idx: index, embedding: param(fact.embedding) })))
+  return yield* sql<NearestRow>`
+    SELECT x.idx, n.id, n.text, n.fact_type, n.similarity
+    FROM jsonb_to_recordset(${probe}::jsonb) AS x(idx int, embedding vector)
+    CROSS JOIN LATERAL (
+      SELECT u.id, u.text, u.fact_type, 1 - (u.embedding::vector(${dims}) <=> x.embedding) AS similarity
+      FROM memory_units u
+      WHERE u.bank_id = ${bankId} AND u.embedding_model = ${batch.embeddingModel}
+        AND vector_dims(u.embedding) = ${dims}
+        -- An expired memory is neither a duplicate nor a link target, even before the sweep deletes it.
+        AND (u.expires_at IS NULL OR u.expires_at > now())
+      ORDER BY u.embedding::vector(${dims}) <=> x.embedding
+      LIMIT ${nearestSearched}) n`
+})
+
+/** The batch's chunks, memories, entities and links (its documents are written first). */
+const writeFacts = Effect.fnUntraced(function*(batch: WriteBatch, held: HeldVectors | undefined) {
+  const sql = yield* SqlClient.SqlClient
+  const { bankId } = batch
   const chunkRows: ReadonlyArray<Record<string, unknown>> = batch.chunks.map((chunk) => ({
     id: chunk.id,
     bankId,
@@ -178,11 +232,14 @@ const writeFacts = Effect.fnUntraced(function*(batch: WriteBatch) {
   // An expired memory the sweep has not reached yet is already gone for every read: it makes nothing a duplicate.
   const hashes = [...new Set(batch.facts.map((fact) => fact.contentHash))]
   // The same statement widens the HNSW search below for the rest of the transaction (one turn less).
-  const [existing] = hashes.length === 0 ? [] : yield* sql<{ hashes: ReadonlyArray<string>; widened: string }>`
+  // With the brain's vectors lent, it also reads where the bank's writes stand, to compare with the brain.
+  const [existing] = hashes.length === 0 ? [] : yield* sql<
+    { hashes: ReadonlyArray<string>; widened: string; seqMark?: number; changeMark?: number }
+  >`
     SELECT ARRAY(
         SELECT content_hash FROM memory_units WHERE bank_id = ${bankId} AND content_hash IN ${sql.in(hashes)}
           AND (expires_at IS NULL OR expires_at > now())) AS hashes,
-      ${hnswSearchWidened(sql)} AS widened`
+      ${hnswSearchWidened(sql)} AS widened${held === undefined ? sql`` : sql`, ${bankPositionColumns(sql, bankId)}`}`
   const seen = new Set(existing?.hashes ?? [])
   const unique = batch.facts.filter((fact) => {
     if (seen.has(fact.contentHash)) return false
@@ -191,22 +248,11 @@ const writeFacts = Effect.fnUntraced(function*(batch: WriteBatch) {
   })
   // One vector search per new fact serves both the near-duplicate check (the nearest stored fact) and the fact's
   // semantic links (its nearest stored memories of any type); the search costs the same for a few more rows.
-  // Typed as `vector` in the record set, so each probe is parsed once rather than at every comparison.
-  const probe = JSON.stringify(unique.map((fact, index) => ({ idx: index, embedding: param(fact.embedding) })))
-  const nearest = unique.length === 0 ?
-    [] :
-    yield* sql<{ idx: number; id: string; text: string; factType: string; similarity: number }>`
-    SELECT x.idx, n.id, n.text, n.fact_type, n.similarity
-    FROM jsonb_to_recordset(${probe}::jsonb) AS x(idx int, embedding vector)
-    CROSS JOIN LATERAL (
-      SELECT u.id, u.text, u.fact_type, 1 - (u.embedding::vector(${dims}) <=> x.embedding) AS similarity
-      FROM memory_units u
-      WHERE u.bank_id = ${bankId} AND u.embedding_model = ${batch.embeddingModel}
-        AND vector_dims(u.embedding) = ${dims}
-        -- An expired memory is neither a duplicate nor a link target, even before the sweep deletes it.
-        AND (u.expires_at IS NULL OR u.expires_at > now())
-      ORDER BY u.embedding::vector(${dims}) <=> x.embedding
-      LIMIT ${nearestSearched}) n`
+  const inBrain = held !== undefined && existing?.seqMark !== undefined && existing.changeMark !== undefined &&
+      samePosition(held, { seqMark: existing.seqMark, changeMark: existing.changeMark })
+    ? yield* nearestInBrain(held, unique)
+    : undefined
+  const nearest = inBrain ?? (yield* nearestInTables(batch, unique))
   const nearestOf = Map.groupBy(nearest, (row) => row.idx)
   const nearDuplicates = new Set(
     unique.flatMap((fact, idx) => {

@@ -37,6 +37,7 @@ import type {
 import { screenItems } from "./MemoryDefense.ts"
 import { makeMemoryRemoval } from "../forgetting/MemoryDeletion.ts"
 import { writeBatch } from "./MemoryWriter.ts"
+import { BankBrains } from "../../brain/BankBrains.ts"
 import { groupable, groupFacts, makeGroupCommit, type RetainWrite } from "./GroupCommit.ts"
 import { extractingOffline } from "./OfflineExtractor.ts"
 import { chunkText } from "./Tokens.ts"
@@ -125,6 +126,7 @@ export class Retain extends Context.Service<Retain, {
       const registry = yield* TaskRegistry
       const statistics = yield* TableStatistics
       const graph = yield* GraphRecall
+      const brains = yield* BankBrains
       const events = yield* BankEvents
       const consolidation = yield* makeConsolidationRequests
       const expiries = yield* ExpiryWakeups
@@ -139,7 +141,15 @@ export class Retain extends Context.Service<Retain, {
         replacing: { readonly remove?: RemoveReplaced; readonly replacedChunks: boolean } = { replacedChunks: false }
       ) =>
         locks.withWriteLock(batch.bankId)(
-          writeBatch(batch, replacing.remove).pipe(
+          // The brain's vectors are lent under the lock; the writer uses them only when the brain stands where the
+          // tables do (a write committed but not applied to it yet sends the search to SQL).
+          Effect.suspend(() =>
+            writeBatch(
+              batch,
+              replacing.remove,
+              brains.heldVectors(batch.bankId, batch.embeddingModel, batch.dimensions)
+            )
+          ).pipe(
             // Anomalies are judged in the same transaction, after the links: a fact and the correction it causes
             // (an older fact superseded) are stored together or not at all.
             Effect.tap((written) =>

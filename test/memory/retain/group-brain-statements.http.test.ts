@@ -10,11 +10,18 @@ import { SqlClient } from "effect/sql"
 import { makeStatementLog } from "../../support/StatementLog.ts"
 import { testApp, TestServer } from "../../support/TestServer.ts"
 
-/** Of the statements that read the change log, whether each ran inside a transaction (once the test knows how). */
+/**
+ * Of the statements that read the change log for what a write added, whether each ran inside a transaction (once the
+ * test knows how). The duplicate check reads where the log stands too (to lend the writer the brain's vectors), but
+ * reads none of it.
+ */
 const changeLogReads: Array<boolean> = []
 let inTransaction: ((fiber: Fiber.Fiber<unknown, unknown>) => boolean) | undefined
+const isDuplicateCheck = (text: string) => /^\s*SELECT ARRAY\(\s*SELECT content_hash/.test(text)
 const { count, layer: recordEveryStatement, ran } = makeStatementLog((text, fiber) => {
-  if (inTransaction !== undefined && /memory_unit_changes/.test(text) && !/^DELETE/.test(text)) {
+  if (
+    inTransaction !== undefined && /memory_unit_changes/.test(text) && !/^DELETE/.test(text) && !isDuplicateCheck(text)
+  ) {
     changeLogReads.push(inTransaction(fiber))
   }
 })
@@ -61,6 +68,12 @@ layer(Layer.provide(testApp({ enableObservations: false }), recordEveryStatement
         "one read of what a group adds to the brain, in the group's transaction"
       )
       assert.strictEqual(count(since, /^SELECT set_config\('hnsw\.ef_search'/), 0)
+      // Each group found its new facts' neighbours in the brain, which stood where the tables did.
+      assert.strictEqual(
+        count(since, /jsonb_to_recordset.*embedding vector\)\s+CROSS JOIN LATERAL/s),
+        0,
+        "no group searched the tables"
+      )
 
       // Acknowledged means recalled: every parcel is found, from the brain (no statement reads memories).
       const before = ran.length
