@@ -22,6 +22,7 @@ import { Llm, type LlmUsage } from "../../models/Llm.ts"
 import type { OperationRecord } from "../../bank/OperationStore.ts"
 import { TaskFailure, TaskRegistry } from "../../bank/TaskRegistry.ts"
 import { GraphRecall } from "../recall/GraphRecall.ts"
+import { BankBrains } from "../../brain/BankBrains.ts"
 import { modelKey } from "../Reembedding.ts"
 import type { ConsolidationFact, ObservationDraft } from "./ConsolidationFact.ts"
 import {
@@ -95,6 +96,7 @@ export class Consolidation extends Context.Service<Consolidation, {
       const llm = yield* Llm
       const embeddings = yield* Embeddings
       const graph = yield* GraphRecall
+      const brains = yield* BankBrains
       const events = yield* BankEvents
       const registry = yield* TaskRegistry
       const config = yield* EngramConfig
@@ -242,9 +244,13 @@ export class Consolidation extends Context.Service<Consolidation, {
           const vectors = drafts.length === 0
             ? []
             : yield* embeddings.embedDocuments(drafts.map((draft) => draft.text)).pipe(Effect.mapError(embedFailure))
+          // A loaded brain holds the stored observations' vectors, current with the bank's writes (the last batch's
+          // included: it was applied below before this one began). An unloaded one is not built for this.
+          const brain = brains.isLoaded(bankId) ? Option.getOrUndefined(yield* brains.available(bankId)) : undefined
           const merged = yield* mergeNearDuplicates({
             bankId,
             space,
+            records: brain?.records,
             drafts: drafts.map((draft, index) => ({ ...draft, embedding: vectors[index]! })),
             mergedText: useLlm ? (survivor) => Effect.succeed(survivor.text) : offlineMergedText(bankId),
             embed: embedOne

@@ -11,7 +11,9 @@ import { cosine } from "../Cosine.ts"
 import { sameNumbers, wordJaccard } from "../retain/ContentHash.ts"
 import { union } from "./ConsolidationFact.ts"
 import type { EmbeddedDraft } from "./ObservationWriter.ts"
-import { nearestObservations, nearestObservationsOfMany, type VectorSpace } from "./ObservationReads.ts"
+import { nearestObservationsInBrain, nearestObservationsOfMany, type VectorSpace } from "./ObservationReads.ts"
+import type { Scope } from "./ObservationScopes.ts"
+import type { MemoryRecords } from "../../brain/records/MemoryRecords.ts"
 
 export const mergePolicy = {
   /** Cosine similarity of the two texts' vectors. */
@@ -35,7 +37,18 @@ export const mergeNearDuplicates = Effect.fn("ObservationMerge.merge")(function*
   readonly drafts: ReadonlyArray<EmbeddedDraft>
   readonly mergedText: MergedText<E, R>
   readonly embed: (text: string) => Effect.Effect<Float32Array, E2, R2>
+  /** The bank's brain's records, current with its writes: stored observations are searched there, not in SQL. */
+  readonly records?: MemoryRecords | undefined
 }): Effect.fn.Return<Array<EmbeddedDraft>, E | E2 | SqlError, R | R2 | SqlClient.SqlClient> {
+  const nearestOfMany = (
+    queries: ReadonlyArray<{ readonly scope: Scope; readonly vector: Float32Array }>,
+    exclude: ReadonlyArray<string>
+  ) => {
+    const read = { bankId: options.bankId, queries, exclude, limit: 3 }
+    return options.records === undefined
+      ? nearestObservationsOfMany({ ...read, space: options.space })
+      : nearestObservationsInBrain(options.records, read)
+  }
   /** `embeddedText` is the text the survivor's vector was made from: a changed text is embedded again. */
   const fold = function*(survivor: EmbeddedDraft, other: {
     readonly text: string
@@ -79,24 +92,14 @@ export const mergeNearDuplicates = Effect.fn("ObservationMerge.merge")(function*
   )
   // The closest stored observations of every draft in one read. A draft whose neighbours an earlier draft of the
   // batch claimed meanwhile (rare: only a merge claims) reads its own again, without them, as it always did.
-  const firstRead = yield* nearestObservationsOfMany({
-    bankId: options.bankId,
-    queries: merged.map((draft) => ({ scope: draft.scope, vector: draft.embedding })),
-    exclude: [...claimed],
-    space: options.space,
-    limit: 3
-  })
+  const firstRead = yield* nearestOfMany(
+    merged.map((draft) => ({ scope: draft.scope, vector: draft.embedding })),
+    [...claimed]
+  )
   const out: Array<EmbeddedDraft> = []
   for (const [index, draft] of merged.entries()) {
     const nearest = firstRead[index]!.some((stored) => claimed.has(stored.id))
-      ? yield* nearestObservations({
-        bankId: options.bankId,
-        scope: draft.scope,
-        vector: draft.embedding,
-        exclude: [...claimed],
-        space: options.space,
-        limit: 3
-      })
+      ? (yield* nearestOfMany([{ scope: draft.scope, vector: draft.embedding }], [...claimed]))[0]!
       : firstRead[index]!
     const twin = nearest.find((stored) => nearDuplicate(stored.text, draft.text, stored.similarity))
     if (twin === undefined) {

@@ -7,7 +7,7 @@
 import { assert, describe, it } from "@effect/vitest"
 import { Effect, Layer } from "effect"
 import { SqlClient, Statement } from "effect/sql"
-import { engramWith, Llm, Retain } from "../../../src/index.ts"
+import { engramWith, Llm, Recall, Retain } from "../../../src/index.ts"
 import { eventually } from "../../support/Eventually.ts"
 import { trigramEmbeddings } from "../../support/FakeModels.ts"
 import { freshDatabaseSettings } from "../../support/TestServer.ts"
@@ -36,51 +36,77 @@ const subjects: ReadonlyArray<readonly [string, string, string]> = [
   ]
 ]
 
+/** Two rounds of retains, each consolidated; `recallFirst`: a recall loads the bank's brain before the second. */
+const twoRounds = (bank: string, recallFirst: boolean) =>
+  Effect.gen(function*() {
+    const retain = yield* Retain
+    const sql = yield* SqlClient.SqlClient
+    const caughtUp = eventually(
+      sql<{ facts: number; operations: number }>`
+      SELECT (SELECT count(*)::int FROM memory_units WHERE bank_id = ${bank} AND consolidated_at IS NULL
+                AND fact_type IN ('world', 'experience')) AS facts,
+             (SELECT count(*)::int FROM operations WHERE bank_id = ${bank}
+                AND status IN ('pending', 'running')) AS operations`,
+      (rows) => rows[0]!.facts === 0 && rows[0]!.operations === 0,
+      "240 seconds",
+      { what: "consolidation caught up" }
+    )
+    yield* retain.retainNow(bank, {
+      items: subjects.map(([name, first]) => ({ content: `${name}: ${first}`, timestamp: "2024-05-01T10:00:00Z" }))
+    })
+    yield* caughtUp
+    if (recallFirst) yield* (yield* Recall).recall(bank, { query: "painting" })
+    seen.length = 0
+    yield* retain.retainNow(bank, {
+      items: subjects.map(([name, , second]) => ({
+        content: `${name}: ${second}`,
+        timestamp: "2024-05-08T10:00:00Z"
+      }))
+    })
+    yield* caughtUp
+    const updated = yield* sql<{ n: number }>`SELECT count(DISTINCT observation_id)::int AS n
+    FROM observation_history WHERE bank_id = ${bank} AND change IN ('updated', 'merged')`
+    const observations = yield* sql<{ text: string }>`SELECT text FROM memory_units
+      WHERE bank_id = ${bank} AND fact_type = 'observation' ORDER BY text`
+    return {
+      updated: updated[0]!.n,
+      factReads: factReads(),
+      nearestReads: nearestReads(),
+      observations: observations.map((row) => row.text)
+    }
+  })
+
+const engram = engramWith(
+  { ...freshDatabaseSettings(), enableObservations: true },
+  Layer.mergeAll(trigramEmbeddings(64), Llm.layerNone)
+).pipe(Layer.provideMerge(recording))
+
 describe("consolidation statements", () => {
   it.live(
     "a pass that updates many observations reads their facts and neighbours in one statement each",
     () =>
       Effect.gen(function*() {
-        const retain = yield* Retain
-        const sql = yield* SqlClient.SqlClient
-        const bank = "statements"
-        const caughtUp = eventually(
-          sql<{ facts: number; operations: number }>`
-          SELECT (SELECT count(*)::int FROM memory_units WHERE bank_id = ${bank} AND consolidated_at IS NULL
-                    AND fact_type IN ('world', 'experience')) AS facts,
-                 (SELECT count(*)::int FROM operations WHERE bank_id = ${bank}
-                    AND status IN ('pending', 'running')) AS operations`,
-          (rows) => rows[0]!.facts === 0 && rows[0]!.operations === 0,
-          "240 seconds",
-          { what: "consolidation caught up" }
-        )
-        yield* retain.retainNow(bank, {
-          items: subjects.map(([name, first]) => ({ content: `${name}: ${first}`, timestamp: "2024-05-01T10:00:00Z" }))
-        })
-        yield* caughtUp
-        seen.length = 0
-        yield* retain.retainNow(bank, {
-          items: subjects.map(([name, , second]) => ({
-            content: `${name}: ${second}`,
-            timestamp: "2024-05-08T10:00:00Z"
-          }))
-        })
-        yield* caughtUp
-        const updated = yield* sql<{ n: number }>`SELECT count(DISTINCT observation_id)::int AS n
-        FROM observation_history WHERE bank_id = ${bank} AND change IN ('updated', 'merged')`
+        const round = yield* twoRounds("statements", false)
         // The second round grew the first round's observations: several were updated in one pass.
-        assert.isAtLeast(updated[0]!.n, 4)
+        assert.isAtLeast(round.updated, 4)
         // Two reads of the pending facts (the batch, then none left) and one of the updated observations' facts.
-        assert.isAtMost(factReads(), 3)
-        assert.isAtMost(nearestReads(), 1)
-      }).pipe(
-        Effect.provide(
-          engramWith(
-            { ...freshDatabaseSettings(), enableObservations: true },
-            Layer.mergeAll(trigramEmbeddings(64), Llm.layerNone)
-          ).pipe(Layer.provideMerge(recording))
-        )
-      ),
+        assert.isAtMost(round.factReads, 3)
+        assert.isAtMost(round.nearestReads, 1)
+      }).pipe(Effect.provide(engram)),
+    600_000
+  )
+
+  it.live(
+    "with the bank's brain loaded, the nearest stored observations come from it: no search statement, the same result",
+    () =>
+      Effect.gen(function*() {
+        const fromTables = yield* twoRounds("statements-tables", false)
+        const fromBrain = yield* twoRounds("statements-brain", true)
+        assert.strictEqual(fromTables.nearestReads, 1)
+        assert.strictEqual(fromBrain.nearestReads, 0)
+        assert.isAtLeast(fromBrain.updated, 4)
+        assert.deepStrictEqual(fromBrain.observations, fromTables.observations)
+      }).pipe(Effect.provide(engram)),
     600_000
   )
 })
