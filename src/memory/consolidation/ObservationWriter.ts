@@ -70,14 +70,23 @@ export const writeObservations = Effect.fn("ObservationWriter.write")(function*(
   const updates = withIds.filter((draft) => draft.targetId !== null).map(row)
   const columns = sql`x(id text, text text, tags text[], source_fact_ids text[], consolidation_key text,
     content_hash text, embedding text, cjk text)`
+  // An observation's times span its facts'. Computed in the statement that writes it: a second UPDATE of the same
+  // rows wrote each observation twice, and no update of `memory_units` is HOT (its indexes cover the columns), so
+  // each write inserts the row into every index again, its HNSW point included.
+  const times = sql`LATERAL (
+    SELECT min(f.occurred_start) AS first_start, max(coalesce(f.occurred_end, f.occurred_start)) AS last_end,
+      max(f.mentioned_at) AS last_said, count(*) AS facts
+    FROM memory_units f WHERE f.id = ANY(x.source_fact_ids)) s`
   if (creates.length > 0) {
     yield* sql`
       INSERT INTO memory_units (id, bank_id, text, fact_type, tags, source_fact_ids, consolidation_key, content_hash,
-        embedding, embedding_model, search_text, operation_id, observation_version)
+        embedding, embedding_model, search_text, operation_id, observation_version, occurred_start, occurred_end,
+        mentioned_at)
       SELECT x.id, ${bankId}, x.text, 'observation', coalesce(x.tags, '{}'), x.source_fact_ids, x.consolidation_key,
         x.content_hash, x.embedding::vector, ${space.model},
-        to_tsvector('english', x.text) || to_tsvector('simple', x.cjk), ${batch.operationId}, 1
-      FROM jsonb_to_recordset(${JSON.stringify(creates)}::jsonb) AS ${columns}`
+        to_tsvector('english', x.text) || to_tsvector('simple', x.cjk), ${batch.operationId}, 1,
+        s.first_start, s.last_end, s.last_said
+      FROM jsonb_to_recordset(${JSON.stringify(creates)}::jsonb) AS ${columns} CROSS JOIN ${times}`
   }
   if (updates.length > 0) {
     yield* sql`
@@ -86,19 +95,15 @@ export const writeObservations = Effect.fn("ObservationWriter.write")(function*(
         embedding = x.embedding::vector, embedding_model = ${space.model},
         search_text = to_tsvector('english', x.text) || to_tsvector('simple', x.cjk),
         observation_version = coalesce(u.observation_version, 1) + 1, operation_id = ${batch.operationId},
-        updated_at = now()
-      FROM jsonb_to_recordset(${JSON.stringify(updates)}::jsonb) AS ${columns}
+        -- None of its facts left (deleted while the batch was planned): it keeps the times it had.
+        occurred_start = CASE WHEN s.facts > 0 THEN s.first_start ELSE u.occurred_start END,
+        occurred_end = CASE WHEN s.facts > 0 THEN s.last_end ELSE u.occurred_end END,
+        mentioned_at = CASE WHEN s.facts > 0 THEN s.last_said ELSE u.mentioned_at END, updated_at = now()
+      FROM jsonb_to_recordset(${JSON.stringify(updates)}::jsonb) AS ${columns} CROSS JOIN ${times}
       WHERE u.id = x.id AND u.bank_id = ${bankId} AND u.fact_type = 'observation'`
   }
   const touched = withIds.map((draft) => draft.id)
   if (Arr.isReadonlyArrayNonEmpty(touched)) {
-    yield* sql`
-      UPDATE memory_units o SET occurred_start = s.first_start, occurred_end = s.last_end, mentioned_at = s.last_said
-      FROM (SELECT o2.id, min(f.occurred_start) AS first_start,
-              max(coalesce(f.occurred_end, f.occurred_start)) AS last_end, max(f.mentioned_at) AS last_said
-            FROM memory_units o2 JOIN memory_units f ON f.id = ANY(o2.source_fact_ids)
-            WHERE o2.id IN ${sql.in(touched)} GROUP BY o2.id) s
-      WHERE o.id = s.id`
     // The entities an observation is about: those of its facts that its text names. No `unit_seq`, so retain's
     // entity links (which walk units by seq) never link new facts to observations.
     yield* sql`DELETE FROM unit_entities WHERE unit_id IN ${sql.in(touched)}`
